@@ -1,0 +1,14 @@
+package main
+
+import "github.com/urfave/cli/v2"
+
+// benchCommand groups the benchmarks; each subcommand lives in bench_*.go.
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure the engine's speed (GEMM, training step, data pipeline)",
+		Subcommands: []*cli.Command{
+			benchGemmCommand(),
+		},
+	}
+}
