@@ -1,0 +1,131 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Tape records operations for a backward pass. The zero value is not used:
+// create one with NewTape. A nil *Tape is valid everywhere and means no-grad
+// mode: nothing is recorded.
+type Tape struct {
+	nodes []node
+}
+
+// node is one recorded operation: its output and a closure that reads
+// out.Grad and adds into the inputs' gradients.
+type node struct {
+	out      *Var
+	backward func()
+}
+
+// NewTape returns an empty tape that records operations.
+func NewTape() *Tape { return &Tape{} }
+
+// Recording reports whether an operation on inputs must be recorded: the tape
+// is non-nil and at least one input requires a gradient.
+func (tp *Tape) Recording(inputs ...*Var) bool {
+	if tp == nil {
+		return false
+	}
+	for _, in := range inputs {
+		if in.RequiresGrad {
+			return true
+		}
+	}
+	return false
+}
+
+// Record wraps value as the output of an operation on inputs. When the tape
+// is recording for these inputs, backward is remembered: during Backward it
+// is called once out.Grad holds the output's gradient, and it must add the
+// inputs' gradients with AccumulateGrad. Otherwise the output is a constant.
+// This is the whole extension API: a new op is a forward computation plus
+// one call to Record.
+func (tp *Tape) Record(value *tensor.Tensor, backward func(out *Var), inputs ...*Var) *Var {
+	out := &Var{Value: value}
+	if !tp.Recording(inputs...) {
+		return out
+	}
+	out.RequiresGrad = true
+	tp.nodes = append(tp.nodes, node{out: out, backward: func() { backward(out) }})
+	return out
+}
+
+// Len returns the number of recorded operations.
+func (tp *Tape) Len() int {
+	if tp == nil {
+		return 0
+	}
+	return len(tp.nodes)
+}
+
+// Backward computes the gradients of loss, which must hold a single
+// element, with respect to every variable that requires a gradient, adding
+// into their Grad fields. The tape is emptied afterwards.
+func (tp *Tape) Backward(loss *Var) {
+	if n := loss.Value.Numel(); n != 1 {
+		panic(fmt.Sprintf("autograd.Backward: loss %v has %d elements, expected 1 (use BackwardWith)", loss, n))
+	}
+	tp.BackwardWith(loss, tensor.Ones(loss.Value.Shape()...))
+}
+
+// BackwardWith runs the backward pass seeded with grad as the gradient of out.
+func (tp *Tape) BackwardWith(out *Var, grad *tensor.Tensor) {
+	if tp == nil {
+		panic("autograd.BackwardWith: nil tape (no-grad mode recorded nothing)")
+	}
+	AccumulateGrad(out, grad)
+	for i := len(tp.nodes) - 1; i >= 0; i-- {
+		nd := tp.nodes[i]
+		if nd.out.Grad != nil {
+			nd.backward()
+		}
+		// Intermediate gradients are not needed once propagated.
+		nd.out.Grad = nil
+		tp.nodes[i] = node{}
+	}
+	tp.nodes = tp.nodes[:0]
+}
+
+// Reset drops every recorded operation without a backward pass.
+func (tp *Tape) Reset() {
+	if tp == nil {
+		return
+	}
+	clear(tp.nodes)
+	tp.nodes = tp.nodes[:0]
+}
+
+// AccumulateGrad adds g into v.Grad (allocating it on first use) when v
+// requires a gradient. g must have v's shape.
+func AccumulateGrad(v *Var, g *tensor.Tensor) {
+	if !v.RequiresGrad {
+		return
+	}
+	if !sameShape(v.Value.Shape(), g.Shape()) {
+		panic(fmt.Sprintf("autograd: gradient of shape %v for %v", g.Shape(), v))
+	}
+	if v.Grad == nil {
+		v.Grad = g.Contiguous().Clone()
+		return
+	}
+	dst := v.Grad.Data()
+	src := g.Contiguous().Data()
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
