@@ -1,0 +1,75 @@
+package nn
+
+import (
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// ReLU is max(x, 0) elementwise, PyTorch's nn.ReLU.
+type ReLU struct{}
+
+// NewReLU returns a ReLU layer.
+func NewReLU() *ReLU { return &ReLU{} }
+
+// Members returns nil: ReLU has no state.
+func (*ReLU) Members() []Member { return nil }
+
+// Forward returns max(x, 0).
+func (*ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return Relu(tp, x) }
+
+// Relu is the functional form of ReLU.
+func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
+	xd := data(x)
+	y := tensor.New(x.Value.Shape()...)
+	yd := y.Data()
+	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
+		for i, v := range xd[lo:hi] {
+			yd[lo+i] = max(v, 0)
+		}
+	})
+	return tp.Record(y, func(out *autograd.Var) {
+		reluBackward(x, yd, gradOf(out))
+	}, x)
+}
+
+// reluBackward adds dy where y > 0 into x's gradient.
+func reluBackward(x *autograd.Var, yd, dy []float32) {
+	dx, acc := gradSlot(x)
+	if dx == nil {
+		return
+	}
+	parallelFor(len(dx), workers(len(dx)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := dy[i]
+			if yd[i] <= 0 {
+				g = 0
+			}
+			if acc {
+				dx[i] += g
+			} else {
+				dx[i] = g
+			}
+		}
+	})
+}
+
+// AddRelu returns max(a + b, 0) for a and b of the same shape: the end of a
+// residual block, fused into one pass.
+func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
+	ad, bd := data(a), data(b)
+	if len(ad) != len(bd) {
+		panic("nn.AddRelu: shapes " + shapeStr(a) + " and " + shapeStr(b) + " differ")
+	}
+	y := tensor.New(a.Value.Shape()...)
+	yd := y.Data()
+	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			yd[i] = max(ad[i]+bd[i], 0)
+		}
+	})
+	return tp.Record(y, func(out *autograd.Var) {
+		dy := gradOf(out)
+		reluBackward(a, yd, dy)
+		reluBackward(b, yd, dy)
+	}, a, b)
+}

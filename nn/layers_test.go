@@ -1,0 +1,92 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/autograd"
+)
+
+func TestLinearGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, bias := range []bool{true, false} {
+		l := NewLinear(5, 3, bias, r)
+		x := autograd.NewVar(randTensor(r, 4, 5), true)
+		ins := []*autograd.Var{x, l.Weight}
+		if bias {
+			ins = append(ins, l.Bias)
+		}
+		checkGrad(t, "linear", func(tp *autograd.Tape) *autograd.Var { return l.Forward(tp, x) }, ins...)
+	}
+}
+
+func TestReluGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 3))
+	x := autograd.NewVar(randTensor(r, 3, 7), true)
+	checkGrad(t, "relu", func(tp *autograd.Tape) *autograd.Var { return Relu(tp, x) }, x)
+	a := autograd.NewVar(randTensor(r, 2, 9), true)
+	b := autograd.NewVar(randTensor(r, 2, 9), true)
+	checkGrad(t, "addrelu", func(tp *autograd.Tape) *autograd.Var { return AddRelu(tp, a, b) }, a, b)
+}
+
+func TestBatchNormGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 4))
+	for _, tc := range []struct {
+		name   string
+		shape  []int
+		splits int
+		train  bool
+	}{
+		{"bn1d-train", []int{6, 3}, 1, true},
+		{"bn1d-eval", []int{6, 3}, 1, false},
+		{"bn2d-train", []int{4, 3, 2, 3}, 1, true},
+		{"bn2d-eval", []int{4, 3, 2, 3}, 1, false},
+		{"bn2d-ghost", []int{4, 3, 2, 2}, 2, true},
+	} {
+		bn := NewBatchNorm(tc.shape[1])
+		bn.Splits = tc.splits
+		bn.SetTraining(tc.train)
+		NormalInit(bn.Weight.Value, 1, r)
+		NormalInit(bn.Bias.Value, 1, r)
+		NormalInit(bn.RunningMean.Tensor, 1, r)
+		UniformInit(bn.RunningVar.Tensor, 1, r)
+		for i, v := range bn.RunningVar.Tensor.Data() {
+			bn.RunningVar.Tensor.Data()[i] = v + 1.5
+		}
+		x := autograd.NewVar(randTensor(r, tc.shape...), true)
+		checkGrad(t, tc.name, func(tp *autograd.Tape) *autograd.Var { return bn.Forward(tp, x) }, x, bn.Weight, bn.Bias)
+	}
+}
+
+func TestSequentialNames(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 5))
+	s := NewSequential(NewLinear(4, 8, true, r), NewBatchNorm1d(8), NewReLU(), NewLinear(8, 2, false, r))
+	want := []string{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var", "1.num_batches_tracked", "3.weight"}
+	got := StateDictOf(s).Names()
+	if len(got) != len(want) {
+		t.Fatalf("state dict names %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("state dict names %v, want %v", got, want)
+		}
+	}
+	if n := len(NamedParameters(s)); n != 5 {
+		t.Errorf("%d parameters, want 5", n)
+	}
+	if n := len(NamedBuffers(s)); n != 3 {
+		t.Errorf("%d buffers, want 3", n)
+	}
+	x := autograd.NewVar(randTensor(r, 5, 4), false)
+	tp := autograd.NewTape()
+	y := s.Forward(tp, x)
+	if sh := y.Value.Shape(); sh[0] != 5 || sh[1] != 2 {
+		t.Fatalf("output shape %v", sh)
+	}
+	tp.BackwardWith(y, randTensor(r, 5, 2))
+	for _, p := range NamedParameters(s) {
+		if p.Var.Grad == nil {
+			t.Errorf("%s: no gradient", p.Name)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+// Package nn holds neural-network layers built on the autograd tape:
+// Linear, Conv2d, BatchNorm, pooling, activations and containers, with
+// parameter and buffer names that match PyTorch's state_dict.
+//
+// A layer is a Module: a Forward function recording on an autograd.Tape (nil
+// tape: no gradient) plus a list of members (parameters, buffers, child
+// modules) in PyTorch's registration order. The tree functions in this file
+// (NamedParameters, StateDict, LoadStateDict, Train, ...) walk that list, so
+// a network built from these layers has exactly torchvision's names.
+//
+// Layers compute on contiguous NCHW float32 data with kernels/gemm; each
+// layer's forward and backward are its own autograd ops.
+package nn
+
+import (
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Module is a layer or a network of layers.
+type Module interface {
+	// Forward computes the module's output for x, recording on tp when tp
+	// is non-nil (a nil tape is no-grad mode).
+	Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var
+	// Members lists the module's own parameters and buffers and its direct
+	// submodules in PyTorch's registration order. Leaf layers without
+	// state return nil.
+	Members() []Member
+}
+
+// Member is one named entry of a module: exactly one of Param, Buffer and
+// Module is set.
+type Member struct {
+	Name   string
+	Param  *autograd.Var
+	Buffer *Buffer
+	Module Module
+}
+
+// Buffer is persistent state that is not trained by gradient descent
+// (BatchNorm's running statistics).
+type Buffer struct {
+	Tensor *tensor.Tensor
+	// Int64 marks a buffer PyTorch stores as int64 (num_batches_tracked).
+	// The value is held as a float32, exact up to 2^24.
+	Int64 bool
+}
+
+// Trainer is implemented by modules whose forward differs between training
+// and evaluation (BatchNorm). Train sets the mode on a whole tree.
+type Trainer interface {
+	SetTraining(training bool)
+}
+
+// NamedVar is a parameter with its dotted name ("layer1.0.conv1.weight").
+type NamedVar struct {
+	Name string
+	Var  *autograd.Var
+}
+
+// NamedBuffer is a buffer with its dotted name ("bn1.running_mean").
+type NamedBuffer struct {
+	Name   string
+	Buffer *Buffer
+}
+
+// NamedModule is a module with its dotted name ("" for the root).
+type NamedModule struct {
+	Name   string
+	Module Module
+}
+
+// join returns prefix.name, or name when prefix is empty.
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// Modules returns m and all its descendants in pre-order, as PyTorch's
+// named_modules: the root has the empty name.
+func Modules(m Module) []NamedModule {
+	var out []NamedModule
+	var walk func(prefix string, m Module)
+	walk = func(prefix string, m Module) {
+		out = append(out, NamedModule{prefix, m})
+		for _, mb := range m.Members() {
+			if mb.Module != nil {
+				walk(join(prefix, mb.Name), mb.Module)
+			}
+		}
+	}
+	walk("", m)
+	return out
+}
+
+// NamedParameters returns every parameter of the tree in PyTorch's
+// named_parameters order.
+func NamedParameters(m Module) []NamedVar {
+	var out []NamedVar
+	for _, nm := range Modules(m) {
+		for _, mb := range nm.Module.Members() {
+			if mb.Param != nil {
+				out = append(out, NamedVar{join(nm.Name, mb.Name), mb.Param})
+			}
+		}
+	}
+	return out
+}
+
+// Parameters returns the parameters of the tree in NamedParameters order.
+func Parameters(m Module) []*autograd.Var {
+	nps := NamedParameters(m)
+	out := make([]*autograd.Var, len(nps))
+	for i, np := range nps {
+		out[i] = np.Var
+	}
+	return out
+}
+
+// NamedBuffers returns every buffer of the tree in PyTorch's named_buffers
+// order.
+func NamedBuffers(m Module) []NamedBuffer {
+	var out []NamedBuffer
+	for _, nm := range Modules(m) {
+		for _, mb := range nm.Module.Members() {
+			if mb.Buffer != nil {
+				out = append(out, NamedBuffer{join(nm.Name, mb.Name), mb.Buffer})
+			}
+		}
+	}
+	return out
+}
+
+// NumParameters returns the number of trainable scalars in the tree.
+func NumParameters(m Module) int {
+	n := 0
+	for _, p := range NamedParameters(m) {
+		n += p.Var.Value.Numel()
+	}
+	return n
+}
+
+// Train switches every module of the tree to training (true) or evaluation
+// (false) mode, like PyTorch's module.train(mode).
+func Train(m Module, training bool) {
+	for _, nm := range Modules(m) {
+		if t, ok := nm.Module.(Trainer); ok {
+			t.SetTraining(training)
+		}
+	}
+}
+
+// ZeroGrad forgets the accumulated gradient of every parameter of the tree.
+func ZeroGrad(m Module) {
+	for _, p := range NamedParameters(m) {
+		p.Var.ZeroGrad()
+	}
+}
+
+// NameParameters sets each parameter's Var.Name to its dotted name, so error
+// messages and optimisers can refer to it.
+func NameParameters(m Module) {
+	for _, p := range NamedParameters(m) {
+		p.Var.Name = p.Name
+	}
+}

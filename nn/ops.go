@@ -1,0 +1,85 @@
+package nn
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// data returns the elements of v's value in row-major order, without a copy
+// when the value is contiguous.
+func data(v *autograd.Var) []float32 { return v.Value.Contiguous().Data() }
+
+// gradOf returns the contiguous elements of out's gradient in a backward
+// closure.
+func gradOf(out *autograd.Var) []float32 { return out.Grad.Contiguous().Data() }
+
+// gradSlot returns the storage of v's gradient, creating it when v has none
+// yet. acc reports whether the caller must add into it (true) or may
+// overwrite it (false: freshly created, all zero). It returns nil when v
+// needs no gradient.
+func gradSlot(v *autograd.Var) (g []float32, acc bool) {
+	if !v.RequiresGrad {
+		return nil, false
+	}
+	if v.Grad == nil {
+		v.Grad = tensor.New(v.Value.Shape()...)
+		return v.Grad.Data(), false
+	}
+	if !v.Grad.IsContiguous() {
+		v.Grad = v.Grad.Clone()
+	}
+	return v.Grad.Data(), true
+}
+
+// beta returns the GEMM beta that accumulates (1) or overwrites (0).
+func beta(acc bool) float32 {
+	if acc {
+		return 1
+	}
+	return 0
+}
+
+// workers returns how many goroutines to split work of about n scalar
+// operations over: one for small work, GOMAXPROCS for large.
+func workers(n int) int {
+	const grain = 1 << 15
+	p := runtime.GOMAXPROCS(0)
+	if n < grain || p < 2 {
+		return 1
+	}
+	if w := n / grain; w < p {
+		return w
+	}
+	return p
+}
+
+// parallelFor splits [0, n) into contiguous chunks run by up to w
+// goroutines and waits for them.
+func parallelFor(n, w int, f func(lo, hi int)) {
+	if w > n {
+		w = n
+	}
+	if w <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := i*n/w, (i+1)*n/w
+		if i == w-1 {
+			f(lo, hi)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
