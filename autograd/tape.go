@@ -97,35 +97,3 @@ func (tp *Tape) Reset() {
 	clear(tp.nodes)
 	tp.nodes = tp.nodes[:0]
 }
-
-// AccumulateGrad adds g into v.Grad (allocating it on first use) when v
-// requires a gradient. g must have v's shape.
-func AccumulateGrad(v *Var, g *tensor.Tensor) {
-	if !v.RequiresGrad {
-		return
-	}
-	if !sameShape(v.Value.Shape(), g.Shape()) {
-		panic(fmt.Sprintf("autograd: gradient of shape %v for %v", g.Shape(), v))
-	}
-	if v.Grad == nil {
-		v.Grad = g.Contiguous().Clone()
-		return
-	}
-	dst := v.Grad.Data()
-	src := g.Contiguous().Data()
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -1,0 +1,72 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// AccumulateGrad adds g into v.Grad when v requires a gradient, allocating
+// v.Grad on first use. g must have v's shape; it may be any view (strided,
+// shared with other tensors): it is read, never kept. Backward closures call
+// it for gradients they do not own, such as out.Grad handed unchanged to
+// two inputs.
+func AccumulateGrad(v *Var, g *tensor.Tensor) {
+	if !v.RequiresGrad {
+		return
+	}
+	checkGradShape(v, g)
+	if v.Grad == nil {
+		v.Grad = g.Clone()
+		return
+	}
+	addInto(v.Grad, g)
+}
+
+// AccumulateGradOwned is AccumulateGrad for a gradient the caller gives
+// away: nothing else may read or write g (or storage it shares) afterwards.
+// When v has no gradient yet and g is contiguous, g becomes v.Grad without a
+// copy. Backward closures use it for freshly computed gradients, and for
+// views of out.Grad given to a single input (out.Grad is dropped once the
+// closure returns).
+func AccumulateGradOwned(v *Var, g *tensor.Tensor) {
+	if !v.RequiresGrad {
+		return
+	}
+	checkGradShape(v, g)
+	switch {
+	case v.Grad == nil && g.IsContiguous():
+		v.Grad = g
+	case v.Grad == nil:
+		v.Grad = g.Clone()
+	default:
+		addInto(v.Grad, g)
+	}
+}
+
+// gradBuffer returns v.Grad, allocating it zero-filled when absent, so that
+// a kernel can accumulate into it directly (for example a GEMM with beta 1).
+func gradBuffer(v *Var) *tensor.Tensor {
+	if v.Grad == nil {
+		v.Grad = tensor.New(v.Value.Shape()...)
+	}
+	return v.Grad
+}
+
+func checkGradShape(v *Var, g *tensor.Tensor) {
+	if !sameShape(v.Value.Shape(), g.Shape()) {
+		panic(fmt.Sprintf("autograd: gradient of shape %v for %v", g.Shape(), v))
+	}
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
