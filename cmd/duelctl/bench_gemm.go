@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -49,8 +48,8 @@ func benchGemmCommand() *cli.Command {
 			sec := time.Since(start).Seconds() / float64(reps)
 			gflops := 2 * float64(m) * float64(n) * float64(k) / sec / 1e9
 			fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d: %.1f GFLOP/s (%.3f ms, %d reps, %d threads)\n",
-				m, n, k, gflops, sec*1e3, reps, runtime.GOMAXPROCS(0))
-			return emitJSON(c, map[string]any{"gflops": gflops, "isa": "generic", "threads": runtime.GOMAXPROCS(0)})
+				m, n, k, gflops, sec*1e3, reps, gemm.Threads())
+			return emitJSON(c, map[string]any{"gflops": gflops, "isa": gemm.ISA(), "threads": gemm.Threads()})
 		},
 	}
 }

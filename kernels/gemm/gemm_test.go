@@ -1,0 +1,357 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// refSgemm is the float64 reference: it returns alpha*op(A)*op(B)+beta*C and,
+// per element, the error scale |alpha|*sum|a||b| + |beta*c|.
+func refSgemm(p problem) (want, scale []float64) {
+	want = make([]float64, p.m*p.n)
+	scale = make([]float64, p.m*p.n)
+	at := func(i, l int) float64 {
+		if p.transA {
+			return float64(p.a[l*p.lda+i])
+		}
+		return float64(p.a[i*p.lda+l])
+	}
+	bt := func(l, j int) float64 {
+		if p.transB {
+			return float64(p.b[j*p.ldb+l])
+		}
+		return float64(p.b[l*p.ldb+j])
+	}
+	for i := 0; i < p.m; i++ {
+		for j := 0; j < p.n; j++ {
+			var s, abs float64
+			for l := 0; l < p.k; l++ {
+				s += at(i, l) * bt(l, j)
+				abs += math.Abs(at(i, l) * bt(l, j))
+			}
+			w := float64(p.alpha) * s
+			sc := math.Abs(float64(p.alpha)) * abs
+			if p.beta != 0 {
+				cv := float64(p.c[i*p.ldc+j])
+				w += float64(p.beta) * cv
+				sc += math.Abs(float64(p.beta) * cv)
+			}
+			want[i*p.n+j], scale[i*p.n+j] = w, sc
+		}
+	}
+	return want, scale
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = 2*r.Float32() - 1
+	}
+	return s
+}
+
+// newProblem builds a random problem; pad is added to every minimal stride.
+func newProblem(r *rand.Rand, tA, tB bool, m, n, k, pad int, alpha, beta float32) problem {
+	ra, ca := m, k
+	if tA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if tB {
+		rb, cb = n, k
+	}
+	lda, ldb, ldc := max(1, ca)+pad, max(1, cb)+pad, max(1, n)+pad
+	c := randSlice(r, max(0, m*ldc))
+	if beta == 0 {
+		for i := range c {
+			c[i] = float32(math.NaN())
+		}
+	}
+	// Slices end exactly at the last element, to catch reads past it.
+	trim := func(rows, cols, ld int, s []float32) []float32 {
+		if rows == 0 || cols == 0 {
+			return s[:0]
+		}
+		return s[:(rows-1)*ld+cols]
+	}
+	return problem{tA, tB, m, n, k, alpha,
+		trim(ra, ca, lda, randSlice(r, ra*lda)), lda,
+		trim(rb, cb, ldb, randSlice(r, rb*ldb)), ldb,
+		beta, trim(m, n, ldc, c), ldc}
+}
+
+// checkProblem runs p with kernel kn and compares with the reference.
+func checkProblem(t *testing.T, kn *kernel, p problem) {
+	t.Helper()
+	orig := append([]float32(nil), p.c...)
+	in := p
+	in.c = append([]float32(nil), p.c...)
+	want, scale := refSgemm(p)
+	sgemm(kn, in)
+	const tol = 1e-5
+	bad := 0
+	for i := 0; i < p.m; i++ {
+		for j := 0; j < p.ldc && i*p.ldc+j < len(in.c); j++ {
+			got := in.c[i*p.ldc+j]
+			if j >= p.n {
+				// Padding between rows must be untouched.
+				if math.Float32bits(got) != math.Float32bits(orig[i*p.ldc+j]) {
+					t.Errorf("C[%d,%d] (padding) changed from %v to %v", i, j, orig[i*p.ldc+j], got)
+					bad++
+				}
+				continue
+			}
+			w, s := want[i*p.n+j], scale[i*p.n+j]
+			if d := math.Abs(float64(got) - w); !(d <= tol*s+1e-30) {
+				t.Errorf("C[%d,%d] = %v, want %v (error %.3g, scale %.3g)", i, j, got, w, d, s)
+				bad++
+			}
+			if bad >= 10 {
+				t.Fatalf("too many errors")
+			}
+		}
+	}
+}
+
+func forKernels(t *testing.T, f func(t *testing.T, kn *kernel)) {
+	for _, kn := range available {
+		t.Run(kn.name, func(t *testing.T) { f(t, kn) })
+	}
+}
+
+// TestMicroKernels checks each micro-kernel alone against the generic one's
+// definition, including kc = 0 and beta = 0 over NaNs.
+func TestMicroKernels(t *testing.T) {
+	forKernels(t, func(t *testing.T, kn *kernel) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 17, 64, 385} {
+			for _, beta := range []float32{0, 1, -0.5} {
+				a, b := randSlice(r, kc*kn.mr), randSlice(r, kc*kn.nr)
+				ldc := kn.nr + 3
+				c := randSlice(r, kn.mr*ldc)
+				if beta == 0 {
+					for i := range c {
+						c[i] = float32(math.NaN())
+					}
+				}
+				orig := append([]float32(nil), c...)
+				var ap, bp *float32
+				if kc > 0 {
+					ap, bp = &a[0], &b[0]
+				} else {
+					ap, bp = new(float32), new(float32)
+				}
+				kn.micro(kc, ap, bp, &c[0], ldc, beta)
+				for i := 0; i < kn.mr; i++ {
+					for j := 0; j < ldc; j++ {
+						got := c[i*ldc+j]
+						if j >= kn.nr {
+							if math.Float32bits(got) != math.Float32bits(orig[i*ldc+j]) {
+								t.Fatalf("kc=%d: C[%d,%d] outside the tile changed", kc, i, j)
+							}
+							continue
+						}
+						var w, s float64
+						for p := 0; p < kc; p++ {
+							w += float64(a[p*kn.mr+i]) * float64(b[p*kn.nr+j])
+							s += math.Abs(float64(a[p*kn.mr+i]) * float64(b[p*kn.nr+j]))
+						}
+						if beta != 0 {
+							w += float64(beta) * float64(orig[i*ldc+j])
+							s += math.Abs(float64(beta) * float64(orig[i*ldc+j]))
+						}
+						if d := math.Abs(float64(got) - w); !(d <= 1e-5*s+1e-30) {
+							t.Fatalf("kc=%d beta=%v: C[%d,%d] = %v, want %v", kc, beta, i, j, got, w)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSgemmShapes covers odd, tiny and zero sizes, all transpositions,
+// padded strides and several alpha/beta values.
+func TestSgemmShapes(t *testing.T) {
+	sizes := []int{0, 1, 2, 3, 7, 15, 17, 31, 33}
+	forKernels(t, func(t *testing.T, kn *kernel) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, m := range sizes {
+					for _, n := range sizes {
+						for _, k := range sizes {
+							ab := [][2]float32{{1, 0}, {-0.5, 1.5}, {2, 1}, {0, 0.5}}[r.IntN(4)]
+							pad := r.IntN(3)
+							p := newProblem(r, tA, tB, m, n, k, pad, ab[0], ab[1])
+							name := fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,pad=%d,alpha=%v,beta=%v", tA, tB, m, n, k, pad, ab[0], ab[1])
+							t.Run(name, func(t *testing.T) { checkProblem(t, kn, p) })
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSgemmLarge crosses every blocking boundary (mc, kc, nc) and exercises
+// both ways of splitting the work between threads.
+func TestSgemmLarge(t *testing.T) {
+	shapes := []struct {
+		m, n, k, pad int
+		alpha, beta  float32
+	}{
+		{300, 257, 513, 5, 1, 0},
+		{300, 257, 513, 0, -1.5, 0.5},
+		{20, 700, 300, 3, 1, 1},      // few rows: threads split the columns
+		{700, 20, 300, 1, 0.5, 0},    // few columns
+		{17, 4200, 33, 2, 1, 0.25},   // crosses nc
+		{1000, 3, 1000, 0, 1, 0},     // thin
+		{130, 130, 130, 0, 1, -1},    // just above the threading threshold
+		{2, 2, 2000, 0, 1, 0},        // long k, tiny tile
+		{29, 45, 1153, 1, 0.75, 0.5}, // several kc slices with edge tiles
+	}
+	forKernels(t, func(t *testing.T, kn *kernel) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, s := range shapes {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					p := newProblem(r, tA, tB, s.m, s.n, s.k, s.pad, s.alpha, s.beta)
+					name := fmt.Sprintf("tA=%v,tB=%v,%dx%dx%d", tA, tB, s.m, s.n, s.k)
+					t.Run(name, func(t *testing.T) { checkProblem(t, kn, p) })
+				}
+			}
+		}
+	})
+}
+
+// TestSgemmZeroK checks that k = 0 and alpha = 0 only scale C by beta.
+func TestSgemmZeroK(t *testing.T) {
+	for _, tc := range []struct {
+		k           int
+		alpha, beta float32
+	}{{0, 1, 0}, {0, 1, 2}, {0, 1, 1}, {5, 0, 0}, {5, 0, -3}} {
+		c := []float32{1, 2, 3, 4, 5, 6, 99}
+		if tc.beta == 0 {
+			c[0] = float32(math.NaN())
+		}
+		a, b := make([]float32, 2*max(tc.k, 1)), make([]float32, 3*max(tc.k, 1))
+		Sgemm(false, false, 2, 3, tc.k, tc.alpha, a, max(tc.k, 1), b, 3, tc.beta, c, 3)
+		for i, v := range c[:6] {
+			if want := tc.beta * float32(i+1); v != want && !(tc.beta == 0 && v == 0) {
+				t.Errorf("k=%d alpha=%v beta=%v: C[%d] = %v, want %v", tc.k, tc.alpha, tc.beta, i, v, want)
+			}
+		}
+		if c[6] != 99 {
+			t.Errorf("element past C changed")
+		}
+	}
+	// m or n = 0 touches nothing and accepts empty slices.
+	Sgemm(false, false, 0, 3, 4, 1, nil, 4, make([]float32, 12), 3, 0, nil, 3)
+	Sgemm(true, true, 3, 0, 4, 1, make([]float32, 12), 3, nil, 4, 0, nil, 1)
+}
+
+// TestSgemmPanics checks the argument checks.
+func TestSgemmPanics(t *testing.T) {
+	s := make([]float32, 12)
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"negative m", func() { Sgemm(false, false, -1, 3, 4, 1, s, 4, s, 3, 0, s, 3) }},
+		{"small lda", func() { Sgemm(false, false, 3, 3, 4, 1, s, 3, s, 3, 0, s, 3) }},
+		{"small ldb transposed", func() { Sgemm(false, true, 3, 3, 4, 1, s, 4, s, 3, 0, s, 3) }},
+		{"small ldc", func() { Sgemm(false, false, 3, 3, 4, 1, s, 4, s, 3, 0, s, 2) }},
+		{"short A", func() { Sgemm(false, false, 3, 3, 4, 1, s[:11], 4, s, 3, 0, s, 3) }},
+		{"short C", func() { Sgemm(false, false, 4, 3, 3, 1, s, 3, s, 3, 0, s[:11], 3) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
+
+// TestSgemmConcurrent runs parallel-sized calls from several goroutines at once.
+func TestSgemmConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var ps []problem
+	for i := 0; i < 6; i++ {
+		ps = append(ps, newProblem(r, i%2 == 0, i%3 == 0, 150+i, 140, 160, 0, 1, 0))
+	}
+	want := make([][]float32, len(ps))
+	for i, p := range ps {
+		want[i] = make([]float32, len(p.c))
+		q := p
+		q.c = want[i]
+		sgemm(active, q)
+	}
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rep := 0; rep < 5; rep++ {
+				q := p
+				q.c = make([]float32, len(p.c))
+				sgemm(active, q)
+				for j := range q.c {
+					if q.c[j] != want[i][j] {
+						t.Errorf("problem %d: concurrent result differs at %d", i, j)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestSgemmNoAllocs checks that steady-state calls allocate nothing.
+func TestSgemmNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{16, 200} {
+		p := newProblem(r, false, false, n, n, n, 0, 1, 0)
+		Sgemm(false, false, n, n, n, 1, p.a, p.lda, p.b, p.ldb, 0, p.c, p.ldc)
+		allocs := testing.AllocsPerRun(20, func() {
+			Sgemm(false, false, n, n, n, 1, p.a, p.lda, p.b, p.ldb, 0, p.c, p.ldc)
+		})
+		if allocs > 0.5 {
+			t.Errorf("n=%d: %.1f allocations per call, want 0", n, allocs)
+		}
+	}
+}
+
+// TestChoose checks the DUEL_ISA override and its fallbacks.
+func TestChoose(t *testing.T) {
+	g := &kernel{name: "generic"}
+	a2 := &kernel{name: "avx2"}
+	a5 := &kernel{name: "avx512"}
+	all, noavx512, none := []*kernel{a5, a2, g}, []*kernel{a2, g}, []*kernel{g}
+	for _, tc := range []struct {
+		ks   []*kernel
+		want string
+		got  *kernel
+	}{
+		{all, "", a5}, {all, "avx512", a5}, {all, "AVX2", a2}, {all, "generic", g}, {all, "sse", a5},
+		{noavx512, "avx512", a2}, {noavx512, "", a2},
+		{none, "avx512", g}, {none, "avx2", g}, {none, "", g},
+	} {
+		if k := choose(tc.ks, tc.want); k != tc.got {
+			t.Errorf("choose(%d kernels, %q) = %s, want %s", len(tc.ks), tc.want, k.name, tc.got.name)
+		}
+	}
+	if ISA() != active.name || Threads() < 1 {
+		t.Errorf("ISA() = %q, Threads() = %d", ISA(), Threads())
+	}
+}

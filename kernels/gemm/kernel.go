@@ -1,0 +1,55 @@
+package gemm
+
+import (
+	"os"
+	"strings"
+)
+
+// microKernel computes one mr x nr tile of C from packed panels:
+//
+//	for i < mr, j < nr: c[i*ldc+j] = sum_{p<kc} a[p*mr+i]*b[p*nr+j] + beta*c[i*ldc+j]
+//
+// a holds kc*mr floats, b kc*nr floats and c mr rows of nr floats with row
+// stride ldc. beta == 0 overwrites C without reading it (NaNs in C are
+// ignored, as in BLAS).
+type microKernel func(kc int, a, b, c *float32, ldc int, beta float32)
+
+// kernel is one SGEMM variant: a micro-kernel with its register tile
+// (mr x nr) and the cache blocking (mc, kc, nc) chosen for it by measurement
+// (see the package documentation).
+type kernel struct {
+	name       string // "avx512", "avx2" or "generic"
+	mr, nr     int    // register tile
+	mc, kc, nc int    // cache blocks: mc rows of A in L2, kc-deep panels, nc columns of B in L3
+	micro      microKernel
+}
+
+// available lists the kernels this build and CPU can run, best first. The
+// last one is always the pure-Go kernel. It is set once at package
+// initialisation and never changed.
+var available = detect()
+
+// active is the kernel Sgemm uses: the best available one, or the one forced
+// by DUEL_ISA. It is set once at package initialisation.
+var active = choose(available, os.Getenv("DUEL_ISA"))
+
+// choose returns the kernel named by the DUEL_ISA value want ("avx512",
+// "avx2" or "generic"). When want is empty, unknown or names a variant this
+// CPU (or a noasm build) cannot run, it falls back to the best kernel that
+// is not better than the one asked for, so forcing a variant never crashes.
+func choose(ks []*kernel, want string) *kernel {
+	rank := map[string]int{"generic": 0, "avx2": 1, "avx512": 2}
+	r, ok := rank[strings.ToLower(strings.TrimSpace(want))]
+	if !ok {
+		return ks[0]
+	}
+	for _, k := range ks {
+		if rank[k.name] <= r {
+			return k
+		}
+	}
+	return ks[len(ks)-1]
+}
+
+// ISA returns the variant Sgemm runs: "avx512", "avx2" or "generic".
+func ISA() string { return active.name }

@@ -1,0 +1,58 @@
+//go:build amd64 && !noasm
+
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+// kernelAVX512 is the AVX-512 micro-kernel for a 14x32 tile (28 zmm
+// accumulators, two zmm of B per k step, A broadcast with VBROADCASTSS). Its
+// equivalent Go loop, with mr = 14 and nr = 32:
+//
+//	for p := 0; p < kc; p++ {
+//		for i := 0; i < mr; i++ {
+//			for j := 0; j < nr; j++ {
+//				acc[i][j] += a[p*mr+i] * b[p*nr+j]
+//			}
+//		}
+//	}
+//	for i := 0; i < mr; i++ {
+//		for j := 0; j < nr; j++ {
+//			if beta == 0 {
+//				c[i*ldc+j] = acc[i][j]
+//			} else {
+//				c[i*ldc+j] = acc[i][j] + beta*c[i*ldc+j]
+//			}
+//		}
+//	}
+//
+//go:noescape
+func kernelAVX512(kc int, a, b, c *float32, ldc int, beta float32)
+
+// kernelAVX2 is the AVX2+FMA micro-kernel for a 6x16 tile (12 ymm
+// accumulators). Its equivalent Go loop is kernelAVX512's with mr = 6 and
+// nr = 16.
+//
+//go:noescape
+func kernelAVX2(kc int, a, b, c *float32, ldc int, beta float32)
+
+// detect lists the kernels this CPU runs, best first.
+func detect() []*kernel {
+	var ks []*kernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		ks = append(ks, &kernel{
+			name: "avx512",
+			mr:   mrAVX512, nr: nrAVX512,
+			mc: 14 * 24, kc: 384, nc: 4096,
+			micro: kernelAVX512,
+		})
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, &kernel{
+			name: "avx2",
+			mr:   mrAVX2, nr: nrAVX2,
+			mc: 6 * 32, kc: 256, nc: 4096,
+			micro: kernelAVX2,
+		})
+	}
+	return append(ks, genericKernel)
+}
