@@ -1,0 +1,166 @@
+// Package optim holds the optimizers (SGD, Adam, AdamW, LARS) and learning
+// rate schedules used to train the models.
+//
+// Optimizers follow PyTorch's update rules exactly (each type's doc comment
+// gives the formulas), read parameters and gradients as contiguous float32
+// slices, and update the parameters in place. The arithmetic of one update
+// is done in float64 and rounded once when stored.
+package optim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Optimizer updates parameters from their gradients.
+type Optimizer interface {
+	// Step applies one update to every parameter that has a gradient.
+	// Parameters whose Grad is nil are skipped, as in PyTorch.
+	Step()
+	// ZeroGrad sets every parameter's gradient to zero in place.
+	ZeroGrad()
+	// LR returns the current learning rate.
+	LR() float64
+	// SetLR sets the learning rate used by the following steps.
+	SetLR(lr float64)
+	// StateDict returns the optimizer's state (momentum buffers, moment
+	// estimates, step counts) as named tensors for a checkpoint. Keys are
+	// "<i>.<buffer>" with i the parameter's index. The tensors are copies.
+	StateDict() map[string]*tensor.Tensor
+	// LoadStateDict restores a state saved by StateDict of an optimizer of
+	// the same kind over parameters of the same shapes.
+	LoadStateDict(state map[string]*tensor.Tensor) error
+}
+
+// base holds what every optimizer shares: the parameters and the rate.
+type base struct {
+	params []*autograd.Var
+	lr     float64
+}
+
+func (b *base) LR() float64      { return b.lr }
+func (b *base) SetLR(lr float64) { b.lr = lr }
+
+// ZeroGrad zeroes every allocated gradient in place (PyTorch 1.13's default,
+// set_to_none=False), so the next backward pass accumulates without
+// allocating.
+func (b *base) ZeroGrad() {
+	for _, p := range b.params {
+		if p.Grad != nil {
+			clear(p.Grad.Data())
+		}
+	}
+}
+
+// buffers is per-parameter float32 state, allocated lazily at first use.
+type buffers []*tensor.Tensor
+
+// get returns buffer i, allocating a zero tensor of p's shape if needed.
+// The second result reports whether it was freshly allocated.
+func (bs buffers) get(i int, p *autograd.Var) ([]float32, bool) {
+	if bs[i] == nil {
+		bs[i] = tensor.New(p.Value.Shape()...)
+		return bs[i].Data(), true
+	}
+	return bs[i].Data(), false
+}
+
+// stateDict adds named copies of the allocated buffers to m.
+func (bs buffers) stateDict(m map[string]*tensor.Tensor, name string) {
+	for i, t := range bs {
+		if t != nil {
+			m[strconv.Itoa(i)+"."+name] = t.Clone()
+		}
+	}
+}
+
+// loadStateDict parses a state dict whose keys are "<i>.<name>" with a
+// name among the given buffers, checking indices and shapes.
+func loadStateDict(kind string, params []*autograd.Var, state map[string]*tensor.Tensor, named map[string]buffers, steps []int64) error {
+	fresh := make(map[string]buffers, len(named))
+	for name := range named {
+		fresh[name] = make(buffers, len(params))
+	}
+	var newSteps []int64
+	if steps != nil {
+		newSteps = make([]int64, len(params))
+	}
+	for key, t := range state {
+		idx, name, ok := strings.Cut(key, ".")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil || i < 0 || i >= len(params) {
+			return fmt.Errorf("optim: %s state: key %q is not <index>.<buffer> with an index below %d", kind, key, len(params))
+		}
+		if name == "step" && steps != nil {
+			v := t.Contiguous().Data()
+			if len(v) != 1 || v[0] < 0 || float32(int64(v[0])) != v[0] {
+				return fmt.Errorf("optim: %s state: %q holds %v, expected one non-negative integer", kind, key, t)
+			}
+			newSteps[i] = int64(v[0])
+			continue
+		}
+		bs, ok := fresh[name]
+		if !ok {
+			return fmt.Errorf("optim: %s state: unknown buffer %q in key %q", kind, name, key)
+		}
+		if !sameShape(t.Shape(), params[i].Value.Shape()) {
+			return fmt.Errorf("optim: %s state: %q has shape %v, parameter %d (%s) has shape %v", kind, key, t.Shape(), i, params[i], params[i].Value.Shape())
+		}
+		bs[i] = t.Contiguous().Clone()
+	}
+	for name, bs := range fresh {
+		copy(named[name], bs)
+	}
+	copy(steps, newSteps)
+	return nil
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkParams validates a parameter list at construction: non-nil,
+// contiguous values, no parameter listed twice.
+func checkParams(kind string, params []*autograd.Var) error {
+	seen := make(map[*autograd.Var]bool, len(params))
+	for i, p := range params {
+		switch {
+		case p == nil || p.Value == nil:
+			return fmt.Errorf("optim: %s: parameter %d is nil", kind, i)
+		case !p.Value.IsContiguous():
+			return fmt.Errorf("optim: %s: parameter %d (%s) is not contiguous", kind, i, p)
+		case seen[p]:
+			return fmt.Errorf("optim: %s: parameter %d (%s) is listed twice", kind, i, p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// gradOf returns p's gradient as a slice, or nil when p has none.
+func gradOf(p *autograd.Var) []float32 {
+	if p.Grad == nil {
+		return nil
+	}
+	return p.Grad.Contiguous().Data()
+}
+
+// checkHyper reports a negative or non-finite hyper-parameter.
+func checkHyper(kind, name string, v float64) error {
+	if !(v >= 0) || v > 1e300 {
+		return fmt.Errorf("optim: %s: %s = %v, expected a finite value >= 0", kind, name, v)
+	}
+	return nil
+}
