@@ -9,7 +9,8 @@ import "github.com/duel-ssl/duel/tensor"
 // where g = ∂L/∂y and sumTo sums over the broadcast dimensions.
 func Add(tp *Tape, a, b *Var) *Var {
 	return tp.Record(tensor.Add(a.Value, b.Value), func(out *Var) {
-		accumulateReduced(a, out.Grad, false)
+		// out.Grad can be given away once: to b, or to a when b needs none.
+		accumulateReduced(a, out.Grad, !b.RequiresGrad)
 		accumulateReduced(b, out.Grad, true)
 	}, a, b)
 }
@@ -20,7 +21,6 @@ func Add(tp *Tape, a, b *Var) *Var {
 func Sub(tp *Tape, a, b *Var) *Var {
 	return tp.Record(tensor.Sub(a.Value, b.Value), func(out *Var) {
 		g := out.Grad
-		accumulateReduced(a, g, false)
 		if b.RequiresGrad {
 			if sameShape(b.Shape(), g.Shape()) {
 				AccumulateGradOwned(b, tensor.Neg(g))
@@ -28,6 +28,8 @@ func Sub(tp *Tape, a, b *Var) *Var {
 				AccumulateGradOwned(b, tensor.Neg(tensor.SumTo(g, b.Shape())))
 			}
 		}
+		// b's gradient is computed: a may take out.Grad.
+		accumulateReduced(a, g, true)
 	}, a, b)
 }
 

@@ -17,7 +17,7 @@ type Tape struct {
 // out.Grad and adds into the inputs' gradients.
 type node struct {
 	out      *Var
-	backward func()
+	backward func(out *Var)
 }
 
 // NewTape returns an empty tape that records operations.
@@ -49,7 +49,7 @@ func (tp *Tape) Record(value *tensor.Tensor, backward func(out *Var), inputs ...
 		return out
 	}
 	out.RequiresGrad = true
-	tp.nodes = append(tp.nodes, node{out: out, backward: func() { backward(out) }})
+	tp.nodes = append(tp.nodes, node{out: out, backward: backward})
 	return out
 }
 
@@ -68,19 +68,28 @@ func (tp *Tape) Backward(loss *Var) {
 	if n := loss.Value.Numel(); n != 1 {
 		panic(fmt.Sprintf("autograd.Backward: loss %v has %d elements, expected 1 (use BackwardWith)", loss, n))
 	}
-	tp.BackwardWith(loss, tensor.Ones(loss.Value.Shape()...))
+	tp.backward(loss, tensor.Ones(loss.Value.Shape()...), true)
 }
 
 // BackwardWith runs the backward pass seeded with grad as the gradient of out.
 func (tp *Tape) BackwardWith(out *Var, grad *tensor.Tensor) {
+	tp.backward(out, grad, false)
+}
+
+// backward runs the backward pass; owned says whether grad may be kept.
+func (tp *Tape) backward(out *Var, grad *tensor.Tensor, owned bool) {
 	if tp == nil {
-		panic("autograd.BackwardWith: nil tape (no-grad mode recorded nothing)")
+		panic(fmt.Sprintf("autograd: Backward of %v on a nil tape (no-grad mode recorded nothing)", out))
 	}
-	AccumulateGrad(out, grad)
+	if owned {
+		AccumulateGradOwned(out, grad)
+	} else {
+		AccumulateGrad(out, grad)
+	}
 	for i := len(tp.nodes) - 1; i >= 0; i-- {
 		nd := tp.nodes[i]
 		if nd.out.Grad != nil {
-			nd.backward()
+			nd.backward(nd.out)
 		}
 		// Intermediate gradients are not needed once propagated.
 		nd.out.Grad = nil
