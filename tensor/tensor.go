@@ -1,10 +1,3 @@
-// Package tensor provides dense float32 N-dimensional tensors: shapes and
-// strides, views without copies, broadcasting elementwise operations,
-// reductions and matrix products, computed by a Backend chosen per device.
-//
-// Shape errors are programming errors and panic with a message naming the
-// operation and the shapes (as gonum's mat package does); input coming from
-// users is validated before it reaches this package.
 package tensor
 
 import (
@@ -20,6 +13,7 @@ type Tensor struct {
 	strides []int
 	offset  int
 	data    []float32 // host storage; on the CPU device this is the tensor's memory
+	handle  any       // device storage handle (Buffer.Dev) on non-host devices
 	device  Device
 }
 

@@ -31,7 +31,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if !t.IsContiguous() {
 		src = t.Contiguous()
 	}
-	return &Tensor{shape: shape, strides: contiguousStrides(shape), offset: src.offset, data: src.data, device: src.device}
+	return &Tensor{shape: shape, strides: contiguousStrides(shape), offset: src.offset, data: src.data, handle: src.handle, device: src.device}
 }
 
 // Permute returns a view with the axes reordered: result axis i is axis axes[i].
@@ -50,7 +50,7 @@ func (t *Tensor) Permute(axes ...int) *Tensor {
 		seen[a] = true
 		shape[i], strides[i] = t.shape[a], t.strides[a]
 	}
-	return &Tensor{shape: shape, strides: strides, offset: t.offset, data: t.data, device: t.device}
+	return &Tensor{shape: shape, strides: strides, offset: t.offset, data: t.data, handle: t.handle, device: t.device}
 }
 
 // Transpose returns a view with axes a and b swapped.
@@ -84,7 +84,7 @@ func (t *Tensor) Slice(axis, start, end int) *Tensor {
 	if end > start {
 		off += start * t.strides[axis]
 	}
-	return &Tensor{shape: shape, strides: cloneInts(t.strides), offset: off, data: t.data, device: t.device}
+	return &Tensor{shape: shape, strides: cloneInts(t.strides), offset: off, data: t.data, handle: t.handle, device: t.device}
 }
 
 // Contiguous returns t itself when it is contiguous and a dense copy otherwise.
@@ -97,22 +97,10 @@ func (t *Tensor) Contiguous() *Tensor {
 
 // Clone returns a contiguous copy of t.
 func (t *Tensor) Clone() *Tensor {
-	out := New(t.shape...)
-	copyStrided(out.data, t)
+	be := backendOf("Clone", t)
+	out := empty(be, t.device, t.shape)
+	be.Unary(OpCopy, out.operand(), t.operand(), 0)
 	return out
-}
-
-// copyStrided writes the elements of src, in row-major order, into dst.
-func copyStrided(dst []float32, src *Tensor) {
-	if src.IsContiguous() {
-		copy(dst, src.data[src.offset:src.offset+src.Numel()])
-		return
-	}
-	i := 0
-	forEachOffset(src.shape, src.strides, src.offset, func(off int) {
-		dst[i] = src.data[off]
-		i++
-	})
 }
 
 // forEachOffset calls f with the storage offset of every element in row-major order.

@@ -1,0 +1,49 @@
+// Package tensor provides dense float32 N-dimensional tensors: shapes and
+// strides, views without copies, broadcasting elementwise operations,
+// reductions and matrix products, computed by a Backend chosen per device.
+//
+// # Views
+//
+// A Tensor is a shape, strides (in elements) and an offset into storage that
+// several tensors may share. Reshape (of a contiguous tensor), Permute,
+// Transpose, T, Slice and Expand return views without copying; Contiguous
+// and Clone copy. Operations accept any strides and return new contiguous
+// tensors; only the *Into and *InPlace forms (and Fill, Zero, Set) write
+// into existing storage.
+//
+// # Broadcasting
+//
+// Binary operations follow NumPy's rules: shapes are aligned on the right,
+// and a dimension of size 1 (or a missing leading dimension) stretches to
+// the other operand's size. Broadcast operands are read through 0 strides,
+// never materialised. SumTo reduces a broadcast result back to an
+// operand's shape, which is the gradient of broadcasting.
+//
+// # Devices and backends
+//
+// Every tensor lives on a Device ("cpu", "cuda:0"). Operations dispatch once
+// per call, never per element, to the Backend registered under the
+// device's name prefix (Register, Lookup, Backends). A Backend works on raw
+// storage (a Buffer: host []float32 or an opaque device handle) plus
+// offsets and strides, so host and device implementations share one
+// contract. The "cpu" backend is built in: it runs matrix products through
+// kernels/gemm.Sgemm, with transposed views passed as transpose flags
+// rather than copied. Package tensor/reference is a plain float64
+// implementation used as the oracle, and package tensor/backendtest is the
+// conformance suite every backend must pass.
+//
+// Element access (At, Set, Data, Item) and Map need host storage; move a
+// device tensor to the CPU with To first.
+//
+// # Errors
+//
+// Shape errors are programming errors and panic with a message naming the
+// operation and the shapes (as gonum's mat package does); input coming from
+// users is validated before it reaches this package.
+//
+// # Accuracy
+//
+// Reductions accumulate in float64 and round once to float32, so Sum over
+// a million elements is as accurate as float32 can hold. Matrix products
+// accumulate in float32 (the GEMM kernel's order).
+package tensor
