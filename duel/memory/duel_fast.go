@@ -1,0 +1,261 @@
+package memory
+
+// fastDUEL computes the DUEL policy as duelReference does, without
+// recomputing what carries over from one update to the next.
+//
+// The reference rebuilds, at every update, the q of every pair of rows held
+// (K x K) and their sums, the initial scores. Both are known from the
+// previous update: at its end, the score of every survivor is exactly the
+// sum of its q with the survivors (scores are exact, see similarity.go). So
+// the fast path keeps, between updates:
+//
+//	grid   the grid rows of the memory, one per slot
+//	score  the score of the row in each slot
+//	block  the K x K grid dot products between slots (or, beyond
+//	       MaxBlockBytes, nothing: each evicted row's dots are recomputed)
+//
+// and an update costs one B x (K+B) x Z SGEMM (the new rows against the
+// memory and the batch) plus B fused passes over the K+B scores.
+//
+// Rows live in slots that never move; the memory order is kept apart (order,
+// rank), so that a survivor's carried data stays where it is and a new row
+// takes the slot of an evicted one. Ties are broken on rank, as the
+// reference breaks them on position.
+type fastDUEL struct {
+	owner *Memory // the state describes owner's rows
+	gen   uint64  // at this generation
+	ready bool
+	k, z  int
+
+	grid     []float32 // (K+B) x Z: the slots' grid rows, then the batch's
+	score    []float64 // K+B: the slots' scores, then the batch rows'
+	selected []bool    // K+B: held now
+	order    []int     // order[p]: slot at position p of the memory
+	rank     []int     // rank[s]: position of slot s
+	block    []float32 // K x K grid dots between slots; nil beyond the limit
+	rowJ     []float32 // K: dots of one evicted slot (no block)
+	dots     []float32 // B x (K+B): dots of each batch row with slots and batch
+}
+
+// update runs the policy on a and returns the evicted positions. It leaves
+// the state describing the memory as the owner will hold it after applying
+// them (generation a.gen+1); if the owner does something else, the next
+// update sees another generation and rebuilds.
+func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
+	if !f.ready || f.owner != a.owner || f.gen != a.gen || f.k != a.K() || f.z != a.Z {
+		f.rebuild(a, maxBlock)
+	}
+	k, z, b := f.k, f.z, a.B()
+	w := k + b // length of a row of dots
+
+	f.grid = grow(f.grid, w*z)
+	toGrid(f.grid[k*z:w*z], a.Batch)
+	f.dots = grow(f.dots, b*w)
+	gridDots(f.dots, f.grid[k*z:w*z], f.grid[:w*z], b, w, z)
+
+	f.score = grow(f.score, w)
+	f.selected = grow(f.selected, w)
+	for c := range f.selected {
+		f.selected[c] = c < k
+	}
+
+	evicted := make([]int, b)
+	J := f.bestSlot()
+	for i := 0; i < b; i++ {
+		if J < k {
+			evicted[i] = f.rank[J]
+		} else {
+			evicted[i] = J
+		}
+		J = f.replace(J, i, b, adm == Protected)
+	}
+	f.commit(b)
+	f.gen = a.gen + 1
+	return evicted
+}
+
+// bestSlot returns the slot with the highest score, ties to the lowest rank.
+func (f *fastDUEL) bestSlot() int {
+	best := -1
+	for s := 0; s < f.k; s++ {
+		if best < 0 || evictsBefore(false, f.score[s], f.rank[s], false, f.score[best], f.rank[best]) {
+			best = s
+		}
+	}
+	return best
+}
+
+// replace evicts J (a slot, or K+b for batch row b), inserts batch row i and
+// returns the next victim. It is steps (b) and (c) of the reference, then
+// step (a) for the next row, fused into one pass over the scores. Scores of
+// rows not held are updated too and simply never read.
+func (f *fastDUEL) replace(J, i, b int, protect bool) int {
+	k := f.k
+	w := k + b
+	score, selected := f.score[:w], f.selected[:w]
+	selected[J] = false
+	ins := f.dots[i*w : (i+1)*w] // dots of incoming row i with every slot and batch row
+	del := f.dotsOf(J, w)        // dots of J with every slot (K values)
+
+	// Rows held: delete J, insert i, find the best candidate.
+	var t float64 // the new row's score
+	bestMem := -1
+	for c := 0; c < k; c++ {
+		qi := qOf(ins[c])
+		s := score[c] - qOf(del[c]) + qi
+		score[c] = s
+		if selected[c] {
+			t += qi
+			if bestMem < 0 || s > score[bestMem] || (s == score[bestMem] && f.rank[c] < f.rank[bestMem]) {
+				bestMem = c
+			}
+		}
+	}
+	// Batch rows that entered before i: the dots of J with batch row bp are
+	// column J of dots (equal to row J's, the dot products being exact).
+	bestNew := -1
+	for bp := 0; bp < i; bp++ {
+		c := k + bp
+		qi := qOf(ins[c])
+		s := score[c] - qOf(f.dots[bp*w+J]) + qi
+		score[c] = s
+		if selected[c] {
+			t += qi
+			if bestNew < 0 || s > score[bestNew] {
+				bestNew = c
+			}
+		}
+	}
+	// Insert i itself.
+	c := k + i
+	selected[c] = true
+	score[c] = t + qOf(ins[c])
+	if bestNew < 0 || score[c] > score[bestNew] {
+		bestNew = c
+	}
+
+	// Next victim: a row held wins ties (lower position); new rows are
+	// candidates only when not protected, or when no row held is left.
+	switch {
+	case bestMem < 0:
+		return bestNew
+	case protect || score[bestMem] >= score[bestNew]:
+		return bestMem
+	}
+	return bestNew
+}
+
+// dotsOf returns the grid dots of J (a slot, or K+b for batch row b) with
+// every slot.
+func (f *fastDUEL) dotsOf(J, w int) []float32 {
+	k := f.k
+	switch {
+	case J >= k:
+		return f.dots[(J-k)*w : (J-k)*w+k]
+	case f.block != nil:
+		return f.block[J*k : (J+1)*k]
+	}
+	f.rowJ = grow(f.rowJ, k)
+	gridDots(f.rowJ, f.grid[J*f.z:(J+1)*f.z], f.grid[:k*f.z], 1, k, f.z)
+	return f.rowJ
+}
+
+// commit moves the batch rows that entered into the slots freed by the
+// evicted rows and updates order, rank and block, so that the state
+// describes the memory after the update.
+func (f *fastDUEL) commit(b int) {
+	k, z, w := f.k, f.z, f.k+b
+	order := make([]int, 0, k)
+	var freed []int
+	for _, s := range f.order {
+		if f.selected[s] {
+			order = append(order, s)
+		} else {
+			freed = append(freed, s)
+		}
+	}
+	type arrival struct{ bp, slot int }
+	var arrived []arrival
+	for bp := 0; bp < b; bp++ {
+		if !f.selected[k+bp] {
+			continue
+		}
+		s := freed[len(arrived)]
+		arrived = append(arrived, arrival{bp, s})
+		order = append(order, s)
+		copy(f.grid[s*z:(s+1)*z], f.grid[(k+bp)*z:(k+bp+1)*z])
+		f.score[s] = f.score[k+bp]
+	}
+	f.order = order
+	for p, s := range order {
+		f.rank[s] = p
+	}
+	if f.block == nil {
+		return
+	}
+	// Rows of the new slots: their dots with every slot held, then with
+	// each other (this also overwrites what the freed slots held).
+	for _, in := range arrived {
+		row := f.block[in.slot*k : (in.slot+1)*k]
+		src := f.dots[in.bp*w : (in.bp+1)*w]
+		copy(row, src[:k])
+		for _, other := range arrived {
+			row[other.slot] = src[k+other.bp]
+		}
+	}
+	// Columns of the new slots, by symmetry, row by row.
+	for c := 0; c < k; c++ {
+		row := f.block[c*k : (c+1)*k]
+		for _, in := range arrived {
+			row[in.slot] = f.block[in.slot*k+c]
+		}
+	}
+}
+
+// rebuild computes the state from scratch for the memory of a: slot s holds
+// the row at position s.
+func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
+	k, z := a.K(), a.Z
+	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z}
+	f.grid = make([]float32, k*z)
+	toGrid(f.grid, a.Memory)
+	f.order, f.rank = identity(k), identity(k)
+	f.score = make([]float64, k)
+	if 4*int64(k)*int64(k) <= maxBlock {
+		f.block = make([]float32, k*k)
+		gridDots(f.block, f.grid, f.grid, k, k, z)
+		for s := 0; s < k; s++ {
+			f.score[s] = sumQ(f.block[s*k : (s+1)*k])
+		}
+		return
+	}
+	const panel = 256
+	tmp := make([]float32, panel*k)
+	for s0 := 0; s0 < k; s0 += panel {
+		m := min(panel, k-s0)
+		gridDots(tmp, f.grid[s0*z:(s0+m)*z], f.grid, m, k, z)
+		for r := 0; r < m; r++ {
+			f.score[s0+r] = sumQ(tmp[r*k : (r+1)*k])
+		}
+	}
+}
+
+// sumQ returns the sum of q over a row of grid dots.
+func sumQ(dots []float32) float64 {
+	var s float64
+	for _, d := range dots {
+		s += qOf(d)
+	}
+	return s
+}
+
+// grow returns s with length n and its first min(len(s), n) elements kept,
+// reusing its storage when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	t := make([]T, n)
+	copy(t, s)
+	return t
+}

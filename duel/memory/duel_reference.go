@@ -1,0 +1,72 @@
+package memory
+
+// duelReference is the paper's update_DUEL (Appendix D, PyTorch-style
+// pseudocode) transcribed line by line, for a full memory. It builds the
+// whole (K+B) x (K+B) score matrix, so it costs O(Z (K+B)^2) per update; it
+// is the reference the fast path is tested against. It returns the evicted
+// positions (see Policy).
+//
+// Three details are made explicit here. The argmax runs over the selected
+// rows only (the pseudocode relies on unselected rows having score 0). A
+// new row's own score includes its q with itself, like the initial scores
+// of the rows held (the pseudocode's t.sum() leaves it out, which would
+// favour new rows by about 1 in Compete mode). MAX_SCORE is the Admission
+// mode (see Protected).
+func duelReference(a *Arrival, adm Admission) []int {
+	z, k := a.Z, a.K()
+	n := k + a.B()
+
+	// comb = torch.cat((memory, p_target), dim=0)
+	comb := make([]float32, n*z)
+	toGrid(comb[:k*z], a.Memory)
+	toGrid(comb[k*z:], a.Batch)
+
+	// score_matrix = score_function(torch.mm(comb, comb.transpose(0,1)))
+	dots := make([]float32, n*n)
+	gridDots(dots, comb, comb, n, n, z)
+	q := func(i, j int) float64 { return qOf(dots[i*n+j]) }
+
+	// selection = [i < K]; score = cat(score_memory.sum(-1), zeros(B))
+	selected := make([]bool, n)
+	protected := make([]bool, n)
+	score := make([]float64, n)
+	for i := 0; i < k; i++ {
+		selected[i] = true
+		for j := 0; j < k; j++ {
+			score[i] += q(i, j)
+		}
+	}
+
+	evicted := make([]int, 0, a.B())
+	for i := k; i < n; i++ {
+		// (a) Select target: J = argmax(score)
+		J := -1
+		for c := 0; c < n; c++ {
+			if selected[c] && (J < 0 || evictsBefore(protected[c], score[c], c, protected[J], score[J], J)) {
+				J = c
+			}
+		}
+		evicted = append(evicted, J)
+
+		// (b) Logical deletion: score -= score_matrix[J] * selection
+		for c := 0; c < n; c++ {
+			if selected[c] {
+				score[c] -= q(J, c)
+			}
+		}
+		selected[J] = false
+
+		// (c) Logical insertion: t = score_matrix[i] * selection; score += t
+		var t float64
+		for c := 0; c < n; c++ {
+			if selected[c] {
+				score[c] += q(i, c)
+				t += q(i, c)
+			}
+		}
+		selected[i] = true
+		score[i] = t + q(i, i)
+		protected[i] = adm == Protected
+	}
+	return evicted
+}

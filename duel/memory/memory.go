@@ -1,0 +1,226 @@
+package memory
+
+import (
+	"fmt"
+)
+
+// Memory is the active memory: up to K rows of Z float32 values, each with
+// the id of its sample, a label (-1 when unknown) and the step at which it
+// entered, kept in order (position 0 is the oldest survivor).
+type Memory struct {
+	k, z   int
+	policy Policy
+	safe   bool
+
+	rows   []float32 // Len() x Z, L2-normalised
+	ids    []int64
+	labels []int32
+	steps  []int64
+	seen   int64  // rows offered so far
+	gen    uint64 // incremented at every change of rows
+
+	batch []float32 // scratch: the normalised incoming rows
+}
+
+// An Option configures a Memory.
+type Option func(*Memory)
+
+// WithSafeUpdate makes Add keep the old memory when the policy's update
+// would lower its distinctiveness information, as Algorithm 2 (Appendix C)
+// does. See SafeCheck.
+func WithSafeUpdate(on bool) Option { return func(m *Memory) { m.safe = on } }
+
+// New returns an empty memory of k rows of z values, managed by policy.
+// The policy value belongs to the memory from then on.
+func New(k, z int, policy Policy, opts ...Option) (*Memory, error) {
+	switch {
+	case k < 1:
+		return nil, fmt.Errorf("memory size %d, expected at least 1", k)
+	case z < 1 || z > maxZ:
+		return nil, fmt.Errorf("row length %d, expected 1..%d", z, maxZ)
+	case k > maxRows:
+		return nil, fmt.Errorf("memory size %d, expected at most %d", k, maxRows)
+	case policy == nil:
+		return nil, fmt.Errorf("no memory policy, expected one of %v", PolicyNames())
+	}
+	m := &Memory{k: k, z: z, policy: policy}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
+}
+
+// Stats describes what one Add did.
+type Stats struct {
+	Filled   int  // rows appended while the memory was not full
+	Entered  int  // rows that entered through the policy
+	Evicted  int  // rows held before the call that left
+	Rejected bool // the safe update kept the old memory
+	// Distinctiveness information of the memory before and after the
+	// policy's update, estimated on the batch (only with the safe update).
+	InfoBefore, InfoAfter float64
+}
+
+// Add offers a batch of rows (B x Z, row-major) with their sample ids and
+// labels, at training step step. ids may be nil (the rows' indices in the
+// stream are used) and labels may be nil (unknown, -1). Rows are
+// L2-normalised; a zero or non-finite row is an error and leaves the memory
+// unchanged. While the memory is not full, rows are appended; the rest of
+// the batch goes through the policy.
+func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Stats, error) {
+	var st Stats
+	if len(rows)%m.z != 0 {
+		return st, fmt.Errorf("memory add: %d values, expected a multiple of the row length %d", len(rows), m.z)
+	}
+	b := len(rows) / m.z
+	if ids != nil && len(ids) != b {
+		return st, fmt.Errorf("memory add: %d ids for %d rows", len(ids), b)
+	}
+	if labels != nil && len(labels) != b {
+		return st, fmt.Errorf("memory add: %d labels for %d rows", len(labels), b)
+	}
+	m.batch = grow(m.batch, len(rows))
+	if err := normalizeRows(m.batch, rows, m.z); err != nil {
+		return st, fmt.Errorf("memory add: %w", err)
+	}
+	meta := func(r int) (int64, int32) {
+		id, label := m.seen+int64(r), int32(-1)
+		if ids != nil {
+			id = ids[r]
+		}
+		if labels != nil {
+			label = labels[r]
+		}
+		return id, label
+	}
+
+	// Fill phase.
+	st.Filled = min(b, m.k-m.Len())
+	for r := 0; r < st.Filled; r++ {
+		id, label := meta(r)
+		m.rows = append(m.rows, m.batch[r*m.z:(r+1)*m.z]...)
+		m.ids = append(m.ids, id)
+		m.labels = append(m.labels, label)
+		m.steps = append(m.steps, int64(step))
+	}
+	if st.Filled > 0 {
+		m.gen++
+	}
+	m.seen += int64(st.Filled)
+	rest := m.batch[st.Filled*m.z : b*m.z]
+	if len(rest) == 0 {
+		return st, nil
+	}
+
+	// Policy phase.
+	a := &Arrival{Memory: m.rows, Batch: rest, Z: m.z, Seen: m.seen, owner: m, gen: m.gen}
+	nb := a.B()
+	ev, err := m.policy.Evict(a)
+	if err == nil {
+		err = checkEvictions(m.policy.Name(), ev, m.k, nb)
+	}
+	if err != nil {
+		m.gen++ // the policy's carried state may be stale
+		return st, fmt.Errorf("memory add: %w", err)
+	}
+	m.seen += int64(nb)
+	keep := keptPositions(ev, m.k)
+	if m.safe {
+		st.InfoBefore, st.InfoAfter = SafeCheck(m.rows, rest, m.z, keep)
+		if st.InfoAfter < st.InfoBefore {
+			st.Rejected = true
+			return st, nil
+		}
+	}
+	for _, p := range keep {
+		if p >= m.k {
+			st.Entered++
+		}
+	}
+	st.Evicted = st.Entered // the memory stays full
+	m.apply(keep, st.Filled, meta, step)
+	return st, nil
+}
+
+// keptPositions returns, in order, the positions (rows held, then batch
+// rows) that survive the evictions ev.
+func keptPositions(ev []int, k int) []int {
+	gone := make([]bool, k+len(ev))
+	for _, p := range ev {
+		gone[p] = true
+	}
+	keep := make([]int, 0, k)
+	for p, g := range gone {
+		if !g {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// apply replaces the memory with the rows at positions keep (increasing)
+// of the rows held followed by the batch rows m.batch[skip:]. It works in
+// place: the j-th survivor held comes from position keep[j] >= j.
+func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step int) {
+	z := m.z
+	for j, p := range keep {
+		if p < m.k {
+			copy(m.rows[j*z:(j+1)*z], m.rows[p*z:(p+1)*z])
+			m.ids[j], m.labels[j], m.steps[j] = m.ids[p], m.labels[p], m.steps[p]
+			continue
+		}
+		r := skip + p - m.k // row of the batch
+		copy(m.rows[j*z:(j+1)*z], m.batch[r*z:(r+1)*z])
+		m.ids[j], m.labels[j] = meta(r)
+		m.steps[j] = int64(step)
+	}
+	m.gen++
+}
+
+// SetRows replaces the feature rows of the memory (Len() x Z), for callers
+// that re-embed the rows held with a newer encoder. Ids, labels and steps
+// are unchanged. Rows are L2-normalised; policies recompute their carried
+// state at the next Add.
+func (m *Memory) SetRows(rows []float32) error {
+	if len(rows) != len(m.rows) {
+		return fmt.Errorf("memory set rows: %d values, expected %d (%d rows of %d)", len(rows), len(m.rows), m.Len(), m.z)
+	}
+	fresh := make([]float32, len(rows))
+	if err := normalizeRows(fresh, rows, m.z); err != nil {
+		return fmt.Errorf("memory set rows: %w", err)
+	}
+	m.rows = fresh
+	m.gen++
+	return nil
+}
+
+// Len returns the number of rows held.
+func (m *Memory) Len() int { return len(m.ids) }
+
+// Size returns K, the capacity.
+func (m *Memory) Size() int { return m.k }
+
+// Dim returns Z, the row length.
+func (m *Memory) Dim() int { return m.z }
+
+// Seen returns the number of rows offered so far.
+func (m *Memory) Seen() int64 { return m.seen }
+
+// Policy returns the memory's policy.
+func (m *Memory) Policy() Policy { return m.policy }
+
+// Rows returns the rows held (Len() x Z, row-major, L2-normalised), oldest
+// first. The slice is the memory's own: read it, do not modify it; it is
+// valid until the next change.
+func (m *Memory) Rows() []float32 { return m.rows }
+
+// IDs returns the sample id of each row held (the memory's own slice).
+func (m *Memory) IDs() []int64 { return m.ids }
+
+// Labels returns the label of each row held, -1 when unknown (the memory's
+// own slice).
+func (m *Memory) Labels() []int32 { return m.labels }
+
+// Steps returns the step at which each row held entered (the memory's own
+// slice).
+func (m *Memory) Steps() []int64 { return m.steps }

@@ -1,0 +1,92 @@
+package memory
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Distinctiveness returns the distinctiveness information of each row held,
+// -log(mean over the rows held of q), the quantity DUEL minimises when it
+// evicts (Eq. 10; it uses the same exact similarities, so the row DUEL
+// evicts first is the one with the lowest value, ties to the lowest position).
+func (m *Memory) Distinctiveness() []float64 {
+	n, z := m.Len(), m.z
+	out := make([]float64, n)
+	if n == 0 {
+		return out
+	}
+	grid := make([]float32, n*z)
+	toGrid(grid, m.rows)
+	const panel = 256
+	tmp := make([]float32, min(panel, n)*n)
+	for r0 := 0; r0 < n; r0 += panel {
+		rn := min(panel, n-r0)
+		gridDots(tmp, grid[r0*z:(r0+rn)*z], grid, rn, n, z)
+		for r := 0; r < rn; r++ {
+			out[r0+r] = info(sumQ(tmp[r*n:(r+1)*n]) / float64(n))
+		}
+	}
+	return out
+}
+
+// ClassCounts returns how many rows held have each label 0..numClasses-1.
+// Rows without a label (-1) are not counted; a label outside the range is
+// an error.
+func (m *Memory) ClassCounts(numClasses int) ([]int, error) {
+	counts := make([]int, numClasses)
+	for i, l := range m.labels {
+		switch {
+		case l < 0:
+			continue
+		case int(l) >= numClasses:
+			return nil, fmt.Errorf("memory row %d has label %d, expected 0..%d", i, l, numClasses-1)
+		}
+		counts[l]++
+	}
+	return counts, nil
+}
+
+// ClassEntropy returns the entropy, in nats, of the labels of the rows
+// held; rows without a label (-1) are left out. It is 0 when no row has a
+// label.
+func (m *Memory) ClassEntropy() float64 {
+	counts := map[int32]int{}
+	total := 0
+	for _, l := range m.labels {
+		if l >= 0 {
+			counts[l]++
+			total++
+		}
+	}
+	return entropy(counts, total)
+}
+
+// Entropy returns the entropy in nats of a distribution given by counts.
+func Entropy(counts []int) float64 {
+	m := map[int32]int{}
+	total := 0
+	for c, n := range counts {
+		m[int32(c)] = n
+		total += n
+	}
+	return entropy(m, total)
+}
+
+// entropy sums in label order, so that the result does not depend on map
+// iteration order.
+func entropy(counts map[int32]int, total int) float64 {
+	labels := make([]int32, 0, len(counts))
+	for l := range counts {
+		labels = append(labels, l)
+	}
+	slices.Sort(labels)
+	var h float64
+	for _, l := range labels {
+		if n := counts[l]; n > 0 {
+			p := float64(n) / float64(total)
+			h -= p * math.Log(p)
+		}
+	}
+	return h
+}

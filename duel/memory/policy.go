@@ -1,0 +1,90 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// An Arrival is what a policy sees when a batch of rows arrives at a full
+// memory. Positions number the rows of Memory then those of Batch:
+// 0..K-1 are the rows held, in order, and K+b is batch row b.
+type Arrival struct {
+	Memory []float32 // K x Z rows held, L2-normalised, oldest first
+	Batch  []float32 // B x Z incoming rows, L2-normalised, in arrival order
+	Z      int       // row length
+	Seen   int64     // rows offered to the memory before this batch
+
+	owner *Memory // the memory that asks, and
+	gen   uint64  // the generation of its rows (equal generations, equal rows)
+}
+
+// K returns the number of rows held.
+func (a *Arrival) K() int { return len(a.Memory) / a.Z }
+
+// B returns the number of incoming rows.
+func (a *Arrival) B() int { return len(a.Batch) / a.Z }
+
+// A Policy decides which rows a full memory keeps when a batch arrives.
+//
+// Evict returns one position per batch row, in arrival order: the row that
+// leaves when batch row b enters. It is a row held (0 <= p < K), a batch row
+// that entered earlier (K <= p < K+b), or K+b itself when row b is turned
+// away. No position leaves twice. The survivors keep their order: the rows
+// held, then the batch rows that entered.
+//
+// A Policy value belongs to one Memory; it may keep state between calls.
+type Policy interface {
+	Name() string
+	Evict(a *Arrival) ([]int, error)
+}
+
+// registry maps policy names to their constructors. Policies are
+// deterministic for a given seed.
+var registry = map[string]func(seed uint64) Policy{
+	"duel":      func(uint64) Policy { return NewDUEL(Protected) },
+	"fifo":      func(uint64) Policy { return NewFIFO() },
+	"random":    func(seed uint64) Policy { return NewRandom(seed) },
+	"reservoir": func(seed uint64) Policy { return NewReservoir(seed) },
+}
+
+// PolicyNames returns the registered policy names, sorted.
+func PolicyNames() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// NewPolicy returns a new policy by registered name, seeded with seed (only
+// randomised policies use it). "duel" uses the Protected admission; build
+// other variants with NewDUEL.
+func NewPolicy(name string, seed uint64) (Policy, error) {
+	mk, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown memory policy %q, expected one of %s", name, strings.Join(PolicyNames(), ", "))
+	}
+	return mk(seed), nil
+}
+
+// checkEvictions verifies that ev follows the Policy contract for a memory
+// of k rows and a batch of b rows, so that a faulty policy is an error and
+// never a corrupted memory.
+func checkEvictions(name string, ev []int, k, b int) error {
+	if len(ev) != b {
+		return fmt.Errorf("policy %s: %d evictions for %d incoming rows", name, len(ev), b)
+	}
+	gone := make(map[int]bool, b)
+	for i, p := range ev {
+		if p < 0 || p > k+i {
+			return fmt.Errorf("policy %s: row %d evicts position %d, expected 0..%d", name, i, p, k+i)
+		}
+		if gone[p] {
+			return fmt.Errorf("policy %s: row %d evicts position %d, which already left", name, i, p)
+		}
+		gone[p] = true
+	}
+	return nil
+}
