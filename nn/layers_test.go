@@ -90,3 +90,39 @@ func TestSequentialNames(t *testing.T) {
 		}
 	}
 }
+
+func TestConv2dGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 6))
+	for _, tc := range []struct {
+		in, out, k, s, p, h, w int
+		bias                   bool
+	}{
+		{2, 3, 3, 1, 1, 5, 4, true},
+		{2, 3, 3, 2, 1, 5, 6, false},
+		{3, 2, 1, 1, 0, 3, 3, true},
+		{3, 2, 1, 2, 0, 5, 5, false},
+		{1, 2, 7, 2, 3, 9, 8, false},
+		{2, 2, 2, 2, 0, 4, 5, true},
+	} {
+		c := NewConv2d(tc.in, tc.out, tc.k, tc.s, tc.p, tc.bias, r)
+		x := autograd.NewVar(randTensor(r, 2, tc.in, tc.h, tc.w), true)
+		ins := []*autograd.Var{x, c.Weight}
+		if tc.bias {
+			ins = append(ins, c.Bias)
+		}
+		checkGrad(t, "conv2d", func(tp *autograd.Tape) *autograd.Var { return c.Forward(tp, x) }, ins...)
+	}
+}
+
+func TestPoolGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 7))
+	x := autograd.NewVar(randTensor(r, 2, 3, 7, 6), true)
+	mp := NewMaxPool2d(3, 2, 1)
+	checkGrad(t, "maxpool", func(tp *autograd.Tape) *autograd.Var { return mp.Forward(tp, x) }, x)
+	for _, o := range [][2]int{{1, 1}, {3, 2}, {7, 6}} {
+		ap := NewAdaptiveAvgPool2d(o[0], o[1])
+		checkGrad(t, "avgpool", func(tp *autograd.Tape) *autograd.Var { return ap.Forward(tp, x) }, x)
+	}
+	f := NewFlatten()
+	checkGrad(t, "flatten", func(tp *autograd.Tape) *autograd.Var { return f.Forward(tp, x) }, x)
+}

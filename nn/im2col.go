@@ -1,0 +1,103 @@
+package nn
+
+// ConvOutSize returns the output length of a convolution or pooling window
+// of size k with the given stride and zero padding over an input of length in.
+func ConvOutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
+
+// im2col writes the patches of one (c, h, w) image into col, a
+// (c*kh*kw) x (oh*ow) row-major matrix: row (ci*kh+ki)*kw+kj holds the input
+// pixel under kernel tap (ki, kj) of channel ci for every output position,
+// zero where the tap falls into the padding.
+func im2col(col, src []float32, c, h, w, kh, kw, stride, pad int) {
+	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
+	n := oh * ow
+	for ci := range c {
+		img := src[ci*h*w : (ci+1)*h*w]
+		for ki := range kh {
+			for kj := range kw {
+				row := col[((ci*kh+ki)*kw+kj)*n:][:n]
+				// Output columns whose input column is inside the image.
+				jlo, jhi := validRange(ow, w, kj, stride, pad)
+				for oi := range oh {
+					dst := row[oi*ow : (oi+1)*ow]
+					ih := oi*stride - pad + ki
+					if ih < 0 || ih >= h || jlo >= jhi {
+						clear(dst)
+						continue
+					}
+					clear(dst[:jlo])
+					clear(dst[jhi:])
+					line := img[ih*w:]
+					iw := jlo*stride - pad + kj
+					if stride == 1 {
+						copy(dst[jlo:jhi], line[iw:iw+jhi-jlo])
+						continue
+					}
+					for oj := jlo; oj < jhi; oj++ {
+						dst[oj] = line[iw]
+						iw += stride
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds the columns of col, laid out as im2col writes them, back into
+// the (c, h, w) image dst (the adjoint of im2col).
+func col2im(dst, col []float32, c, h, w, kh, kw, stride, pad int) {
+	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
+	n := oh * ow
+	for ci := range c {
+		img := dst[ci*h*w : (ci+1)*h*w]
+		for ki := range kh {
+			for kj := range kw {
+				row := col[((ci*kh+ki)*kw+kj)*n:][:n]
+				jlo, jhi := validRange(ow, w, kj, stride, pad)
+				if jlo >= jhi {
+					continue
+				}
+				for oi := range oh {
+					ih := oi*stride - pad + ki
+					if ih < 0 || ih >= h {
+						continue
+					}
+					src := row[oi*ow : (oi+1)*ow]
+					line := img[ih*w:]
+					iw := jlo*stride - pad + kj
+					if stride == 1 {
+						seg := line[iw : iw+jhi-jlo]
+						for j, v := range src[jlo:jhi] {
+							seg[j] += v
+						}
+						continue
+					}
+					for oj := jlo; oj < jhi; oj++ {
+						line[iw] += src[oj]
+						iw += stride
+					}
+				}
+			}
+		}
+	}
+}
+
+// validRange returns the output columns [lo, hi) whose input column
+// oj*stride - pad + kj lies in [0, w).
+func validRange(ow, w, kj, stride, pad int) (lo, hi int) {
+	// smallest oj with oj*stride >= pad - kj
+	need := pad - kj
+	if need > 0 {
+		lo = (need + stride - 1) / stride
+	}
+	// largest oj with oj*stride - pad + kj <= w-1, plus one
+	lim := w - 1 + pad - kj
+	if lim < 0 {
+		return 0, 0
+	}
+	hi = min(lim/stride+1, ow)
+	if lo > hi {
+		lo = hi
+	}
+	return lo, hi
+}

@@ -1,0 +1,190 @@
+package resnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/internal/fixture"
+)
+
+const (
+	parityRtol = 1e-4
+	parityAtol = 1e-6
+)
+
+func TestParseName(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		depth, width int
+		ok           bool
+	}{
+		{"resnet18", 18, 64, true},
+		{"resnet50", 50, 64, true},
+		{"resnet34-w16", 34, 16, true},
+		{"resnet18-w16", 18, 16, true},
+		{"resnet152-w8", 152, 8, true},
+		{"resnet19", 0, 0, false},
+		{"resnet18-w0", 0, 0, false},
+		{"resnet18-w016", 0, 0, false},
+		{"resnet18-wx", 0, 0, false},
+		{"resnet18-w16-w16", 0, 0, false},
+		{"vgg16", 0, 0, false},
+		{"", 0, 0, false},
+		{"resnet+18", 0, 0, false},
+	} {
+		d, w, err := ParseName(tc.name)
+		if (err == nil) != tc.ok || d != tc.depth || w != tc.width {
+			t.Errorf("ParseName(%q) = %d, %d, %v", tc.name, d, w, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "resnet18-w16") {
+			t.Errorf("ParseName(%q): error %q does not list the valid names", tc.name, err)
+		}
+	}
+	if _, err := New("resnet18", Options{NumClasses: -1}); err == nil {
+		t.Error("New accepted NumClasses -1")
+	}
+}
+
+func FuzzParseName(f *testing.F) {
+	for _, s := range []string{"resnet18", "resnet50-w16", "resnet18-w", "resnet-w1", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, w, err := ParseName(s)
+		if err != nil {
+			return
+		}
+		if _, ok := depths[d]; !ok || w < 1 || w > 4096 {
+			t.Fatalf("ParseName(%q) = %d, %d", s, d, w)
+		}
+		if want := fmt.Sprintf("resnet%d", d); s != want && s != fmt.Sprintf("%s-w%d", want, w) {
+			t.Fatalf("ParseName(%q) = %d, %d: not canonical", s, d, w)
+		}
+	})
+}
+
+// TestStructure compares state dict names, order and shapes and parameter
+// counts of real-width networks with torchvision's.
+func TestStructure(t *testing.T) {
+	g, err := fixture.Load("../testdata", "resnet18-w8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label, opts := range map[string]struct {
+		arch string
+		opts Options
+	}{
+		"resnet18":            {"resnet18", Options{NumClasses: 1000, ImageNetStem: true}},
+		"resnet34":            {"resnet34", Options{NumClasses: 1000, ImageNetStem: true}},
+		"resnet50":            {"resnet50", Options{NumClasses: 1000, ImageNetStem: true}},
+		"resnet18-cifar10":    {"resnet18", Options{NumClasses: 10}},
+		"resnet50-cifar-nofc": {"resnet50", Options{}},
+	} {
+		var want struct {
+			State         [][2]json.RawMessage `json:"state"`
+			NumParameters int                  `json:"num_parameters"`
+		}
+		if err := json.Unmarshal(g.Structure[label], &want); err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		m, err := New(opts.arch, opts.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sd := m.StateDict()
+		if len(sd) != len(want.State) {
+			t.Errorf("%s: %d state entries, torchvision has %d", label, len(sd), len(want.State))
+			continue
+		}
+		for i, e := range sd {
+			var name string
+			var shape []int
+			json.Unmarshal(want.State[i][0], &name)
+			json.Unmarshal(want.State[i][1], &shape)
+			if e.Name != name || fmt.Sprint(e.Tensor.Shape()) != fmt.Sprint(shape) {
+				t.Errorf("%s: entry %d is %s %v, torchvision has %s %v", label, i, e.Name, e.Tensor.Shape(), name, shape)
+				break
+			}
+		}
+		if n := nn.NumParameters(m); n != want.NumParameters {
+			t.Errorf("%s: %d parameters, torchvision has %d", label, n, want.NumParameters)
+		}
+		if opts.opts.NumClasses == 0 && m.FeatureDim() != 2048 {
+			t.Errorf("%s: FeatureDim %d", label, m.FeatureDim())
+		}
+	}
+}
+
+func TestResNetParity(t *testing.T) {
+	for _, arch := range []string{"resnet18-w8", "resnet50-w4"} {
+		g, err := fixture.Load("../testdata", arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range g.Cases {
+			t.Run(c.Name(), func(t *testing.T) {
+				m, err := New(c.String("arch"), Options{NumClasses: 10, Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkParity(t, g, c, m)
+			})
+		}
+	}
+}
+
+// checkParity runs case c on m and compares with the fixture.
+func checkParity(t *testing.T, g *fixture.Group, c fixture.Case, m *ResNet) {
+	name := c.Name()
+	must := func(k string) *autograd.Var {
+		v, err := g.Tensor(name + "/" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return autograd.NewVar(v, false)
+	}
+	sd, err := g.State(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadStateDict(sd, true); err != nil {
+		t.Fatal(err)
+	}
+	m.Train(c.Training())
+	x := must("x")
+	x.RequiresGrad = true
+	tp := autograd.NewTape()
+	out := m.Forward(tp, x)
+	if msg := fixture.Compare(out.Value, must("out").Value, parityRtol, parityAtol); msg != "" {
+		t.Errorf("output: %s", msg)
+	}
+	tp.BackwardWith(out, must("gout").Value)
+	if msg := fixture.Compare(x.Grad, must("grad.x").Value, parityRtol, parityAtol); msg != "" {
+		t.Errorf("grad of input: %s", msg)
+	}
+	checked := 0
+	for _, p := range m.NamedParameters() {
+		k := "grad." + p.Name
+		if !g.Has(name + "/" + k) {
+			continue
+		}
+		checked++
+		if msg := fixture.Compare(p.Var.Grad, must(k).Value, parityRtol, parityAtol); msg != "" {
+			t.Errorf("grad of %s: %s", p.Name, msg)
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d parameter gradients checked", checked)
+	}
+	if c.Training() {
+		for _, b := range m.NamedBuffers() {
+			if msg := fixture.Compare(b.Buffer.Tensor, must("after."+b.Name).Value, parityRtol, parityAtol); msg != "" {
+				t.Errorf("buffer %s: %s", b.Name, msg)
+			}
+		}
+	}
+}
