@@ -46,10 +46,18 @@ func (cpu) Unary(op UnaryOp, dst, src Operand, p float32) {
 	if n == 0 {
 		return
 	}
+	d, s := dst.Buf.Host, src.Buf.Host
+	if isContiguous(dst.Shape, dst.Strides) && isContiguous(src.Shape, src.Strides) {
+		dv, sv := d[dst.Offset:dst.Offset+n], s[src.Offset:src.Offset+n]
+		parallelFlat(n*unaryCost(op), n, func(i, j int) { unaryVec(op, dv[i:j], sv[i:j], p) })
+		return
+	}
+	if op == OpCopy && copyTransposed(dst, src) {
+		return
+	}
 	shape, st := collapse(dst.Shape, dst.Strides, src.Strides)
 	last := len(shape) - 1
 	ds, ss := st[0][last], st[1][last]
-	d, s := dst.Buf.Host, src.Buf.Host
 	row := func(o []int, m int) {
 		if ds == 1 && ss == 1 {
 			unaryVec(op, d[o[0]:o[0]+m], s[o[1]:o[1]+m], p)
@@ -67,10 +75,28 @@ func (cpu) Binary(op BinaryOp, dst, a, b Operand) {
 	if n == 0 {
 		return
 	}
+	d, x, y := dst.Buf.Host, a.Buf.Host, b.Buf.Host
+	if isContiguous(dst.Shape, dst.Strides) {
+		dv := d[dst.Offset : dst.Offset+n]
+		ac, bc := isContiguous(a.Shape, a.Strides), isContiguous(b.Shape, b.Strides)
+		switch {
+		case ac && bc:
+			av, bv := x[a.Offset:a.Offset+n], y[b.Offset:b.Offset+n]
+			parallelFlat(n, n, func(i, j int) { binaryVV(op, dv[i:j], av[i:j], bv[i:j]) })
+			return
+		case ac && allZero(b.Strides):
+			av, s := x[a.Offset:a.Offset+n], y[b.Offset]
+			parallelFlat(n, n, func(i, j int) { binaryVS(op, dv[i:j], av[i:j], s) })
+			return
+		case bc && allZero(a.Strides):
+			s, bv := x[a.Offset], y[b.Offset:b.Offset+n]
+			parallelFlat(n, n, func(i, j int) { binarySV(op, dv[i:j], s, bv[i:j]) })
+			return
+		}
+	}
 	shape, st := collapse(dst.Shape, dst.Strides, a.Strides, b.Strides)
 	last := len(shape) - 1
 	ds, as, bs := st[0][last], st[1][last], st[2][last]
-	d, x, y := dst.Buf.Host, a.Buf.Host, b.Buf.Host
 	row := func(o []int, m int) {
 		do, ao, bo := o[0], o[1], o[2]
 		switch {
@@ -94,10 +120,15 @@ func (cpu) AddScaled(dst Operand, alpha float32, x Operand) {
 	if n == 0 {
 		return
 	}
+	d, s := dst.Buf.Host, x.Buf.Host
+	if isContiguous(dst.Shape, dst.Strides) && isContiguous(x.Shape, x.Strides) {
+		dv, xv := d[dst.Offset:dst.Offset+n], s[x.Offset:x.Offset+n]
+		parallelFlat(n, n, func(i, j int) { axpy(alpha, xv[i:j], dv[i:j]) })
+		return
+	}
 	shape, st := collapse(dst.Shape, dst.Strides, x.Strides)
 	last := len(shape) - 1
 	ds, xs := st[0][last], st[1][last]
-	d, s := dst.Buf.Host, x.Buf.Host
 	row := func(o []int, m int) {
 		do, xo := o[0], o[1]
 		if ds == 1 && xs == 1 {

@@ -1,14 +1,43 @@
 package tensor
 
-import "github.com/duel-ssl/duel/kernels/gemm"
+import (
+	"runtime"
+	"sync"
 
-// Gemm runs every matrix of the batch through gemm.Sgemm.
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
+// gemmParallelFlops: below this many flops per matrix Sgemm stays on one
+// goroutine, so batches of such matrices are split across goroutines here
+// instead (kernels/gemm uses the same bound).
+const gemmParallelFlops = 2 * 128 * 128 * 128
+
+// Gemm runs every matrix of the batch through gemm.Sgemm, splitting a
+// batch of small matrices in two halves run concurrently.
 func (cpu) Gemm(g GemmArgs) {
-	if g.M == 0 || g.N == 0 {
+	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
 	}
+	flops := 2 * g.M * g.N * g.K
+	if g.Batch >= 2 && g.StrideC != 0 && flops < gemmParallelFlops && flops*g.Batch >= gemmParallelFlops/4 && runtime.GOMAXPROCS(0) >= 2 {
+		h := g.Batch / 2
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gemmRange(&g, h, g.Batch)
+		}()
+		gemmRange(&g, 0, h)
+		wg.Wait()
+		return
+	}
+	gemmRange(&g, 0, g.Batch)
+}
+
+// gemmRange computes matrices [i0, i1) of the batch.
+func gemmRange(g *GemmArgs, i0, i1 int) {
 	a, b, c := g.A.Host, g.B.Host, g.C.Host
-	for i := 0; i < g.Batch; i++ {
+	for i := i0; i < i1; i++ {
 		gemm.Sgemm(g.TransA, g.TransB, g.M, g.N, g.K, g.Alpha,
 			a[g.OffA+i*g.StrideA:], g.LDA,
 			b[g.OffB+i*g.StrideB:], g.LDB,

@@ -127,3 +127,31 @@ func parallelRows(work int, shape []int, strides [][]int, base []int, row func(o
 	eachRow(shape1, strides, base, row)
 	wg.Wait()
 }
+
+// parallelFlat calls f on [0, n), split into two halves run concurrently
+// when the work is large and more than one CPU is available.
+func parallelFlat(work, n int, f func(i, j int)) {
+	if work < parallelMin || runtime.GOMAXPROCS(0) < 2 {
+		f(0, n)
+		return
+	}
+	h := n / 2
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f(h, n)
+	}()
+	f(0, h)
+	wg.Wait()
+}
+
+// allZero reports whether every stride is 0 (a broadcast scalar).
+func allZero(strides []int) bool {
+	for _, s := range strides {
+		if s != 0 {
+			return false
+		}
+	}
+	return true
+}

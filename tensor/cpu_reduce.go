@@ -35,14 +35,20 @@ func (cpu) Reduce(op ReduceOp, dst, src Operand) {
 		last := len(shape) - 1
 		ss, as := st[0][last], st[1][last]
 		s := src.Buf.Host
-		eachRow(shape, st, []int{src.Offset, 0}, func(o []int, m int) {
+		row := func(o []int, m int) {
 			so, ao := o[0], o[1]
 			if as == 0 {
 				acc[ao] = reduceRow(op, acc[ao], s, so, m, ss)
 				return
 			}
 			accumulateRow(op, acc, ao, as, s, so, m, ss)
-		})
+		}
+		if len(shape) > 1 && st[1][0] != 0 {
+			// Halves of the outermost (kept) dimension write disjoint accumulators.
+			parallelRows(ns, shape, st, []int{src.Offset, 0}, row)
+		} else {
+			eachRow(shape, st, []int{src.Offset, 0}, row)
+		}
 	}
 	scale := 1.0
 	if op == ReduceMean {
