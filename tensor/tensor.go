@@ -93,36 +93,59 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// Data returns the elements of a contiguous tensor as a slice sharing its
-// storage. It panics if the tensor is not contiguous: call Contiguous first.
+// Data returns the elements of a contiguous host tensor as a slice sharing
+// its storage. It panics if the tensor is not contiguous (call Contiguous
+// first) or lives on a device without host storage (call To(CPU) first).
 func (t *Tensor) Data() []float32 {
+	t.needHost("Data")
 	if !t.IsContiguous() {
 		panic(fmt.Sprintf("tensor.Data: tensor of shape %v strides %v is not contiguous", t.shape, t.strides))
 	}
 	return t.data[t.offset : t.offset+t.Numel()]
 }
 
-// At returns the element at the given index.
-func (t *Tensor) At(idx ...int) float32 { return t.data[t.index("At", idx)] }
+// At returns the element at the given index. On a device it copies the
+// element to the host.
+func (t *Tensor) At(idx ...int) float32 {
+	off := t.index("At", idx)
+	if t.onDevice() {
+		v := make([]float32, 1)
+		backendOf("At", t).CopyOut(v, t.operand().Buf, off)
+		return v[0]
+	}
+	return t.data[off]
+}
 
 // Set stores v at the given index.
-func (t *Tensor) Set(v float32, idx ...int) { t.data[t.index("Set", idx)] = v }
+func (t *Tensor) Set(v float32, idx ...int) {
+	off := t.index("Set", idx)
+	if t.onDevice() {
+		backendOf("Set", t).CopyIn(t.operand().Buf, off, []float32{v})
+		return
+	}
+	t.data[off] = v
+}
 
 // Item returns the value of a one-element tensor.
 func (t *Tensor) Item() float32 {
 	if t.Numel() != 1 {
 		panic(fmt.Sprintf("tensor.Item: tensor of shape %v has %d elements, expected 1", t.shape, t.Numel()))
 	}
-	return t.data[t.offset]
+	return t.At(make([]int, len(t.shape))...)
 }
 
-// String formats small tensors fully and large ones by shape.
+// String formats small tensors fully and large ones by shape; tensors off
+// the CPU name their device.
 func (t *Tensor) String() string {
+	dev := ""
+	if t.device != CPU && t.device != "" {
+		dev = " on " + string(t.device)
+	}
 	if t.Numel() > 64 {
-		return fmt.Sprintf("Tensor%v", t.shape)
+		return fmt.Sprintf("Tensor%v%s", t.shape, dev)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tensor%v%v", t.shape, t.Contiguous().Data())
+	fmt.Fprintf(&b, "Tensor%v%v%s", t.shape, hostValues(t), dev)
 	return b.String()
 }
 

@@ -60,9 +60,13 @@ func Map(a *Tensor, f func(float32) float32) *Tensor {
 	return out
 }
 
+// onDevice reports whether t's storage is device memory rather than host
+// memory.
+func (t *Tensor) onDevice() bool { return t.data == nil && t.handle != nil }
+
 // needHost panics unless t's storage is host memory.
 func (t *Tensor) needHost(op string) {
-	if t.data == nil && t.handle != nil {
+	if t.onDevice() {
 		panic("tensor." + op + ": tensor on device " + string(t.device) + " has no host storage; use To(tensor.CPU)")
 	}
 }
