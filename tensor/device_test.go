@@ -50,7 +50,9 @@ func (f fakeDev) AddScaled(dst tensor.Operand, alpha float32, x tensor.Operand) 
 func (f fakeDev) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
 	f.ref.Reduce(op, hostOp(dst), hostOp(src))
 }
-func (f fakeDev) ArgMax(dst []int, src tensor.Operand, axis int) { f.ref.ArgMax(dst, hostOp(src), axis) }
+func (f fakeDev) ArgMax(dst []int, src tensor.Operand, axis int) {
+	f.ref.ArgMax(dst, hostOp(src), axis)
+}
 func (f fakeDev) Gemm(g tensor.GemmArgs) {
 	g.A, g.B, g.C = host(g.A), host(g.B), host(g.C)
 	f.ref.Gemm(g)
