@@ -249,6 +249,13 @@ func testUnary(t *testing.T, h *harness) {
 			}
 			ls := h.randLayout(shape, true)
 			ld := h.randLayout(shape, false)
+			if it == 1 {
+				// The two innermost axes swapped, as in Contiguous of a
+				// transposed batch (large enough for tiled copies).
+				shape = []int{3, 40, 50}
+				ls = layout{shape: shape, strides: []int{2000, 1, 40}, offset: 1, size: 6001}
+				ld = layout{shape: shape, strides: []int{2000, 50, 1}, size: 6000}
+			}
 			src := h.randStore(ls.size, lo, hi)
 			dst := h.randStore(ld.size, -1, 1)
 			p := ps[it%len(ps)]
@@ -399,9 +406,9 @@ func testReduce(t *testing.T, h *harness) {
 			shape := h.randShape(4)
 			switch it {
 			case 0:
-				shape = []int{64, 1000} // long rows
+				shape = []int{100, 1000} // long rows
 			case 1:
-				shape = []int{1000, 64} // long columns
+				shape = []int{1000, 100} // long columns
 			}
 			keep := append([]int(nil), shape...)
 			for i := range keep {
@@ -535,6 +542,10 @@ func testGemmBatch(t *testing.T, h *harness) {
 						Alpha: 1, Beta: 0, Batch: batch, StrideA: bc[0], StrideB: bc[1], OffA: 1, OffC: 2}
 					h.gemmCase(t, g, h.r.IntN(2), 0, h.r.IntN(2))
 				}
+				// Many small matrices (a backend may spread them over threads).
+				g := tensor.GemmArgs{TransA: ta, TransB: tb, M: 40, N: 41, K: 39, Alpha: 1, Beta: 1,
+					Batch: 11, StrideA: bc[0], StrideB: bc[1]}
+				h.gemmCase(t, g, 0, 1, 0)
 			}
 		}
 	}
