@@ -62,7 +62,7 @@ func (c *call) run(t int) {
 				buf ^= 1 // double buffer: one barrier per block suffices
 			}
 			// Every share packs its slice of the B block, then waits for the others.
-			packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, panels*t/c.threads, panels*(t+1)/c.threads)
+			packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, panels*t/c.threads, panels*(t+1)/c.threads, p.alpha)
 			c.bar.wait()
 			beta := p.beta
 			if pc > 0 {
@@ -70,7 +70,7 @@ func (c *call) run(t int) {
 			}
 			for ic := r0; ic < r1; ic += kn.mc {
 				mc := min(kn.mc, r1-ic)
-				packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+				packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
 				c.macro(ws, bp, ic, mc, jc, nc, kc, q0, q1, beta)
 			}
 		}

@@ -4,3 +4,6 @@ package gemm
 
 // detect lists the kernels of a pure-Go build: only the generic one.
 func detect() []*kernel { return []*kernel{genericKernel} }
+
+// interleaveAsm reports that a pure-Go build has no assembly interleave.
+func interleaveAsm(dst, src []float32, w, ld, kc int) bool { return false }

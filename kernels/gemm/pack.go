@@ -1,9 +1,9 @@
 package gemm
 
-// packA copies alpha*op(A)[i0:i0+mc, p0:p0+kc] into dst as ceil(mc/mr)
+// packA copies op(A)[i0:i0+mc, p0:p0+kc] into dst as ceil(mc/mr)
 // micro-panels of mr rows; panel q holds, for each p < kc, the mr values
-// alpha*op(A)[i0+q*mr+i, p0+p] at dst[q*mr*kc+p*mr+i]. Rows past mc are zero.
-func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr int, alpha float32) {
+// op(A)[i0+q*mr+i, p0+p] at dst[q*mr*kc+p*mr+i]. Rows past mc are zero.
+func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr int) {
 	for q := 0; q*mr < mc; q++ {
 		panel := dst[q*mr*kc : (q+1)*mr*kc]
 		rows := min(mr, mc-q*mr)
@@ -13,55 +13,58 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr i
 			for p := 0; p < kc; p++ {
 				src := a[(p0+p)*lda+r0 : (p0+p)*lda+r0+rows]
 				d := panel[p*mr : p*mr+mr]
-				for i, v := range src {
-					d[i] = alpha * v
-				}
+				copy(d, src)
 				clear(d[rows:])
 			}
 			continue
 		}
 		// op(A)[i, p] = a[i*lda+p]: interleave the rows of the panel.
+		if rows == mr {
+			interleave(panel, a[r0*lda+p0:], mr, lda, kc)
+			continue
+		}
+		clear(panel)
 		for i := 0; i < rows; i++ {
 			src := a[(r0+i)*lda+p0 : (r0+i)*lda+p0+kc]
 			for p, v := range src {
-				panel[p*mr+i] = alpha * v
-			}
-		}
-		for i := rows; i < mr; i++ {
-			for p := 0; p < kc; p++ {
-				panel[p*mr+i] = 0
+				panel[p*mr+i] = v
 			}
 		}
 	}
 }
 
-// packB copies the micro-panels q0 <= q < q1 of op(B)[p0:p0+kc, j0:j0+nc]
-// into dst; panel q holds, for each p < kc, the nr values
-// op(B)[p0+p, j0+q*nr+j] at dst[q*nr*kc+p*nr+j]. Columns past nc are zero.
-func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, q0, q1 int) {
+// packB copies the micro-panels q0 <= q < q1 of alpha*op(B)[p0:p0+kc,
+// j0:j0+nc] into dst; panel q holds, for each p < kc, the nr values
+// alpha*op(B)[p0+p, j0+q*nr+j] at dst[q*nr*kc+p*nr+j]. Columns past nc are
+// zero.
+func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, q0, q1 int, alpha float32) {
 	for q := q0; q < q1; q++ {
 		panel := dst[q*nr*kc : (q+1)*nr*kc]
 		cols := min(nr, nc-q*nr)
 		c0 := j0 + q*nr
-		if !trans {
+		switch {
+		case !trans:
 			// op(B)[p, j] = b[p*ldb+j]: each k step is a contiguous run of columns.
 			for p := 0; p < kc; p++ {
 				d := panel[p*nr : p*nr+nr]
 				copy(d, b[(p0+p)*ldb+c0:(p0+p)*ldb+c0+cols])
 				clear(d[cols:])
 			}
-			continue
-		}
-		// op(B)[p, j] = b[j*ldb+p]: interleave the columns of the panel.
-		for j := 0; j < cols; j++ {
-			src := b[(c0+j)*ldb+p0 : (c0+j)*ldb+p0+kc]
-			for p, v := range src {
-				panel[p*nr+j] = v
+		case cols == nr:
+			// op(B)[p, j] = b[j*ldb+p]: interleave the columns of the panel.
+			interleave(panel, b[c0*ldb+p0:], nr, ldb, kc)
+		default:
+			clear(panel)
+			for j := 0; j < cols; j++ {
+				src := b[(c0+j)*ldb+p0 : (c0+j)*ldb+p0+kc]
+				for p, v := range src {
+					panel[p*nr+j] = v
+				}
 			}
 		}
-		for j := cols; j < nr; j++ {
-			for p := 0; p < kc; p++ {
-				panel[p*nr+j] = 0
+		if alpha != 1 {
+			for i := range panel {
+				panel[i] *= alpha
 			}
 		}
 	}

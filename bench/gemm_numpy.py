@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""SGEMM peer benchmark: numpy/OpenBLAS against `duelctl bench gemm`.
+
+Runs C = A*B (float32, row-major, no transposition) on the same shapes with
+numpy (Debian's python3-numpy, linked to OpenBLAS) and with duelctl, both on
+the same number of threads (2 by default), alternating the two for --rounds
+rounds so that noise from other processes hits both alike, and prints a
+side-by-side table of median (and best) GFLOP/s with the ratio duel/numpy.
+
+    /usr/bin/python3 bench/gemm_numpy.py                 # all shapes
+    /usr/bin/python3 bench/gemm_numpy.py --shapes 1024x1024x1024 --rounds 5
+
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, when set in the environment, are
+removed for the numpy child only (they would force an OpenBLAS kernel other
+than the one it detects); the script prints which OpenBLAS kernel the child
+actually runs (via threadpoolctl when installed). Each measurement repeats
+the multiply for at least --seconds and reports the mean, exactly as
+`duelctl bench gemm` does.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SHAPES = [
+    (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+    (32768, 64, 576), (2048, 256, 2304), (512, 512, 4608), (64, 576, 32768),
+]
+
+# The numpy child: times each shape and prints one JSON object.
+CHILD = r"""
+import json, sys, time
+import numpy as np
+shapes, seconds = json.loads(sys.argv[1]), float(sys.argv[2])
+info = {}
+try:
+    import threadpoolctl
+    for lib in threadpoolctl.threadpool_info():
+        if lib.get("internal_api") == "openblas":
+            info = {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads", "filepath")}
+except ImportError:
+    info = {"note": "threadpoolctl not installed"}
+rng = np.random.default_rng(1)
+res = []
+for m, n, k in shapes:
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    c = np.empty((m, n), np.float32)
+    np.matmul(a, b, out=c)
+    reps, start = 0, time.perf_counter()
+    while True:
+        np.matmul(a, b, out=c)
+        reps += 1
+        el = time.perf_counter() - start
+        if el >= seconds and reps >= 3:
+            break
+    res.append(2.0 * m * n * k * reps / el / 1e9)
+print(json.dumps({"gflops": res, "openblas": info, "numpy": np.__version__}))
+"""
+
+
+def numpy_env(threads):
+    env = dict(os.environ)
+    removed = {v: env.pop(v) for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if v in env}
+    for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[v] = str(threads)
+    return env, removed
+
+
+def run_numpy(shapes, threads, seconds):
+    env, _ = numpy_env(threads)
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(shapes), str(seconds)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_duel(binary, shape, threads):
+    env = dict(os.environ, GOMAXPROCS=str(threads))
+    m, n, k = shape
+    out = subprocess.run([binary, "bench", "gemm", "--m", str(m), "--n", str(n), "--k", str(k), "--json"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def parse_shape(s):
+    try:
+        m, n, k = (int(x) for x in s.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape {s!r}: expected MxNxK, e.g. 1024x1024x1024")
+    return (m, n, k)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", type=parse_shape, nargs="+", default=SHAPES, help="MxNxK shapes")
+    ap.add_argument("--threads", type=int, default=2, help="threads for both (default 2)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (median reported)")
+    ap.add_argument("--seconds", type=float, default=1.0, help="minimum time per numpy measurement")
+    ap.add_argument("--duelctl", help="duelctl binary (default: go build ./cmd/duelctl into a temp dir)")
+    args = ap.parse_args()
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    binary = args.duelctl
+    tmp = None
+    if binary is None:
+        tmp = tempfile.TemporaryDirectory()
+        binary = os.path.join(tmp.name, "duelctl")
+        subprocess.run(["go", "build", "-o", binary, "./cmd/duelctl"], cwd=root, check=True)
+
+    _, removed = numpy_env(args.threads)
+    print(f"threads: {args.threads} (OPENBLAS_NUM_THREADS for numpy, GOMAXPROCS for duelctl)")
+    print("removed for the numpy child: " + (", ".join(f"{k}={v}" for k, v in removed.items()) or "nothing (neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE is set)"))
+
+    shapes = [list(s) for s in args.shapes]
+    np_runs, duel_runs, meta = [], [[] for _ in shapes], None
+    for r in range(args.rounds):
+        res = run_numpy(shapes, args.threads, args.seconds)
+        np_runs.append(res["gflops"])
+        meta = res
+        for i, s in enumerate(shapes):
+            d = run_duel(binary, s, args.threads)
+            duel_runs[i].append(d)
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+
+    ob = meta["openblas"]
+    print(f"numpy {meta['numpy']}, OpenBLAS {ob.get('version')} kernel {ob.get('architecture')} "
+          f"({ob.get('threading_layer')}, {ob.get('num_threads')} threads) {ob.get('note', '')}".rstrip())
+    d0 = duel_runs[0][0]
+    print(f"duelctl: isa {d0['isa']}, {d0['threads']} threads")
+    print()
+    hdr = f"{'M x N x K':>20} | {'numpy median':>12} {'best':>7} | {'duel median':>11} {'best':>7} | {'ratio':>5}"
+    print(hdr)
+    print("-" * len(hdr))
+    for i, (m, n, k) in enumerate(shapes):
+        nv = [run[i] for run in np_runs]
+        dv = [d["gflops"] for d in duel_runs[i]]
+        nm, dm = statistics.median(nv), statistics.median(dv)
+        print(f"{f'{m}x{n}x{k}':>20} | {nm:12.1f} {max(nv):7.1f} | {dm:11.1f} {max(dv):7.1f} | {dm / nm:5.2f}")
+    print("\nGFLOP/s; ratio = duel median / numpy median")
+
+
+if __name__ == "__main__":
+    main()

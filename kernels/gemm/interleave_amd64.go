@@ -1,0 +1,99 @@
+//go:build amd64 && !noasm
+
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+// interleave6, interleave14, interleave16 and interleave32 copy w = 6, 14,
+// 16 or 32 rows of stride ld into a panel, one scalar at a time with the
+// rows addressed from registers. The equivalent Go loop:
+//
+//	for p := 0; p < kc; p++ {
+//		for i := 0; i < w; i++ {
+//			dst[p*w+i] = src[i*ld+p]
+//		}
+//	}
+//
+//go:noescape
+func interleave6(dst, src *float32, ld, kc int)
+
+//go:noescape
+func interleave14(dst, src *float32, ld, kc int)
+
+//go:noescape
+func interleave16(dst, src *float32, ld, kc int)
+
+//go:noescape
+func interleave32(dst, src *float32, ld, kc int)
+
+// transpose6, transpose14, transpose16 and transpose32 are the AVX-512
+// versions of interleave<w> for kc16 k steps, a multiple of 16: they read 16
+// k steps of each row (one cache line) at once and transpose 16x16 blocks in
+// registers, which keeps power-of-two strides from thrashing the L1 cache.
+// The equivalent Go loop is interleave<w>'s with kc = kc16.
+//
+//go:noescape
+func transpose6(dst, src *float32, ld, kc16 int)
+
+//go:noescape
+func transpose14(dst, src *float32, ld, kc16 int)
+
+//go:noescape
+func transpose16(dst, src *float32, ld, kc16 int)
+
+//go:noescape
+func transpose32(dst, src *float32, ld, kc16 int)
+
+// hasTranspose tells whether the AVX-512 transposes can run; set once at
+// initialisation.
+var hasTranspose = cpu.X86.HasAVX512F
+
+// interleaveAsm runs the assembly interleave for width w, if there is one.
+// The caller has checked the bounds.
+func interleaveAsm(dst, src []float32, w, ld, kc int) bool {
+	if hasTranspose && kc >= 16 {
+		kc16 := kc &^ 15
+		if !transposeAsm(dst, src, w, ld, kc16) {
+			return false
+		}
+		if kc == kc16 {
+			return true
+		}
+		return scalarInterleaveAsm(dst[kc16*w:], src[kc16:], w, ld, kc-kc16)
+	}
+	return scalarInterleaveAsm(dst, src, w, ld, kc)
+}
+
+// transposeAsm runs transpose<w> on kc16 k steps, if w has one.
+func transposeAsm(dst, src []float32, w, ld, kc16 int) bool {
+	switch w {
+	case 6:
+		transpose6(&dst[0], &src[0], ld, kc16)
+	case 14:
+		transpose14(&dst[0], &src[0], ld, kc16)
+	case 16:
+		transpose16(&dst[0], &src[0], ld, kc16)
+	case 32:
+		transpose32(&dst[0], &src[0], ld, kc16)
+	default:
+		return false
+	}
+	return true
+}
+
+// scalarInterleaveAsm runs interleave<w>, if w has one.
+func scalarInterleaveAsm(dst, src []float32, w, ld, kc int) bool {
+	switch w {
+	case 6:
+		interleave6(&dst[0], &src[0], ld, kc)
+	case 14:
+		interleave14(&dst[0], &src[0], ld, kc)
+	case 16:
+		interleave16(&dst[0], &src[0], ld, kc)
+	case 32:
+		interleave32(&dst[0], &src[0], ld, kc)
+	default:
+		return false
+	}
+	return true
+}
