@@ -184,12 +184,14 @@ func newContrast(op string, a, c, neg []float32, rows, cands, n, d int, pos, sel
 		// Stable log-sum-exp over ε·exp(s⁺) and the negatives.
 		mx := lp + logEps
 		for j, v := range srow {
-			if isNeg(j) {
-				mx = math.Max(mx, float64(v))
+			if isNeg(j) && float64(v) > mx {
+				mx = float64(v)
 			}
 		}
 		for _, v := range erow {
-			mx = math.Max(mx, float64(v))
+			if float64(v) > mx {
+				mx = float64(v)
+			}
 		}
 		// Z = ε·exp(s⁺) + Σ exp(s⁻), relative to mx; the exponentials are
 		// kept in place and scaled into the derivatives
