@@ -14,7 +14,7 @@ import (
 // In training mode it uses the batch statistics (biased variance) and
 // updates the running statistics with PyTorch's momentum rule, the running
 // variance taking the unbiased batch variance. In evaluation mode it uses
-// the running statistics.
+// the running statistics. The output keeps the input's memory layout.
 //
 // With Splits > 1 it is a split ("ghost") BatchNorm, as in MoCo's
 // single-machine SplitBatchNorm: in training the batch is cut into Splits
@@ -75,6 +75,30 @@ func (bn *BatchNorm) SetTraining(training bool) { bn.training = training }
 // Training reports the mode.
 func (bn *BatchNorm) Training() bool { return bn.training }
 
+// bnGeom describes an (n, c, s) input split into groups of ng samples,
+// stored sample-major or channel-major (cm).
+type bnGeom struct {
+	n, c, s, splits, ng int
+	cm                  bool
+}
+
+// plane returns the memory index of the s-element plane of (sample i,
+// channel ch).
+func (g bnGeom) plane(i, ch int) int {
+	if g.cm {
+		return ch*g.n + i
+	}
+	return i*g.c + ch
+}
+
+// coords returns the sample and channel of memory plane p.
+func (g bnGeom) coords(p int) (i, ch int) {
+	if g.cm {
+		return p % g.n, p / g.n
+	}
+	return p / g.c, p % g.c
+}
+
 // Forward normalises x of shape (N, C, ...).
 func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
@@ -90,19 +114,19 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	if n%splits != 0 {
 		panic(fmt.Sprintf("nn.BatchNorm: batch of %d samples cannot be split into %d equal groups", n, splits))
 	}
-	ng := n / splits // samples per group
-	if bn.training && ng*s <= 1 {
+	if bn.training && n/splits*s <= 1 {
 		panic(fmt.Sprintf("nn.BatchNorm: expected more than 1 value per channel when training, got input of shape %v", shape))
 	}
-	xd := data(x)
-	y := tensor.New(shape...)
-	yd := y.Data()
+	xd, cm := planes(x.Value)
+	g := bnGeom{n: n, c: c, s: s, splits: splits, ng: n / splits, cm: cm}
+	y := newLayout(cm, shape...)
+	yd := storage(y)
 	gamma, betaV := bn.Weight.Value.Data(), bn.Bias.Value.Data()
 	// mean and inverse standard deviation per (group, channel).
 	mean := make([]float32, splits*c)
 	invstd := make([]float32, splits*c)
 	if bn.training {
-		bn.batchStats(xd, mean, invstd, splits, ng, c, s)
+		bn.batchStats(xd, mean, invstd, g)
 	} else {
 		rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
 		for ch := range c {
@@ -110,50 +134,43 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			invstd[ch] = float32(1 / math.Sqrt(float64(rv[ch])+bn.Eps))
 		}
 	}
-	bnApply(xd, yd, mean, invstd, gamma, betaV, splits, ng, c, s)
+	bnApply(xd, yd, mean, invstd, gamma, betaV, g)
+	training := bn.training
 	return tp.Record(y, func(out *autograd.Var) {
-		bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, splits, ng, c, s, bn.training)
+		bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, g, training)
 	}, x, bn.Weight, bn.Bias)
 }
 
 // batchStats computes per (group, channel) mean and 1/sqrt(var+eps) with the
 // biased variance, and updates the running statistics.
-func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, splits, ng, c, s int) {
-	cnt := float64(ng * s)
+func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, g bnGeom) {
+	c, s := g.c, g.s
+	cnt := float64(g.ng * s)
 	rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
 	m := bn.Momentum
 	bmean := make([]float64, c)
 	bvar := make([]float64, c)
 	parallelFor(c, workers(len(xd)), func(lo, hi int) {
-		for g := range splits {
+		for grp := range g.splits {
 			for ch := lo; ch < hi; ch++ {
-				// Two passes in float64: the mean, then the squared deviations.
+				// Two passes: the mean, then the squared deviations, each
+				// plane summed in float32 and the planes in float64.
 				var sum float64
-				for i := g * ng; i < (g+1)*ng; i++ {
-					row := xd[(i*c+ch)*s : (i*c+ch+1)*s]
-					var rs float32
-					for _, v := range row {
-						rs += v
-					}
-					sum += float64(rs)
+				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+					p := g.plane(i, ch)
+					sum += float64(sum32(xd[p*s : (p+1)*s]))
 				}
 				mu := sum / cnt
 				var sq float64
-				for i := g * ng; i < (g+1)*ng; i++ {
-					row := xd[(i*c+ch)*s : (i*c+ch+1)*s]
-					m32 := float32(mu)
-					var rs float32
-					for _, v := range row {
-						d := v - m32
-						rs += d * d
-					}
-					sq += float64(rs)
+				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+					p := g.plane(i, ch)
+					sq += float64(sqDev32(xd[p*s:(p+1)*s], float32(mu)))
 				}
 				v := sq / cnt
-				mean[g*c+ch] = float32(mu)
-				invstd[g*c+ch] = float32(1 / math.Sqrt(v+bn.Eps))
-				bmean[ch] += mu / float64(splits)
-				bvar[ch] += v * cnt / (cnt - 1) / float64(splits)
+				mean[grp*c+ch] = float32(mu)
+				invstd[grp*c+ch] = float32(1 / math.Sqrt(v+bn.Eps))
+				bmean[ch] += mu / float64(g.splits)
+				bvar[ch] += v * cnt / (cnt - 1) / float64(g.splits)
 			}
 		}
 	})
@@ -164,37 +181,74 @@ func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, splits, ng, c, s int
 	bn.NumBatch.Tensor.Data()[0]++
 }
 
+// sum32 returns the sum of x.
+func sum32(x []float32) float32 {
+	var a0, a1, a2, a3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a0 += x[i]
+		a1 += x[i+1]
+		a2 += x[i+2]
+		a3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		a0 += x[i]
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// sqDev32 returns the sum of (x - mu)^2.
+func sqDev32(x []float32, mu float32) float32 {
+	var a0, a1, a2, a3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1, d2, d3 := x[i]-mu, x[i+1]-mu, x[i+2]-mu, x[i+3]-mu
+		a0 += d0 * d0
+		a1 += d1 * d1
+		a2 += d2 * d2
+		a3 += d3 * d3
+	}
+	for ; i < len(x); i++ {
+		d := x[i] - mu
+		a0 += d * d
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
 // bnApply writes y = (x - mean) * invstd * gamma + beta.
-func bnApply(xd, yd, mean, invstd, gamma, beta []float32, splits, ng, c, s int) {
-	n := splits * ng
-	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			i, ch := r/c, r%c
-			k := (i/ng)*c + ch
-			a := invstd[k] * gamma[ch]
-			b := beta[ch] - mean[k]*a
-			src, dst := xd[r*s:(r+1)*s], yd[r*s:(r+1)*s]
+func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom) {
+	s := g.s
+	parallelFor(g.n*g.c, workers(len(xd)), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			i, ch := g.coords(p)
+			k := (i/g.ng)*g.c + ch
+			// (x - mean) * a + beta, not x*a + (beta - mean*a): the folded
+			// form cancels badly when |mean| >> std.
+			a, mu, b := invstd[k]*gamma[ch], mean[k], beta[ch]
+			src, dst := xd[p*s:(p+1)*s], yd[p*s:(p+1)*s]
 			for j, v := range src {
-				dst[j] = v*a + b
+				dst[j] = (v-mu)*a + b
 			}
 		}
 	})
 }
 
-// bnBackward adds the gradients of x, gamma and beta given dy.
-func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, splits, ng, c, s int, training bool) {
+// bnBackward adds the gradients of x, gamma and beta given dy (both in the
+// layout of g).
+func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, g bnGeom, training bool) {
+	c, s := g.c, g.s
 	gamma := w.Value.Data()
 	// Per (group, channel): sum(dy) and sum(dy * xhat).
-	sdy := make([]float64, splits*c)
-	sdyx := make([]float64, splits*c)
+	sdy := make([]float64, g.splits*c)
+	sdyx := make([]float64, g.splits*c)
 	parallelFor(c, workers(len(xd)), func(lo, hi int) {
-		for g := range splits {
+		for grp := range g.splits {
 			for ch := lo; ch < hi; ch++ {
-				k := g*c + ch
+				k := grp*c + ch
 				mu := mean[k]
 				var a, bb float64
-				for i := g * ng; i < (g+1)*ng; i++ {
-					off := (i*c + ch) * s
+				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+					off := g.plane(i, ch) * s
 					xr, gr := xd[off:off+s], dy[off:off+s]
 					var ra, rb float32
 					for j, gv := range gr {
@@ -212,8 +266,8 @@ func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, splits, n
 	if dw, acc := gradSlot(w); dw != nil {
 		for ch := range c {
 			var t float64
-			for g := range splits {
-				t += sdyx[g*c+ch]
+			for grp := range g.splits {
+				t += sdyx[grp*c+ch]
 			}
 			if !acc {
 				dw[ch] = 0
@@ -224,8 +278,8 @@ func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, splits, n
 	if db, acc := gradSlot(b); db != nil {
 		for ch := range c {
 			var t float64
-			for g := range splits {
-				t += sdy[g*c+ch]
+			for grp := range g.splits {
+				t += sdy[grp*c+ch]
 			}
 			if !acc {
 				db[ch] = 0
@@ -237,15 +291,14 @@ func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, splits, n
 	if dx == nil {
 		return
 	}
-	n := splits * ng
-	cnt := float32(ng * s)
-	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			i, ch := r/c, r%c
-			k := (i/ng)*c + ch
+	cnt := float32(g.ng * s)
+	parallelFor(g.n*c, workers(len(xd)), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			i, ch := g.coords(p)
+			k := (i/g.ng)*c + ch
 			is := invstd[k]
 			scale := gamma[ch] * is
-			off := r * s
+			off := p * s
 			xr, gr, dr := xd[off:off+s], dy[off:off+s], dx[off:off+s]
 			if !training {
 				// Running statistics are constants: dx = dy * gamma * invstd.
@@ -262,13 +315,14 @@ func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, splits, n
 			mdy := float32(sdy[k]) / cnt
 			mdyx := float32(sdyx[k]) / cnt
 			mu := mean[k]
-			for j, gv := range gr {
-				xh := (xr[j] - mu) * is
-				v := scale * (gv - mdy - xh*mdyx)
-				if acc {
-					v += dr[j]
+			if acc {
+				for j, gv := range gr {
+					dr[j] += scale * (gv - mdy - (xr[j]-mu)*is*mdyx)
 				}
-				dr[j] = v
+				continue
+			}
+			for j, gv := range gr {
+				dr[j] = scale * (gv - mdy - (xr[j]-mu)*is*mdyx)
 			}
 		}
 	})

@@ -12,26 +12,32 @@ import (
 // when the value is contiguous.
 func data(v *autograd.Var) []float32 { return v.Value.Contiguous().Data() }
 
-// gradOf returns the contiguous elements of out's gradient in a backward
-// closure.
-func gradOf(out *autograd.Var) []float32 { return out.Grad.Contiguous().Data() }
+// gradOf returns the elements of out's gradient in a backward closure, in
+// the memory layout of out's value (see layout.go).
+func gradOf(out *autograd.Var) []float32 { return inLayout(out.Grad, channelMajor(out.Value)) }
 
-// gradSlot returns the storage of v's gradient, creating it when v has none
-// yet. acc reports whether the caller must add into it (true) or may
-// overwrite it (false: freshly created, all zero). It returns nil when v
-// needs no gradient.
+// channelMajor reports whether t is stored CNHW (and not also NCHW).
+func channelMajor(t *tensor.Tensor) bool { return !t.IsContiguous() && isCNHW(t) }
+
+// gradSlot returns the storage of v's gradient, in the memory layout of v's
+// value, creating it when v has none yet. acc reports whether the caller
+// must add into it (true) or may overwrite it (false: freshly created, all
+// zero). It returns nil when v needs no gradient.
 func gradSlot(v *autograd.Var) (g []float32, acc bool) {
 	if !v.RequiresGrad {
 		return nil, false
 	}
+	cm := channelMajor(v.Value)
 	if v.Grad == nil {
-		v.Grad = tensor.New(v.Value.Shape()...)
-		return v.Grad.Data(), false
+		v.Grad = newLayout(cm, v.Value.Shape()...)
+		return storage(v.Grad), false
 	}
-	if !v.Grad.IsContiguous() {
-		v.Grad = v.Grad.Clone()
+	if channelMajor(v.Grad) != cm || !(v.Grad.IsContiguous() || isCNHW(v.Grad)) {
+		g := newLayout(cm, v.Value.Shape()...)
+		copy(storage(g), inLayout(v.Grad, cm))
+		v.Grad = g
 	}
-	return v.Grad.Data(), true
+	return storage(v.Grad), true
 }
 
 // beta returns the GEMM beta that accumulates (1) or overwrites (0).

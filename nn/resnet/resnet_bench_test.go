@@ -1,0 +1,40 @@
+package resnet
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// BenchmarkTrainStep times forward + backward of CIFAR-stem ResNets on
+// 32x32 inputs (no optimizer: duelctl bench step includes SGD).
+func BenchmarkTrainStep(b *testing.B) {
+	for _, tc := range []struct {
+		arch  string
+		batch int
+	}{{"resnet18-w16", 128}, {"resnet18", 32}, {"resnet50", 32}} {
+		b.Run(fmt.Sprintf("%s/b%d", tc.arch, tc.batch), func(b *testing.B) {
+			m, err := New(tc.arch, Options{NumClasses: 10})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			x := tensor.New(tc.batch, 3, 32, 32)
+			nn.NormalInit(x, 1, r)
+			in := autograd.NewVar(x, false)
+			g := tensor.New(tc.batch, 10)
+			nn.NormalInit(g, 1, r)
+			b.ReportAllocs()
+			for b.Loop() {
+				tp := autograd.NewTape()
+				out := m.Forward(tp, in)
+				tp.BackwardWith(out, g)
+			}
+			b.ReportMetric(float64(tc.batch*b.N)/b.Elapsed().Seconds(), "img/s")
+		})
+	}
+}
