@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/nn/loss"
+	"github.com/duel-ssl/duel/nn/optim"
+	"github.com/duel-ssl/duel/nn/resnet"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+func benchStepCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "step",
+		Usage: "time one training step (forward + backward + SGD) of a CIFAR-stem ResNet on 32x32 images",
+		Description: "Builds --arch with 10 classes, runs --warmup untimed steps and --steps timed steps of\n" +
+			"supervised cross-entropy training (SGD, lr 0.1, momentum 0.9, weight decay 5e-4) on a fixed\n" +
+			"random batch, then --steps forward passes without gradient (training-mode BatchNorm).\n" +
+			"Reports the median step time, images per second, forward images per second, heap\n" +
+			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
+			"model in PyTorch and prints the ratio.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "arch", Value: "resnet18", Usage: "architecture: " + resnet.ValidNames},
+			&cli.IntFlag{Name: "batch", Value: 32, Usage: "images per step"},
+			&cli.StringFlag{Name: "method", Value: "supervised", Usage: "training method (only supervised is benchmarked for now)"},
+			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported)"},
+			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
+			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
+			deviceFlag,
+			jsonFlag,
+		},
+		Action: runBenchStep,
+	}
+}
+
+// stepResult is the JSON answer of bench step.
+type stepResult struct {
+	Arch           string    `json:"arch"`
+	Batch          int       `json:"batch"`
+	Threads        int       `json:"threads"`
+	ImgPerS        float64   `json:"img_per_s"`
+	StepMS         float64   `json:"step_ms"`
+	ForwardImgPerS float64   `json:"forward_img_per_s"`
+	AllocsPerStep  float64   `json:"allocs_per_step"`
+	AllocMBPerStep float64   `json:"alloc_mb_per_step"`
+	PeakRSSMB      float64   `json:"peak_rss_mb"`
+	Parameters     int       `json:"parameters"`
+	StepMSAll      []float64 `json:"step_ms_all"`
+}
+
+func runBenchStep(c *cli.Context) error {
+	if err := checkDevice(c); err != nil {
+		return err
+	}
+	if m := c.String("method"); m != "supervised" {
+		return flagError("method", fmt.Sprintf("%q", m), `"supervised" (the only method bench step measures for now)`)
+	}
+	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
+	switch {
+	case batch < 2:
+		return flagError("batch", batch, "an integer >= 2 (BatchNorm needs two samples)")
+	case steps < 1:
+		return flagError("steps", steps, "a positive integer")
+	case warmup < 0:
+		return flagError("warmup", warmup, "a non-negative integer")
+	case size < 8 || size > 1024:
+		return flagError("size", size, "an integer in [8, 1024]")
+	}
+	arch := c.String("arch")
+	model, err := resnet.New(arch, resnet.Options{NumClasses: 10, Seed: 1})
+	if err != nil {
+		return fmt.Errorf("--arch: %w", err)
+	}
+	opt, err := optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4})
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	x := tensor.New(batch, 3, size, size)
+	xd := x.Data()
+	for i := range xd {
+		xd[i] = float32(r.NormFloat64())
+	}
+	labels := make([]int, batch)
+	for i := range labels {
+		labels[i] = r.IntN(10)
+	}
+	input := autograd.NewVar(x, false)
+	step := func() {
+		tp := autograd.NewTape()
+		out := model.Forward(tp, input)
+		l := loss.CrossEntropy(tp, out, labels)
+		tp.Backward(l)
+		opt.Step()
+		opt.ZeroGrad()
+	}
+	for range warmup {
+		step()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mallocs, bytes := ms.Mallocs, ms.TotalAlloc
+	times := make([]float64, steps)
+	for i := range steps {
+		t0 := time.Now()
+		step()
+		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	runtime.ReadMemStats(&ms)
+	res := stepResult{
+		Arch: arch, Batch: batch, Threads: runtime.GOMAXPROCS(0),
+		StepMS:         median(times),
+		AllocsPerStep:  float64(ms.Mallocs-mallocs) / float64(steps),
+		AllocMBPerStep: float64(ms.TotalAlloc-bytes) / float64(steps) / (1 << 20),
+		Parameters:     0,
+		StepMSAll:      times,
+	}
+	for _, p := range model.Parameters() {
+		res.Parameters += p.Value.Numel()
+	}
+	res.ImgPerS = float64(batch) / res.StepMS * 1e3
+	ftimes := make([]float64, steps)
+	for i := range steps {
+		t0 := time.Now()
+		model.Forward(nil, input)
+		ftimes[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	res.ForwardImgPerS = float64(batch) / median(ftimes) * 1e3
+	res.PeakRSSMB = peakRSSMB()
+	fmt.Fprintf(c.App.Writer, "%s batch %d (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB\n",
+		arch, batch, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB)
+	return emitJSON(c, res)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// peakRSSMB returns the process's peak resident set size (VmHWM) in MiB, or
+// 0 where /proc is unavailable.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, err := strconv.ParseFloat(f[0], 64)
+				if err == nil {
+					return kb / 1024
+				}
+			}
+		}
+	}
+	return 0
+}
