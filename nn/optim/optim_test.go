@@ -306,3 +306,35 @@ func maxAbsDiff(a, b []float32) float64 {
 	}
 	return m
 }
+
+// FuzzLoadStateDict feeds arbitrary keys, shapes and step values to
+// LoadStateDict: it must return an error or load, never panic, and a loaded
+// state must step.
+func FuzzLoadStateDict(f *testing.F) {
+	f.Add("0.exp_avg", 2, 3, float32(0.5))
+	f.Add("0.step", 1, 1, float32(3))
+	f.Add("1.exp_avg_sq", 3, 2, float32(-1))
+	f.Add("-1.momentum_buffer", 2, 3, float32(0))
+	f.Add("0.", 0, 0, float32(1e30))
+	f.Fuzz(func(t *testing.T, key string, r, c int, v float32) {
+		if r < 0 || c < 0 || r > 8 || c > 8 {
+			return
+		}
+		ps := []*autograd.Var{autograd.Param(tensor.New(2, 3), "w"), autograd.Param(tensor.New(3), "b")}
+		st := tensor.Full(v, r, c)
+		if r == 1 && c == 1 {
+			st = tensor.Scalar(v)
+		}
+		adam, _ := NewAdam(ps, AdamConfig{LR: 0.1})
+		sgd, _ := NewSGD(ps, SGDConfig{LR: 0.1, Momentum: 0.9})
+		for _, o := range []Optimizer{adam, sgd} {
+			if err := o.LoadStateDict(map[string]*tensor.Tensor{key: st}); err != nil {
+				continue
+			}
+			for _, p := range ps {
+				p.Grad = tensor.Ones(p.Value.Shape()...)
+			}
+			o.Step()
+		}
+	})
+}
