@@ -251,3 +251,22 @@ func backendOf(op string, t *Tensor) Backend {
 func (t *Tensor) operand() Operand {
 	return Operand{Buf: Buffer{Host: t.data, Dev: t.handle}, Offset: t.offset, Shape: t.shape, Strides: t.strides}
 }
+
+// Operand describes t's storage, offset, shape and strides for calling its
+// Backend directly (shared, not copied; the caller must not modify the
+// shape or strides).
+func (t *Tensor) Operand() Operand { return t.operand() }
+
+// Backend returns the backend computing on t's device. It panics if no
+// backend is registered for the device.
+func (t *Tensor) Backend() Backend { return backendOf("Backend", t) }
+
+// FromBuffer wraps storage allocated by the backend of dev (not copied) as
+// a contiguous tensor of the given shape starting at element 0.
+func FromBuffer(dev Device, buf Buffer, shape ...int) *Tensor {
+	checkShape("FromBuffer", shape)
+	if dev == "" {
+		dev = CPU
+	}
+	return &Tensor{shape: cloneInts(shape), strides: contiguousStrides(shape), data: buf.Host, handle: buf.Dev, device: dev}
+}

@@ -132,3 +132,19 @@ func TestDeviceDispatch(t *testing.T) {
 	}()
 	dx.Data()
 }
+
+func TestFromBuffer(t *testing.T) {
+	b, err := tensor.Lookup("fakedev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := b.Alloc(6)
+	b.CopyIn(buf, 0, []float32{1, 2, 3, 4, 5, 6})
+	x := tensor.FromBuffer("fakedev:0", buf, 2, 3)
+	if x.Backend().Name() != "fakedev" || x.Operand().Buf.Dev == nil {
+		t.Fatalf("FromBuffer: backend %s operand %+v", x.Backend().Name(), x.Operand())
+	}
+	if got := tensor.Sum(x, 1, false); got.At(1) != 15 {
+		t.Errorf("Sum of wrapped buffer = %v", got)
+	}
+}
