@@ -18,45 +18,37 @@ const L2NormEps = 1e-12
 func L2Normalize(tp *Tape, x *Var, axis int) *Var {
 	ax := normAxis("L2Normalize", axis, x.Value.NDim())
 	shape := x.Shape()
-	xd := x.Value.Contiguous().Data()
-	y := tensor.New(shape...)
-	yd := y.Data()
 	outer, _, inner := splitAxis(shape, ax)
-	norms := make([]float64, 0, outer*inner) // d per lane, in lane order
-	forEachLane(shape, ax, func(base, n, stride int) {
+	norms := make([]float64, outer*inner) // d per lane
+	y := tensor.New(shape...)
+	forLanes(shape, ax, func(lane int, y, x, _ []float32) {
 		var s float64
-		for k := range n {
-			v := float64(xd[base+k*stride])
-			s += v * v
+		for _, v := range x {
+			s += float64(v) * float64(v)
 		}
 		d := math.Max(math.Sqrt(s), L2NormEps)
-		norms = append(norms, d)
-		inv := 1 / d
-		for k := range n {
-			i := base + k*stride
-			yd[i] = float32(float64(xd[i]) * inv)
+		norms[lane] = d
+		y = y[:len(x)]
+		for i, v := range x {
+			y[i] = float32(float64(v) / d)
 		}
-	})
+	}, y.Data(), x.Value.Contiguous().Data(), nil, false)
 	return tp.Record(y, func(out *Var) {
-		g := out.Grad.Data()
-		dx, dd := newLike(x)
-		lane := 0
-		forEachLane(shape, ax, func(base, n, stride int) {
-			d := norms[lane]
-			lane++
+		dx, d := newLike(x)
+		forLanes(shape, ax, func(lane int, dx, g, y []float32) {
+			n := norms[lane]
+			y = y[:len(g)]
 			var sgy float64
-			if d > L2NormEps {
-				for k := range n {
-					i := base + k*stride
-					sgy += float64(g[i]) * float64(yd[i])
+			if n > L2NormEps {
+				for i, v := range g {
+					sgy += float64(v) * float64(y[i])
 				}
 			}
-			inv := 1 / d
-			for k := range n {
-				i := base + k*stride
-				dd[i] = float32((float64(g[i]) - float64(yd[i])*sgy) * inv)
+			inv := 1 / n
+			for i, v := range g {
+				dx[i] = float32((float64(v) - float64(y[i])*sgy) * inv)
 			}
-		})
+		}, d, out.Grad.Data(), out.Value.Data(), false)
 		AccumulateGradOwned(x, dx)
 	}, x)
 }

@@ -10,40 +10,64 @@ import (
 // subtracting the maximum.
 //
 //	yₖ = xₖ - m - ln Σⱼ exp(xⱼ - m),  m = maxⱼ xⱼ
-//	∂L/∂xₖ = gₖ - exp(yₖ)·Σⱼ gⱼ
+//	∂L/∂xₖ = gₖ - softmax(x)ₖ·Σⱼ gⱼ
+//
+// When recording, the probabilities softmax(x) are kept for the backward
+// pass (one more tensor of x's size) so that it computes no exponential.
 func LogSoftmax(tp *Tape, x *Var, axis int) *Var {
 	ax := normAxis("LogSoftmax", axis, x.Value.NDim())
 	shape := x.Shape()
-	xd := x.Value.Contiguous().Data()
 	y := tensor.New(shape...)
-	yd := y.Data()
-	forEachLane(shape, ax, func(base, n, stride int) {
-		m := laneMax(xd, base, n, stride)
-		var s float64
-		for k := range n {
-			s += math.Exp(float64(xd[base+k*stride] - m))
-		}
-		lse := m + float32(math.Log(s))
-		for k := range n {
-			i := base + k*stride
-			yd[i] = xd[i] - lse
-		}
-	})
+	if !tp.Recording(x) {
+		forLanes(shape, ax, logSoftmaxLane, y.Data(), x.Value.Contiguous().Data(), nil, false)
+		return Const(y)
+	}
+	p := tensor.New(shape...)
+	forLanes(shape, ax, func(lane int, p, x, y []float32) {
+		logSoftmaxLane(lane, y, x, p)
+	}, p.Data(), x.Value.Contiguous().Data(), y.Data(), true)
 	return tp.Record(y, func(out *Var) {
-		g := out.Grad.Data()
 		dx, d := newLike(x)
-		forEachLane(shape, ax, func(base, n, stride int) {
-			var sg float64
-			for k := range n {
-				sg += float64(g[base+k*stride])
-			}
-			for k := range n {
-				i := base + k*stride
-				d[i] = g[i] - float32(math.Exp(float64(yd[i]))*sg)
-			}
-		})
+		forLanes(shape, ax, logSoftmaxBackLane, d, out.Grad.Data(), p.Data(), false)
 		AccumulateGradOwned(x, dx)
 	}, x)
+}
+
+// logSoftmaxLane sets y = log softmax(x) and, when p is not nil,
+// p = softmax(x).
+func logSoftmaxLane(_ int, y, x, p []float32) {
+	m := laneMax(x)
+	e := y // scratch for the exponentials when p is not wanted
+	if p != nil {
+		e = p
+	}
+	s := expShift(e, x, m)
+	lse := m + float32(math.Log(s))
+	if p != nil {
+		inv := float32(1 / s)
+		p = p[:len(x)]
+		for i := range p {
+			p[i] *= inv
+		}
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v - lse
+	}
+}
+
+// logSoftmaxBackLane sets dx = g - p·Σg.
+func logSoftmaxBackLane(_ int, dx, g, p []float32) {
+	var sg float64
+	for _, v := range g {
+		sg += float64(v)
+	}
+	s := float32(sg)
+	p = p[:len(g)]
+	dx = dx[:len(g)]
+	for i, v := range g {
+		dx[i] = v - p[i]*s
+	}
 }
 
 // Softmax returns probabilities along axis, computed stably by subtracting
@@ -54,57 +78,41 @@ func LogSoftmax(tp *Tape, x *Var, axis int) *Var {
 func Softmax(tp *Tape, x *Var, axis int) *Var {
 	ax := normAxis("Softmax", axis, x.Value.NDim())
 	shape := x.Shape()
-	xd := x.Value.Contiguous().Data()
 	y := tensor.New(shape...)
-	yd := y.Data()
-	forEachLane(shape, ax, func(base, n, stride int) {
-		m := laneMax(xd, base, n, stride)
-		var s float64
-		for k := range n {
-			i := base + k*stride
-			e := math.Exp(float64(xd[i] - m))
-			yd[i] = float32(e)
-			s += e
-		}
-		inv := float32(1 / s)
-		for k := range n {
-			yd[base+k*stride] *= inv
-		}
-	})
+	forLanes(shape, ax, softmaxLane, y.Data(), x.Value.Contiguous().Data(), nil, false)
 	return tp.Record(y, func(out *Var) {
-		g := out.Grad.Data()
 		dx, d := newLike(x)
-		forEachLane(shape, ax, func(base, n, stride int) {
-			var sgy float64
-			for k := range n {
-				i := base + k*stride
-				sgy += float64(g[i]) * float64(yd[i])
-			}
-			for k := range n {
-				i := base + k*stride
-				d[i] = yd[i] * (g[i] - float32(sgy))
-			}
-		})
+		forLanes(shape, ax, softmaxBackLane, d, out.Grad.Data(), out.Value.Data(), false)
 		AccumulateGradOwned(x, dx)
 	}, x)
 }
 
-// forEachLane calls f for every 1-d lane of a contiguous tensor of shape
-// along axis: the lane's elements are at base + k*stride for k < n.
-func forEachLane(shape []int, axis int, f func(base, n, stride int)) {
-	outer, n, inner := splitAxis(shape, axis)
-	for o := range outer {
-		for j := range inner {
-			f(o*n*inner+j, n, inner)
-		}
+func softmaxLane(_ int, y, x, _ []float32) {
+	m := laneMax(x)
+	y = y[:len(x)]
+	inv := float32(1 / expShift(y, x, m))
+	for i := range y {
+		y[i] *= inv
 	}
 }
 
-// laneMax returns the largest element of a lane (-Inf for an empty lane).
-func laneMax(d []float32, base, n, stride int) float32 {
+func softmaxBackLane(_ int, dx, g, y []float32) {
+	y = y[:len(g)]
+	var sgy float64
+	for i, v := range g {
+		sgy += float64(v) * float64(y[i])
+	}
+	s := float32(sgy)
+	for i, v := range g {
+		dx[i] = y[i] * (v - s)
+	}
+}
+
+// laneMax returns the largest element (-Inf for an empty lane).
+func laneMax(x []float32) float32 {
 	m := float32(math.Inf(-1))
-	for k := range n {
-		if v := d[base+k*stride]; v > m {
+	for _, v := range x {
+		if v > m {
 			m = v
 		}
 	}

@@ -1,0 +1,54 @@
+package autograd_test
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	ag "github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// BenchmarkLogSoftmax times forward + backward of LogSoftmax over the
+// logits of a contrastive loss with a memory bank (256 queries x 8192
+// keys), the hottest op of the losses.
+func BenchmarkLogSoftmax(b *testing.B) {
+	x := ag.Param(uniform(rng(10), -5, 5, 256, 8192), "logits")
+	g := uniform(rng(11), -1, 1, 256, 8192)
+	b.SetBytes(int64(4 * x.Value.Numel()))
+	c0 := cpuTime()
+	for b.Loop() {
+		x.ZeroGrad()
+		tp := ag.NewTape()
+		tp.BackwardWith(ag.LogSoftmax(tp, x, 1), g)
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime returns the process's user+system CPU time: on a shared machine
+// it varies less than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkContrastiveLoss times an InfoNCE-style loss, forward and
+// backward: normalize, similarity GEMM, log-softmax, mean of the positives.
+func BenchmarkContrastiveLoss(b *testing.B) {
+	const n, d = 256, 128
+	q := ag.Param(uniform(rng(12), -1, 1, n, d), "q")
+	k := ag.Param(uniform(rng(13), -1, 1, n, d), "k")
+	eye := ag.Const(tensor.Eye(n))
+	for b.Loop() {
+		q.ZeroGrad()
+		k.ZeroGrad()
+		tp := ag.NewTape()
+		qn, kn := ag.L2Normalize(tp, q, 1), ag.L2Normalize(tp, k, 1)
+		logits := ag.MulScalar(tp, ag.MatMul(tp, qn, ag.Transpose(tp, kn, 0, 1)), 5)
+		lp := ag.LogSoftmax(tp, logits, 1)
+		tp.Backward(ag.Neg(tp, ag.MeanAll(tp, ag.Sum(tp, ag.Mul(tp, lp, eye), 1, false))))
+	}
+}
