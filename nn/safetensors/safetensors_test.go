@@ -61,6 +61,13 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+func TestBadMetadata(t *testing.T) {
+	err := Encode(&bytes.Buffer{}, sample(), map[string]string{"k": "\xfe"})
+	if err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("error %v, want one about UTF-8", err)
+	}
+}
+
 func TestNoMetadata(t *testing.T) {
 	var b bytes.Buffer
 	if err := Encode(&b, sample()[:1], nil); err != nil {
@@ -164,6 +171,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"length", []Tensor{{Name: "a", Shape: []int{2, 2}, Data: []float32{1}}}, "1 values for shape [2 2]"},
 		{"type", []Tensor{{Name: "a", Shape: []int{1}, Data: []uint8{1}}}, "[]uint8"},
 		{"negative", []Tensor{{Name: "a", Shape: []int{-1}, Data: []float32{}}}, "negative"},
+		{"utf8", []Tensor{{Name: "a\xff", Shape: []int{}, Data: []float32{1}}}, "UTF-8"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

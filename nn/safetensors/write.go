@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Write stores tensors and optional metadata at path in the safetensors
@@ -89,6 +90,8 @@ func layout(tensors []Tensor) ([]Tensor, error) {
 			return nil, fmt.Errorf("tensor name %q is reserved", metadataKey)
 		case seen[t.Name]:
 			return nil, fmt.Errorf("duplicate tensor name %q", t.Name)
+		case !utf8.ValidString(t.Name):
+			return nil, fmt.Errorf("tensor name %q is not valid UTF-8", t.Name)
 		}
 		seen[t.Name] = true
 		_, n, err := dtypeOf(t.Data)
@@ -131,6 +134,11 @@ func encodeHeader(order []Tensor, metadata map[string]string) ([]byte, error) {
 		return nil
 	}
 	if metadata != nil {
+		for k, v := range metadata {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return nil, fmt.Errorf("metadata %q: %q is not valid UTF-8", k, v)
+			}
+		}
 		if err := writeKey(metadataKey); err != nil {
 			return nil, err
 		}
