@@ -118,6 +118,7 @@ func TestTorchParity(t *testing.T) {
 				if worst > 1e-4*scale {
 					t.Errorf("gradient of %s differs from PyTorch by %.3g (largest element %.3g)", n, worst, scale)
 				}
+				t.Logf("loss rel. error %.2g, gradient of %s: error / largest element %.2g", math.Abs(got-c.Loss)/math.Abs(c.Loss), n, worst/scale)
 			}
 		})
 	}
