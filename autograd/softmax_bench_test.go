@@ -42,6 +42,8 @@ func BenchmarkContrastiveLoss(b *testing.B) {
 	q := ag.Param(uniform(rng(12), -1, 1, n, d), "q")
 	k := ag.Param(uniform(rng(13), -1, 1, n, d), "k")
 	eye := ag.Const(tensor.Eye(n))
+	c0 := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
 		q.ZeroGrad()
 		k.ZeroGrad()
