@@ -150,7 +150,9 @@ type Backend interface {
 	// Name is the registry key and the device prefix: a tensor on device
 	// "cuda:1" runs on the backend named "cuda".
 	Name() string
-	// Alloc returns zeroed storage for n elements.
+	// Alloc returns zeroed storage for n elements. Tensors have no explicit
+	// lifetime: a device backend frees its memory when the handle becomes
+	// unreachable (runtime.AddCleanup on the handle).
 	Alloc(n int) Buffer
 	// CopyIn copies host values into storage starting at element off.
 	CopyIn(dst Buffer, off int, src []float32)

@@ -32,8 +32,14 @@
 // implementation used as the oracle, and package tensor/backendtest is the
 // conformance suite every backend must pass.
 //
-// Element access (At, Set, Data, Item) and Map need host storage; move a
-// device tensor to the CPU with To first.
+// To add a device, implement Backend, call Register from the package's init
+// (tensors on device "name:i" then dispatch to it), and run
+// backendtest.Run(t, backend) in its tests. Data and Map need host
+// storage: move a device tensor to the CPU with To first (At, Set and Item
+// copy single elements).
+//
+// NaN handling: elementwise Maximum/Minimum and the Max/Min reductions
+// propagate NaN; ArgMax and Relu treat NaN as smaller than any number.
 //
 // # Errors
 //

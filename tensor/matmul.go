@@ -59,35 +59,17 @@ func MatMulInto(dst, a, b *Tensor, beta float32) {
 // operand) broadcasts over the other operand's batch.
 func BatchMatMul(a, b *Tensor) *Tensor {
 	a3, b3 := as3d(a), as3d(b)
-	ba, bb := a3.shape[0], b3.shape[0]
-	if a3 == nil || b3 == nil || a3.shape[2] != b3.shape[1] || (ba != bb && ba != 1 && bb != 1) {
+	if a3 == nil || b3 == nil || a3.shape[2] != b3.shape[1] ||
+		(a3.shape[0] != b3.shape[0] && a3.shape[0] != 1 && b3.shape[0] != 1) {
 		panic(fmt.Sprintf("tensor.BatchMatMul: shapes %v and %v, want (batch,m,k) and (batch,k,n)", a.shape, b.shape))
 	}
-	batch := max(ba, bb)
-	if ba == 0 || bb == 0 {
+	batch := max(a3.shape[0], b3.shape[0])
+	if a3.shape[0] == 0 || b3.shape[0] == 0 {
 		batch = 0
 	}
-	m, k, n := a3.shape[1], a3.shape[2], b3.shape[2]
 	be := sameBackend("BatchMatMul", a, b)
-	out := empty(be, a.device, []int{batch, m, n})
-	if batch == 0 || m == 0 || n == 0 {
-		return out
-	}
-	ga, a3 := gemmOperand(a3)
-	gb, b3 := gemmOperand(b3)
-	sa, sb := a3.strides[0], b3.strides[0]
-	if ba == 1 {
-		sa = 0
-	}
-	if bb == 1 {
-		sb = 0
-	}
-	be.Gemm(GemmArgs{
-		TransA: ga.trans, TransB: gb.trans, M: m, N: n, K: k, Alpha: 1,
-		A: a3.operand().Buf, B: b3.operand().Buf, C: out.operand().Buf,
-		OffA: a3.offset, OffB: b3.offset, LDA: ga.ld, LDB: gb.ld, LDC: n,
-		Batch: batch, StrideA: sa, StrideB: sb, StrideC: m * n,
-	})
+	out := empty(be, a.device, []int{batch, a3.shape[1], b3.shape[2]})
+	BatchMatMulInto(out, a3, b3, 0)
 	return out
 }
 
@@ -152,4 +134,42 @@ func matmulInto(name string, be Backend, dst, a, b *Tensor, beta float32) {
 		g.LDA, g.LDB = g.LDB, g.LDA
 	}
 	be.Gemm(g)
+}
+
+// BatchMatMulInto computes dst[i] = a[i]@b[i] + beta*dst[i] for a
+// (batch,m,k), b (batch,k,n) and dst (batch,m,n), as one batched GEMM. A
+// batch size of 1 (or a 2-d operand) in a or b broadcasts. The last two
+// axes of dst must be row-major (stride 1 along n); dst must not overlap a
+// or b. With beta == 0 dst is not read.
+func BatchMatMulInto(dst, a, b *Tensor, beta float32) {
+	a3, b3 := as3d(a), as3d(b)
+	if a3 == nil || b3 == nil || dst.NDim() != 3 || a3.shape[2] != b3.shape[1] ||
+		(a3.shape[0] != dst.shape[0] && a3.shape[0] != 1) || (b3.shape[0] != dst.shape[0] && b3.shape[0] != 1) ||
+		dst.shape[1] != a3.shape[1] || dst.shape[2] != b3.shape[2] {
+		panic(fmt.Sprintf("tensor.BatchMatMulInto: shapes %v = %v @ %v, want (batch,m,n) = (batch,m,k) @ (batch,k,n)", dst.shape, a.shape, b.shape))
+	}
+	batch, m, k, n := dst.shape[0], a3.shape[1], a3.shape[2], b3.shape[2]
+	be := sameBackend("BatchMatMulInto", dst, a, b)
+	if batch == 0 || m == 0 || n == 0 {
+		return
+	}
+	tr, ldc, ok := matLayout(m, n, dst.strides[1], dst.strides[2])
+	if !ok || tr || (batch > 1 && dst.strides[0] == 0) {
+		panic(fmt.Sprintf("tensor.BatchMatMulInto: destination strides %v are not row-major matrices", dst.strides))
+	}
+	ga, a3 := gemmOperand(a3)
+	gb, b3 := gemmOperand(b3)
+	sa, sb := a3.strides[0], b3.strides[0]
+	if a3.shape[0] == 1 {
+		sa = 0
+	}
+	if b3.shape[0] == 1 {
+		sb = 0
+	}
+	be.Gemm(GemmArgs{
+		TransA: ga.trans, TransB: gb.trans, M: m, N: n, K: k, Alpha: 1, Beta: beta,
+		A: a3.operand().Buf, B: b3.operand().Buf, C: dst.operand().Buf,
+		OffA: a3.offset, OffB: b3.offset, OffC: dst.offset, LDA: ga.ld, LDB: gb.ld, LDC: ldc,
+		Batch: batch, StrideA: sa, StrideB: sb, StrideC: dst.strides[0],
+	})
 }

@@ -325,6 +325,13 @@ func TestBatchMatMul(t *testing.T) {
 			t.Errorf("broadcast batch %d: diff %v", i, d)
 		}
 	}
+	// Into a strided destination with beta, one operand broadcast.
+	dst := RandN(r, 3, 4, 6).Slice(2, 1, 3)
+	want := Add(BatchMatMul(a, w), MulScalar(dst, 2))
+	BatchMatMulInto(dst, a, w.Reshape(1, 5, 2), 2)
+	if d := MaxAbsDiff(dst, want); d > 1e-5 {
+		t.Errorf("BatchMatMulInto: diff %v", d)
+	}
 	if got := BatchMatMul(New(0, 2, 3), New(1, 3, 4)); !slices.Equal(got.Shape(), []int{0, 2, 4}) {
 		t.Errorf("empty batch shape %v", got.Shape())
 	}
@@ -391,4 +398,33 @@ func TestHelpers(t *testing.T) {
 	if _, err := Ones(2).To("cuda:0"); err == nil {
 		t.Error("To(cuda:0) without a CUDA backend succeeded")
 	}
+}
+
+func TestSqueezeUnsqueeze(t *testing.T) {
+	x := Arange(6).Reshape(2, 3)
+	tests := []struct {
+		got        *Tensor
+		shape, str []int
+	}{
+		{x.Unsqueeze(0), []int{1, 2, 3}, []int{6, 3, 1}},
+		{x.Unsqueeze(1), []int{2, 1, 3}, []int{3, 3, 1}},
+		{x.Unsqueeze(-1), []int{2, 3, 1}, []int{3, 1, 1}},
+		{x.T().Unsqueeze(2), []int{3, 2, 1}, []int{1, 3, 1}},
+		{x.Unsqueeze(1).Squeeze(1), []int{2, 3}, []int{3, 1}},
+		{x.Unsqueeze(2).Squeeze(-1), []int{2, 3}, []int{3, 1}},
+	}
+	for i, tc := range tests {
+		if !slices.Equal(tc.got.Shape(), tc.shape) || !slices.Equal(tc.got.Strides(), tc.str) {
+			t.Errorf("case %d: shape %v strides %v, want %v %v", i, tc.got.Shape(), tc.got.Strides(), tc.shape, tc.str)
+		}
+		if !slices.Equal(vals(tc.got), vals(x.Reshape(tc.shape...))) && i < 3 {
+			t.Errorf("case %d: values changed", i)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Squeeze of a size-3 axis did not panic")
+		}
+	}()
+	x.Squeeze(1)
 }

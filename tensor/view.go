@@ -136,3 +136,33 @@ func forEachOffset(shape, strides []int, offset int, f func(off int)) {
 		}
 	}
 }
+
+// Unsqueeze returns a view with a new axis of size 1 inserted at position
+// axis (0 <= axis <= NDim; negative counts from the end of the result).
+func (t *Tensor) Unsqueeze(axis int) *Tensor {
+	nd := len(t.shape)
+	if axis < 0 {
+		axis += nd + 1
+	}
+	if axis < 0 || axis > nd {
+		panic(fmt.Sprintf("tensor.Unsqueeze: axis %d out of range for shape %v", axis, t.shape))
+	}
+	stride := 1
+	if axis < nd {
+		stride = t.strides[axis] * t.shape[axis]
+	}
+	shape := append(append(append(make([]int, 0, nd+1), t.shape[:axis]...), 1), t.shape[axis:]...)
+	strides := append(append(append(make([]int, 0, nd+1), t.strides[:axis]...), stride), t.strides[axis:]...)
+	return &Tensor{shape: shape, strides: strides, offset: t.offset, data: t.data, handle: t.handle, device: t.device}
+}
+
+// Squeeze returns a view without the given axis, which must have size 1.
+func (t *Tensor) Squeeze(axis int) *Tensor {
+	axis = t.axis("Squeeze", axis)
+	if t.shape[axis] != 1 {
+		panic(fmt.Sprintf("tensor.Squeeze: axis %d of shape %v has size %d, want 1", axis, t.shape, t.shape[axis]))
+	}
+	shape := append(cloneInts(t.shape[:axis]), t.shape[axis+1:]...)
+	strides := append(cloneInts(t.strides[:axis]), t.strides[axis+1:]...)
+	return &Tensor{shape: shape, strides: strides, offset: t.offset, data: t.data, handle: t.handle, device: t.device}
+}
