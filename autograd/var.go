@@ -5,6 +5,16 @@
 // a Tape in execution order, which is a topological order, so Backward only
 // walks the tape in reverse. A nil *Tape records nothing: that is no-grad
 // mode. After Backward the tape drops its nodes, releasing the graph.
+//
+// A variable's Grad is always contiguous and owned by that variable alone,
+// so optimizers and backward closures may add into it or zero it in place;
+// AccumulateGradOwned hands freshly computed gradients over without a copy.
+// Matrix-shaped gradients are GEMMs (MatMul, BatchMatMul), never
+// multiply+reduce. Every op is checked against float64 central differences
+// with package gradcheck; docs/extending.md shows how to add one.
+//
+// A Tape is not safe for concurrent use; ops may use several goroutines
+// internally.
 package autograd
 
 import (

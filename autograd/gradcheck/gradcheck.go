@@ -21,8 +21,8 @@
 // Rtol·|numeric|.
 //
 // The harness also checks that f computes the same output with a nil tape
-// (no-grad mode) as with a recording tape, and that Backward empties the
-// tape.
+// (no-grad mode) as with a recording tape, that Backward empties the tape
+// and that neither pass modifies the inputs.
 package gradcheck
 
 import (
@@ -142,6 +142,11 @@ func Check(f Func, inputs []*tensor.Tensor, opts Options) error {
 	tp.BackwardWith(out, w)
 	if n := tp.Len(); n != 0 {
 		return fmt.Errorf("gradcheck: tape holds %d operations after Backward, expected 0", n)
+	}
+	for i, v := range vars {
+		if err := sameValues(inputs[i], v.Value); err != nil {
+			return fmt.Errorf("gradcheck: f modified input %d: %w", i, err)
+		}
 	}
 
 	// No-grad forward must compute the same value.

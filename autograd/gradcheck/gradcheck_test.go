@@ -74,6 +74,13 @@ func TestCheck(t *testing.T) {
 		{name: "not recorded", f: func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
 			return cube(1)(nil, in)
 		}, wantErr: "out of tolerance"},
+		{name: "modifies input", f: func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
+			y := cube(1)(tp, in)
+			if tp != nil {
+				in[0].Value.Data()[4] = 7
+			}
+			return y
+		}, wantErr: "f modified input 0: index [1 1]"},
 		{name: "no-grad differs", f: func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
 			y := cube(1)(tp, in)
 			if tp == nil {
