@@ -1,0 +1,118 @@
+package autograd_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	ag "github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// torchCase is one expression evaluated by PyTorch in float64
+// (testdata/gen_torch.py).
+type torchCase struct {
+	Name   string
+	Inputs []struct {
+		Shape []int
+		Data  []float64
+	}
+	Const []int
+	Value float64
+	Grads [][]float64
+}
+
+// torchExprs are the Go versions of the expressions in gen_torch.py.
+var torchExprs = map[string]func(tp *ag.Tape, in []*ag.Var) *ag.Var{
+	"mlp_ce": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		h := ag.ReLU(tp, ag.Add(tp, ag.MatMul(tp, v[0], v[1]), v[2]))
+		logits := ag.Add(tp, ag.MatMul(tp, h, v[3]), v[4])
+		return ag.Neg(tp, ag.MeanAll(tp, ag.Sum(tp, ag.Mul(tp, ag.LogSoftmax(tp, logits, 1), v[5]), 1, false)))
+	},
+	"contrastive": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		qn, kn := ag.L2Normalize(tp, v[0], 1), ag.L2Normalize(tp, v[1], 1)
+		lp := ag.LogSoftmax(tp, ag.MulScalar(tp, ag.MatMul(tp, qn, ag.Transpose(tp, kn, 0, 1)), 1/0.2), -1)
+		eye := ag.Const(tensor.Eye(v[0].Value.Dim(0)))
+		return ag.Neg(tp, ag.MeanAll(tp, ag.Sum(tp, ag.Mul(tp, lp, eye), 1, false)))
+	},
+	"broadcast_mix": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		a, b, c := v[0], v[1], v[2]
+		y := ag.Div(tp, ag.Tanh(tp, ag.Mul(tp, a, b)), ag.AddScalar(tp, ag.Sigmoid(tp, c), 1))
+		y = ag.Sub(tp, y, ag.Div(tp, a, ag.AddScalar(tp, ag.Mul(tp, b, b), 1)))
+		y = ag.Add(tp, y, ag.Mul(tp, ag.Log(tp, ag.Sqrt(tp, ag.AddScalar(tp, ag.Abs(tp, a), 1))), ag.Exp(tp, c)))
+		y = ag.Sub(tp, ag.PowScalar(tp, y, 3), ag.Square(tp, y))
+		return ag.Max(tp, ag.Mean(tp, ag.Sum(tp, y, 2, false), 0, false), 0, false)
+	},
+	"axis_ops": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		x, w := v[0], v[1]
+		s := ag.Mul(tp, ag.Softmax(tp, x, 0), w)
+		l := ag.LogSoftmax(tp, ag.MulScalar(tp, x, 3), 1)
+		n := ag.L2Normalize(tp, x, 0)
+		return ag.SumAll(tp, ag.Sum(tp, ag.Add(tp, s, ag.Mul(tp, l, n)), 0, true))
+	},
+	"batch_ops": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		a, b, c := v[0], v[1], v[2]
+		t := ag.Permute(tp, ag.BatchMatMul(tp, a, b), 0, 2, 1)
+		cat := ag.Concat(tp, 1, t, c, ag.Slice(tp, t, 1, 1, 3))
+		m := ag.SumAll(tp, ag.Max(tp, cat, 1, false))
+		s := ag.MeanAll(tp, ag.MulScalar(tp, ag.Slice(tp, cat, 1, 2, 7), 0.5))
+		r := ag.MeanAll(tp, ag.Sum(tp, ag.Reshape(tp, ag.Transpose(tp, cat, 1, 2), 3, -1), 1, false))
+		return ag.Sub(tp, ag.Add(tp, m, s), r)
+	},
+}
+
+// TestAgainstTorch compares values and gradients of composite expressions
+// with PyTorch's (float64 there, float32 here).
+func TestAgainstTorch(t *testing.T) {
+	raw, err := os.ReadFile("testdata/torch_grads.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture struct{ Cases []torchCase }
+	if err := json.Unmarshal(raw, &fixture); err != nil {
+		t.Fatalf("testdata/torch_grads.json: %v", err)
+	}
+	if len(fixture.Cases) != len(torchExprs) {
+		t.Fatalf("fixture has %d cases, %d expressions here", len(fixture.Cases), len(torchExprs))
+	}
+	for _, c := range fixture.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			f := torchExprs[c.Name]
+			if f == nil {
+				t.Fatalf("no expression %q", c.Name)
+			}
+			vars := make([]*ag.Var, len(c.Inputs))
+			for i, in := range c.Inputs {
+				d := make([]float32, len(in.Data))
+				for j, v := range in.Data {
+					d[j] = float32(v)
+				}
+				vars[i] = ag.NewVar(tensor.FromSlice(d, in.Shape...), true)
+			}
+			for _, i := range c.Const {
+				vars[i].RequiresGrad = false
+			}
+			tp := ag.NewTape()
+			y := f(tp, vars)
+			if got := float64(y.Value.Item()); math.Abs(got-c.Value) > 1e-5*(1+math.Abs(c.Value)) {
+				t.Fatalf("value %.8g, torch %.8g", got, c.Value)
+			}
+			tp.Backward(y)
+			for i, want := range c.Grads {
+				if want == nil {
+					if vars[i].Grad != nil {
+						t.Fatalf("input %d: gradient for a constant", i)
+					}
+					continue
+				}
+				got := vars[i].Grad.Data()
+				for j := range want {
+					if d := math.Abs(float64(got[j]) - want[j]); d > 1e-4+1e-3*math.Abs(want[j]) {
+						t.Fatalf("input %d element %d: gradient %.7g, torch %.7g", i, j, got[j], want[j])
+					}
+				}
+			}
+		})
+	}
+}
