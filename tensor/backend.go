@@ -50,6 +50,7 @@ const (
 
 var unaryNames = [...]string{"Copy", "Neg", "Exp", "Log", "Sqrt", "Abs", "Relu", "Tanh", "Sigmoid", "Square", "Sign", "AddScalar", "MulScalar", "PowScalar"}
 
+// String returns the operation's name.
 func (op UnaryOp) String() string {
 	if op >= 0 && op < numUnaryOps {
 		return unaryNames[op]
@@ -73,6 +74,7 @@ const (
 
 var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Maximum", "Minimum"}
 
+// String returns the operation's name.
 func (op BinaryOp) String() string {
 	if op >= 0 && op < numBinaryOps {
 		return binaryNames[op]
@@ -95,6 +97,7 @@ const (
 
 var reduceNames = [...]string{"Sum", "Mean", "Max", "Min"}
 
+// String returns the operation's name.
 func (op ReduceOp) String() string {
 	if op >= 0 && op < numReduceOps {
 		return reduceNames[op]

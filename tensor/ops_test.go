@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -427,4 +428,48 @@ func TestSqueezeUnsqueeze(t *testing.T) {
 		}
 	}()
 	x.Squeeze(1)
+}
+
+// TestPanics checks that shape errors panic with a message naming the
+// operation (the package's contract for programming errors).
+func TestPanics(t *testing.T) {
+	elsewhere := &Tensor{shape: []int{2}, strides: []int{1}, data: make([]float32, 2), device: "nowhere:0"}
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"Add", "tensor.Add", func() { Add(New(2, 3), New(3, 2)) }},
+		{"AddInto", "tensor.AddInto", func() { AddInto(New(3), New(2, 3), New(3)) }},
+		{"MatMul", "tensor.MatMul", func() { MatMul(New(2, 3), New(2, 3)) }},
+		{"MatMulInto", "tensor.MatMulInto", func() { MatMulInto(New(2, 2), New(2, 3), New(3, 3), 0) }},
+		{"BatchMatMul", "tensor.BatchMatMul", func() { BatchMatMul(New(2, 2, 3), New(3, 3, 2)) }},
+		{"BatchMatMulInto", "tensor.BatchMatMulInto", func() { BatchMatMulInto(New(2, 2, 2), New(2, 2, 3), New(2, 3, 3), 0) }},
+		{"BatchMatMulIntoT", "tensor.BatchMatMulInto", func() { BatchMatMulInto(New(1, 4, 3).Transpose(1, 2), New(1, 3, 2), New(1, 2, 4), 0) }},
+		{"Sum", "tensor.Sum", func() { Sum(New(2, 3), 2, false) }},
+		{"SumTo", "tensor.SumTo", func() { SumTo(New(2, 3), []int{2}) }},
+		{"Expand", "tensor.Expand", func() { New(2, 3).Expand(4, 3) }},
+		{"Concat", "tensor.Concat", func() { Concat(0, New(2, 3), New(2, 4)) }},
+		{"Stack", "tensor.Stack", func() { Stack(0, New(2), New(3)) }},
+		{"ArgMax", "tensor.ArgMax", func() { ArgMax(New(2, 0), 1) }},
+		{"Device", "tensor.Add", func() { Add(New(2), elsewhere) }},
+		{"Backend", "nowhere", func() { Neg(elsewhere) }},
+		{"Im2Col", "tensor.Im2Col", func() { Im2Col(make([]float32, 3), make([]float32, 9), 1, 3, 3, 2, 2, 1, 1, 0, 0) }},
+		{"Col2Im", "tensor.Col2Im", func() { Col2Im(make([]float32, 8), make([]float32, 16), 1, 3, 3, 2, 2, 1, 1, 0, 0) }},
+		{"ConvOutSize", "tensor.ConvOutSize", func() { ConvOutSize(8, 3, 0, 1) }},
+		{"Data", "tensor.Data", func() { New(2, 3).T().Data() }},
+		{"Squeeze", "tensor.Squeeze", func() { New(2).Squeeze(0) }},
+		{"Unsqueeze", "tensor.Unsqueeze", func() { New(2).Unsqueeze(3) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				msg, _ := r.(string)
+				if r == nil || !strings.Contains(msg, tc.want) {
+					t.Errorf("panic %v, want a message containing %q", r, tc.want)
+				}
+			}()
+			tc.f()
+		})
+	}
 }
