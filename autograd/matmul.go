@@ -41,8 +41,9 @@ func gemmAccumulate(v *Var, l, r *tensor.Tensor) {
 //
 //	Cᵢ = Aᵢ·Bᵢ,  ∂L/∂Aᵢ = Gᵢ·Bᵢᵀ,  ∂L/∂Bᵢ = Aᵢᵀ·Gᵢ
 //
-// summed over i for a broadcast operand. Every gradient is a GEMM per batch
-// entry; a broadcast right operand gets a single GEMM over the whole batch,
+// summed over i for a broadcast operand. Gradients are batched GEMMs on
+// transposed views written into the gradient buffers; a broadcast right
+// operand gets a single GEMM over the whole batch,
 // ∂L/∂B = [A₁;…;Aₙ]ᵀ·[G₁;…;Gₙ].
 func BatchMatMul(tp *Tape, a, b *Var) *Var {
 	if a.Value.NDim() != 3 || b.Value.NDim() != 3 {
@@ -53,25 +54,26 @@ func BatchMatMul(tp *Tape, a, b *Var) *Var {
 		batch, m, n := g.Dim(0), g.Dim(1), g.Dim(2)
 		if a.RequiresGrad {
 			dst, beta := gradBufferBeta(a)
-			for i := range batch {
-				j := i % a.Value.Dim(0) // 0 when a broadcasts
-				if j != i {
+			bT := b.Value.Transpose(1, 2)
+			if a.Value.Dim(0) == batch {
+				tensor.BatchMatMulInto(dst, g, bT, beta)
+			} else { // a broadcasts: sum the batch's products
+				for i := range batch {
+					tensor.MatMulInto(matrix(dst, 0), matrix(g, i), matrix(bT, i%bT.Dim(0)), beta)
 					beta = 1
 				}
-				tensor.MatMulInto(matrix(dst, j), matrix(g, i), matrix(b.Value, i%b.Value.Dim(0)).T(), beta)
 			}
 		}
 		if b.RequiresGrad {
 			dst, beta := gradBufferBeta(b)
-			if b.Value.Dim(0) == 1 && batch > 1 {
+			switch {
+			case b.Value.Dim(0) == batch:
+				tensor.BatchMatMulInto(dst, a.Value.Transpose(1, 2), g, beta)
+			default: // b broadcasts and a does not: one GEMM over the stacked batch
 				k := a.Value.Dim(2)
 				af := a.Value.Reshape(batch*m, k)
 				gf := g.Reshape(batch*m, n)
 				tensor.MatMulInto(matrix(dst, 0), af.T(), gf, beta)
-				return
-			}
-			for i := range batch {
-				tensor.MatMulInto(matrix(dst, i), matrix(a.Value, i%a.Value.Dim(0)).T(), matrix(g, i), beta)
 			}
 		}
 	}, a, b)
@@ -86,8 +88,7 @@ func gradBufferBeta(v *Var) (*tensor.Tensor, float32) {
 	return v.Grad, 1
 }
 
-// matrix returns entry i of a 3-d tensor as a 2-d tensor (a view when t is
-// contiguous).
+// matrix returns entry i of a 3-d tensor as a 2-d view.
 func matrix(t *tensor.Tensor, i int) *tensor.Tensor {
-	return t.Slice(0, i, i+1).Reshape(t.Dim(1), t.Dim(2))
+	return t.Slice(0, i, i+1).Squeeze(0)
 }
