@@ -1,5 +1,10 @@
 package memory
 
+import (
+	"runtime"
+	"sync"
+)
+
 // fastDUEL computes the DUEL policy as duelReference does, without
 // recomputing what carries over from one update to the next.
 //
@@ -97,17 +102,26 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	ins := f.dots[i*w : (i+1)*w] // dots of incoming row i with every slot and batch row
 	del := f.dotsOf(J, w)        // dots of J with every slot (K values)
 
-	// Rows held: delete J, insert i, find the best candidate.
-	var t float64 // the new row's score
-	bestMem := -1
-	for c := 0; c < k; c++ {
-		qi := qOf(ins[c])
-		s := score[c] - qOf(del[c]) + qi
-		score[c] = s
-		if selected[c] {
-			t += qi
-			if bestMem < 0 || s > score[bestMem] || (s == score[bestMem] && f.rank[c] < f.rank[bestMem]) {
-				bestMem = c
+	// Rows held: delete J, insert i, find the best candidate. With
+	// q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)" is
+	// score += (d(i,c) - d(J,c))*qUnit, and the new row's score, the sum
+	// of q(i,c) over the rows held, is held/2 + qUnit*(sum of d(i,c)),
+	// summed in four parts to break the chain of dependent additions. All
+	// of it is exact (see similarity.go), so it equals the reference's
+	// arithmetic bit for bit.
+	var dsum [4]float64
+	held := 0
+	bestMem, best := -1, 0.0
+	memScore, memSel, memIns, rank := score[:k], selected[:k], ins[:k], f.rank[:k]
+	del = del[:k]
+	for c, d := range memIns {
+		s := memScore[c] + (float64(d)-float64(del[c]))*qUnit
+		memScore[c] = s
+		if memSel[c] {
+			dsum[c&3] += float64(d)
+			held++
+			if s > best || bestMem < 0 || (s == best && rank[c] < rank[bestMem]) {
+				bestMem, best = c, s
 			}
 		}
 	}
@@ -116,11 +130,11 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	bestNew := -1
 	for bp := 0; bp < i; bp++ {
 		c := k + bp
-		qi := qOf(ins[c])
-		s := score[c] - qOf(f.dots[bp*w+J]) + qi
+		s := score[c] + (float64(ins[c])-float64(f.dots[bp*w+J]))*qUnit
 		score[c] = s
 		if selected[c] {
-			t += qi
+			dsum[c&3] += float64(ins[c])
+			held++
 			if bestNew < 0 || s > score[bestNew] {
 				bestNew = c
 			}
@@ -129,6 +143,7 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	// Insert i itself.
 	c := k + i
 	selected[c] = true
+	t := 0.5*float64(held) + (dsum[0]+dsum[1]+dsum[2]+dsum[3])*qUnit
 	score[c] = t + qOf(ins[c])
 	if bestNew < 0 || score[c] > score[bestNew] {
 		bestNew = c
@@ -203,13 +218,33 @@ func (f *fastDUEL) commit(b int) {
 			row[other.slot] = src[k+other.bp]
 		}
 	}
-	// Columns of the new slots, by symmetry, row by row.
-	for c := 0; c < k; c++ {
-		row := f.block[c*k : (c+1)*k]
-		for _, in := range arrived {
-			row[in.slot] = f.block[in.slot*k+c]
+	// Columns of the new slots, by symmetry. This scatters B values into
+	// every row of the block, the main memory cost of carrying it, so the
+	// rows are split between threads.
+	parallelRows(k, func(c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			row := f.block[c*k : (c+1)*k]
+			for _, in := range arrived {
+				row[in.slot] = f.block[in.slot*k+c]
+			}
 		}
+	})
+}
+
+// parallelRows calls do on GOMAXPROCS contiguous ranges covering 0..n-1,
+// concurrently, and returns when all are done.
+func parallelRows(n int, do func(r0, r1 int)) {
+	t := min(runtime.GOMAXPROCS(0), max(1, n/64))
+	var wg sync.WaitGroup
+	for i := 0; i < t; i++ {
+		r0, r1 := n*i/t, n*(i+1)/t
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do(r0, r1)
+		}()
 	}
+	wg.Wait()
 }
 
 // rebuild computes the state from scratch for the memory of a: slot s holds

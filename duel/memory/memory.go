@@ -83,8 +83,9 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	if err := normalizeRows(m.batch, rows, m.z); err != nil {
 		return st, fmt.Errorf("memory add: %w", err)
 	}
+	seen0 := m.seen
 	meta := func(r int) (int64, int32) {
-		id, label := m.seen+int64(r), int32(-1)
+		id, label := seen0+int64(r), int32(-1)
 		if ids != nil {
 			id = ids[r]
 		}

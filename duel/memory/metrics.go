@@ -90,3 +90,16 @@ func entropy(counts map[int32]int, total int) float64 {
 	}
 	return h
 }
+
+// median returns the median of v (v is reordered); 0 for no value.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	} else {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+}

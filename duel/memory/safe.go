@@ -9,7 +9,9 @@ import "math"
 //	I_d(M) = mean over the incoming rows x of -log(mean over y in M of q(x,y))
 //
 // The expectation over the data distribution D_t is estimated on the
-// incoming batch, the sample of D_t at hand. rows are the K rows held,
+// incoming batch, the only unbiased sample of D_t at hand (the memory is
+// not one, by design); the estimate needs batches that represent the
+// stream, as training batches of a few hundred rows do. rows are the K rows held,
 // batch the B incoming rows (both L2-normalised, z values each) and keep
 // the positions (rows held, then batch rows) of the memory after the
 // update. The update is safe when after >= before.

@@ -1,0 +1,142 @@
+package memory
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Checkpoint format (little-endian), version 1:
+//
+//	magic "DUELMEM\x00", version uint32
+//	k, z, n uint32; seen int64; safe uint8
+//	policy name: uint16 length + bytes; policy state: uint32 length + bytes
+//	rows n*z float32; ids n int64; labels n int32; steps n int64
+//	crc32 (IEEE) of everything before it
+const (
+	checkpointMagic   = "DUELMEM\x00"
+	checkpointVersion = 1
+)
+
+// MarshalBinary encodes the memory (rows, ids, labels, steps, rows seen,
+// options and the policy's name and state, e.g. its RNG) for a training
+// checkpoint. A policy's carried acceleration state is not saved: it is
+// rebuilt at the first update after loading.
+func (m *Memory) MarshalBinary() ([]byte, error) {
+	var state []byte
+	if bm, ok := m.policy.(encoding.BinaryMarshaler); ok {
+		var err error
+		if state, err = bm.MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("memory checkpoint: policy %s state: %w", m.policy.Name(), err)
+		}
+	}
+	var buf bytes.Buffer
+	w := func(v any) { binary.Write(&buf, binary.LittleEndian, v) } // bytes.Buffer writes never fail
+	buf.WriteString(checkpointMagic)
+	w(uint32(checkpointVersion))
+	w([]uint32{uint32(m.k), uint32(m.z), uint32(m.Len())})
+	w(m.seen)
+	w(m.safe)
+	name := m.policy.Name()
+	w(uint16(len(name)))
+	buf.WriteString(name)
+	w(uint32(len(state)))
+	buf.Write(state)
+	w(m.rows)
+	w(m.ids)
+	w(m.labels)
+	w(m.steps)
+	w(crc32.ChecksumIEEE(buf.Bytes()))
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary replaces m with a memory decoded from data (written by
+// MarshalBinary). The policy is rebuilt from its registered name and saved
+// state. Everything is validated: a truncated, corrupted or inconsistent
+// checkpoint is an error and m is left unchanged.
+func (m *Memory) UnmarshalBinary(data []byte) error {
+	got, err := decodeCheckpoint(data)
+	if err != nil {
+		return fmt.Errorf("memory checkpoint: %w", err)
+	}
+	*m = *got
+	return nil
+}
+
+func decodeCheckpoint(data []byte) (*Memory, error) {
+	if len(data) < len(checkpointMagic)+4+4 {
+		return nil, fmt.Errorf("%d bytes, too short for a memory checkpoint", len(data))
+	}
+	if string(data[:len(checkpointMagic)]) != checkpointMagic {
+		return nil, errors.New("not a memory checkpoint (bad magic)")
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, errors.New("checksum mismatch (truncated or corrupted file)")
+	}
+	r := bytes.NewReader(body[len(checkpointMagic):])
+	read := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
+	var version uint32
+	var dims [3]uint32
+	var seen int64
+	var safe bool
+	var nameLen uint16
+	if read(&version) != nil || version != checkpointVersion {
+		return nil, fmt.Errorf("checkpoint version %d, expected %d", version, checkpointVersion)
+	}
+	if err := errors.Join(read(&dims), read(&seen), read(&safe), read(&nameLen)); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	k, z, n := int(dims[0]), int(dims[1]), int(dims[2])
+	if k < 1 || k > maxRows || z < 1 || z > maxZ || n > k || seen < int64(n) {
+		return nil, fmt.Errorf("inconsistent sizes k=%d z=%d rows=%d seen=%d", k, z, n, seen)
+	}
+	name := make([]byte, nameLen)
+	var stateLen uint32
+	if err := errors.Join(read(name), read(&stateLen)); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if int64(stateLen) > int64(r.Len()) {
+		return nil, fmt.Errorf("policy state of %d bytes, only %d left", stateLen, r.Len())
+	}
+	state := make([]byte, stateLen)
+	read(state)
+	// rows, ids, labels, steps: 4z + 8 + 4 + 8 bytes per row.
+	if want := int64(n) * (4*int64(z) + 20); int64(r.Len()) != want {
+		return nil, fmt.Errorf("%d bytes of rows, expected %d for %d rows of %d", r.Len(), want, n, z)
+	}
+	policy, err := NewPolicy(string(name), 0)
+	if err != nil {
+		return nil, err
+	}
+	if um, ok := policy.(encoding.BinaryUnmarshaler); ok {
+		if err := um.UnmarshalBinary(state); err != nil {
+			return nil, fmt.Errorf("policy %s state: %w", name, err)
+		}
+	} else if len(state) != 0 {
+		return nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
+	}
+	m := &Memory{k: k, z: z, policy: policy, safe: safe, seen: seen, gen: 1,
+		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n)}
+	read(m.rows)
+	read(m.ids)
+	read(m.labels)
+	read(m.steps)
+	for i := 0; i < n; i++ {
+		var ss float64
+		for _, v := range m.rows[i*z : (i+1)*z] {
+			ss += float64(v) * float64(v)
+		}
+		if !(math.Abs(ss-1) < 1e-3) {
+			return nil, fmt.Errorf("row %d has squared norm %v, expected 1 (rows are L2-normalised)", i, ss)
+		}
+		if m.labels[i] < -1 {
+			return nil, fmt.Errorf("row %d has label %d, expected -1 (unknown) or a class >= 0", i, m.labels[i])
+		}
+	}
+	return m, nil
+}
