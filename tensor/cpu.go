@@ -49,7 +49,11 @@ func (cpu) Unary(op UnaryOp, dst, src Operand, p float32) {
 	d, s := dst.Buf.Host, src.Buf.Host
 	if isContiguous(dst.Shape, dst.Strides) && isContiguous(src.Shape, src.Strides) {
 		dv, sv := d[dst.Offset:dst.Offset+n], s[src.Offset:src.Offset+n]
-		parallelFlat(n*unaryCost(op), n, func(i, j int) { unaryVec(op, dv[i:j], sv[i:j], p) })
+		if n*unaryCost(op) < parallelMin {
+			unaryVec(op, dv, sv, p)
+		} else {
+			parallelFlat(n*unaryCost(op), n, func(i, j int) { unaryVec(op, dv[i:j], sv[i:j], p) })
+		}
 		return
 	}
 	if op == OpCopy && copyTransposed(dst, src) {
@@ -82,15 +86,27 @@ func (cpu) Binary(op BinaryOp, dst, a, b Operand) {
 		switch {
 		case ac && bc:
 			av, bv := x[a.Offset:a.Offset+n], y[b.Offset:b.Offset+n]
-			parallelFlat(n, n, func(i, j int) { binaryVV(op, dv[i:j], av[i:j], bv[i:j]) })
+			if n < parallelMin {
+				binaryVV(op, dv, av, bv)
+			} else {
+				parallelFlat(n, n, func(i, j int) { binaryVV(op, dv[i:j], av[i:j], bv[i:j]) })
+			}
 			return
 		case ac && allZero(b.Strides):
 			av, s := x[a.Offset:a.Offset+n], y[b.Offset]
-			parallelFlat(n, n, func(i, j int) { binaryVS(op, dv[i:j], av[i:j], s) })
+			if n < parallelMin {
+				binaryVS(op, dv, av, s)
+			} else {
+				parallelFlat(n, n, func(i, j int) { binaryVS(op, dv[i:j], av[i:j], s) })
+			}
 			return
 		case bc && allZero(a.Strides):
 			s, bv := x[a.Offset], y[b.Offset:b.Offset+n]
-			parallelFlat(n, n, func(i, j int) { binarySV(op, dv[i:j], s, bv[i:j]) })
+			if n < parallelMin {
+				binarySV(op, dv, s, bv)
+			} else {
+				parallelFlat(n, n, func(i, j int) { binarySV(op, dv[i:j], s, bv[i:j]) })
+			}
 			return
 		}
 	}
@@ -123,7 +139,11 @@ func (cpu) AddScaled(dst Operand, alpha float32, x Operand) {
 	d, s := dst.Buf.Host, x.Buf.Host
 	if isContiguous(dst.Shape, dst.Strides) && isContiguous(x.Shape, x.Strides) {
 		dv, xv := d[dst.Offset:dst.Offset+n], s[x.Offset:x.Offset+n]
-		parallelFlat(n, n, func(i, j int) { axpy(alpha, xv[i:j], dv[i:j]) })
+		if n < parallelMin {
+			axpy(alpha, xv, dv)
+		} else {
+			parallelFlat(n, n, func(i, j int) { axpy(alpha, xv[i:j], dv[i:j]) })
+		}
 		return
 	}
 	shape, st := collapse(dst.Shape, dst.Strides, x.Strides)

@@ -35,11 +35,16 @@ func MulInto(dst, a, b *Tensor) { binaryInto("MulInto", OpMul, dst, a, b) }
 func DivInto(dst, a, b *Tensor) { binaryInto("DivInto", OpDiv, dst, a, b) }
 
 func binary(name string, op BinaryOp, a, b *Tensor) *Tensor {
+	be := sameBackend(name, a, b)
+	if sameInts(a.shape, b.shape) {
+		out := empty(be, a.device, a.shape)
+		be.Binary(op, out.operand(), a.operand(), b.operand())
+		return out
+	}
 	shape, err := BroadcastShapes(a.shape, b.shape)
 	if err != nil {
 		panic(fmt.Sprintf("tensor.%s: %v", name, err))
 	}
-	be := sameBackend(name, a, b)
 	out := empty(be, a.device, shape)
 	be.Binary(op, out.operand(), a.expandedOperand(name, shape), b.expandedOperand(name, shape))
 	return out
@@ -48,6 +53,10 @@ func binary(name string, op BinaryOp, a, b *Tensor) *Tensor {
 // binaryInto writes op(a, b) into dst. dst may be a itself or b itself (in
 // place) but must not otherwise overlap them.
 func binaryInto(name string, op BinaryOp, dst, a, b *Tensor) {
+	if sameInts(a.shape, b.shape) && sameInts(a.shape, dst.shape) {
+		sameBackend(name, dst, a, b).Binary(op, dst.operand(), a.operand(), b.operand())
+		return
+	}
 	shape, err := BroadcastShapes(a.shape, b.shape)
 	if err != nil {
 		panic(fmt.Sprintf("tensor.%s: %v", name, err))
