@@ -90,6 +90,8 @@ func TestBadAxisPanics(t *testing.T) {
 	wantPanic(t, "autograd.Sum: axis -3 out of range", func() { ag.Sum(nil, x, -3, false) })
 	wantPanic(t, "autograd.MatMul: operands", func() { ag.MatMul(nil, x, ag.Const(tensor.New(3))) })
 	wantPanic(t, "autograd.Concat: no inputs", func() { ag.Concat(nil, 0) })
+	wantPanic(t, "autograd.CrossEntropy: target 3 of row 1 out of range for 3 classes", func() { ag.CrossEntropy(nil, x, []int{0, 3}) })
+	wantPanic(t, "autograd.CrossEntropy: 1 targets for 2 rows", func() { ag.CrossEntropy(nil, x, []int{0}) })
 }
 
 func sameInts(a, b []int) bool {

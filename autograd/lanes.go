@@ -62,12 +62,17 @@ func forLanes(shape []int, axis int, k laneKernel, out, a, b []float32, bOut boo
 			}
 		}
 	}
-	w := runtime.GOMAXPROCS(0)
-	if w > count {
-		w = count
-	}
-	if w < 2 || count*n < parallelWork {
-		run(0, count)
+	parallelFor(count, count*n, run)
+}
+
+// parallelFor calls run on consecutive ranges covering [0, count), split
+// across GOMAXPROCS goroutines when work (elements touched) is large.
+func parallelFor(count, work int, run func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), count)
+	if w < 2 || work < parallelWork {
+		if count > 0 {
+			run(0, count)
+		}
 		return
 	}
 	var wg sync.WaitGroup

@@ -315,6 +315,51 @@ func TestGradComposite(t *testing.T) {
 	runCases(t, cases)
 }
 
+func TestGradCrossEntropy(t *testing.T) {
+	r := rng(8)
+	ce := func(targets ...int) gradcheck.Func {
+		return func(tp *ag.Tape, in ins) *ag.Var { return ag.CrossEntropy(tp, in[0], targets) }
+	}
+	runCases(t, []opCase{
+		{name: "(4,5)", f: ce(0, 4, 2, 2), inputs: ts{uniform(r, -2, 2, 4, 5)}},
+		{name: "(1,3)", f: ce(1), inputs: ts{uniform(r, -2, 2, 1, 3)}},
+		{name: "one class", f: ce(0, 0), inputs: ts{uniform(r, -2, 2, 2, 1)}},
+		{name: "large logits", f: ce(3, 1), inputs: ts{uniform(r, 80, 90, 2, 4)}},
+		{name: "strided", inputs: ts{uniform(r, -2, 2, 5, 3)},
+			f: func(tp *ag.Tape, in ins) *ag.Var {
+				return ag.CrossEntropy(tp, ag.Transpose(tp, in[0], 0, 1), []int{0, 4, 1})
+			}},
+	})
+}
+
+// TestCrossEntropyMatchesComposite compares the fused op with LogSoftmax,
+// one-hot pick and mean, on a shape large enough to run in parallel.
+func TestCrossEntropyMatchesComposite(t *testing.T) {
+	r := rng(11)
+	const n, c = 64, 1000
+	x := uniform(r, -5, 5, n, c)
+	targets := make([]int, n)
+	onehot := tensor.New(n, c)
+	for i := range targets {
+		targets[i] = r.IntN(c)
+		onehot.Set(1, i, targets[i])
+	}
+	a, b := ag.Param(x, "a"), ag.Param(x, "b")
+	tp := ag.NewTape()
+	fused := ag.CrossEntropy(tp, a, targets)
+	comp := ag.Neg(tp, ag.MeanAll(tp, ag.Sum(tp, ag.Mul(tp, ag.LogSoftmax(tp, b, 1), ag.Const(onehot)), 1, false)))
+	if d := fused.Value.Item() - comp.Value.Item(); d > 1e-5 || d < -1e-5 {
+		t.Fatalf("fused %g, composite %g", fused.Value.Item(), comp.Value.Item())
+	}
+	if nograd := ag.CrossEntropy(nil, a, targets).Value.Item(); nograd != fused.Value.Item() {
+		t.Fatalf("no-grad value %g, recorded %g", nograd, fused.Value.Item())
+	}
+	tp.Backward(ag.Add(tp, fused, comp))
+	if d := tensor.MaxAbsDiff(a.Grad, b.Grad); d > 1e-7 {
+		t.Fatalf("gradients differ by %g", d)
+	}
+}
+
 func runCases(t *testing.T, cases []opCase) {
 	t.Helper()
 	for _, c := range cases {

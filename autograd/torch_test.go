@@ -51,6 +51,10 @@ var torchExprs = map[string]func(tp *ag.Tape, in []*ag.Var) *ag.Var{
 		n := ag.L2Normalize(tp, x, 0)
 		return ag.SumAll(tp, ag.Sum(tp, ag.Add(tp, s, ag.Mul(tp, l, n)), 0, true))
 	},
+	"cross_entropy": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		return ag.Add(tp, ag.CrossEntropy(tp, ag.MulScalar(tp, v[0], 2), []int{1, 0, 4}),
+			ag.CrossEntropy(tp, ag.Transpose(tp, v[0], 0, 1), []int{2, 2, 0, 1, 2}))
+	},
 	"batch_ops": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
 		a, b, c := v[0], v[1], v[2]
 		t := ag.Permute(tp, ag.BatchMatMul(tp, a, b), 0, 2, 1)

@@ -54,6 +54,10 @@ def batch_ops(a, b, c):
     return cat.max(1)[0].sum() + (cat[:, 2:7, :] * 0.5).mean() - cat.transpose(1, 2).reshape(3, -1).sum(1).mean()
 
 
+def cross_entropy(x):
+    return F.cross_entropy(x * 2, torch.tensor([1, 0, 4])) + F.cross_entropy(x.t(), torch.tensor([2, 2, 0, 1, 2]))
+
+
 cases = []
 
 
@@ -76,6 +80,7 @@ add("mlp_ce", mlp_ce, [rnd(4, 5), rnd(5, 6), rnd(6, lo=-.1, hi=.1), rnd(6, 3), r
 add("contrastive", contrastive, [rnd(4, 8), rnd(4, 8)])
 add("broadcast_mix", broadcast_mix, [rnd(2, 3, 4), rnd(3, 1, lo=.2, hi=1.2), rnd(4)])
 add("axis_ops", axis_ops, [rnd(3, 4, lo=-2, hi=2), rnd(3, 4)])
+add("cross_entropy", cross_entropy, [rnd(3, 5, lo=-2, hi=2)])
 add("batch_ops", batch_ops, [rnd(3, 2, 4), rnd(1, 4, 5), rnd(3, 5, 2)])
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_grads.json")
