@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"slices"
+
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -19,9 +21,9 @@ func (*ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return 
 
 // Relu is the functional form of ReLU.
 func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	xd := data(x)
-	y := tensor.New(x.Value.Shape()...)
-	yd := y.Data()
+	xd, cm := planes(x.Value)
+	y := newLayout(cm, x.Value.Shape()...)
+	yd := storage(y)
 	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
 		for i, v := range xd[lo:hi] {
 			yd[lo+i] = max(v, 0)
@@ -56,12 +58,14 @@ func reluBackward(x *autograd.Var, yd, dy []float32) {
 // AddRelu returns max(a + b, 0) for a and b of the same shape: the end of a
 // residual block, fused into one pass.
 func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
-	ad, bd := data(a), data(b)
-	if len(ad) != len(bd) {
+	if !slices.Equal(a.Value.Shape(), b.Value.Shape()) {
 		panic("nn.AddRelu: shapes " + shapeStr(a) + " and " + shapeStr(b) + " differ")
 	}
-	y := tensor.New(a.Value.Shape()...)
-	yd := y.Data()
+	ad, cm := planes(a.Value)
+	b = toLayout(tp, b, cm)
+	bd := storage(b.Value)
+	y := newLayout(cm, a.Value.Shape()...)
+	yd := storage(y)
 	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			yd[i] = max(ad[i]+bd[i], 0)
@@ -72,4 +76,33 @@ func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 		reluBackward(a, yd, dy)
 		reluBackward(b, yd, dy)
 	}, a, b)
+}
+
+// toLayout returns v stored channel-major (cm) or NCHW: v itself when it
+// already is, otherwise a copy whose gradient flows back to v.
+func toLayout(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
+	if _, vcm := planes(v.Value); vcm == cm && (cm || v.Value.IsContiguous()) {
+		return v
+	}
+	y := newLayout(cm, v.Value.Shape()...)
+	copy(storage(y), inLayout(v.Value, cm))
+	return tp.Record(y, func(out *autograd.Var) {
+		addGrad(v, out.Grad)
+	}, v)
+}
+
+// addGrad adds g (any layout) into v's gradient.
+func addGrad(v *autograd.Var, g *tensor.Tensor) {
+	dv, acc := gradSlot(v)
+	if dv == nil {
+		return
+	}
+	src := inLayout(g, channelMajor(v.Value))
+	if !acc {
+		copy(dv, src)
+		return
+	}
+	for i, x := range src {
+		dv[i] += x
+	}
 }

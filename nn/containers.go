@@ -69,18 +69,7 @@ func (*Flatten) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	y := x.Value.Contiguous().Reshape(n, rest)
 	return tp.Record(y, func(out *autograd.Var) {
-		dy := gradOf(out)
-		dx, acc := gradSlot(x)
-		if dx == nil {
-			return
-		}
-		if !acc {
-			copy(dx, dy)
-			return
-		}
-		for i, v := range dy {
-			dx[i] += v
-		}
+		addGrad(x, out.Grad.Reshape(shape...))
 	}, x)
 }
 

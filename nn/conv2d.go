@@ -48,10 +48,64 @@ func (c *Conv2d) Members() []Member {
 	return ms
 }
 
-// direct reports whether the patch matrix is the image itself.
+// direct reports whether the patch matrix is the input itself.
 func (c *Conv2d) direct() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padding == 0 }
 
-// Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW).
+// colBudget is the size in floats of the patch-matrix buffer: the batch is
+// processed in chunks of images whose patches fit in it (about 8 MB, so that
+// the GEMM packs them from the last-level cache).
+const colBudget = 2 << 20
+
+// convGeom is the geometry of one Conv2d call.
+type convGeom struct {
+	n, cin, h, w, cout, k, s, p, oh, ow int
+	xcm                                 bool // input stored channel-major
+}
+
+func (g convGeom) ckk() int { return g.cin * g.k * g.k }
+func (g convGeom) ohw() int { return g.oh * g.ow }
+
+// image returns the offset of image i in the input and the channel stride.
+func (g convGeom) image(i int) (off, cs int) {
+	if g.xcm {
+		return i * g.h * g.w, g.n * g.h * g.w
+	}
+	return i * g.cin * g.h * g.w, g.h * g.w
+}
+
+// chunk returns how many images one patch matrix holds.
+func (g convGeom) chunk() int { return max(1, min(g.n, colBudget/max(g.ckk()*g.ohw(), 1))) }
+
+// im2colImages writes the patch matrix of images [n0, n0+cnt) into col
+// (ckk x cnt*ohw), over several goroutines.
+func (g convGeom) im2colImages(col, xd []float32, n0, cnt int) {
+	ld := cnt * g.ohw()
+	parallelFor(cnt, workers(g.ckk()*ld), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			off, cs := g.image(n0 + j)
+			im2col(col[j*g.ohw():], ld, xd[off:], cs, g.cin, g.h, g.w, g.k, g.k, g.s, g.p)
+		}
+	})
+}
+
+// col2imImages adds the patch-matrix gradient dcol of images [n0, n0+cnt)
+// into dx, over several goroutines.
+func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int) {
+	ld := cnt * g.ohw()
+	parallelFor(cnt, workers(g.ckk()*ld), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			off, cs := g.image(n0 + j)
+			col2im(dx[off:], cs, dcol[j*g.ohw():], ld, g.cin, g.h, g.w, g.k, g.k, g.s, g.p)
+		}
+	})
+}
+
+// Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW). The
+// output is stored channel-major (see layout.go); x may be in either layout.
+//
+// The whole batch is one GEMM: Y (Out x N*OH*OW) = W (Out x In*K*K) times
+// the patch matrix (In*K*K x N*OH*OW), built chunk by chunk of images (a 1x1
+// stride-1 convolution of a channel-major input multiplies the input itself).
 func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) != 4 || shape[1] != c.In {
@@ -63,95 +117,113 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.Conv2d: input %dx%d too small for kernel %d padding %d", h, w, k, p))
 	}
-	ckk, ohw, hw := c.In*k*k, oh*ow, h*w
-	xd, wd := data(x), c.Weight.Value.Data()
-	y := tensor.New(n, c.Out, oh, ow)
-	yd := y.Data()
-	var col []float32
-	if !c.direct() {
-		col = make([]float32, ckk*ohw)
-	}
-	for i := range n {
-		img := xd[i*c.In*hw : (i+1)*c.In*hw]
-		m := img
-		if col != nil {
-			im2col(col, img, c.In, h, w, k, k, s, p)
-			m = col
+	xd, xcm := planes(x.Value)
+	g := convGeom{n: n, cin: c.In, h: h, w: w, cout: c.Out, k: k, s: s, p: p, oh: oh, ow: ow, xcm: xcm || n == 1}
+	ckk, ohw := g.ckk(), g.ohw()
+	ldy := n * ohw
+	wd := c.Weight.Value.Data()
+	y := newLayout(true, n, c.Out, oh, ow)
+	yd := storage(y)
+	direct := c.direct() && g.xcm
+	if direct {
+		gemm.Sgemm(false, false, c.Out, ldy, c.In, 1, wd, c.In, xd, ldy, 0, yd, ldy)
+	} else {
+		chunk := g.chunk()
+		col := make([]float32, ckk*chunk*ohw)
+		for n0 := 0; n0 < n; n0 += chunk {
+			cnt := min(chunk, n-n0)
+			g.im2colImages(col, xd, n0, cnt)
+			gemm.Sgemm(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, col, cnt*ohw, 0, yd[n0*ohw:], ldy)
 		}
-		gemm.Sgemm(false, false, c.Out, ohw, ckk, 1, wd, ckk, m, ohw, 0, yd[i*c.Out*ohw:], ohw)
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
-		addChannelBias(yd, c.Bias.Value.Data(), n, c.Out, ohw)
+		b := c.Bias.Value.Data()
+		for ch := range c.Out {
+			row := yd[ch*ldy : (ch+1)*ldy]
+			for j := range row {
+				row[j] += b[ch]
+			}
+		}
 		inputs = append(inputs, c.Bias)
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		dy := gradOf(out)
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {
-				sumChannels(db, dy, n, c.Out, ohw)
+				for ch := range c.Out {
+					db[ch] += sum32(dy[ch*ldy : (ch+1)*ldy])
+				}
 			}
 		}
 		dw, wacc := gradSlot(c.Weight)
 		dx, xacc := gradSlot(x)
-		var col, dcol []float32
-		if !c.direct() {
+		if direct {
 			if dw != nil {
-				col = make([]float32, ckk*ohw)
+				gemm.Sgemm(false, true, c.Out, c.In, ldy, 1, dy, ldy, xd, ldy, beta(wacc), dw, c.In)
 			}
 			if dx != nil {
-				dcol = make([]float32, ckk*ohw)
+				gemm.Sgemm(true, false, c.In, ldy, c.Out, 1, wd, c.In, dy, ldy, beta(xacc), dx, ldy)
+			}
+			return
+		}
+		if dw != nil {
+			chunk := g.chunk()
+			col := make([]float32, ckk*chunk*ohw)
+			for n0 := 0; n0 < n; n0 += chunk {
+				cnt := min(chunk, n-n0)
+				ld := cnt * ohw
+				g.im2colImages(col, xd, n0, cnt)
+				gemm.Sgemm(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, col, ld, beta(wacc || n0 > 0), dw, ckk)
 			}
 		}
-		for i := range n {
-			img := xd[i*c.In*hw : (i+1)*c.In*hw]
-			dyi := dy[i*c.Out*ohw : (i+1)*c.Out*ohw]
-			if dw != nil {
-				m := img
-				if col != nil {
-					im2col(col, img, c.In, h, w, k, k, s, p)
-					m = col
-				}
-				gemm.Sgemm(false, true, c.Out, ckk, ohw, 1, dyi, ohw, m, ohw, beta(wacc || i > 0), dw, ckk)
-			}
-			if dx != nil {
-				dxi := dx[i*c.In*hw : (i+1)*c.In*hw]
-				if dcol == nil {
-					gemm.Sgemm(true, false, ckk, ohw, c.Out, 1, wd, ckk, dyi, ohw, beta(xacc), dxi, ohw)
-					continue
-				}
-				gemm.Sgemm(true, false, ckk, ohw, c.Out, 1, wd, ckk, dyi, ohw, 0, dcol, ohw)
-				if !xacc {
-					clear(dxi)
-				}
-				col2im(dxi, dcol, c.In, h, w, k, k, s, p)
-			}
+		if dx == nil {
+			return
+		}
+		if s == 1 && g.xcm && 2*p <= k-1 {
+			c.inputGradTransposed(g, wd, dy, dx, xacc)
+			return
+		}
+		if !xacc {
+			clear(dx)
+		}
+		chunk := g.chunk()
+		dcol := make([]float32, ckk*chunk*ohw)
+		for n0 := 0; n0 < n; n0 += chunk {
+			cnt := min(chunk, n-n0)
+			ld := cnt * ohw
+			gemm.Sgemm(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcol, ld)
+			g.col2imImages(dx, dcol, n0, cnt)
 		}
 	}, inputs...)
 }
 
-// addChannelBias adds b[ch] to every element of channel ch of an
-// (n, c, s) array.
-func addChannelBias(y, b []float32, n, c, s int) {
-	for i := range n {
-		for ch := range c {
-			row := y[(i*c+ch)*s : (i*c+ch+1)*s]
-			for j := range row {
-				row[j] += b[ch]
+// inputGradTransposed computes the input gradient of a stride-1 convolution
+// as the convolution of dy with the flipped, transposed kernel and padding
+// k-1-p: one GEMM per chunk of images into dx (channel-major), with no
+// scatter-add.
+func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool) {
+	k := g.k
+	kk := k * k
+	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
+	wt := make([]float32, g.cin*g.cout*kk)
+	for co := range g.cout {
+		for ci := range g.cin {
+			src := wd[(co*g.cin+ci)*kk:][:kk]
+			dst := wt[(ci*g.cout+co)*kk:][:kk]
+			for j := range kk {
+				dst[j] = src[kk-1-j]
 			}
 		}
 	}
-}
-
-// sumChannels adds the per-channel sums of an (n, c, s) array into db.
-func sumChannels(db, dy []float32, n, c, s int) {
-	for i := range n {
-		for ch := range c {
-			var t float32
-			for _, v := range dy[(i*c+ch)*s : (i*c+ch+1)*s] {
-				t += v
-			}
-			db[ch] += t
-		}
+	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
+	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
+	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
+	chunk := tg.chunk()
+	col := make([]float32, ckk*chunk*hw)
+	for n0 := 0; n0 < g.n; n0 += chunk {
+		cnt := min(chunk, g.n-n0)
+		tg.im2colImages(col, dy, n0, cnt)
+		gemm.Sgemm(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, col, cnt*hw, beta(acc), dx[n0*hw:], ld)
 	}
 }

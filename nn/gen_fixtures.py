@@ -21,8 +21,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-torch.manual_seed(0)
-torch.set_num_threads(1)
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 
 
@@ -281,6 +279,8 @@ def resnets():
 
 
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
     if torch.__version__.split(".")[:2] != ["1", "13"]:
         print("warning: fixtures were made with PyTorch 1.13, this is", torch.__version__, file=sys.stderr)
     layers()

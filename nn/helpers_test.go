@@ -44,8 +44,8 @@ func checkGrad(t *testing.T, name string, f func(tp *autograd.Tape) *autograd.Va
 		if in.Grad == nil {
 			t.Fatalf("%s: input %d (%v) got no gradient", name, k, in)
 		}
-		g := in.Grad.Data()
-		d := in.Value.Data()
+		g := inLayout(in.Grad, channelMajor(in.Value))
+		d := storage(in.Value)
 		num := make([]float64, len(d))
 		var scale float64
 		for i := range d {

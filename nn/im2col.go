@@ -5,17 +5,18 @@ package nn
 func ConvOutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 
 // im2col writes the patches of one (c, h, w) image into col, a
-// (c*kh*kw) x (oh*ow) row-major matrix: row (ci*kh+ki)*kw+kj holds the input
-// pixel under kernel tap (ki, kj) of channel ci for every output position,
-// zero where the tap falls into the padding.
-func im2col(col, src []float32, c, h, w, kh, kw, stride, pad int) {
+// (c*kh*kw) x (oh*ow) matrix with row stride ldcol: row (ci*kh+ki)*kw+kj
+// holds the input pixel under kernel tap (ki, kj) of channel ci for every
+// output position, zero where the tap falls into the padding. Channel ci of
+// the image is src[ci*cs : ci*cs+h*w].
+func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride, pad int) {
 	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
 	n := oh * ow
 	for ci := range c {
-		img := src[ci*h*w : (ci+1)*h*w]
+		img := src[ci*cs : ci*cs+h*w]
 		for ki := range kh {
 			for kj := range kw {
-				row := col[((ci*kh+ki)*kw+kj)*n:][:n]
+				row := col[((ci*kh+ki)*kw+kj)*ldcol:][:n]
 				// Output columns whose input column is inside the image.
 				jlo, jhi := validRange(ow, w, kj, stride, pad)
 				for oi := range oh {
@@ -44,15 +45,15 @@ func im2col(col, src []float32, c, h, w, kh, kw, stride, pad int) {
 }
 
 // col2im adds the columns of col, laid out as im2col writes them, back into
-// the (c, h, w) image dst (the adjoint of im2col).
-func col2im(dst, col []float32, c, h, w, kh, kw, stride, pad int) {
+// the (c, h, w) image dst with channel stride cs (the adjoint of im2col).
+func col2im(dst []float32, cs int, col []float32, ldcol, c, h, w, kh, kw, stride, pad int) {
 	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
 	n := oh * ow
 	for ci := range c {
-		img := dst[ci*h*w : (ci+1)*h*w]
+		img := dst[ci*cs : ci*cs+h*w]
 		for ki := range kh {
 			for kj := range kw {
-				row := col[((ci*kh+ki)*kw+kj)*n:][:n]
+				row := col[((ci*kh+ki)*kw+kj)*ldcol:][:n]
 				jlo, jhi := validRange(ow, w, kj, stride, pad)
 				if jlo >= jhi {
 					continue

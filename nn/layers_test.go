@@ -126,3 +126,65 @@ func TestPoolGrad(t *testing.T) {
 	f := NewFlatten()
 	checkGrad(t, "flatten", func(tp *autograd.Tape) *autograd.Var { return f.Forward(tp, x) }, x)
 }
+
+// cnhwVar returns a variable holding random values stored channel-major.
+func cnhwVar(r *rand.Rand, shape ...int) *autograd.Var {
+	t := newLayout(true, shape...)
+	copy(storage(t), inLayout(randTensor(r, shape...), true))
+	return autograd.NewVar(t, true)
+}
+
+// TestChannelMajorGrad checks every layer on channel-major inputs (the
+// layout Conv2d produces) against finite differences, and its forward
+// against the same input stored NCHW.
+func TestChannelMajorGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 8))
+	bn := NewBatchNorm2d(3)
+	NormalInit(bn.Weight.Value, 1, r)
+	ghost := NewBatchNorm2d(3)
+	ghost.Splits = 2
+	layers := map[string]Module{
+		"conv3x3":    NewConv2d(3, 4, 3, 1, 1, true, r),
+		"conv3x3-s2": NewConv2d(3, 2, 3, 2, 1, false, r),
+		"conv1x1":    NewConv2d(3, 5, 1, 1, 0, false, r),
+		"conv5x5-p1": NewConv2d(3, 2, 5, 1, 1, false, r),
+		"bn":         bn,
+		"ghost-bn":   ghost,
+		"relu":       NewReLU(),
+		"maxpool":    NewMaxPool2d(3, 2, 1),
+		"avgpool":    NewAdaptiveAvgPool2d(1, 1),
+		"flatten":    NewFlatten(),
+	}
+	for name, m := range layers {
+		x := cnhwVar(r, 4, 3, 6, 5)
+		if name == "relu" {
+			for i, v := range storage(x.Value) {
+				if v > -0.1 && v < 0.1 {
+					storage(x.Value)[i] = v + 0.3
+				}
+			}
+		}
+		if !channelMajor(x.Value) {
+			t.Fatal("cnhwVar is not channel-major")
+		}
+		checkGrad(t, name, func(tp *autograd.Tape) *autograd.Var { return m.Forward(tp, x) }, append([]*autograd.Var{x}, Parameters(m)...)...)
+		a := m.Forward(nil, x).Value.Contiguous().Data()
+		b := m.Forward(nil, autograd.NewVar(x.Value.Contiguous(), false)).Value.Contiguous().Data()
+		for i := range a {
+			if d := a[i] - b[i]; d > 1e-5 || d < -1e-5 {
+				t.Errorf("%s: channel-major and NCHW inputs differ at %d: %g vs %g", name, i, a[i], b[i])
+				break
+			}
+		}
+	}
+	a, b := cnhwVar(r, 2, 3, 4, 4), autograd.NewVar(randTensor(r, 2, 3, 4, 4), true)
+	// Keep a+b away from the kink of relu, where finite differences fail.
+	ad, bd := inLayout(a.Value, false), b.Value.Data()
+	for i := range bd {
+		if s := ad[i] + bd[i]; s > -0.1 && s < 0.1 {
+			bd[i] += 0.3
+		}
+	}
+	checkGrad(t, "addrelu-mixed", func(tp *autograd.Tape) *autograd.Var { return AddRelu(tp, a, b) }, a, b)
+	checkGrad(t, "addrelu-mixed2", func(tp *autograd.Tape) *autograd.Var { return AddRelu(tp, b, a) }, a, b)
+}

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/tensor"
 )
 
 // MaxPool2d takes the maximum over square windows of (N, C, H, W) inputs,
@@ -37,9 +36,9 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.MaxPool2d: input %dx%d too small for kernel %d", h, w, k))
 	}
-	xd := data(x)
-	y := tensor.New(n, c, oh, ow)
-	yd := y.Data()
+	xd, cm := planes(x.Value)
+	y := newLayout(cm, n, c, oh, ow)
+	yd := storage(y)
 	// arg holds, for each output, the index of its maximum inside the plane.
 	arg := make([]int32, len(yd))
 	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
@@ -115,9 +114,9 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 	}
 	n, c, h, w := shape[0], shape[1], shape[2], shape[3]
 	oh, ow := ap.OutH, ap.OutW
-	xd := data(x)
-	y := tensor.New(n, c, oh, ow)
-	yd := y.Data()
+	xd, cm := planes(x.Value)
+	y := newLayout(cm, n, c, oh, ow)
+	yd := storage(y)
 	win := func(i, out, in int) (int, int) { return i * in / out, ((i+1)*in + out - 1) / out }
 	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {

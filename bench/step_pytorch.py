@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Peer benchmark of `duelctl bench step`: the same training step in PyTorch.
+
+Runs forward + backward + SGD (lr 0.1, momentum 0.9, weight decay 5e-4) of a
+CIFAR-stem ResNet (torchvision's definition, from nn/gen_fixtures.py) on a
+fixed random batch of 32x32 images with 10 classes, then forward-only passes,
+and prints images per second. With --duelctl BIN it then runs
+`BIN bench step` with the same arguments and prints the ratio Go / PyTorch.
+
+Run PyTorch at its best, as bench/RESULTS.md does:
+
+    env -u OPENBLAS_CORETYPE \\
+        GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184 \\
+        /usr/bin/python3 bench/step_pytorch.py --arch resnet18 --batch 32 --duelctl ./duelctl
+
+Prints one JSON object as its last line.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "nn"))
+import gen_fixtures  # noqa: E402  (torchvision's ResNet in plain torch)
+
+
+def build(arch):
+    base, _, w = arch.partition("-w")
+    depth = int(base.removeprefix("resnet"))
+    width = int(w) if w else 64
+    return gen_fixtures.resnet(depth, width=width, cifar=True, num_classes=10)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", default="resnet18")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--duelctl", help="duelctl binary to run with the same arguments for the ratio")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = build(a.arch)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    x = torch.randn(a.batch, 3, 32, 32)
+    y = torch.randint(0, 10, (a.batch,))
+    lossf = nn.CrossEntropyLoss()
+
+    def step():
+        out = model(x)
+        loss = lossf(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    for _ in range(a.warmup):
+        step()
+    times = []
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    ftimes = []
+    with torch.no_grad():
+        for _ in range(a.steps):
+            t0 = time.perf_counter()
+            model(x)
+            ftimes.append((time.perf_counter() - t0) * 1e3)
+    step_ms = statistics.median(times)
+    res = {
+        "arch": a.arch, "batch": a.batch, "threads": torch.get_num_threads(), "torch": torch.__version__,
+        "img_per_s": a.batch / step_ms * 1e3, "step_ms": step_ms,
+        "forward_img_per_s": a.batch / statistics.median(ftimes) * 1e3,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "step_ms_all": times,
+    }
+    print(f"pytorch {a.arch} batch {a.batch} ({res['threads']} threads): train step {step_ms:.1f} ms = "
+          f"{res['img_per_s']:.1f} img/s; forward {res['forward_img_per_s']:.1f} img/s; peak RSS {res['peak_rss_mb']:.0f} MB")
+    if a.duelctl:
+        cmd = [a.duelctl, "bench", "step", "--arch", a.arch, "--batch", str(a.batch),
+               "--steps", str(a.steps), "--warmup", str(a.warmup), "--json"]
+        env = dict(os.environ, GOMAXPROCS=str(a.threads))
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+        lines = p.stdout.strip().splitlines()
+        print("\n".join(lines[:-1]))
+        go = json.loads(lines[-1])
+        res["go"] = go
+        res["ratio"] = go["img_per_s"] / res["img_per_s"]
+        res["forward_ratio"] = go["forward_img_per_s"] / res["forward_img_per_s"]
+        print(f"ratio go/pytorch: train {res['ratio']:.2f}x, forward {res['forward_ratio']:.2f}x; "
+              f"peak RSS go {go['peak_rss_mb']:.0f} MB vs pytorch {res['peak_rss_mb']:.0f} MB")
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
