@@ -70,3 +70,9 @@ func sameShape(a, b []int) bool {
 	}
 	return true
 }
+
+// newLike returns a zero tensor of x's shape and its elements.
+func newLike(x *Var) (*tensor.Tensor, []float32) {
+	t := tensor.New(x.Value.Shape()...)
+	return t, t.Data()
+}

@@ -7,14 +7,13 @@ import "github.com/duel-ssl/duel/tensor"
 //	y = max(x, 0),  ∂L/∂x = g·[x > 0]
 func ReLU(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Relu(x.Value), func(out *Var) {
-		g, y := out.Grad.Data(), out.Value.Data()
-		dx, d := newLike(x)
-		for i, v := range y {
-			if v > 0 {
-				d[i] = g[i]
+		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
+			for i, v := range y {
+				if v > 0 {
+					d[i] = g[i]
+				}
 			}
-		}
-		AccumulateGradOwned(x, dx)
+		})
 	}, x)
 }
 
@@ -23,12 +22,11 @@ func ReLU(tp *Tape, x *Var) *Var {
 //	y = tanh x,  ∂L/∂x = (1 - y²)·g
 func Tanh(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Tanh(x.Value), func(out *Var) {
-		g, y := out.Grad.Data(), out.Value.Data()
-		dx, d := newLike(x)
-		for i, v := range y {
-			d[i] = (1 - v*v) * g[i]
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
+			for i, v := range y {
+				d[i] = (1 - v*v) * g[i]
+			}
+		})
 	}, x)
 }
 
@@ -37,11 +35,10 @@ func Tanh(tp *Tape, x *Var) *Var {
 //	y = 1 / (1 + e⁻ˣ),  ∂L/∂x = y(1 - y)·g
 func Sigmoid(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Sigmoid(x.Value), func(out *Var) {
-		g, y := out.Grad.Data(), out.Value.Data()
-		dx, d := newLike(x)
-		for i, v := range y {
-			d[i] = v * (1 - v) * g[i]
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
+			for i, v := range y {
+				d[i] = v * (1 - v) * g[i]
+			}
+		})
 	}, x)
 }

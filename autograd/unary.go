@@ -39,13 +39,12 @@ func MulScalar(tp *Tape, x *Var, s float32) *Var {
 //	y = xᵖ,  ∂L/∂x = p·xᵖ⁻¹·g
 func PowScalar(tp *Tape, x *Var, p float32) *Var {
 	return tp.Record(tensor.PowScalar(x.Value, p), func(out *Var) {
-		g, xd := out.Grad.Data(), x.Value.Contiguous().Data()
-		dx, d := newLike(x)
 		pp := float64(p)
-		for i, v := range xd {
-			d[i] = float32(pp*math.Pow(float64(v), pp-1)) * g[i]
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
+			for i, v := range x {
+				d[i] = float32(pp*math.Pow(float64(v), pp-1)) * g[i]
+			}
+		})
 	}, x)
 }
 
@@ -54,12 +53,11 @@ func PowScalar(tp *Tape, x *Var, p float32) *Var {
 //	y = x²,  ∂L/∂x = 2x·g
 func Square(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Square(x.Value), func(out *Var) {
-		g, xd := out.Grad.Data(), x.Value.Contiguous().Data()
-		dx, d := newLike(x)
-		for i, v := range xd {
-			d[i] = 2 * v * g[i]
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
+			for i, v := range x {
+				d[i] = 2 * v * g[i]
+			}
+		})
 	}, x)
 }
 
@@ -68,17 +66,16 @@ func Square(tp *Tape, x *Var) *Var {
 //	y = |x|,  ∂L/∂x = sign(x)·g  (0 at x = 0)
 func Abs(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Abs(x.Value), func(out *Var) {
-		g, xd := out.Grad.Data(), x.Value.Contiguous().Data()
-		dx, d := newLike(x)
-		for i, v := range xd {
-			switch {
-			case v > 0:
-				d[i] = g[i]
-			case v < 0:
-				d[i] = -g[i]
+		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
+			for i, v := range x {
+				switch {
+				case v > 0:
+					d[i] = g[i]
+				case v < 0:
+					d[i] = -g[i]
+				}
 			}
-		}
-		AccumulateGradOwned(x, dx)
+		})
 	}, x)
 }
 
@@ -87,12 +84,11 @@ func Abs(tp *Tape, x *Var) *Var {
 //	y = eˣ,  ∂L/∂x = y·g
 func Exp(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Exp(x.Value), func(out *Var) {
-		g, y := out.Grad.Data(), out.Value.Data()
-		dx, d := newLike(x)
-		for i, v := range y {
-			d[i] = v * g[i]
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
+			for i, v := range y {
+				d[i] = v * g[i]
+			}
+		})
 	}, x)
 }
 
@@ -101,12 +97,11 @@ func Exp(tp *Tape, x *Var) *Var {
 //	y = ln x,  ∂L/∂x = g / x
 func Log(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Log(x.Value), func(out *Var) {
-		g, xd := out.Grad.Data(), x.Value.Contiguous().Data()
-		dx, d := newLike(x)
-		for i, v := range xd {
-			d[i] = g[i] / v
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
+			for i, v := range x {
+				d[i] = g[i] / v
+			}
+		})
 	}, x)
 }
 
@@ -115,17 +110,27 @@ func Log(tp *Tape, x *Var) *Var {
 //	y = √x,  ∂L/∂x = g / (2y)
 func Sqrt(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Sqrt(x.Value), func(out *Var) {
-		g, y := out.Grad.Data(), out.Value.Data()
-		dx, d := newLike(x)
-		for i, v := range y {
-			d[i] = g[i] / (2 * v)
-		}
-		AccumulateGradOwned(x, dx)
+		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
+			for i, v := range y {
+				d[i] = g[i] / (2 * v)
+			}
+		})
 	}, x)
 }
 
-// newLike returns a zero tensor of x's shape and its elements.
-func newLike(x *Var) (*tensor.Tensor, []float32) {
-	t := tensor.New(x.Value.Shape()...)
-	return t, t.Data()
+// elementwiseGrad computes the gradient of an elementwise op on x and adds
+// it into x: kernel fills d from g (the output's gradient) and in (x or the
+// output, of x's shape), on chunks split across cores for large tensors.
+// The slices given to kernel have equal lengths.
+func elementwiseGrad(x *Var, g, in *tensor.Tensor, kernel func(d, g, in []float32)) {
+	if !x.RequiresGrad {
+		return
+	}
+	gd, id := g.Contiguous().Data(), in.Contiguous().Data()
+	dx := tensor.New(x.Value.Shape()...)
+	d := dx.Data()
+	parallelFor(len(d), len(d), func(lo, hi int) {
+		kernel(d[lo:hi], gd[lo:hi], id[lo:hi])
+	})
+	AccumulateGradOwned(x, dx)
 }
