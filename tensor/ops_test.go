@@ -192,6 +192,11 @@ func TestReductions(t *testing.T) {
 	if got := SumAll(a); got != 21 {
 		t.Errorf("SumAll = %v", got)
 	}
+	big := Full(1, 3, 1001)
+	big.Set(1e8, 0, 0)
+	if got := SumAll(big.T()); got != 1e8+3002 {
+		t.Errorf("SumAll of a transposed view = %v, want exactly %v", got, 1e8+3002)
+	}
 	if got := MeanAll(a.T()); got != 3.5 {
 		t.Errorf("MeanAll = %v", got)
 	}

@@ -1,6 +1,9 @@
 package tensor
 
-import "math/rand/v2"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // RandN returns a tensor of standard normal samples drawn from r.
 func RandN(r *rand.Rand, shape ...int) *Tensor {
@@ -16,7 +19,11 @@ func RandU(r *rand.Rand, lo, hi float32, shape ...int) *Tensor {
 	t := New(shape...)
 	w := float64(hi) - float64(lo)
 	for i := range t.data {
-		t.data[i] = float32(float64(lo) + w*r.Float64())
+		v := float32(float64(lo) + w*r.Float64())
+		if v >= hi && hi > lo { // rounding up to hi
+			v = math.Nextafter32(hi, lo)
+		}
+		t.data[i] = v
 	}
 	return t
 }

@@ -70,8 +70,15 @@ func SumAll(a *Tensor) float64 {
 	if a.Numel() == 0 {
 		return 0
 	}
-	if a.device == CPU && a.IsContiguous() {
-		return sum64(a.data[a.offset : a.offset+a.Numel()])
+	if a.device == CPU || a.device == "" {
+		if a.IsContiguous() {
+			return sum64(a.data[a.offset : a.offset+a.Numel()])
+		}
+		shape, st := collapse(a.shape, a.strides)
+		s := st[0][len(shape)-1]
+		total := 0.0
+		eachRow(shape, st, []int{a.offset}, func(o []int, m int) { total = reduceRow(ReduceSum, total, a.data, o[0], m, s) })
+		return total
 	}
 	ones := make([]int, len(a.shape))
 	for i := range ones {
