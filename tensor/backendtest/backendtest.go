@@ -92,6 +92,20 @@ type layout struct {
 	offset, size   int // size: elements of storage the view needs
 }
 
+// edgeShapes are tried first by every elementwise test: 0-d, empty, size-1
+// and odd shapes.
+var edgeShapes = [][]int{nil, {1}, {0}, {3, 0, 2}, {1, 1, 1}, {7}, {5, 1, 3}, {2, 3, 4, 5}}
+
+// shapeFor returns an edge shape for the first iterations of a test loop
+// (after iteration 0, which tests use for a large case) and a random
+// shape after them.
+func (h *harness) shapeFor(it int) []int {
+	if it >= 1 && it <= len(edgeShapes) {
+		return append([]int(nil), edgeShapes[it-1]...)
+	}
+	return h.randShape(4)
+}
+
 // randShape returns a shape of rank 0..maxRank with small, odd and
 // (sometimes) zero dimensions.
 func (h *harness) randShape(maxRank int) []int {
@@ -210,7 +224,7 @@ func testCopy(t *testing.T, h *harness) {
 
 func testFill(t *testing.T, h *harness) {
 	for it := 0; it < 40; it++ {
-		l := h.randLayout(h.randShape(4), false)
+		l := h.randLayout(h.shapeFor(it), false)
 		p := h.randStore(l.size, -1, 1)
 		g, w := p.operands(l)
 		h.b.Fill(g, 2.5)
@@ -243,7 +257,7 @@ func testUnary(t *testing.T, h *harness) {
 	for _, op := range unaryOps {
 		lo, hi, ps, rtol := unaryDomain(op)
 		for it := 0; it < 25; it++ {
-			shape := h.randShape(4)
+			shape := h.shapeFor(it)
 			if it == 0 {
 				shape = []int{300, 301} // large enough for parallel paths
 			}
@@ -329,7 +343,7 @@ func asBroadcast(l layout, to []int) layout {
 func testBinary(t *testing.T, h *harness) {
 	for _, op := range binaryOps {
 		for it := 0; it < 40; it++ {
-			shape := h.randShape(4)
+			shape := h.shapeFor(it)
 			if it == 0 {
 				shape = []int{257, 300}
 			}
@@ -381,7 +395,7 @@ func testBinaryInPlace(t *testing.T, h *harness) {
 
 func testAddScaled(t *testing.T, h *harness) {
 	for it := 0; it < 40; it++ {
-		shape := h.randShape(4)
+		shape := h.shapeFor(it)
 		if it == 0 {
 			shape = []int{1 << 17}
 		}
@@ -401,6 +415,27 @@ func testAddScaled(t *testing.T, h *harness) {
 var reduceOps = []tensor.ReduceOp{tensor.ReduceSum, tensor.ReduceMean, tensor.ReduceMax, tensor.ReduceMin}
 
 func testReduce(t *testing.T, h *harness) {
+	// Every subset of the axes of a 4-d shape, on a permuted layout.
+	for _, op := range reduceOps {
+		shape := []int{3, 5, 2, 7}
+		for mask := 0; mask < 1<<len(shape); mask++ {
+			keep := append([]int(nil), shape...)
+			for i := range keep {
+				if mask&(1<<i) != 0 {
+					keep[i] = 1
+				}
+			}
+			ls := layout{shape: shape, strides: []int{1, 3 * 2 * 7, 3, 3 * 2}, offset: 2, size: 2 + 210}
+			ld := h.randLayout(keep, false)
+			src := h.randStore(ls.size, -2, 2)
+			dst := h.randStore(ld.size, -1, 1)
+			sg, sw := src.operands(ls)
+			dg, dw := dst.operands(ld)
+			h.b.Reduce(op, dg, sg)
+			h.ref.Reduce(op, dw, sw)
+			dst.check(t, fmt.Sprintf("Reduce%v %v -> %v (permuted src)", op, shape, keep), 1e-6, 2e-7*float64(numel(shape)))
+		}
+	}
 	for _, op := range reduceOps {
 		for it := 0; it < 60; it++ {
 			shape := h.randShape(4)
