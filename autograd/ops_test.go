@@ -109,6 +109,37 @@ func TestGradArith(t *testing.T) {
 	runCases(t, cases)
 }
 
+// TestGradBroadcastRandom checks the binary ops on random broadcast-
+// compatible shape pairs of rank 0 to 4 with size-1 dimensions.
+func TestGradBroadcastRandom(t *testing.T) {
+	r := rng(13)
+	ops := []func(*ag.Tape, *ag.Var, *ag.Var) *ag.Var{ag.Add, ag.Sub, ag.Mul, ag.Div}
+	names := []string{"Add", "Sub", "Mul", "Div"}
+	var cases []opCase
+	for range 24 {
+		rank := r.IntN(5)
+		out := make([]int, rank)
+		for i := range out {
+			out[i] = 1 + r.IntN(3)
+		}
+		// Each operand drops some leading axes and sets some others to 1.
+		operand := func() []int {
+			s := append([]int(nil), out[r.IntN(rank+1):]...)
+			for i := range s {
+				if r.IntN(3) == 0 {
+					s[i] = 1
+				}
+			}
+			return s
+		}
+		a, b := operand(), operand()
+		k := r.IntN(len(ops))
+		cases = append(cases, opCase{name: names[k] + " " + shapeName(a) + " " + shapeName(b), f: binary(ops[k]),
+			inputs: ts{awayFromZero(r, a...), awayFromZero(r, b...)}})
+	}
+	runCases(t, cases)
+}
+
 func TestGradUnary(t *testing.T) {
 	r := rng(2)
 	ops := []struct {
