@@ -34,79 +34,123 @@ func sgemm(kn *kernel, p problem) {
 	putCall(c)
 }
 
-// run executes share t of the call: its part of the packing of B, then its
-// rows (or columns) of C.
+// run executes share t of the call. The blocks of op(B) (nc columns by kc
+// steps) are processed in order; in each, the threads first claim and pack
+// micro-panels of B until the block is packed, then claim units of work
+// (row chunks of C, or groups of micro-panels when C has few rows) until none
+// is left. Claiming from atomic counters balances the threads even when one
+// of them is slowed down by another process. The packed blocks alternate
+// between two buffers; before packing block g a thread waits until every
+// unit of block g-2, which used the same buffer, is done, and before
+// computing block g it waits until block g-1 is done (C accumulates over the
+// blocks in order). A thread may thus pack block g while another finishes
+// its last unit of block g-1.
 func (c *call) run(t int) {
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr
 	ws := c.ws[t]
-	// The rows or micro-panel columns of C this share computes.
-	r0, r1 := 0, p.m
-	if c.splitM {
-		panels := ceilDiv(p.m, mr)
-		r0 = min(p.m, panels*t/c.threads*mr)
-		r1 = min(p.m, panels*(t+1)/c.threads*mr)
-	}
-	buf := 0
+	g := 0
 	for jc := 0; jc < p.n; jc += kn.nc {
 		nc := min(kn.nc, p.n-jc)
 		panels := ceilDiv(nc, nr)
-		q0, q1 := 0, panels
-		if !c.splitM {
-			q0, q1 = panels*t/c.threads, panels*(t+1)/c.threads
-		}
 		for pc := 0; pc < p.k; pc += kn.kc {
 			kc := min(kn.kc, p.k-pc)
-			bp := c.packB[buf]
-			if c.threads > 1 {
-				buf ^= 1 // double buffer: one barrier per block suffices
+			blk := &c.blocks[g]
+			bp := c.packB[g%c.nbuf]
+			if g >= c.nbuf {
+				prev := &c.blocks[g-c.nbuf]
+				spinWait(&prev.workDone, prev.units)
 			}
-			// Every share packs its slice of the B block, then waits for the others.
-			packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, panels*t/c.threads, panels*(t+1)/c.threads, p.alpha)
-			c.bar.wait()
+			for {
+				q := int(blk.packNext.Add(1)) - 1
+				if q >= panels {
+					break
+				}
+				packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, q, q+1, p.alpha)
+				blk.packDone.Add(1)
+			}
+			spinWait(&blk.packDone, int32(panels))
+			if g > 0 {
+				// C accumulates over the kc blocks in order: the previous
+				// block's tiles must all be done before this one's start.
+				prev := &c.blocks[g-1]
+				spinWait(&prev.workDone, prev.units)
+			}
 			beta := p.beta
 			if pc > 0 {
 				beta = 1
 			}
-			for ic := r0; ic < r1; ic += kn.mc {
-				mc := min(kn.mc, r1-ic)
-				packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
-				c.macro(ws, bp, ic, mc, jc, nc, kc, q0, q1, beta)
+			aPacked := false
+			for {
+				u := int(blk.workNext.Add(1)) - 1
+				if u >= int(blk.units) {
+					break
+				}
+				if c.splitM {
+					ic := u * c.unitRows
+					mc := min(c.unitRows, p.m-ic)
+					packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
+					c.macro(ws, bp, ic, mc, jc, nc, kc, 0, panels, beta)
+				} else {
+					if !aPacked {
+						packA(ws.packA, p.a, p.lda, p.transA, 0, p.m, pc, kc, mr)
+						aPacked = true
+					}
+					q0 := u * c.unitPanels
+					c.macro(ws, bp, 0, p.m, jc, nc, kc, q0, min(panels, q0+c.unitPanels), beta)
+				}
+				blk.workDone.Add(1)
 			}
+			g++
 		}
 	}
 }
 
 // macro multiplies the packed mc x kc block of A by the micro-panels
 // q0 <= q < q1 of the packed kc x nc block of B into C[ic:ic+mc, jc:jc+nc].
+// The micro-panel of A (mr x kc) stays in L1 while the micro-panels of B
+// stream from L2.
 func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, kc, q0, q1 int, beta float32) {
 	kn, p := c.k, &c.p
 	mr, nr := kn.mr, kn.nr
 	cm, ldc := p.c, p.ldc
-	for q := q0; q < q1; q++ {
-		nrb := min(nr, nc-q*nr)
-		b := &bp[q*nr*kc]
-		for ir := 0; ir < mc; ir += mr {
-			mrb := min(mr, mc-ir)
-			a := &ws.packA[ir*kc]
-			off := (ic+ir)*ldc + jc + q*nr
-			if mrb == mr && nrb == nr {
-				kn.micro(kc, a, b, &cm[off], ldc, beta)
+	for ir := 0; ir < mc; ir += mr {
+		mrb := min(mr, mc-ir)
+		a := &ws.packA[ir*kc]
+		for q := q0; q < q1; q++ {
+			if mrb == mr && (q+1)*nr <= nc {
+				kn.micro(kc, a, &bp[q*nr*kc], &cm[(ic+ir)*ldc+jc+q*nr], ldc, beta)
 				continue
 			}
-			// Edge tile: compute it whole into the scratch tile, merge the valid part.
-			kn.micro(kc, a, b, &ws.tile[0], nr, 0)
-			for i := 0; i < mrb; i++ {
-				dst := cm[off+i*ldc : off+i*ldc+nrb]
-				src := ws.tile[i*nr : i*nr+nrb]
-				if beta == 0 {
-					copy(dst, src)
-					continue
-				}
-				for j := range dst {
-					dst[j] = src[j] + beta*dst[j]
-				}
-			}
+			c.tile(ws, bp, ic, mc, jc, nc, kc, ir, q, beta)
+		}
+	}
+}
+
+// tile computes the tile of C at rows ic+ir and micro-panel q of B, which
+// may be an edge tile: it is then computed whole into the scratch tile and
+// its valid part merged into C.
+func (c *call) tile(ws *workspace, bp []float32, ic, mc, jc, nc, kc, ir, q int, beta float32) {
+	kn, p := c.k, &c.p
+	mr, nr := kn.mr, kn.nr
+	cm, ldc := p.c, p.ldc
+	mrb, nrb := min(mr, mc-ir), min(nr, nc-q*nr)
+	a, b := &ws.packA[ir*kc], &bp[q*nr*kc]
+	off := (ic+ir)*ldc + jc + q*nr
+	if mrb == mr && nrb == nr {
+		kn.micro(kc, a, b, &cm[off], ldc, beta)
+		return
+	}
+	kn.micro(kc, a, b, &ws.tile[0], nr, 0)
+	for i := 0; i < mrb; i++ {
+		dst := cm[off+i*ldc : off+i*ldc+nrb]
+		src := ws.tile[i*nr : i*nr+nrb]
+		if beta == 0 {
+			copy(dst, src)
+			continue
+		}
+		for j := range dst {
+			dst[j] = src[j] + beta*dst[j]
 		}
 	}
 }

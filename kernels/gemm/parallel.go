@@ -8,17 +8,28 @@ import (
 
 // call is the shared state of one Sgemm call: the problem, the packed B
 // blocks (double-buffered when several threads share them), one workspace
-// per thread and the barrier they synchronise on. Calls are recycled through
-// callPool so that steady-state calls allocate nothing.
+// per thread and the progress counters of every block. Calls are recycled
+// through callPool so that steady-state calls allocate nothing.
 type call struct {
-	p       problem
-	k       *kernel
-	threads int
-	splitM  bool // threads split the rows of C (else its columns)
-	packB   [2][]float32
-	ws      []*workspace
-	bar     barrier
-	wg      sync.WaitGroup
+	p          problem
+	k          *kernel
+	threads    int
+	splitM     bool // units of work are row chunks of C (else groups of micro-panels)
+	unitRows   int  // rows of C per unit when splitM
+	unitPanels int  // micro-panels of B per unit otherwise
+	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
+	packB      [2][]float32
+	ws         []*workspace
+	blocks     []blockState
+	wg         sync.WaitGroup
+}
+
+// blockState counts the progress on one kc x nc block of op(B): micro-panels
+// claimed and packed, units of work claimed and done.
+type blockState struct {
+	packNext, packDone atomic.Int32
+	workNext, workDone atomic.Int32
+	units              int32
 }
 
 // workspace is one thread's private buffers: a packed block of A and a
@@ -29,31 +40,66 @@ type workspace struct {
 
 var callPool = sync.Pool{New: func() any { return new(call) }}
 
+// unitsPerThread is how many units of work each thread gets on average:
+// enough for the claiming to even out threads slowed down unequally.
+const unitsPerThread = 8
+
 // getCall returns a call for p with kernel kn on up to threads threads, its
-// buffers sized.
+// buffers sized and its counters reset.
 func getCall(kn *kernel, p *problem, threads int) *call {
 	c := callPool.Get().(*call)
 	c.p, c.k = *p, kn
 	c.splitM, threads = split(kn, p, threads)
 	c.threads = threads
+	rp := ceilDiv(p.m, kn.mr)
+	mc := min(kn.mc, rp*kn.mr)
+	if c.splitM {
+		c.unitRows = min(kn.mc, kn.mr*ceilDiv(rp, threads*unitsPerThread))
+		mc = c.unitRows
+	} else {
+		c.unitPanels = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), threads*unitsPerThread)
+		mc = rp * kn.mr
+	}
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
-	nbuf := 1
+	c.nbuf = 1
 	if threads > 1 {
-		nbuf = 2
+		c.nbuf = 2
 	}
-	for i := 0; i < nbuf; i++ {
+	for i := 0; i < c.nbuf; i++ {
 		c.packB[i] = grow(c.packB[i], nb)
 	}
-	na := ceilDiv(min(kn.mc, p.m), kn.mr) * kn.mr * kc
 	for len(c.ws) < threads {
 		c.ws = append(c.ws, new(workspace))
 	}
 	for _, w := range c.ws[:threads] {
-		w.packA = grow(w.packA, na)
+		w.packA = grow(w.packA, ceilDiv(mc, kn.mr)*kn.mr*kc)
 		w.tile = grow(w.tile, kn.mr*kn.nr)
 	}
-	c.bar.reset(threads)
+	nblocks := ceilDiv(p.n, kn.nc) * ceilDiv(p.k, kn.kc)
+	if cap(c.blocks) < nblocks {
+		c.blocks = make([]blockState, nblocks)
+	}
+	c.blocks = c.blocks[:nblocks]
+	g := 0
+	for jc := 0; jc < p.n; jc += kn.nc {
+		panels := ceilDiv(min(kn.nc, p.n-jc), kn.nr)
+		var units int
+		if c.splitM {
+			units = ceilDiv(p.m, c.unitRows)
+		} else {
+			units = ceilDiv(panels, c.unitPanels)
+		}
+		for pc := 0; pc < p.k; pc += kn.kc {
+			b := &c.blocks[g]
+			b.packNext.Store(0)
+			b.packDone.Store(0)
+			b.workNext.Store(0)
+			b.workDone.Store(0)
+			b.units = int32(units)
+			g++
+		}
+	}
 	return c
 }
 
@@ -71,49 +117,27 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// split decides how threads divide p: by rows of C (splitM) or by columns of
-// micro-panels, whichever leaves the busiest thread the fewest padded tile
-// elements; it also caps threads at the number of micro-panels to share.
+// split decides how threads divide p: by row chunks of C (splitM), or, when
+// C has so few rows that row chunks would leave threads idle or tiles mostly
+// padding, by groups of micro-panels of B (each thread then packs all of
+// op(A), at most mc rows). It also caps threads at what can be shared.
 func split(kn *kernel, p *problem, threads int) (splitM bool, t int) {
 	rp, cp := ceilDiv(p.m, kn.mr), ceilDiv(min(p.n, kn.nc), kn.nr)
 	if threads <= 1 || max(rp, cp) < 2 {
 		return true, 1
 	}
-	costM := ceilDiv(rp, min(threads, rp)) * cp
-	costN := rp * ceilDiv(cp, min(threads, cp))
-	if costM <= costN {
+	if rp >= 2*threads || rp*kn.mr > kn.mc || cp < 2*threads {
 		return true, min(threads, rp)
 	}
 	return false, min(threads, cp)
 }
 
-// barrier is a reusable spinning barrier for the threads of one call. The
-// threads of a call all run at once (see dispatch), so spinning is safe; it
-// yields the processor while it waits.
-type barrier struct {
-	n     int32
-	count atomic.Int32
-	gen   atomic.Uint32
-}
-
-func (b *barrier) reset(n int) {
-	b.n = int32(n)
-	b.count.Store(0)
-}
-
-// wait blocks until all n threads have called it.
-func (b *barrier) wait() {
-	if b.n <= 1 {
-		return
-	}
-	g := b.gen.Load()
-	if b.count.Add(1) == b.n {
-		b.count.Store(0)
-		b.gen.Add(1)
-		return
-	}
-	for i := 0; b.gen.Load() == g; i++ {
-		if i > 64 {
+// spinWait waits until v reaches want. The threads of a call all run at
+// once (see dispatch), so spinning is safe; it yields the processor while it
+// waits.
+func spinWait(v *atomic.Int32, want int32) {
+	for i := 0; v.Load() < want; i++ {
+		if i > 32 {
 			runtime.Gosched()
 		}
 	}
