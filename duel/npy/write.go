@@ -75,6 +75,10 @@ func WriteFile(path string, a *Array) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := Write(tmp, a); err != nil {
 		tmp.Close()
 		return fmt.Errorf("%s: %w", path, err)

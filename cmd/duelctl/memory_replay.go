@@ -1,0 +1,326 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/npy"
+)
+
+func memoryReplayCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "replay",
+		Usage: "replay a stream of feature rows through a memory policy",
+		Description: "The first --size rows of --features fill the memory; each following full batch of\n" +
+			"--batch rows goes through the policy; a trailing partial batch is ignored. Rows are\n" +
+			"L2-normalised. --json prints {\"kept\": [sorted stream indices of the rows in the final\n" +
+			"memory], \"class_entropy\": nats, \"class_counts\": [...], \"updates\": N, \"update_ms_median\": ms}\n" +
+			"(class_* only with --labels).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "features", Usage: "N x Z float32 or float64 .npy file of feature rows (required)"},
+			&cli.StringFlag{Name: "labels", Usage: "N int32 or int64 .npy file of class labels >= 0 (optional, for metrics only)"},
+			&cli.IntFlag{Name: "size", Usage: "memory size K (required)"},
+			&cli.IntFlag{Name: "batch", Usage: "rows per update B (required)"},
+			&cli.StringFlag{Name: "policy", Value: "duel", Usage: "memory policy: " + strings.Join(memory.PolicyNames(), ", ")},
+			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only: protected (a new row cannot be evicted by its own batch) or compete (Algorithm 1)"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the random and reservoir policies"},
+			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
+			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json"},
+			deviceFlag,
+			jsonFlag,
+		},
+		Action: runReplay,
+	}
+}
+
+// replayResult is the --json object (and replay.json).
+type replayResult struct {
+	Kept           []int64  `json:"kept"`
+	ClassEntropy   *float64 `json:"class_entropy,omitempty"`
+	ClassCounts    []int    `json:"class_counts,omitempty"`
+	Updates        int      `json:"updates"`
+	UpdateMsMedian float64  `json:"update_ms_median"`
+	Rejected       int      `json:"rejected_updates"`
+	Policy         string   `json:"policy"`
+	Size           int      `json:"size"`
+	Batch          int      `json:"batch"`
+}
+
+func runReplay(c *cli.Context) error {
+	if err := checkDevice(c); err != nil {
+		return err
+	}
+	in, err := loadReplayInput(c)
+	if err != nil {
+		return err
+	}
+	k, b := c.Int("size"), c.Int("batch")
+	policy, err := replayPolicy(c)
+	if err != nil {
+		return err
+	}
+	mem, err := memory.New(k, in.z, policy, memory.WithSafeUpdate(c.Bool("safe")))
+	if err != nil {
+		return fmt.Errorf("--size %d: %w", k, err)
+	}
+	ids := make([]int64, in.n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	labelsOf := func(lo, hi int) []int32 {
+		if in.labels == nil {
+			return nil
+		}
+		return in.labels[lo:hi]
+	}
+	if _, err := mem.Add(in.rows[:k*in.z], ids[:k], labelsOf(0, k), 0); err != nil {
+		return fmt.Errorf("--features %s: %w", in.path, err)
+	}
+
+	updates := (in.n - k) / b
+	bar := replayProgress(c, updates)
+	var times []float64
+	freq := [][]int{replayClassCounts(mem, in.classes)}
+	res := replayResult{Policy: policy.Name(), Size: k, Batch: b}
+	for u := 0; u < updates; u++ {
+		lo, hi := k+u*b, k+(u+1)*b
+		start := time.Now()
+		st, err := mem.Add(in.rows[lo*in.z:hi*in.z], ids[lo:hi], labelsOf(lo, hi), u+1)
+		times = append(times, time.Since(start).Seconds()*1e3)
+		if err != nil {
+			return fmt.Errorf("--features %s, rows %d..%d: %w", in.path, lo, hi-1, err)
+		}
+		if st.Rejected {
+			res.Rejected++
+		}
+		if in.labels != nil {
+			freq = append(freq, replayClassCounts(mem, in.classes))
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+
+	res.Kept = slices.Clone(mem.IDs())
+	slices.Sort(res.Kept)
+	res.Updates = updates
+	res.UpdateMsMedian = replayMedian(times)
+	if in.labels != nil {
+		h := mem.ClassEntropy()
+		res.ClassEntropy = &h
+		res.ClassCounts = freq[len(freq)-1]
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "replayed %d rows of %d values through %s (K=%d, B=%d): %d updates, median %.3f ms per update\n",
+		in.n, in.z, policy.Name(), k, b, updates, res.UpdateMsMedian)
+	if in.labels != nil {
+		fmt.Fprintf(w, "memory class entropy %.4f nats (stream %.4f), class counts %v\n",
+			*res.ClassEntropy, memory.Entropy(in.streamCounts), res.ClassCounts)
+	}
+	if res.Rejected > 0 {
+		fmt.Fprintf(w, "safe update rejected %d of %d updates\n", res.Rejected, updates)
+	}
+	if out := c.String("out"); out != "" {
+		if err := writeReplayOut(out, &res, freq, k, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", out)
+	}
+	return emitJSON(c, res)
+}
+
+// replayInput is the validated stream.
+type replayInput struct {
+	path         string
+	rows         []float32 // n x z
+	n, z         int
+	labels       []int32 // nil without --labels
+	classes      int     // max label + 1
+	streamCounts []int
+}
+
+// loadReplayInput reads and checks --features and --labels against --size
+// and --batch.
+func loadReplayInput(c *cli.Context) (*replayInput, error) {
+	path := c.String("features")
+	if path == "" {
+		return nil, flagError("features", `""`, "an N x Z .npy file of feature rows")
+	}
+	k, b := c.Int("size"), c.Int("batch")
+	if k < 1 {
+		return nil, flagError("size", k, "a memory size of at least 1")
+	}
+	if b < 1 {
+		return nil, flagError("batch", b, "a batch size of at least 1")
+	}
+	arr, err := npy.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--features: %w", err)
+	}
+	rows, n, z, err := arr.Float32Matrix()
+	if err != nil {
+		return nil, fmt.Errorf("--features %s: %w", path, err)
+	}
+	if z < 1 {
+		return nil, fmt.Errorf("--features %s: shape %v, expected rows of at least 1 value", path, arr.Shape)
+	}
+	if n < k {
+		return nil, fmt.Errorf("--size %d: larger than the %d rows of %s, expected at most %d", k, n, path, n)
+	}
+	for r := 0; r < n; r++ {
+		var ss float64
+		for _, v := range rows[r*z : (r+1)*z] {
+			ss += float64(v) * float64(v)
+		}
+		if math.IsNaN(ss) || math.IsInf(ss, 0) {
+			return nil, fmt.Errorf("--features %s: row %d is not finite (NaN or Inf), expected finite values", path, r)
+		}
+		if ss == 0 {
+			return nil, fmt.Errorf("--features %s: row %d is all zeros, expected rows with a non-zero norm (they are L2-normalised)", path, r)
+		}
+	}
+	in := &replayInput{path: path, rows: rows, n: n, z: z}
+	if lp := c.String("labels"); lp != "" {
+		la, err := npy.ReadFile(lp)
+		if err != nil {
+			return nil, fmt.Errorf("--labels: %w", err)
+		}
+		l64, err := la.Int64Vector()
+		if err != nil {
+			return nil, fmt.Errorf("--labels %s: %w", lp, err)
+		}
+		if len(l64) != n {
+			return nil, fmt.Errorf("--labels %s: %d labels, expected one per row of %s (%d)", lp, len(l64), path, n)
+		}
+		in.labels = make([]int32, n)
+		for i, l := range l64 {
+			if l < 0 || l > math.MaxInt32-1 {
+				return nil, fmt.Errorf("--labels %s: label %d at row %d, expected a class number >= 0", lp, l, i)
+			}
+			in.labels[i] = int32(l)
+			in.classes = max(in.classes, int(l)+1)
+		}
+		if in.classes > 1<<16 {
+			return nil, fmt.Errorf("--labels %s: %d classes, expected at most 65536", lp, in.classes)
+		}
+		in.streamCounts = make([]int, in.classes)
+		for _, l := range in.labels {
+			in.streamCounts[l]++
+		}
+	}
+	return in, nil
+}
+
+// replayPolicy builds the policy named by --policy, --admission and --seed.
+func replayPolicy(c *cli.Context) (memory.Policy, error) {
+	name := c.String("policy")
+	adm, err := memory.ParseAdmission(c.String("admission"))
+	if err != nil {
+		return nil, flagError("admission", fmt.Sprintf("%q", c.String("admission")), "protected or compete")
+	}
+	if name == "duel" {
+		return memory.NewDUEL(adm), nil
+	}
+	if c.IsSet("admission") {
+		return nil, fmt.Errorf("--admission %s: applies to --policy duel only, got --policy %s", c.String("admission"), name)
+	}
+	p, err := memory.NewPolicy(name, c.Uint64("seed"))
+	if err != nil {
+		return nil, flagError("policy", fmt.Sprintf("%q", name), "one of "+strings.Join(memory.PolicyNames(), ", "))
+	}
+	return p, nil
+}
+
+// replayProgress returns a progress bar on stderr when it is a terminal.
+func replayProgress(c *cli.Context, n int) *progressbar.ProgressBar {
+	f, ok := c.App.ErrWriter.(*os.File)
+	if !ok || n == 0 {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("replay"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+}
+
+// replayClassCounts returns the memory's class counts (nil without labels).
+func replayClassCounts(m *memory.Memory, classes int) []int {
+	if classes == 0 {
+		return nil
+	}
+	counts, _ := m.ClassCounts(classes) // labels were checked < classes
+	return counts
+}
+
+// writeReplayOut writes kept.npy, class_frequency.png (with labels) and
+// replay.json into dir, each atomically.
+func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	kept := &npy.Array{Shape: []int{len(res.Kept)}, Int64: res.Kept}
+	if err := npy.WriteFile(filepath.Join(dir, "kept.npy"), kept); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if res.ClassCounts != nil {
+		if err := replayPlotClassFrequency(filepath.Join(dir, "class_frequency.png"), freq, k, b, res.Policy); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("--out: encoding replay.json: %w", err)
+	}
+	if err := replayWriteAtomic(filepath.Join(dir, "replay.json"), append(js, '\n')); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// replayWriteAtomic writes data to path through a temporary file in the same
+// directory and a rename.
+func replayWriteAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// replayMedian returns the median of v (reordered), 0 for none.
+func replayMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
