@@ -43,16 +43,18 @@ func logSoftmaxLane(_ int, y, x, p []float32) {
 	}
 	s := expShift(e, x, m)
 	lse := m + float32(math.Log(s))
-	if p != nil {
-		inv := float32(1 / s)
-		p = p[:len(x)]
-		for i := range p {
-			p[i] *= inv
-		}
-	}
 	y = y[:len(x)]
+	if p == nil {
+		for i, v := range x {
+			y[i] = v - lse
+		}
+		return
+	}
+	inv := float32(1 / s)
+	p = p[:len(x)]
 	for i, v := range x {
 		y[i] = v - lse
+		p[i] *= inv
 	}
 }
 
