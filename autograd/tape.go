@@ -39,10 +39,11 @@ func (tp *Tape) Recording(inputs ...*Var) bool {
 
 // Record wraps value as the output of an operation on inputs. When the tape
 // is recording for these inputs, backward is remembered: during Backward it
-// is called once out.Grad holds the output's gradient, and it must add the
-// inputs' gradients with AccumulateGrad. Otherwise the output is a constant.
-// This is the whole extension API: a new op is a forward computation plus
-// one call to Record.
+// is called once (if at all) with out.Grad holding the output's gradient,
+// and it must add the inputs' gradients with AccumulateGrad or
+// AccumulateGradOwned (or directly into an input's existing Grad). Otherwise
+// the output is a constant. This is the whole extension API: a new op is a
+// forward computation plus one call to Record.
 func (tp *Tape) Record(value *tensor.Tensor, backward func(out *Var), inputs ...*Var) *Var {
 	out := &Var{Value: value}
 	if !tp.Recording(inputs...) {
@@ -63,7 +64,10 @@ func (tp *Tape) Len() int {
 
 // Backward computes the gradients of loss, which must hold a single
 // element, with respect to every variable that requires a gradient, adding
-// into their Grad fields. The tape is emptied afterwards.
+// into the Grad fields of the leaves (variables not produced by a recorded
+// op). The gradients of intermediate variables and the recorded closures
+// are dropped as the pass goes, so the graph's memory is released and the
+// tape is empty afterwards. It panics on a nil tape.
 func (tp *Tape) Backward(loss *Var) {
 	if n := loss.Value.Numel(); n != 1 {
 		panic(fmt.Sprintf("autograd.Backward: loss %v has %d elements, expected 1 (use BackwardWith)", loss, n))
@@ -71,7 +75,8 @@ func (tp *Tape) Backward(loss *Var) {
 	tp.backward(loss, tensor.Ones(loss.Value.Shape()...), true)
 }
 
-// BackwardWith runs the backward pass seeded with grad as the gradient of out.
+// BackwardWith runs the backward pass seeded with grad (of out's shape, not
+// kept) as the gradient of out, which may hold any number of elements.
 func (tp *Tape) BackwardWith(out *Var, grad *tensor.Tensor) {
 	tp.backward(out, grad, false)
 }
