@@ -8,7 +8,10 @@ import (
 )
 
 // ReLU is max(x, 0) elementwise, PyTorch's nn.ReLU.
-type ReLU struct{}
+type ReLU struct{ arena *Arena }
+
+// SetArena makes the layer allocate from a.
+func (r *ReLU) SetArena(a *Arena) { r.arena = a }
 
 // NewReLU returns a ReLU layer.
 func NewReLU() *ReLU { return &ReLU{} }
@@ -17,12 +20,16 @@ func NewReLU() *ReLU { return &ReLU{} }
 func (*ReLU) Members() []Member { return nil }
 
 // Forward returns max(x, 0).
-func (*ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return Relu(tp, x) }
+func (r *ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return r.arena.Relu(tp, x) }
 
 // Relu is the functional form of ReLU.
-func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
+func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return (*Arena)(nil).Relu(tp, x) }
+
+// Relu is the functional form of ReLU allocating from the arena a (which
+// may be nil).
+func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	xd, cm := planes(x.Value)
-	y := newLayout(cm, x.Value.Shape()...)
+	y := a.tensor(cm, x.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
 		for i, v := range xd[lo:hi] {
@@ -30,13 +37,13 @@ func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		}
 	})
 	return tp.Record(y, func(out *autograd.Var) {
-		reluBackward(x, yd, gradOf(out))
+		a.reluBackward(x, yd, gradOf(out))
 	}, x)
 }
 
 // reluBackward adds dy where y > 0 into x's gradient.
-func reluBackward(x *autograd.Var, yd, dy []float32) {
-	dx, acc := gradSlot(x)
+func (a *Arena) reluBackward(x *autograd.Var, yd, dy []float32) {
+	dx, acc := a.gradSlot(x)
 	if dx == nil {
 		return
 	}
@@ -58,13 +65,19 @@ func reluBackward(x *autograd.Var, yd, dy []float32) {
 // AddRelu returns max(a + b, 0) for a and b of the same shape: the end of a
 // residual block, fused into one pass.
 func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
+	return (*Arena)(nil).AddRelu(tp, a, b)
+}
+
+// AddRelu is the functional AddRelu allocating from the arena ar (which may
+// be nil).
+func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	if !slices.Equal(a.Value.Shape(), b.Value.Shape()) {
 		panic("nn.AddRelu: shapes " + shapeStr(a) + " and " + shapeStr(b) + " differ")
 	}
 	ad, cm := planes(a.Value)
-	b = toLayout(tp, b, cm)
+	b = ar.toLayout(tp, b, cm)
 	bd := storage(b.Value)
-	y := newLayout(cm, a.Value.Shape()...)
+	y := ar.tensor(cm, a.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -73,18 +86,18 @@ func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		dy := gradOf(out)
-		reluBackward(a, yd, dy)
-		reluBackward(b, yd, dy)
+		ar.reluBackward(a, yd, dy)
+		ar.reluBackward(b, yd, dy)
 	}, a, b)
 }
 
 // toLayout returns v stored channel-major (cm) or NCHW: v itself when it
 // already is, otherwise a copy whose gradient flows back to v.
-func toLayout(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
+func (a *Arena) toLayout(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
 	if _, vcm := planes(v.Value); vcm == cm && (cm || v.Value.IsContiguous()) {
 		return v
 	}
-	y := newLayout(cm, v.Value.Shape()...)
+	y := a.tensor(cm, v.Value.Shape()...)
 	copy(storage(y), inLayout(v.Value, cm))
 	return tp.Record(y, func(out *autograd.Var) {
 		addGrad(v, out.Grad)

@@ -31,7 +31,11 @@ type BatchNorm struct {
 	RunningMean, RunningVar, NumBatch *Buffer
 
 	training bool
+	arena    *Arena
 }
+
+// SetArena makes the layer allocate from a.
+func (bn *BatchNorm) SetArena(a *Arena) { bn.arena = a }
 
 // NewBatchNorm returns a BatchNorm over c channels with PyTorch's defaults:
 // eps 1e-5, momentum 0.1, weight 1, bias 0, running mean 0 and variance 1,
@@ -119,7 +123,7 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	xd, cm := planes(x.Value)
 	g := bnGeom{n: n, c: c, s: s, splits: splits, ng: n / splits, cm: cm}
-	y := newLayout(cm, shape...)
+	y := bn.arena.tensor(cm, shape...)
 	yd := storage(y)
 	gamma, betaV := bn.Weight.Value.Data(), bn.Bias.Value.Data()
 	// mean and inverse standard deviation per (group, channel).
@@ -137,7 +141,7 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	bnApply(xd, yd, mean, invstd, gamma, betaV, g)
 	training := bn.training
 	return tp.Record(y, func(out *autograd.Var) {
-		bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, g, training)
+		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, g, training)
 	}, x, bn.Weight, bn.Bias)
 }
 
@@ -235,7 +239,7 @@ func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom) {
 
 // bnBackward adds the gradients of x, gamma and beta given dy (both in the
 // layout of g).
-func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, g bnGeom, training bool) {
+func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, g bnGeom, training bool) {
 	c, s := g.c, g.s
 	gamma := w.Value.Data()
 	// Per (group, channel): sum(dy) and sum(dy * xhat).
@@ -287,7 +291,7 @@ func bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, g bnGeom,
 			db[ch] += float32(t)
 		}
 	}
-	dx, acc := gradSlot(x)
+	dx, acc := ar.gradSlot(x)
 	if dx == nil {
 		return
 	}

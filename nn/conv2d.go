@@ -20,7 +20,12 @@ type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
 	Bias                             *autograd.Var // nil without bias
+
+	arena *Arena
 }
+
+// SetArena makes the layer allocate from a.
+func (c *Conv2d) SetArena(a *Arena) { c.arena = a }
 
 // NewConv2d returns a convolution with PyTorch's default initialisation
 // drawn from r.
@@ -122,19 +127,20 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	ckk, ohw := g.ckk(), g.ohw()
 	ldy := n * ohw
 	wd := c.Weight.Value.Data()
-	y := newLayout(true, n, c.Out, oh, ow)
+	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
 	direct := c.direct() && g.xcm
 	if direct {
 		gemm.Sgemm(false, false, c.Out, ldy, c.In, 1, wd, c.In, xd, ldy, 0, yd, ldy)
 	} else {
 		chunk := g.chunk()
-		col := make([]float32, ckk*chunk*ohw)
+		col := c.arena.getScratch(ckk * chunk * ohw)
 		for n0 := 0; n0 < n; n0 += chunk {
 			cnt := min(chunk, n-n0)
 			g.im2colImages(col, xd, n0, cnt)
 			gemm.Sgemm(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, col, cnt*ohw, 0, yd[n0*ohw:], ldy)
 		}
+		c.arena.putScratch(col)
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
@@ -157,7 +163,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			}
 		}
 		dw, wacc := gradSlot(c.Weight)
-		dx, xacc := gradSlot(x)
+		dx, xacc := c.arena.gradSlot(x)
 		if direct {
 			if dw != nil {
 				gemm.Sgemm(false, true, c.Out, c.In, ldy, 1, dy, ldy, xd, ldy, beta(wacc), dw, c.In)
@@ -169,13 +175,14 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		}
 		if dw != nil {
 			chunk := g.chunk()
-			col := make([]float32, ckk*chunk*ohw)
+			col := c.arena.getScratch(ckk * chunk * ohw)
 			for n0 := 0; n0 < n; n0 += chunk {
 				cnt := min(chunk, n-n0)
 				ld := cnt * ohw
 				g.im2colImages(col, xd, n0, cnt)
 				gemm.Sgemm(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, col, ld, beta(wacc || n0 > 0), dw, ckk)
 			}
+			c.arena.putScratch(col)
 		}
 		if dx == nil {
 			return
@@ -188,13 +195,14 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			clear(dx)
 		}
 		chunk := g.chunk()
-		dcol := make([]float32, ckk*chunk*ohw)
+		dcol := c.arena.getScratch(ckk * chunk * ohw)
 		for n0 := 0; n0 < n; n0 += chunk {
 			cnt := min(chunk, n-n0)
 			ld := cnt * ohw
 			gemm.Sgemm(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcol, ld)
 			g.col2imImages(dx, dcol, n0, cnt)
 		}
+		c.arena.putScratch(dcol)
 	}, inputs...)
 }
 
@@ -206,7 +214,8 @@ func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool)
 	k := g.k
 	kk := k * k
 	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
-	wt := make([]float32, g.cin*g.cout*kk)
+	wt := c.arena.getScratch(g.cin * g.cout * kk)
+	defer c.arena.putScratch(wt)
 	for co := range g.cout {
 		for ci := range g.cin {
 			src := wd[(co*g.cin+ci)*kk:][:kk]
@@ -220,7 +229,8 @@ func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool)
 	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
 	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
 	chunk := tg.chunk()
-	col := make([]float32, ckk*chunk*hw)
+	col := c.arena.getScratch(ckk * chunk * hw)
+	defer c.arena.putScratch(col)
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		cnt := min(chunk, g.n-n0)
 		tg.im2colImages(col, dy, n0, cnt)

@@ -15,7 +15,12 @@ type Linear struct {
 	In, Out int
 	Weight  *autograd.Var
 	Bias    *autograd.Var // nil without bias
+
+	arena *Arena
 }
+
+// SetArena makes the layer allocate from a.
+func (l *Linear) SetArena(a *Arena) { l.arena = a }
 
 // NewLinear returns a Linear layer with PyTorch's default initialisation
 // drawn from r.
@@ -48,7 +53,7 @@ func (l *Linear) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	rows := x.Value.Numel() / l.In
 	outShape := append(append([]int(nil), shape[:len(shape)-1]...), l.Out)
 	xd, w := data(x), l.Weight.Value.Data()
-	y := tensor.New(outShape...)
+	y := l.arena.tensor(false, outShape...)
 	yd := y.Data()
 	gemm.Sgemm(false, true, rows, l.Out, l.In, 1, xd, l.In, w, l.In, 0, yd, l.Out)
 	inputs := []*autograd.Var{x, l.Weight}
@@ -64,7 +69,7 @@ func (l *Linear) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		dy := gradOf(out)
-		if dx, acc := gradSlot(x); dx != nil {
+		if dx, acc := l.arena.gradSlot(x); dx != nil {
 			gemm.Sgemm(false, false, rows, l.In, l.Out, 1, dy, l.Out, w, l.In, beta(acc), dx, l.In)
 		}
 		if dw, acc := gradSlot(l.Weight); dw != nil {

@@ -11,7 +11,12 @@ import (
 // PyTorch's nn.MaxPool2d (padding counts as -inf, floor mode).
 type MaxPool2d struct {
 	Kernel, Stride, Padding int
+
+	arena *Arena
 }
+
+// SetArena makes the layer allocate from a.
+func (mp *MaxPool2d) SetArena(a *Arena) { mp.arena = a }
 
 // NewMaxPool2d returns a max-pooling layer.
 func NewMaxPool2d(kernel, stride, padding int) *MaxPool2d {
@@ -37,7 +42,7 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		panic(fmt.Sprintf("nn.MaxPool2d: input %dx%d too small for kernel %d", h, w, k))
 	}
 	xd, cm := planes(x.Value)
-	y := newLayout(cm, n, c, oh, ow)
+	y := mp.arena.tensor(cm, n, c, oh, ow)
 	yd := storage(y)
 	// arg holds, for each output, the index of its maximum inside the plane.
 	arg := make([]int32, len(yd))
@@ -71,7 +76,7 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		dy := gradOf(out)
-		dx, acc := gradSlot(x)
+		dx, acc := mp.arena.gradSlot(x)
 		if dx == nil {
 			return
 		}
@@ -92,7 +97,12 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 // [floor(i*H/OutH), ceil((i+1)*H/OutH)).
 type AdaptiveAvgPool2d struct {
 	OutH, OutW int
+
+	arena *Arena
 }
+
+// SetArena makes the layer allocate from a.
+func (ap *AdaptiveAvgPool2d) SetArena(a *Arena) { ap.arena = a }
 
 // NewAdaptiveAvgPool2d returns an adaptive average-pooling layer; (1, 1) is
 // global average pooling.
@@ -115,7 +125,7 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 	n, c, h, w := shape[0], shape[1], shape[2], shape[3]
 	oh, ow := ap.OutH, ap.OutW
 	xd, cm := planes(x.Value)
-	y := newLayout(cm, n, c, oh, ow)
+	y := ap.arena.tensor(cm, n, c, oh, ow)
 	yd := storage(y)
 	win := func(i, out, in int) (int, int) { return i * in / out, ((i+1)*in + out - 1) / out }
 	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
@@ -138,7 +148,7 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		dy := gradOf(out)
-		dx, acc := gradSlot(x)
+		dx, acc := ap.arena.gradSlot(x)
 		if dx == nil {
 			return
 		}

@@ -13,7 +13,12 @@ type BasicBlock struct {
 	Conv1, Conv2 *nn.Conv2d
 	BN1, BN2     *nn.BatchNorm
 	Downsample   *nn.Sequential // nil when the shortcut is the identity
+
+	arena *nn.Arena
 }
+
+// SetArena makes the block's activations come from a.
+func (b *BasicBlock) SetArena(a *nn.Arena) { b.arena = a }
 
 func newBasicBlock(in, planes, stride int, r *rand.Rand) *BasicBlock {
 	b := &BasicBlock{
@@ -40,9 +45,9 @@ func (b *BasicBlock) Members() []nn.Member {
 
 // Forward applies the block.
 func (b *BasicBlock) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := nn.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
+	out := b.arena.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
 	out = b.BN2.Forward(tp, b.Conv2.Forward(tp, out))
-	return nn.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
+	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
 }
 
 // Bottleneck is torchvision's (v1.5) three-convolution residual block
@@ -52,7 +57,12 @@ type Bottleneck struct {
 	Conv1, Conv2, Conv3 *nn.Conv2d
 	BN1, BN2, BN3       *nn.BatchNorm
 	Downsample          *nn.Sequential // nil when the shortcut is the identity
+
+	arena *nn.Arena
 }
+
+// SetArena makes the block's activations come from a.
+func (b *Bottleneck) SetArena(a *nn.Arena) { b.arena = a }
 
 func newBottleneck(in, planes, stride int, r *rand.Rand) *Bottleneck {
 	b := &Bottleneck{
@@ -82,10 +92,10 @@ func (b *Bottleneck) Members() []nn.Member {
 
 // Forward applies the block.
 func (b *Bottleneck) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := nn.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
-	out = nn.Relu(tp, b.BN2.Forward(tp, b.Conv2.Forward(tp, out)))
+	out := b.arena.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
+	out = b.arena.Relu(tp, b.BN2.Forward(tp, b.Conv2.Forward(tp, out)))
 	out = b.BN3.Forward(tp, b.Conv3.Forward(tp, out))
-	return nn.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
+	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
 }
 
 // newDownsample returns the 1x1 convolution + BatchNorm shortcut needed when

@@ -65,7 +65,17 @@ type ResNet struct {
 	FC nn.Module
 
 	featureDim int
+	arena      *nn.Arena
 }
+
+// SetArena makes the stem's activations come from a; UseArena sets it on
+// every layer.
+func (m *ResNet) SetArena(a *nn.Arena) { m.arena = a }
+
+// UseArena makes the whole network allocate its activations, activation
+// gradients and scratch from a (nil: plain allocation). Call a.Reset() at
+// the start of every training step.
+func (m *ResNet) UseArena(a *nn.Arena) { nn.UseArena(m, a) }
 
 // ParseName splits an architecture name into depth and base width.
 func ParseName(name string) (depth, width int, err error) {
@@ -189,7 +199,7 @@ func (m *ResNet) Members() []nn.Member {
 // Features returns the globally average-pooled features (N, FeatureDim) of
 // x (N, 3, H, W): the network without fc.
 func (m *ResNet) Features(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := nn.Relu(tp, m.BN1.Forward(tp, m.Conv1.Forward(tp, x)))
+	out := m.arena.Relu(tp, m.BN1.Forward(tp, m.Conv1.Forward(tp, x)))
 	if m.MaxPool != nil {
 		out = m.MaxPool.Forward(tp, out)
 	}

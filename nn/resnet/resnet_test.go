@@ -3,12 +3,14 @@ package resnet
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/internal/fixture"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 const (
@@ -185,6 +187,47 @@ func checkParity(t *testing.T, g *fixture.Group, c fixture.Case, m *ResNet) {
 			if msg := fixture.Compare(b.Buffer.Tensor, must("after."+b.Name).Value, parityRtol, parityAtol); msg != "" {
 				t.Errorf("buffer %s: %s", b.Name, msg)
 			}
+		}
+	}
+}
+
+// TestArena checks that a network using an arena computes exactly what it
+// computes without one, step after step, and stops allocating.
+func TestArena(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	plain, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
+	pooled, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
+	a := nn.NewArena()
+	pooled.UseArena(a)
+	x := tensor.New(4, 3, 16, 16)
+	nn.NormalInit(x, 1, r)
+	g := tensor.New(4, 3)
+	nn.NormalInit(g, 1, r)
+	var allocs int
+	for step := range 4 {
+		a.Reset()
+		var outs [2][]float32
+		for k, m := range []*ResNet{plain, pooled} {
+			in := autograd.NewVar(x, true)
+			tp := autograd.NewTape()
+			out := m.Forward(tp, in)
+			tp.BackwardWith(out, g)
+			outs[k] = append(append([]float32(nil), out.Value.Data()...), in.Grad.Contiguous().Data()...)
+			for _, p := range m.Parameters() {
+				outs[k] = append(outs[k], p.Grad.Data()...)
+				p.Grad.Zero()
+			}
+		}
+		for i := range outs[0] {
+			if outs[0][i] != outs[1][i] {
+				t.Fatalf("step %d: value %d differs with the arena: %g vs %g", step, i, outs[1][i], outs[0][i])
+			}
+		}
+		if step == 1 {
+			allocs = a.Allocs()
+		}
+		if step > 1 && a.Allocs() != allocs {
+			t.Errorf("step %d: arena allocated %d buffers, %d after step 1", step, a.Allocs(), allocs)
 		}
 	}
 }

@@ -1,0 +1,157 @@
+package nn
+
+import (
+	"sync"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Arena recycles the float32 buffers of a training loop: layer outputs,
+// activation gradients and GEMM scratch. A loop whose shapes repeat (the
+// usual case) allocates nothing after its first step.
+//
+// Buffers handed out during a step stay valid until Reset: call Reset at
+// the start of each step, once the previous step's outputs and activation
+// gradients are no longer used (parameter gradients never come from the
+// arena). Attach an arena to a network with UseArena; a nil *Arena is valid
+// and allocates fresh zeroed memory, as layers without an arena do.
+//
+// An Arena is safe for concurrent use, but a network sharing one must not
+// be stepped concurrently with Reset.
+type Arena struct {
+	mu      sync.Mutex
+	free    map[int][][]float32 // by length
+	used    [][]float32         // handed out since Reset
+	scratch map[int][][]float32 // short-lived buffers returned by putScratch
+	allocs  int
+}
+
+// NewArena returns an empty arena.
+func NewArena() *Arena {
+	return &Arena{free: map[int][][]float32{}, scratch: map[int][][]float32{}}
+}
+
+// ArenaUser is implemented by modules that allocate from an arena.
+type ArenaUser interface {
+	SetArena(a *Arena)
+}
+
+// UseArena makes every module of the tree allocate from a (nil: plain
+// allocation).
+func UseArena(m Module, a *Arena) {
+	for _, nm := range Modules(m) {
+		if u, ok := nm.Module.(ArenaUser); ok {
+			u.SetArena(a)
+		}
+	}
+}
+
+// Reset takes back every buffer handed out since the previous Reset.
+func (a *Arena) Reset() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.used {
+		a.free[len(b)] = append(a.free[len(b)], b)
+	}
+	clear(a.used)
+	a.used = a.used[:0]
+}
+
+// Allocs returns how many buffers the arena has had to allocate so far: it
+// stops growing once a loop reaches its steady state.
+func (a *Arena) Allocs() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.allocs
+}
+
+// get returns a buffer of n floats valid until Reset. Its contents are
+// arbitrary unless the arena is nil (then it is zeroed).
+func (a *Arena) get(n int) []float32 {
+	if a == nil {
+		return make([]float32, n)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var b []float32
+	if l := a.free[n]; len(l) > 0 {
+		b = l[len(l)-1]
+		l[len(l)-1] = nil
+		a.free[n] = l[:len(l)-1]
+	} else {
+		b = make([]float32, n)
+		a.allocs++
+	}
+	a.used = append(a.used, b)
+	return b
+}
+
+// getScratch returns a buffer of n floats with arbitrary contents, to be
+// given back with putScratch as soon as the caller is done with it.
+func (a *Arena) getScratch(n int) []float32 {
+	if a == nil {
+		return make([]float32, n)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l := a.scratch[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		l[len(l)-1] = nil
+		a.scratch[n] = l[:len(l)-1]
+		return b
+	}
+	a.allocs++
+	return make([]float32, n)
+}
+
+// putScratch returns a buffer obtained from getScratch.
+func (a *Arena) putScratch(b []float32) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.scratch[len(b)] = append(a.scratch[len(b)], b)
+}
+
+// tensor returns a tensor of the given shape in the requested layout (see
+// layout.go) on a buffer valid until Reset, with arbitrary contents (zero
+// for a nil arena).
+func (a *Arena) tensor(cm bool, shape ...int) *tensor.Tensor {
+	if a == nil {
+		return newLayout(cm, shape...)
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	b := a.get(n)
+	if !cm || len(shape) < 2 {
+		return tensor.FromSlice(b, shape...)
+	}
+	perm := append([]int{shape[1], shape[0]}, shape[2:]...)
+	axes := make([]int, len(shape))
+	for i := range axes {
+		axes[i] = i
+	}
+	axes[0], axes[1] = 1, 0
+	return tensor.FromSlice(b, perm...).Permute(axes...)
+}
+
+// gradSlot is the package gradSlot for activations: a fresh gradient comes
+// from the arena, so with a non-nil arena its contents are arbitrary and the
+// caller must overwrite it when acc is false.
+func (a *Arena) gradSlot(v *autograd.Var) (g []float32, acc bool) {
+	if a == nil || !v.RequiresGrad || v.Grad != nil {
+		return gradSlot(v)
+	}
+	v.Grad = a.tensor(channelMajor(v.Value), v.Value.Shape()...)
+	return storage(v.Grad), false
+}
