@@ -165,6 +165,16 @@ func (cpu) AddScaled(dst Operand, alpha float32, x Operand) {
 // axpy computes y += alpha*x.
 func axpy(alpha float32, x, y []float32) {
 	x = x[:len(y)]
+	if useAVX2 && len(y) >= simdMin {
+		axpyAVX2(y, x, alpha)
+		return
+	}
+	axpyGo(alpha, x, y)
+}
+
+// axpyGo is axpy in plain Go.
+func axpyGo(alpha float32, x, y []float32) {
+	x = x[:len(y)]
 	for i := range y {
 		y[i] += alpha * x[i]
 	}
@@ -242,6 +252,28 @@ func pow32(x, p float32) float32 {
 
 // unaryVec applies op to contiguous rows of equal length.
 func unaryVec(op UnaryOp, d, s []float32, p float32) {
+	s = s[:len(d)]
+	if useAVX2 && len(d) >= simdMin {
+		switch op {
+		case OpRelu:
+			reluAVX2(d, s)
+			return
+		case OpAddScalar:
+			addVS(d, s, p)
+			return
+		case OpMulScalar:
+			mulVS(d, s, p)
+			return
+		case OpSquare:
+			mulVV(d, s, s)
+			return
+		}
+	}
+	unaryVecGo(op, d, s, p)
+}
+
+// unaryVecGo is unaryVec in plain Go.
+func unaryVecGo(op UnaryOp, d, s []float32, p float32) {
 	s = s[:len(d)]
 	switch op {
 	case OpCopy:

@@ -81,8 +81,16 @@ func reduceRow(op ReduceOp, acc float64, s []float32, so, m, ss int) float64 {
 	return acc
 }
 
-// sum64 adds x in float64 with four independent accumulators.
+// sum64 adds x in float64.
 func sum64(x []float32) float64 {
+	if useAVX2 && len(x) >= simdMin {
+		return sum64AVX2(x)
+	}
+	return sum64Go(x)
+}
+
+// sum64Go adds x in float64 with four independent accumulators.
+func sum64Go(x []float32) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -102,6 +110,10 @@ func sum64(x []float32) float64 {
 func accumulateRow(op ReduceOp, acc []float64, ao, as int, s []float32, so, m, ss int) {
 	if as == 1 && ss == 1 && (op == ReduceSum || op == ReduceMean) {
 		a, x := acc[ao:ao+m], s[so:so+m]
+		if useAVX2 && m >= simdMin {
+			accumulate64AVX2(a, x)
+			return
+		}
 		for i := range a {
 			a[i] += float64(x[i])
 		}
