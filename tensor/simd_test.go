@@ -46,7 +46,7 @@ func TestSIMDKernels(t *testing.T) {
 			s := float32(-1.75)
 			for _, op := range binOps {
 				cases := []struct {
-					name    string
+					name       string
 					asm, plain func(d []float32)
 				}{
 					{"VV", func(d []float32) { binaryVV(op, d, a, b) }, func(d []float32) { binaryVVGo(op, d, a, b) }},
