@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"runtime"
 	"sync"
 )
@@ -40,6 +41,7 @@ type fastDUEL struct {
 	block    []float32 // K x K grid dots between slots; nil beyond the limit
 	rowJ     []float32 // K: dots of one evicted slot (no block)
 	dots     []float32 // B x (K+B): dots of each batch row with slots and batch
+	gone     []int     // slots evicted during the current update
 }
 
 // update runs the policy on a and returns the evicted positions. It leaves
@@ -65,6 +67,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	}
 
 	evicted := make([]int, b)
+	f.gone = f.gone[:0]
 	J := f.bestSlot()
 	for i := 0; i < b; i++ {
 		if J < k {
@@ -92,39 +95,48 @@ func (f *fastDUEL) bestSlot() int {
 
 // replace evicts J (a slot, or K+b for batch row b), inserts batch row i and
 // returns the next victim. It is steps (b) and (c) of the reference, then
-// step (a) for the next row, fused into one pass over the scores. Scores of
-// rows not held are updated too and simply never read.
+// step (a) for the next row, fused into one pass over the scores.
+//
+// A row that leaves gets score -Inf, which the updates keep: it can never
+// be chosen again, so the pass needs no test of the selection.
 func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	k := f.k
 	w := k + b
-	score, selected := f.score[:w], f.selected[:w]
-	selected[J] = false
+	score := f.score[:w]
+	f.selected[J] = false
+	if J < k {
+		f.gone = append(f.gone, J)
+	}
 	ins := f.dots[i*w : (i+1)*w] // dots of incoming row i with every slot and batch row
-	del := f.dotsOf(J, w)        // dots of J with every slot (K values)
+	del := f.dotsOf(J, w)[:k]    // dots of J with every slot
+	score[J] = math.Inf(-1)
 
-	// Rows held: delete J, insert i, find the best candidate. With
-	// q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)" is
-	// score += (d(i,c) - d(J,c))*qUnit, and the new row's score, the sum
-	// of q(i,c) over the rows held, is held/2 + qUnit*(sum of d(i,c)),
-	// summed in four parts to break the chain of dependent additions. All
-	// of it is exact (see similarity.go), so it equals the reference's
-	// arithmetic bit for bit.
+	// Rows held: with q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)"
+	// is score += (d(i,c) - d(J,c))*qUnit. The new row's score needs the
+	// sum of d(i,c) over the rows held: the sum over all slots (in four
+	// parts, to break the chain of dependent additions) minus the slots
+	// gone. All of this is exact (see similarity.go): it equals the
+	// reference's arithmetic bit for bit.
 	var dsum [4]float64
-	held := 0
-	bestMem, best := -1, 0.0
-	memScore, memSel, memIns, rank := score[:k], selected[:k], ins[:k], f.rank[:k]
-	del = del[:k]
+	bestMem, best := -1, math.Inf(-1)
+	memScore, memIns, rank := score[:k], ins[:k], f.rank[:k]
 	for c, d := range memIns {
 		s := memScore[c] + (float64(d)-float64(del[c]))*qUnit
 		memScore[c] = s
-		if memSel[c] {
-			dsum[c&3] += float64(d)
-			held++
-			if s > best || bestMem < 0 || (s == best && rank[c] < rank[bestMem]) {
-				bestMem, best = c, s
-			}
+		dsum[c&3] += float64(d)
+		if s >= best && (s > best || bestMem < 0 || rank[c] < rank[bestMem]) {
+			bestMem, best = c, s
 		}
 	}
+	if math.IsInf(best, -1) {
+		bestMem = -1 // no row held is left (a batch larger than the memory)
+	}
+	sumD := dsum[0] + dsum[1] + dsum[2] + dsum[3]
+	for _, c := range f.gone {
+		sumD -= float64(ins[c])
+	}
+	held := k - len(f.gone)
+
 	// Batch rows that entered before i: the dots of J with batch row bp are
 	// column J of dots (equal to row J's, the dot products being exact).
 	bestNew := -1
@@ -132,19 +144,19 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 		c := k + bp
 		s := score[c] + (float64(ins[c])-float64(f.dots[bp*w+J]))*qUnit
 		score[c] = s
-		if selected[c] {
-			dsum[c&3] += float64(ins[c])
+		if f.selected[c] {
+			sumD += float64(ins[c])
 			held++
 			if bestNew < 0 || s > score[bestNew] {
 				bestNew = c
 			}
 		}
 	}
-	// Insert i itself.
+	// Insert i itself: its score is the sum of its q with the rows held,
+	// itself included.
 	c := k + i
-	selected[c] = true
-	t := 0.5*float64(held) + (dsum[0]+dsum[1]+dsum[2]+dsum[3])*qUnit
-	score[c] = t + qOf(ins[c])
+	f.selected[c] = true
+	score[c] = 0.5*float64(held) + sumD*qUnit + qOf(ins[c])
 	if bestNew < 0 || score[c] > score[bestNew] {
 		bestNew = c
 	}
