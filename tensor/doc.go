@@ -28,7 +28,10 @@
 // offsets and strides, so host and device implementations share one
 // contract. The "cpu" backend is built in: it runs matrix products through
 // kernels/gemm.Sgemm, with transposed views passed as transpose flags
-// rather than copied. Package tensor/reference is a plain float64
+// rather than copied; its elementwise loops and float64 sums use AVX2
+// kernels when the CPU has them (DUEL_ISA=generic or the noasm build tag
+// selects the plain-Go loops, which compute the same bits), and ops above
+// 64K elements are split over two goroutines. Package tensor/reference is a plain float64
 // implementation used as the oracle, and package tensor/backendtest is the
 // conformance suite every backend must pass.
 //
