@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -174,11 +175,13 @@ TEXT ·{{.Name}}SV(SB), NOSPLIT, $0-56
 {{end}}`))
 
 func main() {
+	out := flag.String("o", "simd_binary_amd64.s", "output file")
+	flag.Parse()
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, ops); err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile("simd_binary_amd64.s", b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		log.Fatal(fmt.Errorf("gen_simd: %w", err))
 	}
 }

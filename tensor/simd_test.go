@@ -1,8 +1,13 @@
 package tensor
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -152,5 +157,33 @@ func BenchmarkSIMD(b *testing.B) {
 				sum64Go(x)
 			}
 		})
+	}
+}
+
+// TestGeneratedUpToDate checks that simd_binary_amd64.s is what
+// gen_simd.go writes now.
+func TestGeneratedUpToDate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the generator")
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		t.Skip("no go command")
+	}
+	out := filepath.Join(t.TempDir(), "gen.s")
+	cmd := exec.Command(gobin, "run", "gen_simd.go", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run gen_simd.go: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("simd_binary_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("simd_binary_amd64.s is stale: run go generate in package tensor")
 	}
 }
