@@ -85,10 +85,8 @@ func col2im(dst, col []float32, g ConvGeom) {
 					in := row[oy*ow : oy*ow+ow]
 					line := img[iy*g.W : iy*g.W+g.W]
 					if g.StrideW == 1 {
-						l, s := line[lo+shift:hi+shift], in[lo:hi]
-						for i := range l {
-							l[i] += s[i]
-						}
+						l := line[lo+shift : hi+shift]
+						binaryVV(OpAdd, l, l, in[lo:hi])
 						continue
 					}
 					for ox := lo; ox < hi; ox++ {
