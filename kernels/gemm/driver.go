@@ -41,10 +41,10 @@ func sgemm(kn *kernel, p problem) {
 // is left. Claiming from atomic counters balances the threads even when one
 // of them is slowed down by another process. The packed blocks alternate
 // between two buffers; before packing block g a thread waits until every
-// unit of block g-2, which used the same buffer, is done, and before
-// computing block g it waits until block g-1 is done (C accumulates over the
-// blocks in order). A thread may thus pack block g while another finishes
-// its last unit of block g-1.
+// unit of block g-2, which used the same buffer, is done; before computing
+// a unit of block g it waits until the same unit (same tiles of C) is done
+// for block g-1, since C accumulates over the kc blocks in order. There is
+// no other barrier.
 func (c *call) run(t int) {
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr
@@ -70,12 +70,6 @@ func (c *call) run(t int) {
 				blk.packDone.Add(1)
 			}
 			spinWait(&blk.packDone, int32(panels))
-			if g > 0 {
-				// C accumulates over the kc blocks in order: the previous
-				// block's tiles must all be done before this one's start.
-				prev := &c.blocks[g-1]
-				spinWait(&prev.workDone, prev.units)
-			}
 			beta := p.beta
 			if pc > 0 {
 				beta = 1
@@ -85,6 +79,11 @@ func (c *call) run(t int) {
 				u := int(blk.workNext.Add(1)) - 1
 				if u >= int(blk.units) {
 					break
+				}
+				if pc > 0 {
+					// C accumulates over the kc blocks in order: this unit's
+					// tiles must be done for the previous block.
+					spinWait(&c.unitDone[(g-1)*c.maxUnits+u], 1)
 				}
 				if c.splitM {
 					ic := u * c.unitRows
@@ -99,6 +98,7 @@ func (c *call) run(t int) {
 					q0 := u * c.unitPanels
 					c.macro(ws, bp, 0, p.m, jc, nc, kc, q0, min(panels, q0+c.unitPanels), beta)
 				}
+				c.unitDone[g*c.maxUnits+u].Store(1)
 				blk.workDone.Add(1)
 			}
 			g++

@@ -21,6 +21,8 @@ type call struct {
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
+	maxUnits   int            // units per block, at most
+	unitDone   []atomic.Int32 // unitDone[g*maxUnits+u] == 1 when unit u of block g is done
 	wg         sync.WaitGroup
 }
 
@@ -81,6 +83,18 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		c.blocks = make([]blockState, nblocks)
 	}
 	c.blocks = c.blocks[:nblocks]
+	if c.splitM {
+		c.maxUnits = ceilDiv(p.m, c.unitRows)
+	} else {
+		c.maxUnits = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), c.unitPanels)
+	}
+	if cap(c.unitDone) < nblocks*c.maxUnits {
+		c.unitDone = make([]atomic.Int32, nblocks*c.maxUnits)
+	}
+	c.unitDone = c.unitDone[:nblocks*c.maxUnits]
+	for i := range c.unitDone {
+		c.unitDone[i].Store(0)
+	}
 	g := 0
 	for jc := 0; jc < p.n; jc += kn.nc {
 		panels := ceilDiv(min(kn.nc, p.n-jc), kn.nr)
@@ -133,12 +147,17 @@ func split(kn *kernel, p *problem, threads int) (splitM bool, t int) {
 }
 
 // spinWait waits until v reaches want. The threads of a call all run at
-// once (see dispatch), so spinning is safe; it yields the processor while it
-// waits.
+// once (see dispatch), so spinning is safe. After a short spin it yields
+// the processor to the operating system (osYield): when the machine is
+// oversubscribed, the thread being waited for may be the one that runs.
 func spinWait(v *atomic.Int32, want int32) {
 	for i := 0; v.Load() < want; i++ {
-		if i > 32 {
+		switch {
+		case i < 64:
+		case i < 128:
 			runtime.Gosched()
+		default:
+			osYield()
 		}
 	}
 }

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package gemm
+
+import "time"
+
+// osYield lets the operating system run another thread.
+func osYield() { time.Sleep(time.Microsecond) }
