@@ -149,6 +149,8 @@ func (g ConvGeom) OutW() int { return ConvOutSize(g.W, g.KW, g.StrideW, g.PadW) 
 // Shapes handed to a backend are already checked by package tensor; a
 // backend may panic on inconsistent arguments. Destination operands never
 // overlap their sources unless they are identical views (in-place ops).
+// A device failure (out of memory, a driver error) panics with a
+// *DeviceError, which CatchDeviceError turns back into an error.
 type Backend interface {
 	// Name is the registry key and the device prefix: a tensor on device
 	// "cuda:1" runs on the backend named "cuda".

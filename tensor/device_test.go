@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -147,4 +148,24 @@ func TestFromBuffer(t *testing.T) {
 	if got := tensor.Sum(x, 1, false); got.At(1) != 15 {
 		t.Errorf("Sum of wrapped buffer = %v", got)
 	}
+}
+
+func TestCatchDeviceError(t *testing.T) {
+	oom := errors.New("CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+	err := tensor.CatchDeviceError(func() {
+		panic(&tensor.DeviceError{Backend: "cuda", Op: "Alloc", Err: oom})
+	})
+	var de *tensor.DeviceError
+	if !errors.As(err, &de) || !errors.Is(err, oom) || err.Error() != "tensor: cuda backend: Alloc: CUDA_ERROR_OUT_OF_MEMORY: out of memory" {
+		t.Errorf("CatchDeviceError = %v", err)
+	}
+	if err := tensor.CatchDeviceError(func() {}); err != nil {
+		t.Errorf("CatchDeviceError without panic = %v", err)
+	}
+	defer func() {
+		if r := recover(); r != "shape bug" {
+			t.Errorf("other panic became %v", r)
+		}
+	}()
+	tensor.CatchDeviceError(func() { panic("shape bug") })
 }
