@@ -1,0 +1,70 @@
+package driver
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLoadMissingLibrary(t *testing.T) {
+	err := load("libcuda-does-not-exist.so.1")
+	if err == nil {
+		t.Fatal("load of a missing library succeeded")
+	}
+	for _, want := range []string{"cuda:", "not found", "no NVIDIA driver", "--device cpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// TestLoadHere checks that Load on this machine either works or says why,
+// without crashing: the machines duel is developed on have no GPU.
+func TestLoadHere(t *testing.T) {
+	err := Load()
+	if err == nil {
+		n, err := DeviceCount()
+		t.Logf("CUDA driver loaded: %d device(s), err %v", n, err)
+		return
+	}
+	t.Logf("Load: %v", err)
+	if !errors.Is(err, ErrNoDriver) && !strings.HasPrefix(err.Error(), "cuda: ") {
+		t.Errorf("Load error %q neither wraps ErrNoDriver nor names the driver call", err)
+	}
+	if _, err2 := DeviceCount(); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("DeviceCount after failed Load: %v, want the Load error %v", err2, err)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	e := &Error{Op: "cuMemAlloc", Code: 2, Name: "CUDA_ERROR_OUT_OF_MEMORY", Text: "out of memory"}
+	if got, want := e.Error(), "cuda: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !IsCode(e, 2) || IsCode(e, 3) || IsCode(errors.New("x"), 2) {
+		t.Error("IsCode disagrees with the code")
+	}
+	if check("cuInit", 0) != nil {
+		t.Error("check(CUDA_SUCCESS) != nil")
+	}
+	// Without a loaded library the name and text fall back to the number.
+	if err := check("cuInit", 100); err == nil || !IsCode(err, ErrNoDevice) {
+		t.Errorf("check(100) = %v, want an *Error with code 100", err)
+	}
+}
+
+func TestLaunchChecksSizes(t *testing.T) {
+	f := &Function{name: "k"}
+	for _, tc := range []struct{ grid, block Dim3 }{
+		{Dim3{0, 1, 1}, Dim3{1, 1, 1}},
+		{Dim3{1, 1, 1}, Dim3{1, 0, 1}},
+		{Dim3{1, 70000, 1}, Dim3{1, 1, 1}},
+	} {
+		if err := f.Launch(tc.grid, tc.block, 0); err == nil || !strings.Contains(err.Error(), "bad") {
+			t.Errorf("Launch(%v, %v) = %v, want a size error", tc.grid, tc.block, err)
+		}
+	}
+	if err := f.Launch(Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, "str"); err == nil || !strings.Contains(err.Error(), "unsupported type") {
+		t.Errorf("Launch with a string parameter = %v, want a type error", err)
+	}
+}
