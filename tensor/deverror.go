@@ -14,6 +14,7 @@ type DeviceError struct {
 	Err     error  // the driver's error
 }
 
+// Error names the backend, the method and the driver's error.
 func (e *DeviceError) Error() string {
 	return fmt.Sprintf("tensor: %s backend: %s: %v", e.Backend, e.Op, e.Err)
 }
