@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
@@ -48,17 +49,7 @@ func (a *Arena) reluBackward(x *autograd.Var, yd, dy []float32) {
 		return
 	}
 	parallelFor(len(dx), workers(len(dx)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := dy[i]
-			if yd[i] <= 0 {
-				g = 0
-			}
-			if acc {
-				dx[i] += g
-			} else {
-				dx[i] = g
-			}
-		}
+		reluMask(dx[lo:hi], dy[lo:hi], yd[lo:hi], acc)
 	})
 }
 
@@ -117,5 +108,23 @@ func addGrad(v *autograd.Var, g *tensor.Tensor) {
 	}
 	for i, x := range src {
 		dv[i] += x
+	}
+}
+
+// reluMask writes (or adds, with acc) dy where y > 0 and 0 elsewhere into
+// dx, without branches: y is a ReLU output (>= 0), so y > 0 exactly when
+// its bits are non-zero, and -bits >> 31 is then an all-ones mask.
+func reluMask(dx, dy, y []float32, acc bool) {
+	dy, y = dy[:len(dx)], y[:len(dx)]
+	if acc {
+		for i, g := range dy {
+			m := uint32(-int32(math.Float32bits(y[i])) >> 31)
+			dx[i] += math.Float32frombits(math.Float32bits(g) & m)
+		}
+		return
+	}
+	for i, g := range dy {
+		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
+		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
 	}
 }

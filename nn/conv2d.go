@@ -59,7 +59,7 @@ func (c *Conv2d) direct() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padd
 // colBudget is the size in floats of the patch-matrix buffer: the batch is
 // processed in chunks of images whose patches fit in it (about 8 MB, so that
 // the GEMM packs them from the last-level cache).
-const colBudget = 2 << 20
+const colBudget = 1 << 19
 
 // convGeom is the geometry of one Conv2d call.
 type convGeom struct {

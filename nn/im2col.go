@@ -12,6 +12,10 @@ func ConvOutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride, pad int) {
 	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
 	n := oh * ow
+	if stride == 1 && ow == w {
+		im2colSame(col, ldcol, src, cs, c, h, w, kh, kw, pad)
+		return
+	}
 	for ci := range c {
 		img := src[ci*cs : ci*cs+h*w]
 		for ki := range kh {
@@ -37,6 +41,51 @@ func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride
 					for oj := jlo; oj < jhi; oj++ {
 						dst[oj] = line[iw]
 						iw += stride
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colSame is im2col for stride 1 and output width = input width (the
+// "same" 3x3 padding-1 convolutions of a ResNet). Each tap's row is then the
+// image shifted by (ki-pad)*w + (kj-pad): one copy of the valid rows, after
+// which the columns that wrapped around a row edge are zeroed.
+func im2colSame(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, pad int) {
+	oh := h + 2*pad - kh + 1
+	n := oh * w
+	for ci := range c {
+		img := src[ci*cs : ci*cs+h*w]
+		for ki := range kh {
+			// Output rows whose input row is inside the image.
+			olo, ohi := max(0, pad-ki), min(oh, h+pad-ki)
+			for kj := range kw {
+				row := col[((ci*kh+ki)*kw+kj)*ldcol:][:n]
+				if olo >= ohi {
+					clear(row)
+					continue
+				}
+				clear(row[:olo*w])
+				clear(row[ohi*w:])
+				shift := kj - pad
+				dst := row[olo*w : ohi*w]
+				start := (olo+ki-pad)*w + shift
+				switch {
+				case shift == 0:
+					copy(dst, img[start:start+len(dst)])
+				case shift < 0:
+					// The first -shift columns of each row fall left of
+					// the image.
+					copy(dst[-shift:], img[start-shift:start+len(dst)])
+					for r := 0; r < len(dst); r += w {
+						clear(dst[r : r-shift])
+					}
+				default:
+					// The last shift columns of each row fall right of it.
+					copy(dst[:len(dst)-shift], img[start:start+len(dst)-shift])
+					for r := w; r <= len(dst); r += w {
+						clear(dst[r-shift : r])
 					}
 				}
 			}

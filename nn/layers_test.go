@@ -199,3 +199,46 @@ func TestChannelMajorGrad(t *testing.T) {
 	checkGrad(t, "addrelu-mixed", func(tp *autograd.Tape) *autograd.Var { return AddRelu(tp, a, b) }, a, b)
 	checkGrad(t, "addrelu-mixed2", func(tp *autograd.Tape) *autograd.Var { return AddRelu(tp, b, a) }, a, b)
 }
+
+// TestIm2colSame compares the shifted-copy path with the general loop.
+func TestIm2colSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	for _, tc := range []struct{ c, h, w, k, p int }{
+		{2, 5, 4, 3, 1}, {1, 1, 1, 3, 1}, {3, 6, 6, 5, 2}, {2, 4, 7, 1, 0}, {1, 2, 3, 3, 1}, {2, 3, 3, 7, 3},
+	} {
+		src := randTensor(r, tc.c, tc.h, tc.w).Data()
+		oh := ConvOutSize(tc.h, tc.k, 1, tc.p)
+		n := tc.c * tc.k * tc.k * oh * tc.w
+		want := make([]float32, n)
+		got := make([]float32, n)
+		for i := range got {
+			got[i] = float32(i) // garbage that must be overwritten
+		}
+		refIm2col(want, src, tc.c, tc.h, tc.w, tc.k, tc.p)
+		im2colSame(got, oh*tc.w, src, tc.h*tc.w, tc.c, tc.h, tc.w, tc.k, tc.k, tc.p)
+		if !equal(got, want) {
+			t.Errorf("%+v: im2colSame differs from the reference", tc)
+		}
+	}
+}
+
+// refIm2col is the definition of im2col for stride 1.
+func refIm2col(col, src []float32, c, h, w, k, p int) {
+	oh, ow := ConvOutSize(h, k, 1, p), ConvOutSize(w, k, 1, p)
+	for ci := range c {
+		for ki := range k {
+			for kj := range k {
+				for oi := range oh {
+					for oj := range ow {
+						ih, iw := oi-p+ki, oj-p+kj
+						var v float32
+						if ih >= 0 && ih < h && iw >= 0 && iw < w {
+							v = src[(ci*h+ih)*w+iw]
+						}
+						col[(((ci*k+ki)*k+kj)*oh+oi)*ow+oj] = v
+					}
+				}
+			}
+		}
+	}
+}

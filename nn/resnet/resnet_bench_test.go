@@ -28,11 +28,17 @@ func BenchmarkTrainStep(b *testing.B) {
 			in := autograd.NewVar(x, false)
 			g := tensor.New(tc.batch, 10)
 			nn.NormalInit(g, 1, r)
+			a := nn.NewArena()
+			m.UseArena(a)
 			b.ReportAllocs()
 			for b.Loop() {
+				a.Reset()
 				tp := autograd.NewTape()
 				out := m.Forward(tp, in)
 				tp.BackwardWith(out, g)
+				for _, p := range m.Parameters() {
+					p.Grad.Zero()
+				}
 			}
 			b.ReportMetric(float64(tc.batch*b.N)/b.Elapsed().Seconds(), "img/s")
 		})
