@@ -42,7 +42,8 @@
 // copy single elements).
 //
 // NaN handling: elementwise Maximum/Minimum and the Max/Min reductions
-// propagate NaN; ArgMax and Relu treat NaN as smaller than any number.
+// propagate NaN; Relu maps NaN to 0; ArgMax compares with >, so a NaN is
+// never chosen after the first element of a line.
 //
 // # Errors
 //
