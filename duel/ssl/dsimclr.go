@@ -1,0 +1,132 @@
+package ssl
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/heads"
+	"github.com/duel-ssl/duel/nn/loss"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+func init() {
+	Register("dsimclr", Info{
+		Memory: true, Contrastive: true,
+		Negatives: NegMixed, Policy: "duel", MemNegatives: 256,
+		Summary: "D-SimCLR: SimCLR plus negatives re-embedded from a DUEL memory of samples",
+	}, func(cfg Config) (Method, error) { return newDSimCLR(cfg) })
+}
+
+// DSimCLR is the paper's D-SimCLR (Appendix E.1): SimCLR whose NT-Xent
+// denominators also hold MemNegatives samples drawn from an active memory.
+// The memory holds sample ids (and, for its policy, the features of the
+// target view when they entered); the drawn samples are fetched by id from
+// the dataset (Config.Images) and re-embedded by the current encoder and
+// projector without gradient (stop-gradient, training-mode BatchNorm).
+// Negatives "batch" is SimCLR with the memory kept for its metrics only,
+// "memory" drops the batch negatives, "mixed" (the paper's choice) uses both.
+type DSimCLR struct {
+	cfg  Config
+	enc  Encoder
+	proj *heads.MLP
+	mem  *memory.Memory
+
+	rows []float32 // the target view's projections (memory input)
+	imgs []float32 // the re-embedded samples' images
+}
+
+func newDSimCLR(cfg Config) (*DSimCLR, error) {
+	if cfg.Images == nil && cfg.Negatives != NegBatch {
+		return nil, fmt.Errorf("no image source to re-embed the memory's samples")
+	}
+	s, err := newSimCLR(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := newMemory(cfg, cfg.ProjDim)
+	if err != nil {
+		return nil, err
+	}
+	return &DSimCLR{cfg: cfg, enc: s.enc, proj: s.proj, mem: mem}, nil
+}
+
+// Name returns "dsimclr".
+func (m *DSimCLR) Name() string { return "dsimclr" }
+
+// Encoder returns the encoder.
+func (m *DSimCLR) Encoder() Encoder { return m.enc }
+
+// Parts returns the encoder and the projector.
+func (m *DSimCLR) Parts() []Part { return []Part{{"", m.enc}, {"projector", m.proj}} }
+
+// Parameters returns the encoder's and projector's parameters.
+func (m *DSimCLR) Parameters() []*autograd.Var {
+	return append(nn.Parameters(m.enc), nn.Parameters(m.proj)...)
+}
+
+// Memory returns the active memory.
+func (m *DSimCLR) Memory() *memory.Memory { return m.mem }
+
+// Loss is NT-Xent of the two views with the re-embedded memory samples as
+// extra negatives.
+func (m *DSimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
+	z1 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[0], false))
+	z2 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[1], false))
+	m.rows = rowsOf(m.rows, z1)
+	var neg *autograd.Var
+	if m.cfg.Negatives != NegBatch {
+		var err error
+		if neg, err = m.negatives(b); err != nil {
+			return nil, err
+		}
+	}
+	return loss.NTXent(tp, z1, z2, neg, loss.ContrastiveOptions{
+		Tau: m.cfg.Tau, Eps: m.cfg.Eps,
+		BatchNegatives: m.cfg.Negatives != NegMemory || neg == nil,
+	}), nil
+}
+
+// negatives draws MemNegatives samples from the memory and embeds them with
+// the current networks, without gradient. Fewer than two samples held (the
+// first step) gives none: BatchNorm needs two.
+func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
+	k := m.mem.Len()
+	if k < 2 {
+		return nil, nil
+	}
+	idx := pickRows(k, m.cfg.MemNegatives, m.cfg.Seed, b.Step)
+	all := m.mem.IDs()
+	ids := make([]int64, len(idx))
+	for i, p := range idx {
+		ids[i] = all[p]
+	}
+	shape := b.Views[0].Shape()
+	shape[0] = len(ids)
+	per := b.Views[0].Numel() / b.Views[0].Dim(0)
+	if cap(m.imgs) < len(ids)*per {
+		m.imgs = make([]float32, len(ids)*per)
+	}
+	m.imgs = m.imgs[:len(ids)*per]
+	if err := m.cfg.Images.Fetch(m.imgs, ids, b.Step); err != nil {
+		return nil, fmt.Errorf("dsimclr: fetching memory samples at step %d: %w", b.Step, err)
+	}
+	x := autograd.NewVar(tensor.FromSlice(m.imgs, shape...), false)
+	return autograd.Const(embed(nil, m.enc, m.proj, x).Value), nil
+}
+
+// Update offers the target view's projections to the memory, with their
+// sample ids and labels: those computed in Loss, before the optimizer step,
+// or (MemoryFrom "target", Algorithm 1 read literally) the target view
+// re-encoded by the updated networks.
+func (m *DSimCLR) Update(b *Batch) error {
+	rows := m.rows
+	if m.cfg.MemoryFrom == "target" {
+		rows = embed(nil, m.enc, m.proj, autograd.NewVar(b.Views[0], false)).Value.Contiguous().Data()
+	}
+	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
+		return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
+	}
+	return nil
+}

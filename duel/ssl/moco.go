@@ -1,0 +1,145 @@
+package ssl
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/heads"
+	"github.com/duel-ssl/duel/nn/loss"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+func init() {
+	Register("moco", Info{
+		Memory: true, Momentum: true, Contrastive: true,
+		Negatives: NegMemory, Policy: "fifo",
+		Summary: "MoCo v2: query encoder, momentum key encoder, FIFO queue of keys as negatives, InfoNCE",
+	}, func(cfg Config) (Method, error) { return newMoCo("moco", cfg) })
+}
+
+// MoCo is MoCo v2 (He et al. 2020, Chen et al. 2020) with the memory
+// policy of its configuration: a FIFO queue for "moco", the DUEL policy for
+// "dmoco" (see dmoco.go). The query view goes through the encoder and the
+// projector; the key view through their momentum copies without gradient;
+// the loss is the paper's InfoNCE (Eq. 17) of the query against its key and
+// the negatives (memory rows, other keys of the batch, or both).
+//
+// On one machine MoCo's shuffle BN becomes split ("ghost") BatchNorm with
+// BNSplits groups in both encoders, the key batch being shuffled across the
+// groups before the key encoder and restored after it (ShuffleBN), so a
+// query and its key are never normalised with the same group statistics.
+type MoCo struct {
+	name       string
+	cfg        Config
+	enc, kenc  Encoder
+	proj, kprj *heads.MLP
+	mem        *memory.Memory
+
+	keys    []float32 // the keys of the current step (memory input)
+	permBuf []float32
+}
+
+func newMoCo(name string, cfg Config) (*MoCo, error) {
+	enc, err := cfg.NewEncoder()
+	if err != nil {
+		return nil, err
+	}
+	proj, err := newHead(projectorSpec(cfg, enc.FeatureDim()), cfg.Seed, tagProjector)
+	if err != nil {
+		return nil, err
+	}
+	kenc, err := copyOf(enc, cfg.NewEncoder)
+	if err != nil {
+		return nil, err
+	}
+	kprj, err := copyOf(proj, func() (*heads.MLP, error) { return newHead(proj.Spec, cfg.Seed, tagProjector) })
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range append(nn.Parameters(kenc), nn.Parameters(kprj)...) {
+		p.RequiresGrad = false
+	}
+	setBNSplits(enc, cfg.BNSplits)
+	setBNSplits(kenc, cfg.BNSplits)
+	mem, err := newMemory(cfg, cfg.ProjDim)
+	if err != nil {
+		return nil, err
+	}
+	return &MoCo{name: name, cfg: cfg, enc: enc, kenc: kenc, proj: proj, kprj: kprj, mem: mem}, nil
+}
+
+// Name returns "moco" or "dmoco".
+func (m *MoCo) Name() string { return m.name }
+
+// Encoder returns the query encoder, the one being trained.
+func (m *MoCo) Encoder() Encoder { return m.enc }
+
+// Parts returns the encoder, projector, key_encoder and key_projector.
+func (m *MoCo) Parts() []Part {
+	return []Part{{"", m.enc}, {"projector", m.proj}, {"key_encoder", m.kenc}, {"key_projector", m.kprj}}
+}
+
+// Parameters returns the query encoder's and projector's parameters.
+func (m *MoCo) Parameters() []*autograd.Var {
+	return append(nn.Parameters(m.enc), nn.Parameters(m.proj)...)
+}
+
+// Memory returns the queue (moco) or the DUEL memory (dmoco).
+func (m *MoCo) Memory() *memory.Memory { return m.mem }
+
+// Loss is InfoNCE(q, k, negatives) with q the normalised projection of
+// view 0 and k the momentum encoding of view 1.
+func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
+	q := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[0], false))
+	k := m.keyEmbed(b.Views[1], b.Step, 0)
+	m.keys = append(m.keys[:0], k.Data()...)
+	var neg *autograd.Var
+	if m.cfg.Negatives != NegBatch {
+		neg = memoryNegatives(m.mem, m.cfg.MemNegatives, m.cfg.Seed, b.Step)
+	}
+	// With an empty memory (the first step) the batch supplies the negatives.
+	batchNeg := m.cfg.Negatives != NegMemory || neg == nil
+	return loss.InfoNCE(tp, q, autograd.Const(k), neg, loss.ContrastiveOptions{
+		Tau: m.cfg.Tau, Eps: m.cfg.Eps, BatchNegatives: batchNeg,
+	}), nil
+}
+
+// keyEmbed encodes x with the key encoder, without gradient, shuffling the
+// batch across the BatchNorm groups when ShuffleBN is set.
+func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int) *tensor.Tensor {
+	shuffle := m.cfg.ShuffleBN && m.cfg.BNSplits > 1
+	var perm []int
+	if shuffle {
+		perm = shufflePerm(x.Dim(0), m.cfg.Seed, step, pass)
+		x, m.permBuf = permute(x, perm, m.permBuf)
+	}
+	k := embed(nil, m.kenc, m.kprj, autograd.NewVar(x, false)).Value.Contiguous()
+	if !shuffle {
+		return k
+	}
+	// Row i of k is sample perm[i]: put it back at perm[i].
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	out, _ := permute(k, inv, nil)
+	return out
+}
+
+// Update moves the key networks towards the query networks, then offers the
+// keys to the memory: this step's keys, or (MemoryFrom "target", the paper's
+// Algorithm 3) the target view re-encoded by the updated key encoder.
+func (m *MoCo) Update(b *Batch) error {
+	emaUpdate(m.kenc, m.enc, m.cfg.EMA)
+	emaUpdate(m.kprj, m.proj, m.cfg.EMA)
+	rows := m.keys
+	if m.cfg.MemoryFrom == "target" {
+		rows = m.keyEmbed(b.Views[0], b.Step, 1).Data()
+	}
+	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
+		return fmt.Errorf("%s memory update at step %d: %w", m.name, b.Step, err)
+	}
+	return nil
+}
