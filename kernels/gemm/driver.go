@@ -66,7 +66,9 @@ func (c *call) run(t int) {
 				if q >= panels {
 					break
 				}
-				packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, q, q+1, p.alpha)
+				if !c.directB || (q+1)*nr > nc {
+					packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, q, q+1)
+				}
 				blk.packDone.Add(1)
 			}
 			spinWait(&blk.packDone, int32(panels))
@@ -88,15 +90,15 @@ func (c *call) run(t int) {
 				if c.splitM {
 					ic := u * c.unitRows
 					mc := min(c.unitRows, p.m-ic)
-					packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
-					c.macro(ws, bp, ic, mc, jc, nc, kc, 0, panels, beta)
+					packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+					c.macro(ws, bp, ic, mc, jc, nc, pc, kc, 0, panels, beta)
 				} else {
 					if !aPacked {
-						packA(ws.packA, p.a, p.lda, p.transA, 0, p.m, pc, kc, mr)
+						packA(ws.packA, p.a, p.lda, p.transA, 0, p.m, pc, kc, mr, p.alpha)
 						aPacked = true
 					}
 					q0 := u * c.unitPanels
-					c.macro(ws, bp, 0, p.m, jc, nc, kc, q0, min(panels, q0+c.unitPanels), beta)
+					c.macro(ws, bp, 0, p.m, jc, nc, pc, kc, q0, min(panels, q0+c.unitPanels), beta)
 				}
 				c.unitDone[g*c.maxUnits+u].Store(1)
 				blk.workDone.Add(1)
@@ -107,10 +109,10 @@ func (c *call) run(t int) {
 }
 
 // macro multiplies the packed mc x kc block of A by the micro-panels
-// q0 <= q < q1 of the packed kc x nc block of B into C[ic:ic+mc, jc:jc+nc].
+// q0 <= q < q1 of the kc x nc block of B into C[ic:ic+mc, jc:jc+nc].
 // The micro-panel of A (mr x kc) stays in L1 while the micro-panels of B
 // stream from L2.
-func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, kc, q0, q1 int, beta float32) {
+func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1 int, beta float32) {
 	kn, p := c.k, &c.p
 	mr, nr := kn.mr, kn.nr
 	cm, ldc := p.c, p.ldc
@@ -118,41 +120,39 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, kc, q0, q1 int
 		mrb := min(mr, mc-ir)
 		a := &ws.packA[ir*kc]
 		for q := q0; q < q1; q++ {
+			b, ldb := c.panelB(bp, jc, nc, pc, kc, q)
 			if mrb == mr && (q+1)*nr <= nc {
-				kn.micro(kc, a, &bp[q*nr*kc], &cm[(ic+ir)*ldc+jc+q*nr], ldc, beta)
+				kn.micro(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], ldb, ldc, beta)
 				continue
 			}
-			c.tile(ws, bp, ic, mc, jc, nc, kc, ir, q, beta)
+			// Edge tile: compute it whole into the scratch tile, merge the valid part.
+			kn.micro(kc, a, b, &ws.tile[0], ldb, nr, 0)
+			off := (ic+ir)*ldc + jc + q*nr
+			nrb := min(nr, nc-q*nr)
+			for i := 0; i < mrb; i++ {
+				dst := cm[off+i*ldc : off+i*ldc+nrb]
+				src := ws.tile[i*nr : i*nr+nrb]
+				if beta == 0 {
+					copy(dst, src)
+					continue
+				}
+				for j := range dst {
+					dst[j] = src[j] + beta*dst[j]
+				}
+			}
 		}
 	}
 }
 
-// tile computes the tile of C at rows ic+ir and micro-panel q of B, which
-// may be an edge tile: it is then computed whole into the scratch tile and
-// its valid part merged into C.
-func (c *call) tile(ws *workspace, bp []float32, ic, mc, jc, nc, kc, ir, q int, beta float32) {
-	kn, p := c.k, &c.p
-	mr, nr := kn.mr, kn.nr
-	cm, ldc := p.c, p.ldc
-	mrb, nrb := min(mr, mc-ir), min(nr, nc-q*nr)
-	a, b := &ws.packA[ir*kc], &bp[q*nr*kc]
-	off := (ic+ir)*ldc + jc + q*nr
-	if mrb == mr && nrb == nr {
-		kn.micro(kc, a, b, &cm[off], ldc, beta)
-		return
+// panelB returns micro-panel q of the kc x nc block of op(B) at (pc, jc)
+// and its row stride: in the packed buffer bp, or in B itself when the call
+// reads B in place (directB) and the panel is whole.
+func (c *call) panelB(bp []float32, jc, nc, pc, kc, q int) (*float32, int) {
+	nr := c.k.nr
+	if c.directB && (q+1)*nr <= nc {
+		return &c.p.b[pc*c.p.ldb+jc+q*nr], c.p.ldb
 	}
-	kn.micro(kc, a, b, &ws.tile[0], nr, 0)
-	for i := 0; i < mrb; i++ {
-		dst := cm[off+i*ldc : off+i*ldc+nrb]
-		src := ws.tile[i*nr : i*nr+nrb]
-		if beta == 0 {
-			copy(dst, src)
-			continue
-		}
-		for j := range dst {
-			dst[j] = src[j] + beta*dst[j]
-		}
-	}
+	return &bp[q*nr*kc], nr
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -87,7 +87,7 @@ func BenchmarkMicroKernel(b *testing.B) {
 			a, bp := randSlice(r, kn.kc*kn.mr), randSlice(r, kn.kc*kn.nr)
 			c := make([]float32, kn.mr*kn.nr)
 			for i := 0; i < b.N; i++ {
-				kn.micro(kn.kc, &a[0], &bp[0], &c[0], kn.nr, 1)
+				kn.micro(kn.kc, &a[0], &bp[0], &c[0], kn.nr, kn.nr, 1)
 			}
 			b.ReportMetric(2*float64(kn.mr*kn.nr*kn.kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

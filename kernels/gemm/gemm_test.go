@@ -129,7 +129,11 @@ func TestMicroKernels(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))
 		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 17, 64, 385} {
 			for _, beta := range []float32{0, 1, -0.5} {
-				a, b := randSlice(r, kc*kn.mr), randSlice(r, kc*kn.nr)
+				ldb := kn.nr
+				if beta == 1 {
+					ldb = kn.nr + 5 // a panel of B read in place
+				}
+				a, b := randSlice(r, kc*kn.mr), randSlice(r, kc*ldb)
 				ldc := kn.nr + 3
 				c := randSlice(r, kn.mr*ldc)
 				if beta == 0 {
@@ -144,7 +148,7 @@ func TestMicroKernels(t *testing.T) {
 				} else {
 					ap, bp = new(float32), new(float32)
 				}
-				kn.micro(kc, ap, bp, &c[0], ldc, beta)
+				kn.micro(kc, ap, bp, &c[0], ldb, ldc, beta)
 				for i := 0; i < kn.mr; i++ {
 					for j := 0; j < ldc; j++ {
 						got := c[i*ldc+j]
@@ -156,8 +160,8 @@ func TestMicroKernels(t *testing.T) {
 						}
 						var w, s float64
 						for p := 0; p < kc; p++ {
-							w += float64(a[p*kn.mr+i]) * float64(b[p*kn.nr+j])
-							s += math.Abs(float64(a[p*kn.mr+i]) * float64(b[p*kn.nr+j]))
+							w += float64(a[p*kn.mr+i]) * float64(b[p*ldb+j])
+							s += math.Abs(float64(a[p*kn.mr+i]) * float64(b[p*ldb+j]))
 						}
 						if beta != 0 {
 							w += float64(beta) * float64(orig[i*ldc+j])
@@ -213,6 +217,8 @@ func TestSgemmLarge(t *testing.T) {
 		{130, 130, 130, 0, 1, -1},    // just above the threading threshold
 		{2, 2, 2000, 0, 1, 0},        // long k, tiny tile
 		{29, 45, 1153, 1, 0.75, 0.5}, // several kc slices with edge tiles
+		{64, 200, 1000, 3, 1, 0.5},   // B read in place (few rows, alpha 1)
+		{100, 97, 800, 0, 1, 0},      // B read in place, edge panels packed
 	}
 	forKernels(t, func(t *testing.T, kn *kernel) {
 		r := rand.New(rand.NewPCG(5, 6))

@@ -4,8 +4,9 @@
 //
 //	go run gen_kernels.go
 //
-// Each kernel computes one MR x NR tile of C from packed panels of A (MR
-// floats per k step) and B (NR floats per k step). The register tile holds
+// Each kernel computes one MR x NR tile of C from a packed panel of A (MR
+// floats per k step) and a panel of B (NR floats per k step, ldb floats
+// apart: NR when packed, the row stride of B when read in place). The register tile holds
 // MR rows of NR/W vectors of W lanes; every k step loads the NR/W vectors of
 // B, broadcasts each of the MR values of A once and issues MR*NR/W FMAs.
 // See kernel_amd64.go for the equivalent Go loop.
@@ -84,21 +85,38 @@ func gen(s isa) []byte {
 	p("")
 	p("#include \"textflag.h\"")
 	p("")
-	p("// func kernel%s(kc int, a, b, c *float32, ldc int, beta float32)", s.name)
-	p("TEXT ·kernel%s(SB), NOSPLIT, $0-44", s.name)
+	if s.unroll != 4 {
+		log.Fatalf("%s: the B addressing assumes an unroll of 4", s.name)
+	}
+	p("// func kernel%s(kc int, a, b, c *float32, ldb, ldc int, beta float32)", s.name)
+	p("TEXT ·kernel%s(SB), NOSPLIT, $0-52", s.name)
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), AX")
 	p("\tMOVQ b+16(FP), BX")
 	p("\tMOVQ c+24(FP), DI")
-	p("\tMOVQ ldc+32(FP), DX")
+	p("\tMOVQ ldb+32(FP), R9")
+	p("\tMOVQ ldc+40(FP), DX")
+	p("\tSHLQ $2, R9")
+	p("\tLEAQ (R9)(R9*2), R10")
 	p("\tSHLQ $2, DX")
+	// Prefetch the C tile: it is read and written once the loop is done.
+	p("\tMOVQ DI, R11")
+	for r := 0; r < s.mr; r++ {
+		for off := 0; off < s.nr*4; off += 64 {
+			p("\tPREFETCHT0 %d(R11)", off)
+		}
+		if r < s.mr-1 {
+			p("\tADDQ DX, R11")
+		}
+	}
 	for i := 0; i < nacc; i++ {
 		r := fmt.Sprintf("%s%d", s.reg, i)
 		p("\t%s %s, %s, %s", s.zero, r, r, r)
 	}
 	step := func(u int) {
 		for v := 0; v < nv; v++ {
-			p("\tVMOVUPS %d(BX), %s", (u*s.nr+v*s.width)*4, breg(v))
+			addr := []string{"(BX)", "(BX)(R9*1)", "(BX)(R9*2)", "(BX)(R10*1)"}[u]
+			p("\tVMOVUPS %d%s, %s", v*s.width*4, addr, breg(v))
 		}
 		if s.pfB > 0 && u == 0 {
 			p("\tPREFETCHT0 %d(BX)", s.pfB)
@@ -121,7 +139,7 @@ func gen(s isa) []byte {
 		step(u)
 	}
 	p("\tADDQ $%d, AX", s.unroll*s.mr*4)
-	p("\tADDQ $%d, BX", s.unroll*s.nr*4)
+	p("\tLEAQ (BX)(R9*4), BX")
 	p("\tSUBQ $%d, CX", s.unroll)
 	p("\tCMPQ CX, $%d", s.unroll)
 	p("\tJGE loop")
@@ -133,15 +151,15 @@ func gen(s isa) []byte {
 	p("tailloop:")
 	step(0)
 	p("\tADDQ $%d, AX", s.mr*4)
-	p("\tADDQ $%d, BX", s.nr*4)
+	p("\tADDQ R9, BX")
 	p("\tDECQ CX")
 	p("\tJNE tailloop")
 	p("")
 	p("store:")
-	p("\tMOVL beta+40(FP), R8")
+	p("\tMOVL beta+48(FP), R8")
 	p("\tANDL $0x7fffffff, R8")
 	p("\tJEQ overwrite")
-	p("\tVBROADCASTSS beta+40(FP), %s", bc(0))
+	p("\tVBROADCASTSS beta+48(FP), %s", bc(0))
 	for r := 0; r < s.mr; r++ {
 		for v := 0; v < nv; v++ {
 			p("\tVFMADD231PS %d(DI), %s, %s", v*vbytes, bc(0), acc(r, v))

@@ -5,14 +5,16 @@ import (
 	"strings"
 )
 
-// microKernel computes one mr x nr tile of C from packed panels:
+// microKernel computes one mr x nr tile of C from a packed panel of A and a
+// panel of B:
 //
-//	for i < mr, j < nr: c[i*ldc+j] = sum_{p<kc} a[p*mr+i]*b[p*nr+j] + beta*c[i*ldc+j]
+//	for i < mr, j < nr: c[i*ldc+j] = sum_{p<kc} a[p*mr+i]*b[p*ldb+j] + beta*c[i*ldc+j]
 //
-// a holds kc*mr floats, b kc*nr floats and c mr rows of nr floats with row
-// stride ldc. beta == 0 overwrites C without reading it (NaNs in C are
-// ignored, as in BLAS).
-type microKernel func(kc int, a, b, c *float32, ldc int, beta float32)
+// a holds kc*mr floats; b holds kc rows of nr floats with row stride ldb
+// (ldb = nr for a packed panel, the stride of B itself when B is read in
+// place); c holds mr rows of nr floats with row stride ldc. beta == 0
+// overwrites C without reading it (NaNs in C are ignored, as in BLAS).
+type microKernel func(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
 // kernel is one SGEMM variant: a micro-kernel with its register tile
 // (mr x nr) and the cache blocking (mc, kc, nc) chosen for it by measurement

@@ -11,7 +11,7 @@ import "golang.org/x/sys/cpu"
 //	for p := 0; p < kc; p++ {
 //		for i := 0; i < mr; i++ {
 //			for j := 0; j < nr; j++ {
-//				acc[i][j] += a[p*mr+i] * b[p*nr+j]
+//				acc[i][j] += a[p*mr+i] * b[p*ldb+j]
 //			}
 //		}
 //	}
@@ -26,14 +26,14 @@ import "golang.org/x/sys/cpu"
 //	}
 //
 //go:noescape
-func kernelAVX512(kc int, a, b, c *float32, ldc int, beta float32)
+func kernelAVX512(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
 // kernelAVX2 is the AVX2+FMA micro-kernel for a 6x16 tile (12 ymm
 // accumulators). Its equivalent Go loop is kernelAVX512's with mr = 6 and
 // nr = 16.
 //
 //go:noescape
-func kernelAVX2(kc int, a, b, c *float32, ldc int, beta float32)
+func kernelAVX2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
 // detect lists the kernels this CPU runs, best first.
 func detect() []*kernel {

@@ -18,16 +18,16 @@ var genericKernel = &kernel{
 }
 
 // kernelGeneric implements microKernel for a 4x4 tile in plain Go.
-func kernelGeneric(kc int, a, b, c *float32, ldc int, beta float32) {
+func kernelGeneric(kc int, a, b, c *float32, ldb, ldc int, beta float32) {
 	ap := unsafe.Slice(a, kc*mrGeneric)
-	bp := unsafe.Slice(b, kc*nrGeneric)
+	bp := unsafe.Slice(b, max(0, (kc-1)*ldb+nrGeneric))
 	var c00, c01, c02, c03 float32
 	var c10, c11, c12, c13 float32
 	var c20, c21, c22, c23 float32
 	var c30, c31, c32, c33 float32
 	for p := 0; p < kc; p++ {
 		av := ap[p*mrGeneric : p*mrGeneric+mrGeneric : p*mrGeneric+mrGeneric]
-		bv := bp[p*nrGeneric : p*nrGeneric+nrGeneric : p*nrGeneric+nrGeneric]
+		bv := bp[p*ldb : p*ldb+nrGeneric : p*ldb+nrGeneric]
 		a0, a1, a2, a3 := av[0], av[1], av[2], av[3]
 		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
 		c00 += a0 * b0

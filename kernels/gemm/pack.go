@@ -1,9 +1,13 @@
 package gemm
 
-// packA copies op(A)[i0:i0+mc, p0:p0+kc] into dst as ceil(mc/mr)
+// packA copies alpha*op(A)[i0:i0+mc, p0:p0+kc] into dst as ceil(mc/mr)
 // micro-panels of mr rows; panel q holds, for each p < kc, the mr values
-// op(A)[i0+q*mr+i, p0+p] at dst[q*mr*kc+p*mr+i]. Rows past mc are zero.
-func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr int) {
+// alpha*op(A)[i0+q*mr+i, p0+p] at dst[q*mr*kc+p*mr+i]. Rows past mc are
+// zero.
+func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr int, alpha float32) {
+	if alpha != 1 {
+		defer scale(dst[:ceilDiv(mc, mr)*mr*kc], alpha)
+	}
 	for q := 0; q*mr < mc; q++ {
 		panel := dst[q*mr*kc : (q+1)*mr*kc]
 		rows := min(mr, mc-q*mr)
@@ -33,11 +37,10 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr i
 	}
 }
 
-// packB copies the micro-panels q0 <= q < q1 of alpha*op(B)[p0:p0+kc,
-// j0:j0+nc] into dst; panel q holds, for each p < kc, the nr values
-// alpha*op(B)[p0+p, j0+q*nr+j] at dst[q*nr*kc+p*nr+j]. Columns past nc are
-// zero.
-func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, q0, q1 int, alpha float32) {
+// packB copies the micro-panels q0 <= q < q1 of op(B)[p0:p0+kc, j0:j0+nc]
+// into dst; panel q holds, for each p < kc, the nr values
+// op(B)[p0+p, j0+q*nr+j] at dst[q*nr*kc+p*nr+j]. Columns past nc are zero.
+func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, q0, q1 int) {
 	for q := q0; q < q1; q++ {
 		panel := dst[q*nr*kc : (q+1)*nr*kc]
 		cols := min(nr, nc-q*nr)
@@ -62,10 +65,12 @@ func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, 
 				}
 			}
 		}
-		if alpha != 1 {
-			for i := range panel {
-				panel[i] *= alpha
-			}
-		}
+	}
+}
+
+// scale multiplies s by alpha.
+func scale(s []float32, alpha float32) {
+	for i := range s {
+		s[i] *= alpha
 	}
 }

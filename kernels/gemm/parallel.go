@@ -18,6 +18,7 @@ type call struct {
 	unitRows   int  // rows of C per unit when splitM
 	unitPanels int  // micro-panels of B per unit otherwise
 	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
+	directB    bool // whole micro-panels of B are read in place, not packed
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -46,6 +47,7 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 // enough for the claiming to even out threads slowed down unequally.
 const unitsPerThread = 8
 
+
 // getCall returns a call for p with kernel kn on up to threads threads, its
 // buffers sized and its counters reset.
 func getCall(kn *kernel, p *problem, threads int) *call {
@@ -62,6 +64,11 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		c.unitPanels = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), threads*unitsPerThread)
 		mc = rp * kn.mr
 	}
+	// A B that is not transposed is read in place: its micro-panels are
+	// rows of nr floats ldb apart, which the hardware prefetchers follow as
+	// well as a packed panel (measured), and copying it would cost as much as
+	// using it when C has few rows. Only edge panels are packed.
+	c.directB = !p.transB
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
 	c.nbuf = 1
