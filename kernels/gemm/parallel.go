@@ -47,7 +47,6 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 // enough for the claiming to even out threads slowed down unequally.
 const unitsPerThread = 8
 
-
 // getCall returns a call for p with kernel kn on up to threads threads, its
 // buffers sized and its counters reset.
 func getCall(kn *kernel, p *problem, threads int) *call {
