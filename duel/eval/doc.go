@@ -1,0 +1,18 @@
+// Package eval measures how good a frozen encoder's features are for
+// classification, with the two protocols of self-supervised learning:
+//
+//   - the linear probe of the paper's Appendix E ("The trained CNN layers of the
+//     model were frozen, and only one linear layer was added to perform the
+//     classification task. The training was carried out using the Adam
+//     optimizer with a weight decay of 1e-6. The learning rate was set to 0.001
+//     and the batch size was 256, and the training was performed for a total of
+//     100 epochs."), see LinearProbe;
+//   - the weighted k-nearest-neighbour classifier on cosine similarity used as a
+//     training monitor by InstDisc (Wu et al., 2018) and solo-learn (k = 200,
+//     temperature 0.07), with a plain majority vote as an option, see KNN.
+//
+// Both work on Features: an N x D float32 matrix with one label per row,
+// extracted once from a dataset split by Extract (the encoder in eval mode,
+// plain normalised images, no augmentation) and then reused, so that the
+// 100 epochs of the probe only cost a multiply of the cached features.
+package eval
