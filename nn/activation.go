@@ -38,6 +38,7 @@ func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		}
 	})
 	return tp.Record(y, func(out *autograd.Var) {
+		defer a.release(out.Grad)
 		a.reluBackward(x, yd, gradOf(out))
 	}, x)
 }
@@ -76,6 +77,7 @@ func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 		}
 	})
 	return tp.Record(y, func(out *autograd.Var) {
+		defer ar.release(out.Grad)
 		dy := gradOf(out)
 		ar.reluBackward(a, yd, dy)
 		ar.reluBackward(b, yd, dy)
@@ -91,6 +93,7 @@ func (a *Arena) toLayout(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.
 	y := a.tensor(cm, v.Value.Shape()...)
 	copy(storage(y), inLayout(v.Value, cm))
 	return tp.Record(y, func(out *autograd.Var) {
+		defer a.release(out.Grad)
 		addGrad(v, out.Grad)
 	}, v)
 }

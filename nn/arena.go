@@ -21,15 +21,15 @@ import (
 // be stepped concurrently with Reset.
 type Arena struct {
 	mu      sync.Mutex
-	free    map[int][][]float32 // by length
-	used    [][]float32         // handed out since Reset
-	scratch map[int][][]float32 // short-lived buffers returned by putScratch
+	free    map[int][][]float32    // by length
+	inUse   map[*float32][]float32 // handed out since Reset, by first element
+	scratch [][]float32            // short-lived buffers returned by putScratch
 	allocs  int
 }
 
 // NewArena returns an empty arena.
 func NewArena() *Arena {
-	return &Arena{free: map[int][][]float32{}, scratch: map[int][][]float32{}}
+	return &Arena{free: map[int][][]float32{}, inUse: map[*float32][]float32{}}
 }
 
 // ArenaUser is implemented by modules that allocate from an arena.
@@ -54,11 +54,10 @@ func (a *Arena) Reset() {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, b := range a.used {
+	for p, b := range a.inUse {
 		a.free[len(b)] = append(a.free[len(b)], b)
+		delete(a.inUse, p)
 	}
-	clear(a.used)
-	a.used = a.used[:0]
 }
 
 // Allocs returns how many buffers the arena has had to allocate so far: it
@@ -72,10 +71,10 @@ func (a *Arena) Allocs() int {
 	return a.allocs
 }
 
-// get returns a buffer of n floats valid until Reset. Its contents are
-// arbitrary unless the arena is nil (then it is zeroed).
+// get returns a buffer of n floats valid until Reset (or release). Its
+// contents are arbitrary unless the arena is nil (then it is zeroed).
 func (a *Arena) get(n int) []float32 {
-	if a == nil {
+	if a == nil || n == 0 {
 		return make([]float32, n)
 	}
 	a.mu.Lock()
@@ -89,8 +88,24 @@ func (a *Arena) get(n int) []float32 {
 		b = make([]float32, n)
 		a.allocs++
 	}
-	a.used = append(a.used, b)
+	a.inUse[&b[0]] = b
 	return b
+}
+
+// release takes back the buffer of t before Reset when it came from the
+// arena: layers release their output's gradient at the end of their
+// backward pass, after which the tape drops it.
+func (a *Arena) release(t *tensor.Tensor) {
+	if a == nil || t == nil || len(t.Storage()) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := &t.Storage()[0]
+	if b, ok := a.inUse[p]; ok {
+		delete(a.inUse, p)
+		a.free[len(b)] = append(a.free[len(b)], b)
+	}
 }
 
 // getScratch returns a buffer of n floats with arbitrary contents, to be
@@ -101,14 +116,22 @@ func (a *Arena) getScratch(n int) []float32 {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if l := a.scratch[n]; len(l) > 0 {
-		b := l[len(l)-1]
-		l[len(l)-1] = nil
-		a.scratch[n] = l[:len(l)-1]
-		return b
+	// Best fit: the smallest free buffer that is large enough.
+	best := -1
+	for i, b := range a.scratch {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(a.scratch[best])) {
+			best = i
+		}
 	}
-	a.allocs++
-	return make([]float32, n)
+	if best < 0 {
+		a.allocs++
+		return make([]float32, n)
+	}
+	b := a.scratch[best]
+	a.scratch[best] = a.scratch[len(a.scratch)-1]
+	a.scratch[len(a.scratch)-1] = nil
+	a.scratch = a.scratch[:len(a.scratch)-1]
+	return b[:n]
 }
 
 // putScratch returns a buffer obtained from getScratch.
@@ -118,7 +141,7 @@ func (a *Arena) putScratch(b []float32) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.scratch[len(b)] = append(a.scratch[len(b)], b)
+	a.scratch = append(a.scratch, b)
 }
 
 // tensor returns a tensor of the given shape in the requested layout (see

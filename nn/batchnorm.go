@@ -141,6 +141,7 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	bnApply(xd, yd, mean, invstd, gamma, betaV, g)
 	training := bn.training
 	return tp.Record(y, func(out *autograd.Var) {
+		defer bn.arena.release(out.Grad)
 		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, g, training)
 	}, x, bn.Weight, bn.Bias)
 }

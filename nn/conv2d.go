@@ -154,6 +154,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		inputs = append(inputs, c.Bias)
 	}
 	return tp.Record(y, func(out *autograd.Var) {
+		defer c.arena.release(out.Grad)
 		dy := gradOf(out)
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {

@@ -68,6 +68,7 @@ func (l *Linear) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		inputs = append(inputs, l.Bias)
 	}
 	return tp.Record(y, func(out *autograd.Var) {
+		defer l.arena.release(out.Grad)
 		dy := gradOf(out)
 		if dx, acc := l.arena.gradSlot(x); dx != nil {
 			gemm.Sgemm(false, false, rows, l.In, l.Out, 1, dy, l.Out, w, l.In, beta(acc), dx, l.In)

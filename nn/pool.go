@@ -75,6 +75,7 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		}
 	})
 	return tp.Record(y, func(out *autograd.Var) {
+		defer mp.arena.release(out.Grad)
 		dy := gradOf(out)
 		dx, acc := mp.arena.gradSlot(x)
 		if dx == nil {
@@ -147,6 +148,7 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 		}
 	})
 	return tp.Record(y, func(out *autograd.Var) {
+		defer ap.arena.release(out.Grad)
 		dy := gradOf(out)
 		dx, acc := ap.arena.gradSlot(x)
 		if dx == nil {
