@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -9,14 +11,25 @@ import (
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
+// gemmVariants are the transpositions --trans accepts: op(A) and op(B).
+var gemmVariants = map[string][2]bool{
+	"nn": {false, false}, "nt": {false, true}, "tn": {true, false}, "tt": {true, true},
+}
+
 func benchGemmCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gemm",
-		Usage: "time C = A*B (float32, row-major) and report GFLOP/s",
+		Usage: "time C = op(A)*op(B) (float32, row-major) and report GFLOP/s",
+		Description: "Runs the multiply for at least --seconds (and 3 times) after one warm-up call and\n" +
+			"reports the mean. --trans all also times the transposed variants (NT, TN, TT);\n" +
+			"the JSON then carries their GFLOP/s in \"variants\". \"gflops\" is always the\n" +
+			"first variant timed (NN by default).",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "m", Value: 1024, Usage: "rows of A and C"},
-			&cli.IntFlag{Name: "n", Value: 1024, Usage: "columns of B and C"},
-			&cli.IntFlag{Name: "k", Value: 1024, Usage: "columns of A, rows of B"},
+			&cli.IntFlag{Name: "m", Value: 1024, Usage: "rows of op(A) and C"},
+			&cli.IntFlag{Name: "n", Value: 1024, Usage: "columns of op(B) and C"},
+			&cli.IntFlag{Name: "k", Value: 1024, Usage: "columns of op(A), rows of op(B)"},
+			&cli.StringFlag{Name: "trans", Value: "nn", Usage: "transpositions of A and B: nn, nt, tn, tt or all"},
+			&cli.Float64Flag{Name: "seconds", Value: 1, Usage: "minimum time per variant"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -29,6 +42,19 @@ func benchGemmCommand() *cli.Command {
 					return flagError(f.name, f.v, "a positive integer")
 				}
 			}
+			if float64(m)*float64(k)+float64(k)*float64(n)+float64(m)*float64(n) > 1<<31 {
+				return fmt.Errorf("--m %d --n %d --k %d: the three matrices need more than 8 GiB, expected smaller sizes", m, n, k)
+			}
+			secs := c.Float64("seconds")
+			if !(secs > 0) || math.IsInf(secs, 0) {
+				return flagError("seconds", secs, "a positive number")
+			}
+			names := []string{strings.ToLower(c.String("trans"))}
+			if names[0] == "all" {
+				names = []string{"nn", "nt", "tn", "tt"}
+			} else if _, ok := gemmVariants[names[0]]; !ok {
+				return flagError("trans", fmt.Sprintf("%q", c.String("trans")), "nn, nt, tn, tt or all")
+			}
 			a := make([]float32, m*k)
 			b := make([]float32, k*n)
 			cm := make([]float32, m*n)
@@ -38,18 +64,39 @@ func benchGemmCommand() *cli.Command {
 			for i := range b {
 				b[i] = float32(i%5) - 2
 			}
-			gemm.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, cm, n)
-			reps := 0
-			start := time.Now()
-			for time.Since(start) < time.Second || reps < 3 {
-				gemm.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, cm, n)
-				reps++
+			variants := map[string]float64{}
+			for _, name := range names {
+				tr := gemmVariants[name]
+				lda, ldb := k, n
+				if tr[0] {
+					lda = m
+				}
+				if tr[1] {
+					ldb = k
+				}
+				run := func() { gemm.Sgemm(tr[0], tr[1], m, n, k, 1, a, lda, b, ldb, 0, cm, n) }
+				run()
+				reps := 0
+				start := time.Now()
+				for time.Since(start).Seconds() < secs || reps < 3 {
+					run()
+					reps++
+				}
+				sec := time.Since(start).Seconds() / float64(reps)
+				gflops := 2 * float64(m) * float64(n) * float64(k) / sec / 1e9
+				variants[strings.ToUpper(name)] = gflops
+				fmt.Fprintf(c.App.Writer, "sgemm %s %dx%dx%d: %.1f GFLOP/s (%.3f ms, %d reps, %d threads, %s)\n",
+					strings.ToUpper(name), m, n, k, gflops, sec*1e3, reps, gemm.Threads(), gemm.ISA())
 			}
-			sec := time.Since(start).Seconds() / float64(reps)
-			gflops := 2 * float64(m) * float64(n) * float64(k) / sec / 1e9
-			fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d: %.1f GFLOP/s (%.3f ms, %d reps, %d threads)\n",
-				m, n, k, gflops, sec*1e3, reps, gemm.Threads())
-			return emitJSON(c, map[string]any{"gflops": gflops, "isa": gemm.ISA(), "threads": gemm.Threads()})
+			out := map[string]any{
+				"gflops":  variants[strings.ToUpper(names[0])],
+				"isa":     gemm.ISA(),
+				"threads": gemm.Threads(),
+			}
+			if len(names) > 1 {
+				out["variants"] = variants
+			}
+			return emitJSON(c, out)
 		},
 	}
 }
