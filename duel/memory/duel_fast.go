@@ -33,15 +33,19 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	grid     []float32 // (K+B) x Z: the slots' grid rows, then the batch's
-	score    []float64 // K+B: the slots' scores, then the batch rows'
-	selected []bool    // K+B: held now
-	order    []int     // order[p]: slot at position p of the memory
-	rank     []int     // rank[s]: position of slot s
-	block    []float32 // K x K grid dots between slots; nil beyond the limit
-	rowJ     []float32 // K: dots of one evicted slot (no block)
-	dots     []float32 // B x (K+B): dots of each batch row with slots and batch
-	gone     []int     // slots evicted during the current update
+	grid     []float32    // (K+B) x Z: the slots' grid rows, then the batch's
+	score    []float64    // K+B: the slots' scores, then the batch rows'
+	selected []bool       // K+B: held now
+	order    []int        // order[p]: slot at position p of the memory
+	rank     []int        // rank[s]: position of slot s
+	block    []float32    // K x K grid dots between slots; nil beyond the limit
+	rowJ     []float32    // K: dots of one evicted slot (no block)
+	dots     []float32    // B x (K+B): dots of each batch row with slots and batch
+	gone     []int        // slots evicted during the current update
+	tick     int          // updates committed since the last rebuild
+	arrival  []int        // arrival[s]: tick at which slot s's occupant arrived
+	recent   []recentCols // newcomers' columns not yet folded into block
+	spare    [][]float32  // folded column buffers, for reuse
 }
 
 // update runs the policy on a and returns the evicted positions. It leaves
@@ -180,7 +184,9 @@ func (f *fastDUEL) dotsOf(J, w int) []float32 {
 	case J >= k:
 		return f.dots[(J-k)*w : (J-k)*w+k]
 	case f.block != nil:
-		return f.block[J*k : (J+1)*k]
+		row := f.block[J*k : (J+1)*k]
+		f.applyRecent(row, J)
+		return row
 	}
 	f.rowJ = grow(f.rowJ, k)
 	gridDots(f.rowJ, f.grid[J*f.z:(J+1)*f.z], f.grid[:k*f.z], 1, k, f.z)
@@ -221,7 +227,8 @@ func (f *fastDUEL) commit(b int) {
 		return
 	}
 	// Rows of the new slots: their dots with every slot held, then with
-	// each other (this also overwrites what the freed slots held).
+	// each other (this also overwrites what the freed slots held). A
+	// row is thus complete for every row older than it.
 	for _, in := range arrived {
 		row := f.block[in.slot*k : (in.slot+1)*k]
 		src := f.dots[in.bp*w : (in.bp+1)*w]
@@ -230,17 +237,84 @@ func (f *fastDUEL) commit(b int) {
 			row[other.slot] = src[k+other.bp]
 		}
 	}
-	// Columns of the new slots, by symmetry. This scatters B values into
-	// every row of the block, the main memory cost of carrying it, so the
-	// rows are split between threads.
+	// Columns of the new slots: the older rows' dots with the newcomers.
+	// Writing them into the block now would scatter B values into every
+	// row; instead they are kept transposed (one contiguous run of A values
+	// per slot), read from there when an older row is evicted (dotsOf), and
+	// folded into the block every foldEvery updates, when the newcomers of
+	// several updates fill most of each row's cache lines at once.
+	f.tick++
+	cols := recentCols{tick: f.tick, slots: make([]int, len(arrived))}
+	for a, in := range arrived {
+		f.arrival[in.slot] = f.tick
+		cols.slots[a] = in.slot
+	}
+	n := len(arrived)
+	cols.colT = f.spareCols(k * n)
+	for c := 0; c < k; c++ {
+		dst := cols.colT[c*n : (c+1)*n]
+		for a, in := range arrived {
+			dst[a] = f.dots[in.bp*w+c]
+		}
+	}
+	f.recent = append(f.recent, cols)
+	if len(f.recent) == foldEvery {
+		f.fold()
+	}
+}
+
+// foldEvery is how many updates' newcomer columns are kept transposed
+// before they are folded into the block.
+const foldEvery = 4
+
+// recentCols holds, for the newcomers of one update (tick), the dots of
+// every slot's occupant at that time with each newcomer: colT[c*A + a] for
+// slot c and newcomer a, which took slots[a].
+type recentCols struct {
+	tick  int
+	slots []int
+	colT  []float32
+}
+
+// applyRecent completes row, the block row of slot c, with the dots of the
+// newcomers that arrived after c's occupant (in arrival order, so that a
+// slot taken twice ends with its current occupant's value).
+func (f *fastDUEL) applyRecent(row []float32, c int) {
+	for _, r := range f.recent {
+		if r.tick <= f.arrival[c] {
+			continue // c arrived later: its own row has these dots
+		}
+		n := len(r.slots)
+		src := r.colT[c*n : (c+1)*n]
+		for a, s := range r.slots {
+			row[s] = src[a]
+		}
+	}
+}
+
+// fold writes the recent newcomers' columns into every row of the block.
+func (f *fastDUEL) fold() {
+	k := f.k
 	parallelRows(k, func(c0, c1 int) {
 		for c := c0; c < c1; c++ {
-			row := f.block[c*k : (c+1)*k]
-			for _, in := range arrived {
-				row[in.slot] = f.block[in.slot*k+c]
-			}
+			f.applyRecent(f.block[c*k:(c+1)*k], c)
 		}
 	})
+	for _, r := range f.recent {
+		f.spare = append(f.spare, r.colT)
+	}
+	f.recent = f.recent[:0]
+}
+
+// spareCols returns a buffer of n floats, reusing a folded one if possible.
+func (f *fastDUEL) spareCols(n int) []float32 {
+	for i, b := range f.spare {
+		if cap(b) >= n {
+			f.spare = append(f.spare[:i], f.spare[i+1:]...)
+			return b[:n]
+		}
+	}
+	return make([]float32, n)
 }
 
 // parallelRows calls do on GOMAXPROCS contiguous ranges covering 0..n-1,
@@ -267,6 +341,7 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	f.grid = make([]float32, k*z)
 	toGrid(f.grid, a.Memory)
 	f.order, f.rank = identity(k), identity(k)
+	f.arrival = make([]int, k)
 	f.score = make([]float64, k)
 	if 4*int64(k)*int64(k) <= maxBlock {
 		f.block = make([]float32, k*k)

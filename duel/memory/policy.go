@@ -76,7 +76,7 @@ func checkEvictions(name string, ev []int, k, b int) error {
 	if len(ev) != b {
 		return fmt.Errorf("policy %s: %d evictions for %d incoming rows", name, len(ev), b)
 	}
-	gone := make(map[int]bool, b)
+	gone := make([]bool, k+b)
 	for i, p := range ev {
 		if p < 0 || p > k+i {
 			return fmt.Errorf("policy %s: row %d evicts position %d, expected 0..%d", name, i, p, k+i)

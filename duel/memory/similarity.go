@@ -28,10 +28,12 @@ const (
 	maxRows   = 1 << 28 // keeps float64 score sums exact
 )
 
-// toGrid writes the grid version of the unit rows src into dst (same length).
+// toGrid writes the grid version of the unit rows src into dst (same
+// length): each component x becomes floor(2048*x + 1/2), the nearest
+// integer (halves rounded up). x*2048 is exact, and so is the rounding.
 func toGrid(dst, src []float32) {
 	for i, x := range src {
-		dst[i] = float32(math.Round(float64(x) * gridScale))
+		dst[i] = float32(math.Floor(float64(x)*gridScale + 0.5))
 	}
 }
 
