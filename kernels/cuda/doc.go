@@ -1,0 +1,20 @@
+// Package cuda holds duel's CUDA kernels: one .cu file per kernel family
+// (elementwise, reduce, sgemm, im2col, duel), the PTX compiled from them for
+// several compute capabilities, embedded in generated Go files, and typed
+// launchers that check their arguments before anything reaches a device.
+//
+// The generated files (zz_generated_*.go) are written by
+//
+//	go run ./kernels/cuda/gen
+//
+// which runs nvcc (CUDA 11.8) for sm_60, sm_70 and sm_80 (the sm_80 PTX is
+// also the forward-compatible one: newer devices JIT it), fails on any
+// register spill reported by ptxas -v, and stamps every generated file with
+// the toolkit version and the SHA-256 of its source. They are committed, so
+// building duel needs no CUDA toolkit; a plain go test recomputes the hashes
+// and fails when a .cu file changed without regenerating.
+//
+// Kernels run through a Launcher (package github.com/duel-ssl/duel/cuda
+// implements it on a device); the loader picks, for each module, the PTX of
+// the highest compute capability that loads on the device. See docs/cuda.md.
+package cuda

@@ -1,0 +1,316 @@
+// Command gen compiles the CUDA kernels of package kernels/cuda and writes
+// their Go launchers.
+//
+//	go run ./kernels/cuda/gen [-dir kernels/cuda] [-nvcc nvcc]
+//
+// For every .cu file in dir it
+//   - runs nvcc -ptx for sm_60, sm_70 and sm_80 and embeds the three PTX
+//     texts (the sm_80 one doubles as forward-compatible PTX: the driver JITs
+//     it on newer devices);
+//   - runs nvcc -cubin -Xptxas -v for the same targets and fails if ptxas
+//     reports any spill store or load; the per-kernel summary goes to
+//     dir/ptxas.txt;
+//   - parses every extern "C" __global__ kernel's signature and the one-line
+//     comment above it, and writes zz_generated_<name>.go: the module (PTX,
+//     the source's SHA-256, the toolkit version) and one typed launcher per
+//     kernel that checks the launch configuration and device pointers.
+//
+// Files are written atomically (temporary file, then rename).
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"go/format"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// archs are the compute capabilities compiled for.
+var archs = []int{60, 70, 80}
+
+func main() {
+	dir := flag.String("dir", "kernels/cuda", "directory of the .cu files")
+	nvcc := flag.String("nvcc", "nvcc", "the nvcc to run")
+	flag.Parse()
+	if err := run(*dir, *nvcc); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, nvcc string) error {
+	toolkit, err := toolkitVersion(nvcc)
+	if err != nil {
+		return err
+	}
+	srcs, err := filepath.Glob(filepath.Join(dir, "*.cu"))
+	if err != nil {
+		return err
+	}
+	if len(srcs) == 0 {
+		return fmt.Errorf("no .cu files in %s", dir)
+	}
+	sort.Strings(srcs)
+	var summary bytes.Buffer
+	fmt.Fprintf(&summary, "# ptxas -v summary (%s), written by go run ./kernels/cuda/gen\n", toolkit)
+	for _, src := range srcs {
+		if err := generate(src, nvcc, toolkit, &summary); err != nil {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+	}
+	return writeFile(filepath.Join(dir, "ptxas.txt"), summary.Bytes())
+}
+
+// toolkitVersion returns nvcc's release line, e.g. "Cuda compilation
+// tools, release 11.8, V11.8.89".
+func toolkitVersion(nvcc string) (string, error) {
+	out, err := exec.Command(nvcc, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v (is the CUDA toolkit installed? see docs/cuda.md)", nvcc, err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Cuda compilation tools") {
+			return strings.TrimSpace(l), nil
+		}
+	}
+	return "", fmt.Errorf("%s --version: no release line in %q", nvcc, out)
+}
+
+// kernel is one parsed extern "C" __global__ function.
+type kernel struct {
+	name    string
+	comment string
+	bounds  int // __launch_bounds__, or 1024
+	params  []param
+	warps   bool // needs a block of whole warps (uses warp shuffles)
+}
+
+type param struct{ ctype, name string }
+
+var kernelRE = regexp.MustCompile(`(?m)^extern "C" __global__ void\s+(?:__launch_bounds__\((\d+)\)\s+)?(\w+)\s*\(([^)]*)\)`)
+
+// parse returns the kernels defined in src.
+func parse(src string) ([]kernel, error) {
+	var ks []kernel
+	for _, m := range kernelRE.FindAllStringSubmatchIndex(src, -1) {
+		k := kernel{name: src[m[4]:m[5]], bounds: 1024}
+		if m[2] >= 0 {
+			k.bounds, _ = strconv.Atoi(src[m[2]:m[3]])
+		}
+		// The comment is the last // line before the declaration.
+		before := strings.Split(strings.TrimRight(src[:m[0]], "\n"), "\n")
+		if last := strings.TrimSpace(before[len(before)-1]); strings.HasPrefix(last, "//") {
+			k.comment = strings.TrimSpace(strings.TrimPrefix(last, "//"))
+		} else {
+			return nil, fmt.Errorf("kernel %s: no one-line math comment above it", k.name)
+		}
+		for _, p := range strings.Split(src[m[6]:m[7]], ",") {
+			p = strings.Join(strings.Fields(p), " ")
+			i := strings.LastIndexAny(p, " *")
+			if i < 0 {
+				return nil, fmt.Errorf("kernel %s: cannot parse parameter %q", k.name, p)
+			}
+			k.params = append(k.params, param{ctype: strings.TrimSpace(p[:i+1]), name: p[i+1:]})
+		}
+		body := src[m[1]:]
+		if next := kernelRE.FindStringIndex(body); next != nil {
+			body = body[:next[0]]
+		}
+		k.warps = strings.Contains(body, "_sync(") || strings.Contains(src, k.name+"_warps")
+		ks = append(ks, k)
+	}
+	if len(ks) == 0 {
+		return nil, fmt.Errorf("no extern \"C\" __global__ kernel")
+	}
+	return ks, nil
+}
+
+// goType maps a kernel parameter's C type to the launcher's Go type and the
+// expression passing it.
+func goType(ctype, name string) (gotype, arg string, ptr bool, err error) {
+	switch t := strings.TrimPrefix(ctype, "const "); {
+	case strings.HasSuffix(t, "*"):
+		return "driver.DevicePtr", name, true, nil
+	case t == "int":
+		return "int32", name, false, nil
+	case t == "long long":
+		return "int64", name, false, nil
+	case t == "float":
+		return "float32", name, false, nil
+	case t == "double":
+		return "float64", name, false, nil
+	case t == "Layout":
+		return "Layout", name + ".Bytes()", false, nil
+	}
+	return "", "", false, fmt.Errorf("parameter %s: unsupported C type %q", name, ctype)
+}
+
+// generate compiles one .cu file and writes its Go file.
+func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
+	text, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(text)
+	ks, err := parse(string(text))
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "duel-cuda-gen")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	base := strings.TrimSuffix(filepath.Base(src), ".cu")
+
+	ptx := map[int]string{}
+	for _, a := range archs {
+		out := filepath.Join(tmp, fmt.Sprintf("%s_%d.ptx", base, a))
+		if msg, err := exec.Command(nvcc, "-ptx", "-O3", fmt.Sprintf("-arch=sm_%d", a), "-o", out, src).CombinedOutput(); err != nil {
+			return fmt.Errorf("nvcc -ptx sm_%d: %v\n%s", a, err, msg)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			return err
+		}
+		ptx[a] = string(b)
+
+		cubin := filepath.Join(tmp, fmt.Sprintf("%s_%d.cubin", base, a))
+		msg, err := exec.Command(nvcc, "-cubin", "-O3", fmt.Sprintf("-arch=sm_%d", a), "-Xptxas", "-v", "-o", cubin, src).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("nvcc -cubin sm_%d: %v\n%s", a, err, msg)
+		}
+		if err := ptxasSummary(summary, filepath.Base(src), a, string(msg)); err != nil {
+			return err
+		}
+	}
+
+	var g bytes.Buffer
+	fmt.Fprintf(&g, "// Code generated by go run ./kernels/cuda/gen from %s; DO NOT EDIT.\n", filepath.Base(src))
+	fmt.Fprintf(&g, "// Toolkit: %s\n// Source SHA-256: %s\n\npackage cuda\n\n", toolkit, hex.EncodeToString(sum[:]))
+	fmt.Fprintf(&g, "import \"github.com/duel-ssl/duel/cuda/driver\"\n\n")
+	mod := camel(base) + "Module"
+	fmt.Fprintf(&g, "// %s is %s compiled to PTX for %s.\nvar %s = &Module{\n", mod, filepath.Base(src), archList(), mod)
+	fmt.Fprintf(&g, "Source: %q,\nSHA256: %q,\nToolkit: %q,\nKernels: []string{", filepath.Base(src), hex.EncodeToString(sum[:]), toolkit)
+	for _, k := range ks {
+		fmt.Fprintf(&g, "%q, ", k.name)
+	}
+	fmt.Fprintf(&g, "},\nPTX: map[int]string{\n")
+	for _, a := range archs {
+		fmt.Fprintf(&g, "%d: %s,\n", a, strconv.Quote(ptx[a]))
+	}
+	fmt.Fprintf(&g, "},\n}\n\nfunc init() { modules = append(modules, %s) }\n", mod)
+
+	for _, k := range ks {
+		var sig, args, checks []string
+		for _, p := range k.params {
+			gt, arg, ptr, err := goType(p.ctype, p.name)
+			if err != nil {
+				return fmt.Errorf("kernel %s: %w", k.name, err)
+			}
+			sig = append(sig, p.name+" "+gt)
+			args = append(args, arg)
+			if ptr {
+				checks = append(checks, fmt.Sprintf("if err := checkPtr(%q, %q, %s); err != nil {\nreturn err\n}\n", k.name, p.name, p.name))
+			}
+		}
+		fmt.Fprintf(&g, "\n// %s launches %s (%s):\n//\n//\t%s\n", camel(k.name), k.name, filepath.Base(src), k.comment)
+		fmt.Fprintf(&g, "//\n// It fails before launching on a bad configuration (at most %d threads per block", k.bounds)
+		if k.warps {
+			fmt.Fprintf(&g, ", whole warps")
+		}
+		fmt.Fprintf(&g, ") or a nil device pointer.\n")
+		fmt.Fprintf(&g, "func %s(l Launcher, cfg Config, %s) error {\n", camel(k.name), strings.Join(sig, ", "))
+		fmt.Fprintf(&g, "if err := cfg.check(%q, %d, %v); err != nil {\nreturn err\n}\n", k.name, k.bounds, k.warps)
+		for _, c := range checks {
+			g.WriteString(c)
+		}
+		fmt.Fprintf(&g, "return l.Launch(%s, %q, cfg, %s)\n}\n", mod, k.name, strings.Join(args, ", "))
+	}
+	out, err := format.Source(g.Bytes())
+	if err != nil {
+		return fmt.Errorf("formatting the generated code: %v", err)
+	}
+	return writeFile(filepath.Join(filepath.Dir(src), "zz_generated_"+base+".go"), out)
+}
+
+var (
+	entryRE = regexp.MustCompile(`Compiling entry function '(\w+)' for '(\w+)'`)
+	spillRE = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
+	usedRE  = regexp.MustCompile(`Used (\d+) registers(.*)`)
+)
+
+// ptxasSummary appends one line per kernel of ptxas -v output and fails on
+// any spill.
+func ptxasSummary(w *bytes.Buffer, src string, arch int, out string) error {
+	var name string
+	var frame, st, ld string
+	for _, l := range strings.Split(out, "\n") {
+		if m := entryRE.FindStringSubmatch(l); m != nil {
+			name = m[1]
+		}
+		if m := spillRE.FindStringSubmatch(l); m != nil && name != "" {
+			frame, st, ld = m[1], m[2], m[3]
+			if st != "0" || ld != "0" {
+				return fmt.Errorf("ptxas sm_%d: kernel %s spills (%s bytes stores, %s bytes loads): reduce its register use", arch, name, st, ld)
+			}
+		}
+		if m := usedRE.FindStringSubmatch(l); m != nil && name != "" {
+			fmt.Fprintf(w, "%-16s %-16s sm_%d  %3s registers  stack %s B  spill stores %s B  spill loads %s B %s\n",
+				src, name, arch, m[1], frame, st, ld, strings.TrimLeft(m[2], ", "))
+			name = ""
+		}
+	}
+	return nil
+}
+
+// archList returns "sm_60, sm_70, sm_80".
+func archList() string {
+	var s []string
+	for _, a := range archs {
+		s = append(s, fmt.Sprintf("sm_%d", a))
+	}
+	return strings.Join(s, ", ")
+}
+
+// camel turns a snake_case name into CamelCase ("duel_update" ->
+// "DuelUpdate").
+func camel(s string) string {
+	var b strings.Builder
+	for _, p := range strings.Split(s, "_") {
+		if p != "" {
+			b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+		}
+	}
+	return b.String()
+}
+
+// writeFile writes data to path atomically.
+func writeFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".gen-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
