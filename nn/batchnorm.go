@@ -105,6 +105,16 @@ func (g bnGeom) coords(p int) (i, ch int) {
 
 // Forward normalises x of shape (N, C, ...).
 func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
+	return bn.forward(tp, x, false)
+}
+
+// ForwardReLU returns max(bn(x), 0) as one operation: the pair
+// BatchNorm-ReLU of a ResNet without the intermediate tensor.
+func (bn *BatchNorm) ForwardReLU(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
+	return bn.forward(tp, x, true)
+}
+
+func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) < 2 || shape[1] != bn.Channels {
 		panic(fmt.Sprintf("nn.BatchNorm(%d): input of shape %v, expected (N, %d, ...)", bn.Channels, shape, bn.Channels))
@@ -138,11 +148,15 @@ func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			invstd[ch] = float32(1 / math.Sqrt(float64(rv[ch])+bn.Eps))
 		}
 	}
-	bnApply(xd, yd, mean, invstd, gamma, betaV, g)
+	bnApply(xd, yd, mean, invstd, gamma, betaV, g, relu)
 	training := bn.training
+	var mask []float32
+	if relu {
+		mask = yd
+	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer bn.arena.release(out.Grad)
-		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mean, invstd, g, training)
+		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mask, mean, invstd, g, training)
 	}, x, bn.Weight, bn.Bias)
 }
 
@@ -220,8 +234,9 @@ func sqDev32(x []float32, mu float32) float32 {
 	return (a0 + a1) + (a2 + a3)
 }
 
-// bnApply writes y = (x - mean) * invstd * gamma + beta.
-func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom) {
+// bnApply writes y = (x - mean) * invstd * gamma + beta, or its positive
+// part with relu.
+func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom, relu bool) {
 	s := g.s
 	parallelFor(g.n*g.c, workers(len(xd)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
@@ -231,6 +246,12 @@ func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom) {
 			// form cancels badly when |mean| >> std.
 			a, mu, b := invstd[k]*gamma[ch], mean[k], beta[ch]
 			src, dst := xd[p*s:(p+1)*s], yd[p*s:(p+1)*s]
+			if relu {
+				for j, v := range src {
+					dst[j] = max((v-mu)*a+b, 0)
+				}
+				continue
+			}
 			for j, v := range src {
 				dst[j] = (v-mu)*a + b
 			}
@@ -239,8 +260,9 @@ func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom) {
 }
 
 // bnBackward adds the gradients of x, gamma and beta given dy (both in the
-// layout of g).
-func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float32, g bnGeom, training bool) {
+// layout of g). With a non-nil mask (the output of a fused ReLU), dy counts
+// only where mask > 0.
+func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []float32, g bnGeom, training bool) {
 	c, s := g.c, g.s
 	gamma := w.Value.Data()
 	// Per (group, channel): sum(dy) and sum(dy * xhat).
@@ -256,9 +278,18 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float3
 					off := g.plane(i, ch) * s
 					xr, gr := xd[off:off+s], dy[off:off+s]
 					var ra, rb float32
-					for j, gv := range gr {
-						ra += gv
-						rb += gv * (xr[j] - mu)
+					if mask != nil {
+						mr := mask[off : off+s]
+						for j, gv := range gr {
+							gv = reluGrad(gv, mr[j])
+							ra += gv
+							rb += gv * (xr[j] - mu)
+						}
+					} else {
+						for j, gv := range gr {
+							ra += gv
+							rb += gv * (xr[j] - mu)
+						}
 					}
 					a += float64(ra)
 					bb += float64(rb)
@@ -305,6 +336,23 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float3
 			scale := gamma[ch] * is
 			off := p * s
 			xr, gr, dr := xd[off:off+s], dy[off:off+s], dx[off:off+s]
+			if mask != nil {
+				// Masked copy of this plane's dy in the gradient buffer, then
+				// the plain formulas on it (dr is dx's plane: with acc, the
+				// old values are kept aside in the scratch row).
+				mr := mask[off : off+s]
+				if acc {
+					row := ar.getScratch(s)
+					copy(row, dr)
+					reluMask(dr, gr, mr, false)
+					bnDx(dr, xr, dr, row, scale, is, mean[k], float32(sdy[k])/cnt, float32(sdyx[k])/cnt, training)
+					ar.putScratch(row)
+					continue
+				}
+				reluMask(dr, gr, mr, false)
+				bnDx(dr, xr, dr, nil, scale, is, mean[k], float32(sdy[k])/cnt, float32(sdyx[k])/cnt, training)
+				continue
+			}
 			if !training {
 				// Running statistics are constants: dx = dy * gamma * invstd.
 				for j, gv := range gr {
@@ -331,4 +379,29 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mean, invstd []float3
 			}
 		}
 	})
+}
+
+// reluGrad returns g where the ReLU output y is positive and 0 elsewhere.
+func reluGrad(g, y float32) float32 {
+	m := uint32(-int32(math.Float32bits(y)) >> 31)
+	return math.Float32frombits(math.Float32bits(g) & m)
+}
+
+// bnDx writes one plane of the input gradient: dx = scale*dy with running
+// statistics, scale*(dy - mdy - xhat*mdyx) with batch statistics, plus old
+// when it is non-nil. dx may alias dy.
+func bnDx(dx, x, dy, old []float32, scale, is, mu, mdy, mdyx float32, training bool) {
+	x, dy = x[:len(dx)], dy[:len(dx)]
+	for j := range dx {
+		var v float32
+		if training {
+			v = scale * (dy[j] - mdy - (x[j]-mu)*is*mdyx)
+		} else {
+			v = scale * dy[j]
+		}
+		if old != nil {
+			v += old[j]
+		}
+		dx[j] = v
+	}
 }

@@ -1,12 +1,14 @@
 package nn
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 func TestLinearGrad(t *testing.T) {
@@ -237,6 +239,58 @@ func refIm2col(col, src []float32, c, h, w, k, p int) {
 						}
 						col[(((ci*k+ki)*k+kj)*oh+oi)*ow+oj] = v
 					}
+				}
+			}
+		}
+	}
+}
+
+func TestBatchNormReLUGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 10))
+	for _, train := range []bool{true, false} {
+		for _, cm := range []bool{false, true} {
+			bn := NewBatchNorm2d(3)
+			bn.SetTraining(train)
+			NormalInit(bn.Weight.Value, 1, r)
+			NormalInit(bn.Bias.Value, 0.5, r)
+			x := autograd.NewVar(randTensor(r, 4, 3, 3, 2), true)
+			if cm {
+				x = cnhwVar(r, 4, 3, 3, 2)
+			}
+			// Keep outputs away from the ReLU kink.
+			for tries := 0; tries < 50; tries++ {
+				y := storage(bn.Forward(nil, x).Value)
+				bad := -1
+				for i, v := range y {
+					if v > -0.05 && v < 0.05 {
+						bad = i
+						break
+					}
+				}
+				if bad < 0 {
+					break
+				}
+				storage(x.Value)[bad] += 0.2
+			}
+			name := fmt.Sprintf("bnrelu-train=%v-cm=%v", train, cm)
+			checkGrad(t, name, func(tp *autograd.Tape) *autograd.Var { return bn.ForwardReLU(tp, x) }, x, bn.Weight, bn.Bias)
+			// Same values as BatchNorm then ReLU, and accumulation into an
+			// existing gradient.
+			tp := autograd.NewTape()
+			a := bn.ForwardReLU(tp, x)
+			b := Relu(tp, bn.Forward(tp, x))
+			if !equal(storage(a.Value), storage(b.Value)) {
+				t.Errorf("%s: ForwardReLU differs from Forward+Relu", name)
+			}
+			x.Grad = nil
+			tp.BackwardWith(a, tensor.Ones(a.Value.Shape()...))
+			g1 := append([]float32(nil), storage(x.Grad)...)
+			tp = autograd.NewTape()
+			a = bn.ForwardReLU(tp, x)
+			tp.BackwardWith(a, tensor.Ones(a.Value.Shape()...))
+			for i, v := range storage(x.Grad) {
+				if d := v - 2*g1[i]; d > 1e-5 || d < -1e-5 {
+					t.Fatalf("%s: accumulated gradient %g, want %g", name, v, 2*g1[i])
 				}
 			}
 		}

@@ -45,7 +45,7 @@ func (b *BasicBlock) Members() []nn.Member {
 
 // Forward applies the block.
 func (b *BasicBlock) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := b.arena.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
+	out := b.BN1.ForwardReLU(tp, b.Conv1.Forward(tp, x))
 	out = b.BN2.Forward(tp, b.Conv2.Forward(tp, out))
 	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
 }
@@ -92,8 +92,8 @@ func (b *Bottleneck) Members() []nn.Member {
 
 // Forward applies the block.
 func (b *Bottleneck) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := b.arena.Relu(tp, b.BN1.Forward(tp, b.Conv1.Forward(tp, x)))
-	out = b.arena.Relu(tp, b.BN2.Forward(tp, b.Conv2.Forward(tp, out)))
+	out := b.BN1.ForwardReLU(tp, b.Conv1.Forward(tp, x))
+	out = b.BN2.ForwardReLU(tp, b.Conv2.Forward(tp, out))
 	out = b.BN3.Forward(tp, b.Conv3.Forward(tp, out))
 	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
 }

@@ -199,7 +199,7 @@ func (m *ResNet) Members() []nn.Member {
 // Features returns the globally average-pooled features (N, FeatureDim) of
 // x (N, 3, H, W): the network without fc.
 func (m *ResNet) Features(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	out := m.arena.Relu(tp, m.BN1.Forward(tp, m.Conv1.Forward(tp, x)))
+	out := m.BN1.ForwardReLU(tp, m.Conv1.Forward(tp, x))
 	if m.MaxPool != nil {
 		out = m.MaxPool.Forward(tp, out)
 	}
