@@ -1,0 +1,130 @@
+package analysis
+
+import (
+	"bytes"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// plotDir is where the plot tests write; DUEL_PLOT_DIR keeps them for a look.
+func plotDir(t *testing.T) string {
+	if d := os.Getenv("DUEL_PLOT_DIR"); d != "" {
+		return d
+	}
+	return t.TempDir()
+}
+
+// checkPNG fails unless path is a PNG of at least 300 x 200 pixels.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if r := img.Bounds(); r.Dx() < 300 || r.Dy() < 200 {
+		t.Errorf("%s: %v", path, r)
+	}
+}
+
+func TestPlotEmbedding(t *testing.T) {
+	dir := plotDir(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	x, labels := blobs(r, 200, 10, 12, 2)
+	res, err := TSNE(x, 200, 10, TSNEConfig{Iterations: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"}
+	p := filepath.Join(dir, "tsne.png")
+	if err := PlotEmbedding(p, "t-SNE of test features", res.Y, labels, names); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, p)
+	if err := PlotEmbedding(filepath.Join(dir, "empty.png"), "empty", nil, nil, nil); err != nil {
+		t.Errorf("empty embedding: %v", err)
+	}
+	if err := PlotEmbedding(filepath.Join(dir, "bad.png"), "bad", []float64{1}, []int32{0}, nil); err == nil {
+		t.Error("mismatched lengths: no error")
+	}
+}
+
+func TestPlotClassFrequency(t *testing.T) {
+	dir := plotDir(t)
+	p := filepath.Join(dir, "class_frequency.png")
+	if err := PlotClassFrequency(p, "Class frequency in memory", []int{50, 900, 80, 70, 60, 120, 30, 20, 10, 708}, []string{"airplane", "automobile"}); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, p)
+	many := make([]int, 100)
+	for i := range many {
+		many[i] = i * 3 % 17
+	}
+	if err := PlotClassFrequency(filepath.Join(dir, "many.png"), "100 classes", many, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlotClassFrequency(filepath.Join(dir, "none.png"), "none", nil, nil); err == nil {
+		t.Error("no classes: no error")
+	}
+}
+
+func TestPlotTrainingCurves(t *testing.T) {
+	dir := plotDir(t)
+	var sb strings.Builder
+	for s := 0; s <= 200; s += 10 {
+		sb.WriteString(`{"step":` + itoa(s) + `,"loss":` + ftoa(5-float64(s)/100) + `,"lr":0.05,"img_per_s":` + ftoa(100+float64(s%30)) + `,"memory_class_entropy":` + ftoa(1.5+float64(s)/1000) + `,"custom":1}` + "\n")
+	}
+	m, err := ParseMetrics(strings.NewReader(sb.String()), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "training_curves.png")
+	keys, err := PlotTrainingCurves(p, m, "custom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"loss", "lr", "img_per_s", "memory_class_entropy"}; !slices.Equal(keys, want) {
+		t.Errorf("panels %v, expected %v", keys, want)
+	}
+	checkPNG(t, p)
+	// odd number of panels, one point
+	m, _ = ParseMetrics(strings.NewReader(`{"step":0,"loss":1,"lr":2,"img_per_s":3}`), "m")
+	if _, err := PlotTrainingCurves(filepath.Join(dir, "one.png"), m); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = ParseMetrics(strings.NewReader(`{"step":0}`), "m")
+	if _, err := PlotTrainingCurves(filepath.Join(dir, "none.png"), m); err == nil {
+		t.Error("nothing to draw: no error")
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.txt")
+	for _, s := range []string{"first", "second"} {
+		if err := WriteFileAtomic(p, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != s {
+			t.Errorf("read %q, expected %q", b, s)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files left, expected 1", len(ents))
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "no", "such", "x"), nil); err == nil || !strings.Contains(err.Error(), "no/such/x") {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+func itoa(i int) string     { return strconv.Itoa(i) }
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
