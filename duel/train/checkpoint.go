@@ -1,0 +1,190 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/nn/optim"
+	"github.com/duel-ssl/duel/nn/safetensors"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Run directory layout.
+const (
+	ConfigFile     = "config.json"
+	MetricsFile    = "metrics.jsonl"
+	ModelFile      = "model.safetensors"
+	CheckpointDir  = "checkpoint"
+	stateFile      = "state.json"
+	optimizerFile  = "optimizer.safetensors"
+	memoryFile     = "memory.bin"
+	checkpointTmp  = CheckpointDir + ".tmp"
+	checkpointPrev = CheckpointDir + ".old"
+)
+
+// State is the small part of a checkpoint: where training stands.
+// Everything else a run needs to continue is a pure function of the step and
+// the configuration (the sampler, the augmentations and the schedule draw
+// their random numbers from (seed, step, ...)), or is in the checkpoint's
+// other files: the model, the optimizer's moments and the memory (rows, ids,
+// labels, steps and its policy's RNG).
+type State struct {
+	Step      int     `json:"step"` // completed optimisation steps
+	Loss      float64 `json:"loss"` // loss of the last step (0 before any)
+	Method    string  `json:"method"`
+	Optimizer string  `json:"optimizer"`
+}
+
+// saveCheckpoint writes the checkpoint of step into dir/checkpoint, then
+// model.safetensors. The checkpoint directory is built aside and swapped in
+// with renames, so a kill at any moment leaves the previous checkpoint or
+// the new one, complete.
+func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) error {
+	tmp := filepath.Join(dir, checkpointTmp)
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", tmp, err)
+	}
+	model := modelTensors(m)
+	meta := map[string]string{"format": "pt", "method": m.Name(), "step": fmt.Sprint(st.Step)}
+	if err := safetensors.Write(filepath.Join(tmp, ModelFile), model, meta); err != nil {
+		return err
+	}
+	if err := safetensors.Write(filepath.Join(tmp, optimizerFile), optimizerTensors(opt), nil); err != nil {
+		return err
+	}
+	if mem := m.Memory(); mem != nil {
+		b, err := mem.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encoding the memory: %w", err)
+		}
+		if err := writeFileAtomic(filepath.Join(tmp, memoryFile), b); err != nil {
+			return err
+		}
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, stateFile), append(b, '\n')); err != nil {
+		return err
+	}
+	cur, prev := filepath.Join(dir, CheckpointDir), filepath.Join(dir, checkpointPrev)
+	if err := os.RemoveAll(prev); err != nil {
+		return err
+	}
+	if err := os.Rename(cur, prev); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, cur); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.RemoveAll(prev); err != nil {
+		return err
+	}
+	return safetensors.Write(filepath.Join(dir, ModelFile), model, meta)
+}
+
+// checkpointPath returns the directory of the latest complete checkpoint:
+// checkpoint/, or checkpoint.old/ when a save was interrupted between its
+// two renames.
+func checkpointPath(dir string) (string, error) {
+	for _, name := range []string{CheckpointDir, checkpointPrev} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(filepath.Join(p, stateFile)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no checkpoint (expected %s/%s)", dir, CheckpointDir, stateFile)
+}
+
+// readState reads a checkpoint's state.json.
+func readState(ckpt string) (State, error) {
+	var st State
+	path := filepath.Join(ckpt, stateFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Step < 0 {
+		return st, fmt.Errorf("%s: step %d, expected >= 0", path, st.Step)
+	}
+	return st, nil
+}
+
+// loadCheckpoint restores m (and opt, when not nil) from the checkpoint
+// directory ckpt.
+func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, error) {
+	st, err := readState(ckpt)
+	if err != nil {
+		return st, err
+	}
+	if st.Method != m.Name() {
+		return st, fmt.Errorf("%s: checkpoint of method %q, the configuration says %q", ckpt, st.Method, m.Name())
+	}
+	mpath := filepath.Join(ckpt, ModelFile)
+	f, err := safetensors.Read(mpath)
+	if err != nil {
+		return st, err
+	}
+	if err := loadModel(m, f, mpath); err != nil {
+		return st, err
+	}
+	if opt != nil {
+		opath := filepath.Join(ckpt, optimizerFile)
+		of, err := safetensors.Read(opath)
+		if err != nil {
+			return st, err
+		}
+		state := map[string]*tensor.Tensor{}
+		for _, t := range of.Tensors {
+			if state[t.Name], err = t.ToTensor(); err != nil {
+				return st, fmt.Errorf("%s: %w", opath, err)
+			}
+		}
+		if err := opt.LoadStateDict(state); err != nil {
+			return st, fmt.Errorf("%s: %w", opath, err)
+		}
+	}
+	if mem := m.Memory(); mem != nil {
+		path := filepath.Join(ckpt, memoryFile)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return st, err
+		}
+		if err := mem.UnmarshalBinary(b); err != nil {
+			return st, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return st, nil
+}
+
+// optimizerTensors returns the optimizer's state sorted by name.
+func optimizerTensors(opt optim.Optimizer) []safetensors.Tensor {
+	sd := opt.StateDict()
+	names := make([]string, 0, len(sd))
+	for n := range sd {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]safetensors.Tensor, 0, len(names))
+	for _, n := range names {
+		t := sd[n]
+		if !t.IsContiguous() {
+			t = t.Contiguous()
+		}
+		out = append(out, safetensors.FromTensor(n, t))
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package train
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Run is a training run loaded for evaluation: its configuration, its model
+// in evaluation mode (BatchNorm uses its running statistics) and its memory.
+type Run struct {
+	Dir        string
+	Config     Config
+	Step       int            // the step of the loaded checkpoint
+	Method     ssl.Method     // every part with its weights, in evaluation mode
+	Encoder    ssl.Encoder    // the backbone
+	FeatureDim int            // the backbone's feature size
+	Projector  nn.Module      // the projector (nil when the method has none)
+	Memory     *memory.Memory // nil when the method has none
+}
+
+// LoadRun opens the run in dir: config.json, then the latest checkpoint
+// (model, memory). Errors name the file and what is wrong with it.
+func LoadRun(dir string) (*Run, error) {
+	cfg, err := ReadConfig(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	m, err := NewMethod(cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	ckpt, err := checkpointPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := loadCheckpoint(ckpt, m, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, Config: *cfg, Step: st.Step, Method: m, Encoder: m.Encoder(),
+		FeatureDim: m.Encoder().FeatureDim(), Memory: m.Memory()}
+	for _, p := range m.Parts() {
+		nn.Train(p.Module, false)
+		if p.Prefix == "projector" {
+			r.Projector = p.Module
+		}
+	}
+	return r, nil
+}
+
+// Embed returns the features (N, D) of images x (N, C, H, W, normalised as
+// the training views were): layer "backbone" gives the pooled features
+// before fc, "projector" the projector's output (not normalised). The
+// forward passes run without gradient, batch images at a time.
+func (r *Run) Embed(x *tensor.Tensor, layer string, batch int) (*tensor.Tensor, error) {
+	if layer != "backbone" && layer != "projector" {
+		return nil, fmt.Errorf("layer %q, expected backbone or projector", layer)
+	}
+	if layer == "projector" && r.Projector == nil {
+		return nil, fmt.Errorf("layer projector: method %s has no projector", r.Config.Method)
+	}
+	if x.NDim() != 4 || x.Dim(1) != 3 {
+		return nil, fmt.Errorf("images of shape %v, expected (N, 3, H, W)", x.Shape())
+	}
+	if batch < 1 {
+		return nil, fmt.Errorf("batch %d, expected >= 1", batch)
+	}
+	x = x.Contiguous()
+	n := x.Dim(0)
+	per := x.Numel() / max(n, 1)
+	src := x.Data()
+	var out []float32
+	d := 0
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		xb := autograd.NewVar(tensor.FromSlice(src[lo*per:hi*per], hi-lo, x.Dim(1), x.Dim(2), x.Dim(3)), false)
+		f := r.Encoder.Features(nil, xb)
+		if layer == "projector" {
+			f = r.Projector.Forward(nil, f)
+		}
+		v := f.Value.Contiguous()
+		d = v.Dim(1)
+		out = append(out, v.Data()...)
+	}
+	if n == 0 {
+		d = r.FeatureDim
+		if layer == "projector" {
+			d = r.Config.ProjDim
+		}
+	}
+	return tensor.FromSlice(out, n, d), nil
+}
+
+// OpenDataset opens the train (train = true) or test split of the run's
+// dataset, with 3 channels as the encoder takes them.
+func (r *Run) OpenDataset(train bool) (*data.Dataset, error) {
+	ds, err := data.Open(r.Config.Dataset, r.Config.Data, train)
+	if err != nil {
+		return nil, err
+	}
+	return ds.ToRGB(), nil
+}
+
+// Normalization returns the per-channel mean and standard deviation the
+// training views were normalised with (3 channels).
+func (r *Run) Normalization() (mean, std []float32, err error) {
+	if mean, std, ok := data.NormStats(r.Config.Dataset); ok {
+		if len(mean) == 1 {
+			mean = []float32{mean[0], mean[0], mean[0]}
+			std = []float32{std[0], std[0], std[0]}
+		}
+		return mean, std, nil
+	}
+	ds, err := r.OpenDataset(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	mean, std = normStats(&r.Config, ds)
+	return mean, std, nil
+}
+
+// Metrics reads the run's metrics.jsonl.
+func (r *Run) Metrics() ([]Metric, error) { return ReadMetrics(r.Dir) }
+
+// ModelPath returns the path of the run's model.safetensors.
+func (r *Run) ModelPath() string { return filepath.Join(r.Dir, ModelFile) }

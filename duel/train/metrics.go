@@ -1,0 +1,108 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Metric is one line of metrics.jsonl, written every --log-every steps and
+// at the last step.
+type Metric struct {
+	Step    int     `json:"step"`      // completed steps
+	Loss    float64 `json:"loss"`      // loss of that step
+	LR      float64 `json:"lr"`        // learning rate of that step
+	ImgPerS float64 `json:"img_per_s"` // images (each giving two views) per second since the previous line, data loading included
+	// MemoryClassEntropy is the entropy (nats) of the labels of the rows in
+	// the memory, for methods with a memory on labelled data.
+	MemoryClassEntropy *float64 `json:"memory_class_entropy,omitempty"`
+	// MemoryRows is the number of rows held.
+	MemoryRows *int `json:"memory_rows,omitempty"`
+	// KNNTop1 is the kNN monitor's top-1 accuracy, when measured at this step.
+	KNNTop1  *float64 `json:"knn_top1,omitempty"`
+	ElapsedS float64  `json:"elapsed_s"` // wall time since this process started training
+}
+
+// metricsLog appends metrics to a run's metrics.jsonl.
+type metricsLog struct {
+	f *os.File
+}
+
+// openMetrics opens dir/metrics.jsonl for appending, first dropping the
+// lines after step keep (those of steps a resumed run will redo). The file
+// is rewritten atomically when lines are dropped.
+func openMetrics(dir string, keep int) (*metricsLog, error) {
+	path := filepath.Join(dir, MetricsFile)
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var kept bytes.Buffer
+	dropped := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var m struct {
+			Step *int `json:"step"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Step == nil || *m.Step > keep {
+			dropped = true // a torn last line, or a step to be redone
+			continue
+		}
+		kept.Write(line)
+		kept.WriteByte('\n')
+	}
+	if dropped {
+		if err := writeFileAtomic(path, kept.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &metricsLog{f: f}, nil
+}
+
+// write appends one line.
+func (l *metricsLog) write(m *Metric) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+func (l *metricsLog) close() error { return l.f.Close() }
+
+// ReadMetrics reads a run's metrics.jsonl.
+func ReadMetrics(dir string) ([]Metric, error) {
+	path := filepath.Join(dir, MetricsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Metric
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var m Metric
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, m)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,169 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/data/augment"
+	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/resnet"
+	"github.com/duel-ssl/duel/nn/safetensors"
+)
+
+// Seed streams derived from Config.Seed.
+const (
+	seedModel = 1 + iota
+	seedSampler
+	seedLoader
+	seedMethod
+	seedMemView
+)
+
+// sslConfig translates c into the methods' configuration.
+func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
+	arch, seed := c.Arch, splitmix.Derive(c.Seed, seedModel)
+	return ssl.Config{
+		NewEncoder: func() (ssl.Encoder, error) {
+			return resnet.New(arch, resnet.Options{Seed: seed})
+		},
+		ProjDim: c.ProjDim, ProjHidden: c.ProjHidden, HeadBN: c.HeadBN, PredHidden: c.PredHidden,
+		Tau: c.Tau, Eps: c.Eps, EMA: c.EMA, BarlowLambda: c.BarlowLambda,
+		Negatives: c.Negatives, MemorySize: c.MemorySize, Policy: c.Policy, Admission: c.Admission,
+		SafeUpdate: c.SafeUpdate, MemNegatives: c.MemNegatives, MemoryFrom: c.MemoryFrom,
+		ShuffleBN: c.ShuffleBN, BNSplits: c.BNSplits,
+		Seed:   splitmix.Derive(c.Seed, seedMethod),
+		Images: images,
+	}
+}
+
+// NewMethod builds the method of c; images supplies the memory samples
+// D-SimCLR re-embeds (nil: none, an error if they are needed).
+func NewMethod(c *Config, images ssl.ImageSource) (ssl.Method, error) {
+	if images == nil {
+		images = ssl.ImageSourceFunc(func([]float32, []int64, int) error {
+			return fmt.Errorf("no dataset attached to re-embed memory samples")
+		})
+	}
+	return ssl.New(c.Method, sslConfig(c, images))
+}
+
+// normStats returns the per-channel normalisation of the training views.
+func normStats(c *Config, ds *data.Dataset) (mean, std []float32) {
+	mean, std, ok := data.NormStats(c.Dataset)
+	if !ok {
+		mean, std = ds.MeanStd()
+	}
+	if ds.C == 3 && len(mean) == 1 { // a grayscale set made RGB
+		mean = []float32{mean[0], mean[0], mean[0]}
+		std = []float32{std[0], std[0], std[0]}
+	}
+	return mean, std
+}
+
+// datasetImages fetches memory samples from the dataset by id, through the
+// training augmentations (a fresh draw per step and slot) or plain.
+type datasetImages struct {
+	ds   *data.Dataset
+	pipe *augment.Pipeline
+	seed uint64
+	ws   augment.Workspace
+}
+
+// Fetch implements ssl.ImageSource.
+func (d *datasetImages) Fetch(dst []float32, ids []int64, step int) error {
+	oh, ow := d.pipe.OutSize(d.ds.H, d.ds.W)
+	per := d.ds.C * oh * ow
+	if len(dst) != len(ids)*per {
+		return fmt.Errorf("fetching %d images: buffer of %d values, expected %d", len(ids), len(dst), len(ids)*per)
+	}
+	for i, id := range ids {
+		if id < 0 || int(id) >= d.ds.Len() {
+			return fmt.Errorf("sample id %d out of the dataset's %d images", id, d.ds.Len())
+		}
+		r := splitmix.New(splitmix.Derive(d.seed, uint64(step), uint64(i)))
+		d.pipe.Apply(dst[i*per:(i+1)*per], d.ds.Image(int(id)), d.ds.H, d.ds.W, d.ds.C, &r, &d.ws)
+	}
+	return nil
+}
+
+// modelTensors lists every tensor of m for model.safetensors: the encoder's
+// under torchvision's names, the other parts under their prefix.
+// num_batches_tracked is written as I64.
+func modelTensors(m ssl.Method) []safetensors.Tensor {
+	var out []safetensors.Tensor
+	for _, p := range m.Parts() {
+		for _, e := range nn.StateDictOf(p.Module) {
+			name := e.Name
+			if p.Prefix != "" {
+				name = p.Prefix + "." + name
+			}
+			t := e.Tensor
+			if !t.IsContiguous() {
+				t = t.Contiguous()
+			}
+			if e.Int64 {
+				src := t.Data()
+				v := make([]int64, len(src))
+				for i, x := range src {
+					v[i] = int64(x)
+				}
+				out = append(out, safetensors.Tensor{Name: name, Shape: t.Shape(), Data: v})
+				continue
+			}
+			out = append(out, safetensors.FromTensor(name, t))
+		}
+	}
+	return out
+}
+
+// loadModel copies the tensors of a model.safetensors file into m's parts.
+// Every tensor of every part must be present, and nothing else.
+func loadModel(m ssl.Method, f *safetensors.File, path string) error {
+	used := map[string]bool{}
+	for _, p := range m.Parts() {
+		prefix := ""
+		if p.Prefix != "" {
+			prefix = p.Prefix + "."
+		}
+		var sd nn.StateDict
+		for _, e := range nn.StateDictOf(p.Module) {
+			t, ok := f.Get(prefix + e.Name)
+			if !ok {
+				return fmt.Errorf("%s: tensor %q missing (method %s)", path, prefix+e.Name, m.Name())
+			}
+			used[prefix+e.Name] = true
+			var v nn.StateEntry
+			v.Name, v.Int64 = e.Name, e.Int64
+			if d, ok := t.Data.([]int64); ok {
+				ft := make([]float32, len(d))
+				for i, x := range d {
+					ft[i] = float32(x)
+				}
+				t = safetensors.Tensor{Name: t.Name, Shape: t.Shape, Data: ft}
+			}
+			tt, err := t.ToTensor()
+			if err != nil {
+				return fmt.Errorf("%s: tensor %q: %w", path, t.Name, err)
+			}
+			v.Tensor = tt
+			sd = append(sd, v)
+		}
+		if err := nn.LoadStateDict(p.Module, sd, true); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	var extra []string
+	for _, n := range f.Names() {
+		if !used[n] {
+			extra = append(extra, n)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return fmt.Errorf("%s: unexpected tensors %v for method %s", path, extra, m.Name())
+	}
+	return nil
+}

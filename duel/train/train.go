@@ -1,0 +1,343 @@
+// Package train runs self-supervised training (duelctl train): it builds the
+// data stream (a dataset, the class-imbalanced sampler, the augmentation
+// pipeline), the method of package ssl and its optimizer, runs the steps of
+// the paper's Algorithm 3, and keeps a run directory:
+//
+//	config.json        every setting used (Config), defaults and seed included
+//	metrics.jsonl      one Metric per logged step
+//	model.safetensors  the model: encoder tensors under torchvision's names,
+//	                   other parts under their prefix (projector., ...)
+//	checkpoint/        the resumable state: state.json, model.safetensors,
+//	                   optimizer.safetensors, memory.bin
+//
+// Every random draw is a pure function of the seed and the step (the sampler,
+// the augmentations, the memory negatives, MoCo's key shuffle) or lives in
+// the checkpoint (the memory policy's RNG), so a resumed run continues
+// exactly as an uninterrupted one. LoadRun opens a finished run for
+// evaluation.
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/data/augment"
+	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/optim"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// Options are the parts of a training run that are not settings of the
+// model: where it goes, what it prints, and hooks for tests.
+type Options struct {
+	Out    string // run directory
+	Resume bool   // continue from the checkpoint in Out
+
+	Log      io.Writer // one human-readable line per logged step (nil: none)
+	Progress io.Writer // progress bar with ETA (nil: none)
+
+	// Train and Test replace the datasets named by the configuration
+	// (tests use small synthetic ones).
+	Train, Test *data.Dataset
+	// AfterStep, when set, is called after every completed step.
+	AfterStep func(step int)
+}
+
+// Result summarises a run.
+type Result struct {
+	Run     string   `json:"run"`
+	Steps   int      `json:"steps"`
+	Loss    float64  `json:"loss"`
+	ImgPerS float64  `json:"img_per_s"`
+	KNNTop1 *float64 `json:"knn_top1,omitempty"`
+}
+
+// ErrInterrupted is returned (wrapped) when the context is cancelled; the
+// run's checkpoint is then saved at the last completed step.
+var ErrInterrupted = errors.New("training interrupted")
+
+// Train runs (or, with opts.Resume, continues) the training described by
+// cfg in opts.Out.
+func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
+	c := *cfg
+	if c.WarmupSteps >= c.Steps && c.Steps > 0 {
+		c.WarmupSteps = c.Steps / 10 // a warm-up longer than the run: keep a tenth
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Out == "" {
+		return nil, fmt.Errorf("--out: empty run directory")
+	}
+	if err := prepareDir(opts.Out, opts.Resume); err != nil {
+		return nil, err
+	}
+
+	// Data.
+	ds := opts.Train
+	if ds == nil {
+		var err error
+		if ds, err = data.Open(c.Dataset, c.Data, true); err != nil {
+			return nil, fmt.Errorf("--dataset %s: %w", c.Dataset, err)
+		}
+	}
+	ds = ds.ToRGB()
+	if c.DominantClass >= ds.NumClasses() {
+		return nil, bad("dominant-class", c.DominantClass, fmt.Sprintf("a class index below %d (%s has %d classes)", ds.NumClasses(), c.Dataset, ds.NumClasses()))
+	}
+	mean, std := normStats(&c, ds)
+	pipe, err := augment.Preset(c.Augment, 0, mean, std)
+	if err != nil {
+		return nil, fmt.Errorf("--augment: %w", err)
+	}
+	sampler, err := data.NewSampler(ds.Labels, ds.NumClasses(), data.SamplerConfig{
+		Profile: data.Profile(c.Imbalance), RhoMax: c.RhoMax, DominantClass: c.DominantClass,
+		ImbalanceRatio: c.ImbalanceRatio, Seed: splitmix.Derive(c.Seed, seedSampler),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
+	}
+	memPipe := pipe
+	if c.MemView == "plain" {
+		memPipe = augment.None(0, mean, std)
+	}
+	images := &datasetImages{ds: ds, pipe: memPipe, seed: splitmix.Derive(c.Seed, seedMemView)}
+
+	// Model and optimizer.
+	method, err := NewMethod(&c, images)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range method.Parts() {
+		nn.NameParameters(p.Module)
+	}
+	opt, err := newOptimizer(&c, method.Parameters())
+	if err != nil {
+		return nil, err
+	}
+	sched, err := optim.CosineWithWarmup(c.LR, c.WarmupSteps, max(c.Steps, 1), c.MinLR)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	start, lastLoss := 0, 0.0
+	if opts.Resume {
+		ckpt, err := checkpointPath(opts.Out)
+		if err != nil {
+			return nil, err
+		}
+		st, err := loadCheckpoint(ckpt, method, opt)
+		if err != nil {
+			return nil, err
+		}
+		start, lastLoss = st.Step, st.Loss
+	}
+	if err := WriteConfig(opts.Out, &c); err != nil {
+		return nil, err
+	}
+	mlog, err := openMetrics(opts.Out, start)
+	if err != nil {
+		return nil, err
+	}
+	defer mlog.close()
+	res := &Result{Run: opts.Out, Steps: start, Loss: lastLoss}
+	save := func(step int, loss float64) error {
+		return saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt)
+	}
+	if start == 0 && !opts.Resume {
+		if err := save(0, 0); err != nil {
+			return nil, err
+		}
+	}
+	if start >= c.Steps {
+		return res, nil
+	}
+
+	var knn *knnMonitor
+	if c.KNNEvery > 0 {
+		test := opts.Test
+		if test == nil {
+			if test, err = data.Open(c.Dataset, c.Data, false); err != nil {
+				return nil, fmt.Errorf("--knn-every: opening the test split: %w", err)
+			}
+		}
+		knn = newKNNMonitor(ds, test.ToRGB(), &c, mean, std, 0)
+	}
+
+	loader, err := data.NewLoader(ds, sampler, pipe, data.LoaderConfig{
+		BatchSize: c.Batch, Workers: c.Workers, Seed: splitmix.Derive(c.Seed, seedLoader), StartStep: int64(start),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer loader.Close()
+	arena := nn.NewArena()
+	for _, p := range method.Parts() {
+		nn.UseArena(p.Module, arena)
+	}
+
+	var bar *progressbar.ProgressBar
+	if opts.Progress != nil {
+		bar = progressbar.NewOptions(c.Steps,
+			progressbar.OptionSetWriter(opts.Progress),
+			progressbar.OptionSetDescription(c.Method),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("step"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(opts.Progress) }),
+		)
+		bar.Set(start)
+		defer bar.Exit()
+	}
+
+	t0 := time.Now()
+	window, windowSteps := time.Now(), 0
+	trainTime := time.Duration(0)
+	saved := start
+	for step := start; step < c.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			if serr := save(step, lastLoss); serr != nil {
+				return nil, serr
+			}
+			return res, fmt.Errorf("%w after step %d (checkpoint saved in %s: continue with --resume)", ErrInterrupted, step, opts.Out)
+		}
+		ts := time.Now()
+		b, err := loader.Next()
+		if err != nil {
+			return nil, err
+		}
+		batch := &ssl.Batch{Step: step, IDs: b.IDs, Labels: b.Labels}
+		for v := range batch.Views {
+			batch.Views[v] = tensor.FromSlice(b.Views[v], b.N, b.C, b.H, b.W)
+		}
+		lr := sched.LR(step)
+		opt.SetLR(lr)
+		arena.Reset()
+		tp := autograd.NewTape()
+		l, err := method.Loss(tp, batch)
+		if err != nil {
+			return nil, err
+		}
+		lv := float64(l.Value.Item())
+		if math.IsNaN(lv) || math.IsInf(lv, 0) {
+			return nil, fmt.Errorf("step %d: the loss is %v (try a lower --lr than %g)", step+1, lv, c.LR)
+		}
+		tp.Backward(l)
+		opt.Step()
+		opt.ZeroGrad()
+		if err := method.Update(batch); err != nil {
+			return nil, err
+		}
+		loader.Release(b)
+		trainTime += time.Since(ts)
+		done := step + 1
+		lastLoss = lv
+		res.Steps, res.Loss = done, lv
+		windowSteps++
+		if bar != nil {
+			bar.Set(done)
+		}
+		last := done == c.Steps
+		if done%c.LogEvery == 0 || last || (knn != nil && done%c.KNNEvery == 0) {
+			m := Metric{Step: done, Loss: lv, LR: lr,
+				ImgPerS:  float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
+				ElapsedS: time.Since(t0).Seconds()}
+			if mem := method.Memory(); mem != nil {
+				h, n := mem.ClassEntropy(), mem.Len()
+				m.MemoryClassEntropy, m.MemoryRows = &h, &n
+			}
+			if knn != nil && (done%c.KNNEvery == 0 || last) {
+				acc, err := knn.measure(method.Encoder())
+				if err != nil {
+					return nil, fmt.Errorf("kNN monitor at step %d: %w", done, err)
+				}
+				m.KNNTop1, res.KNNTop1 = &acc, &acc
+			}
+			if err := mlog.write(&m); err != nil {
+				return nil, err
+			}
+			if opts.Log != nil {
+				logLine(opts.Log, &c, &m)
+			}
+			window, windowSteps = time.Now(), 0
+		}
+		if (c.CheckpointEvery > 0 && done%c.CheckpointEvery == 0) || last {
+			if err := save(done, lv); err != nil {
+				return nil, err
+			}
+			saved = done
+		}
+		if opts.AfterStep != nil {
+			opts.AfterStep(done)
+		}
+	}
+	_ = saved
+	if s := trainTime.Seconds(); s > 0 {
+		res.ImgPerS = float64((res.Steps-start)*c.Batch) / s
+	}
+	return res, nil
+}
+
+// logLine prints a metric for people.
+func logLine(w io.Writer, c *Config, m *Metric) {
+	fmt.Fprintf(w, "step %d/%d  loss %.4f  lr %.3g  %.1f img/s", m.Step, c.Steps, m.Loss, m.LR, m.ImgPerS)
+	if m.MemoryClassEntropy != nil {
+		fmt.Fprintf(w, "  memory class entropy %.3f nats (%d rows)", *m.MemoryClassEntropy, *m.MemoryRows)
+	}
+	if m.KNNTop1 != nil {
+		fmt.Fprintf(w, "  kNN top-1 %.2f%%", 100**m.KNNTop1)
+	}
+	fmt.Fprintln(w)
+}
+
+// prepareDir creates the run directory, refusing to start a new run over a
+// checkpoint unless resuming.
+func prepareDir(dir string, resume bool) error {
+	if resume {
+		if _, err := checkpointPath(dir); err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		return nil
+	}
+	if _, err := checkpointPath(dir); err == nil {
+		return fmt.Errorf("--out %s: holds a run already (continue it with --resume, or choose another --out)", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	// A new run starts with fresh metrics.
+	if err := os.Remove(filepath.Join(dir, MetricsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// newOptimizer builds the optimizer of c over params.
+func newOptimizer(c *Config, params []*autograd.Var) (optim.Optimizer, error) {
+	switch c.Optimizer {
+	case "adam":
+		return optim.NewAdam(params, optim.AdamConfig{LR: c.LR, WeightDecay: c.WD})
+	case "adamw":
+		return optim.NewAdamW(params, optim.AdamConfig{LR: c.LR, WeightDecay: c.WD})
+	case "sgd":
+		return optim.NewSGD(params, optim.SGDConfig{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WD})
+	case "lars":
+		return optim.NewLARS(params, optim.LARSConfig{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WD})
+	}
+	return nil, bad("optimizer", fmt.Sprintf("%q", c.Optimizer), "adam, adamw, sgd or lars")
+}
