@@ -20,3 +20,41 @@ func interleave(dst, src []float32, w, ld, kc int) {
 		}
 	}
 }
+
+// gather does dst[p*w : p*w+w] = src[p*ld : p*ld+w] for p < kc: it packs
+// kc runs of w floats, ld apart, into a panel (a transposed operand's
+// micro-panel). It uses an assembly routine when one exists for w.
+func gather(dst, src []float32, w, ld, kc int) {
+	if kc == 0 {
+		return
+	}
+	_ = dst[kc*w-1]
+	_ = src[(kc-1)*ld+w-1]
+	if gatherAsm(dst, src, w, ld, kc) {
+		return
+	}
+	for p := 0; p < kc; p++ {
+		copy(dst[p*w:p*w+w], src[p*ld:p*ld+w])
+	}
+}
+
+// packRows packs panels micro-panels of w columns from kc rows of src
+// (stride ld): dst[q*w*kc+p*w : +w] = src[p*ld+q*w : +w] for p < kc and
+// q < panels. It reads each row once, front to back, which matters when ld
+// is a large power of two. It uses an assembly routine when one exists.
+func packRows(dst, src []float32, w, ld, kc, panels int) {
+	if kc == 0 || panels == 0 {
+		return
+	}
+	_ = dst[panels*w*kc-1]
+	_ = src[(kc-1)*ld+panels*w-1]
+	if packRowsAsm(dst, src, w, ld, kc, panels) {
+		return
+	}
+	for p := 0; p < kc; p++ {
+		row := src[p*ld : p*ld+panels*w]
+		for q := 0; q < panels; q++ {
+			copy(dst[q*w*kc+p*w:q*w*kc+p*w+w], row[q*w:q*w+w])
+		}
+	}
+}

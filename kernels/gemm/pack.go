@@ -8,12 +8,18 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr i
 	if alpha != 1 {
 		defer scale(dst[:ceilDiv(mc, mr)*mr*kc], alpha)
 	}
-	for q := 0; q*mr < mc; q++ {
+	q0 := 0
+	if trans {
+		// op(A)[i, p] = a[p*lda+i]: each k step is a contiguous run of rows;
+		// pack all whole panels reading each row of A^T once.
+		q0 = mc / mr
+		packRows(dst, a[p0*lda+i0:], mr, lda, kc, q0)
+	}
+	for q := q0; q*mr < mc; q++ {
 		panel := dst[q*mr*kc : (q+1)*mr*kc]
 		rows := min(mr, mc-q*mr)
 		r0 := i0 + q*mr
 		if trans {
-			// op(A)[i, p] = a[p*lda+i]: each k step is a contiguous run of rows.
 			for p := 0; p < kc; p++ {
 				src := a[(p0+p)*lda+r0 : (p0+p)*lda+r0+rows]
 				d := panel[p*mr : p*mr+mr]
