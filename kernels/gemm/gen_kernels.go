@@ -53,7 +53,6 @@ func main() {
 	for _, w := range interleaveWidths {
 		genInterleave(&il, w)
 		genTranspose(&il, w)
-		genGather(&il, w)
 		genPackRows(&il, w)
 	}
 	if err := os.WriteFile("interleave_amd64.s", il.Bytes(), 0o644); err != nil {
@@ -310,71 +309,6 @@ func genTranspose(w *bytes.Buffer, width int) {
 	p("\tDECQ CX")
 	p("\tJNE tloop%d", width)
 	p("tdone%d:", width)
-	p("\tVZEROUPPER")
-	p("\tRET")
-}
-
-// genGather writes gather<w>(dst, src *float32, ld, kc int), which does, for
-// p < kc: dst[p*w : p*w+w] = src[p*ld : p*ld+w], with masked AVX-512 loads
-// and stores, four k steps per iteration.
-func genGather(w *bytes.Buffer, width int) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("")
-	p("// func gather%d(dst, src *float32, ld, kc int)", width)
-	p("TEXT ·gather%d(SB), NOSPLIT, $0-32", width)
-	p("\tMOVQ dst+0(FP), DI")
-	p("\tMOVQ src+8(FP), SI")
-	p("\tMOVQ ld+16(FP), R8")
-	p("\tMOVQ kc+24(FP), CX")
-	p("\tSHLQ $2, R8")
-	p("\tLEAQ (R8)(R8*2), R9")
-	p("\tMOVQ $%d, AX", (1<<(width-16*((width-1)/16)))-1)
-	p("\tKMOVW AX, K1")
-	nv := (width + 15) / 16
-	vec := func(u int, addr string) {
-		for v := 0; v < nv; v++ {
-			if v == nv-1 && width%16 != 0 {
-				p("\tVMOVUPS.Z %d%s, K1, Z%d", v*64, addr, u*nv+v)
-			} else {
-				p("\tVMOVUPS %d%s, Z%d", v*64, addr, u*nv+v)
-			}
-		}
-	}
-	store := func(u int, dstOff int) {
-		for v := 0; v < nv; v++ {
-			mask := ""
-			if v == nv-1 && width%16 != 0 {
-				mask = "K1, "
-			}
-			p("\tVMOVUPS Z%d, %s%d(DI)", u*nv+v, mask, dstOff+v*64)
-		}
-	}
-	p("\tCMPQ CX, $4")
-	p("\tJLT gtail%d", width)
-	p("gloop%d:", width)
-	addrs := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)"}
-	for u := 0; u < 4; u++ {
-		vec(u, addrs[u])
-	}
-	for u := 0; u < 4; u++ {
-		store(u, u*width*4)
-	}
-	p("\tLEAQ (SI)(R8*4), SI")
-	p("\tADDQ $%d, DI", 4*width*4)
-	p("\tSUBQ $4, CX")
-	p("\tCMPQ CX, $4")
-	p("\tJGE gloop%d", width)
-	p("gtail%d:", width)
-	p("\tTESTQ CX, CX")
-	p("\tJEQ gdone%d", width)
-	p("gtailloop%d:", width)
-	vec(0, "(SI)")
-	store(0, 0)
-	p("\tADDQ R8, SI")
-	p("\tADDQ $%d, DI", width*4)
-	p("\tDECQ CX")
-	p("\tJNE gtailloop%d", width)
-	p("gdone%d:", width)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

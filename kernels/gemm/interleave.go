@@ -21,23 +21,6 @@ func interleave(dst, src []float32, w, ld, kc int) {
 	}
 }
 
-// gather does dst[p*w : p*w+w] = src[p*ld : p*ld+w] for p < kc: it packs
-// kc runs of w floats, ld apart, into a panel (a transposed operand's
-// micro-panel). It uses an assembly routine when one exists for w.
-func gather(dst, src []float32, w, ld, kc int) {
-	if kc == 0 {
-		return
-	}
-	_ = dst[kc*w-1]
-	_ = src[(kc-1)*ld+w-1]
-	if gatherAsm(dst, src, w, ld, kc) {
-		return
-	}
-	for p := 0; p < kc; p++ {
-		copy(dst[p*w:p*w+w], src[p*ld:p*ld+w])
-	}
-}
-
 // packRows packs panels micro-panels of w columns from kc rows of src
 // (stride ld): dst[q*w*kc+p*w : +w] = src[p*ld+q*w : +w] for p < kc and
 // q < panels. It reads each row once, front to back, which matters when ld

@@ -44,47 +44,6 @@ func transpose16(dst, src *float32, ld, kc16 int)
 //go:noescape
 func transpose32(dst, src *float32, ld, kc16 int)
 
-// gather6, gather14, gather16 and gather32 copy kc rows of w floats,
-// ld apart, into a panel with masked AVX-512 loads and stores. The
-// equivalent Go loop:
-//
-//	for p := 0; p < kc; p++ {
-//		copy(dst[p*w:p*w+w], src[p*ld:p*ld+w])
-//	}
-//
-//go:noescape
-func gather6(dst, src *float32, ld, kc int)
-
-//go:noescape
-func gather14(dst, src *float32, ld, kc int)
-
-//go:noescape
-func gather16(dst, src *float32, ld, kc int)
-
-//go:noescape
-func gather32(dst, src *float32, ld, kc int)
-
-// gatherAsm runs gather<w>, if w has one and the CPU has AVX-512. The
-// caller has checked the bounds.
-func gatherAsm(dst, src []float32, w, ld, kc int) bool {
-	if !hasTranspose {
-		return false
-	}
-	switch w {
-	case 6:
-		gather6(&dst[0], &src[0], ld, kc)
-	case 14:
-		gather14(&dst[0], &src[0], ld, kc)
-	case 16:
-		gather16(&dst[0], &src[0], ld, kc)
-	case 32:
-		gather32(&dst[0], &src[0], ld, kc)
-	default:
-		return false
-	}
-	return true
-}
-
 // packRows6, packRows14, packRows16 and packRows32 pack panels
 // micro-panels of w columns from kc rows of stride ld, reading each row once
 // from front to back (masked AVX-512 loads and stores). The equivalent Go
@@ -129,7 +88,7 @@ func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool {
 	return true
 }
 
-// hasTranspose tells whether the AVX-512 transposes and gathers can run;
+// hasTranspose tells whether the AVX-512 transposes and packRows can run;
 // set once at initialisation.
 var hasTranspose = cpu.X86.HasAVX512F
 

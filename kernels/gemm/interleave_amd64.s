@@ -161,46 +161,6 @@ tdone6:
 	VZEROUPPER
 	RET
 
-// func gather6(dst, src *float32, ld, kc int)
-TEXT ·gather6(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ kc+24(FP), CX
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ $63, AX
-	KMOVW AX, K1
-	CMPQ CX, $4
-	JLT gtail6
-gloop6:
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(SI)(R8*1), K1, Z1
-	VMOVUPS.Z 0(SI)(R8*2), K1, Z2
-	VMOVUPS.Z 0(SI)(R9*1), K1, Z3
-	VMOVUPS Z0, K1, 0(DI)
-	VMOVUPS Z1, K1, 24(DI)
-	VMOVUPS Z2, K1, 48(DI)
-	VMOVUPS Z3, K1, 72(DI)
-	LEAQ (SI)(R8*4), SI
-	ADDQ $96, DI
-	SUBQ $4, CX
-	CMPQ CX, $4
-	JGE gloop6
-gtail6:
-	TESTQ CX, CX
-	JEQ gdone6
-gtailloop6:
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS Z0, K1, 0(DI)
-	ADDQ R8, SI
-	ADDQ $24, DI
-	DECQ CX
-	JNE gtailloop6
-gdone6:
-	VZEROUPPER
-	RET
-
 // func packRows6(dst, src *float32, ld, kc, panels int)
 TEXT ·packRows6(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
@@ -417,46 +377,6 @@ tloop14:
 	DECQ CX
 	JNE tloop14
 tdone14:
-	VZEROUPPER
-	RET
-
-// func gather14(dst, src *float32, ld, kc int)
-TEXT ·gather14(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ kc+24(FP), CX
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ $16383, AX
-	KMOVW AX, K1
-	CMPQ CX, $4
-	JLT gtail14
-gloop14:
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(SI)(R8*1), K1, Z1
-	VMOVUPS.Z 0(SI)(R8*2), K1, Z2
-	VMOVUPS.Z 0(SI)(R9*1), K1, Z3
-	VMOVUPS Z0, K1, 0(DI)
-	VMOVUPS Z1, K1, 56(DI)
-	VMOVUPS Z2, K1, 112(DI)
-	VMOVUPS Z3, K1, 168(DI)
-	LEAQ (SI)(R8*4), SI
-	ADDQ $224, DI
-	SUBQ $4, CX
-	CMPQ CX, $4
-	JGE gloop14
-gtail14:
-	TESTQ CX, CX
-	JEQ gdone14
-gtailloop14:
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS Z0, K1, 0(DI)
-	ADDQ R8, SI
-	ADDQ $56, DI
-	DECQ CX
-	JNE gtailloop14
-gdone14:
 	VZEROUPPER
 	RET
 
@@ -685,46 +605,6 @@ tloop16:
 	DECQ CX
 	JNE tloop16
 tdone16:
-	VZEROUPPER
-	RET
-
-// func gather16(dst, src *float32, ld, kc int)
-TEXT ·gather16(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ kc+24(FP), CX
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ $65535, AX
-	KMOVW AX, K1
-	CMPQ CX, $4
-	JLT gtail16
-gloop16:
-	VMOVUPS 0(SI), Z0
-	VMOVUPS 0(SI)(R8*1), Z1
-	VMOVUPS 0(SI)(R8*2), Z2
-	VMOVUPS 0(SI)(R9*1), Z3
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	LEAQ (SI)(R8*4), SI
-	ADDQ $256, DI
-	SUBQ $4, CX
-	CMPQ CX, $4
-	JGE gloop16
-gtail16:
-	TESTQ CX, CX
-	JEQ gdone16
-gtailloop16:
-	VMOVUPS 0(SI), Z0
-	VMOVUPS Z0, 0(DI)
-	ADDQ R8, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNE gtailloop16
-gdone16:
 	VZEROUPPER
 	RET
 
@@ -1106,56 +986,6 @@ tloop32:
 	DECQ CX
 	JNE tloop32
 tdone32:
-	VZEROUPPER
-	RET
-
-// func gather32(dst, src *float32, ld, kc int)
-TEXT ·gather32(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ kc+24(FP), CX
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ $65535, AX
-	KMOVW AX, K1
-	CMPQ CX, $4
-	JLT gtail32
-gloop32:
-	VMOVUPS 0(SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMOVUPS 0(SI)(R8*1), Z2
-	VMOVUPS 64(SI)(R8*1), Z3
-	VMOVUPS 0(SI)(R8*2), Z4
-	VMOVUPS 64(SI)(R8*2), Z5
-	VMOVUPS 0(SI)(R9*1), Z6
-	VMOVUPS 64(SI)(R9*1), Z7
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	LEAQ (SI)(R8*4), SI
-	ADDQ $512, DI
-	SUBQ $4, CX
-	CMPQ CX, $4
-	JGE gloop32
-gtail32:
-	TESTQ CX, CX
-	JEQ gdone32
-gtailloop32:
-	VMOVUPS 0(SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ R8, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNE gtailloop32
-gdone32:
 	VZEROUPPER
 	RET
 

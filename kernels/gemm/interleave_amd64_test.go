@@ -52,37 +52,6 @@ func TestInterleaveAsm(t *testing.T) {
 	}
 }
 
-// TestGatherAsm checks the AVX-512 gathers against the Go loop.
-func TestGatherAsm(t *testing.T) {
-	if !hasTranspose {
-		t.Skip("no AVX-512")
-	}
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, w := range []int{6, 14, 16, 32} {
-		for _, kc := range []int{1, 3, 4, 5, 16, 33} {
-			for _, extra := range []int{0, 1, 7, 1024} {
-				ld := w + extra
-				src := randSlice(r, (kc-1)*ld+w)
-				dst := make([]float32, kc*w+1)
-				dst[kc*w] = 42
-				if !gatherAsm(dst[:kc*w], src, w, ld, kc) {
-					t.Fatalf("no gather for w=%d", w)
-				}
-				for p := 0; p < kc; p++ {
-					for i := 0; i < w; i++ {
-						if dst[p*w+i] != src[p*ld+i] {
-							t.Fatalf("w=%d kc=%d ld=%d: dst[%d] = %v, want %v", w, kc, ld, p*w+i, dst[p*w+i], src[p*ld+i])
-						}
-					}
-				}
-				if dst[kc*w] != 42 {
-					t.Fatalf("w=%d kc=%d: wrote past the panel", w, kc)
-				}
-			}
-		}
-	}
-}
-
 // TestPackRowsAsm checks the AVX-512 packRows against the Go loop.
 func TestPackRowsAsm(t *testing.T) {
 	if !hasTranspose {

@@ -8,8 +8,5 @@ func detect() []*kernel { return []*kernel{genericKernel} }
 // interleaveAsm reports that a pure-Go build has no assembly interleave.
 func interleaveAsm(dst, src []float32, w, ld, kc int) bool { return false }
 
-// gatherAsm reports that a pure-Go build has no assembly gather.
-func gatherAsm(dst, src []float32, w, ld, kc int) bool { return false }
-
 // packRowsAsm reports that a pure-Go build has no assembly packRows.
 func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool { return false }
