@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
@@ -105,16 +106,26 @@ func (g bnGeom) coords(p int) (i, ch int) {
 
 // Forward normalises x of shape (N, C, ...).
 func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	return bn.forward(tp, x, false)
+	return bn.forward(tp, x, false, nil)
 }
 
 // ForwardReLU returns max(bn(x), 0) as one operation: the pair
 // BatchNorm-ReLU of a ResNet without the intermediate tensor.
 func (bn *BatchNorm) ForwardReLU(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	return bn.forward(tp, x, true)
+	return bn.forward(tp, x, true, nil)
 }
 
-func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool) *autograd.Var {
+// ForwardAddReLU returns max(bn(x) + res, 0) as one operation, the end of a
+// residual block; res has x's shape.
+func (bn *BatchNorm) ForwardAddReLU(tp *autograd.Tape, x, res *autograd.Var) *autograd.Var {
+	if !slices.Equal(x.Value.Shape(), res.Value.Shape()) {
+		panic(fmt.Sprintf("nn.BatchNorm.ForwardAddReLU: input %v and residual %v differ in shape", x.Value.Shape(), res.Value.Shape()))
+	}
+	return bn.forward(tp, x, true, res)
+}
+
+// forward computes bn(x), then adds res when non-nil, then applies relu.
+func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) < 2 || shape[1] != bn.Channels {
 		panic(fmt.Sprintf("nn.BatchNorm(%d): input of shape %v, expected (N, %d, ...)", bn.Channels, shape, bn.Channels))
@@ -148,7 +159,14 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool) *aut
 			invstd[ch] = float32(1 / math.Sqrt(float64(rv[ch])+bn.Eps))
 		}
 	}
-	bnApply(xd, yd, mean, invstd, gamma, betaV, g, relu)
+	var rd []float32
+	inputs := []*autograd.Var{x, bn.Weight, bn.Bias}
+	if res != nil {
+		res = bn.arena.toLayout(tp, res, cm)
+		rd = storage(res.Value)
+		inputs = append(inputs, res)
+	}
+	bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
 	training := bn.training
 	var mask []float32
 	if relu {
@@ -156,8 +174,12 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool) *aut
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer bn.arena.release(out.Grad)
-		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, gradOf(out), mask, mean, invstd, g, training)
-	}, x, bn.Weight, bn.Bias)
+		dy := gradOf(out)
+		if res != nil {
+			bn.arena.reluBackward(res, yd, dy)
+		}
+		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, dy, mask, mean, invstd, g, training)
+	}, inputs...)
 }
 
 // batchStats computes per (group, channel) mean and 1/sqrt(var+eps) with the
@@ -234,9 +256,9 @@ func sqDev32(x []float32, mu float32) float32 {
 	return (a0 + a1) + (a2 + a3)
 }
 
-// bnApply writes y = (x - mean) * invstd * gamma + beta, or its positive
-// part with relu.
-func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom, relu bool) {
+// bnApply writes y = (x - mean) * invstd * gamma + beta, plus res when
+// non-nil, or its positive part with relu.
+func bnApply(xd, yd, res, mean, invstd, gamma, beta []float32, g bnGeom, relu bool) {
 	s := g.s
 	parallelFor(g.n*g.c, workers(len(xd)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
@@ -246,7 +268,20 @@ func bnApply(xd, yd, mean, invstd, gamma, beta []float32, g bnGeom, relu bool) {
 			// form cancels badly when |mean| >> std.
 			a, mu, b := invstd[k]*gamma[ch], mean[k], beta[ch]
 			src, dst := xd[p*s:(p+1)*s], yd[p*s:(p+1)*s]
-			if relu {
+			switch {
+			case res != nil && relu:
+				r := res[p*s : (p+1)*s]
+				for j, v := range src {
+					dst[j] = max((v-mu)*a+b+r[j], 0)
+				}
+				continue
+			case res != nil:
+				r := res[p*s : (p+1)*s]
+				for j, v := range src {
+					dst[j] = (v-mu)*a + b + r[j]
+				}
+				continue
+			case relu:
 				for j, v := range src {
 					dst[j] = max((v-mu)*a+b, 0)
 				}

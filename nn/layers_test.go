@@ -296,3 +296,45 @@ func TestBatchNormReLUGrad(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchNormAddReLUGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 11))
+	for _, cm := range []bool{false, true} {
+		bn := NewBatchNorm2d(3)
+		NormalInit(bn.Weight.Value, 1, r)
+		x := cnhwVar(r, 4, 3, 3, 2)
+		res := autograd.NewVar(randTensor(r, 4, 3, 3, 2), true)
+		if cm {
+			res = cnhwVar(r, 4, 3, 3, 2)
+		}
+		for tries := 0; tries < 100; tries++ {
+			y := bn.Forward(nil, x).Value.Contiguous().Data()
+			rv := res.Value.Contiguous().Data()
+			bad := -1
+			for i, v := range y {
+				if s := v + rv[i]; s > -0.05 && s < 0.05 {
+					bad = i
+					break
+				}
+			}
+			if bad < 0 {
+				break
+			}
+			// Move the residual element (bad is an NCHW index).
+			if cm {
+				n, c, s := 4, 3, 6
+				i, ch, j := bad/(c*s), bad/s%c, bad%s
+				storage(res.Value)[(ch*n+i)*s+j] += 0.2
+			} else {
+				res.Value.Data()[bad] += 0.2
+			}
+		}
+		name := fmt.Sprintf("bn-add-relu-cm=%v", cm)
+		checkGrad(t, name, func(tp *autograd.Tape) *autograd.Var { return bn.ForwardAddReLU(tp, x, res) }, x, res, bn.Weight, bn.Bias)
+		a := bn.ForwardAddReLU(nil, x, res).Value.Contiguous().Data()
+		b := AddRelu(nil, bn.Forward(nil, x), res).Value.Contiguous().Data()
+		if !equal(a, b) {
+			t.Errorf("%s: differs from Forward + AddRelu", name)
+		}
+	}
+}

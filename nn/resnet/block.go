@@ -46,8 +46,7 @@ func (b *BasicBlock) Members() []nn.Member {
 // Forward applies the block.
 func (b *BasicBlock) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	out := b.BN1.ForwardReLU(tp, b.Conv1.Forward(tp, x))
-	out = b.BN2.Forward(tp, b.Conv2.Forward(tp, out))
-	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
+	return b.BN2.ForwardAddReLU(tp, b.Conv2.Forward(tp, out), shortcut(tp, b.Downsample, x))
 }
 
 // Bottleneck is torchvision's (v1.5) three-convolution residual block
@@ -94,8 +93,7 @@ func (b *Bottleneck) Members() []nn.Member {
 func (b *Bottleneck) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	out := b.BN1.ForwardReLU(tp, b.Conv1.Forward(tp, x))
 	out = b.BN2.ForwardReLU(tp, b.Conv2.Forward(tp, out))
-	out = b.BN3.Forward(tp, b.Conv3.Forward(tp, out))
-	return b.arena.AddRelu(tp, out, shortcut(tp, b.Downsample, x))
+	return b.BN3.ForwardAddReLU(tp, b.Conv3.Forward(tp, out), shortcut(tp, b.Downsample, x))
 }
 
 // newDownsample returns the 1x1 convolution + BatchNorm shortcut needed when
