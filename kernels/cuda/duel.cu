@@ -17,7 +17,7 @@
 // update with haveScores = 1).
 //
 // Exactness (duel/memory's "similarity grid"): every component is rounded
-// to the integer round(2048*x), so dot products are exact integers below
+// to the integer floor(2048*x + 1/2), so dot products are exact integers below
 // 2^24 (int arithmetic here), every q is 1/2 + d*2^-23 and every score, a
 // double, is an exact sum of such multiples of 2^-23. Scores therefore do
 // not depend on the order of the sums, and the decisions are exactly those
@@ -115,10 +115,10 @@ extern "C" __global__ void __launch_bounds__(1024) duel_update(
     const int tid = threadIdx.x, nt = blockDim.x;
     const long long w = (long long)K + B;
 
-    // Grid rows: round(2048*x), half away from zero, as math.Round.
+    // Grid rows: floor(2048*x + 1/2), exactly as duel/memory's toGrid.
     for (long long e = tid; e < w * Z; e += nt) {
         float x = e < (long long)K * Z ? mem[e] : batch[e - (long long)K * Z];
-        grid[e] = (int)round((double)x * 2048.0);
+        grid[e] = (int)floor((double)x * 2048.0 + 0.5);
     }
     for (long long c = tid; c < w; c += nt) flags[c] = c < K ? SEL : 0;
     __syncthreads();

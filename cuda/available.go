@@ -1,0 +1,41 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+)
+
+// minCapability is the lowest compute capability the embedded PTX targets
+// (sm_60).
+const minCapability = 60
+
+// Available reports whether a usable CUDA device exists: nil, or an error
+// that says why not and ends with "use --device cpu", e.g.
+//
+//	cuda: libcuda.so.1 not found (no NVIDIA driver): use --device cpu
+//	cuda: no usable GPU (cuda: cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)): use --device cpu
+//
+// The check runs once per process (it opens the driver library and opens
+// device 0's primary context).
+func Available() error {
+	_, err := defaultDevice()
+	return err
+}
+
+// defaultDevice opens device 0 once.
+var defaultDevice = sync.OnceValues(func() (*Device, error) { return Open(0) })
+
+// Default returns device 0, opened once per process, or the error of
+// Available.
+func Default() (*Device, error) { return defaultDevice() }
+
+// unusable wraps a driver error into the error Available returns.
+func unusable(err error) error {
+	if errors.Is(err, driver.ErrNoDriver) {
+		return err
+	}
+	return fmt.Errorf("cuda: no usable GPU (%w): use --device cpu", err)
+}

@@ -1,0 +1,345 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+func init() {
+	if Available() == nil {
+		b, err := NewBackend()
+		if err == nil {
+			tensor.Register(b)
+		}
+	}
+}
+
+// Backend is the CUDA tensor.Backend of one device (device 0 when
+// registered as "cuda"). Buffers hold device memory; every operation runs
+// the kernels of kernels/cuda and waits for them.
+type Backend struct {
+	d     *Device
+	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
+	block int              // threads per block of the elementwise and row kernels
+}
+
+// NewBackend returns the backend of the default device, or the error of
+// Available.
+func NewBackend() (*Backend, error) {
+	d, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(d, 256)
+}
+
+// newBackend returns a backend on d whose elementwise and row kernels use
+// block threads (a multiple of 32; tests vary it).
+func newBackend(d *Device, block int) (*Backend, error) {
+	dummy, err := d.ctx.MemAlloc(256)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{d: d, dummy: dummy, block: block}, nil
+}
+
+// Name returns "cuda".
+func (*Backend) Name() string { return "cuda" }
+
+// must panics with the driver error of a failed operation (tensor.Backend
+// has no error results).
+func must(op string, err error) {
+	if err != nil {
+		panic(fmt.Sprintf("cuda: Backend.%s: %v", op, err))
+	}
+}
+
+// buf returns the device storage of b, panicking on a host buffer.
+func buf(op string, b tensor.Buffer) *devBuf {
+	d, ok := b.Dev.(*devBuf)
+	if !ok {
+		panic(fmt.Sprintf("cuda: Backend.%s: buffer is not CUDA device storage (got %T)", op, b.Dev))
+	}
+	return d
+}
+
+// ptr returns the address of element off of b, or the dummy address when b
+// is empty (the kernel then reads nothing from it).
+func (be *Backend) ptr(op string, b tensor.Buffer, off int) driver.DevicePtr {
+	d := buf(op, b)
+	if d.n == 0 {
+		return be.dummy
+	}
+	return d.at(off)
+}
+
+// Alloc returns zeroed device storage for n elements.
+func (be *Backend) Alloc(n int) tensor.Buffer {
+	b, err := be.d.allocFloats(n)
+	must("Alloc", err)
+	return tensor.Buffer{Dev: b}
+}
+
+// CopyIn copies src into dst starting at element off.
+func (be *Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
+	d := buf("CopyIn", dst)
+	if off < 0 || off+len(src) > d.n {
+		panic(fmt.Sprintf("cuda: Backend.CopyIn: %d elements at %d into a buffer of %d", len(src), off, d.n))
+	}
+	must("CopyIn", driver.CopyHtoD(be.d.ctx, d.at(off), src))
+}
+
+// CopyOut copies len(dst) elements starting at element off to dst.
+func (be *Backend) CopyOut(dst []float32, src tensor.Buffer, off int) {
+	s := buf("CopyOut", src)
+	if off < 0 || off+len(dst) > s.n {
+		panic(fmt.Sprintf("cuda: Backend.CopyOut: %d elements at %d from a buffer of %d", len(dst), off, s.n))
+	}
+	must("CopyOut", driver.CopyDtoH(be.d.ctx, dst, s.at(off)))
+}
+
+// grid returns the launch configuration of a grid-stride loop over n items.
+func (be *Backend) grid(n int64) kc.Config {
+	blocks := min((n+int64(be.block)-1)/int64(be.block), int64(be.d.sms)*32, 1<<20)
+	return kc.Config{Grid: driver.Dim3{X: int(max(blocks, 1)), Y: 1, Z: 1}, Block: driver.Dim3{X: be.block, Y: 1, Z: 1}}
+}
+
+// layout returns the kernel layout of shape with the given views, merging
+// dimensions that are contiguous in every view so that any rank that can
+// be walked with at most kc.MaxDim dimensions is accepted.
+func layout(op string, shape []int, views ...tensor.Operand) kc.Layout {
+	offs := make([]int, len(views))
+	strides := make([][]int, len(views))
+	for v, o := range views {
+		offs[v] = o.Offset
+	}
+	var sh []int
+	for d, n := range shape {
+		if n == 1 {
+			continue // size-1 dimensions move no view
+		}
+		last := len(sh) - 1
+		merge := last >= 0
+		for v, o := range views {
+			if merge && strides[v][last] != o.Strides[d]*n {
+				merge = false
+			}
+		}
+		if merge {
+			sh[last] *= n
+			for v, o := range views {
+				strides[v][last] = o.Strides[d]
+			}
+			continue
+		}
+		sh = append(sh, n)
+		for v, o := range views {
+			strides[v] = append(strides[v], o.Strides[d])
+		}
+	}
+	for _, n := range shape {
+		if n == 0 {
+			sh, strides = []int{0}, make([][]int, len(views))
+			for v := range strides {
+				strides[v] = []int{0}
+			}
+			break
+		}
+	}
+	for v := range strides {
+		if strides[v] == nil {
+			strides[v] = []int{}
+		}
+	}
+	l, err := kc.NewLayout(sh, offs, strides...)
+	if err != nil {
+		panic(fmt.Sprintf("cuda: Backend.%s: shape %v: %v", op, shape, err))
+	}
+	return l
+}
+
+// Fill sets every element of dst to v.
+func (be *Backend) Fill(dst tensor.Operand, v float32) {
+	l := layout("Fill", dst.Shape, dst)
+	if l.N == 0 {
+		return
+	}
+	must("Fill", kc.FillF32(be.d, be.grid(l.N), be.ptr("Fill", dst.Buf, 0), v, l))
+}
+
+// Unary computes dst = op(src, p) elementwise.
+func (be *Backend) Unary(op tensor.UnaryOp, dst, src tensor.Operand, p float32) {
+	l := layout("Unary", dst.Shape, dst, src)
+	if l.N == 0 {
+		return
+	}
+	must("Unary", kc.UnaryF32(be.d, be.grid(l.N), int32(op), p, be.ptr("Unary", dst.Buf, 0), be.ptr("Unary", src.Buf, 0), l))
+}
+
+// opAXPY is binary_f32's a + p*b.
+const opAXPY = 6
+
+// Binary computes dst = op(a, b) elementwise.
+func (be *Backend) Binary(op tensor.BinaryOp, dst, a, b tensor.Operand) {
+	be.binary("Binary", int32(op), 0, dst, a, b)
+}
+
+// AddScaled computes dst += alpha*x.
+func (be *Backend) AddScaled(dst tensor.Operand, alpha float32, x tensor.Operand) {
+	be.binary("AddScaled", opAXPY, alpha, dst, dst, x)
+}
+
+func (be *Backend) binary(name string, op int32, p float32, dst, a, b tensor.Operand) {
+	l := layout(name, dst.Shape, dst, a, b)
+	if l.N == 0 {
+		return
+	}
+	must(name, kc.BinaryF32(be.d, be.grid(l.N), op, p,
+		be.ptr(name, dst.Buf, 0), be.ptr(name, a.Buf, 0), be.ptr(name, b.Buf, 0), l))
+}
+
+// gatherLast copies src into new contiguous device storage with the axes
+// in order perm (a permutation of src's axes) and returns it.
+func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) *devBuf {
+	shape := make([]int, len(perm))
+	strides := make([]int, len(perm))
+	for i, a := range perm {
+		shape[i], strides[i] = src.Shape[a], src.Strides[a]
+	}
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	tmp, err := be.d.allocFloats(n)
+	must(op, err)
+	if n == 0 {
+		return tmp
+	}
+	view := tensor.Operand{Buf: tensor.Buffer{Dev: tmp}, Shape: shape, Strides: contiguous(shape)}
+	be.Unary(tensor.OpCopy, view, tensor.Operand{Buf: src.Buf, Offset: src.Offset, Shape: shape, Strides: strides}, 0)
+	return tmp
+}
+
+// contiguous returns the row-major strides of shape.
+func contiguous(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	return st
+}
+
+// Reduce reduces src into dst: the axes reduced over are moved last by a
+// strided copy, then each row is reduced by reduce_rows_f32 into a
+// contiguous result copied into dst.
+func (be *Backend) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
+	var kept, red []int
+	rows, n := 1, 1
+	for a, s := range src.Shape {
+		if dst.Shape[a] == 1 && s != 1 {
+			red = append(red, a)
+			n *= s
+		} else {
+			kept = append(kept, a)
+			rows *= s
+		}
+	}
+	if rows == 0 {
+		return
+	}
+	tmp := be.gatherLast("Reduce", src, append(slices.Clone(kept), red...))
+	out, err := be.d.allocFloats(rows)
+	must("Reduce", err)
+	srcP := be.dummy
+	if tmp.n > 0 {
+		srcP = tmp.ptr
+	}
+	cfg := be.grid(int64(rows) * int64(be.block))
+	must("Reduce", kc.ReduceRowsF32(be.d, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
+	be.Unary(tensor.OpCopy, dst, tensor.Operand{Buf: tensor.Buffer{Dev: out}, Shape: dst.Shape, Strides: contiguous(dst.Shape)}, 0)
+}
+
+// ArgMax stores the index of the first largest element of every line of
+// src along axis (NaN smallest; see reduce.cu).
+func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
+	var perm []int
+	rows := 1
+	for a, s := range src.Shape {
+		if a != axis {
+			perm = append(perm, a)
+			rows *= s
+		}
+	}
+	if rows == 0 {
+		return
+	}
+	n := src.Shape[axis]
+	tmp := be.gatherLast("ArgMax", src, append(perm, axis))
+	s := &scratch{d: be.d}
+	defer s.free()
+	out, err := s.alloc(4 * rows)
+	must("ArgMax", err)
+	cfg := be.grid(int64(rows) * int64(be.block))
+	must("ArgMax", kc.ArgmaxRowsF32(be.d, cfg, out, tmp.ptr, int64(rows), int64(n)))
+	idx := make([]int32, rows)
+	must("ArgMax", driver.CopyDtoH(be.d.ctx, idx, out))
+	for i, v := range idx {
+		dst[i] = int(v)
+	}
+}
+
+// Gemm computes the batched product with sgemm_f32 (64 x 64 tiles).
+func (be *Backend) Gemm(g tensor.GemmArgs) {
+	if g.M == 0 || g.N == 0 || g.Batch == 0 {
+		return
+	}
+	b2i := func(b bool) int32 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	cfg := kc.Config{
+		Grid:  driver.Dim3{X: (g.N + 63) / 64, Y: (g.M + 63) / 64, Z: min(g.Batch, 65535)},
+		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
+	}
+	if cfg.Grid.Y > 65535 {
+		panic(fmt.Sprintf("cuda: Backend.Gemm: M = %d exceeds %d rows", g.M, 65535*64))
+	}
+	must("Gemm", kc.SgemmF32(be.d, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
+		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),
+		be.ptr("Gemm", g.B, g.OffB), int64(g.LDB), int64(g.StrideB),
+		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))
+}
+
+// Im2Col writes the im2col matrix of the image at src[srcOff:] into
+// dst[dstOff:].
+func (be *Backend) Im2Col(dst tensor.Buffer, dstOff int, src tensor.Buffer, srcOff int, g tensor.ConvGeom) {
+	oh, ow := g.OutH(), g.OutW()
+	n := int64(g.C) * int64(g.KH*g.KW) * int64(oh*ow)
+	if n <= 0 {
+		return
+	}
+	must("Im2Col", kc.Im2colF32(be.d, be.grid(n), be.ptr("Im2Col", dst, dstOff), be.ptr("Im2Col", src, srcOff),
+		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
+		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
+}
+
+// Col2Im adds every element of the im2col matrix at col[colOff:] into its
+// image position in dst[dstOff:].
+func (be *Backend) Col2Im(dst tensor.Buffer, dstOff int, col tensor.Buffer, colOff int, g tensor.ConvGeom) {
+	oh, ow := g.OutH(), g.OutW()
+	n := int64(g.C) * int64(g.H*g.W)
+	if n <= 0 || oh <= 0 || ow <= 0 {
+		return
+	}
+	must("Col2Im", kc.Col2imF32(be.d, be.grid(n), be.ptr("Col2Im", dst, dstOff), be.ptr("Col2Im", col, colOff),
+		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
+		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
+}

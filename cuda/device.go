@@ -1,0 +1,115 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// Device is one GPU: its primary context, its compute capability and the
+// kernels loaded on it. It implements kernels/cuda.Launcher. Its methods are
+// safe for concurrent use.
+type Device struct {
+	ctx  *driver.Context
+	dev  driver.Device
+	cc   int // compute capability, 10*major + minor
+	name string
+	sms  int
+
+	mu   sync.Mutex
+	mods map[*kc.Module]*loaded
+}
+
+// loaded is a module loaded on a device, with the PTX target that loaded.
+type loaded struct {
+	mod   *driver.Module
+	cc    int
+	funcs map[string]*driver.Function
+}
+
+// Open opens device i (its primary context). The error says why the device
+// is unusable and ends with "use --device cpu".
+func Open(i int) (*Device, error) {
+	n, err := driver.DeviceCount()
+	if err != nil {
+		return nil, unusable(err)
+	}
+	if i < 0 || i >= n {
+		return nil, unusable(fmt.Errorf("device %d requested, %d present", i, n))
+	}
+	dev, err := driver.GetDevice(i)
+	if err != nil {
+		return nil, unusable(err)
+	}
+	cc, err := dev.ComputeCapability()
+	if err != nil {
+		return nil, unusable(err)
+	}
+	name, _ := dev.Name()
+	if cc < minCapability {
+		return nil, unusable(fmt.Errorf("device %d (%s) has compute capability %d.%d, duel's kernels need %d.%d or newer",
+			i, name, cc/10, cc%10, minCapability/10, minCapability%10))
+	}
+	sms, err := dev.Attribute(driver.AttrMultiprocessorCount)
+	if err != nil {
+		return nil, unusable(err)
+	}
+	ctx, err := driver.PrimaryContext(dev)
+	if err != nil {
+		return nil, unusable(err)
+	}
+	return &Device{ctx: ctx, dev: dev, cc: cc, name: name, sms: sms, mods: map[*kc.Module]*loaded{}}, nil
+}
+
+// String describes the device, e.g. "cuda:0 (NVIDIA A100, sm_80)".
+func (d *Device) String() string {
+	return fmt.Sprintf("cuda:%d (%s, sm_%d)", d.dev, d.name, d.cc)
+}
+
+// Capability returns the compute capability as 10*major + minor.
+func (d *Device) Capability() int { return d.cc }
+
+// Launch runs kernel of module m (kernels/cuda.Launcher). The module is
+// loaded on first use, from the PTX of the highest compute capability the
+// device accepts.
+func (d *Device) Launch(m *kc.Module, kernel string, cfg kc.Config, args ...any) error {
+	f, err := d.function(m, kernel)
+	if err != nil {
+		return err
+	}
+	return f.Launch(cfg.Grid, cfg.Block, cfg.Shared, args...)
+}
+
+// function returns kernel of m, loading m if needed.
+func (d *Device) function(m *kc.Module, kernel string) (*driver.Function, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	lm := d.mods[m]
+	if lm == nil {
+		var errs []error
+		for _, cc := range m.Targets(d.cc) {
+			mod, err := d.ctx.LoadModule([]byte(m.PTX[cc]))
+			if err == nil {
+				lm = &loaded{mod: mod, cc: cc, funcs: map[string]*driver.Function{}}
+				break
+			}
+			errs = append(errs, fmt.Errorf("PTX for sm_%d: %w", cc, err))
+		}
+		if lm == nil {
+			return nil, fmt.Errorf("cuda: %s: no PTX loads on %v: %w", m.Source, d, errors.Join(errs...))
+		}
+		d.mods[m] = lm
+	}
+	f := lm.funcs[kernel]
+	if f == nil {
+		var err error
+		if f, err = lm.mod.Function(kernel); err != nil {
+			return nil, fmt.Errorf("cuda: %s: %w", m.Source, err)
+		}
+		lm.funcs[kernel] = f
+	}
+	return f, nil
+}
