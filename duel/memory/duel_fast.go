@@ -15,13 +15,16 @@ import (
 // sum of its q with the survivors (scores are exact, see similarity.go). So
 // the fast path keeps, between updates:
 //
-//	grid   the grid rows of the memory, one per slot
-//	score  the score of the row in each slot
-//	block  the K x K grid dot products between slots (or, beyond
-//	       MaxBlockBytes, nothing: each evicted row's dots are recomputed)
+//	grid    the grid rows of the memory, one per slot
+//	score   the score of the row in each slot
+//	block   the K x K grid dot products between slots (or, beyond
+//	        MaxBlockBytes, nothing: each evicted row's dots are recomputed)
+//	recent  the newest rows' dots with the older ones, transposed, until
+//	        they are folded into block (see commit)
 //
 // and an update costs one B x (K+B) x Z SGEMM (the new rows against the
-// memory and the batch) plus B fused passes over the K+B scores.
+// memory and the batch), B fused passes over the K+B scores, and the
+// bookkeeping of the block, O(K B) memory traffic.
 //
 // Rows live in slots that never move; the memory order is kept apart (order,
 // rank), so that a survivor's carried data stays where it is and a new row
