@@ -17,11 +17,12 @@ import (
 // variance taking the unbiased batch variance. In evaluation mode it uses
 // the running statistics. The output keeps the input's memory layout.
 //
-// With Splits > 1 it is a split ("ghost") BatchNorm, as in MoCo's
+// With Splits > 1 it is a split ("ghost") BatchNorm, exactly MoCo's
 // single-machine SplitBatchNorm: in training the batch is cut into Splits
-// equal groups of consecutive samples, each normalised with its own
-// statistics, and the running statistics move towards the mean of the
-// groups' statistics. Evaluation is unchanged.
+// equal groups, sample i going to group i mod Splits (MoCo's
+// view(-1, C*Splits, H, W)), each normalised with its own statistics, and
+// the running statistics move towards the mean of the groups' statistics.
+// Evaluation is unchanged.
 type BatchNorm struct {
 	Channels int
 	Eps      float64
@@ -80,8 +81,9 @@ func (bn *BatchNorm) SetTraining(training bool) { bn.training = training }
 // Training reports the mode.
 func (bn *BatchNorm) Training() bool { return bn.training }
 
-// bnGeom describes an (n, c, s) input split into groups of ng samples,
-// stored sample-major or channel-major (cm).
+// bnGeom describes an (n, c, s) input split into groups of ng samples
+// (sample i in group i mod splits), stored sample-major or channel-major
+// (cm).
 type bnGeom struct {
 	n, c, s, splits, ng int
 	cm                  bool
@@ -197,13 +199,13 @@ func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, g bnGeom) {
 				// Two passes: the mean, then the squared deviations, each
 				// plane summed in float32 and the planes in float64.
 				var sum float64
-				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+				for i := grp; i < g.n; i += g.splits {
 					p := g.plane(i, ch)
 					sum += float64(sum32(xd[p*s : (p+1)*s]))
 				}
 				mu := sum / cnt
 				var sq float64
-				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+				for i := grp; i < g.n; i += g.splits {
 					p := g.plane(i, ch)
 					sq += float64(sqDev32(xd[p*s:(p+1)*s], float32(mu)))
 				}
@@ -263,7 +265,7 @@ func bnApply(xd, yd, res, mean, invstd, gamma, beta []float32, g bnGeom, relu bo
 	parallelFor(g.n*g.c, workers(len(xd)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			i, ch := g.coords(p)
-			k := (i/g.ng)*g.c + ch
+			k := (i%g.splits)*g.c + ch
 			// (x - mean) * a + beta, not x*a + (beta - mean*a): the folded
 			// form cancels badly when |mean| >> std.
 			a, mu, b := invstd[k]*gamma[ch], mean[k], beta[ch]
@@ -309,7 +311,7 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 				k := grp*c + ch
 				mu := mean[k]
 				var a, bb float64
-				for i := grp * g.ng; i < (grp+1)*g.ng; i++ {
+				for i := grp; i < g.n; i += g.splits {
 					off := g.plane(i, ch) * s
 					xr, gr := xd[off:off+s], dy[off:off+s]
 					var ra, rb float32
@@ -366,7 +368,7 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 	parallelFor(g.n*c, workers(len(xd)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			i, ch := g.coords(p)
-			k := (i/g.ng)*c + ch
+			k := (i%g.splits)*c + ch
 			is := invstd[k]
 			scale := gamma[ch] * is
 			off := p * s

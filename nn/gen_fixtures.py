@@ -91,10 +91,34 @@ def run_case(w, name, module, x, training, cfg, grad_filter=None, state_of=None)
     w.cases.append(cfg)
 
 
+class SplitBatchNorm(nn.BatchNorm2d):
+    """MoCo's single-machine ghost BatchNorm (facebookresearch/moco, colab demo)."""
+
+    def __init__(self, num_features, num_splits, **kw):
+        super().__init__(num_features, **kw)
+        self.num_splits = num_splits
+
+    def forward(self, input):
+        N, C, H, W = input.shape
+        if self.training or not self.track_running_stats:
+            running_mean_split = self.running_mean.repeat(self.num_splits)
+            running_var_split = self.running_var.repeat(self.num_splits)
+            outcome = nn.functional.batch_norm(
+                input.view(-1, C * self.num_splits, H, W), running_mean_split, running_var_split,
+                self.weight.repeat(self.num_splits), self.bias.repeat(self.num_splits),
+                True, self.momentum, self.eps).view(N, C, H, W)
+            self.running_mean.data.copy_(running_mean_split.view(self.num_splits, C).mean(dim=0))
+            self.running_var.data.copy_(running_var_split.view(self.num_splits, C).mean(dim=0))
+            self.num_batches_tracked.add_(1)  # the Go layer counts batches as BatchNorm2d does
+            return outcome
+        return nn.functional.batch_norm(input, self.running_mean, self.running_var,
+                                        self.weight, self.bias, False, self.momentum, self.eps)
+
+
 def randomize_bn(m):
     """Give BatchNorms non-trivial affine parameters and running statistics."""
     for mod in m.modules():
-        if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):
+        if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):  # includes SplitBatchNorm
             with torch.no_grad():
                 mod.weight.uniform_(0.5, 1.5)
                 mod.bias.normal_(0, 0.2)
@@ -131,6 +155,9 @@ def layers():
         bn = nn.BatchNorm2d(5)
         randomize_bn(bn)
         run_case(w, f"bn2d-{tag}", bn, torch.randn(4, 5, 6, 7) * 3 - 1, training, {"kind": "batchnorm", "channels": 5})
+    bn = SplitBatchNorm(3, 2)
+    randomize_bn(bn)
+    run_case(w, "ghost-bn", bn, torch.randn(6, 3, 4, 5), True, {"kind": "batchnorm", "channels": 3, "splits": 2})
     run_case(w, "relu", nn.ReLU(), torch.randn(3, 4, 5), True, {"kind": "relu"})
     run_case(w, "maxpool", nn.MaxPool2d(3, 2, 1), torch.randn(2, 3, 9, 8), True,
              {"kind": "maxpool", "kernel": 3, "stride": 2, "padding": 1})

@@ -25,7 +25,9 @@ func fixtureModule(t *testing.T, c fixture.Case) nn.Module {
 	case "conv2d":
 		return nn.NewConv2d(c.Int("in"), c.Int("out"), c.Int("kernel"), c.Int("stride"), c.Int("padding"), c.Bool("bias"), r)
 	case "batchnorm":
-		return nn.NewBatchNorm(c.Int("channels"))
+		bn := nn.NewBatchNorm(c.Int("channels"))
+		bn.Splits = max(1, c.Int("splits"))
+		return bn
 	case "relu":
 		return nn.NewReLU()
 	case "maxpool":
