@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestBenchStep(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"duelctl", "bench", "step", "--arch", "resnet18-w2", "--batch", "2", "--steps", "1", "--warmup", "1", "--size", "8", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	for _, k := range []string{"img_per_s", "step_ms", "forward_img_per_s", "allocs_per_step", "peak_rss_mb"} {
+		if v, ok := res[k].(float64); !ok || v < 0 {
+			t.Errorf("%s = %v", k, res[k])
+		}
+	}
+}
+
+func TestBenchStepErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--arch", "resnet19"}, "valid names are"},
+		{[]string{"--arch", "resnet18-w0"}, "--arch"},
+		{[]string{"--batch", "1"}, "--batch: got 1"},
+		{[]string{"--steps", "0"}, "--steps: got 0"},
+		{[]string{"--warmup", "-1"}, "--warmup"},
+		{[]string{"--size", "4"}, "--size"},
+		{[]string{"--method", "dmoco"}, "--method"},
+		{[]string{"--device", "tpu"}, "--device"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"duelctl", "bench", "step"}, c.args...), &out, &errb)
+		msg := errb.String()
+		if code == 0 || !strings.HasPrefix(msg, "duelctl: ") || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q (want a one-line error containing %q)", c.args, code, msg, c.want)
+		}
+	}
+}
