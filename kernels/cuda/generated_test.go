@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,63 @@ func TestModulesComplete(t *testing.T) {
 			for _, k := range m.Kernels {
 				if !strings.Contains(ptx, ".entry "+k+"(") {
 					t.Errorf("%s: PTX for sm_%d lacks kernel %s", m.Source, cc, k)
+				}
+			}
+		}
+	}
+}
+
+// paramSizes returns the byte size of each .param of kernel in ptx.
+func paramSizes(ptx, kernel string) ([]int, bool) {
+	i := strings.Index(ptx, ".entry "+kernel+"(")
+	if i < 0 {
+		return nil, false
+	}
+	j := strings.Index(ptx[i:], ")")
+	var sizes []int
+	for _, l := range strings.Split(ptx[i:i+j], "\n")[1:] {
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ","))
+		if !strings.HasPrefix(l, ".param") {
+			continue
+		}
+		switch f := strings.Fields(l); {
+		case strings.Contains(l, ".b8") && strings.HasSuffix(l, "]"):
+			name := f[len(f)-1]
+			n, err := strconv.Atoi(name[strings.Index(name, "[")+1 : len(name)-1])
+			if err != nil {
+				return nil, false
+			}
+			sizes = append(sizes, n)
+		case f[1] == ".u64" || f[1] == ".s64" || f[1] == ".f64" || f[1] == ".b64":
+			sizes = append(sizes, 8)
+		case f[1] == ".u32" || f[1] == ".s32" || f[1] == ".f32" || f[1] == ".b32":
+			sizes = append(sizes, 4)
+		default:
+			return nil, false
+		}
+	}
+	return sizes, true
+}
+
+// TestParamABI checks that every launcher passes parameters of the sizes
+// the compiled kernel declares, so that the Go side and the PTX agree
+// without a device to run them on.
+func TestParamABI(t *testing.T) {
+	goSize := map[string]int{"driver.DevicePtr": 8, "int32": 4, "int64": 8, "float32": 4, "float64": 8, "Layout": len(Layout{}.Bytes())}
+	for _, m := range Modules() {
+		for _, k := range m.Kernels {
+			var want []int
+			for _, gt := range m.Params[k] {
+				n, ok := goSize[gt]
+				if !ok {
+					t.Fatalf("%s: kernel %s: launcher type %s has no known size", m.Source, k, gt)
+				}
+				want = append(want, n)
+			}
+			for cc, ptx := range m.PTX {
+				got, ok := paramSizes(ptx, k)
+				if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s sm_%d: kernel %s declares parameters of %v bytes, launcher passes %v", m.Source, cc, k, got, want)
 				}
 			}
 		}

@@ -15,6 +15,9 @@ type Module struct {
 	Toolkit string         // the nvcc that compiled it (nvcc --version)
 	PTX     map[int]string // PTX text by compute capability (60 = sm_60)
 	Kernels []string       // the extern "C" kernels it defines
+	// Params holds, per kernel, the Go types its launcher passes, in
+	// order; a test checks them against the PTX's .param sizes.
+	Params map[string][]string
 }
 
 // Targets returns the compute capabilities of m's PTX that a device of

@@ -204,6 +204,18 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	for _, k := range ks {
 		fmt.Fprintf(&g, "%q, ", k.name)
 	}
+	fmt.Fprintf(&g, "},\nParams: map[string][]string{\n")
+	for _, k := range ks {
+		fmt.Fprintf(&g, "%q: {", k.name)
+		for _, p := range k.params {
+			gt, _, _, err := goType(p.ctype, p.name)
+			if err != nil {
+				return fmt.Errorf("kernel %s: %w", k.name, err)
+			}
+			fmt.Fprintf(&g, "%q, ", gt)
+		}
+		fmt.Fprintf(&g, "},\n")
+	}
 	fmt.Fprintf(&g, "},\nPTX: map[int]string{\n")
 	for _, a := range archs {
 		fmt.Fprintf(&g, "%d: %s,\n", a, strconv.Quote(ptx[a]))
