@@ -57,6 +57,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			benchCommand(),
 			memoryCommand(),
+			trainCommand(),
+			embedCommand(),
 		},
 	}
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/duel/npy"
+)
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestTrainBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--steps", "abc"}, `--steps: got "abc", expected an integer`},
+		{[]string{"--steps", "-3"}, "--steps: got -3, expected an integer >= 0"},
+		{[]string{"--method", "mocov3"}, `--method: got "mocov3", expected barlow, byol, dmoco, dsimclr, moco, simclr`},
+		{[]string{"--preset", "gpu-huge"}, `--preset: got "gpu-huge", expected cpu-small, paper-cifar10, tiny`},
+		{[]string{"--rho-max", "1.5"}, "--rho-max: got 1.5, expected a probability in [0, 1]"},
+		{[]string{"--lr", "fast"}, `--lr: got "fast", expected a number`},
+		{[]string{"--lr", "0"}, "--lr: got 0, expected a positive number"},
+		{[]string{"--batch", "1"}, "--batch: got 1, expected an integer >= 2"},
+		{[]string{"--optimizer", "rmsprop"}, `--optimizer: got "rmsprop", expected adam, adamw, sgd or lars`},
+		{[]string{"--policy", "lru"}, `--policy: got "lru", expected duel, fifo, random, reservoir`},
+		{[]string{"--negatives", "all"}, `--negatives: got "all", expected batch, memory, mixed`},
+		{[]string{"--method", "simclr", "--negatives", "memory"}, `--negatives: got "memory", expected batch (simclr has no memory)`},
+		{[]string{"--eps", "2"}, "--eps: got 2, expected a number in [0, 1]"},
+		{[]string{"--seed", "-1"}, `--seed: got "-1", expected a non-negative integer`},
+		{[]string{"--arch", "vit-b16"}, `--arch: got "vit-b16", expected resnet18`},
+		{[]string{"--dataset", "imagenet"}, `--dataset: got "imagenet", expected default, cifar10`},
+		{[]string{"--batch", "30", "--bn-splits", "4"}, "--bn-splits: got 4, expected a divisor of --batch 30"},
+		{[]string{"--device", "cuda"}, "--device cuda: no usable CUDA device"},
+		{[]string{"--device", "tpu"}, `--device: got "tpu", expected cpu or cuda`},
+		{[]string{"--resume"}, `--out: got "", expected the directory of the run to resume`},
+		{[]string{"--resume", "--out", dir}, `--out: got "` + dir + `", expected the directory of a run to resume`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"train"}, tc.args...)
+			if !strings.Contains(strings.Join(tc.args, " "), "--resume") {
+				args = append(args, "--out", filepath.Join(dir, "x"))
+			}
+			code, stdout, stderr := replayRunCLI(args...)
+			if code == 0 {
+				t.Fatalf("exit 0, stdout %q", stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "duelctl: "+tc.want) {
+				t.Errorf("stderr %q, expected one line starting with %q", stderr, "duelctl: "+tc.want)
+			}
+		})
+	}
+}
+
+func TestTrainResumeAndEmbed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := replayRunCLI("train", "--preset", "tiny", "--method", "dmoco", "--steps", "2", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil {
+		t.Fatalf("last line %q: %v", lastLine(stdout), err)
+	}
+	for _, k := range []string{"run", "steps", "loss", "img_per_s"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("--json lacks %q: %v", k, res)
+		}
+	}
+	if res["run"] != out || res["steps"] != 2.0 {
+		t.Errorf("--json %v", res)
+	}
+	// Resume with more steps; changing a model setting is refused.
+	code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--lr", "0.1")
+	if code == 0 || !strings.HasPrefix(stderr, `duelctl: --lr: got "0.1", expected nothing with --resume`) {
+		t.Errorf("resume with --lr: exit %d, %q", code, stderr)
+	}
+	code, stdout, stderr = replayRunCLI("train", "--resume", "--out", out, "--steps", "3", "--json")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil || res["steps"] != 3.0 {
+		t.Errorf("resume: %q", lastLine(stdout))
+	}
+	// A new run over it is refused.
+	code, _, stderr = replayRunCLI("train", "--preset", "tiny", "--out", out)
+	if code == 0 || !strings.Contains(stderr, "--resume") {
+		t.Errorf("new run over a run: exit %d, %q", code, stderr)
+	}
+
+	// embed
+	dir := t.TempDir()
+	in, feats := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 5*3*32*32)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	if err := npy.WriteFile(in, &npy.Array{Shape: []int{5, 3, 32, 32}, Float32: x}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		layer string
+		dim   int
+	}{{"backbone", 32}, {"projector", 32}} {
+		code, stdout, stderr = replayRunCLI("embed", "--run", out, "--input", in, "--out", feats, "--layer", tc.layer, "--batch", "2", "--json")
+		if code != 0 {
+			t.Fatalf("embed: exit %d: %s", code, stderr)
+		}
+		a, err := npy.ReadFile(feats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Shape) != 2 || a.Shape[0] != 5 || a.Shape[1] != tc.dim || a.Float32 == nil {
+			t.Errorf("embed %s: shape %v dtype %s", tc.layer, a.Shape, a.DType())
+		}
+	}
+	bad := filepath.Join(dir, "bad.npy")
+	npy.WriteFile(bad, &npy.Array{Shape: []int{5, 3072}, Float32: x})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input", in, "--out", feats}, `--run: got "", expected a path`},
+		{[]string{"--run", out, "--input", in, "--out", feats, "--layer", "fc"}, `--layer: got "fc", expected backbone or projector`},
+		{[]string{"--run", dir, "--input", in, "--out", feats}, "--run: run " + dir},
+		{[]string{"--run", out, "--input", bad, "--out", feats}, "--input " + bad + ": shape [5 3072], expected N x C x H x W"},
+		{[]string{"--run", out, "--input", filepath.Join(dir, "none.npy"), "--out", feats}, "--input: "},
+	} {
+		code, _, stderr := replayRunCLI(append([]string{"embed"}, tc.args...)...)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "duelctl: "+tc.want) {
+			t.Errorf("embed %v: exit %d, stderr %q, expected %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	_ = os.Remove(feats)
+}
