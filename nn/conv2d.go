@@ -56,10 +56,16 @@ func (c *Conv2d) Members() []Member {
 // direct reports whether the patch matrix is the input itself.
 func (c *Conv2d) direct() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padding == 0 }
 
-// colBudget is the size in floats of the patch-matrix buffer: the batch is
-// processed in chunks of images whose patches fit in it (about 8 MB, so that
-// the GEMM packs them from the last-level cache).
-const colBudget = 1 << 19
+// Chunking of the patch matrix. The batch is processed in chunks of images
+// whose patch matrix (In*K*K x images*OH*OW) holds about colBudget floats
+// (2 MB: it stays in cache between im2col and the GEMM's packing, which
+// matters for narrow layers with little arithmetic per patch element), but
+// at least minChunkCols columns: a GEMM with fewer columns is inefficient,
+// and the weight-gradient GEMM reads and writes all of dW once per chunk.
+const (
+	colBudget    = 1 << 19
+	minChunkCols = 1024
+)
 
 // convGeom is the geometry of one Conv2d call.
 type convGeom struct {
@@ -79,7 +85,10 @@ func (g convGeom) image(i int) (off, cs int) {
 }
 
 // chunk returns how many images one patch matrix holds.
-func (g convGeom) chunk() int { return max(1, min(g.n, colBudget/max(g.ckk()*g.ohw(), 1))) }
+func (g convGeom) chunk() int {
+	cols := max(minChunkCols, colBudget/max(g.ckk(), 1))
+	return max(1, min(g.n, (cols+g.ohw()-1)/g.ohw()))
+}
 
 // im2colImages writes the patch matrix of images [n0, n0+cnt) into col
 // (ckk x cnt*ohw), over several goroutines.
