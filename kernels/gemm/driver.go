@@ -90,11 +90,20 @@ func (c *call) run(t int) {
 				if c.splitM {
 					ic := u * c.unitRows
 					mc := min(c.unitRows, p.m-ic)
-					packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+					if !c.directA {
+						packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+					} else if mc%mr != 0 {
+						// Only the partial panel at the bottom is packed.
+						packA(ws.packA, p.a, p.lda, p.transA, ic+mc-mc%mr, mc%mr, pc, kc, mr, p.alpha)
+					}
 					c.macro(ws, bp, ic, mc, jc, nc, pc, kc, 0, panels, beta)
 				} else {
 					if !aPacked {
-						packA(ws.packA, p.a, p.lda, p.transA, 0, p.m, pc, kc, mr, p.alpha)
+						if !c.directA {
+							packA(ws.packA, p.a, p.lda, p.transA, 0, p.m, pc, kc, mr, p.alpha)
+						} else if p.m%mr != 0 {
+							packA(ws.packA, p.a, p.lda, p.transA, p.m-p.m%mr, p.m%mr, pc, kc, mr, p.alpha)
+						}
 						aPacked = true
 					}
 					q0 := u * c.unitPanels
@@ -118,15 +127,32 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1
 	cm, ldc := p.c, p.ldc
 	for ir := 0; ir < mc; ir += mr {
 		mrb := min(mr, mc-ir)
-		a := &ws.packA[ir*kc]
+		direct := c.directA && mrb == mr
+		var a *float32
+		switch {
+		case direct:
+			a = &p.a[(ic+ir)*p.lda+pc]
+		case c.directA:
+			a = &ws.packA[0] // the partial panel, packed alone
+		default:
+			a = &ws.packA[ir*kc]
+		}
 		for q := q0; q < q1; q++ {
 			b, ldb := c.panelB(bp, jc, nc, pc, kc, q)
 			if mrb == mr && (q+1)*nr <= nc {
-				kn.micro(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], ldb, ldc, beta)
+				if direct {
+					kn.microDirectA(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], p.lda, ldb, ldc, beta)
+				} else {
+					kn.micro(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], ldb, ldc, beta)
+				}
 				continue
 			}
 			// Edge tile: compute it whole into the scratch tile, merge the valid part.
-			kn.micro(kc, a, b, &ws.tile[0], ldb, nr, 0)
+			if direct {
+				kn.microDirectA(kc, a, b, &ws.tile[0], p.lda, ldb, nr, 0)
+			} else {
+				kn.micro(kc, a, b, &ws.tile[0], ldb, nr, 0)
+			}
 			off := (ic+ir)*ldc + jc + q*nr
 			nrb := min(nr, nc-q*nr)
 			for i := 0; i < mrb; i++ {

@@ -13,24 +13,35 @@ import (
 func refSgemm(p problem) (want, scale []float64) {
 	want = make([]float64, p.m*p.n)
 	scale = make([]float64, p.m*p.n)
-	at := func(i, l int) float64 {
-		if p.transA {
-			return float64(p.a[l*p.lda+i])
+	// op(A) row by row and op(B) column by column, in float64.
+	at := make([]float64, p.m*p.k)
+	bt := make([]float64, p.n*p.k)
+	for i := 0; i < p.m; i++ {
+		for l := 0; l < p.k; l++ {
+			if p.transA {
+				at[i*p.k+l] = float64(p.a[l*p.lda+i])
+			} else {
+				at[i*p.k+l] = float64(p.a[i*p.lda+l])
+			}
 		}
-		return float64(p.a[i*p.lda+l])
 	}
-	bt := func(l, j int) float64 {
-		if p.transB {
-			return float64(p.b[j*p.ldb+l])
+	for j := 0; j < p.n; j++ {
+		for l := 0; l < p.k; l++ {
+			if p.transB {
+				bt[j*p.k+l] = float64(p.b[j*p.ldb+l])
+			} else {
+				bt[j*p.k+l] = float64(p.b[l*p.ldb+j])
+			}
 		}
-		return float64(p.b[l*p.ldb+j])
 	}
 	for i := 0; i < p.m; i++ {
+		ar := at[i*p.k : i*p.k+p.k]
 		for j := 0; j < p.n; j++ {
+			br := bt[j*p.k : j*p.k+p.k]
 			var s, abs float64
-			for l := 0; l < p.k; l++ {
-				s += at(i, l) * bt(l, j)
-				abs += math.Abs(at(i, l) * bt(l, j))
+			for l, av := range ar {
+				s += av * br[l]
+				abs += math.Abs(av * br[l])
 			}
 			w := float64(p.alpha) * s
 			sc := math.Abs(float64(p.alpha)) * abs
@@ -86,10 +97,16 @@ func newProblem(r *rand.Rand, tA, tB bool, m, n, k, pad int, alpha, beta float32
 // checkProblem runs p with kernel kn and compares with the reference.
 func checkProblem(t *testing.T, kn *kernel, p problem) {
 	t.Helper()
+	want, scale := refSgemm(p)
+	checkAgainst(t, kn, p, want, scale)
+}
+
+// checkAgainst runs p with kernel kn and compares with want (see refSgemm).
+func checkAgainst(t *testing.T, kn *kernel, p problem, want, scale []float64) {
+	t.Helper()
 	orig := append([]float32(nil), p.c...)
 	in := p
 	in.c = append([]float32(nil), p.c...)
-	want, scale := refSgemm(p)
 	sgemm(kn, in)
 	const tol = 1e-5
 	bad := 0
@@ -148,7 +165,18 @@ func TestMicroKernels(t *testing.T) {
 				} else {
 					ap, bp = new(float32), new(float32)
 				}
-				kn.micro(kc, ap, bp, &c[0], ldb, ldc, beta)
+				lda := kc + 3
+				aRows := make([]float32, kn.mr*lda) // A in place: a[i*lda+p]
+				for p := 0; p < kc; p++ {
+					for i := 0; i < kn.mr; i++ {
+						aRows[i*lda+p] = a[p*kn.mr+i]
+					}
+				}
+				if kn.microDirectA != nil && beta != 0 && kc > 0 {
+					kn.microDirectA(kc, &aRows[0], bp, &c[0], lda, ldb, ldc, beta)
+				} else {
+					kn.micro(kc, ap, bp, &c[0], ldb, ldc, beta)
+				}
 				for i := 0; i < kn.mr; i++ {
 					for j := 0; j < ldc; j++ {
 						got := c[i*ldc+j]
@@ -219,19 +247,22 @@ func TestSgemmLarge(t *testing.T) {
 		{29, 45, 1153, 1, 0.75, 0.5}, // several kc slices with edge tiles
 		{64, 200, 1000, 3, 1, 0.5},   // B read in place (few rows, alpha 1)
 		{100, 97, 800, 0, 1, 0},      // B read in place, edge panels packed
+		{1000, 64, 700, 2, 1, 0.5},   // A read in place (few columns, alpha 1)
+		{45, 100, 500, 0, 1, 0},      // A read in place, threads split the columns
 	}
-	forKernels(t, func(t *testing.T, kn *kernel) {
-		r := rand.New(rand.NewPCG(5, 6))
-		for _, s := range shapes {
-			for _, tA := range []bool{false, true} {
-				for _, tB := range []bool{false, true} {
-					p := newProblem(r, tA, tB, s.m, s.n, s.k, s.pad, s.alpha, s.beta)
-					name := fmt.Sprintf("tA=%v,tB=%v,%dx%dx%d", tA, tB, s.m, s.n, s.k)
-					t.Run(name, func(t *testing.T) { checkProblem(t, kn, p) })
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, s := range shapes {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				p := newProblem(r, tA, tB, s.m, s.n, s.k, s.pad, s.alpha, s.beta)
+				want, scale := refSgemm(p)
+				for _, kn := range available {
+					name := fmt.Sprintf("%s/tA=%v,tB=%v,%dx%dx%d", kn.name, tA, tB, s.m, s.n, s.k)
+					t.Run(name, func(t *testing.T) { checkAgainst(t, kn, p, want, scale) })
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestSgemmZeroK checks that k = 0 and alpha = 0 only scale C by beta.
@@ -258,6 +289,17 @@ func TestSgemmZeroK(t *testing.T) {
 	// m or n = 0 touches nothing and accepts empty slices.
 	Sgemm(false, false, 0, 3, 4, 1, nil, 4, make([]float32, 12), 3, 0, nil, 3)
 	Sgemm(true, true, 3, 0, 4, 1, make([]float32, 12), 3, nil, 4, 0, nil, 1)
+}
+
+// TestL1Crowding checks the cache-set count that guards reading A in place.
+func TestL1Crowding(t *testing.T) {
+	for _, tc := range []struct{ ld, rows, want int }{
+		{576, 14, 1}, {1024, 14, 14}, {2304, 14, 4}, {4608, 14, 7}, {16, 14, 1}, {1, 14, 1},
+	} {
+		if got := l1Crowding(tc.ld, tc.rows); got != tc.want {
+			t.Errorf("l1Crowding(%d, %d) = %d, want %d", tc.ld, tc.rows, got, tc.want)
+		}
+	}
 }
 
 // TestSgemmPanics checks the argument checks.

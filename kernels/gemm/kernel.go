@@ -24,6 +24,9 @@ type kernel struct {
 	mr, nr     int    // register tile
 	mc, kc, nc int    // cache blocks: mc rows of A in L2, kc-deep panels, nc columns of B in L3
 	micro      microKernel
+	// microDirectA, when not nil, is micro reading A in place: mr rows lda
+	// floats apart with contiguous k steps (a non-transposed A), unscaled.
+	microDirectA func(kc int, a, b, c *float32, lda, ldb, ldc int, beta float32)
 }
 
 // available lists the kernels this build and CPU can run, best first. The

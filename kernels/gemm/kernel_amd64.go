@@ -28,6 +28,13 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func kernelAVX512(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
+// kernelAVX512DirectA is kernelAVX512 reading A in place: a[i*lda+p]
+// instead of a[p*mr+i] in the loop above. It spares packing A when each of
+// its elements serves few columns of C.
+//
+//go:noescape
+func kernelAVX512DirectA(kc int, a, b, c *float32, lda, ldb, ldc int, beta float32)
+
 // kernelAVX2 is the AVX2+FMA micro-kernel for a 6x16 tile (12 ymm
 // accumulators). Its equivalent Go loop is kernelAVX512's with mr = 6 and
 // nr = 16.
@@ -43,7 +50,7 @@ func detect() []*kernel {
 			name: "avx512",
 			mr:   mrAVX512, nr: nrAVX512,
 			mc: 14 * 24, kc: 384, nc: 4096,
-			micro: kernelAVX512,
+			micro: kernelAVX512, microDirectA: kernelAVX512DirectA,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

@@ -19,6 +19,7 @@ type call struct {
 	unitPanels int  // micro-panels of B per unit otherwise
 	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
 	directB    bool // whole micro-panels of B are read in place, not packed
+	directA    bool // whole micro-panels of A are read in place, not packed
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -47,6 +48,30 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 // enough for the claiming to even out threads slowed down unequally.
 const unitsPerThread = 8
 
+// directAMaxCols is the largest n for which A is read in place (see
+// getCall); chosen by measurement.
+var directAMaxCols = 256
+
+// l1Crowding returns how many distinct cache lines of rows rows, ld floats
+// apart, fall into the same set of a 64-set L1 cache with 64-byte lines
+// (32-48 KiB, 8-12 ways): reading A in place with a stride that crowds its rows into few sets (a
+// multiple of 1 KiB, say) thrashes the cache and was measured slower than
+// packing.
+func l1Crowding(ld, rows int) int {
+	var sets [64]int
+	most, last := 0, -1
+	for i := 0; i < rows; i++ {
+		line := i * ld * 4 / 64
+		if line == last {
+			continue // rows sharing a line do not compete
+		}
+		last = line
+		sets[line%64]++
+		most = max(most, sets[line%64])
+	}
+	return most
+}
+
 // getCall returns a call for p with kernel kn on up to threads threads, its
 // buffers sized and its counters reset.
 func getCall(kn *kernel, p *problem, threads int) *call {
@@ -68,6 +93,10 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	// well as a packed panel (measured), and copying it would cost as much as
 	// using it when C has few rows. Only edge panels are packed.
 	c.directB = !p.transB
+	// A is read in place when C has few columns: each element of A then
+	// serves only 2*n flops and packing it would cost a good part of that.
+	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
+		l1Crowding(p.lda, kn.mr) <= 4
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
 	c.nbuf = 1
