@@ -10,3 +10,10 @@ func interleaveAsm(dst, src []float32, w, ld, kc int) bool { return false }
 
 // packRowsAsm reports that a pure-Go build has no assembly packRows.
 func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool { return false }
+
+// A pure-Go build has no assembly Saxpy and Sdot.
+const hasVecBLAS1 = false
+
+func saxpyAsm(alpha float32, x, y []float32) int { return 0 }
+
+func sdotAsm(x, y []float32) (float32, int) { return 0, 0 }
