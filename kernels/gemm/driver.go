@@ -66,8 +66,12 @@ func (c *call) run(t int) {
 				if q >= panels {
 					break
 				}
-				if !c.directB || (q+1)*nr > nc {
+				switch {
+				case !c.directB:
 					packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, q, q+1)
+				case (q+1)*nr > nc:
+					// Reading B in place, only the partial panel is packed, alone.
+					packB(bp, p.b, p.ldb, p.transB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
 				}
 				blk.packDone.Add(1)
 			}
@@ -175,10 +179,14 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1
 // reads B in place (directB) and the panel is whole.
 func (c *call) panelB(bp []float32, jc, nc, pc, kc, q int) (*float32, int) {
 	nr := c.k.nr
-	if c.directB && (q+1)*nr <= nc {
+	switch {
+	case !c.directB:
+		return &bp[q*nr*kc], nr
+	case (q+1)*nr <= nc:
 		return &c.p.b[pc*c.p.ldb+jc+q*nr], c.p.ldb
+	default:
+		return &bp[0], nr // the partial panel, packed alone
 	}
-	return &bp[q*nr*kc], nr
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -99,6 +99,9 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		l1Crowding(p.lda, kn.mr) <= 4
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
+	if c.directB {
+		nb = kn.nr * kc // only a partial panel is packed
+	}
 	c.nbuf = 1
 	if threads > 1 {
 		c.nbuf = 2
