@@ -9,6 +9,7 @@ func benchCommand() *cli.Command {
 		Usage: "measure the engine's speed (GEMM, training step, data pipeline)",
 		Subcommands: []*cli.Command{
 			benchGemmCommand(),
+			benchDataCommand(),
 			benchStepCommand(),
 		},
 	}

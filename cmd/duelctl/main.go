@@ -56,6 +56,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			benchCommand(),
+			dataCommand(),
 			memoryCommand(),
 			trainCommand(),
 			embedCommand(),

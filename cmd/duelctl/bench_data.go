@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/data/augment"
+)
+
+func benchDataCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "data",
+		Usage: "time the data pipeline: class-imbalanced sampling plus two augmented views per image, on the embedded CIFAR-10 subset",
+		Description: "Runs the loader (paper recipe by default: RandomResizedCrop to 32, flip p=0.75, colour jitter p=0.5,\n" +
+			"grayscale p=0.2, normalise) for --seconds, --repeats times, and reports the median views per second.\n" +
+			"cpu_views_per_s is views per CPU-second of the process times the workers: what the workers would do\n" +
+			"on otherwise idle cores (the machine is often shared).",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "batch", Value: 256, Usage: "images per batch (two views each)"},
+			&cli.IntFlag{Name: "workers", Value: 0, DefaultText: "GOMAXPROCS", Usage: "augmentation goroutines"},
+			&cli.IntFlag{Name: "size", Value: 32, Usage: "view height and width"},
+			&cli.StringFlag{Name: "preset", Value: "paper", Usage: "augmentation recipe: paper, mocov2, simclr or none"},
+			&cli.Float64Flag{Name: "seconds", Value: 2, Usage: "duration of one repeat"},
+			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "repeats; the median is reported"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			batch, workers, size, reps := c.Int("batch"), c.Int("workers"), c.Int("size"), c.Int("repeats")
+			secs := c.Float64("seconds")
+			switch {
+			case batch <= 0:
+				return flagError("batch", batch, "a positive integer")
+			case workers < 0:
+				return flagError("workers", workers, "0 (GOMAXPROCS) or a positive integer")
+			case size <= 0:
+				return flagError("size", size, "a positive integer")
+			case reps <= 0:
+				return flagError("repeats", reps, "a positive integer")
+			case !(secs > 0):
+				return flagError("seconds", secs, "a positive number")
+			}
+			if workers == 0 {
+				workers = runtime.GOMAXPROCS(0)
+			}
+			ds, err := data.Open("default", "", true)
+			if err != nil {
+				return err
+			}
+			mean, std, _ := data.NormStats("cifar10")
+			pipe, err := augment.Preset(c.String("preset"), size, mean, std)
+			if err != nil {
+				return flagError("preset", fmt.Sprintf("%q", c.String("preset")), "paper, mocov2, simclr or none")
+			}
+			sampler, err := data.NewSampler(ds.Labels, ds.NumClasses(), data.SamplerConfig{RhoMax: 0.5, Seed: 1})
+			if err != nil {
+				return err
+			}
+			var wall, cpu []float64
+			for r := 0; r < reps; r++ {
+				w, cp, err := timeLoader(ds, sampler, pipe, batch, workers, secs)
+				if err != nil {
+					return err
+				}
+				wall, cpu = append(wall, w), append(cpu, cp)
+				fmt.Fprintf(c.App.Writer, "repeat %d: %.0f views/s (%.0f views per CPU-second x %d workers)\n", r+1, w, cp/float64(workers), workers)
+			}
+			mw, mc := medianViews(wall), medianViews(cpu)
+			fmt.Fprintf(c.App.Writer, "data pipeline (%s, %dx%d views, batch %d, %d workers): median %.0f views/s, %.0f on idle cores\n",
+				c.String("preset"), size, size, batch, workers, mw, mc)
+			return emitJSON(c, map[string]any{"views_per_s": mw, "cpu_views_per_s": mc, "workers": workers,
+				"batch": batch, "size": size, "preset": c.String("preset")})
+		},
+	}
+}
+
+// timeLoader runs a loader for about secs seconds after a warm-up batch and
+// returns views per second of wall time and views per CPU-second times the
+// number of workers.
+func timeLoader(ds *data.Dataset, s *data.Sampler, p *augment.Pipeline, batch, workers int, secs float64) (float64, float64, error) {
+	l, err := data.NewLoader(ds, s, p, data.LoaderConfig{BatchSize: batch, Workers: workers, Seed: 1})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer l.Close()
+	b, err := l.Next()
+	if err != nil {
+		return 0, 0, err
+	}
+	l.Release(b)
+	start, cpu0 := time.Now(), cpuSeconds()
+	views := 0
+	for time.Since(start).Seconds() < secs {
+		b, err := l.Next()
+		if err != nil {
+			return 0, 0, err
+		}
+		views += 2 * b.N
+		l.Release(b)
+	}
+	el, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
+	cpuRate := 0.0
+	if cpu > 0 {
+		cpuRate = float64(views) / cpu * float64(workers)
+	}
+	return float64(views) / el, cpuRate, nil
+}
+
+// cpuSeconds returns the user plus system CPU time of the process.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// medianViews returns the median of v.
+func medianViews(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
