@@ -232,14 +232,16 @@ func (f *fastDUEL) commit(b int) {
 	// Rows of the new slots: their dots with every slot held, then with
 	// each other (this also overwrites what the freed slots held). A
 	// row is thus complete for every row older than it.
-	for _, in := range arrived {
-		row := f.block[in.slot*k : (in.slot+1)*k]
-		src := f.dots[in.bp*w : (in.bp+1)*w]
-		copy(row, src[:k])
-		for _, other := range arrived {
-			row[other.slot] = src[k+other.bp]
+	parallelRows(len(arrived), func(a0, a1 int) {
+		for _, in := range arrived[a0:a1] {
+			row := f.block[in.slot*k : (in.slot+1)*k]
+			src := f.dots[in.bp*w : (in.bp+1)*w]
+			copy(row, src[:k])
+			for _, other := range arrived {
+				row[other.slot] = src[k+other.bp]
+			}
 		}
-	}
+	})
 	// Columns of the new slots: the older rows' dots with the newcomers.
 	// Writing them into the block now would scatter B values into every
 	// row; instead they are kept transposed (one contiguous run of A values
@@ -254,12 +256,14 @@ func (f *fastDUEL) commit(b int) {
 	}
 	n := len(arrived)
 	cols.colT = f.spareCols(k * n)
-	for c := 0; c < k; c++ {
-		dst := cols.colT[c*n : (c+1)*n]
-		for a, in := range arrived {
-			dst[a] = f.dots[in.bp*w+c]
+	parallelRows(k, func(c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			dst := cols.colT[c*n : (c+1)*n]
+			for a, in := range arrived {
+				dst[a] = f.dots[in.bp*w+c]
+			}
 		}
-	}
+	})
 	f.recent = append(f.recent, cols)
 	if len(f.recent) == foldEvery {
 		f.fold()
@@ -320,12 +324,13 @@ func (f *fastDUEL) spareCols(n int) []float32 {
 	return make([]float32, n)
 }
 
-// parallelRows calls do on GOMAXPROCS contiguous ranges covering 0..n-1,
-// concurrently, and returns when all are done.
+// parallelRows calls do on up to GOMAXPROCS contiguous ranges covering
+// 0..n-1 (at least 64 rows each), concurrently, the last one on the
+// caller's goroutine, and returns when all are done.
 func parallelRows(n int, do func(r0, r1 int)) {
 	t := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
-	for i := 0; i < t; i++ {
+	for i := 0; i < t-1; i++ {
 		r0, r1 := n*i/t, n*(i+1)/t
 		wg.Add(1)
 		go func() {
@@ -333,6 +338,7 @@ func parallelRows(n int, do func(r0, r1 int)) {
 			do(r0, r1)
 		}()
 	}
+	do(n*(t-1)/t, n)
 	wg.Wait()
 }
 
