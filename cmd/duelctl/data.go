@@ -28,12 +28,47 @@ var dataDirFlag = &cli.StringFlag{
 	DefaultText: "the user cache dir, ~/.cache/duel",
 }
 
-// oneArg returns the single positional argument naming a dataset.
+// oneArg returns the single positional argument naming a dataset. Flags
+// may follow it ("data fetch cifar10 --data DIR"): urfave/cli stops parsing
+// flags at the first argument, so those are set here.
 func oneArg(c *cli.Context, choices []string) (string, error) {
-	if c.NArg() != 1 {
-		return "", fmt.Errorf("%s: got %d arguments %q, expected one dataset name (%s)", c.Command.FullName(), c.NArg(), c.Args().Slice(), strings.Join(choices, ", "))
+	args := c.Args().Slice()
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var fl cli.Flag
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				if n == key {
+					fl = f
+				}
+			}
+		}
+		if fl == nil {
+			return "", fmt.Errorf("%s: unknown flag %s (see --help)", c.Command.FullName(), a)
+		}
+		if _, isBool := fl.(*cli.BoolFlag); isBool && !hasVal {
+			val = "true"
+		} else if !hasVal {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("--%s: missing value", key)
+			}
+			i++
+			val = args[i]
+		}
+		if err := c.Set(key, val); err != nil {
+			return "", fmt.Errorf("--%s: got %q: %w", key, val, err)
+		}
 	}
-	name := c.Args().First()
+	if len(pos) != 1 {
+		return "", fmt.Errorf("%s: got %d arguments %q, expected one dataset name (%s)", c.Command.FullName(), len(pos), pos, strings.Join(choices, ", "))
+	}
+	name := pos[0]
 	for _, n := range choices {
 		if n == name {
 			return name, nil

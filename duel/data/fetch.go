@@ -295,10 +295,16 @@ func writeVerified(name, path string, r io.Reader, size int64, origin string, lo
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
-	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(log), progressbar.OptionSetDescription(base),
-		progressbar.OptionShowBytes(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200e6))
+	var bar io.Writer = io.Discard
+	if isTerminal(log) {
+		pb := progressbar.NewOptions64(size, progressbar.OptionSetWriter(log), progressbar.OptionSetDescription(base),
+			progressbar.OptionShowBytes(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200e6))
+		defer pb.Finish()
+		bar = pb
+	} else {
+		fmt.Fprintf(log, "unpacking %s (%d bytes)\n", base, size)
+	}
 	_, err = io.Copy(io.MultiWriter(tmp, h, bar), r)
-	bar.Finish()
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -313,6 +319,16 @@ func writeVerified(name, path string, r io.Reader, size int64, origin string, lo
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// isTerminal reports whether w is a terminal (where progress bars go).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // fileSHA returns the hex SHA-256 of a file.
