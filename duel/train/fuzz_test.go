@@ -1,0 +1,85 @@
+package train
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzReadConfig feeds arbitrary bytes to the config.json reader: it must
+// return a valid configuration or an error, never panic.
+func FuzzReadConfig(f *testing.F) {
+	c, _ := Preset("cpu-small", "dmoco")
+	dir := f.TempDir()
+	if err := WriteConfig(dir, &c); err != nil {
+		f.Fatal(err)
+	}
+	good, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
+	f.Add(good)
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"method": "moco", "batch": -1}`))
+	f.Add([]byte(`{"method": "dmoco", "seed": 18446744073709551615}`))
+	f.Add([]byte(`[1, 2]`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, ConfigFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadConfig(d)
+		if err != nil {
+			return
+		}
+		if err := got.Validate(); err != nil {
+			t.Fatalf("ReadConfig accepted an invalid configuration: %v", err)
+		}
+	})
+}
+
+// FuzzReadMetrics feeds arbitrary bytes to the metrics.jsonl reader and to
+// the resume truncation, which must keep only well-formed lines of kept
+// steps.
+func FuzzReadMetrics(f *testing.F) {
+	f.Add([]byte("{\"step\":1,\"loss\":2.5,\"lr\":0.1,\"img_per_s\":10}\n{\"step\":2,\"loss\":2.4,\"lr\":0.1,\"img_per_s\":10}\n"), 1)
+	f.Add([]byte("{\"step\":1}\n{\"step\":2,\"lo"), 5)
+	f.Add([]byte("\n\n{}\n"), 0)
+	f.Add([]byte("not json"), 3)
+	f.Fuzz(func(t *testing.T, b []byte, keep int) {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, MetricsFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ReadMetrics(d)
+		l, err := openMetrics(d, keep)
+		if err != nil {
+			return
+		}
+		l.close()
+		ms, err := ReadMetrics(d)
+		if err != nil {
+			t.Fatalf("after truncation: %v", err)
+		}
+		for _, m := range ms {
+			if m.Step > keep {
+				t.Fatalf("step %d kept beyond %d", m.Step, keep)
+			}
+		}
+	})
+}
+
+// FuzzReadState feeds arbitrary bytes to the checkpoint's state.json reader.
+func FuzzReadState(f *testing.F) {
+	f.Add([]byte(`{"step": 3, "loss": 1.5, "method": "dmoco", "optimizer": "adam"}`))
+	f.Add([]byte(`{"step": -1}`))
+	f.Add([]byte(`{"step": 1e99}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, stateFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := readState(d)
+		if err == nil && st.Step < 0 {
+			t.Fatalf("negative step accepted")
+		}
+	})
+}
