@@ -194,6 +194,7 @@ func PlotTrainingCurves(path string, m *Metrics, skip ...string) ([]string, erro
 			p.Add(s)
 		}
 		p.Add(plotter.NewGrid())
+		p.Y.Tick.Marker = exactTicks{}
 		plots[i/cols][i%cols] = p
 	}
 	w, h := vg.Length(cols)*4.5*vg.Inch, vg.Length(rows)*3*vg.Inch

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -128,3 +129,21 @@ func TestWriteFileAtomic(t *testing.T) {
 
 func itoa(i int) string     { return strconv.Itoa(i) }
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func TestExactTicks(t *testing.T) {
+	for _, r := range [][2]float64{{1.69, 1.81}, {0, 1}, {1e-5, 1.2e-5}, {-3, 1e6}, {6.2, 7.2}, {700, 2100}, {5, 5}} {
+		seen := map[string]bool{}
+		for _, tk := range (exactTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			if seen[tk.Label] {
+				t.Errorf("range %v: label %q twice", r, tk.Label)
+			}
+			seen[tk.Label] = true
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-6*(r[1]-r[0]) {
+				t.Errorf("range %v: label %q for tick %v", r, tk.Label, tk.Value)
+			}
+		}
+	}
+}
