@@ -2,6 +2,7 @@ package ssl
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/memory"
@@ -102,7 +103,7 @@ func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
 	for i, p := range idx {
 		ids[i] = all[p]
 	}
-	shape := b.Views[0].Shape()
+	shape := slices.Clone(b.Views[0].Shape())
 	shape[0] = len(ids)
 	per := b.Views[0].Numel() / b.Views[0].Dim(0)
 	if cap(m.imgs) < len(ids)*per {
