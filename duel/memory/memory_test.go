@@ -299,3 +299,29 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctivenessMatchesDUEL checks that the row DUEL evicts first is
+// the one with the least distinctiveness information (ties: lowest
+// position), as Definition 3 says.
+func TestDistinctivenessMatchesDUEL(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := 0; trial < 20; trial++ {
+		k, z := 5+rng.IntN(40), 2+rng.IntN(10)
+		m, _ := New(k, z, NewFIFO())
+		m.Add(stream(rng, k, z), nil, nil, 0)
+		d := m.Distinctiveness()
+		want := 0
+		for i, v := range d {
+			if v < d[want] {
+				want = i
+			}
+		}
+		a := &Arrival{Memory: m.Rows(), Batch: unitRows(rng, 1, z), Z: z}
+		if err := normalizeRows(a.Batch, a.Batch, z); err != nil {
+			t.Fatal(err)
+		}
+		if got := duelReference(a, Protected); got[0] != want {
+			t.Fatalf("trial %d: DUEL evicted %d, least distinctive is %d (%v)", trial, got[0], want, d)
+		}
+	}
+}
