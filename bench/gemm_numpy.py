@@ -39,11 +39,15 @@ shapes, seconds = json.loads(sys.argv[1]), float(sys.argv[2])
 info = {}
 try:
     import threadpoolctl
-    for lib in threadpoolctl.threadpool_info():
+    libs = threadpoolctl.threadpool_info()
+    for lib in libs:
         if lib.get("internal_api") == "openblas":
             info = {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads", "filepath")}
+    if not info:
+        info = {"note": "WARNING: numpy is not using OpenBLAS (reference BLAS? install libopenblas0-pthread); "
+                        "threadpoolctl sees: " + (json.dumps(libs) if libs else "no BLAS library")}
 except ImportError:
-    info = {"note": "threadpoolctl not installed"}
+    info = {"note": "threadpoolctl not installed (apt-get install python3-threadpoolctl): OpenBLAS kernel unknown"}
 rng = np.random.default_rng(1)
 res = []
 for m, n, k in shapes:
@@ -127,8 +131,11 @@ def main():
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
 
     ob = meta["openblas"]
-    print(f"numpy {meta['numpy']}, OpenBLAS {ob.get('version')} kernel {ob.get('architecture')} "
-          f"({ob.get('threading_layer')}, {ob.get('num_threads')} threads) {ob.get('note', '')}".rstrip())
+    if "note" in ob:
+        print(f"numpy {meta['numpy']}: {ob['note']}")
+    else:
+        print(f"numpy {meta['numpy']}, OpenBLAS {ob.get('version')} kernel {ob.get('architecture')} "
+              f"({ob.get('threading_layer')}, {ob.get('num_threads')} threads, {ob.get('filepath')})")
     d0 = duel_runs[0][0]
     print(f"duelctl: isa {d0['isa']}, {d0['threads']} threads")
     print()
