@@ -303,6 +303,13 @@ def resnets():
                      grad_filter=None if training else small,
                      state_of=None if training else f"{arch}-train")
         w.save({"structure": structure} if arch == "resnet18-w8" else None)
+    # The ImageNet stem (7x7 stride-2 convolution, 3x3 stride-2 max-pool).
+    w = Writer("resnet18-w4-imagenet")
+    m = resnet(18, width=4, cifar=False, num_classes=5)
+    randomize_bn(m)
+    run_case(w, "resnet18-w4-imagenet-train", m, torch.randn(2, 3, 64, 64), True,
+             {"kind": "resnet", "arch": "resnet18-w4", "imagenet": True, "classes": 5})
+    w.save()
 
 
 if __name__ == "__main__":

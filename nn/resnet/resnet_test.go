@@ -122,14 +122,18 @@ func TestStructure(t *testing.T) {
 }
 
 func TestResNetParity(t *testing.T) {
-	for _, arch := range []string{"resnet18-w8", "resnet50-w4"} {
-		g, err := fixture.Load("../testdata", arch)
+	for _, group := range []string{"resnet18-w8", "resnet50-w4", "resnet18-w4-imagenet"} {
+		g, err := fixture.Load("../testdata", group)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range g.Cases {
 			t.Run(c.Name(), func(t *testing.T) {
-				m, err := New(c.String("arch"), Options{NumClasses: 10, Seed: 1})
+				classes := c.Int("classes")
+				if classes == 0 {
+					classes = 10
+				}
+				m, err := New(c.String("arch"), Options{NumClasses: classes, ImageNetStem: c.Bool("imagenet"), Seed: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
