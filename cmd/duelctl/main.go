@@ -58,6 +58,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			benchCommand(),
 			dataCommand(),
 			memoryCommand(),
+			evalCommand(),
+			analyzeCommand(),
 			trainCommand(),
 			embedCommand(),
 		},

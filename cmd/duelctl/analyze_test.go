@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	for _, method := range []string{"dmoco", "byol"} {
+		dir := evalTrainRun(t, method)
+		code, stdout, stderr := evalRunCLI("analyze", "--run", dir, "--limit", "120", "--tsne-points", "80", "--tsne-iters", "300", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", method, code, stderr)
+		}
+		var res analyzeResult
+		lastJSON(t, stdout, &res)
+		if res.TestSamples != 120 || res.Layer != "projector" || len(res.Classes) != 10 ||
+			math.IsNaN(res.IntraClassVariance) || res.InterClassSimilarity < -1 || res.InterClassSimilarity > 1 {
+			t.Errorf("%s: result %+v", method, res)
+		}
+		// the raw line must carry the memory fields, null without a memory
+		last := stdout[strings.LastIndex(strings.TrimSpace(stdout), "\n")+1:]
+		if !strings.Contains(last, `"memory_class_entropy":`) {
+			t.Errorf("%s: no memory_class_entropy field: %s", method, last)
+		}
+		report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"tsne_test.png", "training_curves.png"}
+		switch method {
+		case "dmoco":
+			if res.MemoryClassEntropy == nil || len(res.MemoryClassCounts) != 10 || res.MemoryRows == 0 ||
+				*res.MemoryClassEntropy < 0 || *res.MemoryClassEntropy > math.Log(10)+1e-9 {
+				t.Errorf("dmoco: memory fields %+v", res)
+			}
+			want = append(want, "tsne_memory.png", "class_frequency.png")
+			if !strings.Contains(string(report), "Class entropy of the") {
+				t.Errorf("dmoco report lacks the memory entropy:\n%s", report)
+			}
+		case "byol":
+			if res.MemoryClassEntropy != nil || res.MemoryClassCounts != nil || !strings.Contains(last, `"memory_class_entropy":null`) {
+				t.Errorf("byol: memory fields %+v", res)
+			}
+			if !strings.Contains(string(report), "No memory metrics: method byol has no memory") {
+				t.Errorf("byol report does not say there is no memory:\n%s", report)
+			}
+		}
+		for _, f := range append(want, "analysis.json") {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Errorf("%s: %v", method, err)
+				continue
+			}
+			if strings.HasSuffix(f, ".png") {
+				if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+					t.Errorf("%s: %s: %v", method, f, err)
+				}
+				if !strings.Contains(string(report), "("+f+")") {
+					t.Errorf("%s: report.md does not show %s", method, f)
+				}
+			}
+		}
+		if len(res.Plots) != len(want) {
+			t.Errorf("%s: plots %v, expected %v", method, res.Plots, want)
+		}
+	}
+}
+
+func TestAnalyzeBackboneAndNoMetrics(t *testing.T) {
+	dir := evalTrainRun(t, "dmoco")
+	if err := os.Remove(filepath.Join(dir, "metrics.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := evalRunCLI("analyze", "--run", dir, "--layer", "backbone", "--limit", "50", "--tsne-points", "0", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res analyzeResult
+	lastJSON(t, stdout, &res)
+	if res.Layer != "backbone" || len(res.Plots) != 1 || res.TSNEKLTest != nil {
+		t.Errorf("result %+v", res)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(report), "no metrics.jsonl") {
+		t.Errorf("report does not say metrics.jsonl is missing:\n%s", report)
+	}
+}

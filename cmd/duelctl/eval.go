@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/eval"
+	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+func evalCommand() *cli.Command {
+	lin, knn := eval.DefaultLinearConfig(), eval.DefaultKNNConfig()
+	return &cli.Command{
+		Name:      "eval",
+		Usage:     "evaluate a run's frozen encoder: linear probe or kNN classifier",
+		ArgsUsage: " ",
+		Description: "Extracts the features of the train and test splits of the run's dataset (class-balanced\n" +
+			"splits, used whole unless --limit) with the frozen encoder in eval mode (BatchNorm running\n" +
+			"statistics), without augmentation, once; then:\n" +
+			"  linear: one linear layer on the cached features, cross-entropy, Adam (paper, Appendix E:\n" +
+			"          weight decay 1e-6, lr 1e-3, batch 256, 100 epochs; no lr decay), top-1/top-5 on test;\n" +
+			"  knn:    cosine similarity of L2-normalised features, the k nearest training rows vote with\n" +
+			"          weight exp(sim/T) (InstDisc / solo-learn monitor; k 200, T 0.07) or one vote each.\n" +
+			"--json prints {\"protocol\", \"top1\", \"top5\" (with more than 5 classes), \"train_samples\",\n" +
+			"\"test_samples\", ...}.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
+			&cli.StringFlag{Name: "protocol", Value: "linear", Usage: "linear or knn"},
+			&cli.StringFlag{Name: "layer", Value: "backbone", Usage: "features: backbone (pooled, before fc) or projector"},
+			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes (0 = all)"},
+			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs"},
+			&cli.IntFlag{Name: "batch", Value: lin.Batch, Usage: "linear: batch size (also the feature extraction batch)"},
+			&cli.Float64Flag{Name: "lr", Value: lin.LR, Usage: "linear: Adam learning rate"},
+			&cli.Float64Flag{Name: "wd", Value: lin.WeightDecay, Usage: "linear: Adam weight decay (L2)"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "linear: seed of the initial weights and the batch order"},
+			&cli.IntFlag{Name: "k", Value: knn.K, Usage: "knn: neighbours"},
+			&cli.Float64Flag{Name: "temperature", Value: knn.Temperature, Usage: "knn: temperature T of the weighted vote"},
+			&cli.StringFlag{Name: "vote", Value: knn.Vote.String(), Usage: "knn: weighted or majority"},
+			deviceFlag,
+			jsonFlag,
+		},
+		Action: runEval,
+	}
+}
+
+// evalResult is the --json object of duelctl eval.
+type evalResult struct {
+	Protocol     string   `json:"protocol"`
+	Top1         float64  `json:"top1"`
+	Top5         *float64 `json:"top5,omitempty"`
+	TrainSamples int      `json:"train_samples"`
+	TestSamples  int      `json:"test_samples"`
+	Layer        string   `json:"layer"`
+	Classes      int      `json:"classes"`
+	Step         int      `json:"step"`
+	Epochs       int      `json:"epochs,omitempty"`
+	TrainLoss    *float64 `json:"train_loss,omitempty"`
+	K            int      `json:"k,omitempty"`
+	Vote         string   `json:"vote,omitempty"`
+	Seconds      float64  `json:"seconds"`
+}
+
+func runEval(c *cli.Context) error {
+	if err := checkDevice(c); err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags only, see --help)", c.Args().First())
+	}
+	protocol := c.String("protocol")
+	if protocol != "linear" && protocol != "knn" {
+		return flagError("protocol", fmt.Sprintf("%q", protocol), "linear or knn")
+	}
+	lin := eval.DefaultLinearConfig()
+	lin.Epochs, lin.Batch, lin.LR, lin.WeightDecay, lin.Seed = c.Int("epochs"), c.Int("batch"), c.Float64("lr"), c.Float64("wd"), c.Uint64("seed")
+	knn := eval.DefaultKNNConfig()
+	knn.K, knn.Temperature = c.Int("k"), c.Float64("temperature")
+	vote, err := eval.ParseVote(c.String("vote"))
+	if err != nil {
+		return flagError("vote", fmt.Sprintf("%q", c.String("vote")), "weighted or majority")
+	}
+	knn.Vote = vote
+	switch {
+	case lin.Epochs < 0:
+		return flagError("epochs", lin.Epochs, "an integer >= 0")
+	case lin.Batch <= 0:
+		return flagError("batch", lin.Batch, "an integer > 0")
+	case !(lin.LR > 0):
+		return flagError("lr", lin.LR, "a number > 0")
+	case !(lin.WeightDecay >= 0):
+		return flagError("wd", lin.WeightDecay, "a number >= 0")
+	case knn.K <= 0:
+		return flagError("k", knn.K, "an integer > 0")
+	case !(knn.Temperature > 0):
+		return flagError("temperature", knn.Temperature, "a number > 0")
+	case c.Int("limit") < 0:
+		return flagError("limit", c.Int("limit"), "an integer >= 0 (0 = whole splits)")
+	}
+	start := time.Now()
+	r, err := loadRunFlag(c)
+	if err != nil {
+		return err
+	}
+	layer, err := runLayer(c, r, c.String("layer"), false)
+	if err != nil {
+		return err
+	}
+	feats := [2]*eval.Features{}
+	var classes int
+	for i, split := range []bool{true, false} {
+		f, ds, err := extractSplit(c, r, split, layer, c.Int("limit"), lin.Batch)
+		if err != nil {
+			return err
+		}
+		feats[i] = f
+		classes = max(classes, ds.NumClasses())
+	}
+	train, test := feats[0], feats[1]
+	res := evalResult{Protocol: protocol, Layer: layer, Classes: classes, Step: r.Step}
+	var acc eval.Result
+	switch protocol {
+	case "linear":
+		lin.Classes = classes
+		bar := evalProgress(c, lin.Epochs, "linear probe")
+		lin.Progress = func(epoch int, loss float64) {
+			if bar != nil {
+				bar.Describe(fmt.Sprintf("linear probe (loss %.4f)", loss))
+				bar.Set(epoch)
+			}
+		}
+		out, err := eval.LinearProbe(train, test, lin)
+		finishBar(bar)
+		if err != nil {
+			return err
+		}
+		acc = out.Result
+		res.Epochs, res.TrainLoss = lin.Epochs, &out.TrainLoss
+		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, Adam lr %g wd %g, batch %d): ", lin.Epochs, lin.LR, lin.WeightDecay, lin.Batch)
+	case "knn":
+		knn.Classes = classes
+		bar := evalProgress(c, test.N, "kNN")
+		knn.Progress = func(done int) {
+			if bar != nil {
+				bar.Set(done)
+			}
+		}
+		acc, err = eval.KNN(train, test, knn)
+		finishBar(bar)
+		if err != nil {
+			return err
+		}
+		res.K, res.Vote = min(knn.K, train.N), knn.Vote.String()
+		fmt.Fprintf(c.App.Writer, "kNN (k %d, %s vote, T %g): ", res.K, knn.Vote, knn.Temperature)
+	}
+	res.Top1, res.TrainSamples, res.TestSamples = acc.Top1, acc.Train, acc.Test
+	fmt.Fprintf(c.App.Writer, "top-1 %.4f", acc.Top1)
+	if acc.HasTop5 {
+		top5 := acc.Top5
+		res.Top5 = &top5
+		fmt.Fprintf(c.App.Writer, ", top-5 %.4f", acc.Top5)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	fmt.Fprintf(c.App.Writer, " (%s features of %d train / %d test images, step %d, %.1f s)\n", layer, acc.Train, acc.Test, r.Step, res.Seconds)
+	return emitJSON(c, res)
+}
+
+// loadRunFlag checks --run and loads the run.
+func loadRunFlag(c *cli.Context) (*train.Run, error) {
+	dir := c.String("run")
+	if dir == "" {
+		return nil, flagError("run", `""`, "a run directory written by duelctl train")
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--run %s: %w (expected a run directory written by duelctl train)", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, flagError("run", dir, "a run directory written by duelctl train, not a file")
+	}
+	r, err := train.LoadRun(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--run %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// runLayer validates a --layer value for the run. With fallback, "projector"
+// on a method without one becomes "backbone".
+func runLayer(c *cli.Context, r *train.Run, layer string, fallback bool) (string, error) {
+	switch layer {
+	case "backbone":
+		return layer, nil
+	case "projector":
+		if r.Projector != nil {
+			return layer, nil
+		}
+		if fallback {
+			return "backbone", nil
+		}
+		return "", flagError("layer", `"projector"`, fmt.Sprintf("backbone (method %s has no projector)", r.Config.Method))
+	}
+	return "", flagError("layer", fmt.Sprintf("%q", layer), "backbone or projector")
+}
+
+// extractSplit extracts the features of one split of the run's dataset
+// (at most limit images, class-balanced, when limit > 0).
+func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, limit, batch int) (*eval.Features, *data.Dataset, error) {
+	split := "test"
+	if trainSplit {
+		split = "train"
+	}
+	ds, err := r.OpenDataset(trainSplit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the %s split of dataset %q (run %s): %w", split, r.Config.Dataset, r.Dir, err)
+	}
+	mean, std, err := r.Normalization()
+	if err != nil {
+		return nil, nil, fmt.Errorf("normalisation of dataset %q (run %s): %w", r.Config.Dataset, r.Dir, err)
+	}
+	n := ds.Len()
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	bar := evalProgress(c, n, split+" features")
+	f, err := eval.Extract(ds, func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		return r.Embed(x, layer, batch)
+	}, eval.ExtractOptions{Mean: mean, Std: std, Batch: batch, Limit: limit, Progress: func(done, total int) {
+		if bar != nil {
+			bar.Set(done)
+		}
+	}})
+	finishBar(bar)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.N == 0 {
+		return nil, nil, fmt.Errorf("the %s split of dataset %q is empty (run %s)", split, r.Config.Dataset, r.Dir)
+	}
+	return f, ds, nil
+}
+
+// evalProgress returns a progress bar of n units on stderr when stderr is a
+// terminal, else nil.
+func evalProgress(c *cli.Context, n int, desc string) *progressbar.ProgressBar {
+	f, ok := c.App.ErrWriter.(*os.File)
+	if !ok || n <= 0 {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+}
+
+// finishBar completes and clears bar (nil is fine).
+func finishBar(bar *progressbar.ProgressBar) {
+	if bar != nil {
+		bar.Finish()
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalRunCLI runs duelctl with args and returns its exit code, stdout and stderr.
+func evalRunCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(append([]string{"duelctl"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// evalTrainRun trains a tiny run of method into a new directory and returns it.
+func evalTrainRun(t *testing.T, method string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), method)
+	code, _, stderr := evalRunCLI("train", "--preset", "tiny", "--method", method, "--steps", "4", "--out", dir)
+	if code != 0 {
+		t.Fatalf("training a %s run: exit %d: %s", method, code, stderr)
+	}
+	return dir
+}
+
+// lastJSON decodes the last line of stdout into v.
+func lastJSON(t *testing.T, stdout string, v any) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), v); err != nil {
+		t.Fatalf("last line of stdout is not JSON: %v\n%s", err, stdout)
+	}
+}
+
+// wantCLIError checks a one-line "duelctl: " error mentioning every want.
+func wantCLIError(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	code, _, stderr := evalRunCLI(args...)
+	msg := strings.TrimSpace(stderr)
+	if code == 0 || !strings.HasPrefix(msg, "duelctl: ") || strings.Contains(msg, "\n") || strings.Contains(msg, "panic") {
+		t.Errorf("%v: exit %d, stderr %q: expected one line starting with duelctl:", args, code, stderr)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%v: error %q does not mention %q", args, msg, w)
+		}
+	}
+}
+
+func TestEval(t *testing.T) {
+	dir := evalTrainRun(t, "dmoco")
+	for _, tc := range []struct {
+		args  []string
+		proto string
+		top5  bool
+	}{
+		{[]string{"--protocol", "knn", "--limit", "100"}, "knn", true},
+		{[]string{"--protocol", "knn", "--limit", "100", "--vote", "majority", "--k", "5", "--layer", "projector"}, "knn", true},
+		{[]string{"--protocol", "linear", "--limit", "100", "--epochs", "3", "--batch", "32"}, "linear", true},
+	} {
+		code, stdout, stderr := evalRunCLI(append([]string{"eval", "--run", dir, "--json"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		var res evalResult
+		lastJSON(t, stdout, &res)
+		if res.Protocol != tc.proto || res.Top1 < 0 || res.Top1 > 1 || (res.Top5 != nil) != tc.top5 ||
+			res.TrainSamples != 100 || res.TestSamples != 100 || res.Classes != 10 || res.Step != 4 {
+			t.Errorf("%v: result %+v", tc.args, res)
+		}
+		if tc.proto == "linear" && (res.Epochs != 3 || res.TrainLoss == nil) {
+			t.Errorf("%v: result %+v", tc.args, res)
+		}
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	dir := evalTrainRun(t, "simclr")
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"eval", "--protocol", "knn"}, []string{"--run"}},
+		{[]string{"eval", "--run", filepath.Join(dir, "nope")}, []string{"--run", "nope"}},
+		{[]string{"eval", "--run", file}, []string{"--run", "file"}},
+		{[]string{"eval", "--run", dir, "--protocol", "svm"}, []string{"--protocol", "svm", "linear or knn"}},
+		{[]string{"eval", "--run", dir, "--layer", "fc"}, []string{"--layer", "fc"}},
+		{[]string{"eval", "--run", dir, "--k", "0", "--protocol", "knn"}, []string{"--k"}},
+		{[]string{"eval", "--run", dir, "--temperature", "-1"}, []string{"--temperature"}},
+		{[]string{"eval", "--run", dir, "--vote", "soft"}, []string{"--vote", "soft"}},
+		{[]string{"eval", "--run", dir, "--epochs", "-1"}, []string{"--epochs"}},
+		{[]string{"eval", "--run", dir, "--batch", "0"}, []string{"--batch"}},
+		{[]string{"eval", "--run", dir, "--lr", "0"}, []string{"--lr"}},
+		{[]string{"eval", "--run", dir, "--limit", "-5"}, []string{"--limit"}},
+		{[]string{"eval", "--run", dir, "--device", "tpu"}, []string{"--device"}},
+		{[]string{"eval", "--run", dir, "extra"}, []string{"extra"}},
+		{[]string{"analyze", "--run", dir, "--tsne-init", "spectral"}, []string{"--tsne-init"}},
+		{[]string{"analyze", "--run", dir, "--perplexity", "0"}, []string{"--perplexity"}},
+		{[]string{"analyze", "--run", dir, "--tsne-points", "-1"}, []string{"--tsne-points"}},
+		{[]string{"analyze"}, []string{"--run"}},
+	} {
+		wantCLIError(t, tc.args, tc.want...)
+	}
+}
+
+// TestEvalCorruptRun damages one file of a run at a time.
+func TestEvalCorruptRun(t *testing.T) {
+	src := evalTrainRun(t, "dmoco")
+	for _, file := range []string{"config.json", "checkpoint/state.json", "checkpoint/model.safetensors", "checkpoint/memory.bin"} {
+		dir := filepath.Join(t.TempDir(), "run")
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, file)
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("%s: not in this run layout, skipped", file)
+			continue
+		}
+		if err := os.WriteFile(p, []byte("{ not what was expected"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantCLIError(t, []string{"eval", "--run", dir, "--protocol", "knn", "--limit", "20"}, filepath.Base(file))
+		wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "20"}, filepath.Base(file))
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte("{\"step\": 1}\nnot json\n{\"step\": 3}\n"), 0o644)
+	wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "20", "--tsne-points", "0"}, "metrics.jsonl:2")
+}
