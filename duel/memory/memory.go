@@ -69,6 +69,9 @@ type Stats struct {
 // the batch goes through the policy.
 func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Stats, error) {
 	var st Stats
+	if m.z == 0 {
+		return st, fmt.Errorf("memory add: memory not initialised (use New or UnmarshalBinary)")
+	}
 	if len(rows)%m.z != 0 {
 		return st, fmt.Errorf("memory add: %d values, expected a multiple of the row length %d", len(rows), m.z)
 	}

@@ -92,6 +92,10 @@ func TestAddErrors(t *testing.T) {
 	if _, err := New(3, 3, nil); err == nil {
 		t.Error("New without a policy accepted")
 	}
+	var zero Memory
+	if _, err := zero.Add([]float32{1}, nil, nil, 0); err == nil {
+		t.Error("Add on a zero Memory accepted")
+	}
 }
 
 func TestPolicies(t *testing.T) {
