@@ -53,6 +53,33 @@ func TestFlipAndIdentityCrop(t *testing.T) {
 	checkPix(t, "rgb block", blk.Pix, []float32{12, 15, 21, 24, 13, 16, 22, 25, 14, 17, 23, 26})
 }
 
+func TestResizedCropU8MatchesFloat(t *testing.T) {
+	r := splitmix.New(2)
+	for _, c := range []int{1, 3} {
+		src := testImage(20, 17, c)
+		fs := make([]float32, len(src))
+		for i, v := range src {
+			fs[i] = float32(v) / 255
+		}
+		for i := 0; i < 200; i++ {
+			top, left, ch, cw := CropParams(&r, 20, 17, [2]float64{0.05, 1}, [2]float64{0.5, 2})
+			flip := i%2 == 0
+			size := 1 + r.Intn(40)
+			a, b := &Image{}, &Image{}
+			a.reset(c, size, size+1)
+			b.reset(c, size, size+1)
+			ResizedCrop(a, fs, 20, 17, c, top, left, ch, cw, flip)
+			var tx, ty axisTable
+			resizedCropU8(b, src, 17, c, top, left, ch, cw, flip, &tx, &ty)
+			for k := range a.Pix {
+				if math.Abs(float64(a.Pix[k]-b.Pix[k])) > 1e-5 {
+					t.Fatalf("c=%d crop %v: value %d: float path %v, uint8 path %v", c, []int{top, left, ch, cw}, k, a.Pix[k], b.Pix[k])
+				}
+			}
+		}
+	}
+}
+
 func TestBilinearUpscale(t *testing.T) {
 	// Width 2 -> 4 with half-pixel centres, like torch's interpolate
 	// (bilinear, align_corners=False): sources -0.25 (clamped to 0), 0.25,

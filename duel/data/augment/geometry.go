@@ -120,3 +120,53 @@ func resizedCrop(dst *Image, src []float32, w, c, top, left, ch, cw int, flip bo
 		}
 	}
 }
+
+// resizedCropU8 is resizedCrop reading the 8-bit source directly and
+// scaling to [0, 1] (no float copy of the whole image first).
+func resizedCropU8(dst *Image, src []uint8, w, c, top, left, ch, cw int, flip bool, tx, ty *axisTable) {
+	oh, ow := dst.H, dst.W
+	tx.build(cw, left, ow, flip)
+	ty.build(ch, top, oh, false)
+	n := oh * ow
+	const s = 1.0 / 255
+	if c != 3 {
+		for k := 0; k < c; k++ {
+			p := dst.Pix[k*n : (k+1)*n]
+			for y := 0; y < oh; y++ {
+				r0 := src[int(ty.i0[y])*w*c:]
+				r1 := src[int(ty.i1[y])*w*c:]
+				fy := ty.f[y]
+				for x := 0; x < ow; x++ {
+					a, b, fx := int(tx.i0[x])*c+k, int(tx.i1[x])*c+k, tx.f[x]
+					t := float32(r0[a]) + fx*(float32(r0[b])-float32(r0[a]))
+					bt := float32(r1[a]) + fx*(float32(r1[b])-float32(r1[a]))
+					p[y*ow+x] = (t + fy*(bt-t)) * s
+				}
+			}
+		}
+		return
+	}
+	p0, p1, p2 := dst.Pix[:n], dst.Pix[n:2*n], dst.Pix[2*n:3*n]
+	for y := 0; y < oh; y++ {
+		r0 := src[int(ty.i0[y])*w*3 : (int(ty.i0[y])+1)*w*3]
+		r1 := src[int(ty.i1[y])*w*3 : (int(ty.i1[y])+1)*w*3]
+		fy := ty.f[y]
+		o := y * ow
+		for x := 0; x < ow; x++ {
+			a, b, fx := int(tx.i0[x])*3, int(tx.i1[x])*3, tx.f[x]
+			a0, a1, a2 := float32(r0[a]), float32(r0[a+1]), float32(r0[a+2])
+			b0, b1, b2 := float32(r0[b]), float32(r0[b+1]), float32(r0[b+2])
+			c0, c1, c2 := float32(r1[a]), float32(r1[a+1]), float32(r1[a+2])
+			d0, d1, d2 := float32(r1[b]), float32(r1[b+1]), float32(r1[b+2])
+			t0 := a0 + fx*(b0-a0)
+			t1 := a1 + fx*(b1-a1)
+			t2 := a2 + fx*(b2-a2)
+			u0 := c0 + fx*(d0-c0)
+			u1 := c1 + fx*(d1-c1)
+			u2 := c2 + fx*(d2-c2)
+			p0[o+x] = (t0 + fy*(u0-t0)) * s
+			p1[o+x] = (t1 + fy*(u1-t1)) * s
+			p2[o+x] = (t2 + fy*(u2-t2)) * s
+		}
+	}
+}

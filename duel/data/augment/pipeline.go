@@ -118,7 +118,6 @@ func (p *Pipeline) OutSize(h, w int) (int, int) {
 // Workspace is per-goroutine scratch memory for Apply; the zero value is
 // ready to use. Reusing it makes Apply allocation-free.
 type Workspace struct {
-	src    []float32
 	img    Image
 	tmp    []float32
 	kernel []float32
@@ -137,14 +136,7 @@ func (p *Pipeline) Apply(dst []float32, src []uint8, h, w, c int, r *splitmix.RN
 	flip := r.Float64() < p.FlipP
 	m := &ws.img
 	m.reset(c, oh, ow)
-	if cap(ws.src) < len(src) {
-		ws.src = make([]float32, len(src))
-	}
-	fs := ws.src[:len(src)]
-	for i, v := range src {
-		fs[i] = float32(v) * (1.0 / 255)
-	}
-	resizedCrop(m, fs, w, c, top, left, ch, cw, flip, &ws.tx, &ws.ty)
+	resizedCropU8(m, src, w, c, top, left, ch, cw, flip, &ws.tx, &ws.ty)
 	if j := p.Jitter; j != nil && r.Float64() < j.P {
 		applyJitter(m, j, r)
 	}
