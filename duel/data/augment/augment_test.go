@@ -251,6 +251,39 @@ func TestGaussian(t *testing.T) {
 	checkPix(t, "impulse", imp.Pix, []float32{2 * e / s, 1 / s, 2 * e / s})
 }
 
+func TestGaussianBlurMatchesNaive(t *testing.T) {
+	r := splitmix.New(4)
+	for _, k := range []int{3, 5, 7} {
+		m := &Image{}
+		m.reset(2, 7, 9)
+		for i := range m.Pix {
+			m.Pix[i] = float32(r.Float64())
+		}
+		want := make([]float64, len(m.Pix))
+		kern := GaussianKernel(k, 1.3, nil)
+		for c := 0; c < 2; c++ {
+			for y := 0; y < 7; y++ {
+				for x := 0; x < 9; x++ {
+					var s float64
+					for i := 0; i < k; i++ {
+						for j := 0; j < k; j++ {
+							yy, xx := reflect(y+i-k/2, 7), reflect(x+j-k/2, 9)
+							s += float64(kern[i]) * float64(kern[j]) * float64(m.Pix[c*63+yy*9+xx])
+						}
+					}
+					want[c*63+y*9+x] = s
+				}
+			}
+		}
+		GaussianBlur(m, kern, make([]float32, 63))
+		for i, v := range m.Pix {
+			if math.Abs(float64(v)-want[i]) > 1e-5 {
+				t.Fatalf("k=%d value %d: %v, want %v", k, i, v, want[i])
+			}
+		}
+	}
+}
+
 func TestCropParams(t *testing.T) {
 	r := splitmix.New(1)
 	for i := 0; i < 2000; i++ {

@@ -53,8 +53,15 @@ func GaussianBlur(m *Image, kernel []float32, tmp []float32) {
 			out := tmp[y*w : (y+1)*w]
 			for x := 0; x < w; x++ {
 				var s float32
-				for t, kv := range kernel {
-					s += kv * row[reflect(x+t-half, w)]
+				if x >= half && x+half < w {
+					win := row[x-half : x-half+k]
+					for t, kv := range kernel {
+						s += kv * win[t]
+					}
+				} else {
+					for t, kv := range kernel {
+						s += kv * row[reflect(x+t-half, w)]
+					}
 				}
 				out[x] = s
 			}
