@@ -50,13 +50,13 @@ const unitsPerThread = 8
 
 // directAMaxCols is the largest n for which A is read in place (see
 // getCall); chosen by measurement.
-var directAMaxCols = 256
+const directAMaxCols = 256
 
 // l1Crowding returns how many distinct cache lines of rows rows, ld floats
 // apart, fall into the same set of a 64-set L1 cache with 64-byte lines
-// (32-48 KiB, 8-12 ways): reading A in place with a stride that crowds its rows into few sets (a
-// multiple of 1 KiB, say) thrashes the cache and was measured slower than
-// packing.
+// (32-48 KiB, 8-12 ways). Reading A in place with a stride that crowds its
+// rows into few sets (a multiple of 1 KiB, say) thrashes the cache and was
+// measured slower than packing.
 func l1Crowding(ld, rows int) int {
 	var sets [64]int
 	most, last := 0, -1
