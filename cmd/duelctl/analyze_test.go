@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 func TestAnalyze(t *testing.T) {
@@ -40,6 +42,13 @@ func TestAnalyze(t *testing.T) {
 				t.Errorf("dmoco: memory fields %+v", res)
 			}
 			want = append(want, "tsne_memory.png", "class_frequency.png")
+			r, err := train.LoadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := r.Memory.ClassEntropy(); math.Abs(h-*res.MemoryClassEntropy) > 1e-12 {
+				t.Errorf("memory class entropy %v, the memory's own %v", *res.MemoryClassEntropy, h)
+			}
 			if !strings.Contains(string(report), "Class entropy of the") {
 				t.Errorf("dmoco report lacks the memory entropy:\n%s", report)
 			}
