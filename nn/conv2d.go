@@ -58,10 +58,12 @@ func (c *Conv2d) direct() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padd
 
 // Chunking of the patch matrix. The batch is processed in chunks of images
 // whose patch matrix (In*K*K x images*OH*OW) holds about colBudget floats
-// (2 MB: it stays in cache between im2col and the GEMM's packing, which
-// matters for narrow layers with little arithmetic per patch element), but
-// at least minChunkCols columns: a GEMM with fewer columns is inefficient,
-// and the weight-gradient GEMM reads and writes all of dW once per chunk.
+// per 64 output channels (2 MB for a 64-channel layer: it stays in cache
+// between im2col and the GEMM's packing, which matters for narrow layers
+// with only 2*Out flops per patch element; wide layers take larger chunks
+// and fewer GEMM calls), but at least minChunkCols columns: a GEMM with
+// fewer columns is inefficient, and the weight-gradient GEMM reads and
+// writes all of dW once per chunk.
 const (
 	colBudget    = 1 << 19
 	minChunkCols = 1024
@@ -86,7 +88,7 @@ func (g convGeom) image(i int) (off, cs int) {
 
 // chunk returns how many images one patch matrix holds.
 func (g convGeom) chunk() int {
-	cols := max(minChunkCols, colBudget/max(g.ckk(), 1))
+	cols := max(minChunkCols, colBudget*max(1, g.cout/64)/max(g.ckk(), 1))
 	return max(1, min(g.n, (cols+g.ohw()-1)/g.ohw()))
 }
 
