@@ -65,8 +65,8 @@ var duelCases = []duelCase{
 // stream runs update on a stream of batches for every case and admission,
 // and compares its decisions with memory.DUEL (the reference path and the
 // fast path), carrying scores between updates.
-func stream(t *testing.T, name string, update func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error)) {
-	for ci, c := range duelCases {
+func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error)) {
+	for ci, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 			t.Run(fmt.Sprintf("%s/K%d_B%d_Z%d_%v", name, c.k, c.b, c.z, adm), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(ci), uint64(adm)))
@@ -117,7 +117,7 @@ func stream(t *testing.T, name string, update func(mem, batch []float32, z int, 
 // TestDUELHost checks, on every machine, that the Go transcription of the
 // kernel makes memory.DUEL's decisions.
 func TestDUELHost(t *testing.T) {
-	stream(t, "host", func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+	stream(t, "host", duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
 		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
 			return DUELResult{}, err
 		}
@@ -130,7 +130,7 @@ func TestDUELHost(t *testing.T) {
 func TestDUELKernel(t *testing.T) {
 	d := gpu(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
-		stream(t, fmt.Sprintf("block%d", bs), func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+		stream(t, fmt.Sprintf("block%d", bs), duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
 			opt.BlockSize = bs
 			return d.DUELUpdate(mem, batch, z, opt)
 		})

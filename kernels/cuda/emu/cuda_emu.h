@@ -1,0 +1,210 @@
+// cuda_emu.h: runs CUDA kernel sources on the CPU, for machines without a
+// GPU. A .cu file included after this header compiles with g++ -std=c++20;
+// emu::launch runs a kernel block after block. The threads of a block are
+// fibers (ucontext) on one OS thread, switched only where CUDA threads
+// synchronise: __syncthreads is a barrier of the block, and the warp
+// intrinsics (__shfl_down_sync, __ballot_sync) exchange values between the
+// lanes of a warp through a barrier of the warp. A barrier that can never
+// complete (a __syncthreads reached by some threads only) aborts with a
+// message. This checks the kernels' index arithmetic, loops, barriers and
+// reductions; it does not model timing, memory coalescing, or the
+// floating-point contractions (FMA) nvcc may choose.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <math.h>
+#include <setjmp.h>
+#include <ucontext.h>
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace emu {
+// Fiber is one emulated CUDA thread.
+struct Fiber {
+    ucontext_t ctx;  // used once, to start the fiber on its stack
+    jmp_buf jb;      // where it resumes afterwards
+    bool started = false;
+    dim3 tid;
+    int waiting = -1;  // barrier id it waits on: 0 block, 1+w warp w; -1 runnable
+    bool done = false;
+};
+
+struct Block {
+    std::vector<Fiber> fibers;
+    std::vector<int> arrived;      // per barrier: fibers arrived
+    std::vector<int> expected;     // per barrier: fibers that must arrive
+    std::vector<uint64_t> slot;    // one exchange slot per thread
+    jmp_buf sched;
+    unsigned cur = 0;
+};
+inline dim3 bIdx, bDim, gDim;
+inline Block* blk;
+
+// stack returns the reusable stack of fiber t (64 KiB, never freed).
+inline char* stack(unsigned t) {
+    static std::vector<char*> stacks;
+    while (stacks.size() <= t) stacks.push_back((char*)std::malloc(64 << 10));
+    return stacks[t];
+}
+
+inline Fiber& self() { return blk->fibers[blk->cur]; }
+
+// wait arrives at barrier id and switches to the scheduler until the
+// barrier completes.
+inline void wait(int id) {
+    Block& b = *blk;
+    if (++b.arrived[id] == b.expected[id]) {
+        b.arrived[id] = 0;
+        for (auto& f : b.fibers)
+            if (f.waiting == id) f.waiting = -1;
+        return;  // the last to arrive goes on
+    }
+    self().waiting = id;
+    if (!_setjmp(self().jb)) _longjmp(b.sched, 1);  // _setjmp/_longjmp: no signal-mask system calls
+}
+}  // namespace emu
+
+#define threadIdx (emu::self().tid)
+#define blockIdx (emu::bIdx)
+#define blockDim (emu::bDim)
+#define gridDim (emu::gDim)
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+
+inline void __syncthreads() { emu::wait(0); }
+
+inline double __longlong_as_double(long long v) {
+    double d;
+    std::memcpy(&d, &v, 8);
+    return d;
+}
+
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+
+inline unsigned emuThread() { return emu::blk->cur; }
+
+template <class T>
+T __shfl_down_sync(unsigned, T v, int s) {
+    static_assert(sizeof(T) <= 8, "shuffle of more than 8 bytes");
+    const unsigned t = emuThread(), w = t / 32, lane = t % 32;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(T));
+    emu::blk->slot[t] = bits;
+    emu::wait(1 + w);
+    T out = v;
+    const unsigned width = emu::blk->expected[1 + w];
+    if (lane + s < width) std::memcpy(&out, &emu::blk->slot[t + s], sizeof(T));
+    emu::wait(1 + w);
+    return out;
+}
+
+inline unsigned __ballot_sync(unsigned, bool p) {
+    const unsigned t = emuThread(), w = t / 32;
+    emu::blk->slot[t] = p;
+    emu::wait(1 + w);
+    unsigned m = 0;
+    for (unsigned l = 0; l < (unsigned)emu::blk->expected[1 + w]; l++)
+        if (emu::blk->slot[32 * w + l]) m |= 1u << l;
+    emu::wait(1 + w);
+    return m;
+}
+
+namespace emu {
+inline std::function<void()> body;
+inline void trampoline() {
+    body();
+    self().done = true;
+    _longjmp(blk->sched, 1);
+}
+
+// launch runs kernel k on grid x block threads, one block at a time.
+template <class... P, class... A>
+void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
+    gDim = grid;
+    bDim = block;
+    const unsigned n = block.x * block.y * block.z, nw = (n + 31) / 32;
+    body = [=] { k(P(args)...); };
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                bIdx = dim3(bx, by, bz);
+                Block b;
+                b.fibers.resize(n);
+                b.arrived.assign(1 + nw, 0);
+                b.expected.assign(1 + nw, 0);
+                b.expected[0] = n;
+                for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
+                b.slot.assign(n, 0);
+                blk = &b;
+                for (unsigned t = 0; t < n; t++) {
+                    Fiber& f = b.fibers[t];
+                    f.tid = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+                    getcontext(&f.ctx);
+                    f.ctx.uc_stack.ss_sp = stack(t);
+                    f.ctx.uc_stack.ss_size = 64 << 10;
+                    f.ctx.uc_link = nullptr;
+                    makecontext(&f.ctx, trampoline, 0);
+                }
+                // Round robin over runnable fibers until all are done.
+                for (;;) {
+                    bool ran = false, left = false;
+                    for (unsigned t = 0; t < n; t++) {
+                        Fiber& f = b.fibers[t];
+                        if (f.done) continue;
+                        left = true;
+                        if (f.waiting >= 0) continue;
+                        b.cur = t;
+                        ran = true;
+                        if (!_setjmp(b.sched)) {
+                            if (!f.started) {
+                                f.started = true;
+                                setcontext(&f.ctx);
+                            }
+                            _longjmp(f.jb, 1);
+                        }
+                    }
+                    if (!left) break;
+                    if (!ran) {
+                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u): a barrier some threads never reach\n", bx, by, bz);
+                        std::exit(2);
+                    }
+                }
+                blk = nullptr;
+            }
+}
+
+// Check counts mismatches between got and want with tolerance
+// atol + |want|*rtol (NaN matches NaN), printing the first ten (llm.c).
+struct Check {
+    const char* what;
+    int bad = 0;
+    void operator()(double got, double want, double atol, double rtol, long long i) {
+        bool ok = (std::isnan(got) && std::isnan(want)) || got == want || std::fabs(got - want) <= atol + std::fabs(want) * rtol;
+        if (!ok && ++bad <= 10) std::printf("%s: element %lld = %.9g, want %.9g\n", what, i, got, want);
+    }
+};
+
+// rng is a small deterministic generator (xorshift64*).
+struct Rng {
+    uint64_t s;
+    explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+    uint64_t next() {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        return s * 2685821657736338717ull;
+    }
+    int intn(int n) { return (int)(next() % (uint64_t)n); }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) / 9007199254740992.0; }
+};
+}  // namespace emu
