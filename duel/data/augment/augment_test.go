@@ -70,7 +70,7 @@ func TestResizedCropU8MatchesFloat(t *testing.T) {
 			b.reset(c, size, size+1)
 			ResizedCrop(a, fs, 20, 17, c, top, left, ch, cw, flip)
 			var tx, ty axisTable
-			resizedCropU8(b, src, 17, c, top, left, ch, cw, flip, &tx, &ty)
+			resizedCropU8(b, src, 17, c, top, left, ch, cw, flip, &tx, &ty, nil)
 			for k := range a.Pix {
 				if math.Abs(float64(a.Pix[k]-b.Pix[k])) > 1e-5 {
 					t.Fatalf("c=%d crop %v: value %d: float path %v, uint8 path %v", c, []int{top, left, ch, cw}, k, a.Pix[k], b.Pix[k])

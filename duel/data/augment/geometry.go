@@ -121,52 +121,62 @@ func resizedCrop(dst *Image, src []float32, w, c, top, left, ch, cw int, flip bo
 	}
 }
 
-// resizedCropU8 is resizedCrop reading the 8-bit source directly and
-// scaling to [0, 1] (no float copy of the whole image first).
-func resizedCropU8(dst *Image, src []uint8, w, c, top, left, ch, cw int, flip bool, tx, ty *axisTable) {
+// resizedCropU8 is resizedCrop reading the 8-bit source directly, scaled
+// to [0, 1]. It is separable: the ch source rows of the crop are first
+// interpolated horizontally into rows (ch x ow x c, interleaved), then each
+// output row blends two of them, which costs fewer multiplications and
+// conversions than four taps per output value when the crop is upscaled.
+func resizedCropU8(dst *Image, src []uint8, w, c, top, left, ch, cw int, flip bool, tx, ty *axisTable, rows []float32) []float32 {
 	oh, ow := dst.H, dst.W
 	tx.build(cw, left, ow, flip)
 	ty.build(ch, top, oh, false)
-	n := oh * ow
+	rw := ow * c
+	if cap(rows) < ch*rw {
+		rows = make([]float32, ch*rw)
+	}
+	rows = rows[:ch*rw]
 	const s = 1.0 / 255
-	if c != 3 {
-		for k := 0; k < c; k++ {
-			p := dst.Pix[k*n : (k+1)*n]
-			for y := 0; y < oh; y++ {
-				r0 := src[int(ty.i0[y])*w*c:]
-				r1 := src[int(ty.i1[y])*w*c:]
-				fy := ty.f[y]
-				for x := 0; x < ow; x++ {
-					a, b, fx := int(tx.i0[x])*c+k, int(tx.i1[x])*c+k, tx.f[x]
-					t := float32(r0[a]) + fx*(float32(r0[b])-float32(r0[a]))
-					bt := float32(r1[a]) + fx*(float32(r1[b])-float32(r1[a]))
-					p[y*ow+x] = (t + fy*(bt-t)) * s
-				}
+	for r := 0; r < ch; r++ {
+		in := src[(top+r)*w*c : (top+r+1)*w*c]
+		out := rows[r*rw : (r+1)*rw]
+		if c == 3 {
+			for x := 0; x < ow; x++ {
+				a, b, fx := int(tx.i0[x])*3, int(tx.i1[x])*3, tx.f[x]*s
+				a0, a1, a2 := float32(in[a])*s, float32(in[a+1])*s, float32(in[a+2])*s
+				out[3*x] = a0 + fx*(float32(in[b])-float32(in[a]))
+				out[3*x+1] = a1 + fx*(float32(in[b+1])-float32(in[a+1]))
+				out[3*x+2] = a2 + fx*(float32(in[b+2])-float32(in[a+2]))
+			}
+			continue
+		}
+		for x := 0; x < ow; x++ {
+			a, b, fx := int(tx.i0[x])*c, int(tx.i1[x])*c, tx.f[x]*s
+			for k := 0; k < c; k++ {
+				out[x*c+k] = float32(in[a+k])*s + fx*(float32(in[b+k])-float32(in[a+k]))
 			}
 		}
-		return
 	}
-	p0, p1, p2 := dst.Pix[:n], dst.Pix[n:2*n], dst.Pix[2*n:3*n]
+	n := oh * ow
 	for y := 0; y < oh; y++ {
-		r0 := src[int(ty.i0[y])*w*3 : (int(ty.i0[y])+1)*w*3]
-		r1 := src[int(ty.i1[y])*w*3 : (int(ty.i1[y])+1)*w*3]
+		r0 := rows[(int(ty.i0[y])-top)*rw : (int(ty.i0[y])-top+1)*rw]
+		r1 := rows[(int(ty.i1[y])-top)*rw : (int(ty.i1[y])-top+1)*rw]
 		fy := ty.f[y]
 		o := y * ow
-		for x := 0; x < ow; x++ {
-			a, b, fx := int(tx.i0[x])*3, int(tx.i1[x])*3, tx.f[x]
-			a0, a1, a2 := float32(r0[a]), float32(r0[a+1]), float32(r0[a+2])
-			b0, b1, b2 := float32(r0[b]), float32(r0[b+1]), float32(r0[b+2])
-			c0, c1, c2 := float32(r1[a]), float32(r1[a+1]), float32(r1[a+2])
-			d0, d1, d2 := float32(r1[b]), float32(r1[b+1]), float32(r1[b+2])
-			t0 := a0 + fx*(b0-a0)
-			t1 := a1 + fx*(b1-a1)
-			t2 := a2 + fx*(b2-a2)
-			u0 := c0 + fx*(d0-c0)
-			u1 := c1 + fx*(d1-c1)
-			u2 := c2 + fx*(d2-c2)
-			p0[o+x] = (t0 + fy*(u0-t0)) * s
-			p1[o+x] = (t1 + fy*(u1-t1)) * s
-			p2[o+x] = (t2 + fy*(u2-t2)) * s
+		if c == 3 {
+			p0, p1, p2 := dst.Pix[o:o+ow], dst.Pix[n+o:n+o+ow], dst.Pix[2*n+o:2*n+o+ow]
+			for x := range p0 {
+				p0[x] = r0[3*x] + fy*(r1[3*x]-r0[3*x])
+				p1[x] = r0[3*x+1] + fy*(r1[3*x+1]-r0[3*x+1])
+				p2[x] = r0[3*x+2] + fy*(r1[3*x+2]-r0[3*x+2])
+			}
+			continue
+		}
+		for k := 0; k < c; k++ {
+			p := dst.Pix[k*n+o : k*n+o+ow]
+			for x := range p {
+				p[x] = r0[x*c+k] + fy*(r1[x*c+k]-r0[x*c+k])
+			}
 		}
 	}
+	return rows
 }

@@ -119,6 +119,7 @@ func (p *Pipeline) OutSize(h, w int) (int, int) {
 // ready to use. Reusing it makes Apply allocation-free.
 type Workspace struct {
 	img    Image
+	rows   []float32
 	tmp    []float32
 	kernel []float32
 	tx, ty axisTable
@@ -136,7 +137,7 @@ func (p *Pipeline) Apply(dst []float32, src []uint8, h, w, c int, r *splitmix.RN
 	flip := r.Float64() < p.FlipP
 	m := &ws.img
 	m.reset(c, oh, ow)
-	resizedCropU8(m, src, w, c, top, left, ch, cw, flip, &ws.tx, &ws.ty)
+	ws.rows = resizedCropU8(m, src, w, c, top, left, ch, cw, flip, &ws.tx, &ws.ty, ws.rows)
 	if j := p.Jitter; j != nil && r.Float64() < j.P {
 		applyJitter(m, j, r)
 	}
