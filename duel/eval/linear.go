@@ -70,16 +70,27 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 	}
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x6c696e656172))
 	lin := nn.NewLinear(train.D, classes, true, r)
+	lastLoss, err := fitLinear(lin, train, cfg, func() []int { return r.Perm(train.N) })
+	if err != nil {
+		return LinearResult{}, err
+	}
+	return LinearResult{Result: scoreLinear(lin, test, train.N), TrainLoss: lastLoss}, nil
+}
+
+// fitLinear trains lin on train for cfg.Epochs epochs, each visiting the rows
+// in the order returned by order, and returns the mean loss of the last
+// epoch.
+func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() []int) (float64, error) {
 	opt, err := optim.NewAdam(nn.Parameters(lin), optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WeightDecay})
 	if err != nil {
-		return LinearResult{}, fmt.Errorf("linear probe: %w", err)
+		return 0, fmt.Errorf("linear probe: %w", err)
 	}
 	xb := make([]float32, cfg.Batch*train.D)
 	yb := make([]int, cfg.Batch)
 	tp := autograd.NewTape()
 	var lastLoss float64
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
-		perm := r.Perm(train.N)
+		perm := order()
 		var sum float64
 		for start := 0; start < train.N; start += cfg.Batch {
 			m := min(cfg.Batch, train.N-start)
@@ -97,24 +108,29 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 		}
 		lastLoss = sum / float64(train.N)
 		if math.IsNaN(lastLoss) || math.IsInf(lastLoss, 0) {
-			return LinearResult{}, fmt.Errorf("linear probe: training loss became %v at epoch %d", lastLoss, epoch+1)
+			return 0, fmt.Errorf("linear probe: training loss became %v at epoch %d", lastLoss, epoch+1)
 		}
 		if cfg.Progress != nil {
 			cfg.Progress(epoch+1, lastLoss)
 		}
 	}
+	return lastLoss, nil
+}
+
+// scoreLinear returns the accuracy of lin on test.
+func scoreLinear(lin *nn.Linear, test *Features, trainRows int) Result {
 	var acc accuracy
-	scores := make([]float64, classes)
+	scores := make([]float64, lin.Out)
 	for start := 0; start < test.N; start += 1024 {
 		m := min(1024, test.N-start)
 		x := autograd.Const(tensor.FromSlice(test.X[start*test.D:(start+m)*test.D], m, test.D))
 		logits := lin.Forward(nil, x).Value.Contiguous().Data()
 		for k := 0; k < m; k++ {
 			for c := range scores {
-				scores[c] = float64(logits[k*classes+c])
+				scores[c] = float64(logits[k*lin.Out+c])
 			}
 			acc.add(scores, int(test.Labels[start+k]))
 		}
 	}
-	return LinearResult{Result: acc.result(classes, train.N), TrainLoss: lastLoss}, nil
+	return acc.result(lin.Out, trainRows)
 }
