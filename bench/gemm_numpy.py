@@ -6,6 +6,8 @@ numpy (Debian's python3-numpy, linked to OpenBLAS) and with duelctl, both on
 the same number of threads (2 by default), alternating the two for --rounds
 rounds so that noise from other processes hits both alike, and prints a
 side-by-side table of median (and best) GFLOP/s with the ratio duel/numpy.
+Within a round each shape runs on both sides back to back, in alternating
+order.
 
     /usr/bin/python3 bench/gemm_numpy.py                 # all shapes
     /usr/bin/python3 bench/gemm_numpy.py --shapes 1024x1024x1024 --rounds 5
@@ -82,10 +84,11 @@ def run_numpy(shapes, threads, seconds):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_duel(binary, shape, threads):
+def run_duel(binary, shape, threads, seconds):
     env = dict(os.environ, GOMAXPROCS=str(threads))
     m, n, k = shape
-    out = subprocess.run([binary, "bench", "gemm", "--m", str(m), "--n", str(n), "--k", str(k), "--json"],
+    out = subprocess.run([binary, "bench", "gemm", "--m", str(m), "--n", str(n), "--k", str(k),
+                          "--seconds", str(seconds), "--json"],
                          env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -120,14 +123,18 @@ def main():
     print("removed for the numpy child: " + (", ".join(f"{k}={v}" for k, v in removed.items()) or "nothing (neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE is set)"))
 
     shapes = [list(s) for s in args.shapes]
-    np_runs, duel_runs, meta = [], [[] for _ in shapes], None
+    np_runs, duel_runs, meta = [[] for _ in shapes], [[] for _ in shapes], None
     for r in range(args.rounds):
-        res = run_numpy(shapes, args.threads, args.seconds)
-        np_runs.append(res["gflops"])
-        meta = res
+        # Each shape runs on both sides back to back, in alternating order,
+        # so that both see the same load from other processes.
         for i, s in enumerate(shapes):
-            d = run_duel(binary, s, args.threads)
-            duel_runs[i].append(d)
+            for side in (("numpy", "duel") if (r + i) % 2 == 0 else ("duel", "numpy")):
+                if side == "numpy":
+                    res = run_numpy([s], args.threads, args.seconds)
+                    np_runs[i].append(res["gflops"][0])
+                    meta = res
+                else:
+                    duel_runs[i].append(run_duel(binary, s, args.threads, args.seconds))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
 
     ob = meta["openblas"]
@@ -139,15 +146,19 @@ def main():
     d0 = duel_runs[0][0]
     print(f"duelctl: isa {d0['isa']}, {d0['threads']} threads")
     print()
-    hdr = f"{'M x N x K':>20} | {'numpy median':>12} {'best':>7} | {'duel median':>11} {'best':>7} | {'ratio':>5}"
+    hdr = (f"{'M x N x K':>20} | {'numpy median':>12} {'best':>7} | {'duel median':>11} {'best':>7} | "
+           f"{'ratio':>5} {'best/best':>9} {'pairs':>5}")
     print(hdr)
     print("-" * len(hdr))
     for i, (m, n, k) in enumerate(shapes):
-        nv = [run[i] for run in np_runs]
+        nv = np_runs[i]
         dv = [d["gflops"] for d in duel_runs[i]]
         nm, dm = statistics.median(nv), statistics.median(dv)
-        print(f"{f'{m}x{n}x{k}':>20} | {nm:12.1f} {max(nv):7.1f} | {dm:11.1f} {max(dv):7.1f} | {dm / nm:5.2f}")
-    print("\nGFLOP/s; ratio = duel median / numpy median")
+        pairs = statistics.median([d / v for d, v in zip(dv, nv)])
+        print(f"{f'{m}x{n}x{k}':>20} | {nm:12.1f} {max(nv):7.1f} | {dm:11.1f} {max(dv):7.1f} | "
+              f"{dm / nm:5.2f} {max(dv) / max(nv):9.2f} {pairs:5.2f}")
+    print("\nGFLOP/s over %d rounds; ratio = duel median / numpy median; best/best = duel best / numpy best;\n"
+          "pairs = median over rounds of duel / numpy measured back to back" % args.rounds)
 
 
 if __name__ == "__main__":
