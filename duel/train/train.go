@@ -23,8 +23,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -208,7 +206,6 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	t0 := time.Now()
 	window, windowSteps := time.Now(), 0
 	trainTime := time.Duration(0)
-	saved := start
 	for step := start; step < c.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			if serr := save(step, lastLoss); serr != nil {
@@ -280,13 +277,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			if err := save(done, lv); err != nil {
 				return nil, err
 			}
-			saved = done
 		}
 		if opts.AfterStep != nil {
 			opts.AfterStep(done)
 		}
 	}
-	_ = saved
 	if s := trainTime.Seconds(); s > 0 {
 		res.ImgPerS = float64((res.Steps-start)*c.Batch) / s
 	}
@@ -303,41 +298,4 @@ func logLine(w io.Writer, c *Config, m *Metric) {
 		fmt.Fprintf(w, "  kNN top-1 %.2f%%", 100**m.KNNTop1)
 	}
 	fmt.Fprintln(w)
-}
-
-// prepareDir creates the run directory, refusing to start a new run over a
-// checkpoint unless resuming.
-func prepareDir(dir string, resume bool) error {
-	if resume {
-		if _, err := checkpointPath(dir); err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-		return nil
-	}
-	if _, err := checkpointPath(dir); err == nil {
-		return fmt.Errorf("--out %s: holds a run already (continue it with --resume, or choose another --out)", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	// A new run starts with fresh metrics.
-	if err := os.Remove(filepath.Join(dir, MetricsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// newOptimizer builds the optimizer of c over params.
-func newOptimizer(c *Config, params []*autograd.Var) (optim.Optimizer, error) {
-	switch c.Optimizer {
-	case "adam":
-		return optim.NewAdam(params, optim.AdamConfig{LR: c.LR, WeightDecay: c.WD})
-	case "adamw":
-		return optim.NewAdamW(params, optim.AdamConfig{LR: c.LR, WeightDecay: c.WD})
-	case "sgd":
-		return optim.NewSGD(params, optim.SGDConfig{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WD})
-	case "lars":
-		return optim.NewLARS(params, optim.LARSConfig{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WD})
-	}
-	return nil, bad("optimizer", fmt.Sprintf("%q", c.Optimizer), "adam, adamw, sgd or lars")
 }
