@@ -22,7 +22,7 @@ func init() {
 // registered as "cuda"). Buffers hold device memory; every operation runs
 // the kernels of kernels/cuda and waits for them.
 type Backend struct {
-	d     *Device
+	g     gpu
 	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
 	block int              // threads per block of the elementwise and row kernels
 }
@@ -39,12 +39,12 @@ func NewBackend() (*Backend, error) {
 
 // newBackend returns a backend on d whose elementwise and row kernels use
 // block threads (a multiple of 32; tests vary it).
-func newBackend(d *Device, block int) (*Backend, error) {
-	dummy, err := d.ctx.MemAlloc(256)
+func newBackend(g gpu, block int) (*Backend, error) {
+	dummy, err := g.alloc(256)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{d: d, dummy: dummy, block: block}, nil
+	return &Backend{g: g, dummy: dummy, block: block}, nil
 }
 
 // Name returns "cuda".
@@ -79,7 +79,7 @@ func (be *Backend) ptr(op string, b tensor.Buffer, off int) driver.DevicePtr {
 
 // Alloc returns zeroed device storage for n elements.
 func (be *Backend) Alloc(n int) tensor.Buffer {
-	b, err := be.d.allocFloats(n)
+	b, err := allocFloats(be.g, n)
 	must("Alloc", err)
 	return tensor.Buffer{Dev: b}
 }
@@ -90,7 +90,10 @@ func (be *Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
 	if off < 0 || off+len(src) > d.n {
 		panic(fmt.Sprintf("cuda: Backend.CopyIn: %d elements at %d into a buffer of %d", len(src), off, d.n))
 	}
-	must("CopyIn", driver.CopyHtoD(be.d.ctx, d.at(off), src))
+	if len(src) == 0 {
+		return
+	}
+	must("CopyIn", be.g.htod(d.at(off), bytesOf(src)))
 }
 
 // CopyOut copies len(dst) elements starting at element off to dst.
@@ -99,12 +102,15 @@ func (be *Backend) CopyOut(dst []float32, src tensor.Buffer, off int) {
 	if off < 0 || off+len(dst) > s.n {
 		panic(fmt.Sprintf("cuda: Backend.CopyOut: %d elements at %d from a buffer of %d", len(dst), off, s.n))
 	}
-	must("CopyOut", driver.CopyDtoH(be.d.ctx, dst, s.at(off)))
+	if len(dst) == 0 {
+		return
+	}
+	must("CopyOut", be.g.dtoh(bytesOf(dst), s.at(off)))
 }
 
 // grid returns the launch configuration of a grid-stride loop over n items.
 func (be *Backend) grid(n int64) kc.Config {
-	blocks := min((n+int64(be.block)-1)/int64(be.block), int64(be.d.sms)*32, 1<<20)
+	blocks := min((n+int64(be.block)-1)/int64(be.block), int64(be.g.multiprocessors())*32, 1<<20)
 	return kc.Config{Grid: driver.Dim3{X: int(max(blocks, 1)), Y: 1, Z: 1}, Block: driver.Dim3{X: be.block, Y: 1, Z: 1}}
 }
 
@@ -168,7 +174,7 @@ func (be *Backend) Fill(dst tensor.Operand, v float32) {
 	if l.N == 0 {
 		return
 	}
-	must("Fill", kc.FillF32(be.d, be.grid(l.N), be.ptr("Fill", dst.Buf, 0), v, l))
+	must("Fill", kc.FillF32(be.g, be.grid(l.N), be.ptr("Fill", dst.Buf, 0), v, l))
 }
 
 // Unary computes dst = op(src, p) elementwise.
@@ -177,7 +183,7 @@ func (be *Backend) Unary(op tensor.UnaryOp, dst, src tensor.Operand, p float32) 
 	if l.N == 0 {
 		return
 	}
-	must("Unary", kc.UnaryF32(be.d, be.grid(l.N), int32(op), p, be.ptr("Unary", dst.Buf, 0), be.ptr("Unary", src.Buf, 0), l))
+	must("Unary", kc.UnaryF32(be.g, be.grid(l.N), int32(op), p, be.ptr("Unary", dst.Buf, 0), be.ptr("Unary", src.Buf, 0), l))
 }
 
 // opAXPY is binary_f32's a + p*b.
@@ -198,7 +204,7 @@ func (be *Backend) binary(name string, op int32, p float32, dst, a, b tensor.Ope
 	if l.N == 0 {
 		return
 	}
-	must(name, kc.BinaryF32(be.d, be.grid(l.N), op, p,
+	must(name, kc.BinaryF32(be.g, be.grid(l.N), op, p,
 		be.ptr(name, dst.Buf, 0), be.ptr(name, a.Buf, 0), be.ptr(name, b.Buf, 0), l))
 }
 
@@ -214,7 +220,7 @@ func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) *devBuf
 	for _, s := range shape {
 		n *= s
 	}
-	tmp, err := be.d.allocFloats(n)
+	tmp, err := allocFloats(be.g, n)
 	must(op, err)
 	if n == 0 {
 		return tmp
@@ -254,14 +260,14 @@ func (be *Backend) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
 		return
 	}
 	tmp := be.gatherLast("Reduce", src, append(slices.Clone(kept), red...))
-	out, err := be.d.allocFloats(rows)
+	out, err := allocFloats(be.g, rows)
 	must("Reduce", err)
 	srcP := be.dummy
 	if tmp.n > 0 {
 		srcP = tmp.ptr
 	}
 	cfg := be.grid(int64(rows) * int64(be.block))
-	must("Reduce", kc.ReduceRowsF32(be.d, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
+	must("Reduce", kc.ReduceRowsF32(be.g, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
 	be.Unary(tensor.OpCopy, dst, tensor.Operand{Buf: tensor.Buffer{Dev: out}, Shape: dst.Shape, Strides: contiguous(dst.Shape)}, 0)
 }
 
@@ -281,14 +287,14 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 	}
 	n := src.Shape[axis]
 	tmp := be.gatherLast("ArgMax", src, append(perm, axis))
-	s := &scratch{d: be.d}
-	defer s.free()
+	s := &scratch{g: be.g}
+	defer s.release()
 	out, err := s.alloc(4 * rows)
 	must("ArgMax", err)
 	cfg := be.grid(int64(rows) * int64(be.block))
-	must("ArgMax", kc.ArgmaxRowsF32(be.d, cfg, out, tmp.ptr, int64(rows), int64(n)))
+	must("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, tmp.ptr, int64(rows), int64(n)))
 	idx := make([]int32, rows)
-	must("ArgMax", driver.CopyDtoH(be.d.ctx, idx, out))
+	must("ArgMax", be.g.dtoh(bytesOf(idx), out))
 	for i, v := range idx {
 		dst[i] = int(v)
 	}
@@ -312,7 +318,7 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if cfg.Grid.Y > 65535 {
 		panic(fmt.Sprintf("cuda: Backend.Gemm: M = %d exceeds %d rows", g.M, 65535*64))
 	}
-	must("Gemm", kc.SgemmF32(be.d, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
+	must("Gemm", kc.SgemmF32(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
 		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),
 		be.ptr("Gemm", g.B, g.OffB), int64(g.LDB), int64(g.StrideB),
 		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))
@@ -326,7 +332,7 @@ func (be *Backend) Im2Col(dst tensor.Buffer, dstOff int, src tensor.Buffer, srcO
 	if n <= 0 {
 		return
 	}
-	must("Im2Col", kc.Im2colF32(be.d, be.grid(n), be.ptr("Im2Col", dst, dstOff), be.ptr("Im2Col", src, srcOff),
+	must("Im2Col", kc.Im2colF32(be.g, be.grid(n), be.ptr("Im2Col", dst, dstOff), be.ptr("Im2Col", src, srcOff),
 		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
 		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
 }
@@ -339,7 +345,7 @@ func (be *Backend) Col2Im(dst tensor.Buffer, dstOff int, col tensor.Buffer, colO
 	if n <= 0 || oh <= 0 || ow <= 0 {
 		return
 	}
-	must("Col2Im", kc.Col2imF32(be.d, be.grid(n), be.ptr("Col2Im", dst, dstOff), be.ptr("Col2Im", col, colOff),
+	must("Col2Im", kc.Col2imF32(be.g, be.grid(n), be.ptr("Col2Im", dst, dstOff), be.ptr("Col2Im", col, colOff),
 		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
 		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
 }

@@ -13,7 +13,7 @@ import (
 // TestConformance runs tensor's conformance suite on the CUDA backend at
 // several block sizes (GPU only).
 func TestConformance(t *testing.T) {
-	d := gpu(t)
+	d := needGPU(t)
 	for _, bs := range []int{32, 128, 256, 1024} {
 		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
 			b, err := newBackend(d, bs)

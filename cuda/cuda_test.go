@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// gpu returns the default device or skips the test, saying why.
-func gpu(t testing.TB) *Device {
+// needGPU returns the default device or skips the test, saying why.
+func needGPU(t testing.TB) *Device {
 	t.Helper()
 	d, err := Default()
 	if err != nil {

@@ -87,16 +87,24 @@ func checkDUEL(mem, batch []float32, z int, opt DUELOptions) (k, b, block int, e
 // Its decisions are exactly those of memory.DUEL with the same admission
 // (the tests check it): scores are exact on duel/memory's similarity grid.
 func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+	if d == nil {
+		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
+			return DUELResult{}, err
+		}
+		return DUELResult{}, fmt.Errorf("cuda: DUEL: no device")
+	}
+	return duelUpdate(d, mem, batch, z, opt)
+}
+
+// duelUpdate is DUELUpdate on any gpu.
+func duelUpdate(g gpu, mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
 	k, b, block, err := checkDUEL(mem, batch, z, opt)
 	if err != nil {
 		return DUELResult{}, err
 	}
-	if d == nil {
-		return DUELResult{}, fmt.Errorf("cuda: DUEL: no device")
-	}
 	w := k + b
-	s := &scratch{d: d}
-	defer s.free()
+	s := &scratch{g: g}
+	defer s.release()
 	var memP, batchP, grid, dots, score, flags, evicted, kept driver.DevicePtr
 	for _, a := range []struct {
 		p *driver.DevicePtr
@@ -109,16 +117,16 @@ func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELR
 			return DUELResult{}, fmt.Errorf("cuda: DUEL scratch: %w", err)
 		}
 	}
-	if err := driver.CopyHtoD(d.ctx, memP, mem); err != nil {
+	if err := g.htod(memP, bytesOf(mem)); err != nil {
 		return DUELResult{}, err
 	}
-	if err := driver.CopyHtoD(d.ctx, batchP, batch); err != nil {
+	if err := g.htod(batchP, bytesOf(batch)); err != nil {
 		return DUELResult{}, err
 	}
 	have := int32(0)
 	if opt.Scores != nil {
 		have = 1
-		if err := driver.CopyHtoD(d.ctx, score, opt.Scores); err != nil {
+		if err := g.htod(score, bytesOf(opt.Scores)); err != nil {
 			return DUELResult{}, err
 		}
 	}
@@ -127,16 +135,16 @@ func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELR
 		protect = 1
 	}
 	cfg := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: block, Y: 1, Z: 1}}
-	if err := kc.DuelUpdate(d, cfg, memP, batchP, int32(k), int32(b), int32(z), protect, have,
+	if err := kc.DuelUpdate(g, cfg, memP, batchP, int32(k), int32(b), int32(z), protect, have,
 		grid, dots, score, flags, evicted, kept); err != nil {
 		return DUELResult{}, err
 	}
 	ev32, kept32 := make([]int32, b), make([]int32, k)
 	res := DUELResult{Scores: make([]float64, k)}
 	for _, c := range []error{
-		driver.CopyDtoH(d.ctx, ev32, evicted),
-		driver.CopyDtoH(d.ctx, kept32, kept),
-		driver.CopyDtoH(d.ctx, res.Scores, score),
+		g.dtoh(bytesOf(ev32), evicted),
+		g.dtoh(bytesOf(kept32), kept),
+		g.dtoh(bytesOf(res.Scores), score),
 	} {
 		if c != nil {
 			return DUELResult{}, c

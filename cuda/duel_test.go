@@ -128,7 +128,7 @@ func TestDUELHost(t *testing.T) {
 // TestDUELKernel checks the kernel against memory.DUEL at several block
 // sizes (GPU only).
 func TestDUELKernel(t *testing.T) {
-	d := gpu(t)
+	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
 		stream(t, fmt.Sprintf("block%d", bs), duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
 			opt.BlockSize = bs
@@ -179,7 +179,7 @@ func BenchmarkDUELHost(b *testing.B) {
 
 // BenchmarkDUELKernel measures one update on the GPU (GPU only).
 func BenchmarkDUELKernel(b *testing.B) {
-	d := gpu(b)
+	d := needGPU(b)
 	r := rand.New(rand.NewPCG(1, 2))
 	mem, batch := unitRows(r, 4096, 128, nil), unitRows(r, 256, 128, nil)
 	res, err := d.DUELUpdate(mem, nil, 128, DUELOptions{})
