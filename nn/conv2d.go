@@ -13,9 +13,13 @@ import (
 // stride and zero padding, PyTorch's nn.Conv2d (groups 1, dilation 1).
 // Members: weight (Out, In, K, K), bias (Out) when present.
 //
-// It is computed per image as a GEMM of the weight (Out x In*K*K) with the
-// image's patch matrix (im2col, In*K*K x OH*OW); a 1x1 stride-1 unpadded
-// convolution uses the image itself as the patch matrix.
+// Its output is stored channel-major (see layout.go): call Contiguous
+// before Data. The forward pass is a GEMM of the weight (Out x In*K*K) with
+// the patch matrix of the whole batch (im2col, In*K*K x N*OH*OW, built in
+// chunks of images); a 1x1 stride-1 unpadded convolution multiplies the
+// input itself. The backward pass is a GEMM for the weight gradient and, for
+// stride 1, a transposed convolution (im2col of the output gradient + GEMM)
+// for the input gradient, else GEMM + col2im.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -55,6 +56,7 @@ type stepResult struct {
 	AllocsPerStep  float64   `json:"allocs_per_step"`
 	AllocMBPerStep float64   `json:"alloc_mb_per_step"`
 	PeakRSSMB      float64   `json:"peak_rss_mb"`
+	CPUMSPerStep   float64   `json:"cpu_ms_per_step"`
 	Parameters     int       `json:"parameters"`
 	StepMSAll      []float64 `json:"step_ms_all"`
 }
@@ -115,12 +117,14 @@ func runBenchStep(c *cli.Context) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mallocs, bytes := ms.Mallocs, ms.TotalAlloc
+	cpu0 := cpuTime()
 	times := make([]float64, steps)
 	for i := range steps {
 		t0 := time.Now()
 		step()
 		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
 	}
+	cpuMS := (cpuTime() - cpu0).Seconds() * 1e3 / float64(steps)
 	runtime.ReadMemStats(&ms)
 	res := stepResult{
 		Arch: arch, Batch: batch, Threads: runtime.GOMAXPROCS(0),
@@ -129,6 +133,7 @@ func runBenchStep(c *cli.Context) error {
 		AllocMBPerStep: float64(ms.TotalAlloc-bytes) / float64(steps) / (1 << 20),
 		Parameters:     0,
 		StepMSAll:      times,
+		CPUMSPerStep:   cpuMS,
 	}
 	for _, p := range model.Parameters() {
 		res.Parameters += p.Value.Numel()
@@ -143,8 +148,8 @@ func runBenchStep(c *cli.Context) error {
 	}
 	res.ForwardImgPerS = float64(batch) / median(ftimes) * 1e3
 	res.PeakRSSMB = peakRSSMB()
-	fmt.Fprintf(c.App.Writer, "%s batch %d (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB\n",
-		arch, batch, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB)
+	fmt.Fprintf(c.App.Writer, "%s batch %d (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
+		arch, batch, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
 	return emitJSON(c, res)
 }
 
@@ -176,4 +181,15 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// cpuTime returns the user + system CPU time the process has used, 0 where
+// getrusage is unavailable. Unlike wall time it hardly depends on what else
+// runs on the machine, which makes it the steadier figure on a shared host.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
