@@ -113,7 +113,14 @@ func parse(src string) ([]kernel, error) {
 		} else {
 			return nil, fmt.Errorf("kernel %s: no one-line math comment above it", k.name)
 		}
-		for _, p := range strings.Split(src[m[6]:m[7]], ",") {
+		list := strings.TrimSpace(src[m[6]:m[7]])
+		if list == "" || list == "void" {
+			list = ""
+		}
+		for _, p := range strings.Split(list, ",") {
+			if list == "" {
+				break
+			}
 			p = strings.Join(strings.Fields(p), " ")
 			i := strings.LastIndexAny(p, " *")
 			if i < 0 {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	src := `// header
+// y = a*x
+extern "C" __global__ void __launch_bounds__(256) axpy_f32(float* y, const float* x, float a, long long n, Layout L) {
+    y[0] = __shfl_down_sync(0xffffffffu, x[0], 1);
+}
+
+// z = 0
+extern "C" __global__ void zero(int* z) { z[0] = 0; }
+`
+	ks, err := parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 2 {
+		t.Fatalf("parsed %d kernels, want 2", len(ks))
+	}
+	k := ks[0]
+	if k.name != "axpy_f32" || k.comment != "y = a*x" || k.bounds != 256 || !k.warps || len(k.params) != 5 {
+		t.Errorf("kernel 0 = %+v", k)
+	}
+	want := []param{{"float*", "y"}, {"const float*", "x"}, {"float", "a"}, {"long long", "n"}, {"Layout", "L"}}
+	for i, p := range want {
+		if k.params[i] != p {
+			t.Errorf("param %d = %+v, want %+v", i, k.params[i], p)
+		}
+	}
+	if z := ks[1]; z.name != "zero" || z.bounds != 1024 || z.warps {
+		t.Errorf("kernel 1 = %+v", z)
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"none", "int x;", "no extern"},
+		{"no comment", "int x;\nextern \"C\" __global__ void k(int a) {}", "no one-line math comment"},
+		{"bad param", "// c\nextern \"C\" __global__ void k(a) {}", "cannot parse parameter"},
+	} {
+		if _, err := parse(tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, _, _, err := goType("short", "s"); err == nil || !strings.Contains(err.Error(), `unsupported C type "short"`) {
+		t.Errorf("goType(short): %v", err)
+	}
+}
+
+func TestPtxasSummary(t *testing.T) {
+	ok := "ptxas info    : Compiling entry function 'k' for 'sm_80'\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 32 registers, 440 bytes cmem[0]\n"
+	var w bytes.Buffer
+	if err := ptxasSummary(&w, "k.cu", 80, ok); err != nil || !strings.Contains(w.String(), "k.cu             k                sm_80   32 registers") {
+		t.Errorf("summary %q, err %v", w.String(), err)
+	}
+	spill := strings.Replace(ok, "0 bytes spill stores", "8 bytes spill stores", 1)
+	if err := ptxasSummary(&w, "k.cu", 80, spill); err == nil || !strings.Contains(err.Error(), "kernel k spills") {
+		t.Errorf("spilling kernel: %v", err)
+	}
+}
+
+func TestCamel(t *testing.T) {
+	for in, want := range map[string]string{"duel_update": "DuelUpdate", "im2col_f32": "Im2colF32", "x": "X", "a__b": "AB"} {
+		if got := camel(in); got != want {
+			t.Errorf("camel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzParse checks that parse never panics and that what it accepts maps
+// to Go types or fails with an error.
+func FuzzParse(f *testing.F) {
+	f.Add("// c\nextern \"C\" __global__ void k(float* a, int n) {}")
+	f.Add("// c\nextern \"C\" __global__ void __launch_bounds__(64) k(const double* a, long long n, Layout L) { __shfl_down_sync(); }")
+	f.Add("extern \"C\" __global__ void k(,) {}")
+	f.Add("// c\nextern \"C\" __global__ void k() {}")
+	f.Fuzz(func(t *testing.T, src string) {
+		ks, err := parse(src)
+		if err != nil {
+			return
+		}
+		for _, k := range ks {
+			if k.name == "" {
+				t.Fatalf("kernel without a name from %q", src)
+			}
+			for _, p := range k.params {
+				goType(p.ctype, p.name)
+			}
+			camel(k.name)
+		}
+	})
+}
