@@ -310,6 +310,9 @@ func (f *fastDUEL) fold() {
 	for _, r := range f.recent {
 		f.spare = append(f.spare, r.colT)
 	}
+	if n := len(f.spare); n > foldEvery { // batch sizes changed: drop the oldest
+		f.spare = append(f.spare[:0], f.spare[n-foldEvery:]...)
+	}
 	f.recent = f.recent[:0]
 }
 
