@@ -67,6 +67,7 @@ func Open(name, dir string, train bool) (*Dataset, error) {
 
 // layout describes where a dataset's files are and how to read them.
 type layout struct {
+	key     string // the name Open takes
 	name    string
 	subdirs []string // candidate sub-directories of a cache root, in order
 	markers []string // a file any of which shows the directory holds the data
@@ -74,12 +75,12 @@ type layout struct {
 }
 
 var layouts = map[string]*layout{
-	"cifar10":  {name: "CIFAR-10", subdirs: []string{"cifar10", "cifar-10-batches-bin", "cifar10/cifar-10-batches-bin", "package"}, markers: []string{"data_batch_1.bin", "data_batch_1.png"}, read: openCIFAR10},
-	"cifar100": {name: "CIFAR-100", subdirs: []string{"cifar100", "cifar-100-binary", "cifar100/cifar-100-binary"}, markers: []string{"train.bin"}, read: openCIFAR100},
-	"stl10":    {name: "STL-10", subdirs: []string{"stl10", "stl10_binary", "stl10/stl10_binary"}, markers: []string{"train_X.bin"}, read: openSTL10},
-	"mnist": {name: "MNIST", subdirs: []string{"mnist", "data", "mnist/data"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
+	"cifar10":  {key: "cifar10", name: "CIFAR-10", subdirs: []string{"cifar10", "cifar-10-batches-bin", "cifar10/cifar-10-batches-bin", "package"}, markers: []string{"data_batch_1.bin", "data_batch_1.png"}, read: openCIFAR10},
+	"cifar100": {key: "cifar100", name: "CIFAR-100", subdirs: []string{"cifar100", "cifar-100-binary", "cifar100/cifar-100-binary"}, markers: []string{"train.bin"}, read: openCIFAR100},
+	"stl10":    {key: "stl10", name: "STL-10", subdirs: []string{"stl10", "stl10_binary", "stl10/stl10_binary"}, markers: []string{"train_X.bin"}, read: openSTL10},
+	"mnist": {key: "mnist", name: "MNIST", subdirs: []string{"mnist", "data", "mnist/data"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
 		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, mnistClasses) }},
-	"fashion-mnist": {name: "Fashion-MNIST", subdirs: []string{"fashion-mnist", "fashion-mnist/usr/share/datasets/fashion-mnist"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
+	"fashion-mnist": {key: "fashion-mnist", name: "Fashion-MNIST", subdirs: []string{"fashion-mnist", "fashion-mnist/usr/share/datasets/fashion-mnist"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
 		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, fashionClasses) }},
 }
 
@@ -93,8 +94,12 @@ func (l *layout) find(root string, train bool) (*Dataset, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("no %s files in %s (looked for %v there and in %v); run `duelctl data fetch` or pass --data DIR",
-		l.name, root, l.markers, l.subdirs)
+	hint := "download it and pass --data DIR"
+	if _, ok := fetchSpecs[l.key]; ok {
+		hint = fmt.Sprintf("run `duelctl data fetch %s` or pass --data DIR", l.key)
+	}
+	return nil, fmt.Errorf("no %s files in %s (looked for %v there and in %v); %s",
+		l.name, root, l.markers, l.subdirs, hint)
 }
 
 // exists reports whether path exists.
