@@ -46,6 +46,10 @@ func sgemm(kn *kernel, p problem) {
 // for block g-1, since C accumulates over the kc blocks in order. There is
 // no other barrier.
 func (c *call) run(t int) {
+	if c.splitM && c.directB {
+		c.runRows(t)
+		return
+	}
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr
 	ws := c.ws[t]
@@ -117,6 +121,47 @@ func (c *call) run(t int) {
 				blk.workDone.Add(1)
 			}
 			g++
+		}
+	}
+}
+
+// runRows executes share t of a call that shares no packed data between
+// threads: B is read in place and the threads split the rows of C. A thread
+// claims a chunk of rows and computes it whole, through every block of B,
+// packing its own A (and the partial panel of B at the right edge, if any).
+// The threads never wait for each other until the end of the call.
+func (c *call) runRows(t int) {
+	p, kn := &c.p, c.k
+	mr, nr := kn.mr, kn.nr
+	ws := c.ws[t]
+	units := ceilDiv(p.m, c.unitRows)
+	for {
+		u := int(c.nextUnit.Add(1)) - 1
+		if u >= units {
+			return
+		}
+		ic := u * c.unitRows
+		mc := min(c.unitRows, p.m-ic)
+		for jc := 0; jc < p.n; jc += kn.nc {
+			nc := min(kn.nc, p.n-jc)
+			panels := ceilDiv(nc, nr)
+			for pc := 0; pc < p.k; pc += kn.kc {
+				kc := min(kn.kc, p.k-pc)
+				if nc%nr != 0 {
+					q := panels - 1
+					packB(ws.edgeB, p.b, p.ldb, p.transB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
+				}
+				beta := p.beta
+				if pc > 0 {
+					beta = 1
+				}
+				if !c.directA {
+					packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+				} else if mc%mr != 0 {
+					packA(ws.packA, p.a, p.lda, p.transA, ic+mc-mc%mr, mc%mr, pc, kc, mr, p.alpha)
+				}
+				c.macro(ws, ws.edgeB, ic, mc, jc, nc, pc, kc, 0, panels, beta)
+			}
 		}
 	}
 }

@@ -25,6 +25,7 @@ type call struct {
 	blocks     []blockState
 	maxUnits   int            // units per block, at most
 	unitDone   []atomic.Int32 // unitDone[g*maxUnits+u] == 1 when unit u of block g is done
+	nextUnit   atomic.Int32   // next row chunk to claim, in runRows
 	wg         sync.WaitGroup
 }
 
@@ -36,10 +37,11 @@ type blockState struct {
 	units              int32
 }
 
-// workspace is one thread's private buffers: a packed block of A and a
-// scratch tile for edges.
+// workspace is one thread's private buffers: a packed block of A, a
+// scratch tile for edges and, in runRows, a packed partial panel of B.
 type workspace struct {
 	packA, tile []float32
+	edgeB       []float32 // the partial panel of B, in runRows
 }
 
 var callPool = sync.Pool{New: func() any { return new(call) }}
@@ -115,7 +117,11 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	for _, w := range c.ws[:threads] {
 		w.packA = grow(w.packA, ceilDiv(mc, kn.mr)*kn.mr*kc)
 		w.tile = grow(w.tile, kn.mr*kn.nr)
+		if c.splitM && c.directB {
+			w.edgeB = grow(w.edgeB, kn.nr*kc)
+		}
 	}
+	c.nextUnit.Store(0)
 	nblocks := ceilDiv(p.n, kn.nc) * ceilDiv(p.k, kn.kc)
 	if cap(c.blocks) < nblocks {
 		c.blocks = make([]blockState, nblocks)
