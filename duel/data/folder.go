@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color"
 	"image/draw"
 	_ "image/gif"  // GIF images in folders
 	_ "image/jpeg" // JPEG images in folders
@@ -21,20 +20,25 @@ import (
 // PNG, JPEG or GIF. Files with other extensions and hidden entries are
 // skipped; a class folder without any image is an error.
 
-const maxImageSide = 1 << 14
+// Limits on the images of a folder (a decoded image takes 4 bytes per pixel
+// before conversion).
+const (
+	maxImageSide   = 1 << 14
+	maxImagePixels = 1 << 26
+)
 
 // imageExts are the extensions a folder dataset reads (lower case).
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true}
 
-// DecodeImage decodes a PNG, JPEG or GIF image into HWC RGB bytes (alpha is
-// dropped, gray is expanded). file names the input in errors.
+// DecodeImage decodes a PNG, JPEG or GIF image into HWC RGB bytes (the alpha
+// of non-premultiplied colours is dropped, gray is expanded). file names the input in errors.
 func DecodeImage(b []byte, file string) (pixels []uint8, h, w int, err error) {
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
 		return nil, 0, 0, formatErr(file, -1, "not a readable PNG, JPEG or GIF image: %v", err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxImageSide || cfg.Height > maxImageSide {
-		return nil, 0, 0, formatErr(file, -1, "image is %dx%d, expected sides of 1..%d pixels", cfg.Width, cfg.Height, maxImageSide)
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxImageSide || cfg.Height > maxImageSide || cfg.Width*cfg.Height > maxImagePixels {
+		return nil, 0, 0, formatErr(file, -1, "image is %dx%d, expected sides of 1..%d pixels and at most %d pixels", cfg.Width, cfg.Height, maxImageSide, maxImagePixels)
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
@@ -42,15 +46,15 @@ func DecodeImage(b []byte, file string) (pixels []uint8, h, w int, err error) {
 	}
 	r := img.Bounds()
 	h, w = r.Dy(), r.Dx()
-	rgba, ok := img.(*image.RGBA)
+	// Non-premultiplied RGB with the alpha dropped, like PIL's convert("RGB").
+	nrgba, ok := img.(*image.NRGBA)
 	if !ok {
-		rgba = image.NewRGBA(image.Rect(0, 0, w, h))
-		draw.Draw(rgba, rgba.Bounds(), &image.Uniform{C: color.Black}, image.Point{}, draw.Src)
-		draw.Draw(rgba, rgba.Bounds(), img, r.Min, draw.Over)
+		nrgba = image.NewNRGBA(image.Rect(0, 0, w, h))
+		draw.Draw(nrgba, nrgba.Bounds(), img, r.Min, draw.Src)
 	}
 	pixels = make([]uint8, h*w*3)
 	for y := 0; y < h; y++ {
-		row := rgba.Pix[y*rgba.Stride:]
+		row := nrgba.Pix[y*nrgba.Stride:]
 		for x := 0; x < w; x++ {
 			o := (y*w + x) * 3
 			pixels[o], pixels[o+1], pixels[o+2] = row[4*x], row[4*x+1], row[4*x+2]

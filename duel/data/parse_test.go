@@ -111,6 +111,21 @@ func encodePNG(img image.Image) []byte {
 	return b.Bytes()
 }
 
+func TestDecodeImageAlphaAndGray(t *testing.T) {
+	n := image.NewNRGBA(image.Rect(0, 0, 2, 1))
+	n.SetNRGBA(1, 0, color.NRGBA{200, 100, 50, 128}) // half transparent: colour kept
+	g := image.NewGray(image.Rect(0, 0, 1, 1))
+	g.SetGray(0, 0, color.Gray{77})
+	pix, h, w, err := DecodeImage(encodePNG(n), "a.png")
+	if err != nil || h != 1 || w != 2 || [3]uint8(pix[3:6]) != [3]uint8{200, 100, 50} {
+		t.Fatalf("NRGBA: %v %v", pix, err)
+	}
+	pix, _, _, err = DecodeImage(encodePNG(g), "g.png")
+	if err != nil || [3]uint8(pix) != [3]uint8{77, 77, 77} {
+		t.Fatalf("gray: %v %v", pix, err)
+	}
+}
+
 func TestTFJSStrip(t *testing.T) {
 	pix := synthImages(3, 32, 32, 3)
 	b, err := EncodeTFJSStrip(pix, 3)
