@@ -321,6 +321,31 @@ func TestFlipProbability(t *testing.T) {
 	}
 }
 
+func TestGrayscaleProbability(t *testing.T) {
+	// A colourful image: a view is gray exactly when RandomGrayscale fired.
+	src := testImage(8, 8, 3)
+	p := Paper(8, nil, nil)
+	dst := make([]float32, 3*64)
+	var ws Workspace
+	const n = 20000
+	gray := 0
+	for i := 0; i < n; i++ {
+		r := splitmix.New(splitmix.Derive(5, uint64(i)))
+		p.Apply(dst, src, 8, 8, 3, &r, &ws)
+		same := true
+		for k := 0; k < 64 && same; k++ {
+			same = dst[k] == dst[64+k] && dst[k] == dst[128+k]
+		}
+		if same {
+			gray++
+		}
+	}
+	se := math.Sqrt(0.2 * 0.8 / n)
+	if f := float64(gray) / n; math.Abs(f-0.2) > 3*se {
+		t.Fatalf("grayscale frequency %.4f, want 0.2 ± %.4f", f, 3*se)
+	}
+}
+
 func testImage(h, w, c int) []uint8 {
 	img := make([]uint8, h*w*c)
 	for i := range img {
