@@ -12,6 +12,10 @@ import (
 // (sm_60).
 const minCapability = 60
 
+// minDriver is the oldest driver API version that JIT-compiles the
+// embedded PTX (ISA 7.8, CUDA 11.8), as cuDriverGetVersion reports it.
+const minDriver = 11080
+
 // Available reports whether a usable CUDA device exists: nil, or an error
 // that says why not and ends with "use --device cpu", e.g.
 //

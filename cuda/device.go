@@ -37,6 +37,14 @@ func Open(i int) (*Device, error) {
 	if err != nil {
 		return nil, unusable(err)
 	}
+	v, err := driver.DriverVersion()
+	if err != nil {
+		return nil, unusable(err)
+	}
+	if v < minDriver {
+		return nil, unusable(fmt.Errorf("the NVIDIA driver supports CUDA %d.%d; duel's PTX (ISA 7.8, from CUDA 11.8) needs CUDA %d.%d or newer (driver 520+)",
+			v/1000, v%1000/10, minDriver/1000, minDriver%1000/10))
+	}
 	if i < 0 || i >= n {
 		return nil, unusable(fmt.Errorf("device %d requested, %d present", i, n))
 	}
