@@ -86,7 +86,7 @@ func dataFetchCommand() *cli.Command {
 			"fashion-mnist from Debian's dataset-fashion-mnist (`apt-get download` + `dpkg-deb -x`).\n" +
 			"The files land in DIR/<dataset>; fetching again finds the verified files and does nothing.",
 		Flags: []cli.Flag{
-			dataDirFlag,
+			&cli.StringFlag{Name: "data", Usage: "cache root: the files go to DIR/<dataset>", DefaultText: "the user cache dir, ~/.cache/duel"},
 			&cli.StringFlag{Name: "from", Usage: "an archive (.tgz, .tar.gz, .tar, .zip, .deb) or directory you already have, instead of downloading"},
 			jsonFlag,
 		},
