@@ -117,11 +117,17 @@ func (h *hostGPU) f32(p driver.DevicePtr) []float32 {
 	if err != nil {
 		panic(err)
 	}
+	if len(b) < 4 {
+		return nil
+	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
 
 func (h *hostGPU) i32(p driver.DevicePtr) []int32 {
 	f := h.f32(p)
+	if len(f) == 0 {
+		return nil
+	}
 	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
@@ -129,6 +135,9 @@ func (h *hostGPU) f64(p driver.DevicePtr) []float64 {
 	b, err := h.bytesAt(p, 0)
 	if err != nil {
 		panic(err)
+	}
+	if len(b) < 8 {
+		return nil
 	}
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
