@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // minCapability is the lowest compute capability the embedded PTX targets
@@ -22,12 +23,22 @@ const minDriver = 11080
 //	cuda: libcuda.so.1 not found (no NVIDIA driver): use --device cpu
 //	cuda: no usable GPU (cuda: cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)): use --device cpu
 //
-// The check runs once per process (it opens the driver library and opens
-// device 0's primary context).
-func Available() error {
-	_, err := defaultDevice()
-	return err
-}
+// The check runs once per process (it opens the driver library and device
+// 0's primary context), on the first call rather than at import, so that
+// programs that never ask pay nothing. When the device is usable, the first
+// call also registers the backend "cuda" in package tensor: call Available
+// before creating tensors on "cuda:0".
+func Available() error { return register() }
+
+// register opens device 0 and registers its backend, once.
+var register = sync.OnceValue(func() error {
+	b, err := NewBackend()
+	if err != nil {
+		return err
+	}
+	tensor.Register(b)
+	return nil
+})
 
 // defaultDevice opens device 0 once.
 var defaultDevice = sync.OnceValues(func() (*Device, error) { return Open(0) })

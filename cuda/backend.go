@@ -9,15 +9,6 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-func init() {
-	if Available() == nil {
-		b, err := NewBackend()
-		if err == nil {
-			tensor.Register(b)
-		}
-	}
-}
-
 // Backend is the CUDA tensor.Backend of one device (device 0 when
 // registered as "cuda"). Buffers hold device memory; every operation runs
 // the kernels of kernels/cuda and waits for them.
@@ -27,14 +18,18 @@ type Backend struct {
 	block int              // threads per block of the elementwise and row kernels
 }
 
-// NewBackend returns the backend of the default device, or the error of
-// Available.
+// NewBackend returns a backend on the default device (device 0), or the
+// error saying why no device is usable. Available registers one as "cuda".
 func NewBackend() (*Backend, error) {
 	d, err := Default()
 	if err != nil {
 		return nil, err
 	}
-	return newBackend(d, 256)
+	b, err := newBackend(d, 256)
+	if err != nil {
+		return nil, unusable(err)
+	}
+	return b, nil
 }
 
 // newBackend returns a backend on d whose elementwise and row kernels use
