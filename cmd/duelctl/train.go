@@ -234,5 +234,6 @@ func runTrain(c *cli.Context) error {
 		fmt.Fprintf(w, ", kNN top-1 %.2f%%", 100**res.KNNTop1)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "next: duelctl eval --run %s --protocol knn | duelctl analyze --run %s | duelctl embed --run %s --input X.npy --out Y.npy\n", res.Run, res.Run, res.Run)
 	return emitJSON(c, res)
 }
