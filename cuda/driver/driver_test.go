@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestLoadMissingLibrary(t *testing.T) {
@@ -66,5 +67,32 @@ func TestLaunchChecksSizes(t *testing.T) {
 	}
 	if err := f.Launch(Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, "str"); err == nil || !strings.Contains(err.Error(), "unsupported type") {
 		t.Errorf("Launch with a string parameter = %v, want a type error", err)
+	}
+}
+
+func TestPackParams(t *testing.T) {
+	layout := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	keep, params, err := packParams([]any{DevicePtr(0xdead0000), int32(-2), float32(1.5), int64(-3), float64(0.25), uint32(7), layout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(params) != 8 || params[7] != 0 {
+		t.Fatalf("params %v, want 7 addresses and a terminating 0", params)
+	}
+	want := [][]uint64{{0xdead0000}, {0xfffffffe}, {0x3fc00000}, {0xfffffffffffffffd}, {0x3fd0000000000000}, {7}}
+	for i, w := range want {
+		if keep[i][0] != w[0] {
+			t.Errorf("parameter %d: %#x, want %#x", i, keep[i][0], w[0])
+		}
+		if params[i] != uintptr(unsafe.Pointer(&keep[i][0])) {
+			t.Errorf("parameter %d: address does not point at its block", i)
+		}
+	}
+	got := unsafe.Slice((*byte)(unsafe.Pointer(&keep[6][0])), len(layout))
+	if string(got) != string(layout) {
+		t.Errorf("struct parameter bytes %v, want %v", got, layout)
+	}
+	if _, _, err := packParams([]any{int(1)}); err == nil || !strings.Contains(err.Error(), "parameter 0 has unsupported type int") {
+		t.Errorf("packParams(int): %v", err)
 	}
 }

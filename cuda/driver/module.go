@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"unsafe"
 )
 
@@ -74,11 +75,34 @@ func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
 			return fmt.Errorf("cuda: launch %s: bad %s size %v", f.name, d.what, d.v)
 		}
 	}
-	// Each parameter gets its own heap block; params holds their addresses.
-	// The blocks are referenced from keep, so they live until the call
-	// returns, and Go's heap does not move them.
-	keep := make([][]uint64, len(args))
-	params := make([]uintptr, len(args)+1)
+	keep, params, err := packParams(args)
+	if err != nil {
+		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
+	}
+	err = f.ctx.Do(func() error {
+		err := check("cuLaunchKernel", callRaw(lib.cuLaunchKernel, f.h,
+			uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z),
+			uintptr(block.X), uintptr(block.Y), uintptr(block.Z),
+			uintptr(shared), 0, uintptr(unsafe.Pointer(&params[0])), 0))
+		if err != nil {
+			return err
+		}
+		return check("cuStreamSynchronize", callRaw(lib.cuStreamSynchronize, 0))
+	})
+	runtime.KeepAlive(keep)
+	if err != nil {
+		return fmt.Errorf("kernel %s (grid %v, block %v): %w", f.name, grid, block, err)
+	}
+	return nil
+}
+
+// packParams lays out kernel parameters for cuLaunchKernel: each value in a
+// heap block of its own (8-byte aligned, the largest alignment a parameter
+// needs), and params[i] the address of block i. Go's heap does not move,
+// and the blocks stay alive as long as keep does.
+func packParams(args []any) (keep [][]uint64, params []uintptr, err error) {
+	keep = make([][]uint64, len(args))
+	params = make([]uintptr, len(args)+1)
 	for i, a := range args {
 		var b []uint64
 		switch v := a.(type) {
@@ -100,26 +124,10 @@ func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
 			b = make([]uint64, (len(v)+7)/8+1)
 			copy(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)*8), v)
 		default:
-			return fmt.Errorf("cuda: launch %s: parameter %d has unsupported type %T", f.name, i, a)
+			return nil, nil, fmt.Errorf("parameter %d has unsupported type %T", i, a)
 		}
 		keep[i] = b
 		params[i] = uintptr(unsafe.Pointer(&b[0]))
 	}
-	err := f.ctx.Do(func() error {
-		err := check("cuLaunchKernel", callRaw(lib.cuLaunchKernel, f.h,
-			uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z),
-			uintptr(block.X), uintptr(block.Y), uintptr(block.Z),
-			uintptr(shared), 0, uintptr(unsafe.Pointer(&params[0])), 0))
-		if err != nil {
-			return err
-		}
-		return check("cuStreamSynchronize", callRaw(lib.cuStreamSynchronize, 0))
-	})
-	for i := range keep {
-		keep[i] = keep[i][:0]
-	}
-	if err != nil {
-		return fmt.Errorf("kernel %s (grid %v, block %v): %w", f.name, grid, block, err)
-	}
-	return nil
+	return keep, params, nil
 }
