@@ -242,7 +242,7 @@ func TestSgemmLarge(t *testing.T) {
 		{700, 20, 300, 1, 0.5, 0},    // few columns
 		{17, 4200, 33, 2, 1, 0.25},   // crosses nc
 		{1000, 3, 1000, 0, 1, 0},     // thin
-		{130, 130, 130, 0, 1, -1},    // just above the threading threshold
+		{180, 180, 180, 0, 1, -1},    // just above the threading threshold
 		{2, 2, 2000, 0, 1, 0},        // long k, tiny tile
 		{29, 45, 1153, 1, 0.75, 0.5}, // several kc slices with edge tiles
 		{64, 200, 1000, 3, 1, 0.5},   // B read in place (few rows, alpha 1)
