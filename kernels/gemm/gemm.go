@@ -56,8 +56,8 @@
 //
 // # Threads
 //
-// Problems of at least 10^7 flops (2*m*n*k) run on runtime.GOMAXPROCS(0) goroutines
-// (see Threads); smaller ones run on the caller's goroutine. The goroutines
+// Problems of at least 10^7 flops (2*m*n*k) run on runtime.GOMAXPROCS(0)
+// goroutines (see Threads); smaller ones run on the caller's goroutine. The goroutines
 // are reused between calls. They claim micro-panels of B to pack and units of
 // work (row chunks of C, about 8 per thread, or groups of B micro-panels when
 // C has few rows) from atomic counters, so a thread slowed down by another

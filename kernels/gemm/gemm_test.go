@@ -332,7 +332,7 @@ func TestSgemmConcurrent(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var ps []problem
 	for i := 0; i < 6; i++ {
-		ps = append(ps, newProblem(r, i%2 == 0, i%3 == 0, 150+i, 140, 160, 0, 1, 0))
+		ps = append(ps, newProblem(r, i%2 == 0, i%3 == 0, 200+i, 190, 210, 0, 1, 0))
 	}
 	want := make([][]float32, len(ps))
 	for i, p := range ps {
