@@ -72,7 +72,7 @@ func TestLaunchChecksSizes(t *testing.T) {
 
 func TestPackParams(t *testing.T) {
 	layout := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	keep, params, err := packParams([]any{DevicePtr(0xdead0000), int32(-2), float32(1.5), int64(-3), float64(0.25), uint32(7), layout})
+	keep, params, err := PackParams([]any{DevicePtr(0xdead0000), int32(-2), float32(1.5), int64(-3), float64(0.25), uint32(7), layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestPackParams(t *testing.T) {
 	if string(got) != string(layout) {
 		t.Errorf("struct parameter bytes %v, want %v", got, layout)
 	}
-	if _, _, err := packParams([]any{int(1)}); err == nil || !strings.Contains(err.Error(), "parameter 0 has unsupported type int") {
-		t.Errorf("packParams(int): %v", err)
+	if _, _, err := PackParams([]any{int(1)}); err == nil || !strings.Contains(err.Error(), "parameter 0 has unsupported type int") {
+		t.Errorf("PackParams(int): %v", err)
 	}
 }

@@ -75,7 +75,7 @@ func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
 			return fmt.Errorf("cuda: launch %s: bad %s size %v", f.name, d.what, d.v)
 		}
 	}
-	keep, params, err := packParams(args)
+	keep, params, err := PackParams(args)
 	if err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
@@ -96,11 +96,12 @@ func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
 	return nil
 }
 
-// packParams lays out kernel parameters for cuLaunchKernel: each value in a
-// heap block of its own (8-byte aligned, the largest alignment a parameter
-// needs), and params[i] the address of block i. Go's heap does not move,
-// and the blocks stay alive as long as keep does.
-func packParams(args []any) (keep [][]uint64, params []uintptr, err error) {
+// PackParams lays out kernel parameters as cuLaunchKernel's kernelParams:
+// each value in a heap block of its own (8-byte aligned, the largest
+// alignment a parameter needs), params[i] the address of block i, and a
+// final 0. Go's heap does not move; the blocks stay alive as long as keep
+// does. Launch uses it; so does the CPU emulator of the tests.
+func PackParams(args []any) (keep [][]uint64, params []uintptr, err error) {
 	keep = make([][]uint64, len(args))
 	params = make([]uintptr, len(args)+1)
 	for i, a := range args {

@@ -20,6 +20,8 @@
 #include <ucontext.h>
 #include <algorithm>
 #include <functional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 struct dim3 {
@@ -184,6 +186,24 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 blk = nullptr;
             }
 }
+
+// launchParams launches k with its parameters read from params, laid out as
+// cuLaunchKernel's kernelParams (params[i] points at parameter i).
+template <class... P, size_t... I>
+void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::index_sequence<I...>) {
+    launch(grid, block, k, *static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(params[I])...);
+}
+
+// EMU_EXPORT(k) defines extern "C" emu_k(gx, gy, gz, bx, by, bz, params),
+// which launches kernel k like cuLaunchKernel (see emu/lib_*.cpp).
+#define EMU_EXPORT(k)                                                                                       \
+    extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+                            void** params) {                                                               \
+        emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
+    }
+
+template <class... P>
+constexpr size_t arity(void (*)(P...)) { return sizeof...(P); }
 
 // Check counts mismatches between got and want with tolerance
 // atol + |want|*rtol (NaN matches NaN), printing the first ten (llm.c).
