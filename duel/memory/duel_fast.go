@@ -36,19 +36,20 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	grid     []float32    // (K+B) x Z: the slots' grid rows, then the batch's
+	slots    gridSet      // K grid rows, one per slot
+	batch    gridSet      // B grid rows of the batch
 	score    []float64    // K+B: the slots' scores, then the batch rows'
 	selected []bool       // K+B: held now
 	order    []int        // order[p]: slot at position p of the memory
 	rank     []int        // rank[s]: position of slot s
-	block    []float32    // K x K grid dots between slots; nil beyond the limit
-	rowJ     []float32    // K: dots of one evicted slot (no block)
-	dots     []float32    // B x (K+B): dots of each batch row with slots and batch
+	block    []int32      // K x K grid dots between slots; nil beyond the limit
+	rowJ     []int32      // K: dots of one evicted slot (no block)
+	dots     []int32      // B x (K+B): dots of each batch row with slots and batch
 	gone     []int        // slots evicted during the current update
 	tick     int          // updates committed since the last rebuild
 	arrival  []int        // arrival[s]: tick at which slot s's occupant arrived
 	recent   []recentCols // newcomers' columns not yet folded into block
-	spare    [][]float32  // folded column buffers, for reuse
+	spare    [][]int32    // folded column buffers, for reuse
 }
 
 // update runs the policy on a and returns the evicted positions. It leaves
@@ -62,10 +63,13 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	k, z, b := f.k, f.z, a.B()
 	w := k + b // length of a row of dots
 
-	f.grid = grow(f.grid, w*z)
-	toGrid(f.grid[k*z:w*z], a.Batch)
+	f.batch.reset(b, z)
+	for i := 0; i < b; i++ {
+		f.batch.setUnit(i, a.Batch[i*z:(i+1)*z])
+	}
 	f.dots = grow(f.dots, b*w)
-	gridDots(f.dots, f.grid[k*z:w*z], f.grid[:w*z], b, w, z)
+	f.slots.dots(f.dots, w, f.batch.rows, b)     // columns 0..K-1: the slots
+	f.batch.dots(f.dots[k:], w, f.batch.rows, b) // columns K..K+B-1: the batch
 
 	f.score = grow(f.score, w)
 	f.selected = grow(f.selected, w)
@@ -163,7 +167,7 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	// itself included.
 	c := k + i
 	f.selected[c] = true
-	score[c] = 0.5*float64(held) + sumD*qUnit + qOf(ins[c])
+	score[c] = 0.5*float64(held) + sumD*qUnit + qOfInt(ins[c])
 	if bestNew < 0 || score[c] > score[bestNew] {
 		bestNew = c
 	}
@@ -181,7 +185,7 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 
 // dotsOf returns the grid dots of J (a slot, or K+b for batch row b) with
 // every slot.
-func (f *fastDUEL) dotsOf(J, w int) []float32 {
+func (f *fastDUEL) dotsOf(J, w int) []int32 {
 	k := f.k
 	switch {
 	case J >= k:
@@ -192,7 +196,7 @@ func (f *fastDUEL) dotsOf(J, w int) []float32 {
 		return row
 	}
 	f.rowJ = grow(f.rowJ, k)
-	gridDots(f.rowJ, f.grid[J*f.z:(J+1)*f.z], f.grid[:k*f.z], 1, k, f.z)
+	f.slots.dots(f.rowJ, k, f.slots.row(J), 1)
 	return f.rowJ
 }
 
@@ -200,7 +204,7 @@ func (f *fastDUEL) dotsOf(J, w int) []float32 {
 // evicted rows and updates order, rank and block, so that the state
 // describes the memory after the update.
 func (f *fastDUEL) commit(b int) {
-	k, z, w := f.k, f.z, f.k+b
+	k, w := f.k, f.k+b
 	order := make([]int, 0, k)
 	var freed []int
 	for _, s := range f.order {
@@ -219,7 +223,7 @@ func (f *fastDUEL) commit(b int) {
 		s := freed[len(arrived)]
 		arrived = append(arrived, arrival{bp, s})
 		order = append(order, s)
-		copy(f.grid[s*z:(s+1)*z], f.grid[(k+bp)*z:(k+bp+1)*z])
+		f.slots.setRow(s, f.batch.row(bp))
 		f.score[s] = f.score[k+bp]
 	}
 	f.order = order
@@ -280,13 +284,13 @@ const foldEvery = 4
 type recentCols struct {
 	tick  int
 	slots []int
-	colT  []float32
+	colT  []int32
 }
 
 // applyRecent completes row, the block row of slot c, with the dots of the
 // newcomers that arrived after c's occupant (in arrival order, so that a
 // slot taken twice ends with its current occupant's value).
-func (f *fastDUEL) applyRecent(row []float32, c int) {
+func (f *fastDUEL) applyRecent(row []int32, c int) {
 	for _, r := range f.recent {
 		if r.tick <= f.arrival[c] {
 			continue // c arrived later: its own row has these dots
@@ -317,14 +321,14 @@ func (f *fastDUEL) fold() {
 }
 
 // spareCols returns a buffer of n floats, reusing a folded one if possible.
-func (f *fastDUEL) spareCols(n int) []float32 {
+func (f *fastDUEL) spareCols(n int) []int32 {
 	for i, b := range f.spare {
 		if cap(b) >= n {
 			f.spare = append(f.spare[:i], f.spare[i+1:]...)
 			return b[:n]
 		}
 	}
-	return make([]float32, n)
+	return make([]int32, n)
 }
 
 // parallelRows calls do on up to GOMAXPROCS contiguous ranges covering
@@ -350,24 +354,26 @@ func parallelRows(n int, do func(r0, r1 int)) {
 func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	k, z := a.K(), a.Z
 	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z}
-	f.grid = make([]float32, k*z)
-	toGrid(f.grid, a.Memory)
+	f.slots.reset(k, z)
+	for s := 0; s < k; s++ {
+		f.slots.setUnit(s, a.Memory[s*z:(s+1)*z])
+	}
 	f.order, f.rank = identity(k), identity(k)
 	f.arrival = make([]int, k)
 	f.score = make([]float64, k)
 	if 4*int64(k)*int64(k) <= maxBlock {
-		f.block = make([]float32, k*k)
-		gridDots(f.block, f.grid, f.grid, k, k, z)
+		f.block = make([]int32, k*k)
+		f.slots.dots(f.block, k, f.slots.rows, k)
 		for s := 0; s < k; s++ {
 			f.score[s] = sumQ(f.block[s*k : (s+1)*k])
 		}
 		return
 	}
 	const panel = 256
-	tmp := make([]float32, panel*k)
+	tmp := make([]int32, panel*k)
 	for s0 := 0; s0 < k; s0 += panel {
 		m := min(panel, k-s0)
-		gridDots(tmp, f.grid[s0*z:(s0+m)*z], f.grid, m, k, z)
+		f.slots.dots(tmp, k, f.slots.rows[s0*z:(s0+m)*z], m)
 		for r := 0; r < m; r++ {
 			f.score[s0+r] = sumQ(tmp[r*k : (r+1)*k])
 		}
@@ -375,10 +381,10 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 }
 
 // sumQ returns the sum of q over a row of grid dots.
-func sumQ(dots []float32) float64 {
+func sumQ(dots []int32) float64 {
 	var s float64
 	for _, d := range dots {
-		s += qOf(d)
+		s += qOfInt(d)
 	}
 	return s
 }

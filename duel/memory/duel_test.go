@@ -58,6 +58,7 @@ func TestFastEqualsReference(t *testing.T) {
 	for _, s := range [][3]int{
 		{1, 1, 1}, {1, 3, 2}, {2, 5, 3}, {3, 2, 4}, {7, 3, 5}, {10, 4, 8}, {13, 5, 3},
 		{16, 16, 16}, {33, 8, 7}, {50, 7, 12}, {64, 24, 9}, {100, 30, 32}, {5, 12, 6},
+		{300, 40, 21}, // whole tiles of the igemm kernel, several panels
 	} {
 		for _, adm := range []Admission{Protected, Compete} {
 			for _, nb := range []bool{false, true} {
@@ -181,6 +182,25 @@ func TestGridDotsExact(t *testing.T) {
 					if float64(got[i*n+j]) != float64(want) {
 						t.Fatalf("z=%d %s: dot(%d,%d) = %v, want %d", z, kind, i, j, got[i*n+j], want)
 					}
+				}
+			}
+			// The int16 grid set (kernels/igemm, or SGEMM without VNNI)
+			// gives the same integers, with its own rounding of the rows.
+			var g gridSet
+			g.reset(n, z)
+			for r := 0; r < n; r++ {
+				g.setUnit(r, unit[r*z:(r+1)*z])
+			}
+			for i, v := range g.rows {
+				if float32(v) != grid[i] {
+					t.Fatalf("z=%d %s: int16 grid[%d] = %d, want %v", z, kind, i, v, grid[i])
+				}
+			}
+			gotI := make([]int32, n*n)
+			g.dots(gotI, n, g.rows, n)
+			for i, v := range gotI {
+				if float32(v) != got[i] {
+					t.Fatalf("z=%d %s: gridSet dot %d = %d, want %v", z, kind, i, v, got[i])
 				}
 			}
 			// q of a row with itself is 1 to grid accuracy (sqrt(z)/4096

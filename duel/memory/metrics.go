@@ -16,13 +16,16 @@ func (m *Memory) Distinctiveness() []float64 {
 	if n == 0 {
 		return out
 	}
-	grid := make([]float32, n*z)
-	toGrid(grid, m.rows)
+	var g gridSet
+	g.reset(n, z)
+	for r := 0; r < n; r++ {
+		g.setUnit(r, m.rows[r*z:(r+1)*z])
+	}
 	const panel = 256
-	tmp := make([]float32, min(panel, n)*n)
+	tmp := make([]int32, min(panel, n)*n)
 	for r0 := 0; r0 < n; r0 += panel {
 		rn := min(panel, n-r0)
-		gridDots(tmp, grid[r0*z:(r0+rn)*z], grid, rn, n, z)
+		g.dots(tmp, n, g.rows[r0*z:(r0+rn)*z], rn)
 		for r := 0; r < rn; r++ {
 			out[r0+r] = info(sumQ(tmp[r*n:(r+1)*n]) / float64(n))
 		}

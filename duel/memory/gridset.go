@@ -1,0 +1,86 @@
+package memory
+
+import (
+	"math"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+	"github.com/duel-ssl/duel/kernels/igemm"
+)
+
+// gridSet holds grid rows (see similarity.go) as int16, in the two layouts
+// the products of the fast path read: row-major (the left operand, read in
+// place) and packed for kernels/igemm (the right operand). Rows can be
+// replaced one at a time, so that the memory's slots are never repacked
+// whole.
+//
+// Products are exact integer dot products: igemm's AVX-512 VNNI kernel when
+// it runs (igemm.Accelerated), else float32 SGEMM on the same integers
+// (exact, see similarity.go), so the result is the same on every CPU.
+type gridSet struct {
+	z      int
+	rows   []int16
+	packed igemm.Packed
+}
+
+// reset sizes g for n rows of z values, all zero.
+func (g *gridSet) reset(n, z int) {
+	g.z = z
+	g.rows = grow(g.rows, n*z)
+	clear(g.rows)
+	g.packed.Reset(n, z)
+}
+
+// n returns the number of rows.
+func (g *gridSet) n() int { return g.packed.Rows() }
+
+// row returns row i.
+func (g *gridSet) row(i int) []int16 { return g.rows[i*g.z : (i+1)*g.z] }
+
+// setUnit stores the grid version of the unit row src as row i: each
+// component x becomes floor(2048*x + 1/2), as toGrid does.
+func (g *gridSet) setUnit(i int, src []float32) {
+	dst := g.row(i)
+	for c, x := range src {
+		dst[c] = int16(math.Floor(float64(x)*gridScale + 0.5))
+	}
+	g.packed.SetRow(i, dst)
+}
+
+// setRow stores the grid row src as row i.
+func (g *gridSet) setRow(i int, src []int16) {
+	copy(g.row(i), src)
+	g.packed.SetRow(i, src)
+}
+
+// dots computes c[r*ldc+j] = a_r . g_j for the m grid rows a (z values
+// each, contiguous) and every row j of g.
+func (g *gridSet) dots(c []int32, ldc int, a []int16, m int) {
+	n, z := g.n(), g.z
+	if m == 0 || n == 0 {
+		return
+	}
+	if igemm.Accelerated() {
+		igemm.Mul(c, ldc, a, z, m, &g.packed)
+		return
+	}
+	af, bf := toFloat(a[:m*z]), toFloat(g.rows[:n*z])
+	cf := make([]float32, m*n)
+	gemm.Sgemm(false, true, m, n, z, 1, af, z, bf, z, 0, cf, n)
+	for r := 0; r < m; r++ {
+		for j, v := range cf[r*n : (r+1)*n] {
+			c[r*ldc+j] = int32(v)
+		}
+	}
+}
+
+// toFloat returns the int16 values v as float32.
+func toFloat(v []int16) []float32 {
+	f := make([]float32, len(v))
+	for i, x := range v {
+		f[i] = float32(x)
+	}
+	return f
+}
+
+// qOfInt is qOf for a dot product held as an integer.
+func qOfInt(d int32) float64 { return 0.5 + float64(d)*qUnit }

@@ -1,0 +1,168 @@
+package igemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// NR is the number of rows of B in one packed panel (the columns of a tile
+// of C); MR is the number of rows of A in a tile.
+const (
+	NR = 48
+	MR = 8
+)
+
+// parallelMACs is the smallest product split over several goroutines.
+const parallelMACs = 1 << 21
+
+// Packed holds the rows of B (n rows of k int16) in panels of NR rows: in
+// panel P, the pair (b[j][2p], b[j][2p+1]) of row j = NR*P + l is at
+// data[(P*kp + p)*2*NR + 2*l], kp = ceil(k/2) pairs per row. Missing rows
+// of the last panel and the odd k-th element are zero.
+type Packed struct {
+	n, k, kp int
+	data     []int16
+}
+
+// Reset sizes p for n rows of k int16 values, all zero, reusing its storage.
+func (p *Packed) Reset(n, k int) {
+	if n < 0 || k < 0 {
+		panic(fmt.Sprintf("igemm: negative size %d x %d", n, k))
+	}
+	p.n, p.k, p.kp = n, k, (k+1)/2
+	size := panels(n) * p.kp * 2 * NR
+	if cap(p.data) >= size {
+		p.data = p.data[:size]
+		clear(p.data)
+	} else {
+		p.data = make([]int16, size)
+	}
+}
+
+// Rows returns n, the number of rows of B.
+func (p *Packed) Rows() int { return p.n }
+
+// SetRow stores row j of B (k values).
+func (p *Packed) SetRow(j int, row []int16) {
+	if j < 0 || j >= p.n || len(row) != p.k {
+		panic(fmt.Sprintf("igemm: SetRow(%d, %d values) on %d x %d", j, len(row), p.n, p.k))
+	}
+	if p.k == 0 {
+		return
+	}
+	base := (j/NR)*p.kp*2*NR + 2*(j%NR)
+	d := p.data[base:]
+	for q := 0; q+1 < len(row); q += 2 {
+		o := q * NR // (q/2) * 2*NR
+		d[o], d[o+1] = row[q], row[q+1]
+	}
+	if p.k%2 == 1 {
+		d[(p.k-1)*NR] = row[p.k-1]
+	}
+}
+
+// Pack stores the n rows of b (row j at b[j*ldb:j*ldb+k]) into p.
+func (p *Packed) Pack(b []int16, ldb, n, k int) {
+	p.Reset(n, k)
+	for j := 0; j < n; j++ {
+		p.SetRow(j, b[j*ldb:j*ldb+k])
+	}
+}
+
+// panels returns the number of panels of NR rows holding n rows.
+func panels(n int) int { return (n + NR - 1) / NR }
+
+// Mul computes c[i*ldc+j] = sum over q < k of a[i*lda+q]*b[j][q], for
+// i < m and j < b.Rows(), where b holds rows of k values. It overwrites
+// those elements of c only.
+func Mul(c []int32, ldc int, a []int16, lda, m int, b *Packed) {
+	mul(c, ldc, a, lda, m, b, accelerated)
+}
+
+// mul is Mul with the assembly kernel used or not (the tests run both).
+func mul(c []int32, ldc int, a []int16, lda, m int, b *Packed, asm bool) {
+	n, k := b.n, b.k
+	if m == 0 || n == 0 {
+		return
+	}
+	if lda < k || ldc < n || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n {
+		panic(fmt.Sprintf("igemm: Mul %d x %d x %d with lda %d (len %d), ldc %d (len %d)", m, n, k, lda, len(a), ldc, len(c)))
+	}
+	np := panels(n)
+	threads := 1
+	if int64(m)*int64(n)*int64(k) >= parallelMACs {
+		threads = min(runtime.GOMAXPROCS(0), np)
+	}
+	if threads <= 1 {
+		mulPanels(c, ldc, a, lda, m, b, 0, np, asm)
+		return
+	}
+	var wg sync.WaitGroup
+	for t := 1; t < threads; t++ {
+		p0, p1 := np*t/threads, np*(t+1)/threads
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mulPanels(c, ldc, a, lda, m, b, p0, p1, asm)
+		}()
+	}
+	mulPanels(c, ldc, a, lda, m, b, 0, np/threads, asm)
+	wg.Wait()
+}
+
+// mulPanels computes the columns of C of panels p0..p1-1 of b.
+func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int, asm bool) {
+	n, k, kp := b.n, b.k, b.kp
+	var tile [MR * NR]int32
+	for P := p0; P < p1; P++ {
+		pb := b.data[P*kp*2*NR : (P+1)*kp*2*NR]
+		j0 := P * NR
+		cols := min(NR, n-j0)
+		i := 0
+		if asm {
+			for ; i+MR <= m; i += MR {
+				if cols == NR && k%2 == 0 {
+					dots(k/2, a[i*lda:], lda, pb, c[i*ldc+j0:], ldc)
+					continue
+				}
+				dots(k/2, a[i*lda:], lda, pb, tile[:], NR)
+				if k%2 == 1 { // the last, unpaired element
+					for r := 0; r < MR; r++ {
+						x := int32(a[(i+r)*lda+k-1])
+						for l := 0; l < cols; l++ {
+							tile[r*NR+l] += x * int32(pb[(kp-1)*2*NR+2*l])
+						}
+					}
+				}
+				for r := 0; r < MR; r++ {
+					copy(c[(i+r)*ldc+j0:(i+r)*ldc+j0+cols], tile[r*NR:r*NR+cols])
+				}
+			}
+		}
+		for ; i < m; i++ {
+			dotsRow(c[i*ldc+j0:i*ldc+j0+cols], a[i*lda:i*lda+k], pb, kp)
+		}
+	}
+}
+
+// dotsRow computes the dots of one row a (k values) with the rows of the
+// packed panel pb (kp pairs): the pure-Go kernel.
+func dotsRow(c []int32, a []int16, pb []int16, kp int) {
+	var acc [NR]int32
+	for p := 0; p < kp; p++ {
+		x0 := int32(a[2*p])
+		var x1 int32
+		if 2*p+1 < len(a) {
+			x1 = int32(a[2*p+1])
+		}
+		s := pb[p*2*NR : (p+1)*2*NR]
+		for l := range acc {
+			acc[l] += x0*int32(s[2*l]) + x1*int32(s[2*l+1])
+		}
+	}
+	copy(c, acc[:])
+}
+
+// Accelerated reports whether Mul runs the AVX-512 VNNI kernel.
+func Accelerated() bool { return accelerated }

@@ -1,0 +1,63 @@
+package igemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
+// BenchmarkMul times the DUEL memory's product at the shapes: B
+// batch rows against K+B rows of Z grid values, and reports GMAC/s.
+//
+//	go test -run=^$ -bench=BenchmarkMul ./kernels/igemm
+func BenchmarkMul(b *testing.B) {
+	for _, s := range [][3]int{{2048, 256, 256}, {4096, 256, 128}, {8192, 512, 128}} {
+		k, bs, z := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("K=%d,B=%d,Z=%d", k, bs, z), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			n := k + bs
+			a := randInt16(rng, bs*z, 2049)
+			var p Packed
+			p.Pack(randInt16(rng, n*z, 2049), z, n, z)
+			c := make([]int32, bs*n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Mul(c, n, a, z, bs, &p)
+			}
+			macs := float64(bs) * float64(n) * float64(z) * float64(b.N)
+			b.ReportMetric(macs/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
+
+// BenchmarkSgemmPeer times the same products as BenchmarkMul with float32
+// SGEMM (kernels/gemm), the path the DUEL memory used before, for a ratio
+// in the same run.
+func BenchmarkSgemmPeer(b *testing.B) {
+	for _, s := range [][3]int{{2048, 256, 256}, {4096, 256, 128}, {8192, 512, 128}} {
+		k, bs, z := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("K=%d,B=%d,Z=%d", k, bs, z), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			n := k + bs
+			a := toFloat(randInt16(rng, bs*z, 2049))
+			bm := toFloat(randInt16(rng, n*z, 2049))
+			c := make([]float32, bs*n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				gemm.Sgemm(false, true, bs, n, z, 1, a, z, bm, z, 0, c, n)
+			}
+			macs := float64(bs) * float64(n) * float64(z) * float64(b.N)
+			b.ReportMetric(macs/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
+
+func toFloat(v []int16) []float32 {
+	f := make([]float32, len(v))
+	for i, x := range v {
+		f[i] = float32(x)
+	}
+	return f
+}
