@@ -97,25 +97,30 @@ func (g convGeom) chunk() int {
 }
 
 // im2colImages writes the patch matrix of images [n0, n0+cnt) into col
-// (ckk x cnt*ohw), over several goroutines.
+// (ckk x cnt*ohw), over several goroutines, each taking a range of (image,
+// input channel) pairs: a chunk may hold a single image.
 func (g convGeom) im2colImages(col, xd []float32, n0, cnt int) {
 	ld := cnt * g.ohw()
-	parallelFor(cnt, workers(g.ckk()*ld), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
+	kk := g.k * g.k
+	parallelFor(cnt*g.cin, workers(g.ckk()*ld), func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			j, ci := t/g.cin, t%g.cin
 			off, cs := g.image(n0 + j)
-			im2col(col[j*g.ohw():], ld, xd[off:], cs, g.cin, g.h, g.w, g.k, g.k, g.s, g.p)
+			im2col(col[ci*kk*ld+j*g.ohw():], ld, xd[off+ci*cs:], cs, 1, g.h, g.w, g.k, g.k, g.s, g.p)
 		}
 	})
 }
 
 // col2imImages adds the patch-matrix gradient dcol of images [n0, n0+cnt)
-// into dx, over several goroutines.
+// into dx, over several goroutines by (image, input channel) pairs.
 func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int) {
 	ld := cnt * g.ohw()
-	parallelFor(cnt, workers(g.ckk()*ld), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
+	kk := g.k * g.k
+	parallelFor(cnt*g.cin, workers(g.ckk()*ld), func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			j, ci := t/g.cin, t%g.cin
 			off, cs := g.image(n0 + j)
-			col2im(dx[off:], cs, dcol[j*g.ohw():], ld, g.cin, g.h, g.w, g.k, g.k, g.s, g.p)
+			col2im(dx[off+ci*cs:], cs, dcol[ci*kk*ld+j*g.ohw():], ld, 1, g.h, g.w, g.k, g.k, g.s, g.p)
 		}
 	})
 }
