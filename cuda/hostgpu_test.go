@@ -106,7 +106,7 @@ func (h *hostGPU) dtoh(dst []byte, src driver.DevicePtr) error {
 
 func (h *hostGPU) multiprocessors() int { return 2 }
 
-// gpuAlloc adapts allocate to the gpu interface's alloc.
+// hostDev is a hostGPU seen as a gpu (its alloc is hostGPU.allocate).
 type hostDev struct{ *hostGPU }
 
 func (h hostDev) alloc(n int) (driver.DevicePtr, error) { return h.allocate(n) }
