@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/duel-ssl/duel/cuda/driver"
@@ -203,9 +204,12 @@ func (be *Backend) binary(name string, op int32, p float32, dst, a, b tensor.Ope
 		be.ptr(name, dst.Buf, 0), be.ptr(name, a.Buf, 0), be.ptr(name, b.Buf, 0), l))
 }
 
-// gatherLast copies src into new contiguous device storage with the axes
-// in order perm (a permutation of src's axes) and returns it.
-func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) *devBuf {
+// gatherLast returns src's elements contiguous with the axes in order perm
+// (a permutation of src's axes): src's own storage when it is already laid
+// out so, else a strided copy into new device storage. It returns the
+// address of the first element (the dummy address when there are none)
+// and the copy, if any, to keep alive while the address is used.
+func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) (driver.DevicePtr, *devBuf) {
 	shape := make([]int, len(perm))
 	strides := make([]int, len(perm))
 	for i, a := range perm {
@@ -215,14 +219,24 @@ func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) *devBuf
 	for _, s := range shape {
 		n *= s
 	}
+	if n == 0 {
+		return be.dummy, nil
+	}
+	want := contiguous(shape)
+	inPlace := true
+	for i := range shape {
+		if shape[i] != 1 && strides[i] != want[i] {
+			inPlace = false
+		}
+	}
+	if inPlace {
+		return be.ptr(op, src.Buf, src.Offset), nil
+	}
 	tmp, err := allocFloats(be.g, n)
 	must(op, err)
-	if n == 0 {
-		return tmp
-	}
-	view := tensor.Operand{Buf: tensor.Buffer{Dev: tmp}, Shape: shape, Strides: contiguous(shape)}
+	view := tensor.Operand{Buf: tensor.Buffer{Dev: tmp}, Shape: shape, Strides: want}
 	be.Unary(tensor.OpCopy, view, tensor.Operand{Buf: src.Buf, Offset: src.Offset, Shape: shape, Strides: strides}, 0)
-	return tmp
+	return tmp.ptr, tmp
 }
 
 // contiguous returns the row-major strides of shape.
@@ -254,15 +268,12 @@ func (be *Backend) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
 	if rows == 0 {
 		return
 	}
-	tmp := be.gatherLast("Reduce", src, append(slices.Clone(kept), red...))
+	srcP, tmp := be.gatherLast("Reduce", src, append(slices.Clone(kept), red...))
 	out, err := allocFloats(be.g, rows)
 	must("Reduce", err)
-	srcP := be.dummy
-	if tmp.n > 0 {
-		srcP = tmp.ptr
-	}
 	cfg := be.grid(int64(rows) * int64(be.block))
 	must("Reduce", kc.ReduceRowsF32(be.g, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
+	runtime.KeepAlive(tmp)
 	be.Unary(tensor.OpCopy, dst, tensor.Operand{Buf: tensor.Buffer{Dev: out}, Shape: dst.Shape, Strides: contiguous(dst.Shape)}, 0)
 }
 
@@ -281,13 +292,14 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 		return
 	}
 	n := src.Shape[axis]
-	tmp := be.gatherLast("ArgMax", src, append(perm, axis))
+	srcP, tmp := be.gatherLast("ArgMax", src, append(perm, axis))
 	s := &scratch{g: be.g}
 	defer s.release()
 	out, err := s.alloc(4 * rows)
 	must("ArgMax", err)
 	cfg := be.grid(int64(rows) * int64(be.block))
-	must("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, tmp.ptr, int64(rows), int64(n)))
+	must("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, srcP, int64(rows), int64(n)))
+	runtime.KeepAlive(tmp)
 	idx := make([]int32, rows)
 	must("ArgMax", be.g.dtoh(bytesOf(idx), out))
 	for i, v := range idx {

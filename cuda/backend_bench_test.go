@@ -1,0 +1,60 @@
+package cuda
+
+import (
+	"testing"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// BenchmarkGemm times one 1024^3 SGEMM on the GPU and reports GFLOP/s
+// (2*M*N*K flops per product). GPU only.
+func BenchmarkGemm(b *testing.B) {
+	d := needGPU(b)
+	be, err := newBackend(d, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1024
+	x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
+	g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
+	for b.Loop() {
+		be.Gemm(g)
+	}
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkAdd times a same-shape 16M-element addition and reports GB/s
+// (12 bytes moved per element: two reads, one write). GPU only.
+func BenchmarkAdd(b *testing.B) {
+	d := needGPU(b)
+	be, err := newBackend(d, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1 << 24
+	op := func() tensor.Operand {
+		return tensor.Operand{Buf: be.Alloc(n), Shape: []int{n}, Strides: []int{1}}
+	}
+	x, y, z := op(), op(), op()
+	for b.Loop() {
+		be.Binary(tensor.OpAdd, z, x, y)
+	}
+	b.ReportMetric(12*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkReduceRows times the sum of the rows of a 4096 x 4096 matrix and
+// reports GB/s of input read. GPU only.
+func BenchmarkReduceRows(b *testing.B) {
+	d := needGPU(b)
+	be, err := newBackend(d, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 4096
+	src := tensor.Operand{Buf: be.Alloc(n * n), Shape: []int{n, n}, Strides: []int{n, 1}}
+	dst := tensor.Operand{Buf: be.Alloc(n), Shape: []int{n, 1}, Strides: []int{1, 1}}
+	for b.Loop() {
+		be.Reduce(tensor.ReduceSum, dst, src)
+	}
+	b.ReportMetric(4*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
