@@ -3,10 +3,11 @@ package gemm
 import "runtime"
 
 // minParallelFlops is the size (2*m*n*k) below which Sgemm stays on the
-// caller's goroutine: waking another thread costs some 20-40 µs, more than
-// it saves below about 2*170^3 flops (measured: 160^3 ran as fast on one
-// thread as on two, 192^3 ran 14% faster on two).
-const minParallelFlops = 10_000_000
+// caller's goroutine. Measured with back-to-back calls (the worker still
+// spinning, see worker): 128^3 ran 1.6x faster on two threads than on one,
+// 96^3 1.4x; with a parked worker, waking it costs some 20-40 µs and 160^3
+// ran as fast on two threads as on one. 8e6 is about 160^3.
+const minParallelFlops = 8_000_000
 
 // sgemm runs p with kernel kn.
 func sgemm(kn *kernel, p problem) {
@@ -26,7 +27,8 @@ func sgemm(kn *kernel, p problem) {
 	if c.threads > 1 {
 		c.wg.Add(c.threads - 1)
 		for t := 1; t < c.threads; t++ {
-			dispatch(share{c, t})
+			c.shares[t] = share{c, t}
+			dispatch(&c.shares[t])
 		}
 	}
 	c.run(0)

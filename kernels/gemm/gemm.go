@@ -56,15 +56,19 @@
 //
 // # Threads
 //
-// Problems of at least 10^7 flops (2*m*n*k) run on runtime.GOMAXPROCS(0)
-// goroutines (see Threads); smaller ones run on the caller's goroutine. The goroutines
-// are reused between calls. They claim micro-panels of B to pack and units of
-// work (row chunks of C, about 8 per thread, or groups of B micro-panels when
-// C has few rows) from atomic counters, so a thread slowed down by another
-// process does not hold the others back; the only waits are for a block of
-// B to be packed and, per unit, for the same tiles to be done with the
-// previous kc block. Waiting threads spin briefly, then yield to the
-// operating system.
+// Problems of at least 8e6 flops (2*m*n*k, about 160^3) run on
+// runtime.GOMAXPROCS(0) goroutines (see Threads); smaller ones run on the
+// caller's goroutine. The goroutines are reused between calls; an idle one
+// spins for 50 µs before it parks, so that back-to-back calls start at
+// once. The threads claim units of work from atomic counters, so a thread
+// slowed down by another process does not hold the others back. When B is
+// not transposed (read in place) a unit is a chunk of rows of C (about 8
+// per thread) computed whole, and the threads never wait for each other
+// before the end of the call. Otherwise the threads also claim micro-panels
+// of B to pack; they then wait for a block of B to be packed and, per unit
+// (row chunks, or groups of B micro-panels when C has few rows), for the
+// same tiles to be done with the previous kc block. Waiting threads spin
+// briefly, then yield to the operating system.
 package gemm
 
 import (
