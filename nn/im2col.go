@@ -72,6 +72,8 @@ func im2colSame(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, pa
 				dst := row[olo*w : ohi*w]
 				start := (olo+ki-pad)*w + shift
 				switch {
+				case shift >= w || -shift >= w:
+					clear(dst) // every tap of this row falls outside the image
 				case shift == 0:
 					copy(dst, img[start:start+len(dst)])
 				case shift < 0:
@@ -79,13 +81,17 @@ func im2colSame(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, pa
 					// the image.
 					copy(dst[-shift:], img[start-shift:start+len(dst)])
 					for r := 0; r < len(dst); r += w {
-						clear(dst[r : r-shift])
+						for q := r; q < r-shift; q++ {
+							dst[q] = 0 // a call to clear costs more for 1-3 elements
+						}
 					}
 				default:
 					// The last shift columns of each row fall right of it.
 					copy(dst[:len(dst)-shift], img[start:start+len(dst)-shift])
 					for r := w; r <= len(dst); r += w {
-						clear(dst[r-shift : r])
+						for q := r - shift; q < r; q++ {
+							dst[q] = 0
+						}
 					}
 				}
 			}

@@ -206,7 +206,7 @@ func TestChannelMajorGrad(t *testing.T) {
 func TestIm2colSame(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 9))
 	for _, tc := range []struct{ c, h, w, k, p int }{
-		{2, 5, 4, 3, 1}, {1, 1, 1, 3, 1}, {3, 6, 6, 5, 2}, {2, 4, 7, 1, 0}, {1, 2, 3, 3, 1}, {2, 3, 3, 7, 3},
+		{2, 5, 4, 3, 1}, {1, 1, 1, 3, 1}, {3, 6, 6, 5, 2}, {2, 4, 7, 1, 0}, {1, 2, 3, 3, 1}, {2, 3, 3, 7, 3}, {1, 4, 2, 7, 3}, {1, 2, 1, 5, 2},
 	} {
 		src := randTensor(r, tc.c, tc.h, tc.w).Data()
 		oh := ConvOutSize(tc.h, tc.k, 1, tc.p)
@@ -335,6 +335,61 @@ func TestBatchNormAddReLUGrad(t *testing.T) {
 		b := AddRelu(nil, bn.Forward(nil, x), res).Value.Contiguous().Data()
 		if !equal(a, b) {
 			t.Errorf("%s: differs from Forward + AddRelu", name)
+		}
+	}
+}
+
+// TestIm2colRandom compares im2col (both paths) with its definition and
+// col2im with its adjoint on random geometries.
+func TestIm2colRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for it := 0; it < 300; it++ {
+		c, h, w := 1+r.IntN(3), 1+r.IntN(7), 1+r.IntN(7)
+		k := 1 + r.IntN(5)
+		s := 1 + r.IntN(3)
+		p := r.IntN(k)
+		oh, ow := ConvOutSize(h, k, s, p), ConvOutSize(w, k, s, p)
+		if oh <= 0 || ow <= 0 {
+			continue
+		}
+		src := randTensor(r, c, h, w).Data()
+		n := oh * ow
+		got := make([]float32, c*k*k*n)
+		for i := range got {
+			got[i] = 99
+		}
+		im2col(got, n, src, h*w, c, h, w, k, k, s, p)
+		for ci := range c {
+			for ki := range k {
+				for kj := range k {
+					for oi := range oh {
+						for oj := range ow {
+							ih, iw := oi*s-p+ki, oj*s-p+kj
+							var want float32
+							if ih >= 0 && ih < h && iw >= 0 && iw < w {
+								want = src[(ci*h+ih)*w+iw]
+							}
+							if g := got[((ci*k+ki)*k+kj)*n+oi*ow+oj]; g != want {
+								t.Fatalf("c%d h%d w%d k%d s%d p%d: col[%d,%d,%d][%d,%d] = %g, want %g", c, h, w, k, s, p, ci, ki, kj, oi, oj, g, want)
+							}
+						}
+					}
+				}
+			}
+		}
+		// <im2col(x), y> == <x, col2im(y)>.
+		y := randTensor(r, c*k*k*n).Data()
+		back := make([]float32, c*h*w)
+		col2im(back, h*w, y, n, c, h, w, k, k, s, p)
+		var lhs, rhs float64
+		for i := range y {
+			lhs += float64(got[i]) * float64(y[i])
+		}
+		for i := range back {
+			rhs += float64(src[i]) * float64(back[i])
+		}
+		if d := lhs - rhs; d > 1e-3 || d < -1e-3 {
+			t.Fatalf("c%d h%d w%d k%d s%d p%d: col2im is not the adjoint of im2col: %g vs %g", c, h, w, k, s, p, lhs, rhs)
 		}
 	}
 }
