@@ -236,3 +236,35 @@ func TestEMAUpdate(t *testing.T) {
 		t.Errorf("ema: got %v, want %v", pa[0], want)
 	}
 }
+
+// TestVariants runs the Appendix F.3 ablation settings and the other
+// options that change the computation for a few steps each.
+func TestVariants(t *testing.T) {
+	tb := newToy(16, 8)
+	for _, tc := range []struct {
+		method, negatives string
+		eps               float64
+		memoryFrom        string
+		policy            string
+	}{
+		{"dsimclr", NegBatch, 1, "step", "duel"},
+		{"dsimclr", NegMemory, 0, "step", "duel"},
+		{"dsimclr", NegMixed, 0, "target", "random"},
+		{"dmoco", NegMixed, 1, "target", "reservoir"},
+		{"dmoco", NegMemory, 0, "step", "duel"},
+		{"moco", NegBatch, 1, "step", "fifo"},
+	} {
+		t.Run(tc.method+"/"+tc.negatives+"/"+tc.memoryFrom, func(t *testing.T) {
+			cfg := methodConfig(t, tc.method, toyConfig(tb))
+			cfg.Negatives, cfg.Eps, cfg.MemoryFrom, cfg.Policy = tc.negatives, tc.eps, tc.memoryFrom, tc.policy
+			m, err := New(tc.method, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			train(t, m, tb, 3, 1e-3)
+			if m.Memory().Len() != 24 {
+				t.Errorf("memory holds %d rows", m.Memory().Len())
+			}
+		})
+	}
+}
