@@ -33,9 +33,7 @@ func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	y := a.tensor(cm, x.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
-		for i, v := range xd[lo:hi] {
-			yd[lo+i] = max(v, 0)
-		}
+		affineReLU(yd[lo:hi], xd[lo:hi], 0, 1, 0) // (x-0)*1+0 = x
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		defer a.release(out.Grad)
@@ -72,9 +70,7 @@ func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	y := ar.tensor(cm, a.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			yd[i] = max(ad[i]+bd[i], 0)
-		}
+		affineAddReLU(yd[lo:hi], ad[lo:hi], bd[lo:hi], 0, 1, 0)
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		defer ar.release(out.Grad)
@@ -115,8 +111,9 @@ func addGrad(v *autograd.Var, g *tensor.Tensor) {
 }
 
 // reluMask writes (or adds, with acc) dy where y > 0 and 0 elsewhere into
-// dx, without branches: y is a ReLU output (>= 0), so y > 0 exactly when
-// its bits are non-zero, and -bits >> 31 is then an all-ones mask.
+// dx, without branches (maskPositive; when accumulating: y is a ReLU
+// output (>= 0), so y > 0 exactly when its bits are non-zero, and
+// -bits >> 31 is then an all-ones mask).
 func reluMask(dx, dy, y []float32, acc bool) {
 	dy, y = dy[:len(dx)], y[:len(dx)]
 	if acc {
@@ -126,8 +123,5 @@ func reluMask(dx, dy, y []float32, acc bool) {
 		}
 		return
 	}
-	for i, g := range dy {
-		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
-		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
-	}
+	maskPositive(dx, dy, y)
 }

@@ -98,25 +98,16 @@ func bnApply(xd, yd, res, mean, invstd, gamma, beta []float32, g bnGeom, relu bo
 			src, dst := xd[p*s:(p+1)*s], yd[p*s:(p+1)*s]
 			switch {
 			case res != nil && relu:
-				r := res[p*s : (p+1)*s]
-				for j, v := range src {
-					dst[j] = max((v-mu)*a+b+r[j], 0)
-				}
-				continue
+				affineAddReLU(dst, src, res[p*s:(p+1)*s], mu, a, b)
 			case res != nil:
 				r := res[p*s : (p+1)*s]
 				for j, v := range src {
 					dst[j] = (v-mu)*a + b + r[j]
 				}
-				continue
 			case relu:
-				for j, v := range src {
-					dst[j] = max((v-mu)*a+b, 0)
-				}
-				continue
-			}
-			for j, v := range src {
-				dst[j] = (v-mu)*a + b
+				affineReLU(dst, src, mu, a, b)
+			default:
+				affine(dst, src, mu, a, b)
 			}
 		}
 	})
@@ -212,8 +203,16 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 					ar.putScratch(row)
 					continue
 				}
-				reluMask(dr, gr, mr, false)
-				bnDx(dr, xr, dr, nil, scale, is, mean[k], float32(sdy[k])/cnt, float32(sdyx[k])/cnt, training)
+				maskPositive(dr, gr, mr)
+				if training {
+					bnDxTrain(dr, xr, dr, scale, is, mean[k], float32(sdy[k])/cnt, float32(sdyx[k])/cnt)
+				} else {
+					affine(dr, dr, 0, scale, 0)
+				}
+				continue
+			}
+			if !training && !acc {
+				affine(dr, gr, 0, scale, 0) // dy * scale
 				continue
 			}
 			if !training {
@@ -237,9 +236,7 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 				}
 				continue
 			}
-			for j, gv := range gr {
-				dr[j] = scale * (gv - mdy - (xr[j]-mu)*is*mdyx)
-			}
+			bnDxTrain(dr, xr, gr, scale, is, mu, mdy, mdyx)
 		}
 	})
 }

@@ -1,0 +1,102 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestVecKernels checks that the dispatched loops (assembly where
+// available) compute bit for bit what the Go references compute, on odd
+// lengths, empty slices, zeros, negative zeros and infinities.
+func TestVecKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch r.IntN(12) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			case 2:
+				v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+			default:
+				v[i] = float32(r.NormFloat64() * 3)
+			}
+		}
+		return v
+	}
+	same := func(a, b []float32) int {
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+				return i
+			}
+		}
+		return -1
+	}
+	t.Logf("elementwise kernels: %s", vecISA)
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1027} {
+		x, y := vals(n), vals(n)
+		mu, a, b := float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+		got, want := make([]float32, n), make([]float32, n)
+		check := func(name string) {
+			if i := same(got, want); i >= 0 {
+				t.Errorf("%s n=%d: element %d = %g (%#x), reference %g (%#x)", name, n, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+		affine(got, x, mu, a, b)
+		affineGo(want, x, mu, a, b)
+		check("affine")
+		affineReLU(got, x, mu, a, b)
+		affineReLUGo(want, x, mu, a, b)
+		check("affineReLU")
+		affineAddReLU(got, x, y, mu, a, b)
+		affineAddReLUGo(want, x, y, mu, a, b)
+		check("affineAddReLU")
+		maskPositive(got, x, y)
+		maskPositiveGo(want, x, y)
+		check("maskPositive")
+		d, e := float32(r.NormFloat64()), float32(r.NormFloat64())
+		bnDxTrain(got, x, y, a, b, mu, d, e)
+		bnDxGo(want, x, y, a, b, mu, d, e)
+		check("bnDx")
+		// In place (dx aliases dy).
+		copy(got, y)
+		copy(want, y)
+		bnDxTrain(got, x, got, a, b, mu, d, e)
+		bnDxGo(want, x, want, a, b, mu, d, e)
+		check("bnDx in place")
+	}
+}
+
+func BenchmarkVec(b *testing.B) {
+	x, y, d := make([]float32, 1<<14), make([]float32, 1<<14), make([]float32, 1<<14)
+	for i := range x {
+		x[i], y[i] = float32(i%7)-3, float32(i%5)-2
+	}
+	b.Run("affineReLU", func(b *testing.B) {
+		for b.Loop() {
+			affineReLU(d, x, 0.5, 1.5, 0.1)
+		}
+		b.SetBytes(8 << 14)
+	})
+	b.Run("affineReLU-go", func(b *testing.B) {
+		for b.Loop() {
+			affineReLUGo(d, x, 0.5, 1.5, 0.1)
+		}
+		b.SetBytes(8 << 14)
+	})
+	b.Run("bnDx", func(b *testing.B) {
+		for b.Loop() {
+			bnDxTrain(d, x, y, 0.5, 1.5, 0.1, 0.2, 0.3)
+		}
+		b.SetBytes(12 << 14)
+	})
+	b.Run("bnDx-go", func(b *testing.B) {
+		for b.Loop() {
+			bnDxGo(d, x, y, 0.5, 1.5, 0.1, 0.2, 0.3)
+		}
+		b.SetBytes(12 << 14)
+	})
+}
