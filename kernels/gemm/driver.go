@@ -50,7 +50,7 @@ func sgemm(kn *kernel, p problem) {
 // for block g-1, since C accumulates over the kc blocks in order. There is
 // no other barrier.
 func (c *call) run(t int) {
-	if c.splitM && c.directB {
+	if c.rowsOnly {
 		c.runRows(t)
 		return
 	}
@@ -133,7 +133,10 @@ func (c *call) run(t int) {
 // threads: B is read in place and the threads split the rows of C. A thread
 // claims a chunk of rows and computes it whole, through every block of B,
 // packing its own A (and the partial panel of B at the right edge, if any).
-// The threads never wait for each other until the end of the call.
+// The threads never wait for each other until the end of the call. Each
+// chunk reads all of B, so this is used only while B fits well in L3 (see
+// rowsOnlyMaxB); otherwise run's block order reads each block of B from
+// memory once.
 func (c *call) runRows(t int) {
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr

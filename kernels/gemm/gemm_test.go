@@ -249,6 +249,7 @@ func TestSgemmLarge(t *testing.T) {
 		{100, 97, 800, 0, 1, 0},      // B read in place, edge panels packed
 		{1000, 64, 700, 2, 1, 0.5},   // A read in place (few columns, alpha 1)
 		{45, 100, 500, 0, 1, 0},      // A read in place, threads split the columns
+		{60, 130, 16200, 0, 1, 0.5},  // B larger than rowsOnlyMaxB: block by block
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range shapes {

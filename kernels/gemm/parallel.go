@@ -21,6 +21,7 @@ type call struct {
 	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
 	directB    bool // whole micro-panels of B are read in place, not packed
 	directA    bool // whole micro-panels of A are read in place, not packed
+	rowsOnly   bool // runRows: B read in place, row chunks computed whole
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -55,6 +56,12 @@ const unitsPerThread = 8
 // directAMaxCols is the largest n for which A is read in place (see
 // getCall); chosen by measurement.
 const directAMaxCols = 256
+
+// rowsOnlyMaxB is the largest B (in bytes) for which the threads compute
+// whole row chunks of C (runRows), each reading all of B: a quarter of the
+// 32 MiB L3. Larger Bs are processed block by block, each block of B read
+// from memory once (measured: 64x576x32768 lost 20% with runRows).
+const rowsOnlyMaxB = 8 << 20
 
 // l1Crowding returns how many distinct cache lines of rows rows, ld floats
 // apart, fall into the same set of a 64-set L1 cache with 64-byte lines
@@ -101,6 +108,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	// serves only 2*n flops and packing it would cost a good part of that.
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
 		l1Crowding(p.lda, kn.mr) <= 4
+	c.rowsOnly = c.splitM && c.directB && 4*float64(p.k)*float64(p.n) <= rowsOnlyMaxB
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
 	if c.directB {
@@ -119,7 +127,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	for _, w := range c.ws[:threads] {
 		w.packA = grow(w.packA, ceilDiv(mc, kn.mr)*kn.mr*kc)
 		w.tile = grow(w.tile, kn.mr*kn.nr)
-		if c.splitM && c.directB {
+		if c.rowsOnly {
 			w.edgeB = grow(w.edgeB, kn.nr*kc)
 		}
 	}
