@@ -27,13 +27,13 @@ func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, g bnGeom) {
 				var sum float64
 				for i := grp; i < g.n; i += g.splits {
 					p := g.plane(i, ch)
-					sum += float64(sum32(xd[p*s : (p+1)*s]))
+					sum += float64(sum8(xd[p*s : (p+1)*s]))
 				}
 				mu := sum / cnt
 				var sq float64
 				for i := grp; i < g.n; i += g.splits {
 					p := g.plane(i, ch)
-					sq += float64(sqDev32(xd[p*s:(p+1)*s], float32(mu)))
+					sq += float64(sqDev8(xd[p*s:(p+1)*s], float32(mu)))
 				}
 				v := sq / cnt
 				mean[grp*c+ch] = float32(mu)
@@ -48,40 +48,6 @@ func (bn *BatchNorm) batchStats(xd, mean, invstd []float32, g bnGeom) {
 		rv[ch] = float32((1-m)*float64(rv[ch]) + m*bvar[ch])
 	}
 	bn.NumBatch.Tensor.Data()[0]++
-}
-
-// sum32 returns the sum of x.
-func sum32(x []float32) float32 {
-	var a0, a1, a2, a3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		a0 += x[i]
-		a1 += x[i+1]
-		a2 += x[i+2]
-		a3 += x[i+3]
-	}
-	for ; i < len(x); i++ {
-		a0 += x[i]
-	}
-	return (a0 + a1) + (a2 + a3)
-}
-
-// sqDev32 returns the sum of (x - mu)^2.
-func sqDev32(x []float32, mu float32) float32 {
-	var a0, a1, a2, a3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		d0, d1, d2, d3 := x[i]-mu, x[i+1]-mu, x[i+2]-mu, x[i+3]-mu
-		a0 += d0 * d0
-		a1 += d1 * d1
-		a2 += d2 * d2
-		a3 += d3 * d3
-	}
-	for ; i < len(x); i++ {
-		d := x[i] - mu
-		a0 += d * d
-	}
-	return (a0 + a1) + (a2 + a3)
 }
 
 // bnApply writes y = (x - mean) * invstd * gamma + beta, plus res when
@@ -133,17 +99,9 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 					xr, gr := xd[off:off+s], dy[off:off+s]
 					var ra, rb float32
 					if mask != nil {
-						mr := mask[off : off+s]
-						for j, gv := range gr {
-							gv = reluGrad(gv, mr[j])
-							ra += gv
-							rb += gv * (xr[j] - mu)
-						}
+						ra, rb = bnSumsMasked(gr, xr, mask[off:off+s], mu)
 					} else {
-						for j, gv := range gr {
-							ra += gv
-							rb += gv * (xr[j] - mu)
-						}
+						ra, rb = bnSums(gr, xr, mu)
 					}
 					a += float64(ra)
 					bb += float64(rb)
@@ -239,12 +197,6 @@ func (ar *Arena) bnBackward(x, w, b *autograd.Var, xd, dy, mask, mean, invstd []
 			bnDxTrain(dr, xr, gr, scale, is, mu, mdy, mdyx)
 		}
 	})
-}
-
-// reluGrad returns g where the ReLU output y is positive and 0 elsewhere.
-func reluGrad(g, y float32) float32 {
-	m := uint32(-int32(math.Float32bits(y)) >> 31)
-	return math.Float32frombits(math.Float32bits(g) & m)
 }
 
 // bnDx writes one plane of the input gradient: dx = scale*dy with running

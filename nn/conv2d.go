@@ -179,7 +179,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {
 				for ch := range c.Out {
-					db[ch] += sum32(dy[ch*ldy : (ch+1)*ldy])
+					db[ch] += sum8(dy[ch*ldy : (ch+1)*ldy])
 				}
 			}
 		}

@@ -61,3 +61,95 @@ func relu32(v float32) float32 {
 	b := math.Float32bits(v)
 	return math.Float32frombits(b &^ uint32(int32(b)>>31))
 }
+
+// The reductions below add in 8 lanes (lane j takes the elements i ≡ j mod
+// 8 of the whole blocks of 8), combine the lanes as (j, j+4), then (0, 2)
+// and (1, 3), then (0, 1), and add the tail in order: the order of the
+// AVX2 version, so that both give the same bits.
+
+// hsum8 combines 8 lane sums in the kernels' order.
+func hsum8(acc *[8]float32) float32 {
+	s0, s1, s2, s3 := acc[0]+acc[4], acc[1]+acc[5], acc[2]+acc[6], acc[3]+acc[7]
+	return (s0 + s2) + (s1 + s3)
+}
+
+// sum8Go returns the sum of x.
+func sum8Go(x []float32) float32 {
+	var acc [8]float32
+	n := len(x) &^ 7
+	for i := 0; i < n; i += 8 {
+		for j := range 8 {
+			acc[j] += x[i+j]
+		}
+	}
+	s := hsum8(&acc)
+	for _, v := range x[n:] {
+		s += v
+	}
+	return s
+}
+
+// sqDev8Go returns the sum of (x[i]-mu)^2.
+func sqDev8Go(x []float32, mu float32) float32 {
+	var acc [8]float32
+	n := len(x) &^ 7
+	for i := 0; i < n; i += 8 {
+		for j := range 8 {
+			d := x[i+j] - mu
+			acc[j] += d * d
+		}
+	}
+	s := hsum8(&acc)
+	for _, v := range x[n:] {
+		d := v - mu
+		s += d * d
+	}
+	return s
+}
+
+// bnSumsGo returns the sums of dy[i] and of dy[i]*(x[i]-mu).
+func bnSumsGo(dy, x []float32, mu float32) (s, sx float32) {
+	x = x[:len(dy)]
+	var a, b [8]float32
+	n := len(dy) &^ 7
+	for i := 0; i < n; i += 8 {
+		for j := range 8 {
+			g := dy[i+j]
+			a[j] += g
+			b[j] += g * (x[i+j] - mu)
+		}
+	}
+	s, sx = hsum8(&a), hsum8(&b)
+	for i := n; i < len(dy); i++ {
+		s += dy[i]
+		sx += dy[i] * (x[i] - mu)
+	}
+	return s, sx
+}
+
+// bnSumsMaskedGo is bnSumsGo with dy[i] counted only where y[i] > 0.
+func bnSumsMaskedGo(dy, x, y []float32, mu float32) (s, sx float32) {
+	x, y = x[:len(dy)], y[:len(dy)]
+	mask := func(g, y float32) float32 {
+		if y > 0 {
+			return g
+		}
+		return 0
+	}
+	var a, b [8]float32
+	n := len(dy) &^ 7
+	for i := 0; i < n; i += 8 {
+		for j := range 8 {
+			g := mask(dy[i+j], y[i+j])
+			a[j] += g
+			b[j] += g * (x[i+j] - mu)
+		}
+	}
+	s, sx = hsum8(&a), hsum8(&b)
+	for i := n; i < len(dy); i++ {
+		g := mask(dy[i], y[i])
+		s += g
+		sx += g * (x[i] - mu)
+	}
+	return s, sx
+}

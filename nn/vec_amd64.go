@@ -72,3 +72,43 @@ func bnDxTrain(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32) {
 	}
 	bnDxGo(dx, x, dy, scale, is, mu, mdy, mdyx)
 }
+
+//go:noescape
+func sum8AVX2(x []float32) (s float32)
+
+//go:noescape
+func sqDev8AVX2(x []float32, mu float32) (s float32)
+
+//go:noescape
+func bnSumsAVX2(dy, x []float32, mu float32) (s, sx float32)
+
+//go:noescape
+func bnSumsMaskedAVX2(dy, x, y []float32, mu float32) (s, sx float32)
+
+func sum8(x []float32) float32 {
+	if useAVX2 {
+		return sum8AVX2(x)
+	}
+	return sum8Go(x)
+}
+
+func sqDev8(x []float32, mu float32) float32 {
+	if useAVX2 {
+		return sqDev8AVX2(x, mu)
+	}
+	return sqDev8Go(x, mu)
+}
+
+func bnSums(dy, x []float32, mu float32) (float32, float32) {
+	if useAVX2 {
+		return bnSumsAVX2(dy, x[:len(dy)], mu)
+	}
+	return bnSumsGo(dy, x, mu)
+}
+
+func bnSumsMasked(dy, x, y []float32, mu float32) (float32, float32) {
+	if useAVX2 {
+		return bnSumsMaskedAVX2(dy, x[:len(dy)], y[:len(dy)], mu)
+	}
+	return bnSumsMaskedGo(dy, x, y, mu)
+}

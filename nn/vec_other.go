@@ -12,3 +12,10 @@ func bnDxTrain(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32) {
 
 // vecISA names the elementwise kernels in use.
 const vecISA = "generic"
+
+func sum8(x []float32) float32                              { return sum8Go(x) }
+func sqDev8(x []float32, mu float32) float32                { return sqDev8Go(x, mu) }
+func bnSums(dy, x []float32, mu float32) (float32, float32) { return bnSumsGo(dy, x, mu) }
+func bnSumsMasked(dy, x, y []float32, mu float32) (float32, float32) {
+	return bnSumsMaskedGo(dy, x, y, mu)
+}

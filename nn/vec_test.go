@@ -67,7 +67,35 @@ func TestVecKernels(t *testing.T) {
 		bnDxTrain(got, x, got, a, b, mu, d, e)
 		bnDxGo(want, x, want, a, b, mu, d, e)
 		check("bnDx in place")
+		sums := func(name string, g, w [2]float32) {
+			if math.Float32bits(g[0]) != math.Float32bits(w[0]) || math.Float32bits(g[1]) != math.Float32bits(w[1]) {
+				if !(g[0] != g[0] && w[0] != w[0]) && !(g[1] != g[1] && w[1] != w[1]) {
+					t.Errorf("%s n=%d: %v, reference %v", name, n, g, w)
+				}
+			}
+		}
+		// Finite values only for the reductions (inf-inf is NaN either way).
+		fx, fy, fm := finite(x), finite(y), finite(vals(n))
+		sums("sum8", [2]float32{sum8(fx)}, [2]float32{sum8Go(fx)})
+		sums("sqDev8", [2]float32{sqDev8(fx, mu)}, [2]float32{sqDev8Go(fx, mu)})
+		g0, g1 := bnSums(fy, fx, mu)
+		w0, w1 := bnSumsGo(fy, fx, mu)
+		sums("bnSums", [2]float32{g0, g1}, [2]float32{w0, w1})
+		g0, g1 = bnSumsMasked(fy, fx, fm, mu)
+		w0, w1 = bnSumsMaskedGo(fy, fx, fm, mu)
+		sums("bnSumsMasked", [2]float32{g0, g1}, [2]float32{w0, w1})
 	}
+}
+
+// finite returns a copy of v with infinities replaced by 1.
+func finite(v []float32) []float32 {
+	out := append([]float32(nil), v...)
+	for i, x := range out {
+		if math.IsInf(float64(x), 0) {
+			out[i] = 1
+		}
+	}
+	return out
 }
 
 func BenchmarkVec(b *testing.B) {
