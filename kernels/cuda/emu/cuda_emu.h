@@ -159,10 +159,15 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                     f.ctx.uc_link = nullptr;
                     makecontext(&f.ctx, trampoline, 0);
                 }
-                // Round robin over runnable fibers until all are done.
-                for (;;) {
+                // Round robin over runnable fibers until all are done,
+                // alternating the direction (and starting point) of the
+                // rounds, so that a missing barrier between a write and a
+                // read of another thread shows in either order.
+                for (unsigned round = 0;; round++) {
                     bool ran = false, left = false;
-                    for (unsigned t = 0; t < n; t++) {
+                    const unsigned start = (round * 7919u) % n;
+                    for (unsigned q = 0; q < n; q++) {
+                        const unsigned t = (round & 1) ? (start + n - q) % n : (start + q) % n;
                         Fiber& f = b.fibers[t];
                         if (f.done) continue;
                         left = true;
