@@ -10,8 +10,9 @@ folded into the affine grid, RandomApply(ColorJitter(0.4, 0.4, 0.4, 0.1),
 p=0.5) (brightness, contrast, saturation, hue through HSV, per-image factors,
 one random op order per batch, computed for all images and selected with a
 mask), RandomGrayscale(0.2) and Normalize. It prints views per second
-(median of --repeats) and, with --duelctl BIN, runs `BIN bench data` and
-prints the ratio Go / PyTorch.
+(median of --repeats) and, with --duelctl BIN, runs `BIN bench data` after
+each PyTorch round (so both sides see the same load) and prints the ratio
+Go / PyTorch of the medians.
 
     /usr/bin/python3 bench/data_pytorch.py --duelctl ./duelctl
 
@@ -152,21 +153,26 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    rates = []
+    rates, go_rates = [], []
     for r in range(a.repeats):
+        # Alternate the two sides so that both see the same machine load.
         rates.append(run(a.batch, a.size, a.seconds))
-        print(f"pytorch repeat {r + 1}: {rates[-1]:.0f} views/s")
+        line = f"round {r + 1}: pytorch {rates[-1]:.0f} views/s"
+        if a.duelctl:
+            res = subprocess.run([a.duelctl, "bench", "data", "--json", "--batch", str(a.batch), "--size", str(a.size),
+                                  "--seconds", str(a.seconds), "--repeats", "1"],
+                                 check=True, capture_output=True, text=True)
+            go_rates.append(json.loads(res.stdout.strip().splitlines()[-1])["views_per_s"])
+            line += f", go {go_rates[-1]:.0f} views/s"
+        print(line)
     pt = statistics.median(rates)
     out = {"pytorch_views_per_s": pt, "threads": a.threads, "batch": a.batch}
     print(f"pytorch ({a.threads} threads, batch {a.batch}): median {pt:.0f} views/s")
     if a.duelctl:
-        res = subprocess.run([a.duelctl, "bench", "data", "--json", "--batch", str(a.batch), "--size", str(a.size),
-                              "--seconds", str(a.seconds), "--repeats", str(a.repeats)],
-                             check=True, capture_output=True, text=True)
-        go = json.loads(res.stdout.strip().splitlines()[-1])
-        out["go_views_per_s"] = go["views_per_s"]
-        out["ratio"] = go["views_per_s"] / pt
-        print(f"go: median {go['views_per_s']:.0f} views/s; ratio go/pytorch {out['ratio']:.2f}")
+        go = statistics.median(go_rates)
+        out["go_views_per_s"] = go
+        out["ratio"] = go / pt
+        print(f"go: median {go:.0f} views/s; ratio go/pytorch {out['ratio']:.2f}")
     print(json.dumps(out))
 
 
