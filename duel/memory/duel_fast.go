@@ -77,6 +77,20 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		f.selected[c] = c < k
 	}
 
+	// The older rows' dots with the batch, transposed for the block (see
+	// commit), are prepared on another goroutine while the score passes,
+	// which are sequential, run.
+	var colT []int32
+	var wg sync.WaitGroup
+	if f.block != nil {
+		colT = f.spareCols(k * b)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			transposeCols(colT, f.dots, k, b, w)
+		}()
+	}
+
 	evicted := make([]int, b)
 	f.gone = f.gone[:0]
 	J := f.bestSlot()
@@ -88,7 +102,8 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		}
 		J = f.replace(J, i, b, adm == Protected)
 	}
-	f.commit(b)
+	wg.Wait()
+	f.commit(b, colT)
 	f.gen = a.gen + 1
 	return evicted
 }
@@ -124,25 +139,11 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 
 	// Rows held: with q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)"
 	// is score += (d(i,c) - d(J,c))*qUnit. The new row's score needs the
-	// sum of d(i,c) over the rows held: the sum over all slots (in four
-	// parts, to break the chain of dependent additions) minus the slots
-	// gone. All of this is exact (see similarity.go): it equals the
-	// reference's arithmetic bit for bit.
-	var dsum [4]float64
-	bestMem, best := -1, math.Inf(-1)
-	memScore, memIns, rank := score[:k], ins[:k], f.rank[:k]
-	for c, d := range memIns {
-		s := memScore[c] + (float64(d)-float64(del[c]))*qUnit
-		memScore[c] = s
-		dsum[c&3] += float64(d)
-		if s >= best && (s > best || bestMem < 0 || rank[c] < rank[bestMem]) {
-			bestMem, best = c, s
-		}
-	}
-	if math.IsInf(best, -1) {
-		bestMem = -1 // no row held is left (a batch larger than the memory)
-	}
-	sumD := dsum[0] + dsum[1] + dsum[2] + dsum[3]
+	// sum of d(i,c) over the rows held: the sum over all slots minus the
+	// slots gone. scorePass runs this pass eight slots at a time. All of
+	// this is exact (see similarity.go): it equals the reference's
+	// arithmetic bit for bit.
+	bestMem, sumD := scorePass(score[:k], ins[:k], del, f.rank[:k])
 	for _, c := range f.gone {
 		sumD -= float64(ins[c])
 	}
@@ -202,8 +203,9 @@ func (f *fastDUEL) dotsOf(J, w int) []int32 {
 
 // commit moves the batch rows that entered into the slots freed by the
 // evicted rows and updates order, rank and block, so that the state
-// describes the memory after the update.
-func (f *fastDUEL) commit(b int) {
+// describes the memory after the update. colT holds the dots of every slot
+// with every batch row, transposed (K x B), when there is a block.
+func (f *fastDUEL) commit(b int, colT []int32) {
 	k, w := f.k, f.k+b
 	order := make([]int, 0, k)
 	var freed []int
@@ -248,29 +250,44 @@ func (f *fastDUEL) commit(b int) {
 	})
 	// Columns of the new slots: the older rows' dots with the newcomers.
 	// Writing them into the block now would scatter B values into every
-	// row; instead they are kept transposed (one contiguous run of A values
-	// per slot), read from there when an older row is evicted (dotsOf), and
-	// folded into the block every foldEvery updates, when the newcomers of
-	// several updates fill most of each row's cache lines at once.
+	// row; instead they are kept transposed (one contiguous run of B values
+	// per slot, prepared by update during the score passes), read from
+	// there when an older row is evicted (dotsOf), and folded into the
+	// block every foldEvery updates, when the newcomers of several updates
+	// fill most of each row's cache lines at once.
 	f.tick++
-	cols := recentCols{tick: f.tick, slots: make([]int, len(arrived))}
-	for a, in := range arrived {
-		f.arrival[in.slot] = f.tick
-		cols.slots[a] = in.slot
+	cols := recentCols{tick: f.tick, slots: make([]int, b), colT: colT}
+	for bp := range cols.slots {
+		cols.slots[bp] = -1 // did not enter
 	}
-	n := len(arrived)
-	cols.colT = f.spareCols(k * n)
-	parallelRows(k, func(c0, c1 int) {
-		for c := c0; c < c1; c++ {
-			dst := cols.colT[c*n : (c+1)*n]
-			for a, in := range arrived {
-				dst[a] = f.dots[in.bp*w+c]
-			}
-		}
-	})
+	for _, in := range arrived {
+		f.arrival[in.slot] = f.tick
+		cols.slots[in.bp] = in.slot
+	}
 	f.recent = append(f.recent, cols)
 	if len(f.recent) == foldEvery {
 		f.fold()
+	}
+}
+
+// transposeCols writes colT[c*b+bp] = dots[bp*w+c] for c < k, bp < b,
+// eight rows of dots at a time: eight sequential reads, and 32 contiguous
+// bytes written per row of colT.
+func transposeCols(colT, dots []int32, k, b, w int) {
+	bp := 0
+	for ; bp+8 <= b; bp += 8 {
+		row := func(r int) []int32 { return dots[(bp+r)*w : (bp+r)*w+k] }
+		r0, r1, r2, r3, r4, r5, r6, r7 := row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7)
+		for c := range r0 {
+			d := colT[c*b+bp : c*b+bp+8 : c*b+bp+8]
+			d[0], d[1], d[2], d[3] = r0[c], r1[c], r2[c], r3[c]
+			d[4], d[5], d[6], d[7] = r4[c], r5[c], r6[c], r7[c]
+		}
+	}
+	for ; bp < b; bp++ {
+		for c, v := range dots[bp*w : bp*w+k] {
+			colT[c*b+bp] = v
+		}
 	}
 }
 
@@ -278,9 +295,9 @@ func (f *fastDUEL) commit(b int) {
 // before they are folded into the block.
 const foldEvery = 4
 
-// recentCols holds, for the newcomers of one update (tick), the dots of
-// every slot's occupant at that time with each newcomer: colT[c*A + a] for
-// slot c and newcomer a, which took slots[a].
+// recentCols holds, for the batch of one update (tick), the dots of every
+// slot's occupant at that time with each batch row: colT[c*B + bp] for slot
+// c and batch row bp, which took slot slots[bp] (-1: it did not enter).
 type recentCols struct {
 	tick  int
 	slots []int
@@ -297,8 +314,10 @@ func (f *fastDUEL) applyRecent(row []int32, c int) {
 		}
 		n := len(r.slots)
 		src := r.colT[c*n : (c+1)*n]
-		for a, s := range r.slots {
-			row[s] = src[a]
+		for bp, s := range r.slots {
+			if s >= 0 {
+				row[s] = src[bp]
+			}
 		}
 	}
 }

@@ -1,0 +1,67 @@
+package memory
+
+import "math"
+
+// passBest is the outcome of one pass over the slots' scores: the sum of
+// the incoming row's dots with every slot and, per lane, the best slot seen
+// (highest score, ties to the lowest rank). Lane l covers the slots c with
+// c%8 == l among the first n&^7, plus, in lane 0, the tail.
+type passBest struct {
+	score [8]float64
+	rank  [8]int
+	slot  [8]int
+	dsum  [8]float64
+}
+
+// scorePass is the memory part of one DUEL step (see replace): for every
+// slot c < len(score),
+//
+//	score[c] += (ins[c] - del[c]) * qUnit
+//
+// and it returns the sum of ins and the slot with the highest new score,
+// ties to the lowest rank (-1 when every score is -Inf). The arithmetic is
+// exact, so the result does not depend on the order: the AVX-512 kernel
+// and the Go loop give the same bits.
+func scorePass(score []float64, ins, del []int32, rank []int) (best int, dsum float64) {
+	n := len(score)
+	ins, del, rank = ins[:n], del[:n], rank[:n]
+	var pb passBest
+	for l := range pb.score {
+		pb.score[l], pb.rank[l], pb.slot[l] = math.Inf(-1), math.MaxInt, -1
+	}
+	m := 0
+	if scoreAsm {
+		m = n &^ 7
+		scorePassAsm(score[:m], ins[:m], del[:m], rank[:m], &pb)
+	}
+	scorePassGo(score[m:], ins[m:], del[m:], rank[m:], m, &pb)
+	best = -1
+	for l := range pb.score {
+		dsum += pb.dsum[l]
+		if pb.slot[l] >= 0 && (best < 0 || pb.score[l] > score[best] ||
+			pb.score[l] == score[best] && pb.rank[l] < rank[best]) {
+			best = pb.slot[l]
+		}
+	}
+	if best >= 0 && math.IsInf(score[best], -1) {
+		best = -1
+	}
+	return best, dsum
+}
+
+// scorePassGo is scorePass's loop in Go over slots base.., folding its
+// results into lane 0 of pb.
+func scorePassGo(score []float64, ins, del []int32, rank []int, base int, pb *passBest) {
+	bs, br, bc := pb.score[0], pb.rank[0], pb.slot[0]
+	var dsum float64
+	for c, d := range ins {
+		s := score[c] + (float64(d)-float64(del[c]))*qUnit
+		score[c] = s
+		dsum += float64(d)
+		if s > bs || s == bs && rank[c] < br {
+			bs, br, bc = s, rank[c], base+c
+		}
+	}
+	pb.score[0], pb.rank[0], pb.slot[0] = bs, br, bc
+	pb.dsum[0] += dsum
+}
