@@ -13,6 +13,10 @@
 // "use --device cpu"), nothing is registered, and the tests that need a
 // GPU skip.
 //
+// Only device 0 backs tensors: the registry dispatches on the device's name
+// prefix, so a tensor on "cuda:1" would also live on device 0. Use Open for
+// other devices' DUELUpdate.
+//
 // The tensor.Backend interface has no error results, so the backend panics
 // (with the driver's error, e.g. CUDA_ERROR_OUT_OF_MEMORY) when a driver
 // call fails during an operation; use Available before choosing the device.
