@@ -284,7 +284,7 @@ func ptxasSummary(w *bytes.Buffer, src string, arch int, out string) error {
 			}
 		}
 		if m := usedRE.FindStringSubmatch(l); m != nil && name != "" {
-			fmt.Fprintf(w, "%-16s %-16s sm_%d  %3s registers  stack %s B  spill stores %s B  spill loads %s B %s\n",
+			fmt.Fprintf(w, "%-16s %-16s sm_%d  %3s registers  stack %s B  spill stores %s B  spill loads %s B  (%s)\n",
 				src, name, arch, m[1], frame, st, ld, strings.TrimLeft(m[2], ", "))
 			name = ""
 		}
