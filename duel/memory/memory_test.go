@@ -329,3 +329,34 @@ func TestDistinctivenessMatchesDUEL(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeCheckValues pins the safe update's estimate on ideal features
+// (x and y orthogonal: q = 1 within a class, 1/2 across) against values
+// worked out by hand. The batch (3 x, 1 y) is the sample of D_t. Before:
+// memory x2 y2, every row has mean q 3/4. Under a stream that is mostly x,
+// information grows when x rows leave: x1 y3 is safe, x3 y1 is not, and
+// an update that leaves the classes as they were changes nothing.
+func TestSafeCheckValues(t *testing.T) {
+	x, y := []float32{1, 0}, []float32{0, 1}
+	rows := slices.Concat(x, x, y, y)
+	batch := slices.Concat(x, x, x, y)
+	info := func(px, py float64) float64 { return -(0.75*math.Log(px) + 0.25*math.Log(py)) }
+	before := -math.Log(0.75)
+	for _, tc := range []struct {
+		name string
+		keep []int // rows held 0-3, then batch rows 4-7
+		want float64
+	}{
+		{"x2 y2 (batch x replaces x)", []int{1, 2, 3, 4}, before},
+		{"x3 y1", []int{0, 1, 2, 4}, info(3.5/4, 2.5/4)},
+		{"x1 y3", []int{0, 2, 3, 7}, info(2.5/4, 3.5/4)},
+	} {
+		b, a := SafeCheck(rows, batch, 2, tc.keep)
+		if math.Abs(b-before) > 1e-12 || math.Abs(a-tc.want) > 1e-12 {
+			t.Errorf("%s: before %v after %v, want %v %v", tc.name, b, a, before, tc.want)
+		}
+	}
+	if info(3.5/4, 2.5/4) >= before || info(2.5/4, 3.5/4) <= before {
+		t.Fatal("hand values do not order as documented")
+	}
+}
