@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // fastDUEL computes the DUEL policy as duelReference does, without
@@ -193,6 +194,7 @@ func (f *fastDUEL) dotsOf(J, w int) []int32 {
 		return f.dots[(J-k)*w : (J-k)*w+k]
 	case f.block != nil:
 		row := f.block[J*k : (J+1)*k]
+		touch(row)
 		f.applyRecent(row, J)
 		return row
 	}
@@ -256,13 +258,16 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 	// block every foldEvery updates, when the newcomers of several updates
 	// fill most of each row's cache lines at once.
 	f.tick++
-	cols := recentCols{tick: f.tick, slots: make([]int, b), colT: colT}
+	cols := recentCols{tick: f.tick, slots: make([]int32, b), colT: colT}
 	for bp := range cols.slots {
 		cols.slots[bp] = -1 // did not enter
 	}
 	for _, in := range arrived {
 		f.arrival[in.slot] = f.tick
-		cols.slots[in.bp] = in.slot
+		if in.slot >= k {
+			panic("memory: slot out of range") // scatter relies on it
+		}
+		cols.slots[in.bp] = int32(in.slot)
 	}
 	f.recent = append(f.recent, cols)
 	if len(f.recent) == foldEvery {
@@ -300,7 +305,7 @@ const foldEvery = 4
 // c and batch row bp, which took slot slots[bp] (-1: it did not enter).
 type recentCols struct {
 	tick  int
-	slots []int
+	slots []int32
 	colT  []int32
 }
 
@@ -313,12 +318,7 @@ func (f *fastDUEL) applyRecent(row []int32, c int) {
 			continue // c arrived later: its own row has these dots
 		}
 		n := len(r.slots)
-		src := r.colT[c*n : (c+1)*n]
-		for bp, s := range r.slots {
-			if s >= 0 {
-				row[s] = src[bp]
-			}
-		}
+		scatter(row[:f.k], r.colT[c*n:(c+1)*n], r.slots)
 	}
 }
 
@@ -327,7 +327,9 @@ func (f *fastDUEL) fold() {
 	k := f.k
 	parallelRows(k, func(c0, c1 int) {
 		for c := c0; c < c1; c++ {
-			f.applyRecent(f.block[c*k:(c+1)*k], c)
+			row := f.block[c*k : (c+1)*k]
+			touch(row)
+			f.applyRecent(row, c)
 		}
 	})
 	for _, r := range f.recent {
@@ -338,6 +340,20 @@ func (f *fastDUEL) fold() {
 	}
 	f.recent = f.recent[:0]
 }
+
+// touch reads one value per cache line of row, in order, so that the
+// hardware prefetcher streams the row into the cache before it is written
+// at scattered places (which alone would miss on almost every line).
+func touch(row []int32) {
+	var sink int32
+	for i := 0; i < len(row); i += 16 {
+		sink |= row[i]
+	}
+	touchSink.Store(sink)
+}
+
+// touchSink keeps touch's reads from being optimised away.
+var touchSink atomic.Int32
 
 // spareCols returns a buffer of n floats, reusing a folded one if possible.
 func (f *fastDUEL) spareCols(n int) []int32 {
