@@ -2,12 +2,14 @@ package gemm
 
 import "runtime"
 
-// minParallelFlops is the size (2*m*n*k) below which Sgemm stays on the
-// caller's goroutine. Measured with back-to-back calls (the worker still
-// spinning, see worker): 128^3 ran 1.6x faster on two threads than on one,
-// 96^3 1.4x; with a parked worker, waking it costs some 20-40 µs and 160^3
-// ran as fast on two threads as on one. 8e6 is about 160^3.
-const minParallelFlops = 8_000_000
+// MinParallelFlops is the size of a product (2*m*n*k flops) below which
+// Sgemm stays on the caller's goroutine; callers that run batches of
+// smaller products can split the batch across goroutines themselves.
+// Measured with back-to-back calls (an idle worker still spinning, see
+// worker): 128^3 ran 1.6x faster on two threads than on one, 96^3 1.4x;
+// with a parked worker, waking it costs some 20-40 µs and 160^3 ran as
+// fast on two threads as on one. 8e6 is about 2*159^3.
+const MinParallelFlops = 8_000_000
 
 // sgemm runs p with kernel kn.
 func sgemm(kn *kernel, p problem) {
@@ -20,7 +22,7 @@ func sgemm(kn *kernel, p problem) {
 		return
 	}
 	threads := 1
-	if 2*float64(p.m)*float64(p.n)*float64(p.k) >= minParallelFlops {
+	if 2*float64(p.m)*float64(p.n)*float64(p.k) >= MinParallelFlops {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	c := getCall(kn, &p, threads)
