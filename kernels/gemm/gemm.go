@@ -56,9 +56,9 @@
 //
 // # Threads
 //
-// Problems of at least MinParallelFlops (8e6 flops, 2*m*n*k, about 160^3) run on
-// runtime.GOMAXPROCS(0) goroutines (see Threads); smaller ones run on the
-// caller's goroutine. The goroutines are reused between calls; an idle one
+// Problems of at least MinParallelFlops (8e6 flops, 2*m*n*k, about 160^3)
+// run on runtime.GOMAXPROCS(0) goroutines (see Threads); smaller ones run
+// on the caller's goroutine. The goroutines are reused between calls; an idle one
 // spins for 50 µs before it parks, so that back-to-back calls start at
 // once. The threads claim units of work from atomic counters, so a thread
 // slowed down by another process does not hold the others back. When B is
