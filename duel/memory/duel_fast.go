@@ -23,9 +23,12 @@ import (
 //	recent  the newest rows' dots with the older ones, transposed, until
 //	        they are folded into block (see commit)
 //
-// and an update costs one B x (K+B) x Z SGEMM (the new rows against the
-// memory and the batch), B fused passes over the K+B scores, and the
-// bookkeeping of the block, O(K B) memory traffic.
+// and an update costs one B x (K+B) x Z product of int16 grid rows (the
+// new rows against the memory and the batch, kernels/igemm: exact int32
+// dots, see gridSet), B fused passes over the K+B scores (scorePass:
+// AVX-512, eight slots at a time), and the bookkeeping of the block, O(K B)
+// memory traffic (the batch's columns are transposed during the passes, on
+// another goroutine; scattered writes use AVX-512 scatters).
 //
 // Rows live in slots that never move; the memory order is kept apart (order,
 // rank), so that a survivor's carried data stays where it is and a new row
