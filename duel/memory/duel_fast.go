@@ -49,6 +49,8 @@ type fastDUEL struct {
 	block    []int32      // K x K grid dots between slots; nil beyond the limit
 	rowJ     []int32      // K: dots of one evicted slot (no block)
 	dots     []int32      // B x (K+B): dots of each batch row with slots and batch
+	colT     []int32      // K x B: dots transposed, being filled during an update
+	colsDone atomic.Int64 // batch rows of colT filled so far
 	gone     []int        // slots evicted during the current update
 	tick     int          // updates committed since the last rebuild
 	arrival  []int        // arrival[s]: tick at which slot s's occupant arrived
@@ -84,14 +86,19 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// The older rows' dots with the batch, transposed for the block (see
 	// commit), are prepared on another goroutine while the score passes,
 	// which are sequential, run.
+	// The passes read the evicted slot's dots with the earlier batch rows
+	// from there as soon as those rows are done (transposed, they are one
+	// contiguous run instead of a column of dots).
 	var colT []int32
 	var wg sync.WaitGroup
+	f.colsDone.Store(0)
 	if f.block != nil {
 		colT = f.spareCols(k * b)
+		f.colT = colT
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			transposeCols(colT, f.dots, k, b, w)
+			transposeCols(colT, f.dots, k, b, w, &f.colsDone)
 		}()
 	}
 
@@ -107,6 +114,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		J = f.replace(J, i, b, adm == Protected)
 	}
 	wg.Wait()
+	f.colT = nil
 	f.commit(b, colT)
 	f.gen = a.gen + 1
 	return evicted
@@ -154,11 +162,22 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	held := k - len(f.gone)
 
 	// Batch rows that entered before i: the dots of J with batch row bp are
-	// column J of dots (equal to row J's, the dot products being exact).
+	// column J of dots (equal to row J's, the dot products being exact),
+	// read from the transposed copy when a slot's is ready (see update).
+	var colJ []int32
+	if J < k && f.colT != nil && f.colsDone.Load() >= int64(i) {
+		colJ = f.colT[J*b : J*b+i]
+	}
 	bestNew := -1
 	for bp := 0; bp < i; bp++ {
 		c := k + bp
-		s := score[c] + (float64(ins[c])-float64(f.dots[bp*w+J]))*qUnit
+		var dJ int32
+		if colJ != nil {
+			dJ = colJ[bp]
+		} else {
+			dJ = f.dots[bp*w+J]
+		}
+		s := score[c] + (float64(ins[c])-float64(dJ))*qUnit
 		score[c] = s
 		if f.selected[c] {
 			sumD += float64(ins[c])
@@ -281,7 +300,9 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 // transposeCols writes colT[c*b+bp] = dots[bp*w+c] for c < k, bp < b,
 // eight rows of dots at a time: eight sequential reads, and 32 contiguous
 // bytes written per row of colT.
-func transposeCols(colT, dots []int32, k, b, w int) {
+//
+// It stores in done the number of batch rows transposed so far.
+func transposeCols(colT, dots []int32, k, b, w int, done *atomic.Int64) {
 	bp := 0
 	for ; bp+8 <= b; bp += 8 {
 		row := func(r int) []int32 { return dots[(bp+r)*w : (bp+r)*w+k] }
@@ -291,6 +312,7 @@ func transposeCols(colT, dots []int32, k, b, w int) {
 			d[0], d[1], d[2], d[3] = r0[c], r1[c], r2[c], r3[c]
 			d[4], d[5], d[6], d[7] = r4[c], r5[c], r6[c], r7[c]
 		}
+		done.Store(int64(bp + 8))
 	}
 	for ; bp < b; bp++ {
 		for c, v := range dots[bp*w : bp*w+k] {
