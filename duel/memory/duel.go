@@ -38,7 +38,7 @@ type DUEL struct {
 	// Admission says whether new rows compete within their batch.
 	Admission Admission
 	// MaxBlockBytes bounds the memory spent on the carried K x K
-	// similarities (4*K*K bytes, plus 16*K*B for the newest rows' columns
+	// similarities (4*K*K bytes, plus 32*K*B for the newest rows' columns
 	// awaiting their fold into the block). Beyond it, the fast path keeps only the
 	// scores and recomputes the similarities of each evicted row (slower:
 	// one K x Z matrix-vector product per eviction). Default 256 MiB

@@ -322,8 +322,13 @@ func transposeCols(colT, dots []int32, k, b, w int, done *atomic.Int64) {
 }
 
 // foldEvery is how many updates' newcomer columns are kept transposed
-// before they are folded into the block.
-const foldEvery = 4
+// before they are folded into the block. A fold reads and writes the whole
+// block (memory bound: about 2.5 ms at K = 2048 on the project machine), so
+// it pays to fold rarely; each evicted row then takes the columns of up to
+// foldEvery-1 recent updates (hot scatters, ~0.1 us each). 8 cut the mean
+// update at (2048, 256, 256) by about a quarter against 4; 16 was no
+// better than 8 (BenchmarkDUELCarry, alternating runs).
+const foldEvery = 8
 
 // recentCols holds, for the batch of one update (tick), the dots of every
 // slot's occupant at that time with each batch row: colT[c*B + bp] for slot

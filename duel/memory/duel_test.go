@@ -70,7 +70,7 @@ func TestFastEqualsReference(t *testing.T) {
 		name := fmt.Sprintf("K=%d,B=%d,Z=%d,%v,noblock=%v,refresh=%d", c.k, c.b, c.z, c.adm, c.noBlock, c.refreshAt)
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
-			updates := 12
+			updates := 20 // two folds (foldEvery = 8)
 			data := stream(rng, c.k+updates*c.b+c.b/2, c.z)
 			fast := NewDUEL(c.adm)
 			if c.noBlock {
