@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/duel-ssl/duel/kernels/vecmath"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -52,7 +53,7 @@ func CrossEntropy(tp *Tape, logits *Var, targets []int) *Var {
 				e = p.Data()[i*c : (i+1)*c]
 			}
 			m := laneMax(x)
-			s := expShift(e, x, m)
+			s := vecmath.ExpShift(e, x, m)
 			nll[i] = float64(m) + math.Log(s) - float64(x[targets[i]])
 			if recording {
 				inv := float32(1 / s)

@@ -3,6 +3,7 @@ package autograd
 import (
 	"math"
 
+	"github.com/duel-ssl/duel/kernels/vecmath"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -41,7 +42,7 @@ func logSoftmaxLane(_ int, y, x, p []float32) {
 	if p != nil {
 		e = p
 	}
-	s := expShift(e, x, m)
+	s := vecmath.ExpShift(e, x, m)
 	lse := m + float32(math.Log(s))
 	y = y[:len(x)]
 	if p == nil {
@@ -92,7 +93,7 @@ func Softmax(tp *Tape, x *Var, axis int) *Var {
 func softmaxLane(_ int, y, x, _ []float32) {
 	m := laneMax(x)
 	y = y[:len(x)]
-	inv := float32(1 / expShift(y, x, m))
+	inv := float32(1 / vecmath.ExpShift(y, x, m))
 	for i := range y {
 		y[i] *= inv
 	}

@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/duel-ssl/duel/kernels/vecmath"
+)
 
 // cpuBackend is the built-in host backend, registered as "cpu".
 var cpuBackend Backend = cpu{}
@@ -197,22 +201,22 @@ func unary1(op UnaryOp, x, p float32) float32 {
 	case OpNeg:
 		return -x
 	case OpExp:
-		return float32(math.Exp(float64(x)))
+		return vecmath.Expf(x)
 	case OpLog:
 		return float32(math.Log(float64(x)))
 	case OpSqrt:
 		return float32(math.Sqrt(float64(x)))
 	case OpAbs:
-		return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+		return abs32(x)
 	case OpRelu:
 		if x > 0 {
 			return x
 		}
 		return 0
 	case OpTanh:
-		return float32(math.Tanh(float64(x)))
+		return tanh1(x)
 	case OpSigmoid:
-		return float32(1 / (1 + math.Exp(-float64(x))))
+		return sigmoid1(x)
 	case OpSquare:
 		return x * x
 	case OpSign:
@@ -272,7 +276,9 @@ func unaryVec(op UnaryOp, d, s []float32, p float32) {
 	unaryVecGo(op, d, s, p)
 }
 
-// unaryVecGo is unaryVec in plain Go.
+// unaryVecGo is unaryVec without the package's AVX2 loops. Exp, Sigmoid
+// and Tanh still go through kernels/vecmath, whose kernel gives the bits of
+// its Go reference.
 func unaryVecGo(op UnaryOp, d, s []float32, p float32) {
 	s = s[:len(d)]
 	switch op {
@@ -303,9 +309,11 @@ func unaryVecGo(op UnaryOp, d, s []float32, p float32) {
 			d[i] = s[i] * p
 		}
 	case OpExp:
-		for i := range d {
-			d[i] = float32(math.Exp(float64(s[i])))
-		}
+		vecmath.Exp(d, s)
+	case OpSigmoid:
+		sigmoidVec(d, s)
+	case OpTanh:
+		tanhVec(d, s)
 	default:
 		for i := range d {
 			d[i] = unary1(op, s[i], p)

@@ -1,4 +1,4 @@
-package autograd
+package vecmath
 
 import (
 	"math"
@@ -11,10 +11,10 @@ func TestExpf(t *testing.T) {
 	var at float32
 	check := func(x float32) {
 		want := math.Exp(float64(x))
-		got := float64(expf(x))
+		got := float64(Expf(x))
 		if math.IsInf(want, 1) || want == 0 {
 			if got != want {
-				t.Fatalf("expf(%g) = %g, want %g", x, got, want)
+				t.Fatalf("Expf(%g) = %g, want %g", x, got, want)
 			}
 			return
 		}
@@ -32,11 +32,11 @@ func TestExpf(t *testing.T) {
 	// expShift computes the same values.
 	src := []float32{-90, -3, 0, 0.5, 20, 100}
 	dst := make([]float32, len(src))
-	sum := expShift(dst, src, 1)
+	sum := ExpShift(dst, src, 1)
 	var want float64
 	for i, v := range src {
-		if e := expf(v - 1); dst[i] != e {
-			t.Fatalf("expShift(%g) = %g, expf gives %g", v, dst[i], e)
+		if e := Expf(v - 1); dst[i] != e {
+			t.Fatalf("ExpShift(%g) = %g, expf gives %g", v, dst[i], e)
 		}
 		want += float64(dst[i])
 	}
@@ -46,11 +46,11 @@ func TestExpf(t *testing.T) {
 	if worst > 2 {
 		t.Fatalf("expf error %.2f ulp at %g, want <= 2", worst, at)
 	}
-	if v := expf(float32(math.NaN())); !math.IsNaN(float64(v)) {
-		t.Fatalf("expf(NaN) = %g", v)
+	if v := Expf(float32(math.NaN())); !math.IsNaN(float64(v)) {
+		t.Fatalf("Expf(NaN) = %g", v)
 	}
-	if v := expf(float32(math.Inf(1))); !math.IsInf(float64(v), 1) {
-		t.Fatalf("expf(+Inf) = %g", v)
+	if v := Expf(float32(math.Inf(1))); !math.IsInf(float64(v), 1) {
+		t.Fatalf("Expf(+Inf) = %g", v)
 	}
 }
 
@@ -74,7 +74,7 @@ func TestExpShiftKernel(t *testing.T) {
 			}
 			shift := float32(trial) - 1
 			got, want := make([]float32, n), make([]float32, n)
-			sg := expShift(got, src, shift)
+			sg := ExpShift(got, src, shift)
 			sw := expShiftGo(want, src, shift)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -88,24 +88,24 @@ func TestExpShiftKernel(t *testing.T) {
 	}
 }
 
-func BenchmarkExpf(b *testing.B) {
+func BenchmarkExp(b *testing.B) {
 	xs := make([]float32, 4096)
 	for i := range xs {
 		xs[i] = float32(i)/256 - 8
 	}
-	b.Run("expf", func(b *testing.B) {
+	b.Run("Expf", func(b *testing.B) {
 		var s float32
 		for b.Loop() {
 			for _, x := range xs {
-				s += expf(x)
+				s += Expf(x)
 			}
 		}
 		_ = s
 	})
-	b.Run("expShift", func(b *testing.B) {
+	b.Run("ExpShift", func(b *testing.B) {
 		dst := make([]float32, len(xs))
 		for b.Loop() {
-			expShift(dst, xs, 0)
+			ExpShift(dst, xs, 0)
 		}
 	})
 	b.Run("expShiftGo", func(b *testing.B) {
@@ -123,4 +123,25 @@ func BenchmarkExpf(b *testing.B) {
 		}
 		_ = s
 	})
+}
+
+// TestExpInPlace checks Exp and ExpShift with dst and src the same slice,
+// on lengths that use the kernel and its Go tail.
+func TestExpInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 8, 13, 64, 67} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = 30 * (r.Float32() - 0.5)
+		}
+		want := make([]float32, n)
+		expShiftGo(want, src, 0)
+		got := append([]float32(nil), src...)
+		Exp(got, got)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: in-place exp(%g) = %g, reference %g", n, src[i], got[i], want[i])
+			}
+		}
+	}
 }

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Constants of expf (see expf.go), each repeated in the 8 lanes of a ymm.
+// Constants of expf (see exp.go), each repeated in the 8 lanes of a ymm.
 DATA expc<>+0x0(SB)/4, $0x3fb8aa3b
 DATA expc<>+0x4(SB)/4, $0x3fb8aa3b
 DATA expc<>+0x8(SB)/4, $0x3fb8aa3b

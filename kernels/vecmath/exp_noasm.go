@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package autograd
+package vecmath
 
 const useAVX2 = false
 

@@ -1,4 +1,4 @@
-package autograd
+package vecmath
 
 import "math"
 
@@ -20,10 +20,11 @@ const (
 	expHi    = 88  // above, eˣ overflows float32
 )
 
-// expf returns eˣ in float32 arithmetic, within 2 ulp of the exact value
+// Expf returns eˣ in float32 arithmetic, within 2 ulp of the exact value
 // on [-87, 88]; outside that range, and for NaN, it defers to math.Exp
-// (overflow to +Inf, underflow through subnormals to 0).
-func expf(x float32) float32 {
+// (overflow to +Inf, underflow through subnormals to 0). It is the scalar
+// form of ExpShift and gives the same bits.
+func Expf(x float32) float32 {
 	if !(x >= expLo && x <= expHi) {
 		return float32(math.Exp(float64(x)))
 	}
@@ -34,9 +35,13 @@ func expf(x float32) float32 {
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
-// expShift sets dst[i] = expf(src[i] - shift) and returns the sum of the
-// results in float64, with the AVX2 kernel when the CPU has it.
-func expShift(dst, src []float32, shift float32) float64 {
+// ExpShift sets dst[i] = Expf(src[i] - shift) for i < len(src) and returns
+// the sum of the results in float64, with the AVX2 kernel when the CPU has
+// it (and DUEL_ISA does not ask for the generic variant). The values are
+// bit for bit those of Expf whatever the kernel; the sum may differ in its
+// last bits, as it is added in another order. dst must be at least as long
+// as src; dst and src may be the same slice.
+func ExpShift(dst, src []float32, shift float32) float64 {
 	dst = dst[:len(src)]
 	var s float64
 	i := 0
@@ -55,7 +60,11 @@ func expShift(dst, src []float32, shift float32) float64 {
 	return s + expShiftGo(dst[i:], src[i:], shift)
 }
 
-// expShiftGo is expShift in plain Go: expf with the loop inlined.
+// Exp sets dst[i] = Expf(src[i]) for i < len(src), as ExpShift with a zero
+// shift.
+func Exp(dst, src []float32) { ExpShift(dst, src, 0) }
+
+// expShiftGo is ExpShift in plain Go: Expf with the loop inlined.
 func expShiftGo(dst, src []float32, shift float32) float64 {
 	dst = dst[:len(src)]
 	var s float64

@@ -1,0 +1,18 @@
+// Package vecmath holds elementwise float32 math kernels shared by the
+// tensor CPU backend and autograd: today a float32 exponential (Expf, and
+// ExpShift over slices with an AVX2 kernel).
+//
+// Every assembly kernel sits beside a plain-Go reference that computes the
+// same bits, and is tested against it on random, odd and zero lengths with
+// special values. The assembly runs when the CPU has AVX2, unless the
+// environment variable DUEL_ISA=generic (read by kernels/gemm, see
+// gemm.ISA) or the noasm build tag asks for the Go loops.
+package vecmath
+
+// ISA names the variant of the kernels in use: "avx2" or "generic".
+func ISA() string {
+	if useAVX2 {
+		return "avx2"
+	}
+	return "generic"
+}

@@ -1,0 +1,21 @@
+//go:build amd64 && !noasm
+
+package vecmath
+
+import (
+	"github.com/duel-ssl/duel/kernels/gemm"
+	"golang.org/x/sys/cpu"
+)
+
+// useAVX2 selects the AVX2 exponential kernel, set once at initialisation:
+// the CPU has AVX2 and DUEL_ISA (read by kernels/gemm, see gemm.ISA) does
+// not force the generic variant.
+var useAVX2 = cpu.X86.HasAVX2 && gemm.ISA() != "generic"
+
+// expShiftAVX2 is expShiftGo on whole blocks of 8 elements, bit for bit
+// (see exp_amd64.s); it stops at the first block holding a value outside
+// the polynomial's range and returns how many elements it did, adding their
+// sum into acc.
+//
+//go:noescape
+func expShiftAVX2(dst, src []float32, shift float32, acc *[4]float64) int
