@@ -50,7 +50,7 @@ func detect() []*kernel {
 			name: "avx512",
 			mr:   mrAVX512, nr: nrAVX512,
 			mc: 14 * 24, kc: 384, nc: 4096,
-			micro: kernelAVX512, microDirectA: kernelAVX512DirectA,
+			micro: kernelAVX512, microDirectA: kernelAVX512DirectA, bInPlace: true,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

@@ -14,7 +14,7 @@ var genericKernel = &kernel{
 	name: "generic",
 	mr:   mrGeneric, nr: nrGeneric,
 	mc: 128, kc: 256, nc: 1024,
-	micro: kernelGeneric,
+	micro: kernelGeneric, bInPlace: true,
 }
 
 // kernelGeneric implements microKernel for a 4x4 tile in plain Go.

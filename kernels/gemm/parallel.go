@@ -98,11 +98,12 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		c.unitPanels = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), threads*unitsPerThread)
 		mc = rp * kn.mr
 	}
-	// A B that is not transposed is read in place: its micro-panels are
-	// rows of nr floats ldb apart, which the hardware prefetchers follow as
-	// well as a packed panel (measured), and copying it would cost as much as
-	// using it when C has few rows. Only edge panels are packed.
-	c.directB = !p.transB
+	// A B that is not transposed is read in place (if the kernel's tile is
+	// wide enough, see kernel.bInPlace): its micro-panels are rows of nr
+	// floats ldb apart, which the hardware prefetchers follow as well as a
+	// packed panel (measured), and copying it would cost as much as using it
+	// when C has few rows. Only edge panels are packed.
+	c.directB = !p.transB && kn.bInPlace
 	// A is read in place when C has few columns: each element of A then
 	// serves only 2*n flops and packing it would cost a good part of that.
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
