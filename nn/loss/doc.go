@@ -25,13 +25,20 @@ import (
 // matrix returns the data and dimensions of a 2-d variable, copying it if
 // it is not contiguous.
 func matrix(op, name string, v *autograd.Var) ([]float32, int, int) {
+	r, c := dims2(op, name, v)
+	return v.Value.Contiguous().Data(), r, c
+}
+
+// dims2 returns the dimensions of a 2-d variable, panicking with a message
+// naming the loss when v is nil or not 2-d.
+func dims2(op, name string, v *autograd.Var) (int, int) {
 	if v == nil || v.Value == nil {
 		panic(fmt.Sprintf("loss.%s: %s is nil", op, name))
 	}
 	if v.Value.NDim() != 2 {
 		panic(fmt.Sprintf("loss.%s: %s has shape %v, expected 2-d (batch, dim)", op, name, v.Shape()))
 	}
-	return v.Value.Contiguous().Data(), v.Value.Dim(0), v.Value.Dim(1)
+	return v.Value.Dim(0), v.Value.Dim(1)
 }
 
 // mulABt returns alpha * a bᵀ for row-major a (m,k) and b (n,k).
