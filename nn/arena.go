@@ -12,10 +12,13 @@ import (
 // usual case) allocates nothing after its first step.
 //
 // Buffers handed out during a step stay valid until Reset: call Reset at
-// the start of each step, once the previous step's outputs and activation
-// gradients are no longer used (parameter gradients never come from the
-// arena). Attach an arena to a network with UseArena; a nil *Arena is valid
-// and allocates fresh zeroed memory, as layers without an arena do.
+// the start of each step, once the previous step's outputs are no longer
+// used. The exception is the gradient of a layer's output, which the layer
+// gives back at the end of its backward pass (the tape drops it then), so
+// that backward needs little more memory than forward: do not keep
+// intermediate activation gradients. Parameter gradients never come from
+// the arena. Attach an arena to a network with UseArena; a nil *Arena is
+// valid and allocates fresh zeroed memory, as layers without an arena do.
 //
 // An Arena is safe for concurrent use, but a network sharing one must not
 // be stepped concurrently with Reset.
