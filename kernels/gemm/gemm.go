@@ -18,9 +18,11 @@
 //
 // Edge tiles are computed whole into a scratch tile and merged, so any m, n,
 // k, lda, ldb and ldc work. Two shortcuts skip copies that cost as much as
-// they save: a B that is not transposed is read in place (its rows are the
-// micro-panels, ldb apart; only a partial panel at the right edge is
-// packed), and, with the AVX-512 kernel, an A that is not transposed is read
+// they save: with the AVX-512 (and generic) kernel a B that is not
+// transposed is read in place (its rows are the micro-panels, ldb apart;
+// only a partial panel at the right edge is packed; the narrower AVX2 tile
+// packs it, see kernel.bInPlace), and, with the AVX-512 kernel, an A that
+// is not transposed is read
 // in place when C has at most 256 columns and the stride of A does not
 // crowd its rows into few L1 sets (see l1Crowding). The packing of
 // transposed operands uses AVX-512 16x16 register transposes and row-wise
