@@ -105,7 +105,10 @@ func (a *Arena) release(t *tensor.Tensor) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := &t.Storage()[0]
-	if b, ok := a.inUse[p]; ok {
+	// Only a tensor covering its whole buffer is given back: a part of a
+	// buffer (a view made by some other op) may share it with gradients
+	// still to be consumed.
+	if b, ok := a.inUse[p]; ok && t.Offset() == 0 && t.Numel() == len(b) {
 		delete(a.inUse, p)
 		a.free[len(b)] = append(a.free[len(b)], b)
 	}

@@ -393,3 +393,22 @@ func TestIm2colRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaRelease checks that only whole arena buffers are taken back
+// early, never a view of part of one.
+func TestArenaRelease(t *testing.T) {
+	a := NewArena()
+	whole := a.tensor(false, 4, 3)
+	a.release(whole.Slice(0, 0, 2)) // a part: must stay in use
+	if got := a.get(12); &got[0] == &storage(whole)[0] {
+		t.Fatal("a partial view released its whole buffer")
+	}
+	a.release(whole.Reshape(12)) // the whole buffer under another shape
+	if got := a.get(12); &got[0] != &storage(whole)[0] {
+		t.Fatal("a whole buffer was not taken back")
+	}
+	a.release(tensor.New(3)) // not from the arena: ignored
+	a.release(nil)
+	var nilArena *Arena
+	nilArena.release(whole)
+}
