@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // replayPlotClassFrequency draws, one line per class, how many rows of each class
@@ -38,5 +40,5 @@ func replayPlotClassFrequency(path string, freq [][]int, k, b int, policy string
 	if _, err := wt.WriteTo(&buf); err != nil {
 		return fmt.Errorf("rendering %s: %w", path, err)
 	}
-	return replayWriteAtomic(path, buf.Bytes())
+	return atomicfile.WriteFile(path, buf.Bytes())
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/npy"
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 func memoryReplayCommand() *cli.Command {
@@ -285,32 +286,10 @@ func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error
 	if err != nil {
 		return fmt.Errorf("--out: encoding replay.json: %w", err)
 	}
-	if err := replayWriteAtomic(filepath.Join(dir, "replay.json"), append(js, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "replay.json"), append(js, '\n')); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
-}
-
-// replayWriteAtomic writes data to path through a temporary file in the same
-// directory and a rename.
-func replayWriteAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // replayMedian returns the median of v (reordered), 0 for none.

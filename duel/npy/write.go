@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // Write writes a as a .npy file: version 1.0 when the header fits (always,
@@ -70,24 +70,5 @@ func Write(w io.Writer, a *Array) error {
 // WriteFile writes a to path atomically: to a temporary file in the same
 // directory, then renamed.
 func WriteFile(path string, a *Array) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := Write(tmp, a); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(w io.Writer) error { return Write(w, a) })
 }

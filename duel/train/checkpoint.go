@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/internal/atomicfile"
 	"github.com/duel-ssl/duel/nn/optim"
 	"github.com/duel-ssl/duel/nn/safetensors"
 	"github.com/duel-ssl/duel/tensor"
@@ -66,7 +67,7 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 		if err != nil {
 			return fmt.Errorf("encoding the memory: %w", err)
 		}
-		if err := writeFileAtomic(filepath.Join(tmp, memoryFile), b); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(tmp, memoryFile), b); err != nil {
 			return err
 		}
 	}
@@ -74,7 +75,7 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, stateFile), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(tmp, stateFile), append(b, '\n')); err != nil {
 		return err
 	}
 	cur, prev := filepath.Join(dir, CheckpointDir), filepath.Join(dir, checkpointPrev)

@@ -13,6 +13,7 @@ import (
 	"github.com/duel-ssl/duel/duel/data/augment"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/internal/atomicfile"
 	"github.com/duel-ssl/duel/nn/resnet"
 )
 
@@ -290,7 +291,7 @@ func WriteConfig(dir string, c *Config) error {
 	if err != nil {
 		return fmt.Errorf("encoding the configuration: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, "config.json"), append(b, '\n'))
+	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), append(b, '\n'))
 }
 
 // ReadConfig reads dir/config.json. Unknown fields are an error, so a typo
@@ -311,29 +312,4 @@ func ReadConfig(dir string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &c, nil
-}
-
-// writeFileAtomic writes b to a temporary file in path's directory, syncs it
-// and renames it to path, so readers never see a partial file.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // Metric is one line of metrics.jsonl, written every --log-every steps and
@@ -59,7 +61,7 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 		kept.WriteByte('\n')
 	}
 	if dropped {
-		if err := writeFileAtomic(path, kept.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(path, kept.Bytes()); err != nil {
 			return nil, err
 		}
 	}

@@ -8,41 +8,25 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // Write stores tensors and optional metadata at path in the safetensors
 // format. The file is written to a temporary file in the same directory and
 // renamed into place, so readers never see a partial file.
-func Write(path string, tensors []Tensor, metadata map[string]string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+func Write(path string, tensors []Tensor, metadata map[string]string) error {
+	err := atomicfile.Write(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := Encode(w, tensors, metadata); err != nil {
+			return err
 		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err = Encode(w, tensors, metadata); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	if err = w.Flush(); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+		return w.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("safetensors: %w", err)
 	}
 	return nil

@@ -32,6 +32,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // archs are the compute capabilities compiled for.
@@ -67,7 +69,7 @@ func run(dir, nvcc string) error {
 			return fmt.Errorf("%s: %w", src, err)
 		}
 	}
-	return writeFile(filepath.Join(dir, "ptxas.txt"), summary.Bytes())
+	return atomicfile.WriteFile(filepath.Join(dir, "ptxas.txt"), summary.Bytes())
 }
 
 // toolkitVersion returns nvcc's release line, e.g. "Cuda compilation
@@ -259,7 +261,7 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	if err != nil {
 		return fmt.Errorf("formatting the generated code: %v", err)
 	}
-	return writeFile(filepath.Join(filepath.Dir(src), "zz_generated_"+base+".go"), out)
+	return atomicfile.WriteFile(filepath.Join(filepath.Dir(src), "zz_generated_"+base+".go"), out)
 }
 
 var (
@@ -311,25 +313,4 @@ func camel(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// writeFile writes data to path atomically.
-func writeFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".gen-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

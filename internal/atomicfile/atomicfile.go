@@ -1,0 +1,50 @@
+// Package atomicfile writes files so that readers see either the old file
+// or the whole new one, never a partial write: the data goes to a temporary
+// file in the destination's directory, which is synced, given mode 0644,
+// closed and renamed over the destination.
+package atomicfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write creates or replaces path with what write writes to its writer.
+// When write or any step fails, the temporary file is removed, path is left
+// as it was, and the error names path ("writing PATH: ...") and wraps the
+// cause.
+func Write(path string, write func(w io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFile creates or replaces path with data, as Write does.
+func WriteFile(path string, data []byte) error {
+	return Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

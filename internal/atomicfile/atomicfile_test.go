@@ -1,0 +1,60 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.txt")
+	for _, s := range []string{"first", "second, longer", ""} {
+		if err := WriteFile(path, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != s {
+			t.Fatalf("read back %q, %v; want %q", got, err, s)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Fatalf("mode %v, %v; want 0644", fi.Mode(), err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestWriteFailures(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.txt")
+	if err := WriteFile(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("encoder failed")
+	tests := []struct {
+		name string
+		path string
+		fn   func(io.Writer) error
+		want error
+	}{
+		{"write error", path, func(w io.Writer) error { w.Write([]byte("partial")); return cause }, cause},
+		{"missing directory", filepath.Join(dir, "no", "such", "x"), func(io.Writer) error { return nil }, os.ErrNotExist},
+	}
+	for _, tc := range tests {
+		err := Write(tc.path, tc.fn)
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.path) {
+			t.Errorf("%s: error %v, want one naming %s and wrapping %v", tc.name, err, tc.path, tc.want)
+		}
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("failed write changed the file to %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
