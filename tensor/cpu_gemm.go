@@ -9,8 +9,8 @@ import (
 
 // gemmParallelFlops: below this many flops per matrix Sgemm stays on one
 // goroutine, so batches of such matrices are split across goroutines here
-// instead (kernels/gemm uses the same bound).
-const gemmParallelFlops = 2 * 128 * 128 * 128
+// instead.
+const gemmParallelFlops = gemm.MinParallelFlops
 
 // Gemm runs every matrix of the batch through gemm.Sgemm, splitting a
 // batch of small matrices in two halves run concurrently.
