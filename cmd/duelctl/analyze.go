@@ -263,7 +263,7 @@ func evenlySpaced(n, k int) []int {
 // tsnePlot embeds f with t-SNE and writes the scatter plot to path. It
 // returns the final KL divergence.
 func tsnePlot(c *cli.Context, path, title string, f *eval.Features, names []string, cfg analysis.TSNEConfig) (float64, error) {
-	bar := evalProgress(c, cfg.Iterations, "t-SNE "+filepath.Base(path))
+	bar := progressBar(c, cfg.Iterations, "t-SNE "+filepath.Base(path))
 	cfg.Progress = func(it int) {
 		if bar != nil && it%10 == 0 {
 			bar.Set(it)

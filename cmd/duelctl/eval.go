@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/duel/data"
@@ -127,7 +126,7 @@ func runEval(c *cli.Context) error {
 	switch protocol {
 	case "linear":
 		lin.Classes = classes
-		bar := evalProgress(c, lin.Epochs, "linear probe")
+		bar := progressBar(c, lin.Epochs, "linear probe")
 		lin.Progress = func(epoch int, loss float64) {
 			if bar != nil {
 				bar.Describe(fmt.Sprintf("linear probe (loss %.4f)", loss))
@@ -144,7 +143,7 @@ func runEval(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, Adam lr %g wd %g, batch %d): ", lin.Epochs, lin.LR, lin.WeightDecay, lin.Batch)
 	case "knn":
 		knn.Classes = classes
-		bar := evalProgress(c, test.N, "kNN")
+		bar := progressBar(c, test.N, "kNN")
 		knn.Progress = func(done int) {
 			if bar != nil {
 				bar.Set(done)
@@ -227,7 +226,7 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 	if limit > 0 {
 		n = min(n, limit)
 	}
-	bar := evalProgress(c, n, split+" features")
+	bar := progressBar(c, n, split+" features")
 	f, err := eval.Extract(ds, func(x *tensor.Tensor) (*tensor.Tensor, error) {
 		return r.Embed(x, layer, batch)
 	}, eval.ExtractOptions{Mean: mean, Std: std, Batch: batch, Limit: limit, Progress: func(done, total int) {
@@ -243,25 +242,4 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 		return nil, nil, fmt.Errorf("the %s split of dataset %q is empty (run %s)", split, r.Config.Dataset, r.Dir)
 	}
 	return f, ds, nil
-}
-
-// evalProgress returns a progress bar of n units on stderr when stderr is a
-// terminal, else nil.
-func evalProgress(c *cli.Context, n int, desc string) *progressbar.ProgressBar {
-	f, ok := c.App.ErrWriter.(*os.File)
-	if !ok || n <= 0 {
-		return nil
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-}
-
-// finishBar completes and clears bar (nil is fine).
-func finishBar(bar *progressbar.ProgressBar) {
-	if bar != nil {
-		bar.Finish()
-	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/duel/memory"
@@ -89,7 +88,7 @@ func runReplay(c *cli.Context) error {
 	}
 
 	updates := (in.n - k) / b
-	bar := replayProgress(c, updates)
+	bar := progressBar(c, updates, "replay")
 	var times []float64
 	freq := [][]int{replayClassCounts(mem, in.classes)}
 	res := replayResult{Policy: policy.Name(), Size: k, Batch: b}
@@ -111,14 +110,14 @@ func runReplay(c *cli.Context) error {
 			bar.Add(1)
 		}
 	}
-	if bar != nil {
-		bar.Finish()
-	}
+	finishBar(bar)
 
 	res.Kept = slices.Clone(mem.IDs())
 	slices.Sort(res.Kept)
 	res.Updates = updates
-	res.UpdateMsMedian = replayMedian(times)
+	if len(times) > 0 {
+		res.UpdateMsMedian = median(times)
+	}
 	if in.labels != nil {
 		h := mem.ClassEntropy()
 		res.ClassEntropy = &h
@@ -245,19 +244,6 @@ func replayPolicy(c *cli.Context) (memory.Policy, error) {
 	return p, nil
 }
 
-// replayProgress returns a progress bar on stderr when it is a terminal.
-func replayProgress(c *cli.Context, n int) *progressbar.ProgressBar {
-	f, ok := c.App.ErrWriter.(*os.File)
-	if !ok || n == 0 {
-		return nil
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("replay"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-}
-
 // replayClassCounts returns the memory's class counts (nil without labels).
 func replayClassCounts(m *memory.Memory, classes int) []int {
 	if classes == 0 {
@@ -290,16 +276,4 @@ func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
-}
-
-// replayMedian returns the median of v (reordered), 0 for none.
-func replayMedian(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
 }
