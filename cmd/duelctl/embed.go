@@ -98,17 +98,9 @@ func embedInput(a *npy.Array, file string) (*tensor.Tensor, error) {
 	if h < 1 || w < 1 {
 		return nil, fmt.Errorf("--input %s: images of %dx%d pixels, expected at least 1x1", file, h, w)
 	}
-	var vals []float32
-	switch {
-	case a.Float32 != nil:
-		vals = a.Float32
-	case a.Float64 != nil:
-		vals = make([]float32, len(a.Float64))
-		for i, v := range a.Float64 {
-			vals[i] = float32(v)
-		}
-	default:
-		return nil, fmt.Errorf("--input %s: dtype %s, expected float32 or float64", file, a.DType())
+	vals, err := a.Float32Values()
+	if err != nil {
+		return nil, fmt.Errorf("--input %s: %w", file, err)
 	}
 	for i, v := range vals {
 		if v != v || v > 3e38 || v < -3e38 {

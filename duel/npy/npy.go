@@ -90,18 +90,27 @@ func (a *Array) Float32Matrix() (data []float32, rows, cols int, err error) {
 	if len(a.Shape) != 2 {
 		return nil, 0, 0, fmt.Errorf("shape %v, expected 2 dimensions (rows x columns)", a.Shape)
 	}
+	if data, err = a.Float32Values(); err != nil {
+		return nil, 0, 0, err
+	}
+	return data, a.Shape[0], a.Shape[1], nil
+}
+
+// Float32Values returns the elements of a float32 or float64 array (of any
+// shape) as float32 values: float32 data is shared, float64 values are
+// rounded to float32. Other dtypes are an error.
+func (a *Array) Float32Values() ([]float32, error) {
 	switch {
 	case a.Float32 != nil:
-		data = a.Float32
+		return a.Float32, nil
 	case a.Float64 != nil:
-		data = make([]float32, len(a.Float64))
+		data := make([]float32, len(a.Float64))
 		for i, v := range a.Float64 {
 			data[i] = float32(v)
 		}
-	default:
-		return nil, 0, 0, fmt.Errorf("dtype %s, expected float32 or float64", a.DType())
+		return data, nil
 	}
-	return data, a.Shape[0], a.Shape[1], nil
+	return nil, fmt.Errorf("dtype %s, expected float32 or float64", a.DType())
 }
 
 // Int64Vector returns a 1-D int32 or int64 array as int64 values.

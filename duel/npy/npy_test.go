@@ -180,6 +180,12 @@ func TestMatrixHelpers(t *testing.T) {
 	if _, _, _, err := (&Array{Shape: []int{1, 1}, Int32: []int32{1}}).Float32Matrix(); err == nil {
 		t.Fatal("int32 accepted as float")
 	}
+	if v, err := (&Array{Shape: []int{1, 1, 2}, Float64: []float64{0.5, -2}}).Float32Values(); err != nil || len(v) != 2 || v[1] != -2 {
+		t.Fatalf("Float32Values of float64: %v %v", v, err)
+	}
+	if _, err := (&Array{Shape: []int{1}, Int64: []int64{1}}).Float32Values(); err == nil || !strings.Contains(err.Error(), "expected float32 or float64") {
+		t.Fatalf("Float32Values of int64: %v", err)
+	}
 	if v, err := (&Array{Shape: []int{2}, Int32: []int32{-1, 3}}).Int64Vector(); err != nil || v[1] != 3 {
 		t.Fatalf("%v %v", v, err)
 	}
