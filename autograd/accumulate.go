@@ -2,6 +2,7 @@ package autograd
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -54,21 +55,9 @@ func gradBuffer(v *Var) *tensor.Tensor {
 }
 
 func checkGradShape(v *Var, g *tensor.Tensor) {
-	if !sameShape(v.Value.Shape(), g.Shape()) {
+	if !slices.Equal(v.Value.Shape(), g.Shape()) {
 		panic(fmt.Sprintf("autograd: gradient of shape %v for %v", g.Shape(), v))
 	}
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // newLike returns a zero tensor of x's shape and its elements.

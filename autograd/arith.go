@@ -1,6 +1,10 @@
 package autograd
 
-import "github.com/duel-ssl/duel/tensor"
+import (
+	"slices"
+
+	"github.com/duel-ssl/duel/tensor"
+)
 
 // Add returns a + b with NumPy broadcasting.
 //
@@ -22,7 +26,7 @@ func Sub(tp *Tape, a, b *Var) *Var {
 	return tp.Record(tensor.Sub(a.Value, b.Value), func(out *Var) {
 		g := out.Grad
 		if b.RequiresGrad {
-			if sameShape(b.Shape(), g.Shape()) {
+			if slices.Equal(b.Shape(), g.Shape()) {
 				AccumulateGradOwned(b, tensor.Neg(g))
 			} else {
 				AccumulateGradOwned(b, tensor.Neg(tensor.SumTo(g, b.Shape())))
@@ -56,7 +60,7 @@ func Div(tp *Tape, a, b *Var) *Var {
 		gb := tensor.Div(out.Grad, b.Value) // g / b, of y's shape
 		if b.RequiresGrad {
 			db := tensor.Mul(gb, out.Value)
-			if !sameShape(b.Shape(), db.Shape()) {
+			if !slices.Equal(b.Shape(), db.Shape()) {
 				db = tensor.SumTo(db, b.Shape()).Contiguous()
 			}
 			db.ScaleInPlace(-1)
@@ -73,7 +77,7 @@ func accumulateReduced(v *Var, t *tensor.Tensor, owned bool) {
 	if !v.RequiresGrad {
 		return
 	}
-	if !sameShape(v.Shape(), t.Shape()) {
+	if !slices.Equal(v.Shape(), t.Shape()) {
 		r := tensor.SumTo(t, v.Shape())
 		owned = owned || !sharesStorage(r, t)
 		t = r

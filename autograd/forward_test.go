@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"slices"
 	"testing"
 
 	ag "github.com/duel-ssl/duel/autograd"
@@ -58,7 +59,7 @@ func TestForwardValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, tp := range []*ag.Tape{nil, ag.NewTape()} {
 				y := tc.f(tp)
-				if !sameInts(y.Shape(), tc.shape) {
+				if !slices.Equal(y.Shape(), tc.shape) {
 					t.Fatalf("shape %v, want %v", y.Shape(), tc.shape)
 				}
 				wantData(t, "value", y.Value, tc.want...)
@@ -92,16 +93,4 @@ func TestBadAxisPanics(t *testing.T) {
 	wantPanic(t, "autograd.Concat: no inputs", func() { ag.Concat(nil, 0) })
 	wantPanic(t, "autograd.CrossEntropy: target 3 of row 1 out of range for 3 classes", func() { ag.CrossEntropy(nil, x, []int{0, 3}) })
 	wantPanic(t, "autograd.CrossEntropy: 1 targets for 2 rows", func() { ag.CrossEntropy(nil, x, []int{0}) })
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -89,15 +89,3 @@ func (t *Tensor) expandedOperand(op string, shape []int) Operand {
 	o.Shape, o.Strides = shape, strides
 	return o
 }
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -3,12 +3,13 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // AllClose reports whether a and b have the same shape and every pair of
 // elements satisfies |a-b| <= atol + rtol*|b|. NaN is close to nothing.
 func AllClose(a, b *Tensor, rtol, atol float64) bool {
-	if !sameInts(a.shape, b.shape) {
+	if !slices.Equal(a.shape, b.shape) {
 		return false
 	}
 	x, y := hostValues(a), hostValues(b)
@@ -27,7 +28,7 @@ func AllClose(a, b *Tensor, rtol, atol float64) bool {
 // MaxAbsDiff returns the largest |a-b| over the elements (NaN if any
 // difference is NaN). It panics if the shapes differ.
 func MaxAbsDiff(a, b *Tensor) float64 {
-	if !sameInts(a.shape, b.shape) {
+	if !slices.Equal(a.shape, b.shape) {
 		panic(fmt.Sprintf("tensor.MaxAbsDiff: shapes %v and %v differ", a.shape, b.shape))
 	}
 	x, y := hostValues(a), hostValues(b)

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Add returns a + b, broadcasting.
 func Add(a, b *Tensor) *Tensor { return binary("Add", OpAdd, a, b) }
@@ -36,7 +39,7 @@ func DivInto(dst, a, b *Tensor) { binaryInto("DivInto", OpDiv, dst, a, b) }
 
 func binary(name string, op BinaryOp, a, b *Tensor) *Tensor {
 	be := sameBackend(name, a, b)
-	if sameInts(a.shape, b.shape) {
+	if slices.Equal(a.shape, b.shape) {
 		out := empty(be, a.device, a.shape)
 		be.Binary(op, out.operand(), a.operand(), b.operand())
 		return out
@@ -53,7 +56,7 @@ func binary(name string, op BinaryOp, a, b *Tensor) *Tensor {
 // binaryInto writes op(a, b) into dst. dst may be a itself or b itself (in
 // place) but must not otherwise overlap them.
 func binaryInto(name string, op BinaryOp, dst, a, b *Tensor) {
-	if sameInts(a.shape, b.shape) && sameInts(a.shape, dst.shape) {
+	if slices.Equal(a.shape, b.shape) && slices.Equal(a.shape, dst.shape) {
 		sameBackend(name, dst, a, b).Binary(op, dst.operand(), a.operand(), b.operand())
 		return
 	}
@@ -61,7 +64,7 @@ func binaryInto(name string, op BinaryOp, dst, a, b *Tensor) {
 	if err != nil {
 		panic(fmt.Sprintf("tensor.%s: %v", name, err))
 	}
-	if !sameInts(shape, dst.shape) {
+	if !slices.Equal(shape, dst.shape) {
 		panic(fmt.Sprintf("tensor.%s: destination shape %v, want broadcast shape %v of %v and %v", name, dst.shape, shape, a.shape, b.shape))
 	}
 	be := sameBackend(name, dst, a, b)

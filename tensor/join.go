@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Concat joins tensors along axis. All must have the same shape except
 // along axis, and live on the same device.
@@ -49,7 +52,7 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 	}
 	us := make([]*Tensor, len(ts))
 	for i, t := range ts {
-		if !sameInts(t.shape, ts[0].shape) {
+		if !slices.Equal(t.shape, ts[0].shape) {
 			panic(fmt.Sprintf("tensor.Stack: shapes %v and %v differ", ts[0].shape, t.shape))
 		}
 		shape := make([]int, 0, nd+1)

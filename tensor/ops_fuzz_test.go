@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -122,7 +123,7 @@ func FuzzBroadcastViews(f *testing.F) {
 			{"Maximum", Maximum, math.Max},
 		} {
 			got := op.f(a, b)
-			if !sameInts(got.shape, shape) {
+			if !slices.Equal(got.shape, shape) {
 				t.Fatalf("%s(%v, %v) has shape %v, want %v", op.name, a.shape, b.shape, got.shape, shape)
 			}
 			eachIndex(shape, func(idx []int) {

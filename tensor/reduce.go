@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Sum returns the sums along axis (negative counts from the end). With
@@ -106,7 +107,7 @@ func MeanAll(a *Tensor) float64 {
 // gradient of broadcasting. It returns a itself when a already has the
 // shape.
 func SumTo(a *Tensor, shape []int) *Tensor {
-	if sameInts(a.shape, shape) {
+	if slices.Equal(a.shape, shape) {
 		return a
 	}
 	lead := len(a.shape) - len(shape)

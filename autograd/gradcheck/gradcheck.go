@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
@@ -180,7 +181,7 @@ func Check(f Func, inputs []*tensor.Tensor, opts Options) error {
 		data := tg.v.Value.Data()
 		var analytic []float32
 		if tg.v.Grad != nil {
-			if !sameShape(tg.v.Grad.Shape(), tg.v.Value.Shape()) {
+			if !slices.Equal(tg.v.Grad.Shape(), tg.v.Value.Shape()) {
 				return fmt.Errorf("gradcheck: %s: gradient shape %v, value shape %v", tg.name, tg.v.Grad.Shape(), tg.v.Value.Shape())
 			}
 			analytic = tg.v.Grad.Contiguous().Data()
@@ -274,7 +275,7 @@ func sample(n, max int, rng *rand.Rand) []int {
 }
 
 func sameValues(a, b *tensor.Tensor) error {
-	if !sameShape(a.Shape(), b.Shape()) {
+	if !slices.Equal(a.Shape(), b.Shape()) {
 		return fmt.Errorf("shapes %v and %v", a.Shape(), b.Shape())
 	}
 	ad, bd := a.Contiguous().Data(), b.Contiguous().Data()
@@ -285,18 +286,6 @@ func sameValues(a, b *tensor.Tensor) error {
 		}
 	}
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // unravel turns a row-major flat index into a multi-index.

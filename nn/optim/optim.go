@@ -9,6 +9,7 @@ package optim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,7 +108,7 @@ func loadStateDict(kind string, params []*autograd.Var, state map[string]*tensor
 		if !ok {
 			return fmt.Errorf("optim: %s state: unknown buffer %q in key %q", kind, name, key)
 		}
-		if !sameShape(t.Shape(), params[i].Value.Shape()) {
+		if !slices.Equal(t.Shape(), params[i].Value.Shape()) {
 			return fmt.Errorf("optim: %s state: %q has shape %v, parameter %d (%s) has shape %v", kind, key, t.Shape(), i, params[i], params[i].Value.Shape())
 		}
 		bs[i] = t.Contiguous().Clone()
@@ -117,18 +118,6 @@ func loadStateDict(kind string, params []*autograd.Var, state map[string]*tensor
 	}
 	copy(steps, newSteps)
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkParams validates a parameter list at construction: non-nil,
