@@ -112,16 +112,7 @@ func (o *LARS) Step() {
 		for j := range w {
 			d := (float64(g[j]) + decay*float64(w[j])) * scale
 			if mom != 0 {
-				b := d
-				if !first {
-					b = mom*float64(buf[j]) + damp*d
-				}
-				buf[j] = float32(b)
-				if o.cfg.Nesterov {
-					d += mom * b
-				} else {
-					d = b
-				}
+				d = momentumStep(d, &buf[j], first, mom, damp, o.cfg.Nesterov)
 			}
 			w[j] = float32(float64(w[j]) - lr*d)
 		}

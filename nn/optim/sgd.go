@@ -71,16 +71,7 @@ func (o *SGD) Step() {
 		buf, first := o.buf.get(i, p)
 		for j := range w {
 			d := float64(g[j]) + wd*float64(w[j])
-			b := d
-			if !first {
-				b = mom*float64(buf[j]) + damp*d
-			}
-			buf[j] = float32(b)
-			if o.cfg.Nesterov {
-				d += mom * b
-			} else {
-				d = b
-			}
+			d = momentumStep(d, &buf[j], first, mom, damp, o.cfg.Nesterov)
 			w[j] = float32(float64(w[j]) - lr*d)
 		}
 	}
