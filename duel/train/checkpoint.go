@@ -181,11 +181,7 @@ func optimizerTensors(opt optim.Optimizer) []safetensors.Tensor {
 	sort.Strings(names)
 	out := make([]safetensors.Tensor, 0, len(names))
 	for _, n := range names {
-		t := sd[n]
-		if !t.IsContiguous() {
-			t = t.Contiguous()
-		}
-		out = append(out, safetensors.FromTensor(n, t))
+		out = append(out, safetensors.FromTensor(n, sd[n]))
 	}
 	return out
 }

@@ -95,26 +95,7 @@ func (d *datasetImages) Fetch(dst []float32, ids []int64, step int) error {
 func modelTensors(m ssl.Method) []safetensors.Tensor {
 	var out []safetensors.Tensor
 	for _, p := range m.Parts() {
-		for _, e := range nn.StateDictOf(p.Module) {
-			name := e.Name
-			if p.Prefix != "" {
-				name = p.Prefix + "." + name
-			}
-			t := e.Tensor
-			if !t.IsContiguous() {
-				t = t.Contiguous()
-			}
-			if e.Int64 {
-				src := t.Data()
-				v := make([]int64, len(src))
-				for i, x := range src {
-					v[i] = int64(x)
-				}
-				out = append(out, safetensors.Tensor{Name: name, Shape: t.Shape(), Data: v})
-				continue
-			}
-			out = append(out, safetensors.FromTensor(name, t))
-		}
+		out = append(out, safetensors.FromStateDict(p.Prefix, nn.StateDictOf(p.Module))...)
 	}
 	return out
 }
@@ -135,20 +116,11 @@ func loadModel(m ssl.Method, f *safetensors.File, path string) error {
 				return fmt.Errorf("%s: tensor %q missing (method %s)", path, prefix+e.Name, m.Name())
 			}
 			used[prefix+e.Name] = true
-			var v nn.StateEntry
-			v.Name, v.Int64 = e.Name, e.Int64
-			if d, ok := t.Data.([]int64); ok {
-				ft := make([]float32, len(d))
-				for i, x := range d {
-					ft[i] = float32(x)
-				}
-				t = safetensors.Tensor{Name: t.Name, Shape: t.Shape, Data: ft}
-			}
-			tt, err := t.ToTensor()
+			v, err := t.StateEntry()
 			if err != nil {
 				return fmt.Errorf("%s: tensor %q: %w", path, t.Name, err)
 			}
-			v.Tensor = tt
+			v.Name, v.Int64 = e.Name, e.Int64
 			sd = append(sd, v)
 		}
 		if err := nn.LoadStateDict(p.Module, sd, true); err != nil {

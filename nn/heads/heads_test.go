@@ -41,22 +41,9 @@ func loadTorchState(t *testing.T, path string) nn.StateDict {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sd nn.StateDict
-	for _, st := range f.Tensors {
-		e := nn.StateEntry{Name: st.Name}
-		switch v := st.Data.(type) {
-		case []int64:
-			d := make([]float32, len(v))
-			for i, x := range v {
-				d[i] = float32(x)
-			}
-			e.Tensor, e.Int64 = tensor.FromSlice(d, st.Shape...), true
-		default:
-			if e.Tensor, err = st.ToTensor(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sd = append(sd, e)
+	sd, err := f.StateDict()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return sd
 }
