@@ -15,5 +15,5 @@
 // overflows int32; the kernels do not check.
 //
 // Products of at least parallelMACs multiply-adds are split over
-// runtime.GOMAXPROCS(0) goroutines by panels of B.
+// runtime.GOMAXPROCS(0) goroutines, which claim panels of B one at a time.
 package igemm

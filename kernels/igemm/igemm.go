@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // NR is the number of rows of B in one packed panel (the columns of a tile
@@ -98,16 +99,27 @@ func mul(c []int32, ldc int, a []int16, lda, m int, b *Packed, asm bool) {
 		mulPanels(c, ldc, a, lda, m, b, 0, np, asm)
 		return
 	}
+	// Threads claim panels one at a time, so that a thread slowed down by
+	// another process does not hold the others back.
+	var next atomic.Int64
+	work := func() {
+		for {
+			P := int(next.Add(1)) - 1
+			if P >= np {
+				return
+			}
+			mulPanels(c, ldc, a, lda, m, b, P, P+1, asm)
+		}
+	}
 	var wg sync.WaitGroup
 	for t := 1; t < threads; t++ {
-		p0, p1 := np*t/threads, np*(t+1)/threads
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mulPanels(c, ldc, a, lda, m, b, p0, p1, asm)
+			work()
 		}()
 	}
-	mulPanels(c, ldc, a, lda, m, b, 0, np/threads, asm)
+	work()
 	wg.Wait()
 }
 
