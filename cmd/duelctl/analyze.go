@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 	"github.com/duel-ssl/duel/duel/analysis"
 	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 func analyzeCommand() *cli.Command {
@@ -220,11 +220,7 @@ func runAnalyze(c *cli.Context) error {
 	if err := analysis.WriteFileAtomic(res.Report, []byte(rep.Markdown())); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding analysis.json: %w", err)
-	}
-	if err := analysis.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, "analysis.json"), res); err != nil {
 		return err
 	}
 	w := c.App.Writer

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -268,11 +267,7 @@ func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("--out: encoding replay.json: %w", err)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "replay.json"), append(js, '\n')); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, "replay.json"), res); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil

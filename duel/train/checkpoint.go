@@ -71,11 +71,7 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 			return err
 		}
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(tmp, stateFile), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(tmp, stateFile), st); err != nil {
 		return err
 	}
 	cur, prev := filepath.Join(dir, CheckpointDir), filepath.Join(dir, checkpointPrev)

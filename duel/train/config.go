@@ -287,11 +287,7 @@ func (c *Config) Validate() error {
 
 // WriteConfig stores c as dir/config.json, atomically.
 func WriteConfig(dir string, c *Config) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the configuration: %w", err)
-	}
-	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), append(b, '\n'))
+	return atomicfile.WriteJSON(filepath.Join(dir, "config.json"), c)
 }
 
 // ReadConfig reads dir/config.json. Unknown fields are an error, so a typo

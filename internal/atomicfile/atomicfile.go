@@ -5,6 +5,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -47,4 +48,14 @@ func WriteFile(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// WriteJSON creates or replaces path with v as JSON indented by two spaces
+// and a final newline, as Write does. An encoding error names path too.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return WriteFile(path, append(b, '\n'))
 }

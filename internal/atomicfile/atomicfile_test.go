@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +55,24 @@ func TestWriteFailures(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != "old" {
 		t.Fatalf("failed write changed the file to %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.json")
+	if err := WriteJSON(path, map[string]int{"b": 2, "a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "{\n  \"a\": 1,\n  \"b\": 2\n}\n" {
+		t.Fatalf("wrote %q", got)
+	}
+	var uerr *json.UnsupportedValueError
+	if err := WriteJSON(path, math.NaN()); !errors.As(err, &uerr) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("NaN: error %v, want a json.UnsupportedValueError naming %s", err, path)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
