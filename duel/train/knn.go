@@ -2,11 +2,10 @@ package train
 
 import (
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/tensor"
@@ -43,68 +42,26 @@ func spaced(ds *data.Dataset, n int) *data.Dataset {
 }
 
 // measure returns the top-1 accuracy; the encoder is put in evaluation mode
-// for the measurement and back in training mode after it.
+// for the measurement and back in training mode after it. Features and the
+// weighted vote are those of duel/eval (Extract, KNN), as in duelctl eval.
 func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	nn.Train(enc, false)
 	defer nn.Train(enc, true)
-	bank, err := features(enc, k.bank, k.mean, k.std, k.size, k.batch)
+	run := func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		return enc.Features(nil, autograd.NewVar(x, false)).Value, nil
+	}
+	opt := eval.ExtractOptions{Size: k.size, Mean: k.mean, Std: k.std, Batch: k.batch}
+	bank, err := eval.Extract(k.bank, run, opt)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("kNN monitor: %w", err)
 	}
-	test, err := features(enc, k.test, k.mean, k.std, k.size, k.batch)
+	test, err := eval.Extract(k.test, run, opt)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("kNN monitor: %w", err)
 	}
-	d := enc.FeatureDim()
-	sims := tensor.MatMul(tensor.FromSlice(test, k.test.Len(), d), tensor.FromSlice(bank, k.bank.Len(), d).T()).Data()
-	nb, classes := k.bank.Len(), k.bank.NumClasses()
-	kk := min(k.k, nb)
-	order := make([]int, nb)
-	votes := make([]float64, classes)
-	correct := 0
-	for i := 0; i < k.test.Len(); i++ {
-		row := sims[i*nb : (i+1)*nb]
-		for j := range order {
-			order[j] = j
-		}
-		sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
-		clear(votes)
-		for _, j := range order[:kk] {
-			votes[k.bank.Labels[j]] += math.Exp(float64(row[j]) / knnTemperature)
-		}
-		best := 0
-		for c := range votes {
-			if votes[c] > votes[best] {
-				best = c
-			}
-		}
-		if int32(best) == k.test.Labels[i] {
-			correct++
-		}
-	}
-	return float64(correct) / float64(k.test.Len()), nil
-}
-
-// features returns the L2-normalised backbone features of every image of ds
-// (Len x FeatureDim), computed without gradient in batches.
-func features(enc ssl.Encoder, ds *data.Dataset, mean, std []float32, size, batch int) ([]float32, error) {
-	it, err := data.NewEvalIterator(ds, size, mean, std, batch)
+	res, err := eval.KNN(bank, test, eval.KNNConfig{K: k.k, Temperature: knnTemperature, Vote: eval.Weighted})
 	if err != nil {
-		return nil, err
+		return 0, fmt.Errorf("kNN monitor: %w", err)
 	}
-	d := enc.FeatureDim()
-	out := make([]float32, 0, ds.Len()*d)
-	for {
-		b, ok := it.Next()
-		if !ok {
-			break
-		}
-		x := autograd.NewVar(tensor.FromSlice(b.Views[0], b.N, b.C, b.H, b.W), false)
-		f := autograd.L2Normalize(nil, enc.Features(nil, x), 1).Value.Contiguous()
-		out = append(out, f.Data()...)
-	}
-	if len(out) != ds.Len()*d {
-		return nil, fmt.Errorf("kNN features: %d values for %d images of %d features", len(out), ds.Len(), d)
-	}
-	return out, nil
+	return res.Top1, nil
 }
