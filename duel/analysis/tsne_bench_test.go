@@ -26,15 +26,8 @@ func BenchmarkTSNE(b *testing.B) {
 func BenchmarkTSNEGradient(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const n = 1000
-	z := make([]float64, n*10)
-	for i := range z {
-		z[i] = r.NormFloat64()
-	}
-	p := jointProbabilities(squaredDistances(z, n, 10), n, 30)
-	y := make([]float64, 2*n)
-	for i := range y {
-		y[i] = r.NormFloat64()
-	}
+	p := randomAffinities(r, n, 10, 30)
+	y := normals(r, 2*n)
 	const reps = 5
 	start := time.Now()
 	for i := 0; i < reps; i++ {

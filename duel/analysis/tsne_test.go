@@ -117,12 +117,8 @@ func TestConditionalRowPerplexity(t *testing.T) {
 
 func TestJointProbabilitiesSymmetric(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	n, k := 40, 3
-	z := make([]float64, n*k)
-	for i := range z {
-		z[i] = r.NormFloat64()
-	}
-	p := jointProbabilities(squaredDistances(z, n, k), n, 10)
+	n := 40
+	p := randomAffinities(r, n, 3, 10)
 	var s float64
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -143,15 +139,8 @@ func TestJointProbabilitiesSymmetric(t *testing.T) {
 func TestGradientFiniteDifference(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	n := 130 // above the parallel threshold
-	z := make([]float64, n*4)
-	for i := range z {
-		z[i] = r.NormFloat64()
-	}
-	p := jointProbabilities(squaredDistances(z, n, 4), n, 8)
-	y := make([]float64, 2*n)
-	for i := range y {
-		y[i] = r.NormFloat64()
-	}
+	p := randomAffinities(r, n, 4, 8)
+	y := normals(r, 2*n)
 	for _, exag := range []float64{1, 12} {
 		grad := make([]float64, 2*n)
 		newGradient(n).compute(y, p, exag, grad)
@@ -297,4 +286,19 @@ func naiveGradient(y, p []float64, n int, exag float64) []float64 {
 		}
 	}
 	return grad
+}
+
+// normals returns n standard normal values drawn from r.
+func normals(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	return v
+}
+
+// randomAffinities returns the joint probabilities P (n x n) of n random
+// normal points of dimension dim at the given perplexity.
+func randomAffinities(r *rand.Rand, n, dim int, perplexity float64) []float64 {
+	return jointProbabilities(squaredDistances(normals(r, n*dim), n, dim), n, perplexity)
 }
