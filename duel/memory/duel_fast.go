@@ -83,12 +83,11 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		f.selected[c] = c < k
 	}
 
-	// The older rows' dots with the batch, transposed for the block (see
+	// The slots' dots with the batch, transposed for the block (see
 	// commit), are prepared on another goroutine while the score passes,
-	// which are sequential, run.
-	// The passes read the evicted slot's dots with the earlier batch rows
-	// from there as soon as those rows are done (transposed, they are one
-	// contiguous run instead of a column of dots).
+	// which are sequential, run. The passes read an evicted slot's dots
+	// with the earlier batch rows there as soon as those rows are done
+	// (one contiguous run instead of a column of dots).
 	var colT []int32
 	var wg sync.WaitGroup
 	f.colsDone.Store(0)
@@ -319,6 +318,7 @@ func transposeCols(colT, dots []int32, k, b, w int, done *atomic.Int64) {
 			colT[c*b+bp] = v
 		}
 	}
+	done.Store(int64(b))
 }
 
 // foldEvery is how many updates' newcomer columns are kept transposed
