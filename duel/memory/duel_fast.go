@@ -74,8 +74,8 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		f.batch.setUnit(i, a.Batch[i*z:(i+1)*z])
 	}
 	f.dots = grow(f.dots, b*w)
-	f.slots.dots(f.dots, w, f.batch.rows, b)     // columns 0..K-1: the slots
-	f.batch.dots(f.dots[k:], w, f.batch.rows, b) // columns K..K+B-1: the batch
+	// Columns 0..K-1: the slots; K..K+B-1: the batch.
+	dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, &f.batch)
 
 	f.score = grow(f.score, w)
 	f.selected = grow(f.selected, w)

@@ -84,3 +84,23 @@ func toFloat(v []int16) []float32 {
 
 // qOfInt is qOf for a dot product held as an integer.
 func qOfInt(d int32) float64 { return 0.5 + float64(d)*qUnit }
+
+// dotsConcat computes, for the m grid rows a, the dots with the rows of
+// every gs in turn: c[r*ldc+j] for j over the rows of gs[0], then gs[1]...
+// With igemm's kernel, one product shares out all their panels among its
+// threads.
+func dotsConcat(c []int32, ldc int, a []int16, m int, gs ...*gridSet) {
+	if igemm.Accelerated() && m > 0 {
+		bs := make([]*igemm.Packed, len(gs))
+		for i, g := range gs {
+			bs[i] = &g.packed
+		}
+		igemm.MulConcat(c, ldc, a, gs[0].z, m, bs...)
+		return
+	}
+	off := 0
+	for _, g := range gs {
+		g.dots(c[off:], ldc, a, m)
+		off += g.n()
+	}
+}

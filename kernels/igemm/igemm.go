@@ -78,37 +78,66 @@ func panels(n int) int { return (n + NR - 1) / NR }
 // i < m and j < b.Rows(), where b holds rows of k values. It overwrites
 // those elements of c only.
 func Mul(c []int32, ldc int, a []int16, lda, m int, b *Packed) {
-	mul(c, ldc, a, lda, m, b, accelerated)
+	mul(c, ldc, a, lda, m, []*Packed{b}, accelerated)
 }
 
-// mul is Mul with the assembly kernel used or not (the tests run both).
-func mul(c []int32, ldc int, a []int16, lda, m int, b *Packed, asm bool) {
-	n, k := b.n, b.k
+// MulConcat is Mul with B the rows of bs one after the other (all with
+// the same row length): the columns of bs[0] come first in C, then those of
+// bs[1], and so on. The panels of all of them are shared out among the
+// threads of one call.
+func MulConcat(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
+	mul(c, ldc, a, lda, m, bs, accelerated)
+}
+
+// mul is MulConcat with the assembly kernel used or not (the tests run
+// both).
+func mul(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool) {
+	type panel struct {
+		b    *Packed
+		p    int // panel of b
+		col0 int // its first column in C, less p*NR
+	}
+	var work []panel
+	n, k := 0, -1
+	for _, b := range bs {
+		if k >= 0 && b.k != k {
+			panic(fmt.Sprintf("igemm: MulConcat of rows of %d and %d values", k, b.k))
+		}
+		k = b.k
+		for p := 0; p < panels(b.n); p++ {
+			work = append(work, panel{b, p, n})
+		}
+		n += b.n
+	}
 	if m == 0 || n == 0 {
 		return
 	}
 	if lda < k || ldc < n || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n {
 		panic(fmt.Sprintf("igemm: Mul %d x %d x %d with lda %d (len %d), ldc %d (len %d)", m, n, k, lda, len(a), ldc, len(c)))
 	}
-	np := panels(n)
+	do := func(w panel) {
+		mulPanels(c[w.col0:], ldc, a, lda, m, w.b, w.p, w.p+1, asm)
+	}
 	threads := 1
 	if int64(m)*int64(n)*int64(k) >= parallelMACs {
-		threads = min(runtime.GOMAXPROCS(0), np)
+		threads = min(runtime.GOMAXPROCS(0), len(work))
 	}
 	if threads <= 1 {
-		mulPanels(c, ldc, a, lda, m, b, 0, np, asm)
+		for _, w := range work {
+			do(w)
+		}
 		return
 	}
 	// Threads claim panels one at a time, so that a thread slowed down by
 	// another process does not hold the others back.
 	var next atomic.Int64
-	work := func() {
+	claim := func() {
 		for {
-			P := int(next.Add(1)) - 1
-			if P >= np {
+			i := int(next.Add(1)) - 1
+			if i >= len(work) {
 				return
 			}
-			mulPanels(c, ldc, a, lda, m, b, P, P+1, asm)
+			do(work[i])
 		}
 	}
 	var wg sync.WaitGroup
@@ -116,10 +145,10 @@ func mul(c []int32, ldc int, a []int16, lda, m int, b *Packed, asm bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work()
+			claim()
 		}()
 	}
-	work()
+	claim()
 	wg.Wait()
 }
 

@@ -50,7 +50,7 @@ func TestMul(t *testing.T) {
 					for i := range got {
 						got[i] = -7 // elements outside C stay as they are
 					}
-					mul(got, ldc, a, lda, m, &p, asm)
+					mul(got, ldc, a, lda, m, []*Packed{&p}, asm)
 					for i := 0; i < m; i++ {
 						for j := 0; j < ldc; j++ {
 							w := want[i*ldc+j]
@@ -101,4 +101,27 @@ func randInt16(rng *rand.Rand, n, span int) []int16 {
 		v[i] = int16(max(-32768, min(32767, x)))
 	}
 	return v
+}
+
+// TestMulConcat checks that the product with two packed matrices side by
+// side equals the product with their rows packed together, on odd sizes.
+func TestMulConcat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][4]int{{9, 50, 13, 37}, {16, 2048 % 97, 48, 64}, {3, 0, 5, 7}, {17, 49, 0, 31}} {
+		m, n1, n2, k := s[0], s[1], s[2], s[3]
+		a := randInt16(rng, m*k, 2049)
+		b := randInt16(rng, (n1+n2)*k, 2049)
+		want := make([]int32, m*(n1+n2))
+		refMul(want, n1+n2, a, k, b, k, m, n1+n2, k)
+		var p1, p2 Packed
+		p1.Pack(b, k, n1, k)
+		p2.Pack(b[n1*k:], k, n2, k)
+		got := make([]int32, m*(n1+n2))
+		MulConcat(got, n1+n2, a, k, m, &p1, &p2)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%v: c[%d] = %d, want %d", s, i, got[i], want[i])
+			}
+		}
+	}
 }
