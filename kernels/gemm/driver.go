@@ -1,7 +1,5 @@
 package gemm
 
-import "runtime"
-
 // MinParallelFlops is the size of a product (2*m*n*k flops) below which
 // Sgemm stays on the caller's goroutine; callers that run batches of
 // smaller products can split the batch across goroutines themselves.
@@ -11,8 +9,8 @@ import "runtime"
 // fast on two threads as on one. 8e6 is about 2*159^3.
 const MinParallelFlops = 8_000_000
 
-// sgemm runs p with kernel kn.
-func sgemm(kn *kernel, p problem) {
+// sgemm runs p with kernel kn on at most maxThreads threads.
+func sgemm(kn *kernel, p problem, maxThreads int) {
 	p.check()
 	if p.m == 0 || p.n == 0 {
 		return
@@ -23,7 +21,7 @@ func sgemm(kn *kernel, p problem) {
 	}
 	threads := 1
 	if 2*float64(p.m)*float64(p.n)*float64(p.k) >= MinParallelFlops {
-		threads = runtime.GOMAXPROCS(0)
+		threads = maxThreads
 	}
 	c := getCall(kn, &p, threads)
 	if c.threads > 1 {

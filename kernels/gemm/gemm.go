@@ -85,7 +85,17 @@ import (
 // as in BLAS. Sgemm panics, like gonum's BLAS, when a dimension is negative,
 // a stride is too small or a slice is too short.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc})
+	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, runtime.GOMAXPROCS(0))
+}
+
+// SgemmSerial is Sgemm computed entirely on the caller's goroutine, whatever
+// the size: no worker is woken and nothing is shared between threads.
+// Callers that split their work coarsely across goroutines themselves (a
+// convolution over halves of a batch, say) use it to avoid the per-call
+// synchronisation of the threaded Sgemm. The result is bit-identical to
+// Sgemm's for the same arguments.
+func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, 1)
 }
 
 // Threads returns the number of goroutines Sgemm uses for large problems:

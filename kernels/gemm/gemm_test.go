@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -101,13 +102,22 @@ func checkProblem(t *testing.T, kn *kernel, p problem) {
 	checkAgainst(t, kn, p, want, scale)
 }
 
-// checkAgainst runs p with kernel kn and compares with want (see refSgemm).
+// checkAgainst runs p with kernel kn, threaded (as Sgemm) and on one
+// thread (as SgemmSerial), and compares both with want (see refSgemm).
 func checkAgainst(t *testing.T, kn *kernel, p problem, want, scale []float64) {
+	t.Helper()
+	checkThreads(t, kn, p, want, scale, runtime.GOMAXPROCS(0))
+	checkThreads(t, kn, p, want, scale, 1)
+}
+
+// checkThreads runs p with kernel kn on at most threads threads and
+// compares with want.
+func checkThreads(t *testing.T, kn *kernel, p problem, want, scale []float64, threads int) {
 	t.Helper()
 	orig := append([]float32(nil), p.c...)
 	in := p
 	in.c = append([]float32(nil), p.c...)
-	sgemm(kn, in)
+	sgemm(kn, in, threads)
 	const tol = 1e-5
 	bad := 0
 	for i := 0; i < p.m; i++ {
@@ -116,14 +126,14 @@ func checkAgainst(t *testing.T, kn *kernel, p problem, want, scale []float64) {
 			if j >= p.n {
 				// Padding between rows must be untouched.
 				if math.Float32bits(got) != math.Float32bits(orig[i*p.ldc+j]) {
-					t.Errorf("C[%d,%d] (padding) changed from %v to %v", i, j, orig[i*p.ldc+j], got)
+					t.Errorf("threads %d: C[%d,%d] (padding) changed from %v to %v", threads, i, j, orig[i*p.ldc+j], got)
 					bad++
 				}
 				continue
 			}
 			w, s := want[i*p.n+j], scale[i*p.n+j]
 			if d := math.Abs(float64(got) - w); !(d <= tol*s+1e-30) {
-				t.Errorf("C[%d,%d] = %v, want %v (error %.3g, scale %.3g)", i, j, got, w, d, s)
+				t.Errorf("threads %d: C[%d,%d] = %v, want %v (error %.3g, scale %.3g)", threads, i, j, got, w, d, s)
 				bad++
 			}
 			if bad >= 10 {
@@ -340,7 +350,7 @@ func TestSgemmConcurrent(t *testing.T) {
 		want[i] = make([]float32, len(p.c))
 		q := p
 		q.c = want[i]
-		sgemm(active, q)
+		sgemm(active, q, runtime.GOMAXPROCS(0))
 	}
 	var wg sync.WaitGroup
 	for i, p := range ps {
@@ -350,7 +360,7 @@ func TestSgemmConcurrent(t *testing.T) {
 			for rep := 0; rep < 5; rep++ {
 				q := p
 				q.c = make([]float32, len(p.c))
-				sgemm(active, q)
+				sgemm(active, q, runtime.GOMAXPROCS(0))
 				for j := range q.c {
 					if q.c[j] != want[i][j] {
 						t.Errorf("problem %d: concurrent result differs at %d", i, j)
@@ -402,5 +412,23 @@ func TestChoose(t *testing.T) {
 	}
 	if ISA() != active.name || Threads() < 1 {
 		t.Errorf("ISA() = %q, Threads() = %d", ISA(), Threads())
+	}
+}
+
+// TestSgemmSerialMatchesSgemm checks that the exported single-threaded entry
+// point gives Sgemm's result bit for bit on a parallel-sized problem.
+func TestSgemmSerialMatchesSgemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		p := newProblem(r, tr[0], tr[1], 230, 300, 250, 3, 1, 0.5)
+		c1 := append([]float32(nil), p.c...)
+		c2 := append([]float32(nil), p.c...)
+		Sgemm(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, c1, p.ldc)
+		SgemmSerial(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, c2, p.ldc)
+		for i := range c1 {
+			if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
+				t.Fatalf("trans %v: SgemmSerial differs from Sgemm at %d: %v vs %v", tr, i, c2[i], c1[i])
+			}
+		}
 	}
 }
