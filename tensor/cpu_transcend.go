@@ -15,8 +15,17 @@ import (
 const transcendChunk = 256
 
 // tanhExpMin is the |x| from which tanh is computed from e^(-2|x|); below,
-// (1-e)/(1+e) would cancel, and math.Tanh is used.
+// (1-e)/(1+e) would cancel, and Cephes' tanhf polynomial is used.
 const tanhExpMin = 0.625
+
+// Cephes tanhf: tanh a ≈ a + a·z·P(z), z = a², for |a| < 0.625.
+const (
+	tanhP0 = -5.70498872745e-3
+	tanhP1 = 2.06390887954e-2
+	tanhP2 = -5.37397155531e-2
+	tanhP3 = 1.33314422036e-1
+	tanhP4 = -3.33332819422e-1
+)
 
 // sigmoid1 is the logistic function in float32 arithmetic, in the form that
 // neither overflows nor cancels: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below.
@@ -24,26 +33,36 @@ func sigmoid1(x float32) float32 {
 	return sigmoidOf(x, vecmath.Expf(-abs32(x)))
 }
 
-// sigmoidOf finishes sigmoid1 from e = e^-|x|.
+// sigmoidOf finishes sigmoid1 from e = e^-|x|: 1/(1+e) when x's sign bit
+// is clear, else e/(1+e) (the numerator chosen by a bit mask, not a branch:
+// random signs would mispredict half the time). For x = -0, e = 1 and both
+// forms give 0.5; for NaN, e is NaN.
 func sigmoidOf(x, e float32) float32 {
-	if x >= 0 {
-		return 1 / (1 + e)
-	}
-	return e / (1 + e)
+	neg := uint32(int32(math.Float32bits(x)) >> 31)
+	n := math.Float32frombits(neg&math.Float32bits(e) | ^neg&0x3f800000) // e or 1
+	return n / (1 + e)
 }
 
-// tanh1 is the hyperbolic tangent: sign(x)·(1-e)/(1+e) with e = e^(-2|x|)
-// for |x| >= tanhExpMin, math.Tanh below (and for NaN).
+// tanh1 is the hyperbolic tangent in float32 arithmetic: for a = |x| >=
+// tanhExpMin, (1-e)/(1+e) with e = e^(-2a); below, Cephes' polynomial; the
+// sign of x put back last (so tanh(-0) = -0).
 func tanh1(x float32) float32 {
 	return tanhOf(x, vecmath.Expf(-2*abs32(x)))
 }
 
-// tanhOf finishes tanh1 from e = e^(-2|x|).
+// tanhOf finishes tanh1 from e = e^(-2|x|). Both forms are computed and one
+// chosen by a mask rather than a branch, which mispredicts on random data.
 func tanhOf(x, e float32) float32 {
-	if !(abs32(x) >= tanhExpMin) {
-		return float32(math.Tanh(float64(x)))
+	a := abs32(x)
+	z := a * a
+	small := math.Float32bits(((((tanhP0*z+tanhP1)*z+tanhP2)*z+tanhP3)*z+tanhP4)*z*a + a)
+	large := math.Float32bits((1 - e) / (1 + e))
+	var m uint32
+	if a >= tanhExpMin {
+		m = ^uint32(0)
 	}
-	return float32(math.Copysign(float64((1-e)/(1+e)), float64(x)))
+	sign := math.Float32bits(x) & (1 << 31)
+	return math.Float32frombits((m&large | ^m&small) | sign)
 }
 
 // abs32 is |x|.

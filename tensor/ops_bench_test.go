@@ -82,6 +82,38 @@ func BenchmarkExp1M(b *testing.B) {
 	})
 }
 
+// BenchmarkSigmoidTanh1M times Sigmoid and Tanh (through kernels/vecmath's
+// exp) against per-element float64 math loops on 2^20 normal values.
+func BenchmarkSigmoidTanh1M(b *testing.B) {
+	x := RandN(rng(1), 1<<20)
+	s := x.Data()
+	d := make([]float32, len(s))
+	b.Run("Sigmoid", func(b *testing.B) {
+		for b.Loop() {
+			Sigmoid(x)
+		}
+	})
+	b.Run("sigmoid-math", func(b *testing.B) {
+		for b.Loop() {
+			for i := range d {
+				d[i] = float32(1 / (1 + math.Exp(-float64(s[i]))))
+			}
+		}
+	})
+	b.Run("Tanh", func(b *testing.B) {
+		for b.Loop() {
+			Tanh(x)
+		}
+	})
+	b.Run("tanh-math", func(b *testing.B) {
+		for b.Loop() {
+			for i := range d {
+				d[i] = float32(math.Tanh(float64(s[i])))
+			}
+		}
+	})
+}
+
 func BenchmarkSumLastAxis(b *testing.B) {
 	x := RandN(rng(1), 1024, 1024)
 	b.Run("tensor", func(b *testing.B) {
