@@ -55,13 +55,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			return fmt.Errorf("%w (see --help)", err)
 		},
 		Commands: []*cli.Command{
-			benchCommand(),
-			dataCommand(),
-			memoryCommand(),
-			evalCommand(),
-			analyzeCommand(),
 			trainCommand(),
 			embedCommand(),
+			evalCommand(),
+			analyzeCommand(),
+			memoryCommand(),
+			reproduceCommand(),
+			dataCommand(),
+			benchCommand(),
 		},
 	}
 }
