@@ -90,6 +90,11 @@ func (g convGeom) image(i int) (off, cs int) {
 	return i * g.cin * g.h * g.w, g.h * g.w
 }
 
+// flops returns the flops of one GEMM of the convolution over the batch.
+func (g convGeom) flops() float64 {
+	return 2 * float64(g.cout) * float64(g.ckk()) * float64(g.n*g.ohw())
+}
+
 // chunk returns how many images one patch matrix holds.
 func (g convGeom) chunk() int {
 	cols := max(minChunkCols, colBudget*max(1, g.cout/64)/max(g.ckk(), 1))
@@ -97,12 +102,16 @@ func (g convGeom) chunk() int {
 }
 
 // im2colImages writes the patch matrix of images [n0, n0+cnt) into col
-// (ckk x cnt*ohw), over several goroutines, each taking a range of (image,
-// input channel) pairs: a chunk may hold a single image.
-func (g convGeom) im2colImages(col, xd []float32, n0, cnt int) {
+// (ckk x cnt*ohw); when par, over several goroutines, each taking a range
+// of (image, input channel) pairs: a chunk may hold a single image.
+func (g convGeom) im2colImages(col, xd []float32, n0, cnt int, par bool) {
 	ld := cnt * g.ohw()
 	kk := g.k * g.k
-	parallelFor(cnt*g.cin, workers(g.ckk()*ld), func(lo, hi int) {
+	w := 1
+	if par {
+		w = workers(g.ckk() * ld)
+	}
+	parallelFor(cnt*g.cin, w, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			j, ci := t/g.cin, t%g.cin
 			off, cs := g.image(n0 + j)
@@ -112,11 +121,16 @@ func (g convGeom) im2colImages(col, xd []float32, n0, cnt int) {
 }
 
 // col2imImages adds the patch-matrix gradient dcol of images [n0, n0+cnt)
-// into dx, over several goroutines by (image, input channel) pairs.
-func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int) {
+// into dx; when par, over several goroutines by (image, input channel)
+// pairs.
+func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int, par bool) {
 	ld := cnt * g.ohw()
 	kk := g.k * g.k
-	parallelFor(cnt*g.cin, workers(g.ckk()*ld), func(lo, hi int) {
+	w := 1
+	if par {
+		w = workers(g.ckk() * ld)
+	}
+	parallelFor(cnt*g.cin, w, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			j, ci := t/g.cin, t%g.cin
 			off, cs := g.image(n0 + j)
@@ -151,16 +165,18 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	yd := storage(y)
 	direct := c.direct() && g.xcm
 	if direct {
-		gemm.Sgemm(false, false, c.Out, ldy, c.In, 1, wd, c.In, xd, ldy, 0, yd, ldy)
+		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
+			sg(false, false, c.Out, cnt*ohw, c.In, 1, wd, c.In, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
+		})
 	} else {
-		chunk := g.chunk()
-		col := c.arena.getScratch(ckk * chunk * ohw)
-		for n0 := 0; n0 < n; n0 += chunk {
-			cnt := min(chunk, n-n0)
-			g.im2colImages(col, xd, n0, cnt)
-			gemm.Sgemm(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, col, cnt*ohw, 0, yd[n0*ohw:], ldy)
-		}
-		c.arena.putScratch(col)
+		chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+		cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+		runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
+			g.im2colImages(cols[w], xd, n0, cnt, par)
+			sg(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, cols[w], cnt*ohw, 0, yd[n0*ohw:], ldy)
+		})
+		putScratchSet(c.arena, cols)
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
@@ -187,23 +203,28 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		dx, xacc := c.arena.gradSlot(x)
 		if direct {
 			if dw != nil {
-				gemm.Sgemm(false, true, c.Out, c.In, ldy, 1, dy, ldy, xd, ldy, beta(wacc), dw, c.In)
+				chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+				c.weightGrad(dw, wacc, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+					sg(false, true, c.Out, c.In, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, c.In)
+				})
 			}
 			if dx != nil {
-				gemm.Sgemm(true, false, c.In, ldy, c.Out, 1, wd, c.In, dy, ldy, beta(xacc), dx, ldy)
+				chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+				runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
+					sg(true, false, c.In, cnt*ohw, c.Out, 1, wd, c.In, dy[n0*ohw:], ldy, beta(xacc), dx[n0*ohw:], ldy)
+				})
 			}
 			return
 		}
 		if dw != nil {
-			chunk := g.chunk()
-			col := c.arena.getScratch(ckk * chunk * ohw)
-			for n0 := 0; n0 < n; n0 += chunk {
-				cnt := min(chunk, n-n0)
+			chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+			cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+			c.weightGrad(dw, wacc, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 				ld := cnt * ohw
-				g.im2colImages(col, xd, n0, cnt)
-				gemm.Sgemm(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, col, ld, beta(wacc || n0 > 0), dw, ckk)
-			}
-			c.arena.putScratch(col)
+				g.im2colImages(cols[w], xd, n0, cnt, par)
+				sg(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, cols[w], ld, b, dst, ckk)
+			})
+			putScratchSet(c.arena, cols)
 		}
 		if dx == nil {
 			return
@@ -215,15 +236,14 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		if !xacc {
 			clear(dx)
 		}
-		chunk := g.chunk()
-		dcol := c.arena.getScratch(ckk * chunk * ohw)
-		for n0 := 0; n0 < n; n0 += chunk {
-			cnt := min(chunk, n-n0)
+		chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+		dcols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+		runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 			ld := cnt * ohw
-			gemm.Sgemm(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcol, ld)
-			g.col2imImages(dx, dcol, n0, cnt)
-		}
-		c.arena.putScratch(dcol)
+			sg(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
+			g.col2imImages(dx, dcols[w], n0, cnt, par)
+		})
+		putScratchSet(c.arena, dcols)
 	}, inputs...)
 }
 
@@ -249,12 +269,40 @@ func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool)
 	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
 	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
 	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
-	chunk := tg.chunk()
-	col := c.arena.getScratch(ckk * chunk * hw)
-	defer c.arena.putScratch(col)
-	for n0 := 0; n0 < g.n; n0 += chunk {
-		cnt := min(chunk, g.n-n0)
-		tg.im2colImages(col, dy, n0, cnt)
-		gemm.Sgemm(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, col, cnt*hw, beta(acc), dx[n0*hw:], ld)
+	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
+	cols := scratchSet(c.arena, threads, ckk*chunk*hw)
+	defer putScratchSet(c.arena, cols)
+	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
+		tg.im2colImages(cols[w], dy, n0, cnt, par)
+		sg(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, cols[w], cnt*hw, beta(acc), dx[n0*hw:], ld)
+	})
+}
+
+// weightGrad accumulates the weight gradient over the chunks of the batch
+// into dw (added to it when acc): gemmChunk(w, n0, cnt, dst, beta) runs
+// goroutine w's GEMM of images [n0, n0+cnt) into dst with the given beta.
+// Goroutine 0 accumulates into dw itself, the others into private buffers
+// that are added to dw at the end. The chunks are assigned statically, so
+// the sums do not depend on timing.
+func (c *Conv2d) weightGrad(dw []float32, acc bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
+	parts := make([][]float32, threads)
+	parts[0] = dw
+	for w := 1; w < threads; w++ {
+		parts[w] = c.arena.getScratch(len(dw))
+	}
+	used := make([]bool, threads)
+	used[0] = acc
+	runChunks(n, chunk, threads, true, func(w, n0, cnt int) {
+		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
+		used[w] = true
+	})
+	if !used[0] {
+		clear(dw)
+	}
+	for w := 1; w < threads; w++ {
+		if used[w] {
+			gemm.Saxpy(1, parts[w], dw)
+		}
+		c.arena.putScratch(parts[w])
 	}
 }

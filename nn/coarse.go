@@ -1,0 +1,97 @@
+package nn
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
+// Coarse-grained parallelism of the convolutions. Instead of letting every
+// GEMM split itself over the cores (a fork/join and barriers per call, which
+// lose a core whenever another process runs and cost a lot on the small
+// GEMMs of deep layers), a convolution splits its batch into chunks of
+// images that GOMAXPROCS goroutines claim; each goroutine builds its own
+// patch matrix and runs a single-threaded GEMM (gemm.SgemmSerial) on it.
+
+// sgemmFunc is the signature of gemm.Sgemm and gemm.SgemmSerial.
+type sgemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// chunksPerThread is how many chunks of images each goroutine gets on
+// average: two, so that a goroutine slowed down by another process is
+// compensated by the others claiming more.
+const chunksPerThread = 2
+
+// minCoarseFlops is the size of a convolution GEMM (2*m*n*k over the whole
+// batch) below which it runs on the caller's goroutine only.
+const minCoarseFlops = 2 * gemm.MinParallelFlops
+
+// coarsePlan returns how to split a batch of n images whose convolution
+// costs flops: images per chunk (at most chunk), goroutines, the GEMM to
+// call inside a chunk and whether im2col should split itself too. A single
+// image (or a single core) keeps the threaded GEMM.
+func coarsePlan(n, chunk int, flops float64) (c, threads int, sg sgemmFunc, parIm2col bool) {
+	p := runtime.GOMAXPROCS(0)
+	if flops < minCoarseFlops {
+		return chunk, 1, gemm.SgemmSerial, false
+	}
+	if p < 2 || n < 2 {
+		return chunk, 1, gemm.Sgemm, true
+	}
+	c = max(1, min(chunk, (n+chunksPerThread*p-1)/(chunksPerThread*p)))
+	return c, min(p, (n+c-1)/c), gemm.SgemmSerial, false
+}
+
+// runChunks calls f(w, n0, cnt) for the chunks [n0, n0+cnt) of chunk images
+// covering [0, n), on threads goroutines (w is the goroutine's index, for
+// its private buffers). When static, goroutine w takes chunks w, w+threads,
+// ... (a fixed assignment, for results that must not depend on timing);
+// otherwise the goroutines claim chunks in order until none is left.
+func runChunks(n, chunk, threads int, static bool, f func(w, n0, cnt int)) {
+	if threads <= 1 {
+		for n0 := 0; n0 < n; n0 += chunk {
+			f(0, n0, min(chunk, n-n0))
+		}
+		return
+	}
+	var next atomic.Int32
+	work := func(w int) {
+		for i := w; ; i += threads {
+			if !static {
+				i = int(next.Add(1)) - 1
+			}
+			n0 := i * chunk
+			if n0 >= n {
+				return
+			}
+			f(w, n0, min(chunk, n-n0))
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(threads - 1)
+	for w := 1; w < threads; w++ {
+		go func() {
+			defer wg.Done()
+			work(w)
+		}()
+	}
+	work(0)
+	wg.Wait()
+}
+
+// scratchSet gets threads buffers of n floats from a.
+func scratchSet(a *Arena, threads, n int) [][]float32 {
+	s := make([][]float32, threads)
+	for w := range s {
+		s[w] = a.getScratch(n)
+	}
+	return s
+}
+
+// putScratchSet gives the buffers of s back to a.
+func putScratchSet(a *Arena, s [][]float32) {
+	for _, b := range s {
+		a.putScratch(b)
+	}
+}
