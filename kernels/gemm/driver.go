@@ -12,6 +12,7 @@ const MinParallelFlops = 8_000_000
 // sgemm runs p with kernel kn on at most maxThreads threads.
 func sgemm(kn *kernel, p problem, maxThreads int) {
 	p.check()
+	kn = kn.forRows(p.m)
 	if p.m == 0 || p.n == 0 {
 		return
 	}

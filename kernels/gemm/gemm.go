@@ -36,6 +36,7 @@
 // (golang.org/x/sys/cpu):
 //
 //	avx512   14x32 tile: 28 zmm accumulators, 2 zmm of B + 14 VBROADCASTSS per k step   mc=336 kc=384 nc=4096
+//	         16x16 tile (avx512-16x16) for products whose rows fill 14-row tiles badly (m = 16, 32: see kernel.forRows)
 //	avx2      6x16 tile: 12 ymm accumulators                                            mc=192 kc=256 nc=4096
 //	generic   4x4 tile in plain Go (any CPU, and builds tagged noasm)                   mc=128 kc=256 nc=1024
 //

@@ -36,6 +36,7 @@ type isa struct {
 func main() {
 	isas := []isa{
 		{name: "AVX512", file: "kernel_avx512_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 14, nr: 32, unroll: 4, zero: "VPXORD", directA: true},
+		{name: "AVX512x16", file: "kernel_avx512x16_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 16, nr: 16, unroll: 4, zero: "VPXORD", directA: true},
 		{name: "AVX2", file: "kernel_avx2_amd64.s", reg: "Y", width: 8, nregs: 16, mr: 6, nr: 16, unroll: 4, zero: "VXORPS"},
 	}
 	var tiles bytes.Buffer
@@ -95,7 +96,8 @@ func genKernel(w *bytes.Buffer, s isa, direct bool) {
 	}
 	// A rows in direct mode: base registers, each addressing 5 rows with the
 	// index registers R13 = lda and R14 = 3*lda (bytes).
-	aBases := []string{"AX", "SI", "R12"}
+	// R8 holds beta's bits only after the loop.
+	aBases := []string{"AX", "SI", "R12", "R8"}
 	aModes := []string{"(%s)", "(%s)(R13*1)", "(%s)(R13*2)", "(%s)(R14*1)", "(%s)(R13*4)"}
 	nb := (s.mr + 4) / 5
 	if direct && nb > len(aBases) {

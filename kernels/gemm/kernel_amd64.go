@@ -35,6 +35,19 @@ func kernelAVX512(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 //go:noescape
 func kernelAVX512DirectA(kc int, a, b, c *float32, lda, ldb, ldc int, beta float32)
 
+// kernelAVX512x16 is the AVX-512 micro-kernel for a 16x16 tile (16 zmm
+// accumulators, one zmm of B per k step). Its equivalent Go loop is
+// kernelAVX512's with mr = 16 and nr = 16. It serves products whose rows
+// fill 16-row tiles better than 14-row ones (see kernel.narrow).
+//
+//go:noescape
+func kernelAVX512x16(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512x16DirectA is kernelAVX512x16 reading A in place.
+//
+//go:noescape
+func kernelAVX512x16DirectA(kc int, a, b, c *float32, lda, ldb, ldc int, beta float32)
+
 // kernelAVX2 is the AVX2+FMA micro-kernel for a 6x16 tile (12 ymm
 // accumulators). Its equivalent Go loop is kernelAVX512's with mr = 6 and
 // nr = 16.
@@ -46,12 +59,19 @@ func kernelAVX2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 func detect() []*kernel {
 	var ks []*kernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		narrow := &kernel{
+			name: "avx512-16x16",
+			mr:   mrAVX512x16, nr: nrAVX512x16,
+			mc: 16 * 21, kc: 384, nc: 4096,
+			micro: kernelAVX512x16, microDirectA: kernelAVX512x16DirectA, bInPlace: true,
+		}
 		ks = append(ks, &kernel{
 			name: "avx512",
 			mr:   mrAVX512, nr: nrAVX512,
 			mc: 14 * 24, kc: 384, nc: 4096,
 			micro: kernelAVX512, microDirectA: kernelAVX512DirectA, bInPlace: true,
-		})
+			narrow: narrow,
+		}, narrow)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, &kernel{

@@ -6,8 +6,10 @@ package gemm
 
 // Register tiles of the assembly micro-kernels.
 const (
-	mrAVX512 = 14
-	nrAVX512 = 32
-	mrAVX2   = 6
-	nrAVX2   = 16
+	mrAVX512    = 14
+	nrAVX512    = 32
+	mrAVX512x16 = 16
+	nrAVX512x16 = 16
+	mrAVX2      = 6
+	nrAVX2      = 16
 )
