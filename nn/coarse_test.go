@@ -43,6 +43,7 @@ func TestConv2dCoarse(t *testing.T) {
 		{"3x3", 7, 16, 24, 3, 1, 1, 20, true, true},
 		{"3x3-nchw", 5, 16, 32, 3, 1, 1, 20, false, false},
 		{"3x3-s2", 9, 16, 32, 3, 2, 1, 33, true, false},
+		{"3x3-transposed-dW", 5, 16, 32, 3, 1, 1, 32, true, false},
 		{"1x1", 11, 64, 48, 1, 1, 0, 16, true, false},
 		{"1x1-s2", 12, 64, 48, 1, 2, 0, 32, true, true},
 	} {
@@ -76,9 +77,50 @@ func TestConv2dCoarse(t *testing.T) {
 					}
 				}
 			}
+			checkWeightGrad(t, tc.name, got[2], x, proj, tc.n, tc.in, tc.out, tc.k, tc.s, tc.p, tc.h, oh)
 			if arena != nil {
 				arena.Reset()
 			}
+		}
+	}
+}
+
+// checkWeightGrad compares dw with the float64 weight gradient of a
+// convolution of x (n, in, h, h) with output gradient proj (n, out, oh, oh).
+func checkWeightGrad(t *testing.T, name string, dw []float32, x *autograd.Var, proj []float32, n, in, out, k, s, p, h, oh int) {
+	t.Helper()
+	xd := x.Value.Contiguous().Data()
+	want := make([]float64, out*in*k*k)
+	var scale float64
+	for o := range out {
+		for ci := range in {
+			for a := range k {
+				for b := range k {
+					var sum float64
+					for im := range n {
+						for y := range oh {
+							iy := y*s - p + a
+							if iy < 0 || iy >= h {
+								continue
+							}
+							for xx := range oh {
+								ix := xx*s - p + b
+								if ix < 0 || ix >= h {
+									continue
+								}
+								sum += float64(proj[((im*out+o)*oh+y)*oh+xx]) * float64(xd[((im*in+ci)*h+iy)*h+ix])
+							}
+						}
+					}
+					want[((o*in+ci)*k+a)*k+b] = sum
+					scale = math.Max(scale, math.Abs(sum))
+				}
+			}
+		}
+	}
+	for i := range want {
+		if d := math.Abs(float64(dw[i]) - want[i]); d > 1e-4*scale {
+			t.Fatalf("%s: dW[%d] = %v, want %v", name, i, dw[i], want[i])
 		}
 	}
 }
