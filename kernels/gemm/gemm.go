@@ -72,6 +72,12 @@
 // (row chunks, or groups of B micro-panels when C has few rows), for the
 // same tiles to be done with the previous kc block. Waiting threads spin
 // briefly, then yield to the operating system.
+//
+// SgemmSerial computes the same product on the caller's goroutine only.
+// Callers with many independent products (nn's convolutions split their
+// batch into chunks over goroutines) use it to avoid the fork/join and the
+// waits of every threaded call, which lose a core whenever another process
+// runs.
 package gemm
 
 import (
