@@ -70,9 +70,11 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	w := k + b // length of a row of dots
 
 	f.batch.reset(b, z)
-	for i := 0; i < b; i++ {
-		f.batch.setUnit(i, a.Batch[i*z:(i+1)*z])
-	}
+	parallelRows(b, func(i0, i1 int) { // rows and packed pairs are disjoint
+		for i := i0; i < i1; i++ {
+			f.batch.setUnit(i, a.Batch[i*z:(i+1)*z])
+		}
+	})
 	f.dots = grow(f.dots, b*w)
 	// Columns 0..K-1: the slots; K..K+B-1: the batch.
 	dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, &f.batch)
@@ -248,7 +250,6 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 		s := freed[len(arrived)]
 		arrived = append(arrived, arrival{bp, s})
 		order = append(order, s)
-		f.slots.setRow(s, f.batch.row(bp))
 		f.score[s] = f.score[k+bp]
 	}
 	f.order = order
@@ -256,6 +257,9 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 		f.rank[s] = p
 	}
 	if f.block == nil {
+		for _, in := range arrived {
+			f.slots.setRow(in.slot, f.batch.row(in.bp))
+		}
 		return
 	}
 	// Rows of the new slots: their dots with every slot held, then with
@@ -263,6 +267,7 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 	// row is thus complete for every row older than it.
 	parallelRows(len(arrived), func(a0, a1 int) {
 		for _, in := range arrived[a0:a1] {
+			f.slots.setRow(in.slot, f.batch.row(in.bp)) // disjoint rows and pairs
 			row := f.block[in.slot*k : (in.slot+1)*k]
 			src := f.dots[in.bp*w : (in.bp+1)*w]
 			copy(row, src[:k])
@@ -428,6 +433,16 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	f.score = make([]float64, k)
 	if 4*int64(k)*int64(k) <= maxBlock {
 		f.block = make([]int32, k*k)
+		// The transposed columns of the next foldEvery updates, allocated
+		// (and their pages touched) now rather than one per update until
+		// the first fold, as the steady state reuses them.
+		for range foldEvery {
+			cols := make([]int32, k*a.B())
+			for i := 0; i < len(cols); i += 1024 {
+				cols[i] = 0
+			}
+			f.spare = append(f.spare, cols)
+		}
 		f.slots.dots(f.block, k, f.slots.rows, k)
 		for s := 0; s < k; s++ {
 			f.score[s] = sumQ(f.block[s*k : (s+1)*k])

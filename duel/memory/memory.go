@@ -168,6 +168,9 @@ func keptPositions(ev []int, k int) []int {
 func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step int) {
 	z := m.z
 	for j, p := range keep {
+		if p == j {
+			continue // already in place
+		}
 		if p < m.k {
 			copy(m.rows[j*z:(j+1)*z], m.rows[p*z:(p+1)*z])
 			m.ids[j], m.labels[j], m.steps[j] = m.ids[p], m.labels[p], m.steps[p]
