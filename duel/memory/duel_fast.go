@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/duel-ssl/duel/kernels/igemm"
 )
 
 // fastDUEL computes the DUEL policy as duelReference does, without
@@ -28,7 +30,9 @@ import (
 // dots, see gridSet), B fused passes over the K+B scores (scorePass:
 // AVX-512, eight slots at a time), and the bookkeeping of the block, O(K B)
 // memory traffic (the batch's columns are transposed during the passes, on
-// another goroutine; scattered writes use AVX-512 scatters).
+// another goroutine; scattered writes use AVX-512 scatters). With igemm's
+// kernel the product is computed in strips of batch rows by both
+// goroutines, and the passes start with the first strip (see strips).
 //
 // Rows live in slots that never move; the memory order is kept apart (order,
 // rank), so that a survivor's carried data stays where it is and a new row
@@ -76,8 +80,17 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		}
 	})
 	f.dots = grow(f.dots, b*w)
-	// Columns 0..K-1: the slots; K..K+B-1: the batch.
-	dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, &f.batch)
+	// Columns 0..K-1: the slots; K..K+B-1: the batch. With igemm's
+	// kernel, two cores and a block, the product is computed in strips of
+	// rows, and the score passes start as soon as their rows are there
+	// (see strips).
+	pipe := igemm.Accelerated() && f.block != nil && runtime.GOMAXPROCS(0) >= 2 && b >= 2*stripRows
+	var st *strips
+	if pipe {
+		st = f.newStrips(b, w)
+	} else {
+		dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, &f.batch)
+	}
 
 	f.score = grow(f.score, w)
 	f.selected = grow(f.selected, w)
@@ -99,6 +112,11 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if st != nil {
+				for st.claim() {
+				}
+				st.waitAll()
+			}
 			transposeCols(colT, f.dots, k, b, w, &f.colsDone)
 		}()
 	}
@@ -107,6 +125,9 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	f.gone = f.gone[:0]
 	J := f.bestSlot()
 	for i := 0; i < b; i++ {
+		if st != nil {
+			st.waitRows(i + 1)
+		}
 		if J < k {
 			evicted[i] = f.rank[J]
 		} else {
@@ -119,6 +140,65 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	f.commit(b, colT)
 	f.gen = a.gen + 1
 	return evicted
+}
+
+// stripRows is the number of batch rows in one strip of the product.
+const stripRows = 16
+
+// strips shares out the strips of rows of the product of an update between
+// the goroutine of the score passes and the one that transposes columns:
+// both claim strips in order; the passes claim one whenever the rows they
+// need are not ready yet and strips are left, and wait otherwise.
+type strips struct {
+	f     *fastDUEL
+	w, b  int
+	n     int           // strips
+	next  atomic.Int64  // next strip to claim
+	done  []atomic.Bool // done[s]: strip s is computed
+	ready int           // strips 0..ready-1 are done (passes' goroutine only)
+}
+
+// newStrips returns the strips of the product of f's batch rows (b of them,
+// rows of w dots).
+func (f *fastDUEL) newStrips(b, w int) *strips {
+	n := (b + stripRows - 1) / stripRows
+	return &strips{f: f, w: w, b: b, n: n, done: make([]atomic.Bool, n)}
+}
+
+// claim computes the next unclaimed strip and reports whether there was one.
+func (st *strips) claim() bool {
+	s := int(st.next.Add(1)) - 1
+	if s >= st.n {
+		return false
+	}
+	f, w, z := st.f, st.w, st.f.z
+	r0, r1 := s*stripRows, min(st.b, (s+1)*stripRows)
+	igemm.MulConcatSerial(f.dots[r0*w:], w, f.batch.rows[r0*z:r1*z], z, r1-r0, &f.slots.packed, &f.batch.packed)
+	st.done[s].Store(true)
+	return true
+}
+
+// waitRows returns when the first rows rows of the product are computed,
+// computing later strips meanwhile if any are left.
+func (st *strips) waitRows(rows int) {
+	for st.ready*stripRows < rows {
+		if st.done[st.ready].Load() {
+			st.ready++
+			continue
+		}
+		if !st.claim() {
+			runtime.Gosched()
+		}
+	}
+}
+
+// waitAll returns when every strip is computed (without claiming any).
+func (st *strips) waitAll() {
+	for s := range st.done {
+		for !st.done[s].Load() {
+			runtime.Gosched()
+		}
+	}
 }
 
 // bestSlot returns the slot with the highest score, ties to the lowest rank.

@@ -59,6 +59,7 @@ func TestFastEqualsReference(t *testing.T) {
 		{1, 1, 1}, {1, 3, 2}, {2, 5, 3}, {3, 2, 4}, {7, 3, 5}, {10, 4, 8}, {13, 5, 3},
 		{16, 16, 16}, {33, 8, 7}, {50, 7, 12}, {64, 24, 9}, {100, 30, 32}, {5, 12, 6},
 		{300, 40, 21}, // whole tiles of the igemm kernel, several panels
+		{257, 77, 40}, // several strips of batch rows (see strips), the last partial
 	} {
 		for _, adm := range []Admission{Protected, Compete} {
 			for _, nb := range []bool{false, true} {

@@ -89,9 +89,20 @@ func MulConcat(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
 	mul(c, ldc, a, lda, m, bs, accelerated)
 }
 
+// MulConcatSerial is MulConcat on the calling goroutine only, for callers
+// that share the rows of A out among their own threads.
+func MulConcatSerial(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
+	mulThreads(c, ldc, a, lda, m, bs, accelerated, 1)
+}
+
 // mul is MulConcat with the assembly kernel used or not (the tests run
 // both).
 func mul(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool) {
+	mulThreads(c, ldc, a, lda, m, bs, asm, runtime.GOMAXPROCS(0))
+}
+
+// mulThreads is mul on up to maxThreads goroutines.
+func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool, maxThreads int) {
 	type panel struct {
 		b    *Packed
 		p    int // panel of b
@@ -120,7 +131,7 @@ func mul(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool) {
 	}
 	threads := 1
 	if int64(m)*int64(n)*int64(k) >= parallelMACs {
-		threads = min(runtime.GOMAXPROCS(0), len(work))
+		threads = min(maxThreads, len(work))
 	}
 	if threads <= 1 {
 		for _, w := range work {

@@ -107,7 +107,7 @@ func randInt16(rng *rand.Rand, n, span int) []int16 {
 // side equals the product with their rows packed together, on odd sizes.
 func TestMulConcat(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, s := range [][4]int{{9, 50, 13, 37}, {16, 2048 % 97, 48, 64}, {3, 0, 5, 7}, {17, 49, 0, 31}} {
+	for _, s := range [][4]int{{9, 50, 13, 37}, {16, 2048 % 97, 48, 64}, {3, 0, 5, 7}, {17, 49, 0, 31}, {40, 300, 100, 256}} {
 		m, n1, n2, k := s[0], s[1], s[2], s[3]
 		a := randInt16(rng, m*k, 2049)
 		b := randInt16(rng, (n1+n2)*k, 2049)
@@ -116,11 +116,13 @@ func TestMulConcat(t *testing.T) {
 		var p1, p2 Packed
 		p1.Pack(b, k, n1, k)
 		p2.Pack(b[n1*k:], k, n2, k)
-		got := make([]int32, m*(n1+n2))
-		MulConcat(got, n1+n2, a, k, m, &p1, &p2)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%v: c[%d] = %d, want %d", s, i, got[i], want[i])
+		for _, mul := range []func([]int32, int, []int16, int, int, ...*Packed){MulConcat, MulConcatSerial} {
+			got := make([]int32, m*(n1+n2))
+			mul(got, n1+n2, a, k, m, &p1, &p2)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%v: c[%d] = %d, want %d", s, i, got[i], want[i])
+				}
 			}
 		}
 	}
