@@ -84,7 +84,8 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// kernel, two cores and a block, the product is computed in strips of
 	// rows, and the score passes start as soon as their rows are there
 	// (see strips).
-	pipe := igemm.Accelerated() && f.block != nil && runtime.GOMAXPROCS(0) >= 2 && b >= 2*stripRows
+	pipe := igemm.Accelerated() && f.block != nil && runtime.GOMAXPROCS(0) >= 2 &&
+		b >= 2*stripRows && int64(k)*int64(b) <= pipeMaxCols
 	var st *strips
 	if pipe {
 		st = f.newStrips(b, w)
@@ -144,6 +145,13 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 
 // stripRows is the number of batch rows in one strip of the product.
 const stripRows = 16
+
+// pipeMaxCols bounds K*B for the strips: the batch's columns are transposed
+// only once every strip is done, and while they are not, the passes read
+// them one strided value at a time. At (8192, 512, 128) that made the
+// update ~20% slower (17 vs 14 ms, BenchmarkDUELUpdate), where (2048, 256,
+// 256) and (4096, 256, 128) gained 0.2-0.5 ms.
+const pipeMaxCols = 1 << 20
 
 // strips shares out the strips of rows of the product of an update between
 // the goroutine of the score passes and the one that transposes columns:
