@@ -113,12 +113,26 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if st != nil {
-				for st.claim() {
-				}
-				st.waitAll()
+			if st == nil {
+				transposeCols(colT, f.dots, k, b, w, &f.colsDone)
+				return
 			}
-			transposeCols(colT, f.dots, k, b, w, &f.colsDone)
+			// Strips, and between them the rows of the strips done so
+			// far, in order.
+			t := 0 // rows transposed
+			for {
+				more := st.claim()
+				for s := t / stripRows; s < st.n && st.done[s].Load(); s++ {
+					end := min(b, (s+1)*stripRows)
+					transposeRows(colT, f.dots, k, b, w, t, end, &f.colsDone)
+					t = end
+				}
+				if !more {
+					break
+				}
+			}
+			st.waitAll()
+			transposeRows(colT, f.dots, k, b, w, t, b, &f.colsDone)
 		}()
 	}
 
@@ -147,10 +161,11 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 const stripRows = 16
 
 // pipeMaxCols bounds K*B for the strips: the batch's columns are transposed
-// only once every strip is done, and while they are not, the passes read
-// them one strided value at a time. At (8192, 512, 128) that made the
-// update ~20% slower (17 vs 14 ms, BenchmarkDUELUpdate), where (2048, 256,
-// 256) and (4096, 256, 128) gained 0.2-0.5 ms.
+// between strips, later than without them, and until they are the passes
+// read them one strided value at a time. At (8192, 512, 128) the strips
+// made the update up to ~20% slower (14-17 vs 14-15.6 ms,
+// BenchmarkDUELUpdate, alternating runs), where (2048, 256, 256) and (4096,
+// 256, 128) gained 0.2-0.5 ms.
 const pipeMaxCols = 1 << 20
 
 // strips shares out the strips of rows of the product of an update between
@@ -395,8 +410,14 @@ func (f *fastDUEL) commit(b int, colT []int32) {
 //
 // It stores in done the number of batch rows transposed so far.
 func transposeCols(colT, dots []int32, k, b, w int, done *atomic.Int64) {
-	bp := 0
-	for ; bp+8 <= b; bp += 8 {
+	transposeRows(colT, dots, k, b, w, 0, b, done)
+}
+
+// transposeRows is transposeCols for batch rows bp0..bp1-1 (bp0 a multiple
+// of eight), with the rows before bp0 already done.
+func transposeRows(colT, dots []int32, k, b, w, bp0, bp1 int, done *atomic.Int64) {
+	bp := bp0
+	for ; bp+8 <= bp1; bp += 8 {
 		row := func(r int) []int32 { return dots[(bp+r)*w : (bp+r)*w+k] }
 		r0, r1, r2, r3, r4, r5, r6, r7 := row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7)
 		for c := range r0 {
@@ -406,12 +427,12 @@ func transposeCols(colT, dots []int32, k, b, w int, done *atomic.Int64) {
 		}
 		done.Store(int64(bp + 8))
 	}
-	for ; bp < b; bp++ {
+	for ; bp < bp1; bp++ {
 		for c, v := range dots[bp*w : bp*w+k] {
 			colT[c*b+bp] = v
 		}
 	}
-	done.Store(int64(b))
+	done.Store(int64(bp1))
 }
 
 // foldEvery is how many updates' newcomer columns are kept transposed
