@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"syscall"
 	"time"
 
@@ -70,7 +69,7 @@ func benchDataCommand() *cli.Command {
 				wall, cpu = append(wall, w), append(cpu, cp)
 				fmt.Fprintf(c.App.Writer, "repeat %d: %.0f views/s (%.0f views per CPU-second x %d workers)\n", r+1, w, cp/float64(workers), workers)
 			}
-			mw, mc := medianViews(wall), medianViews(cpu)
+			mw, mc := median(wall), median(cpu)
 			fmt.Fprintf(c.App.Writer, "data pipeline (%s, %dx%d views, batch %d, %d workers): median %.0f views/s, %.0f on idle cores\n",
 				c.String("preset"), size, size, batch, workers, mw, mc)
 			return emitJSON(c, map[string]any{"views_per_s": mw, "cpu_views_per_s": mc, "workers": workers,
@@ -118,14 +117,4 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// medianViews returns the median of v.
-func medianViews(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 // fetchSpec says where a dataset comes from and which files make it.
@@ -289,12 +291,6 @@ func unpackTar(src string, put func(string, io.Reader, int64, string) error) err
 // checking the recorded checksum when there is one.
 func writeVerified(name, path string, r io.Reader, size int64, origin string, log io.Writer) error {
 	base := filepath.Base(path)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+base+"-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
 	var bar io.Writer = io.Discard
 	if isTerminal(log) {
 		pb := progressbar.NewOptions64(size, progressbar.OptionSetWriter(log), progressbar.OptionSetDescription(base),
@@ -304,21 +300,17 @@ func writeVerified(name, path string, r io.Reader, size int64, origin string, lo
 	} else {
 		fmt.Fprintf(log, "unpacking %s (%d bytes)\n", base, size)
 	}
-	_, err = io.Copy(io.MultiWriter(tmp, h, bar), r)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("unpacking %s to %s: %w", origin, path, err)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if want, ok := fileSHA256[name+"/"+base]; ok && sum != want {
-		return fmt.Errorf("%s: SHA-256 %s, expected %s (corrupt or a different version)", origin, sum, want)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		h := sha256.New()
+		if _, err := io.Copy(io.MultiWriter(w, h, bar), r); err != nil {
+			return fmt.Errorf("unpacking %s: %w", origin, err)
+		}
+		sum := hex.EncodeToString(h.Sum(nil))
+		if want, ok := fileSHA256[name+"/"+base]; ok && sum != want {
+			return fmt.Errorf("%s: SHA-256 %s, expected %s (corrupt or a different version)", origin, sum, want)
+		}
+		return nil
+	})
 }
 
 // isTerminal reports whether w is a terminal (where progress bars go).

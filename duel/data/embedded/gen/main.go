@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
 func main() {
@@ -58,35 +59,13 @@ func run(dir, out string, perTrain, perTest int) error {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(out, s.png), strip); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(out, s.png), strip); err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(out, s.json), labels); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(out, s.json), labels); err != nil {
 			return err
 		}
 		fmt.Printf("%s: %d images, %d bytes\n", s.png, sub.Len(), len(strip))
 	}
 	return nil
-}
-
-// writeAtomic writes b to path through a temporary file and a rename.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gen-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
