@@ -20,6 +20,7 @@ type Memory struct {
 	gen    uint64 // incremented at every change of rows
 
 	batch []float32 // scratch: the normalised incoming rows
+	spare []float32 // scratch: the next rows (see apply)
 }
 
 // An Option configures a Memory.
@@ -163,22 +164,35 @@ func keptPositions(ev []int, k int) []int {
 }
 
 // apply replaces the memory with the rows at positions keep (increasing)
-// of the rows held followed by the batch rows m.batch[skip:]. It works in
-// place: the j-th survivor held comes from position keep[j] >= j.
+// of the rows held followed by the batch rows m.batch[skip:]. The rows are
+// copied into the spare buffer, on all cores, which then becomes the
+// memory's (the old one is the next spare); the metadata moves in place:
+// the j-th survivor held comes from position keep[j] >= j.
 func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step int) {
 	z := m.z
+	next := grow(m.spare, len(keep)*z)
+	parallelRows(len(keep), func(j0, j1 int) {
+		for j := j0; j < j1; j++ {
+			src := m.batch
+			p := keep[j]
+			if p < m.k {
+				src = m.rows
+			} else {
+				p = skip + p - m.k
+			}
+			copy(next[j*z:(j+1)*z], src[p*z:(p+1)*z])
+		}
+	})
+	m.rows, m.spare = next, m.rows
 	for j, p := range keep {
 		if p == j {
 			continue // already in place
 		}
 		if p < m.k {
-			copy(m.rows[j*z:(j+1)*z], m.rows[p*z:(p+1)*z])
 			m.ids[j], m.labels[j], m.steps[j] = m.ids[p], m.labels[p], m.steps[p]
 			continue
 		}
-		r := skip + p - m.k // row of the batch
-		copy(m.rows[j*z:(j+1)*z], m.batch[r*z:(r+1)*z])
-		m.ids[j], m.labels[j] = meta(r)
+		m.ids[j], m.labels[j] = meta(skip + p - m.k)
 		m.steps[j] = int64(step)
 	}
 	m.gen++

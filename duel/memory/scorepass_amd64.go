@@ -41,27 +41,3 @@ func scorePassAsm(score []float64, ins, del []int32, rank []int, pb *passBest) {
 	}
 	scorePassAVX512(n, unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
 }
-
-// scatterAVX512 is scatterGo on n values, n a multiple of 16, with
-// VPSCATTERDD (sixteen at a time, lanes with a negative slot masked off).
-// Its equivalent Go loop:
-//
-//	for i := 0; i < n; i++ {
-//		if slots[i] >= 0 {
-//			row[slots[i]] = src[i]
-//		}
-//	}
-//
-//go:noescape
-func scatterAVX512(row, src, slots *int32, n int)
-
-// scatterAsm runs scatterAVX512 on slices: n a multiple of 16, every slot
-// below len(row) (not checked here: the slots of a recentCols are slot
-// numbers, below K, checked when it is built).
-func scatterAsm(row, src []int32, slots []int32) {
-	n := len(slots)
-	if n%16 != 0 || len(src) != n {
-		panic("memory: scatterAsm: bad lengths")
-	}
-	scatterAVX512(unsafe.SliceData(row), unsafe.SliceData(src), unsafe.SliceData(slots), n)
-}

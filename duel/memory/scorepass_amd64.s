@@ -60,27 +60,3 @@ loop:
 	VMOVUPD Z3, 192(AX)
 	VZEROUPPER
 	RET
-
-// func scatterAVX512(row, src, slots *int32, n int)
-TEXT ·scatterAVX512(SB), NOSPLIT, $0-32
-	MOVQ row+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ slots+16(FP), BX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JEQ sdone
-	VPXORD Z0, Z0, Z0
-
-sloop:
-	VMOVDQU32 (BX), Z1
-	VMOVDQU32 (SI), Z2
-	VPCMPD $5, Z0, Z1, K1
-	VPSCATTERDD Z2, K1, (DI)(Z1*4)
-	ADDQ $64, BX
-	ADDQ $64, SI
-	DECQ CX
-	JNE sloop
-
-sdone:
-	VZEROUPPER
-	RET

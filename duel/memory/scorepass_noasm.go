@@ -8,7 +8,3 @@ const scoreAsm = false
 func scorePassAsm(score []float64, ins, del []int32, rank []int, pb *passBest) {
 	panic("memory: no assembly score pass")
 }
-
-func scatterAsm(row, src []int32, slots []int32) {
-	panic("memory: no assembly scatter")
-}

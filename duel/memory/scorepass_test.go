@@ -56,30 +56,3 @@ func TestScorePass(t *testing.T) {
 		}
 	}
 }
-
-// TestScatter compares scatter (the AVX-512 kernel where it runs) with the
-// plain loop on random, odd and zero sizes, with skipped (-1) slots.
-func TestScatter(t *testing.T) {
-	rng := rand.New(rand.NewPCG(10, 11))
-	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 100, 256, 1000} {
-		k := n + 5
-		row := make([]int32, k)
-		for i := range row {
-			row[i] = int32(rng.Uint32())
-		}
-		perm := rng.Perm(k)[:n]
-		slots, src := make([]int32, n), make([]int32, n)
-		for i := range slots {
-			slots[i], src[i] = int32(perm[i]), int32(rng.Uint32())
-			if rng.IntN(4) == 0 {
-				slots[i] = -1
-			}
-		}
-		want := slices.Clone(row)
-		scatterGo(want, src, slots)
-		scatter(row, src, slots)
-		if !slices.Equal(row, want) {
-			t.Fatalf("n=%d: scatter differs from the loop", n)
-		}
-	}
-}

@@ -1,0 +1,38 @@
+package memory
+
+// transposeBand writes colT[c*b+bp] = dots[bp*w+c] for every column c < k
+// and batch row bp in [bp0, bp1). Requires 0 <= bp0 <= bp1 <= b, k <= w,
+// len(dots) >= bp1*w (when bp1 > bp0), len(colT) >= k*b.
+//
+// Where the AVX-512 kernel runs (transposeAsm), it moves every full tile of
+// 16 rows by 16 columns; the columns past the last multiple of 16 and the
+// rows past the last full group of 16 go through transposeBandGo.
+func transposeBand(colT, dots []int32, k, b, w, bp0, bp1 int) {
+	if bp0 < 0 || bp0 > bp1 || bp1 > b || k < 0 || k > w ||
+		bp1 > bp0 && len(dots) < bp1*w || len(colT) < k*b {
+		panic("memory: transposeBand: bad arguments")
+	}
+	if !transposeAsm || k < 16 || bp1-bp0 < 16 {
+		transposeBandGo(colT, dots, k, b, w, bp0, bp1)
+		return
+	}
+	k16 := k &^ 15
+	bp := bp0
+	for ; bp+16 <= bp1; bp += 16 {
+		transposeTilesAsm(colT[bp:], dots[bp*w:], k16, b, w)
+	}
+	if k16 < k {
+		transposeBandGo(colT[k16*b:], dots[k16:], k-k16, b, w, bp0, bp)
+	}
+	transposeBandGo(colT, dots, k, b, w, bp, bp1)
+}
+
+// transposeBandGo is transposeBand in plain Go: the reference, and the
+// fallback for the edges the AVX-512 kernel leaves.
+func transposeBandGo(colT, dots []int32, k, b, w, bp0, bp1 int) {
+	for bp := bp0; bp < bp1; bp++ {
+		for c, v := range dots[bp*w : bp*w+k] {
+			colT[c*b+bp] = v
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package memory
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// transposeSentinel fills colT before a transposition: every entry outside
+// the band must keep it.
+const transposeSentinel = -0x5a5a5a5a
+
+// TestTransposeBand compares transposeBand (the AVX-512 kernel where it
+// runs) with transposeBandGo on odd, zero and typical shapes, bands that
+// start anywhere, and checks that colT outside the band is untouched.
+func TestTransposeBand(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tests := []struct{ k, b, extra, bp0, bp1 int }{
+		{0, 0, 0, 0, 0},
+		{0, 16, 0, 0, 16},
+		{5, 0, 3, 0, 0},
+		{16, 16, 0, 0, 16},
+		{16, 16, 0, 16, 16},
+		{16, 32, 16, 0, 32},
+		{17, 33, 0, 0, 33},
+		{2048, 48, 48, 16, 32},
+		{2048, 64, 0, 15, 48},
+		{100, 256, 256, 240, 256},
+		{4096, 32, 32, 0, 32},
+	}
+	for _, k := range []int{0, 1, 15, 16, 17, 100, 2048} {
+		for _, n := range []int{0, 1, 15, 16, 17, 33} {
+			b := n + rng.IntN(40)
+			bp0 := rng.IntN(b - n + 1)
+			if rng.IntN(2) == 0 {
+				bp0 &^= 15
+			}
+			tests = append(tests, struct{ k, b, extra, bp0, bp1 int }{k, b, rng.IntN(20), bp0, bp0 + n})
+		}
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("k%d/b%d/w+%d/%d-%d", tt.k, tt.b, tt.extra, tt.bp0, tt.bp1), func(t *testing.T) {
+			w := tt.k + tt.extra
+			dots := make([]int32, tt.b*w)
+			for i := range dots {
+				dots[i] = int32(rng.Uint32())
+			}
+			want := make([]int32, tt.k*tt.b)
+			for i := range want {
+				want[i] = transposeSentinel
+			}
+			got := slices.Clone(want)
+			transposeBandGo(want, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
+			transposeBand(got, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
+			for c := 0; c < tt.k; c++ {
+				for bp := 0; bp < tt.b; bp++ {
+					exp := int32(transposeSentinel)
+					if bp >= tt.bp0 && bp < tt.bp1 {
+						exp = dots[bp*w+c]
+					}
+					if want[c*tt.b+bp] != exp {
+						t.Fatalf("transposeBandGo: colT[%d*%d+%d] = %d, want %d", c, tt.b, bp, want[c*tt.b+bp], exp)
+					}
+					if got[c*tt.b+bp] != exp {
+						t.Fatalf("transposeBand: colT[%d*%d+%d] = %d, want %d (asm %v)", c, tt.b, bp, got[c*tt.b+bp], exp, transposeAsm)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTransposeBandShortSlices runs transposeBand on slices of exactly the
+// documented minimum lengths (dots ending at row bp1, colT at k*b), so
+// that a kernel reading or writing past them would fault or be caught by
+// the checks.
+func TestTransposeBandShortSlices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{16, 17, 48, 2048} {
+		b, w, bp0, bp1 := 64, k+64, 32, 64
+		dots := make([]int32, bp1*w)
+		for i := range dots {
+			dots[i] = int32(rng.Uint32())
+		}
+		got, want := make([]int32, k*b), make([]int32, k*b)
+		transposeBand(got, dots, k, b, w, bp0, bp1)
+		transposeBandGo(want, dots, k, b, w, bp0, bp1)
+		if !slices.Equal(got, want) {
+			t.Fatalf("k=%d: transposeBand differs from transposeBandGo", k)
+		}
+	}
+}
+
+// TestTransposeBandPanics checks that arguments outside the documented
+// requirements panic rather than write out of place.
+func TestTransposeBandPanics(t *testing.T) {
+	tests := []struct {
+		name              string
+		colT, dots        int
+		k, b, w, bp0, bp1 int
+	}{
+		{"bp0>bp1", 64, 64, 4, 16, 4, 5, 4},
+		{"bp1>b", 64, 100, 4, 16, 4, 0, 17},
+		{"k>w", 64, 64, 5, 16, 4, 0, 1},
+		{"short dots", 64, 63, 4, 16, 4, 0, 16},
+		{"short colT", 63, 64, 4, 16, 4, 0, 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			transposeBand(make([]int32, tt.colT), make([]int32, tt.dots), tt.k, tt.b, tt.w, tt.bp0, tt.bp1)
+		})
+	}
+}
+
+// BenchmarkTransposeBand transposes a whole batch (K = 2048, B = 256,
+// W = K+B) in bands of 16 rows, as the update does: "asm" with
+// transposeBand, "go" with transposeBandGo. The asm run reports the
+// speed-up over a Go run timed in the same process (same number of bands).
+func BenchmarkTransposeBand(b *testing.B) {
+	const k, bb, w = 2048, 256, 2048 + 256
+	dots := make([]int32, bb*w)
+	for i := range dots {
+		dots[i] = int32(i)
+	}
+	colT := make([]int32, k*bb)
+	run := func(f func(colT, dots []int32, k, b, w, bp0, bp1 int)) {
+		for bp := 0; bp < bb; bp += 16 {
+			f(colT, dots, k, bb, w, bp, bp+16)
+		}
+	}
+	var goNs float64
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			run(transposeBandGo)
+		}
+		goNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("asm", func(b *testing.B) {
+		if !transposeAsm {
+			b.Skip("no AVX-512 transposition")
+		}
+		for b.Loop() {
+			run(transposeBand)
+		}
+		asmNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		if goNs > 0 {
+			b.ReportMetric(goNs/asmNs, "speedup")
+		}
+	})
+}
