@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -14,10 +15,16 @@ import (
 // would touch every cache line of the block at every update. The update's
 // product holds these columns too, transposed (K x B, one contiguous run
 // of B values per slot), and they are kept in a ring of up to foldEvery
-// updates. The dot of the rows in slots r and c is then
+// updates. Rows are stamped in the order they arrive (stamp), and the dot
+// of the rows in slots r and c is
 //
-//	ring[r*stride + idx[c]]   when c's occupant arrived after r's (tickOf)
+//	ring[r*stride + idx[c]]   when c's occupant arrived after r's
 //	block[r*K + c]            otherwise
+//
+// The new rows of one update are ordered too: a new row's run in its
+// update's part of the ring holds its dots with the batch (so with the new
+// rows after it), and its block row its dots with the new rows before it.
+// No update writes into another row than those of its new rows.
 //
 // which blendRow reads for a whole row at once (AVX-512 masked gathers).
 // When the ring is full, fold writes it into the block, every row once.
@@ -28,7 +35,7 @@ type carried struct {
 	stride int     // B of the ring's layout (the largest batch since it was made)
 	parts  int     // updates the ring can hold
 	tick   int     // updates in the ring
-	tickOf []int32 // K: update of the window (1..tick) at which the slot's occupant arrived; 0: before
+	stamp  []int32 // K: arrival of the slot's occupant in the window: tick*stride + bp + 1; 0: before
 	idx    []int32 // K: where the slot's column is in a row's part of the ring
 
 	cur      []int32      // the part of the current update
@@ -48,7 +55,7 @@ const foldEvery = 8
 // newCarried returns the block for k slots, all zero, with a ring laid out
 // for batches of b rows.
 func newCarried(k, b int) *carried {
-	cr := &carried{k: k, block: make([]int32, k*k), tickOf: make([]int32, k), idx: make([]int32, k)}
+	cr := &carried{k: k, block: make([]int32, k*k), stamp: make([]int32, k), idx: make([]int32, k)}
 	cr.layRing(b)
 	return cr
 }
@@ -96,7 +103,14 @@ func (cr *carried) row(dst []int32, J int) []int32 {
 	if cr.tick == 0 {
 		return r
 	}
-	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.tickOf, cr.tickOf[J])
+	// The row and its runs in the ring are cold (a random slot): ask for
+	// all their lines at once.
+	prefetch(r)
+	part := k * cr.stride
+	for t := 0; t < cr.tick; t++ {
+		prefetch(cr.ring[t*part+J*cr.stride : t*part+(J+1)*cr.stride])
+	}
+	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.stamp[J])
 	return dst
 }
 
@@ -114,9 +128,10 @@ func (cr *carried) columnsOf(J, i int) []int32 {
 // helps with the product's strips (st; nil when the product is already
 // done), transposes the slots' columns into the ring as the strips are
 // done, then, as the passes place the batch rows (f.placed, f.slotOf),
-// writes each new row's grid row and its row of the block, and its dots
-// with the other new rows in both their rows (the product's dots with
-// the slots are with the occupants before the update).
+// writes each new row's grid row, its row of the block (the product's
+// dots with the slots are with the occupants before the update: its dots
+// with the new rows before it replace those) and its run in the ring (its
+// dots with the batch).
 func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 	k, w := cr.k, cr.k+b
 	if st == nil {
@@ -142,7 +157,7 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 	cr.occ = grow(cr.occ, k)
 	for j := 0; j < b; j++ {
 		for f.placed.Load() <= int64(j) {
-			<-f.progress // the passes run: wait for some rows
+			runtime.Gosched() // the passes run: wait for the next row
 		}
 		s := f.slotOf[j]
 		cr.occ[s] = int32(j)
@@ -152,14 +167,11 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 		copy(row, src[:k])
 		row[s] = src[k+j]
 		for l := 0; l < j; l++ {
-			sl := f.slotOf[l]
-			if int(cr.occ[sl]) != l {
-				continue // evicted by a later row of the batch
+			if sl := f.slotOf[l]; int(cr.occ[sl]) == l { // not evicted since
+				row[sl] = src[k+l]
 			}
-			v := src[k+l]
-			row[sl] = v
-			cr.block[sl*k+s] = v
 		}
+		copy(cr.cur[s*cr.stride:s*cr.stride+b], src[k:])
 	}
 }
 
@@ -177,7 +189,7 @@ func (cr *carried) transpose(dots []int32, w, bp0, bp1 int) {
 
 // arrived records that batch row bp of the current update took slot s.
 func (cr *carried) arrived(s, bp int) {
-	cr.tickOf[s] = int32(cr.tick + 1)
+	cr.stamp[s] = int32(cr.tick*cr.stride + bp + 1)
 	cr.idx[s] = int32(cr.tick*cr.k*cr.stride + bp)
 }
 
@@ -197,13 +209,10 @@ func (cr *carried) fold() {
 	k := cr.k
 	parallelRows(k, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
-			if int(cr.tickOf[r]) == cr.tick {
-				continue // arrived with the last update: its row is complete
-			}
 			row := cr.block[r*k : (r+1)*k]
-			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.tickOf, cr.tickOf[r])
+			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.stamp[r])
 		}
 	})
-	clear(cr.tickOf)
+	clear(cr.stamp)
 	cr.tick = 0
 }
