@@ -78,7 +78,7 @@ func panels(n int) int { return (n + NR - 1) / NR }
 // i < m and j < b.Rows(), where b holds rows of k values. It overwrites
 // those elements of c only.
 func Mul(c []int32, ldc int, a []int16, lda, m int, b *Packed) {
-	mul(c, ldc, a, lda, m, []*Packed{b}, accelerated)
+	mul(c, ldc, a, lda, m, []*Packed{b}, active)
 }
 
 // MulConcat is Mul with B the rows of bs one after the other (all with
@@ -86,23 +86,22 @@ func Mul(c []int32, ldc int, a []int16, lda, m int, b *Packed) {
 // bs[1], and so on. The panels of all of them are shared out among the
 // threads of one call.
 func MulConcat(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
-	mul(c, ldc, a, lda, m, bs, accelerated)
+	mul(c, ldc, a, lda, m, bs, active)
 }
 
 // MulConcatSerial is MulConcat on the calling goroutine only, for callers
 // that share the rows of A out among their own threads.
 func MulConcatSerial(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
-	mulThreads(c, ldc, a, lda, m, bs, accelerated, 1)
+	mulThreads(c, ldc, a, lda, m, bs, active, 1)
 }
 
-// mul is MulConcat with the assembly kernel used or not (the tests run
-// both).
-func mul(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool) {
-	mulThreads(c, ldc, a, lda, m, bs, asm, runtime.GOMAXPROCS(0))
+// mul is MulConcat with the kernel kn (the tests run every available one).
+func mul(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, kn kernel) {
+	mulThreads(c, ldc, a, lda, m, bs, kn, runtime.GOMAXPROCS(0))
 }
 
 // mulThreads is mul on up to maxThreads goroutines.
-func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm bool, maxThreads int) {
+func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, kn kernel, maxThreads int) {
 	type panel struct {
 		b    *Packed
 		p    int // panel of b
@@ -127,7 +126,7 @@ func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm boo
 		panic(fmt.Sprintf("igemm: Mul %d x %d x %d with lda %d (len %d), ldc %d (len %d)", m, n, k, lda, len(a), ldc, len(c)))
 	}
 	do := func(w panel) {
-		mulPanels(c[w.col0:], ldc, a, lda, m, w.b, w.p, w.p+1, asm)
+		mulPanels(c[w.col0:], ldc, a, lda, m, w.b, w.p, w.p+1, kn)
 	}
 	threads := 1
 	if int64(m)*int64(n)*int64(k) >= parallelMACs {
@@ -163,8 +162,10 @@ func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, asm boo
 	wg.Wait()
 }
 
-// mulPanels computes the columns of C of panels p0..p1-1 of b.
-func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int, asm bool) {
+// mulPanels computes the columns of C of panels p0..p1-1 of b with the
+// kernel kn (whole MR-row tiles; the rows left over, and all rows with the
+// generic kernel, one at a time in Go).
+func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int, kn kernel) {
 	n, k, kp := b.n, b.k, b.kp
 	var tile [MR * NR]int32
 	for P := p0; P < p1; P++ {
@@ -172,13 +173,13 @@ func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int,
 		j0 := P * NR
 		cols := min(NR, n-j0)
 		i := 0
-		if asm {
+		if kn != kernGeneric {
 			for ; i+MR <= m; i += MR {
 				if cols == NR && k%2 == 0 {
-					dots(k/2, a[i*lda:], lda, pb, c[i*ldc+j0:], ldc)
+					dots(kn, k/2, a[i*lda:], lda, pb, c[i*ldc+j0:], ldc)
 					continue
 				}
-				dots(k/2, a[i*lda:], lda, pb, tile[:], NR)
+				dots(kn, k/2, a[i*lda:], lda, pb, tile[:], NR)
 				if k%2 == 1 { // the last, unpaired element
 					for r := 0; r < MR; r++ {
 						x := int32(a[(i+r)*lda+k-1])
@@ -215,6 +216,3 @@ func dotsRow(c []int32, a []int16, pb []int16, kp int) {
 	}
 	copy(c, acc[:])
 }
-
-// Accelerated reports whether Mul runs the AVX-512 VNNI kernel.
-func Accelerated() bool { return accelerated }

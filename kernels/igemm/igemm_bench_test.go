@@ -54,10 +54,53 @@ func BenchmarkSgemmPeer(b *testing.B) {
 	}
 }
 
+// toFloat returns v converted to float32.
 func toFloat(v []int16) []float32 {
 	f := make([]float32, len(v))
 	for i, x := range v {
 		f[i] = float32(x)
 	}
 	return f
+}
+
+// BenchmarkKernels times the product at m=256, n=2304, k=256 (the DUEL
+// memory's B x (K+B) x Z at K=2048, B=Z=256) with float32 gemm.Sgemm on the
+// same integers first (sub-benchmark "sgemm", the peer, at gemm.ISA()),
+// then with each available igemm kernel on the same threads as Mul. Each
+// reports GMAC/s; the kernels also report x-sgemm, their speed over the
+// peer's measured earlier in the same process (0 when the peer was not run,
+// e.g. filtered out by -bench).
+//
+//	go test -run=^$ -bench=BenchmarkKernels ./kernels/igemm
+func BenchmarkKernels(b *testing.B) {
+	const m, n, k = 256, 2304, 256
+	rng := rand.New(rand.NewPCG(1, 2))
+	a := randInt16(rng, m*k, 2049)
+	bm := randInt16(rng, n*k, 2049)
+	macs := float64(m) * float64(n) * float64(k)
+	var sgemmNs float64
+	b.Run("sgemm/"+gemm.ISA(), func(b *testing.B) {
+		af, bf := toFloat(a), toFloat(bm)
+		c := make([]float32, m*n)
+		for b.Loop() {
+			gemm.Sgemm(false, true, m, n, k, 1, af, k, bf, k, 0, c, n)
+		}
+		sgemmNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+	})
+	var p Packed
+	p.Pack(bm, k, n, k)
+	for _, kn := range available {
+		b.Run(kn.String(), func(b *testing.B) {
+			c := make([]int32, m*n)
+			for b.Loop() {
+				mul(c, n, a, k, m, []*Packed{&p}, kn)
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(macs/ns, "GMAC/s")
+			if sgemmNs > 0 {
+				b.ReportMetric(sgemmNs/ns, "x-sgemm")
+			}
+		})
+	}
 }

@@ -19,7 +19,7 @@ func refMul(c []int32, ldc int, a []int16, lda int, b []int16, ldb, m, n, k int)
 	}
 }
 
-// TestMul compares Mul, with and without the assembly kernel, with the
+// TestMul compares Mul, with every available kernel, with the
 // reference on random, odd and zero sizes, with padded strides, small
 // values (the DUEL grid) and the full int16 range (wrapping int32 sums are
 // equal whatever the order).
@@ -45,12 +45,12 @@ func TestMul(t *testing.T) {
 				refMul(want, ldc, a, lda, b, ldb, m, n, k)
 				var p Packed
 				p.Pack(b, ldb, n, k)
-				for _, asm := range []bool{false, accelerated} {
+				for _, kn := range available {
 					got := make([]int32, m*ldc)
 					for i := range got {
 						got[i] = -7 // elements outside C stay as they are
 					}
-					mul(got, ldc, a, lda, m, []*Packed{&p}, asm)
+					mul(got, ldc, a, lda, m, []*Packed{&p}, kn)
 					for i := 0; i < m; i++ {
 						for j := 0; j < ldc; j++ {
 							w := want[i*ldc+j]
@@ -58,7 +58,7 @@ func TestMul(t *testing.T) {
 								w = -7
 							}
 							if g := got[i*ldc+j]; g != w {
-								t.Fatalf("asm=%v: c[%d][%d] = %d, want %d", asm, i, j, g, w)
+								t.Fatalf("%v: c[%d][%d] = %d, want %d", kn, i, j, g, w)
 							}
 						}
 					}

@@ -9,9 +9,24 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// accelerated: the CPU has AVX-512 VNNI and DUEL_ISA (read by kernels/gemm)
-// does not ask for a variant below avx512.
-var accelerated = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI && gemm.ISA() == "avx512"
+// available lists the kernels this CPU and DUEL_ISA (read by kernels/gemm:
+// gemm.ISA()) allow, best first; the last one is the pure-Go kernel. The
+// VNNI kernel needs AVX-512 VNNI and ISA avx512; the AVX2 kernel needs AVX2
+// and ISA avx512 or avx2, so that DUEL_ISA=avx2 runs it on an AVX-512 CPU
+// and DUEL_ISA=generic runs neither.
+var available = detect(gemm.ISA())
+
+// detect returns the kernels available under the gemm ISA isa, best first.
+func detect(isa string) []kernel {
+	var ks []kernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI && isa == "avx512" {
+		ks = append(ks, kernVNNI)
+	}
+	if cpu.X86.HasAVX2 && (isa == "avx512" || isa == "avx2") {
+		ks = append(ks, kernAVX2)
+	}
+	return append(ks, kernGeneric)
+}
 
 // dotsVNNI computes one MR x NR tile of C from kp pairs of A (rows lda
 // int16 apart, read in place) and a packed panel b. Its equivalent Go loop:
@@ -30,10 +45,24 @@ var accelerated = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512
 //go:noescape
 func dotsVNNI(kp int, a *int16, lda int, b *int16, c *int32, ldc int)
 
-// dots runs dotsVNNI on slices, checking that the tile is in bounds.
-func dots(kp int, a []int16, lda int, b []int16, c []int32, ldc int) {
+// dotsAVX2 computes the same tile as dotsVNNI with AVX2 (VPMADDWD and
+// VPADDD), in four passes of two rows of A over the panel.
+//
+//go:noescape
+func dotsAVX2(kp int, a *int16, lda int, b *int16, c *int32, ldc int)
+
+// dots runs the assembly kernel kn on slices, checking that the tile is in
+// bounds.
+func dots(kn kernel, kp int, a []int16, lda int, b []int16, c []int32, ldc int) {
 	if len(a) < (MR-1)*lda+2*kp || len(b) < kp*2*NR || len(c) < (MR-1)*ldc+NR {
 		panic("igemm: tile out of bounds")
 	}
-	dotsVNNI(kp, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc)
+	switch kn {
+	case kernVNNI:
+		dotsVNNI(kp, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc)
+	case kernAVX2:
+		dotsAVX2(kp, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc)
+	default:
+		panic("igemm: no assembly kernel " + kn.String())
+	}
 }

@@ -119,3 +119,90 @@ store:
 	VMOVDQU32 Z23, 128(DI)
 	VZEROUPPER
 	RET
+
+// func dotsAVX2(kp int, a *int16, lda int, b *int16, c *int32, ldc int)
+//
+// The same 8 x 48 tile as dotsVNNI, in four passes of two rows: Y0-Y5 and
+// Y6-Y11 accumulate the 48 columns of rows i and i+1; per step p, Y12 and
+// Y13 hold the broadcast pairs a[i][2p:2p+2] and a[i+1][2p:2p+2], VPMADDWD
+// multiplies them with the packed pairs of B (memory operands) into int32
+// pair sums (Y14, Y15) and VPADDD adds those to the accumulators. The
+// panel (kp*192 bytes) is read once per pass, from L1 or L2 after the first.
+TEXT ·dotsAVX2(SB), NOSPLIT, $0-48
+	MOVQ kp+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), R11
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), DX
+	SHLQ $1, R8 // lda in bytes
+	SHLQ $2, DX // ldc in bytes
+	MOVQ $4, AX // passes left
+pass:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	MOVQ R11, BX
+	MOVQ SI, R9
+	MOVQ CX, R10
+	TESTQ R10, R10
+	JEQ store
+loop:
+	VPBROADCASTD (R9), Y12
+	VPBROADCASTD (R9)(R8*1), Y13
+	VPMADDWD 0(BX), Y12, Y14
+	VPADDD Y14, Y0, Y0
+	VPMADDWD 0(BX), Y13, Y15
+	VPADDD Y15, Y6, Y6
+	VPMADDWD 32(BX), Y12, Y14
+	VPADDD Y14, Y1, Y1
+	VPMADDWD 32(BX), Y13, Y15
+	VPADDD Y15, Y7, Y7
+	VPMADDWD 64(BX), Y12, Y14
+	VPADDD Y14, Y2, Y2
+	VPMADDWD 64(BX), Y13, Y15
+	VPADDD Y15, Y8, Y8
+	VPMADDWD 96(BX), Y12, Y14
+	VPADDD Y14, Y3, Y3
+	VPMADDWD 96(BX), Y13, Y15
+	VPADDD Y15, Y9, Y9
+	VPMADDWD 128(BX), Y12, Y14
+	VPADDD Y14, Y4, Y4
+	VPMADDWD 128(BX), Y13, Y15
+	VPADDD Y15, Y10, Y10
+	VPMADDWD 160(BX), Y12, Y14
+	VPADDD Y14, Y5, Y5
+	VPMADDWD 160(BX), Y13, Y15
+	VPADDD Y15, Y11, Y11
+	ADDQ $192, BX
+	ADDQ $4, R9
+	DECQ R10
+	JNE loop
+store:
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VMOVDQU Y4, 128(DI)
+	VMOVDQU Y5, 160(DI)
+	VMOVDQU Y6, 0(DI)(DX*1)
+	VMOVDQU Y7, 32(DI)(DX*1)
+	VMOVDQU Y8, 64(DI)(DX*1)
+	VMOVDQU Y9, 96(DI)(DX*1)
+	VMOVDQU Y10, 128(DI)(DX*1)
+	VMOVDQU Y11, 160(DI)(DX*1)
+	LEAQ (SI)(R8*2), SI
+	LEAQ (DI)(DX*2), DI
+	DECQ AX
+	JNE pass
+	VZEROUPPER
+	RET

@@ -2,10 +2,10 @@
 
 package igemm
 
-// A pure-Go build has no assembly kernel.
-const accelerated = false
+// available lists the kernels of a pure-Go build: the Go one only.
+var available = []kernel{kernGeneric}
 
-// dots is never called without the assembly kernel.
-func dots(kp int, a []int16, lda int, b []int16, c []int32, ldc int) {
+// dots is never called without an assembly kernel.
+func dots(kn kernel, kp int, a []int16, lda int, b []int16, c []int32, ldc int) {
 	panic("igemm: no assembly kernel")
 }
