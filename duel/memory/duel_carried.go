@@ -103,15 +103,20 @@ func (cr *carried) row(dst []int32, J int) []int32 {
 	if cr.tick == 0 {
 		return r
 	}
-	// The row and its runs in the ring are cold (a random slot): ask for
-	// all their lines at once.
-	prefetch(r)
+	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.stamp[J])
+	return dst
+}
+
+// prefetchRow asks for the cache lines that row(dst, J) will read, all at
+// once: the block's row and J's runs in the ring (a random slot: they are
+// cold).
+func (cr *carried) prefetchRow(J int) {
+	k := cr.k
+	prefetch(cr.block[J*k : (J+1)*k])
 	part := k * cr.stride
 	for t := 0; t < cr.tick; t++ {
 		prefetch(cr.ring[t*part+J*cr.stride : t*part+(J+1)*cr.stride])
 	}
-	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.stamp[J])
-	return dst
 }
 
 // columnsOf returns the dots of slot J's occupant with the first i batch
@@ -209,6 +214,9 @@ func (cr *carried) fold() {
 	k := cr.k
 	parallelRows(k, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
+			if r+1 < r1 {
+				cr.prefetchRow(r + 1)
+			}
 			row := cr.block[r*k : (r+1)*k]
 			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.stamp[r])
 		}

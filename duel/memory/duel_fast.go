@@ -189,6 +189,11 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	// this is exact (see similarity.go): it equals the reference's
 	// arithmetic bit for bit.
 	bestMem, sumD := scorePass(score[:k], ins[:k], del, f.rank[:k])
+	if bestMem >= 0 && f.carried != nil {
+		// Most likely the next victim: its dots are fetched while the
+		// batch rows are updated.
+		f.carried.prefetchRow(bestMem)
+	}
 	for _, c := range f.gone {
 		sumD -= float64(ins[c])
 	}
