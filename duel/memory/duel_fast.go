@@ -43,19 +43,21 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	slots    gridSet       // K grid rows, one per slot
-	batch    gridSet       // B grid rows of the batch
-	score    []float64     // K+B: the slots' scores, then the batch rows'
-	selected []bool        // K+B: held now
-	order    []int         // order[p]: slot at position p of the memory
-	rank     []int         // rank[s]: position of slot s
-	carried  *carried      // the K x K dots between slots; nil beyond the limit
-	rowJ     []int32       // K: dots of one evicted slot
-	dots     []int32       // B x (K+B): dots of each batch row with slots and batch
-	gone     []int         // slots evicted during the current update
-	slotOf   []int         // slotOf[i]: the slot batch row i takes (its victim's)
-	placed   atomic.Int64  // batch rows whose slot is decided
-	progress chan struct{} // a token now and then when placed grows
+	slots     gridSet       // K grid rows, one per slot
+	batch     gridSet       // B grid rows of the batch
+	score     []float64     // K+B: the slots' scores, then the batch rows'
+	selected  []bool        // K+B: held now
+	order     []int         // order[p]: slot at position p of the memory
+	rank      []int         // rank[s]: position of slot s
+	carried   *carried      // the K x K dots between slots; nil beyond the limit
+	rowJ      []int32       // K: dots of one evicted slot
+	dots      []int32       // B x (K+B): dots of each batch row with slots and batch
+	held      int           // rows held during the current update
+	batchRank []int         // 0, 1, ... B-1: the batch rows' ranks among themselves
+	colJ      []int32       // dots of one slot with the batch rows (no transposed copy)
+	slotOf    []int         // slotOf[i]: the slot batch row i takes (its victim's)
+	placed    atomic.Int64  // batch rows whose slot is decided
+	progress  chan struct{} // a token now and then when placed grows
 }
 
 // placedSignal is how many batch rows the passes place between two tokens
@@ -125,7 +127,10 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	}
 
 	evicted := make([]int, b)
-	f.gone = f.gone[:0]
+	f.held = k
+	if len(f.batchRank) < b {
+		f.batchRank = identity(b)
+	}
 	J := f.bestSlot()
 	for i := 0; i < b; i++ {
 		if st != nil {
@@ -175,17 +180,15 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	w := k + b
 	score := f.score[:w]
 	f.selected[J] = false
-	if J < k {
-		f.gone = append(f.gone, J)
-	}
+	f.held--
 	ins := f.dots[i*w : (i+1)*w] // dots of incoming row i with every slot and batch row
 	del := f.dotsOf(J, w)[:k]    // dots of J with every slot
 	score[J] = math.Inf(-1)
 
 	// Rows held: with q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)"
 	// is score += (d(i,c) - d(J,c))*qUnit. The new row's score needs the
-	// sum of d(i,c) over the rows held: the sum over all slots minus the
-	// slots gone. scorePass runs this pass eight slots at a time. All of
+	// sum of d(i,c) over the rows held. scorePass runs this pass eight rows
+	// at a time, over the slots, then over the batch rows before i. All of
 	// this is exact (see similarity.go): it equals the reference's
 	// arithmetic bit for bit.
 	bestMem, sumD := scorePass(score[:k], ins[:k], del, f.rank[:k])
@@ -194,42 +197,20 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 		// batch rows are updated.
 		f.carried.prefetchRow(bestMem)
 	}
-	for _, c := range f.gone {
-		sumD -= float64(ins[c])
-	}
-	held := k - len(f.gone)
-
-	// Batch rows that entered before i: the dots of J with batch row bp are
-	// column J of dots (equal to row J's, the dot products being exact),
-	// read from the transposed copy when a slot's is ready (see carried).
-	var colJ []int32
-	if J < k && f.carried != nil {
-		colJ = f.carried.columnsOf(J, i)
-	}
 	bestNew := -1
-	for bp := 0; bp < i; bp++ {
-		c := k + bp
-		var dJ int32
-		if colJ != nil {
-			dJ = colJ[bp]
-		} else {
-			dJ = f.dots[bp*w+J]
-		}
-		s := score[c] + (float64(ins[c])-float64(dJ))*qUnit
-		score[c] = s
-		if f.selected[c] {
-			sumD += float64(ins[c])
-			held++
-			if bestNew < 0 || s > score[bestNew] {
-				bestNew = c
-			}
+	if i > 0 {
+		bn, sd := scorePass(score[k:k+i], ins[k:k+i], f.batchDotsOf(J, i, w), f.batchRank[:i])
+		sumD += sd
+		if bn >= 0 {
+			bestNew = k + bn
 		}
 	}
 	// Insert i itself: its score is the sum of its q with the rows held,
 	// itself included.
 	c := k + i
 	f.selected[c] = true
-	score[c] = 0.5*float64(held) + sumD*qUnit + qOfInt(ins[c])
+	score[c] = 0.5*float64(f.held) + sumD*qUnit + qOfInt(ins[c])
+	f.held++
 	if bestNew < 0 || score[c] > score[bestNew] {
 		bestNew = c
 	}
@@ -243,6 +224,27 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 		return bestMem
 	}
 	return bestNew
+}
+
+// batchDotsOf returns the grid dots of J (a slot, or K+b for batch row b)
+// with the first i batch rows: a run of a batch row's dots, or of the
+// slots' columns transposed during the passes (see carried) when they are
+// there, else the column of dots, copied.
+func (f *fastDUEL) batchDotsOf(J, i, w int) []int32 {
+	k := f.k
+	if J >= k {
+		return f.dots[(J-k)*w+k : (J-k)*w+k+i] // dots are symmetric
+	}
+	if f.carried != nil {
+		if col := f.carried.columnsOf(J, i); col != nil {
+			return col
+		}
+	}
+	f.colJ = grow(f.colJ, i)
+	for bp := range f.colJ {
+		f.colJ[bp] = f.dots[bp*w+J]
+	}
+	return f.colJ
 }
 
 // dotsOf returns the grid dots of J (a slot, or K+b for batch row b) with

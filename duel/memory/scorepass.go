@@ -13,15 +13,16 @@ type passBest struct {
 	dsum  [8]float64
 }
 
-// scorePass is the memory part of one DUEL step (see replace): for every
-// slot c < len(score),
+// scorePass is one DUEL step over a run of rows (see replace): for every
+// c < len(score),
 //
 //	score[c] += (ins[c] - del[c]) * qUnit
 //
-// and it returns the sum of ins and the slot with the highest new score,
-// ties to the lowest rank (-1 when every score is -Inf). The arithmetic is
-// exact, so the result does not depend on the order: the AVX-512 kernel
-// and the Go loop give the same bits.
+// and it returns the sum of ins over the rows held (those whose score is
+// above -Inf: a row that left has score -Inf) and the row with the highest
+// new score, ties to the lowest rank (-1 when every score is -Inf). The
+// arithmetic is exact, so the result does not depend on the order: the
+// AVX-512 kernel and the Go loop give the same bits.
 func scorePass(score []float64, ins, del []int32, rank []int) (best int, dsum float64) {
 	n := len(score)
 	ins, del, rank = ins[:n], del[:n], rank[:n]
@@ -57,7 +58,9 @@ func scorePassGo(score []float64, ins, del []int32, rank []int, base int, pb *pa
 	for c, d := range ins {
 		s := score[c] + (float64(d)-float64(del[c]))*qUnit
 		score[c] = s
-		dsum += float64(d)
+		if s > math.Inf(-1) {
+			dsum += float64(d)
+		}
 		if s > bs || s == bs && rank[c] < br {
 			bs, br, bc = s, rank[c], base+c
 		}

@@ -20,7 +20,9 @@ var scoreAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && gemm.ISA() == "avx51
 //		l := c % 8
 //		s := score[c] + (float64(ins[c])-float64(del[c]))*qUnit
 //		score[c] = s
-//		pb.dsum[l] += float64(ins[c])
+//		if s > math.Inf(-1) {
+//			pb.dsum[l] += float64(ins[c])
+//		}
 //		if s > pb.score[l] || s == pb.score[l] && rank[c] < pb.rank[l] {
 //			pb.score[l], pb.rank[l], pb.slot[l] = s, rank[c], c
 //		}

@@ -7,8 +7,9 @@
 // passBest: score [8]float64 at 0, rank [8]int at 64, slot [8]int at 128,
 // dsum [8]float64 at 192.
 //
-// Z0 best scores, Z1 their ranks, Z2 their slots, Z3 dsum, Z4 the slots of
-// the current eight, Z5 eight 8s, Z6 qUnit (2^-23) in every lane.
+// Z0 best scores, Z1 their ranks, Z2 their slots, Z3 dsum (of the ins of
+// the slots whose new score is above -Inf), Z4 the slots of the current
+// eight, Z5 eight 8s, Z6 qUnit (2^-23) in every lane, Z11 -Inf.
 TEXT ·scorePassAVX512(SB), NOSPLIT, $0-48
 	MOVQ n+0(FP), CX
 	MOVQ score+8(FP), DI
@@ -27,16 +28,19 @@ TEXT ·scorePassAVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTQ R8, Z5
 	MOVQ $0x3e80000000000000, R8
 	VPBROADCASTQ R8, Z6
+	MOVQ $0xfff0000000000000, R8
+	VPBROADCASTQ R8, Z11
 	SHRQ $3, CX
 
 loop:
 	VCVTDQ2PD (SI), Z7
 	VCVTDQ2PD (DX), Z8
-	VADDPD Z7, Z3, Z3
-	VSUBPD Z8, Z7, Z7
+	VSUBPD Z8, Z7, Z8
 	VMOVUPD (DI), Z9
-	VFMADD231PD Z6, Z7, Z9
+	VFMADD231PD Z6, Z8, Z9
 	VMOVUPD Z9, (DI)
+	VCMPPD $0x1e, Z11, Z9, K4
+	VADDPD Z7, Z3, K4, Z3
 	VMOVDQU64 (BX), Z10
 	VCMPPD $0x1e, Z0, Z9, K1
 	VCMPPD $0x00, Z0, Z9, K2
