@@ -14,61 +14,69 @@ import (
 // but its column, one value in every other row, is not: writing B columns
 // would touch every cache line of the block at every update. The update's
 // product holds these columns too, transposed (K x B, one contiguous run
-// of B values per slot), and they are kept in a ring of up to foldEvery
-// updates. Rows are stamped in the order they arrive (stamp), and the dot
-// of the rows in slots r and c is
+// of B values per slot), and the last few updates' are kept in a ring.
+// Rows are stamped in the order they arrive (stamp), each row of the block
+// is complete for the rows stamped up to sync, and the dot of the rows in
+// slots r and c is
 //
-//	ring[r*stride + idx[c]]   when c's occupant arrived after r's
+//	ring[r*stride + idx[c]]   when stamp[c] > sync[r]
 //	block[r*K + c]            otherwise
 //
+// which blendRow reads for a whole row at once (AVX-512 masked gathers).
 // The new rows of one update are ordered too: a new row's run in its
 // update's part of the ring holds its dots with the batch (so with the new
 // rows after it), and its block row its dots with the new rows before it.
 // No update writes into another row than those of its new rows.
 //
-// which blendRow reads for a whole row at once (AVX-512 masked gathers).
-// When the ring is full, fold writes it into the block, every row once.
+// Before an update reuses the ring's oldest part, the rows that still need
+// it are folded: completed from the ring and written back, their sync
+// moved to the present. Only rows that outlive the ring's window are ever
+// folded: most rows of a DUEL memory are evicted before (at (2048, 256,
+// 256) on random rows, about a third of the memory is older than eight
+// updates).
 type carried struct {
 	k      int
 	block  []int32 // K x K
-	ring   []int32 // parts x K x stride: the columns of the updates of the window
+	ring   []int32 // parts x K x stride: the columns of the last updates
 	stride int     // B of the ring's layout (the largest batch since it was made)
-	parts  int     // updates the ring can hold
-	tick   int     // updates in the ring
-	stamp  []int32 // K: arrival of the slot's occupant in the window: tick*stride + bp + 1; 0: before
+	parts  int     // updates the ring holds
+	u      int     // updates since the stamps started: the current one
+	uLimit int     // u that starts the stamps again (they fit int32 below it)
+	stamp  []int32 // K: arrival of the slot's occupant: u*stride + bp + 1; 0: before the ring
+	sync   []int32 // K: the slot's block row is complete for the stamps up to sync
 	idx    []int32 // K: where the slot's column is in a row's part of the ring
 
 	cur      []int32      // the part of the current update
 	colsDone atomic.Int64 // batch rows of cur written so far
 	occ      []int32      // scratch of follow: batch row placed last in each slot
+	folding  []int        // scratch of end: rows to fold
 }
 
-// foldEvery is how many updates' columns the ring holds before they are
-// folded into the block. A fold reads and writes the whole block (memory
-// bound: about 2 ms at K = 2048 on the project machine), so it pays to fold
-// rarely; an evicted row's dots then gather the columns of up to
-// foldEvery-1 updates. 8 cut the mean update at (2048, 256, 256) by about a
-// quarter against 4; 16 was no better than 8 (BenchmarkDUELCarry,
-// alternating runs).
-const foldEvery = 8
+// ringParts is how many updates' columns the ring holds. An evicted row's
+// dots gather the columns of up to ringParts-1 updates; a row is folded
+// once every ringParts updates of its life after the first ringParts.
+const ringParts = 8
 
 // newCarried returns the block for k slots, all zero, with a ring laid out
 // for batches of b rows.
 func newCarried(k, b int) *carried {
-	cr := &carried{k: k, block: make([]int32, k*k), stamp: make([]int32, k), idx: make([]int32, k)}
+	cr := &carried{k: k, block: make([]int32, k*k), stamp: make([]int32, k),
+		sync: make([]int32, k), idx: make([]int32, k)}
 	cr.layRing(b)
 	return cr
 }
 
 // layRing allocates the ring for batches of up to b rows (the ring must be
-// empty); it reports false when such a ring cannot be indexed with int32.
+// unused: every row folded); it reports false when such a ring cannot be
+// indexed with int32.
 func (cr *carried) layRing(b int) bool {
 	part := int64(cr.k) * int64(max(b, 1))
-	cr.parts = int(min(int64(foldEvery), math.MaxInt32/part))
+	cr.parts = int(min(int64(ringParts), math.MaxInt32/part))
 	if cr.parts < 1 {
 		return false
 	}
 	cr.stride = max(b, 1)
+	cr.uLimit = math.MaxInt32/cr.stride - 2
 	cr.ring = make([]int32, int64(cr.parts)*part)
 	// Touch the pages now rather than during the first updates.
 	for i := 0; i < len(cr.ring); i += 1024 {
@@ -81,16 +89,15 @@ func (cr *carried) layRing(b int) bool {
 // ring cannot hold such a batch (K*B beyond int32 indices): the caller
 // then drops the block.
 func (cr *carried) begin(b int) bool {
-	if b > cr.stride {
-		if cr.tick > 0 {
-			cr.fold()
-		}
-		if !cr.layRing(b) {
+	if b > cr.stride || cr.u >= cr.uLimit {
+		cr.foldAll()
+		if b > cr.stride && !cr.layRing(b) {
 			return false
 		}
 	}
 	part := cr.k * cr.stride
-	cr.cur = cr.ring[cr.tick*part : (cr.tick+1)*part]
+	p := cr.u % cr.parts
+	cr.cur = cr.ring[p*part : (p+1)*part]
 	cr.colsDone.Store(0)
 	return true
 }
@@ -100,22 +107,23 @@ func (cr *carried) begin(b int) bool {
 func (cr *carried) row(dst []int32, J int) []int32 {
 	k := cr.k
 	r := cr.block[J*k : (J+1)*k]
-	if cr.tick == 0 {
-		return r
+	if int(cr.sync[J]) >= cr.u*cr.stride {
+		return r // complete: no row arrived since
 	}
-	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.stamp[J])
+	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.sync[J])
 	return dst
 }
 
 // prefetchRow asks for the cache lines that row(dst, J) will read, all at
-// once: the block's row and J's runs in the ring (a random slot: they are
-// cold).
+// once: the block's row and J's runs in the ring parts it needs (a random
+// slot: they are cold).
 func (cr *carried) prefetchRow(J int) {
 	k := cr.k
 	prefetch(cr.block[J*k : (J+1)*k])
 	part := k * cr.stride
-	for t := 0; t < cr.tick; t++ {
-		prefetch(cr.ring[t*part+J*cr.stride : t*part+(J+1)*cr.stride])
+	for v := max(int(cr.sync[J])/cr.stride, cr.u-cr.parts+1, 0); v < cr.u; v++ {
+		p := v % cr.parts
+		prefetch(cr.ring[p*part+J*cr.stride : p*part+(J+1)*cr.stride])
 	}
 }
 
@@ -194,33 +202,61 @@ func (cr *carried) transpose(dots []int32, w, bp0, bp1 int) {
 
 // arrived records that batch row bp of the current update took slot s.
 func (cr *carried) arrived(s, bp int) {
-	cr.stamp[s] = int32(cr.tick*cr.stride + bp + 1)
-	cr.idx[s] = int32(cr.tick*cr.k*cr.stride + bp)
+	st := int32(cr.u*cr.stride + bp + 1)
+	cr.stamp[s], cr.sync[s] = st, st
+	cr.idx[s] = int32((cr.u%cr.parts)*cr.k*cr.stride + bp)
 }
 
-// end closes the current update: its part of the ring is in use, and a
-// full ring is folded.
+// end closes the current update, then folds the rows that need the part of
+// the ring the next update will reuse.
 func (cr *carried) end() {
 	cr.cur = nil
-	cr.tick++
-	if cr.tick == cr.parts {
-		cr.fold()
+	cr.u++
+	reused := cr.u - cr.parts // the update whose part the next one takes
+	if reused < 0 {
+		return
+	}
+	limit := int32((reused + 1) * cr.stride) // rows complete up to here do not need it
+	cr.folding = cr.folding[:0]
+	for r, s := range cr.sync {
+		if s < limit {
+			cr.folding = append(cr.folding, r)
+		}
+	}
+	cr.fold(cr.folding)
+}
+
+// fold completes the given rows of the block from the ring; their sync
+// becomes the present.
+func (cr *carried) fold(rows []int) {
+	k := cr.k
+	now := int32(cr.u * cr.stride)
+	parallelRows(len(rows), func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			if i+1 < i1 {
+				cr.prefetchRow(rows[i+1])
+			}
+			r := rows[i]
+			row := cr.block[r*k : (r+1)*k]
+			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.sync[r])
+		}
+	})
+	for _, r := range rows {
+		cr.sync[r] = now
 	}
 }
 
-// fold writes the ring's columns into every row of the block and empties
-// the ring.
-func (cr *carried) fold() {
-	k := cr.k
-	parallelRows(k, func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
-			if r+1 < r1 {
-				cr.prefetchRow(r + 1)
-			}
-			row := cr.block[r*k : (r+1)*k]
-			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.stamp[r])
+// foldAll completes every row of the block and starts the stamps again
+// from zero: the ring is then unused.
+func (cr *carried) foldAll() {
+	cr.folding = cr.folding[:0]
+	for r, s := range cr.sync {
+		if int(s) < cr.u*cr.stride {
+			cr.folding = append(cr.folding, r)
 		}
-	})
+	}
+	cr.fold(cr.folding)
 	clear(cr.stamp)
-	cr.tick = 0
+	clear(cr.sync)
+	cr.u = 0
 }
