@@ -38,11 +38,11 @@ type DUEL struct {
 	// Admission says whether new rows compete within their batch.
 	Admission Admission
 	// MaxBlockBytes bounds the memory spent on the carried K x K
-	// similarities (4*K*K bytes, plus 32*K*B for the newest rows' columns
-	// awaiting their fold into the block). Beyond it, the fast path keeps only the
-	// scores and recomputes the similarities of each evicted row (slower:
-	// one K x Z matrix-vector product per eviction). Default 256 MiB
-	// (K <= 8192).
+	// similarities, 4*K*K bytes (plus the last updates' columns, at most
+	// 64*K*B bytes and twice the block, see carried). Beyond it, the fast
+	// path keeps only the scores and recomputes the similarities of each
+	// evicted row (slower: one K x Z matrix-vector product per eviction).
+	// Default 256 MiB (K <= 8192).
 	MaxBlockBytes int64
 
 	reference bool     // use duelReference (tests, benchmarks)
