@@ -46,10 +46,14 @@ type carried struct {
 	sync   []int32 // K: the slot's block row is complete for the stamps up to sync
 	idx    []int32 // K: where the slot's column is in a row's part of the ring
 
-	cur      []int32      // the part of the current update
-	colsDone atomic.Int64 // batch rows of cur written so far
-	occ      []int32      // scratch of follow: batch row placed last in each slot
-	folding  []int        // scratch of end: rows to fold
+	cur       []int32      // the part of the current update
+	colsDone  atomic.Int64 // batch rows of cur written so far
+	next      atomic.Int64 // batch rows claimed for writeRow
+	anyOrder  bool         // see writeRow
+	occ       []int32      // scratch of writeRow: batch row placed last in each slot
+	folding   []int        // rows folded during the current update (see finish)
+	foldNext  atomic.Int64 // rows of folding claimed
+	foldReady atomic.Bool  // folding is listed
 }
 
 // ringParts is how many updates' columns the ring holds at most (and at
@@ -89,10 +93,11 @@ func (cr *carried) layRing(b int) bool {
 	return true
 }
 
-// begin prepares an update of b batch rows. It reports false when the
+// begin prepares an update of b batch rows (anyOrder: no new row can be
+// evicted by a later one, see writeRow). It reports false when the
 // ring cannot hold such a batch (K*B beyond int32 indices): the caller
 // then drops the block.
-func (cr *carried) begin(b int) bool {
+func (cr *carried) begin(b int, anyOrder bool) bool {
 	if b > cr.stride || cr.u >= cr.uLimit {
 		cr.foldAll()
 		if b > cr.stride && !cr.layRing(b) {
@@ -103,6 +108,9 @@ func (cr *carried) begin(b int) bool {
 	p := cr.u % cr.parts
 	cr.cur = cr.ring[p*part : (p+1)*part]
 	cr.colsDone.Store(0)
+	cr.next.Store(0)
+	cr.foldReady.Store(false)
+	cr.anyOrder = anyOrder
 	return true
 }
 
@@ -144,13 +152,10 @@ func (cr *carried) columnsOf(J, i int) []int32 {
 // follow runs beside the score passes of an update of b batch rows: it
 // helps with the product's strips (st; nil when the product is already
 // done), transposes the slots' columns into the ring as the strips are
-// done, then, as the passes place the batch rows (f.placed, f.slotOf),
-// writes each new row's grid row, its row of the block (the product's
-// dots with the slots are with the occupants before the update: its dots
-// with the new rows before it replace those) and its run in the ring (its
-// dots with the batch).
+// done, then writes the new rows as the passes place them (f.placed,
+// f.slotOf; see writeRow), and folds rows (see finish).
 func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
-	k, w := cr.k, cr.k+b
+	w := cr.k + b
 	if st == nil {
 		cr.transpose(f.dots, w, 0, b)
 	} else {
@@ -171,24 +176,98 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 	}
 
 	// From here on the product is done: the slots' grid rows may change.
-	cr.occ = grow(cr.occ, k)
-	for j := 0; j < b; j++ {
-		for f.placed.Load() <= int64(j) {
-			runtime.Gosched() // the passes run: wait for the next row
+	cr.occ = grow(cr.occ, cr.k)
+	for {
+		j := cr.next.Load()
+		if j >= int64(b) {
+			break
 		}
-		s := f.slotOf[j]
-		cr.occ[s] = int32(j)
-		f.slots.setRow(s, f.batch.row(j))
-		row := cr.block[s*k : (s+1)*k]
-		src := f.dots[j*w : (j+1)*w]
-		copy(row, src[:k])
-		row[s] = src[k+j]
-		for l := 0; l < j; l++ {
-			if sl := f.slotOf[l]; int(cr.occ[sl]) == l { // not evicted since
-				row[sl] = src[k+l]
+		if j >= f.placed.Load() {
+			runtime.Gosched() // the passes run: wait for the next row
+			continue
+		}
+		if cr.next.CompareAndSwap(j, j+1) {
+			cr.writeRow(f, int(j), b)
+		}
+	}
+	for !cr.foldReady.Load() {
+		runtime.Gosched()
+	}
+	cr.foldRows()
+}
+
+// finish is the passes' side of follow once every batch row is placed:
+// it lists the rows to fold, then shares out with follow the new rows
+// left to write (when their order does not matter) and the rows to fold.
+//
+// A row is folded when the next update will reuse a part of the ring it
+// needs, unless it was evicted. Folding it now, beside the last new rows
+// being written, rather than after the update, takes it off the serial
+// end of the update; it only reads parts of earlier updates (the rows of
+// this one have no stamp yet).
+func (cr *carried) finish(f *fastDUEL, b int) {
+	cr.folding = cr.folding[:0]
+	if reused := cr.u + 1 - cr.parts; reused >= 0 {
+		limit := int32((reused + 1) * cr.stride) // rows complete up to here do not need it
+		for r, s := range cr.sync {
+			if s < limit && f.selected[r] {
+				cr.folding = append(cr.folding, r)
 			}
 		}
-		copy(cr.cur[s*cr.stride:s*cr.stride+b], src[k:])
+	}
+	cr.foldNext.Store(0)
+	cr.foldReady.Store(true)
+	if cr.anyOrder {
+		for cr.colsDone.Load() < int64(b) {
+			runtime.Gosched() // the runs written would be transposed over
+		}
+		for {
+			j := cr.next.Add(1) - 1
+			if j >= int64(b) {
+				break
+			}
+			cr.writeRow(f, int(j), b)
+		}
+	}
+	cr.foldRows()
+}
+
+// writeRow writes what batch row j brings to its slot s: its grid row, its
+// row of the block (the product's dots with the slots are with the
+// occupants before the update: its dots with the new rows before it
+// replace those) and its run in the ring (its dots with the batch). With
+// anyOrder, every new row stays (protected admission, B <= K) and rows may
+// be written in any order, by either goroutine; otherwise they are written
+// in order by follow, which tracks the new rows evicted since (occ).
+func (cr *carried) writeRow(f *fastDUEL, j, b int) {
+	k, w := cr.k, cr.k+b
+	s := f.slotOf[j]
+	if !cr.anyOrder {
+		cr.occ[s] = int32(j)
+	}
+	f.slots.setRow(s, f.batch.row(j))
+	row := cr.block[s*k : (s+1)*k]
+	src := f.dots[j*w : (j+1)*w]
+	copy(row, src[:k])
+	row[s] = src[k+j]
+	for l := 0; l < j; l++ {
+		if sl := f.slotOf[l]; cr.anyOrder || int(cr.occ[sl]) == l { // not evicted since
+			row[sl] = src[k+l]
+		}
+	}
+	copy(cr.cur[s*cr.stride:s*cr.stride+b], src[k:])
+}
+
+// foldRows folds the rows listed by finish, claimed a few at a time.
+func (cr *carried) foldRows() {
+	const claim = 4
+	n := int64(len(cr.folding))
+	for {
+		i0 := cr.foldNext.Add(claim) - claim
+		if i0 >= n {
+			return
+		}
+		cr.foldRange(cr.folding[i0:min(i0+claim, n)])
 	}
 }
 
@@ -211,42 +290,37 @@ func (cr *carried) arrived(s, bp int) {
 	cr.idx[s] = int32((cr.u%cr.parts)*cr.k*cr.stride + bp)
 }
 
-// end closes the current update, then folds the rows that need the part of
-// the ring the next update will reuse.
+// end closes the current update: the rows folded during it are complete
+// up to it.
 func (cr *carried) end() {
 	cr.cur = nil
+	now := int32(cr.u * cr.stride)
+	for _, r := range cr.folding {
+		cr.sync[r] = now
+	}
 	cr.u++
-	reused := cr.u - cr.parts // the update whose part the next one takes
-	if reused < 0 {
-		return
-	}
-	limit := int32((reused + 1) * cr.stride) // rows complete up to here do not need it
-	cr.folding = cr.folding[:0]
-	for r, s := range cr.sync {
-		if s < limit {
-			cr.folding = append(cr.folding, r)
-		}
-	}
-	cr.fold(cr.folding)
 }
 
-// fold completes the given rows of the block from the ring; their sync
-// becomes the present.
+// fold completes the given rows of the block from the ring, on all cores;
+// their sync becomes the present.
 func (cr *carried) fold(rows []int) {
-	k := cr.k
+	parallelRows(len(rows), func(i0, i1 int) { cr.foldRange(rows[i0:i1]) })
 	now := int32(cr.u * cr.stride)
-	parallelRows(len(rows), func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			if i+1 < i1 {
-				cr.prefetchRow(rows[i+1])
-			}
-			r := rows[i]
-			row := cr.block[r*k : (r+1)*k]
-			blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.sync[r])
-		}
-	})
 	for _, r := range rows {
 		cr.sync[r] = now
+	}
+}
+
+// foldRange completes the given rows of the block from the ring (sync is
+// left to the caller).
+func (cr *carried) foldRange(rows []int) {
+	k := cr.k
+	for i, r := range rows {
+		if i+1 < len(rows) {
+			cr.prefetchRow(rows[i+1])
+		}
+		row := cr.block[r*k : (r+1)*k]
+		blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.sync[r])
 	}
 }
 

@@ -87,7 +87,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// rows, and the score passes start as soon as their rows are there
 	// (see strips).
 	cr := f.carried
-	if cr != nil && !cr.begin(b) {
+	if cr != nil && !cr.begin(b, adm == Protected && b <= k) {
 		f.carried, cr = nil, nil // K*B too large for the ring: recompute instead
 	}
 	pipe := igemm.Accelerated() && cr != nil && runtime.GOMAXPROCS(0) >= 2 &&
@@ -151,6 +151,9 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 			default: // a token is waiting already
 			}
 		}
+	}
+	if cr != nil {
+		cr.finish(f, b)
 	}
 	wg.Wait()
 	f.commit(b)
