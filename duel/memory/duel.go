@@ -87,6 +87,7 @@ func (d *DUEL) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("duel: bad policy state %x, expected one admission byte (0 or 1)", data)
 	}
 	d.Admission = Admission(data[0])
+	d.fast.settle()
 	d.fast = fastDUEL{}
 	return nil
 }

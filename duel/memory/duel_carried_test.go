@@ -38,6 +38,7 @@ func TestCarriedRowsExact(t *testing.T) {
 						t.Fatal(err)
 					}
 					f := &d.fast
+					f.settle() // the update's end runs in the background
 					if f.carried == nil {
 						t.Fatal("no carried block")
 					}

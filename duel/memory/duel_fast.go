@@ -43,32 +43,29 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	slots     gridSet       // K grid rows, one per slot
-	batch     gridSet       // B grid rows of the batch
-	score     []float64     // K+B: the slots' scores, then the batch rows'
-	selected  []bool        // K+B: held now
-	order     []int         // order[p]: slot at position p of the memory
-	rank      []int         // rank[s]: position of slot s
-	carried   *carried      // the K x K dots between slots; nil beyond the limit
-	rowJ      []int32       // K: dots of one evicted slot
-	dots      []int32       // B x (K+B): dots of each batch row with slots and batch
-	held      int           // rows held during the current update
-	batchRank []int         // 0, 1, ... B-1: the batch rows' ranks among themselves
-	colJ      []int32       // dots of one slot with the batch rows (no transposed copy)
-	slotOf    []int         // slotOf[i]: the slot batch row i takes (its victim's)
-	placed    atomic.Int64  // batch rows whose slot is decided
-	progress  chan struct{} // a token now and then when placed grows
+	slots     gridSet        // K grid rows, one per slot
+	batch     gridSet        // B grid rows of the batch
+	score     []float64      // K+B: the slots' scores, then the batch rows'
+	selected  []bool         // K+B: held now
+	order     []int          // order[p]: slot at position p of the memory
+	rank      []int          // rank[s]: position of slot s
+	carried   *carried       // the K x K dots between slots; nil beyond the limit
+	rowJ      []int32        // K: dots of one evicted slot
+	dots      []int32        // B x (K+B): dots of each batch row with slots and batch
+	held      int            // rows held during the current update
+	batchRank []int          // 0, 1, ... B-1: the batch rows' ranks among themselves
+	colJ      []int32        // dots of one slot with the batch rows (no transposed copy)
+	slotOf    []int          // slotOf[i]: the slot batch row i takes (its victim's)
+	placed    atomic.Int64   // batch rows whose slot is decided
+	tail      sync.WaitGroup // the background end of the last update
 }
-
-// placedSignal is how many batch rows the passes place between two tokens
-// on progress (and one at the end).
-const placedSignal = 32
 
 // update runs the policy on a and returns the evicted positions. It leaves
 // the state describing the memory as the owner will hold it after applying
 // them (generation a.gen+1); if the owner does something else, the next
 // update sees another generation and rebuilds.
 func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
+	f.settle()
 	if !f.ready || f.owner != a.owner || f.gen != a.gen || f.k != a.K() || f.z != a.Z {
 		f.rebuild(a, maxBlock)
 	}
@@ -106,13 +103,6 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	}
 	f.slotOf = grow(f.slotOf, b)
 	f.placed.Store(0)
-	if f.progress == nil {
-		f.progress = make(chan struct{}, 1)
-	}
-	select {
-	case <-f.progress: // left from the last update
-	default:
-	}
 
 	// While the score passes run, which are sequential, another goroutine
 	// transposes the slots' dots with the batch and writes the rows of the
@@ -145,21 +135,26 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		}
 		J = f.replace(J, i, b, adm == Protected)
 		f.placed.Store(int64(i + 1))
-		if (i+1)%placedSignal == 0 || i+1 == b {
-			select {
-			case f.progress <- struct{}{}:
-			default: // a token is waiting already
-			}
-		}
 	}
-	if cr != nil {
-		cr.finish(f, b)
-	}
-	wg.Wait()
-	f.commit(b)
+	// The evictions are known: the rest of the update (the block's rows
+	// and folds, order and rank) runs in the background, beside what the
+	// caller does with them (the memory moves its rows), until the next
+	// update or rebuild (settle).
 	f.gen = a.gen + 1
+	f.tail.Add(1)
+	go func() {
+		defer f.tail.Done()
+		if cr != nil {
+			cr.finish(f, b)
+		}
+		wg.Wait()
+		f.commit(b)
+	}()
 	return evicted
 }
+
+// settle returns when the last update's background work is done.
+func (f *fastDUEL) settle() { f.tail.Wait() }
 
 // bestSlot returns the slot with the highest score, ties to the lowest rank.
 func (f *fastDUEL) bestSlot() int {
@@ -321,6 +316,7 @@ func parallelRows(n int, do func(r0, r1 int)) {
 // rebuild computes the state from scratch for the memory of a: slot s holds
 // the row at position s.
 func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
+	f.settle()
 	k, z := a.K(), a.Z
 	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z}
 	f.slots.reset(k, z)
