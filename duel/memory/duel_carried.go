@@ -14,12 +14,14 @@ import (
 // but its column, one value in every other row, is not: writing B columns
 // would touch every cache line of the block at every update. The update's
 // product holds these columns too, transposed (K x B, one contiguous run
-// of B values per slot), and the last few updates' are kept in a ring.
+// of B values per slot), and the last few updates' are kept in a ring,
+// which holds, for each slot, the runs of these updates one after the
+// other (so that a row's runs are one contiguous stretch of memory).
 // Rows are stamped in the order they arrive (stamp), each row of the block
 // is complete for the rows stamped up to sync, and the dot of the rows in
 // slots r and c is
 //
-//	ring[r*stride + idx[c]]   when stamp[c] > sync[r]
+//	ring[r*rowLen + idx[c]]   when stamp[c] > sync[r]
 //	block[r*K + c]            otherwise
 //
 // which blendRow reads for a whole row at once (AVX-512 masked gathers).
@@ -37,16 +39,17 @@ import (
 type carried struct {
 	k      int
 	block  []int32 // K x K
-	ring   []int32 // parts x K x stride: the columns of the last updates
+	ring   []int32 // K x parts x stride: the columns of the last updates
 	stride int     // B of the ring's layout (the largest batch since it was made)
 	parts  int     // updates the ring holds
+	rowLen int     // parts*stride: a slot's stretch of the ring
 	u      int     // updates since the stamps started: the current one
 	uLimit int     // u that starts the stamps again (they fit int32 below it)
 	stamp  []int32 // K: arrival of the slot's occupant: u*stride + bp + 1; 0: before the ring
 	sync   []int32 // K: the slot's block row is complete for the stamps up to sync
-	idx    []int32 // K: where the slot's column is in a row's part of the ring
+	idx    []int32 // K: where the slot's column is in a row's stretch of the ring
 
-	cur       []int32      // the part of the current update
+	cur       []int32      // the ring from the current update's first run on (rows rowLen apart)
 	colsDone  atomic.Int64 // batch rows of cur written so far
 	next      atomic.Int64 // batch rows claimed for writeRow
 	anyOrder  bool         // see writeRow
@@ -84,6 +87,7 @@ func (cr *carried) layRing(b int) bool {
 		return false
 	}
 	cr.stride = max(b, 1)
+	cr.rowLen = cr.parts * cr.stride
 	cr.uLimit = math.MaxInt32/cr.stride - 2
 	cr.ring = make([]int32, int64(cr.parts)*part)
 	// Touch the pages now rather than during the first updates.
@@ -104,9 +108,7 @@ func (cr *carried) begin(b int, anyOrder bool) bool {
 			return false
 		}
 	}
-	part := cr.k * cr.stride
-	p := cr.u % cr.parts
-	cr.cur = cr.ring[p*part : (p+1)*part]
+	cr.cur = cr.ring[(cr.u%cr.parts)*cr.stride:]
 	cr.colsDone.Store(0)
 	cr.next.Store(0)
 	cr.foldReady.Store(false)
@@ -122,7 +124,7 @@ func (cr *carried) row(dst []int32, J int) []int32 {
 	if int(cr.sync[J]) >= cr.u*cr.stride {
 		return r // complete: no row arrived since
 	}
-	blendRow(dst, r, cr.ring, J*cr.stride, cr.idx, cr.stamp, cr.sync[J])
+	blendRow(dst, r, cr.ring, J*cr.rowLen, cr.idx, cr.stamp, cr.sync[J])
 	return dst
 }
 
@@ -132,10 +134,10 @@ func (cr *carried) row(dst []int32, J int) []int32 {
 func (cr *carried) prefetchRow(J int) {
 	k := cr.k
 	prefetch(cr.block[J*k : (J+1)*k])
-	part := k * cr.stride
+	run := cr.ring[J*cr.rowLen : (J+1)*cr.rowLen]
 	for v := max(int(cr.sync[J])/cr.stride, cr.u-cr.parts+1, 0); v < cr.u; v++ {
 		p := v % cr.parts
-		prefetch(cr.ring[p*part+J*cr.stride : p*part+(J+1)*cr.stride])
+		prefetch(run[p*cr.stride : (p+1)*cr.stride])
 	}
 }
 
@@ -146,7 +148,7 @@ func (cr *carried) columnsOf(J, i int) []int32 {
 	if cr.colsDone.Load() < int64(i) {
 		return nil
 	}
-	return cr.cur[J*cr.stride : J*cr.stride+i]
+	return cr.cur[J*cr.rowLen : J*cr.rowLen+i]
 }
 
 // follow runs beside the score passes of an update of b batch rows: it
@@ -255,7 +257,7 @@ func (cr *carried) writeRow(f *fastDUEL, j, b int) {
 			row[sl] = src[k+l]
 		}
 	}
-	copy(cr.cur[s*cr.stride:s*cr.stride+b], src[k:])
+	copy(cr.cur[s*cr.rowLen:s*cr.rowLen+b], src[k:])
 }
 
 // foldRows folds the rows listed by finish, claimed a few at a time.
@@ -277,7 +279,7 @@ func (cr *carried) foldRows() {
 func (cr *carried) transpose(dots []int32, w, bp0, bp1 int) {
 	for bp := bp0; bp < bp1; {
 		end := min(bp1, bp+16)
-		transposeBand(cr.cur, dots, cr.k, cr.stride, w, bp, end)
+		transposeBand(cr.cur, dots, cr.k, cr.rowLen, w, bp, end)
 		cr.colsDone.Store(int64(end))
 		bp = end
 	}
@@ -287,7 +289,7 @@ func (cr *carried) transpose(dots []int32, w, bp0, bp1 int) {
 func (cr *carried) arrived(s, bp int) {
 	st := int32(cr.u*cr.stride + bp + 1)
 	cr.stamp[s], cr.sync[s] = st, st
-	cr.idx[s] = int32((cr.u%cr.parts)*cr.k*cr.stride + bp)
+	cr.idx[s] = int32((cr.u%cr.parts)*cr.stride + bp)
 }
 
 // end closes the current update: the rows folded during it are complete
@@ -320,7 +322,7 @@ func (cr *carried) foldRange(rows []int) {
 			cr.prefetchRow(rows[i+1])
 		}
 		row := cr.block[r*k : (r+1)*k]
-		blendRow(row, row, cr.ring, r*cr.stride, cr.idx, cr.stamp, cr.sync[r])
+		blendRow(row, row, cr.ring, r*cr.rowLen, cr.idx, cr.stamp, cr.sync[r])
 	}
 }
 

@@ -2,14 +2,15 @@ package memory
 
 // transposeBand writes colT[c*b+bp] = dots[bp*w+c] for every column c < k
 // and batch row bp in [bp0, bp1). Requires 0 <= bp0 <= bp1 <= b, k <= w,
-// len(dots) >= bp1*w (when bp1 > bp0), len(colT) >= k*b.
+// len(dots) >= bp1*w and len(colT) >= (k-1)*b + bp1 (when k > 0 and
+// bp1 > bp0).
 //
 // Where the AVX-512 kernel runs (transposeAsm), it moves every full tile of
 // 16 rows by 16 columns; the columns past the last multiple of 16 and the
 // rows past the last full group of 16 go through transposeBandGo.
 func transposeBand(colT, dots []int32, k, b, w, bp0, bp1 int) {
 	if bp0 < 0 || bp0 > bp1 || bp1 > b || k < 0 || k > w ||
-		bp1 > bp0 && len(dots) < bp1*w || len(colT) < k*b {
+		bp1 > bp0 && len(dots) < bp1*w || k > 0 && bp1 > bp0 && len(colT) < (k-1)*b+bp1 {
 		panic("memory: transposeBand: bad arguments")
 	}
 	if !transposeAsm || k < 16 || bp1-bp0 < 16 {
