@@ -44,7 +44,9 @@ type fastDUEL struct {
 	k, z  int
 
 	slots     gridSet        // K grid rows, one per slot
-	batch     gridSet        // B grid rows of the batch
+	batch     *gridSet       // B grid rows of the batch: one of grids
+	grids     [2]gridSet     // the batch's and the last batch's (see update)
+	flip      int            // batch is &grids[flip]
 	score     []float64      // K+B: the slots' scores, then the batch rows'
 	selected  []bool         // K+B: held now
 	order     []int          // order[p]: slot at position p of the memory
@@ -65,19 +67,19 @@ type fastDUEL struct {
 // them (generation a.gen+1); if the owner does something else, the next
 // update sees another generation and rebuilds.
 func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
+	// The batch's grid rows depend on the batch alone: they are computed
+	// into the grid set the last update does not use, while its end may
+	// still run in the background.
+	next := 1 - f.flip
+	f.grids[next].fromUnit(a.Batch, a.B(), a.Z)
 	f.settle()
 	if !f.ready || f.owner != a.owner || f.gen != a.gen || f.k != a.K() || f.z != a.Z {
 		f.rebuild(a, maxBlock)
 	}
-	k, z, b := f.k, f.z, a.B()
+	f.flip = next
+	f.batch = &f.grids[next]
+	k, b := f.k, a.B()
 	w := k + b // length of a row of dots
-
-	f.batch.reset(b, z)
-	parallelRows(b, func(i0, i1 int) { // rows and packed pairs are disjoint
-		for i := i0; i < i1; i++ {
-			f.batch.setUnit(i, a.Batch[i*z:(i+1)*z])
-		}
-	})
 	f.dots = grow(f.dots, b*w)
 	// Columns 0..K-1: the slots; K..K+B-1: the batch. With igemm's
 	// kernel, two cores and a block, the product is computed in strips of
@@ -93,7 +95,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	if pipe {
 		st = f.newStrips(b, w)
 	} else {
-		dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, &f.batch)
+		dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, f.batch)
 	}
 
 	f.score = grow(f.score, w)
@@ -318,7 +320,8 @@ func parallelRows(n int, do func(r0, r1 int)) {
 func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	f.settle()
 	k, z := a.K(), a.Z
-	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z}
+	grids, flip := f.grids, f.flip // the batch's grid rows (see update)
+	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z, grids: grids, flip: flip}
 	f.slots.reset(k, z)
 	for s := 0; s < k; s++ {
 		f.slots.setUnit(s, a.Memory[s*z:(s+1)*z])

@@ -46,6 +46,17 @@ func (g *gridSet) setUnit(i int, src []float32) {
 	g.packed.SetRow(i, dst)
 }
 
+// fromUnit sizes g for the n unit rows of z values in src and stores
+// their grid versions, on all cores.
+func (g *gridSet) fromUnit(src []float32, n, z int) {
+	g.reset(n, z)
+	parallelRows(n, func(i0, i1 int) { // rows and packed pairs are disjoint
+		for i := i0; i < i1; i++ {
+			g.setUnit(i, src[i*z:(i+1)*z])
+		}
+	})
+}
+
 // setRow stores the grid row src as row i.
 func (g *gridSet) setRow(i int, src []int16) {
 	copy(g.row(i), src)

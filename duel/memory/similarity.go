@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
@@ -53,25 +54,44 @@ func gridDots(c, a, b []float32, m, n, z int) {
 }
 
 // normalizeRows copies the rows of src (z columns) into dst, each divided by
-// its L2 norm, and reports the first row that is zero or not finite.
+// its L2 norm, and reports the first row that is zero or not finite. Rows
+// are shared out among the cores; each row's arithmetic is the same
+// whatever the split.
 func normalizeRows(dst, src []float32, z int) error {
-	for r := 0; r*z < len(src); r++ {
-		row := src[r*z : (r+1)*z]
-		var ss float64
-		for _, v := range row {
-			ss += float64(v) * float64(v)
+	n := len(src) / z
+	var mu sync.Mutex
+	bad, badErr := n, error(nil)
+	parallelRows(n, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			if err := normalizeRow(dst[r*z:(r+1)*z], src[r*z:(r+1)*z]); err != nil {
+				mu.Lock()
+				if r < bad {
+					bad, badErr = r, fmt.Errorf("row %d: %w", r, err)
+				}
+				mu.Unlock()
+				return
+			}
 		}
-		switch {
-		case math.IsNaN(ss) || math.IsInf(ss, 0):
-			return fmt.Errorf("row %d: not finite (NaN or Inf), expected finite values", r)
-		case ss == 0:
-			return fmt.Errorf("row %d: all zeros, expected a row with a non-zero norm", r)
-		}
-		inv := 1 / math.Sqrt(ss)
-		out := dst[r*z : (r+1)*z]
-		for i, v := range row {
-			out[i] = float32(float64(v) * inv)
-		}
+	})
+	return badErr
+}
+
+// normalizeRow writes row divided by its L2 norm into out, or reports why
+// it cannot.
+func normalizeRow(out, row []float32) error {
+	var ss float64
+	for _, v := range row {
+		ss += float64(v) * float64(v)
+	}
+	switch {
+	case math.IsNaN(ss) || math.IsInf(ss, 0):
+		return fmt.Errorf("not finite (NaN or Inf), expected finite values")
+	case ss == 0:
+		return fmt.Errorf("all zeros, expected a row with a non-zero norm")
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, v := range row {
+		out[i] = float32(float64(v) * inv)
 	}
 	return nil
 }
