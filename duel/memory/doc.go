@@ -36,8 +36,8 @@
 // Every dot product of two such rows is then an integer below 2^24 in
 // magnitude at every partial sum, so float32 SGEMM computes it exactly
 // whatever its blocking, FMA use or threading (the reference uses it), as
-// does the int16 kernel of kernels/igemm with int32 sums (AVX-512 VNNI,
-// used by the fast path where the CPU has it), and every q is a multiple of
+// does the int16 kernel of kernels/igemm with int32 sums (AVX-512 VNNI or
+// AVX2, used by the fast path where the CPU has them), and every q is a multiple of
 // 2^-23, so float64 sums of up to 2^29 of them are exact too. Equal inputs
 // give bit-identical scores along any computation path. The price is a
 // cosine accurate to about 1e-4 for typical rows (at worst sqrt(Z)/2048, for

@@ -31,7 +31,10 @@ import (
 // memory traffic, done on another goroutine while the passes run (see
 // carried.follow). With igemm's kernel the product is computed in strips of
 // batch rows by both goroutines, and the passes start with the first strip
-// (see strips).
+// (see strips). Once the evictions are known, update returns them and the
+// rest (the block's last rows, folds, order and rank) runs in the
+// background beside the caller's own work (the memory moving its rows);
+// the next update waits for it (settle).
 //
 // Rows live in slots that never move; the memory order is kept apart (order,
 // rank), so that a survivor's carried data stays where it is. A new row

@@ -13,8 +13,8 @@ import (
 // replaced one at a time, so that the memory's slots are never repacked
 // whole.
 //
-// Products are exact integer dot products: igemm's AVX-512 VNNI kernel when
-// it runs (igemm.Accelerated), else float32 SGEMM on the same integers
+// Products are exact integer dot products: igemm's AVX-512 VNNI or AVX2
+// kernel when one runs (igemm.Accelerated), else float32 SGEMM on the same integers
 // (exact, see similarity.go), so the result is the same on every CPU.
 type gridSet struct {
 	z      int
