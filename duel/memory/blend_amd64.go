@@ -48,7 +48,7 @@ func blendAsm(dst, row, src []int32, base int, idx, tick []int32, after int32) {
 //go:noescape
 func prefetchAVX512(p *int32, n int)
 
-// prefetch asks for every cache line of v (PREFETCHT0), so that the misses
+// prefetch asks for every cache line of v (PREFETCHT1: into L2), so that the misses
 // of data about to be read overlap.
 func prefetch(v []int32) {
 	if blendAsmOK && len(v) > 0 {
