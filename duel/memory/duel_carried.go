@@ -50,8 +50,11 @@ type carried struct {
 	idx    []int32 // K: where the slot's column is in a row's stretch of the ring
 
 	cur       []int32      // the ring from the current update's first run on (rows rowLen apart)
+	_         [64]byte     // the counters below on cache lines of their own
 	colsDone  atomic.Int64 // batch rows of cur written so far
+	_         [56]byte
 	next      atomic.Int64 // batch rows claimed for writeRow
+	_         [56]byte
 	anyOrder  bool         // see writeRow
 	occ       []int32      // scratch of writeRow: batch row placed last in each slot
 	folding   []int        // rows folded during the current update (see finish)

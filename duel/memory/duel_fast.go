@@ -46,22 +46,24 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	slots     gridSet        // K grid rows, one per slot
-	batch     *gridSet       // B grid rows of the batch: one of grids
-	grids     [2]gridSet     // the batch's and the last batch's (see update)
-	flip      int            // batch is &grids[flip]
-	score     []float64      // K+B: the slots' scores, then the batch rows'
-	selected  []bool         // K+B: held now
-	order     []int          // order[p]: slot at position p of the memory
-	rank      []int          // rank[s]: position of slot s
-	carried   *carried       // the K x K dots between slots; nil beyond the limit
-	rowJ      []int32        // K: dots of one evicted slot
-	dots      []int32        // B x (K+B): dots of each batch row with slots and batch
-	held      int            // rows held during the current update
-	batchRank []int          // 0, 1, ... B-1: the batch rows' ranks among themselves
-	colJ      []int32        // dots of one slot with the batch rows (no transposed copy)
-	slotOf    []int          // slotOf[i]: the slot batch row i takes (its victim's)
-	placed    atomic.Int64   // batch rows whose slot is decided
+	slots     gridSet      // K grid rows, one per slot
+	batch     *gridSet     // B grid rows of the batch: one of grids
+	grids     [2]gridSet   // the batch's and the last batch's (see update)
+	flip      int          // batch is &grids[flip]
+	score     []float64    // K+B: the slots' scores, then the batch rows'
+	selected  []bool       // K+B: held now
+	order     []int        // order[p]: slot at position p of the memory
+	rank      []int        // rank[s]: position of slot s
+	carried   *carried     // the K x K dots between slots; nil beyond the limit
+	rowJ      []int32      // K: dots of one evicted slot
+	dots      []int32      // B x (K+B): dots of each batch row with slots and batch
+	held      int          // rows held during the current update
+	batchRank []int        // 0, 1, ... B-1: the batch rows' ranks among themselves
+	colJ      []int32      // dots of one slot with the batch rows (no transposed copy)
+	slotOf    []int        // slotOf[i]: the slot batch row i takes (its victim's)
+	_         [64]byte     // placed alone on its cache line: follow polls it
+	placed    atomic.Int64 // batch rows whose slot is decided
+	_         [56]byte
 	tail      sync.WaitGroup // the background end of the last update
 }
 
