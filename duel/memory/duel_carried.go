@@ -81,34 +81,26 @@ func newCarried(k, b int) *carried {
 }
 
 // layRing allocates the ring for batches of up to b rows (the ring must be
-// unused: every row folded); it reports false when such a ring cannot be
-// indexed with int32.
-func (cr *carried) layRing(b int) bool {
-	part := int64(cr.k) * int64(max(b, 1))
-	cr.parts = int(min(int64(ringParts), math.MaxInt32/part, max(2, 2*int64(cr.k)/int64(max(b, 1)))))
-	if cr.parts < 1 {
-		return false
-	}
+// unused: every row folded): ringParts updates, at most twice the block.
+func (cr *carried) layRing(b int) {
 	cr.stride = max(b, 1)
+	cr.parts = min(ringParts, max(2, 2*cr.k/cr.stride))
 	cr.rowLen = cr.parts * cr.stride
 	cr.uLimit = math.MaxInt32/cr.stride - 2
-	cr.ring = make([]int32, int64(cr.parts)*part)
+	cr.ring = make([]int32, cr.k*cr.rowLen)
 	// Touch the pages now rather than during the first updates.
 	for i := 0; i < len(cr.ring); i += 1024 {
 		cr.ring[i] = 0
 	}
-	return true
 }
 
 // begin prepares an update of b batch rows (anyOrder: no new row can be
-// evicted by a later one, see writeRow). It reports false when the
-// ring cannot hold such a batch (K*B beyond int32 indices): the caller
-// then drops the block.
-func (cr *carried) begin(b int, anyOrder bool) bool {
+// evicted by a later one, see writeRow).
+func (cr *carried) begin(b int, anyOrder bool) {
 	if b > cr.stride || cr.u >= cr.uLimit {
 		cr.foldAll()
-		if b > cr.stride && !cr.layRing(b) {
-			return false
+		if b > cr.stride {
+			cr.layRing(b)
 		}
 	}
 	cr.cur = cr.ring[(cr.u%cr.parts)*cr.stride:]
@@ -116,7 +108,6 @@ func (cr *carried) begin(b int, anyOrder bool) bool {
 	cr.next.Store(0)
 	cr.foldReady.Store(false)
 	cr.anyOrder = anyOrder
-	return true
 }
 
 // row returns the dots of slot J's occupant with every slot, in dst when

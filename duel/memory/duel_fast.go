@@ -91,8 +91,8 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// rows, and the score passes start as soon as their rows are there
 	// (see strips).
 	cr := f.carried
-	if cr != nil && !cr.begin(b, adm == Protected && b <= k) {
-		f.carried, cr = nil, nil // K*B too large for the ring: recompute instead
+	if cr != nil {
+		cr.begin(b, adm == Protected && b <= k)
 	}
 	pipe := igemm.Accelerated() && cr != nil && runtime.GOMAXPROCS(0) >= 2 &&
 		b >= 2*stripRows && int64(k)*int64(b) <= pipeMaxCols
