@@ -9,9 +9,30 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// blendAsmOK: the AVX-512 blend runs (the CPU has AVX-512 F, and DUEL_ISA,
-// read by kernels/gemm, does not ask for less than avx512).
-var blendAsmOK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+// blendAVX512OK: the AVX-512 blend runs (the CPU has AVX-512 F, and
+// DUEL_ISA, read by kernels/gemm, does not ask for less than avx512).
+var blendAVX512OK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+
+// blendAVX2OK: the AVX2 blend runs (the AVX-512 one does not, the CPU has
+// AVX2, and DUEL_ISA does not ask for less than avx2).
+var blendAVX2OK = !blendAVX512OK && cpu.X86.HasAVX2 &&
+	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+
+// blendKernel is the assembly blend blendRow uses: AVX-512, else AVX2,
+// else none (nil: the Go loop).
+var blendKernel = pickBlendKernel()
+
+// pickBlendKernel returns the blend blendAVX512OK and blendAVX2OK select,
+// or nil.
+func pickBlendKernel() blendFunc {
+	switch {
+	case blendAVX512OK:
+		return blendAsm512
+	case blendAVX2OK:
+		return blendAsm2
+	}
+	return nil
+}
 
 // blendAVX512 is blendRowGo on n entries, n a multiple of 16: sixteen at a
 // time, the entries with tick > after are gathered (VPGATHERDD, masked)
@@ -32,26 +53,52 @@ var blendAsmOK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
 //go:noescape
 func blendAVX512(dst, row, src *int32, base int, idx, tick *int32, after int32, n int)
 
-// blendAsm runs blendAVX512 on slices of equal length, a multiple of 16.
-// The gathered indices are not checked (see blendRow).
-func blendAsm(dst, row, src []int32, base int, idx, tick []int32, after int32) {
+// blendAVX2 is blendAVX512 (the same Go loop) with AVX2, eight entries at
+// a time (VPGATHERDD with a vector mask); n a multiple of 8.
+//
+//go:noescape
+func blendAVX2(dst, row, src *int32, base int, idx, tick *int32, after int32, n int)
+
+// blendArgsOK panics unless the slices have equal lengths, a multiple of
+// 16, and reports whether they are non-empty.
+func blendArgsOK(dst, row, idx, tick []int32) bool {
 	n := len(dst)
 	if n%16 != 0 || len(row) != n || len(idx) != n || len(tick) != n {
 		panic("memory: blendAsm: bad lengths")
 	}
-	if n == 0 {
-		return
-	}
-	blendAVX512(unsafe.SliceData(dst), unsafe.SliceData(row), unsafe.SliceData(src), base, unsafe.SliceData(idx), unsafe.SliceData(tick), after, n)
+	return n > 0
 }
 
+// blendAsm512 runs blendAVX512 on slices of equal length, a multiple of
+// 16. The gathered indices are not checked (see blendRow).
+func blendAsm512(dst, row, src []int32, base int, idx, tick []int32, after int32) {
+	if blendArgsOK(dst, row, idx, tick) {
+		blendAVX512(unsafe.SliceData(dst), unsafe.SliceData(row), unsafe.SliceData(src), base, unsafe.SliceData(idx), unsafe.SliceData(tick), after, len(dst))
+	}
+}
+
+// blendAsm2 runs blendAVX2 on slices of equal length, a multiple of 16.
+// The gathered indices are not checked (see blendRow).
+func blendAsm2(dst, row, src []int32, base int, idx, tick []int32, after int32) {
+	if blendArgsOK(dst, row, idx, tick) {
+		blendAVX2(unsafe.SliceData(dst), unsafe.SliceData(row), unsafe.SliceData(src), base, unsafe.SliceData(idx), unsafe.SliceData(tick), after, len(dst))
+	}
+}
+
+// prefetchLines issues a PREFETCHT0 for every 64-byte line of p[0:n],
+// n > 0.
+//
 //go:noescape
-func prefetchAVX512(p *int32, n int)
+func prefetchLines(p *int32, n int)
+
+// prefetchOK: prefetch issues its PREFETCHT0s (beside an assembly blend;
+// the Go loop runs without them, as before).
+var prefetchOK = blendKernel != nil
 
 // prefetch asks for every cache line of v (PREFETCHT1: into L2), so that the misses
 // of data about to be read overlap.
 func prefetch(v []int32) {
-	if blendAsmOK && len(v) > 0 {
-		prefetchAVX512(unsafe.SliceData(v), len(v))
+	if prefetchOK && len(v) > 0 {
+		prefetchLines(unsafe.SliceData(v), len(v))
 	}
 }

@@ -44,12 +44,13 @@ store:
 done:
 	RET
 
-// func prefetchAVX512(p *int32, n int)
+// func prefetchLines(p *int32, n int)
 //
 // PREFETCHT1 (into L2) of every 64-byte line of p[0:n], n > 0: a row and
 // its ring runs are 100-400 lines, more misses than L1 can track at once
-// (T1 measured faster than T0 on a whole update).
-TEXT ·prefetchAVX512(SB), NOSPLIT, $0-16
+// (T1 measured faster than T0 on a whole update). No vector registers:
+// used beside the AVX-512 and the AVX2 blend.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), AX
 	MOVQ n+8(FP), CX
 	LEAQ (AX)(CX*4), CX

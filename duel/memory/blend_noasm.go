@@ -2,13 +2,8 @@
 
 package memory
 
-// A pure-Go build has no assembly blend.
-const blendAsmOK = false
-
-// blendAsm is not available without assembly.
-func blendAsm(dst, row, src []int32, base int, idx, tick []int32, after int32) {
-	panic("memory: no assembly blend")
-}
+// A pure-Go build has no assembly blend: blendRow runs its Go loop.
+var blendKernel blendFunc
 
 // prefetch does nothing without assembly.
 func prefetch(v []int32) {}

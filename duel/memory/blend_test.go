@@ -9,66 +9,81 @@ import (
 	"time"
 )
 
-// TestBlendRow compares blendRow (the AVX-512 kernel where it runs) with
+// TestBlendRow compares blendRow (the kernel DUEL_ISA selects) and every
+// variant this CPU runs (blendVariants: the Go loop, AVX-512, AVX2) with
 // the plain loop on random, odd and zero sizes, in place and not, with
 // none, some or all of the entries taken from src, and with out-of-range
 // indices (huge or negative) in the entries that are not.
 func TestBlendRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
 	const after = 5
-	for _, n := range []int{0, 1, 15, 16, 17, 31, 33, 100, 2048} {
+	sizes := []int{0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 33, 100, 2048}
+	for range 4 {
+		sizes = append(sizes, rng.IntN(300))
+	}
+	variants := append([]variant[blendFunc]{{"blendRow", blendKernel}}, blendVariants()...)
+	for _, n := range sizes {
 		for _, inPlace := range []bool{false, true} {
 			for _, fresh := range []float64{0, 0.1, 0.5, 1} {
-				t.Run(fmt.Sprintf("n=%d/inplace=%v/fresh=%v", n, inPlace, fresh), func(t *testing.T) {
-					src := make([]int32, 3*n+50)
-					for i := range src {
-						src[i] = int32(rng.Uint32())
-					}
-					base := rng.IntN(len(src) - 2*n)
-					row, idx, tick := make([]int32, n+3), make([]int32, n+3), make([]int32, n+3)
-					for c := range row {
-						row[c] = int32(rng.Uint32())
-						if rng.Float64() < fresh {
-							tick[c] = after + 1 + int32(rng.IntN(100))
-							idx[c] = int32(rng.IntN(len(src) - base))
-						} else {
-							tick[c] = after - int32(rng.IntN(100))
-							idx[c] = []int32{math.MaxInt32, 1 << 30, math.MinInt32, -1}[rng.IntN(4)]
-						}
-					}
-					want := make([]int32, n)
-					blendRowGo(want, row, src, base, idx, tick, after)
-					for c := range want { // the reference against the definition
-						w := row[c]
-						if tick[c] > after {
-							w = src[base+int(idx[c])]
-						}
-						if want[c] != w {
-							t.Fatalf("blendRowGo: dst[%d] = %d, want %d", c, want[c], w)
-						}
-					}
-					rowBefore := slices.Clone(row)
-					dst := make([]int32, n)
-					if inPlace {
-						dst = row[:n]
-					}
-					blendRow(dst, row, src, base, idx, tick, after)
-					if !slices.Equal(dst, want) {
-						for c := range want {
-							if dst[c] != want[c] {
-								t.Fatalf("dst[%d] = %d, want %d (tick %d, idx %d)", c, dst[c], want[c], tick[c], idx[c])
-							}
-						}
-					}
-					if !inPlace && !slices.Equal(row, rowBefore) {
-						t.Fatal("row changed")
-					}
-					if inPlace && !slices.Equal(row[n:], rowBefore[n:]) {
-						t.Fatal("row changed past len(dst)")
-					}
-				})
+				for _, v := range variants {
+					t.Run(fmt.Sprintf("n=%d/inplace=%v/fresh=%v/%s", n, inPlace, fresh, v.name), func(t *testing.T) {
+						testBlendRow(t, rng, n, inPlace, fresh, after, v.kern)
+					})
+				}
 			}
 		}
+	}
+}
+
+// testBlendRow runs blendRowWith(kern) on n random entries (in place or
+// not, a fraction fresh of them from src) and checks it against
+// blendRowGo, and blendRowGo against the definition.
+func testBlendRow(t *testing.T, rng *rand.Rand, n int, inPlace bool, fresh float64, after int32, kern blendFunc) {
+	src := make([]int32, 3*n+50)
+	for i := range src {
+		src[i] = int32(rng.Uint32())
+	}
+	base := rng.IntN(len(src) - 2*n)
+	row, idx, tick := make([]int32, n+3), make([]int32, n+3), make([]int32, n+3)
+	for c := range row {
+		row[c] = int32(rng.Uint32())
+		if rng.Float64() < fresh {
+			tick[c] = after + 1 + int32(rng.IntN(100))
+			idx[c] = int32(rng.IntN(len(src) - base))
+		} else {
+			tick[c] = after - int32(rng.IntN(100))
+			idx[c] = []int32{math.MaxInt32, 1 << 30, math.MinInt32, -1}[rng.IntN(4)]
+		}
+	}
+	want := make([]int32, n)
+	blendRowGo(want, row, src, base, idx, tick, after)
+	for c := range want { // the reference against the definition
+		w := row[c]
+		if tick[c] > after {
+			w = src[base+int(idx[c])]
+		}
+		if want[c] != w {
+			t.Fatalf("blendRowGo: dst[%d] = %d, want %d", c, want[c], w)
+		}
+	}
+	rowBefore := slices.Clone(row)
+	dst := make([]int32, n)
+	if inPlace {
+		dst = row[:n]
+	}
+	blendRowWith(kern, dst, row, src, base, idx, tick, after)
+	if !slices.Equal(dst, want) {
+		for c := range want {
+			if dst[c] != want[c] {
+				t.Fatalf("dst[%d] = %d, want %d (tick %d, idx %d)", c, dst[c], want[c], tick[c], idx[c])
+			}
+		}
+	}
+	if !inPlace && !slices.Equal(row, rowBefore) {
+		t.Fatal("row changed")
+	}
+	if inPlace && !slices.Equal(row[n:], rowBefore[n:]) {
+		t.Fatal("row changed past len(dst)")
 	}
 }
 
@@ -162,29 +177,38 @@ func (s *blendSetup) run(iters int, f func(dst, row, src []int32, base int, idx,
 	return time.Since(start) / time.Duration(iters)
 }
 
-// BenchmarkBlendRow times blendRow (the AVX-512 kernel where it runs) on
-// the blendCases, and the Go loop on the same rows in the same process
-// (median of 5 rounds each, alternating): ns/op is blendRow's, go-ns/op
-// the loop's, speedup their ratio.
+// BenchmarkBlendRow times every assembly blend this CPU runs
+// (blendVariants: AVX-512, AVX2) on the blendCases, and the Go loop on the
+// same rows in the same process (median of 5 rounds each, alternating):
+// ns/op is the kernel's (through blendRowWith), go-ns/op the loop's,
+// speedup their ratio.
 //
 //	go test -run=^$ -bench=BenchmarkBlendRow ./duel/memory
 func BenchmarkBlendRow(b *testing.B) {
 	for _, c := range blendCases {
-		b.Run(c.name, func(b *testing.B) {
-			s := c.setup()
-			var fast, slow []float64
-			b.ResetTimer()
-			for round := 0; round < 5; round++ {
-				fast = append(fast, float64(s.run(max(1, b.N/5), blendRow)))
-				b.StopTimer()
-				slow = append(slow, float64(s.run(max(1, b.N/5), blendRowGo)))
-				b.StartTimer()
+		for _, v := range blendVariants() {
+			if v.kern == nil {
+				continue
 			}
-			b.StopTimer()
-			f, g := median(fast), median(slow)
-			b.ReportMetric(f, "ns/op")
-			b.ReportMetric(g, "go-ns/op")
-			b.ReportMetric(g/f, "speedup")
-		})
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				s := c.setup()
+				kern := func(dst, row, src []int32, base int, idx, tick []int32, after int32) {
+					blendRowWith(v.kern, dst, row, src, base, idx, tick, after)
+				}
+				var fast, slow []float64
+				b.ResetTimer()
+				for round := 0; round < 5; round++ {
+					fast = append(fast, float64(s.run(max(1, b.N/5), kern)))
+					b.StopTimer()
+					slow = append(slow, float64(s.run(max(1, b.N/5), blendRowGo)))
+					b.StartTimer()
+				}
+				b.StopTimer()
+				f, g := median(fast), median(slow)
+				b.ReportMetric(f, "ns/op")
+				b.ReportMetric(g, "go-ns/op")
+				b.ReportMetric(g/f, "speedup")
+			})
+		}
 	}
 }

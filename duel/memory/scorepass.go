@@ -22,8 +22,20 @@ type passBest struct {
 // above -Inf: a row that left has score -Inf) and the row with the highest
 // new score, ties to the lowest rank (-1 when every score is -Inf). The
 // arithmetic is exact, so the result does not depend on the order: the
-// AVX-512 kernel and the Go loop give the same bits.
+// assembly kernels (AVX-512 or AVX2, see scoreKernel) and the Go loop give
+// the same bits.
 func scorePass(score []float64, ins, del []int32, rank []int) (best int, dsum float64) {
+	return scorePassWith(scoreKernel, score, ins, del, rank)
+}
+
+// scoreFunc is an assembly score pass: scorePassGo's loop from slot 0 on
+// slices of equal length, a multiple of 8, lane l of pb taking the slots c
+// with c%8 == l.
+type scoreFunc func(score []float64, ins, del []int32, rank []int, pb *passBest)
+
+// scorePassWith is scorePass with kern on the first n&^7 slots and the Go
+// loop on the rest (on all of them when kern is nil).
+func scorePassWith(kern scoreFunc, score []float64, ins, del []int32, rank []int) (best int, dsum float64) {
 	n := len(score)
 	ins, del, rank = ins[:n], del[:n], rank[:n]
 	var pb passBest
@@ -31,9 +43,9 @@ func scorePass(score []float64, ins, del []int32, rank []int) (best int, dsum fl
 		pb.score[l], pb.rank[l], pb.slot[l] = math.Inf(-1), math.MaxInt, -1
 	}
 	m := 0
-	if scoreAsm {
+	if kern != nil {
 		m = n &^ 7
-		scorePassAsm(score[:m], ins[:m], del[:m], rank[:m], &pb)
+		kern(score[:m], ins[:m], del[:m], rank[:m], &pb)
 	}
 	scorePassGo(score[m:], ins[m:], del[m:], rank[m:], m, &pb)
 	best = -1

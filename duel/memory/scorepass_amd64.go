@@ -9,9 +9,31 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// scoreAsm: the AVX-512 score pass runs (the CPU has AVX-512 F and DQ, and
-// DUEL_ISA, read by kernels/gemm, does not ask for less than avx512).
-var scoreAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && gemm.ISA() == "avx512"
+// scoreAVX512OK: the AVX-512 score pass runs (the CPU has AVX-512 F and
+// DQ, and DUEL_ISA, read by kernels/gemm, does not ask for less than
+// avx512).
+var scoreAVX512OK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && gemm.ISA() == "avx512"
+
+// scoreAVX2OK: the AVX2 score pass runs (the AVX-512 one does not, the CPU
+// has AVX2 and FMA, and DUEL_ISA does not ask for less than avx2).
+var scoreAVX2OK = !scoreAVX512OK && cpu.X86.HasAVX2 && cpu.X86.HasFMA &&
+	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+
+// scoreKernel is the assembly score pass scorePass uses: AVX-512, else
+// AVX2, else none (nil: the Go loop).
+var scoreKernel = pickScoreKernel()
+
+// pickScoreKernel returns the score pass scoreAVX512OK and scoreAVX2OK
+// select, or nil.
+func pickScoreKernel() scoreFunc {
+	switch {
+	case scoreAVX512OK:
+		return scorePassAsm512
+	case scoreAVX2OK:
+		return scorePassAsm2
+	}
+	return nil
+}
 
 // scorePassAVX512 is scorePassGo on n slots, n a multiple of 8, eight
 // lanes at a time (lane l: slots c with c%8 == l). Its equivalent Go loop:
@@ -31,15 +53,34 @@ var scoreAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && gemm.ISA() == "avx51
 //go:noescape
 func scorePassAVX512(n int, score *float64, ins, del *int32, rank *int, pb *passBest)
 
-// scorePassAsm runs scorePassAVX512 on slices of equal length, a multiple
-// of 8.
-func scorePassAsm(score []float64, ins, del []int32, rank []int, pb *passBest) {
+// scorePassAVX2 is scorePassAVX512 (the same Go loop, the same lanes) with
+// AVX2 and FMA: the eight lanes in two ymm groups of four.
+//
+//go:noescape
+func scorePassAVX2(n int, score *float64, ins, del *int32, rank *int, pb *passBest)
+
+// scoreArgsOK panics unless the slices have equal lengths, a multiple of
+// 8, and reports whether they are non-empty.
+func scoreArgsOK(score []float64, ins, del []int32, rank []int) bool {
 	n := len(score)
 	if n%8 != 0 || len(ins) != n || len(del) != n || len(rank) != n {
 		panic("memory: scorePassAsm: bad lengths")
 	}
-	if n == 0 {
-		return
+	return n > 0
+}
+
+// scorePassAsm512 runs scorePassAVX512 on slices of equal length, a
+// multiple of 8.
+func scorePassAsm512(score []float64, ins, del []int32, rank []int, pb *passBest) {
+	if scoreArgsOK(score, ins, del, rank) {
+		scorePassAVX512(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
 	}
-	scorePassAVX512(n, unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
+}
+
+// scorePassAsm2 runs scorePassAVX2 on slices of equal length, a multiple
+// of 8.
+func scorePassAsm2(score []float64, ins, del []int32, rank []int, pb *passBest) {
+	if scoreArgsOK(score, ins, del, rank) {
+		scorePassAVX2(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
+	}
 }

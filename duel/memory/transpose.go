@@ -5,22 +5,34 @@ package memory
 // len(dots) >= bp1*w and len(colT) >= (k-1)*b + bp1 (when k > 0 and
 // bp1 > bp0).
 //
-// Where the AVX-512 kernel runs (transposeAsm), it moves every full tile of
-// 16 rows by 16 columns; the columns past the last multiple of 16 and the
-// rows past the last full group of 16 go through transposeBandGo.
+// Where an assembly kernel runs (transposeKernel: AVX-512, or AVX2), it
+// moves every full tile of 16 rows by 16 columns; the columns past the
+// last multiple of 16 and the rows past the last full group of 16 go
+// through transposeBandGo.
 func transposeBand(colT, dots []int32, k, b, w, bp0, bp1 int) {
+	transposeBandWith(transposeKernel, colT, dots, k, b, w, bp0, bp1)
+}
+
+// transposeFunc is an assembly transposition: it moves n columns (n a
+// multiple of 16) of 16 rows, row r at dots[r*w:], into n runs of 16
+// values, run c at colT[c*b:].
+type transposeFunc func(colT, dots []int32, n, b, w int)
+
+// transposeBandWith is transposeBand with kern on the full 16x16 tiles
+// (transposeBandGo on everything when kern is nil).
+func transposeBandWith(kern transposeFunc, colT, dots []int32, k, b, w, bp0, bp1 int) {
 	if bp0 < 0 || bp0 > bp1 || bp1 > b || k < 0 || k > w ||
 		bp1 > bp0 && len(dots) < bp1*w || k > 0 && bp1 > bp0 && len(colT) < (k-1)*b+bp1 {
 		panic("memory: transposeBand: bad arguments")
 	}
-	if !transposeAsm || k < 16 || bp1-bp0 < 16 {
+	if kern == nil || k < 16 || bp1-bp0 < 16 {
 		transposeBandGo(colT, dots, k, b, w, bp0, bp1)
 		return
 	}
 	k16 := k &^ 15
 	bp := bp0
 	for ; bp+16 <= bp1; bp += 16 {
-		transposeTilesAsm(colT[bp:], dots[bp*w:], k16, b, w)
+		kern(colT[bp:], dots[bp*w:], k16, b, w)
 	}
 	if k16 < k {
 		transposeBandGo(colT[k16*b:], dots[k16:], k-k16, b, w, bp0, bp)

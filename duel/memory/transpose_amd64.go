@@ -9,9 +9,31 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// transposeAsm: the AVX-512 transposition runs (the CPU has AVX-512 F, and
-// DUEL_ISA, read by kernels/gemm, does not ask for less than avx512).
-var transposeAsm = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+// transposeAVX512OK: the AVX-512 transposition runs (the CPU has AVX-512
+// F, and DUEL_ISA, read by kernels/gemm, does not ask for less than
+// avx512).
+var transposeAVX512OK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+
+// transposeAVX2OK: the AVX2 transposition runs (the AVX-512 one does not,
+// the CPU has AVX2, and DUEL_ISA does not ask for less than avx2).
+var transposeAVX2OK = !transposeAVX512OK && cpu.X86.HasAVX2 &&
+	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+
+// transposeKernel is the assembly transposition transposeBand uses:
+// AVX-512, else AVX2, else none (nil: the Go loop).
+var transposeKernel = pickTransposeKernel()
+
+// pickTransposeKernel returns the transposition transposeAVX512OK and
+// transposeAVX2OK select, or nil.
+func pickTransposeKernel() transposeFunc {
+	switch {
+	case transposeAVX512OK:
+		return transposeTilesAsm512
+	case transposeAVX2OK:
+		return transposeTilesAsm2
+	}
+	return nil
+}
 
 // transposeTilesAVX512 transposes n columns (n a multiple of 16) of 16
 // rows, row r at dots + r*w, into n runs of 16 values, run c at
@@ -27,15 +49,35 @@ var transposeAsm = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
 //go:noescape
 func transposeTilesAVX512(colT, dots *int32, n, b, w int)
 
-// transposeTilesAsm runs transposeTilesAVX512 on slices: n a multiple of
-// 16, b >= 16, and both slices long enough for the tiles.
-func transposeTilesAsm(colT, dots []int32, n, b, w int) {
+// transposeTilesAVX2 is transposeTilesAVX512 (the same Go loop) with
+// AVX2, n a multiple of 8: 16 rows by 8 columns at a time, as two 8x8
+// tiles in ymm registers.
+//
+//go:noescape
+func transposeTilesAVX2(colT, dots *int32, n, b, w int)
+
+// transposeArgsOK panics unless n is a multiple of 16, b >= 16 and both
+// slices are long enough for the tiles, and reports whether n > 0.
+func transposeArgsOK(colT, dots []int32, n, b, w int) bool {
 	if n%16 != 0 || n < 0 || b < 16 || w < n ||
 		n > 0 && (len(dots) < 15*w+n || len(colT) < (n-1)*b+16) {
 		panic("memory: transposeTilesAsm: bad arguments")
 	}
-	if n == 0 {
-		return
+	return n > 0
+}
+
+// transposeTilesAsm512 runs transposeTilesAVX512 on slices: n a multiple
+// of 16, b >= 16, and both slices long enough for the tiles.
+func transposeTilesAsm512(colT, dots []int32, n, b, w int) {
+	if transposeArgsOK(colT, dots, n, b, w) {
+		transposeTilesAVX512(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
 	}
-	transposeTilesAVX512(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+}
+
+// transposeTilesAsm2 runs transposeTilesAVX2 on slices: n a multiple of
+// 16, b >= 16, and both slices long enough for the tiles.
+func transposeTilesAsm2(colT, dots []int32, n, b, w int) {
+	if transposeArgsOK(colT, dots, n, b, w) {
+		transposeTilesAVX2(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+	}
 }

@@ -2,10 +2,6 @@
 
 package memory
 
-// A pure-Go build has no assembly transposition.
-const transposeAsm = false
-
-// transposeTilesAsm is never called in a pure-Go build.
-func transposeTilesAsm(colT, dots []int32, n, b, w int) {
-	panic("memory: no assembly transposition")
-}
+// A pure-Go build has no assembly transposition: transposeBand runs its Go
+// loop.
+var transposeKernel transposeFunc

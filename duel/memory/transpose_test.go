@@ -11,9 +11,11 @@ import (
 // the band must keep it.
 const transposeSentinel = -0x5a5a5a5a
 
-// TestTransposeBand compares transposeBand (the AVX-512 kernel where it
-// runs) with transposeBandGo on odd, zero and typical shapes, bands that
-// start anywhere, and checks that colT outside the band is untouched.
+// TestTransposeBand compares transposeBand (the kernel DUEL_ISA selects)
+// and every variant this CPU runs (transposeVariants: the Go loop,
+// AVX-512, AVX2) with transposeBandGo on odd, zero and typical shapes,
+// bands that start anywhere, and checks that colT outside the band is
+// untouched.
 func TestTransposeBand(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	tests := []struct{ k, b, extra, bp0, bp1 int }{
@@ -39,55 +41,63 @@ func TestTransposeBand(t *testing.T) {
 			tests = append(tests, struct{ k, b, extra, bp0, bp1 int }{k, b, rng.IntN(20), bp0, bp0 + n})
 		}
 	}
+	variants := append([]variant[transposeFunc]{{"transposeBand", transposeKernel}}, transposeVariants()...)
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("k%d/b%d/w+%d/%d-%d", tt.k, tt.b, tt.extra, tt.bp0, tt.bp1), func(t *testing.T) {
-			w := tt.k + tt.extra
-			dots := make([]int32, tt.b*w)
-			for i := range dots {
-				dots[i] = int32(rng.Uint32())
-			}
-			want := make([]int32, tt.k*tt.b)
-			for i := range want {
-				want[i] = transposeSentinel
-			}
-			got := slices.Clone(want)
-			transposeBandGo(want, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
-			transposeBand(got, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
-			for c := 0; c < tt.k; c++ {
-				for bp := 0; bp < tt.b; bp++ {
-					exp := int32(transposeSentinel)
-					if bp >= tt.bp0 && bp < tt.bp1 {
-						exp = dots[bp*w+c]
-					}
-					if want[c*tt.b+bp] != exp {
-						t.Fatalf("transposeBandGo: colT[%d*%d+%d] = %d, want %d", c, tt.b, bp, want[c*tt.b+bp], exp)
-					}
-					if got[c*tt.b+bp] != exp {
-						t.Fatalf("transposeBand: colT[%d*%d+%d] = %d, want %d (asm %v)", c, tt.b, bp, got[c*tt.b+bp], exp, transposeAsm)
+		for _, v := range variants {
+			t.Run(fmt.Sprintf("k%d/b%d/w+%d/%d-%d/%s", tt.k, tt.b, tt.extra, tt.bp0, tt.bp1, v.name), func(t *testing.T) {
+				w := tt.k + tt.extra
+				dots := make([]int32, tt.b*w)
+				for i := range dots {
+					dots[i] = int32(rng.Uint32())
+				}
+				want := make([]int32, tt.k*tt.b)
+				for i := range want {
+					want[i] = transposeSentinel
+				}
+				got := slices.Clone(want)
+				transposeBandGo(want, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
+				transposeBandWith(v.kern, got, dots, tt.k, tt.b, w, tt.bp0, tt.bp1)
+				for c := 0; c < tt.k; c++ {
+					for bp := 0; bp < tt.b; bp++ {
+						exp := int32(transposeSentinel)
+						if bp >= tt.bp0 && bp < tt.bp1 {
+							exp = dots[bp*w+c]
+						}
+						if want[c*tt.b+bp] != exp {
+							t.Fatalf("transposeBandGo: colT[%d*%d+%d] = %d, want %d", c, tt.b, bp, want[c*tt.b+bp], exp)
+						}
+						if got[c*tt.b+bp] != exp {
+							t.Fatalf("%s: colT[%d*%d+%d] = %d, want %d", v.name, c, tt.b, bp, got[c*tt.b+bp], exp)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
-// TestTransposeBandShortSlices runs transposeBand on slices of exactly the
+// TestTransposeBandShortSlices runs every transposition variant on slices of exactly the
 // documented minimum lengths (dots ending at row bp1, colT at k*b), so
 // that a kernel reading or writing past them would fault or be caught by
 // the checks.
 func TestTransposeBandShortSlices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, k := range []int{16, 17, 48, 2048} {
-		b, w, bp0, bp1 := 64, k+64, 32, 64
-		dots := make([]int32, bp1*w)
-		for i := range dots {
-			dots[i] = int32(rng.Uint32())
-		}
-		got, want := make([]int32, k*b), make([]int32, k*b)
-		transposeBand(got, dots, k, b, w, bp0, bp1)
-		transposeBandGo(want, dots, k, b, w, bp0, bp1)
-		if !slices.Equal(got, want) {
-			t.Fatalf("k=%d: transposeBand differs from transposeBandGo", k)
+	for _, k := range []int{16, 17, 24, 48, 2048} {
+		for _, w := range []int{k, k + 64} {
+			b, bp0, bp1 := 64, 32, 64
+			dots := make([]int32, bp1*w)
+			for i := range dots {
+				dots[i] = int32(rng.Uint32())
+			}
+			want := make([]int32, k*b)
+			transposeBandGo(want, dots, k, b, w, bp0, bp1)
+			for _, v := range transposeVariants() {
+				got := make([]int32, k*b)
+				transposeBandWith(v.kern, got, dots, k, b, w, bp0, bp1)
+				if !slices.Equal(got, want) {
+					t.Fatalf("k=%d, w=%d: %s differs from transposeBandGo", k, w, v.name)
+				}
+			}
 		}
 	}
 }
@@ -119,9 +129,12 @@ func TestTransposeBandPanics(t *testing.T) {
 }
 
 // BenchmarkTransposeBand transposes a whole batch (K = 2048, B = 256,
-// W = K+B) in bands of 16 rows, as the update does: "asm" with
-// transposeBand, "go" with transposeBandGo. The asm run reports the
-// speed-up over a Go run timed in the same process (same number of bands).
+// W = K+B) in bands of 16 rows, as the update does, with every variant
+// this CPU runs (transposeVariants: "go" is transposeBandGo). Each
+// assembly variant reports its speed-up over the Go run timed just before
+// it in the same process (same number of bands).
+//
+//	go test -run=^$ -bench=BenchmarkTransposeBand ./duel/memory
 func BenchmarkTransposeBand(b *testing.B) {
 	const k, bb, w = 2048, 256, 2048 + 256
 	dots := make([]int32, bb*w)
@@ -129,28 +142,20 @@ func BenchmarkTransposeBand(b *testing.B) {
 		dots[i] = int32(i)
 	}
 	colT := make([]int32, k*bb)
-	run := func(f func(colT, dots []int32, k, b, w, bp0, bp1 int)) {
-		for bp := 0; bp < bb; bp += 16 {
-			f(colT, dots, k, bb, w, bp, bp+16)
-		}
-	}
 	var goNs float64
-	b.Run("go", func(b *testing.B) {
-		for b.Loop() {
-			run(transposeBandGo)
-		}
-		goNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	})
-	b.Run("asm", func(b *testing.B) {
-		if !transposeAsm {
-			b.Skip("no AVX-512 transposition")
-		}
-		for b.Loop() {
-			run(transposeBand)
-		}
-		asmNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		if goNs > 0 {
-			b.ReportMetric(goNs/asmNs, "speedup")
-		}
-	})
+	for _, v := range transposeVariants() {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				for bp := 0; bp < bb; bp += 16 {
+					transposeBandWith(v.kern, colT, dots, k, bb, w, bp, bp+16)
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if v.kern == nil {
+				goNs = ns
+			} else if goNs > 0 {
+				b.ReportMetric(goNs/ns, "speedup")
+			}
+		})
+	}
 }
