@@ -30,8 +30,9 @@ func scorePass(score []float64, ins, del []int32, rank []int) (best int, dsum fl
 
 // scoreFunc is an assembly score pass: scorePassGo's loop from slot 0 on
 // slices of equal length, a multiple of 8, lane l of pb taking the slots c
-// with c%8 == l.
-type scoreFunc func(score []float64, ins, del []int32, rank []int, pb *passBest)
+// with c%8 == l; it returns the updated pb (passed by value: a pointer
+// through a func value would move scorePass's passBest to the heap).
+type scoreFunc func(score []float64, ins, del []int32, rank []int, pb passBest) passBest
 
 // scorePassWith is scorePass with kern on the first n&^7 slots and the Go
 // loop on the rest (on all of them when kern is nil).
@@ -45,7 +46,7 @@ func scorePassWith(kern scoreFunc, score []float64, ins, del []int32, rank []int
 	m := 0
 	if kern != nil {
 		m = n &^ 7
-		kern(score[:m], ins[:m], del[:m], rank[:m], &pb)
+		pb = kern(score[:m], ins[:m], del[:m], rank[:m], pb)
 	}
 	scorePassGo(score[m:], ins[m:], del[m:], rank[m:], m, &pb)
 	best = -1

@@ -70,17 +70,19 @@ func scoreArgsOK(score []float64, ins, del []int32, rank []int) bool {
 }
 
 // scorePassAsm512 runs scorePassAVX512 on slices of equal length, a
-// multiple of 8.
-func scorePassAsm512(score []float64, ins, del []int32, rank []int, pb *passBest) {
+// multiple of 8, and returns the updated pb.
+func scorePassAsm512(score []float64, ins, del []int32, rank []int, pb passBest) passBest {
 	if scoreArgsOK(score, ins, del, rank) {
-		scorePassAVX512(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
+		scorePassAVX512(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), &pb)
 	}
+	return pb
 }
 
 // scorePassAsm2 runs scorePassAVX2 on slices of equal length, a multiple
-// of 8.
-func scorePassAsm2(score []float64, ins, del []int32, rank []int, pb *passBest) {
+// of 8, and returns the updated pb.
+func scorePassAsm2(score []float64, ins, del []int32, rank []int, pb passBest) passBest {
 	if scoreArgsOK(score, ins, del, rank) {
-		scorePassAVX2(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), pb)
+		scorePassAVX2(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), &pb)
 	}
+	return pb
 }

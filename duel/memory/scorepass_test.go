@@ -115,7 +115,7 @@ func TestScorePassLanes(t *testing.T) {
 						want.score[l], want.rank[l], want.slot[l] = s, rank[c], c
 					}
 				}
-				v.kern(score, ins, del, rank, &got)
+				got = v.kern(score, ins, del, rank, got)
 				if got != want {
 					t.Fatalf("%s, n=%d, %s: passBest\n%+v, want\n%+v", v.name, n, kind, got, want)
 				}
