@@ -85,13 +85,13 @@ func blendAsm2(dst, row, src []int32, base int, idx, tick []int32, after int32) 
 	}
 }
 
-// prefetchLines issues a PREFETCHT0 for every 64-byte line of p[0:n],
+// prefetchLines issues a PREFETCHT1 (into L2) for every 64-byte line of p[0:n],
 // n > 0.
 //
 //go:noescape
 func prefetchLines(p *int32, n int)
 
-// prefetchOK: prefetch issues its PREFETCHT0s (beside an assembly blend;
+// prefetchOK: prefetch issues its PREFETCHT1s (beside an assembly blend;
 // the Go loop runs without them, as before).
 var prefetchOK = blendKernel != nil
 
