@@ -1,8 +1,6 @@
 package memory
 
 import (
-	"math"
-
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/kernels/igemm"
 )
@@ -41,7 +39,7 @@ func (g *gridSet) row(i int) []int16 { return g.rows[i*g.z : (i+1)*g.z] }
 func (g *gridSet) setUnit(i int, src []float32) {
 	dst := g.row(i)
 	for c, x := range src {
-		dst[c] = int16(math.Floor(float64(x)*gridScale + 0.5))
+		dst[c] = int16(gridOf(x))
 	}
 	g.packed.SetRow(i, dst)
 }

@@ -34,8 +34,16 @@ const (
 // integer (halves rounded up). x*2048 is exact, and so is the rounding.
 func toGrid(dst, src []float32) {
 	for i, x := range src {
-		dst[i] = float32(math.Floor(float64(x)*gridScale + 0.5))
+		dst[i] = float32(gridOf(x))
 	}
+}
+
+// gridOf returns floor(2048*x + 1/2) for a component x of a unit row
+// (|x| <= 1 up to rounding): the sum is exact in float64 and above -4096,
+// so truncating it plus 4096 toward zero floors it, without math.Floor's
+// call.
+func gridOf(x float32) int32 {
+	return int32(float64(x)*gridScale+0.5+4096) - 4096
 }
 
 // qOf returns the mutual duplication probability q = (1 + cos)/2 of two rows
