@@ -30,12 +30,13 @@ func TestScorePass(t *testing.T) {
 	}
 }
 
-// testScorePass runs scorePassWith(kern) on n random slots of the given
-// kind and checks it against the definition.
-func testScorePass(t *testing.T, rng *rand.Rand, n int, kind string, kern scoreFunc) {
-	score := make([]float64, n)
-	ins, del := make([]int32, n), make([]int32, n)
-	rank := rng.Perm(n)
+// passInput returns the inputs of a score pass over n random slots of the
+// given kind: "random", "ties" (scores and dots from tiny sets), "gone"
+// (a third of the rows gone: score -Inf) or "allgone".
+func passInput(rng *rand.Rand, n int, kind string) (score []float64, ins, del []int32, rank []int) {
+	score = make([]float64, n)
+	ins, del = make([]int32, n), make([]int32, n)
+	rank = rng.Perm(n)
 	for c := range score {
 		score[c] = float64(rng.IntN(1<<30)) * qUnit
 		ins[c], del[c] = int32(rng.IntN(1<<23)-1<<22), int32(rng.IntN(1<<23)-1<<22)
@@ -50,6 +51,13 @@ func testScorePass(t *testing.T, rng *rand.Rand, n int, kind string, kern scoreF
 			score[c] = math.Inf(-1)
 		}
 	}
+	return score, ins, del, rank
+}
+
+// testScorePass runs scorePassWith(kern) on n random slots of the given
+// kind and checks it against the definition.
+func testScorePass(t *testing.T, rng *rand.Rand, n int, kind string, kern scoreFunc) {
+	score, ins, del, rank := passInput(rng, n, kind)
 	want := slices.Clone(score)
 	wantBest, wantSum := -1, 0.0
 	for c := range want {
@@ -84,19 +92,7 @@ func TestScorePassLanes(t *testing.T) {
 		}
 		for _, n := range []int{0, 8, 16, 64, 8 * rng.IntN(100), 2048} {
 			for _, kind := range []string{"random", "ties", "gone"} {
-				score := make([]float64, n)
-				ins, del := make([]int32, n), make([]int32, n)
-				rank := rng.Perm(n)
-				for c := range score {
-					score[c] = float64(rng.IntN(1<<30)) * qUnit
-					ins[c], del[c] = int32(rng.IntN(1<<23)-1<<22), int32(rng.IntN(1<<23)-1<<22)
-					switch {
-					case kind == "ties":
-						score[c], ins[c], del[c] = float64(rng.IntN(2)), 0, 0
-					case kind == "gone" && rng.IntN(2) == 0:
-						score[c] = math.Inf(-1)
-					}
-				}
+				score, ins, del, rank := passInput(rng, n, kind)
 				var got, want passBest
 				for l := range got.score {
 					got.score[l], got.rank[l], got.slot[l] = math.Inf(-1), math.MaxInt, -1
