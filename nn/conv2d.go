@@ -19,11 +19,17 @@ import (
 // chunks of images); a 1x1 stride-1 unpadded convolution multiplies the
 // input itself. The backward pass is a GEMM for the weight gradient and, for
 // stride 1, a transposed convolution (im2col of the output gradient + GEMM)
-// for the input gradient, else GEMM + col2im.
+// for the input gradient, else GEMM + col2im. 3x3 stride-1 padding-1
+// convolutions may use Winograd's F(2x2, 3x3) instead (winograd.go), for
+// the forward pass and the input gradient; Algo chooses.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
 	Bias                             *autograd.Var // nil without bias
+
+	// Algo selects the algorithm of the forward pass and the input
+	// gradient: AlgoAuto (the zero value) picks by shape.
+	Algo ConvAlgo
 
 	arena *Arena
 }
@@ -164,12 +170,19 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
 	direct := c.direct() && g.xcm
-	if direct {
+	wino := c.winograd(g)
+	switch {
+	case wino:
+		u := c.arena.getScratch(16 * c.Out * c.In)
+		winoFilter(u, wd, c.Out, c.In, false, true)
+		c.winoConv(g, u, xd, yd, true, false)
+		c.arena.putScratch(u)
+	case direct:
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
 			sg(false, false, c.Out, cnt*ohw, c.In, 1, wd, c.In, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
 		})
-	} else {
+	default:
 		chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
 		cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
 		runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
@@ -232,6 +245,10 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			putScratchSet(c.arena, cols)
 		}
 		if dx == nil {
+			return
+		}
+		if wino {
+			c.inputGradWinograd(g, wd, dy, dx, xacc)
 			return
 		}
 		if s == 1 && g.xcm && 2*p <= k-1 {
