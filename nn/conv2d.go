@@ -173,7 +173,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	wino := c.winograd(g)
 	switch {
 	case wino:
-		u := c.arena.getScratch(16 * c.Out * c.In)
+		u := c.arena.getScratch(16 * winoLd(c.Out, c.In))
 		winoFilter(u, wd, c.Out, c.In, false, true)
 		c.winoConv(g, u, xd, yd, true, false)
 		c.arena.putScratch(u)

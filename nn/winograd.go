@@ -1,5 +1,11 @@
 package nn
 
+import (
+	"runtime"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
 // Winograd F(2x2, 3x3) for the 3x3 stride-1 padding-1 convolutions of a
 // ResNet (Lavin and Gray, "Fast Algorithms for Convolutional Neural
 // Networks", 2015). The output is cut into 2x2 tiles; each tile is computed
@@ -34,6 +40,8 @@ func (g convGeom) winoTiles() (th, tw int) { return (g.oh + 1) / 2, (g.ow + 1) /
 const (
 	winoBudget   = 1 << 20
 	winoMinTiles = 128
+	// winoWholeTiles is the largest batch (in tiles) transformed at once.
+	winoWholeTiles = 1024
 )
 
 // winoChunk returns how many images one Winograd chunk holds.
@@ -44,68 +52,103 @@ func (g convGeom) winoChunk() int {
 	return max(1, min(g.n, (tiles+tpi-1)/tpi))
 }
 
+// winoWhole reports whether the batch has so few tiles that it is
+// transformed at once and its 16 GEMMs are split over the goroutines
+// instead of its images (chunks would give GEMMs of too few columns to
+// amortise packing the kernels).
+func (g convGeom) winoWhole() bool {
+	th, tw := g.winoTiles()
+	return g.n*th*tw <= winoWholeTiles
+}
+
 // winoFlops returns the flops of the 16 GEMMs over the whole batch.
 func (g convGeom) winoFlops() float64 {
 	th, tw := g.winoTiles()
 	return 2 * 16 * float64(g.cout) * float64(g.cin) * float64(g.n*th*tw)
 }
 
+// winoSkew pads the stride between the 16 matrices of a transformed tile
+// by one cache line: with strides that are multiples of 4 KB, the 16
+// streams that the transforms read or write at once would all map to the
+// same L1 set and evict each other.
+const winoSkew = 16
+
+// winoLd returns the stride between the 16 matrices of rows x cols.
+func winoLd(rows, cols int) int { return rows*cols + winoSkew }
+
 // winoFilter writes the transformed kernels of the (out, in, 3, 3) weight
-// wd into u: 16 matrices of out x in, matrix xi at u[xi*out*in:]. When
-// flip, it writes instead the transformed kernels of the flipped,
+// wd into u: 16 matrices of out x in, matrix xi at u[xi*winoLd(out, in):].
+// When flip, it writes instead the transformed kernels of the flipped,
 // transposed weight (in, out, 3, 3), w'[ci][co][a][b] = w[co][ci][2-a][2-b],
 // the kernel of the input gradient: 16 matrices of in x out. Flipping g
 // swaps the first and last rows of G g, so U' is U with rows and columns 0
 // and 3 of every tile swapped, transposed.
 func winoFilter(u, wd []float32, out, in int, flip bool, par bool) {
-	ld := out * in
+	rows, cols := out, in
+	perm := [4]int{0, 1, 2, 3}
+	if flip {
+		rows, cols = in, out
+		perm = [4]int{3, 1, 2, 0}
+	}
+	ld := winoLd(rows, cols)
 	w := 1
 	if par {
 		w = workers(16 * ld)
 	}
-	perm := [4]int{0, 1, 2, 3}
-	if flip {
-		perm = [4]int{3, 1, 2, 0}
-	}
-	parallelFor(out, w, func(lo, hi int) {
-		for co := lo; co < hi; co++ {
-			for ci := range in {
-				g := wd[(co*in+ci)*9:][:9]
-				// Gg: 4 x 3.
-				var t [4][3]float32
-				for j := range 3 {
-					a, b, c := g[j], g[3+j], g[6+j]
-					t[0][j] = a
-					t[1][j] = 0.5 * (a + b + c)
-					t[2][j] = 0.5 * (a - b + c)
-					t[3][j] = c
+	parallelFor(rows, w, func(lo, hi int) {
+		var us [16][]float32
+		for i := lo; i < hi; i++ {
+			for r := range 4 {
+				for q := range 4 {
+					us[4*r+q] = u[(4*perm[r]+perm[q])*ld+i*cols:][:cols]
 				}
-				off := co*in + ci
-				if flip {
-					off = ci*out + co
+			}
+			if flip {
+				for j := range cols {
+					gtg(&us, j, wd[(j*in+i)*9:][:9])
 				}
-				for r := range 4 {
-					a, b, c := t[r][0], t[r][1], t[r][2]
-					row := [4]float32{a, 0.5 * (a + b + c), 0.5 * (a - b + c), c}
-					pr := perm[r] * 4
-					for q := range 4 {
-						u[(pr+perm[q])*ld+off] = row[q]
-					}
-				}
+				continue
+			}
+			kernels := wd[i*in*9:][:in*9]
+			for j := range cols {
+				gtg(&us, j, kernels[j*9:][:9])
 			}
 		}
 	})
 }
 
+// gtg writes the 16 elements of G g G^T for the 3x3 kernel g to us[xi][j].
+func gtg(us *[16][]float32, j int, g []float32) {
+	g = g[:9]
+	// G g: 4 x 3.
+	a0, a1, a2 := g[0], g[1], g[2]
+	d0, d1, d2 := g[6], g[7], g[8]
+	b0 := 0.5 * (a0 + g[3] + d0)
+	b1 := 0.5 * (a1 + g[4] + d1)
+	b2 := 0.5 * (a2 + g[5] + d2)
+	c0 := b0 - g[3]
+	c1 := b1 - g[4]
+	c2 := b2 - g[5]
+	for r, t := range [4][3]float32{{a0, a1, a2}, {b0, b1, b2}, {c0, c1, c2}, {d0, d1, d2}} {
+		x, y, z := t[0], t[1], t[2]
+		h := 0.5 * (x + y + z)
+		us[4*r][j] = x
+		us[4*r+1][j] = h
+		us[4*r+2][j] = h - y
+		us[4*r+3][j] = z
+	}
+}
+
 // winoInput writes the transformed input tiles of images [n0, n0+cnt) of
 // xd (geometry g) into v: 16 matrices of g.cin x T, T = cnt*th*tw tiles
-// (image-major, then tile row, then tile column), matrix xi at v[xi*cin*T:].
+// (image-major, then tile row, then tile column), matrix xi at
+// v[xi*winoLd(cin, T):].
 // When par it splits itself over goroutines by (channel, image) pairs.
 func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
-	ld := g.cin * nt
+	ld := winoLd(g.cin, nt)
 	ph, pw := 2*th+2, 2*tw+2
 	w := 1
 	if par {
@@ -133,28 +176,43 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool) {
 				r1 := pad[(2*ty+1)*pw:][:pw]
 				r2 := pad[(2*ty+2)*pw:][:pw]
 				r3 := pad[(2*ty+3)*pw:][:pw]
-				for c := range pw {
-					a, b, d, e := r0[c], r1[c], r2[c], r3[c]
-					t0[c] = a - d
-					t1[c] = b + d
-					t2[c] = d - b
-					t3[c] = b - e
-				}
-				base := ty * tw
-				for tx := range tw {
-					c := 2 * tx
-					k := base + tx
-					for r, row := range [4][]float32{t0, t1, t2, t3} {
-						q := row[c : c+4 : c+4]
-						vs[4*r][k] = q[0] - q[2]
-						vs[4*r+1][k] = q[1] + q[2]
-						vs[4*r+2][k] = q[2] - q[1]
-						vs[4*r+3][k] = q[1] - q[3]
-					}
+				bt4(t0, t1, t2, t3, r0, r1, r2, r3)
+				k := ty * tw
+				for r, row := range [4][]float32{t0, t1, t2, t3} {
+					bt4Tiles(vs[4*r][k:k+tw], vs[4*r+1][k:k+tw], vs[4*r+2][k:k+tw], vs[4*r+3][k:k+tw], row)
 				}
 			}
 		}
 	})
+}
+
+// bt4 applies B^T to the columns (a, b, c, d): d0 = a-c, d1 = b+c,
+// d2 = c-b, d3 = b-d, element by element.
+func bt4(d0, d1, d2, d3, a, b, c, d []float32) {
+	n := len(d0)
+	d1, d2, d3, a, b, c, d = d1[:n], d2[:n], d3[:n], a[:n], b[:n], c[:n], d[:n]
+	for i := range d0 {
+		x, y, z, w := a[i], b[i], c[i], d[i]
+		d0[i] = x - z
+		d1[i] = y + z
+		d2[i] = z - y
+		d3[i] = y - w
+	}
+}
+
+// bt4Tiles applies B^T to the four values t[2i:2i+4] of each tile i of a
+// row (tiles overlap by two values) and writes the results to d0..d3[i].
+func bt4Tiles(d0, d1, d2, d3, t []float32) {
+	n := len(d0)
+	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
+	for i := range d0 {
+		q := t[2*i : 2*i+4 : 2*i+4]
+		x, y, z, w := q[0], q[1], q[2], q[3]
+		d0[i] = x - z
+		d1[i] = y + z
+		d2[i] = z - y
+		d3[i] = y - w
+	}
 }
 
 // winoOutput applies the output transform to the products m (16 matrices of
@@ -166,7 +224,7 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
-	ld := g.cout * nt
+	ld := winoLd(g.cout, nt)
 	oh, ow := g.oh, g.ow
 	ohw := oh * ow
 	w := 1
@@ -174,6 +232,12 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool) {
 		w = workers(16 * ld)
 	}
 	parallelFor(g.cout*cnt, w, func(lo, hi int) {
+		// A^T m of a tile row: two rows of four values per tile.
+		buf := make([]float32, 8*tw)
+		var s0, s1 [4][]float32
+		for c := range 4 {
+			s0[c], s1[c] = buf[2*c*tw:][:tw], buf[(2*c+1)*tw:][:tw]
+		}
 		var ms [16][]float32
 		for t := lo; t < hi; t++ {
 			co, j := t/cnt, t%cnt
@@ -186,77 +250,106 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool) {
 				ms[xi] = m[xi*ld+co*nt+j*tpi:][:tpi]
 			}
 			for ty := range th {
-				for tx := range tw {
-					k := ty*tw + tx
-					// A^T m: two rows of four.
-					var s0, s1 [4]float32
-					for c := range 4 {
-						a, b, d, e := ms[c][k], ms[4+c][k], ms[8+c][k], ms[12+c][k]
-						s0[c] = a + b + d
-						s1[c] = b - d - e
-					}
-					y00 := s0[0] + s0[1] + s0[2]
-					y01 := s0[1] - s0[2] - s0[3]
-					y10 := s1[0] + s1[1] + s1[2]
-					y11 := s1[1] - s1[2] - s1[3]
-					y, x := 2*ty, 2*tx
-					p := y*ow + x
-					full := y+1 < oh && x+1 < ow
-					if acc {
-						dst[p] += y00
-						if full {
-							dst[p+1] += y01
-							dst[p+ow] += y10
-							dst[p+ow+1] += y11
-							continue
-						}
-						if x+1 < ow {
-							dst[p+1] += y01
-						}
-						if y+1 < oh {
-							dst[p+ow] += y10
-						}
-						continue
-					}
-					dst[p] = y00
-					if full {
-						dst[p+1] = y01
-						dst[p+ow] = y10
-						dst[p+ow+1] = y11
-						continue
-					}
-					if x+1 < ow {
-						dst[p+1] = y01
-					}
-					if y+1 < oh {
-						dst[p+ow] = y10
-					}
+				k := ty * tw
+				for c := range 4 {
+					at4(s0[c], s1[c], ms[c][k:k+tw], ms[4+c][k:k+tw], ms[8+c][k:k+tw], ms[12+c][k:k+tw])
+				}
+				y := 2 * ty
+				at4Tiles(dst[y*ow:(y+1)*ow], s0, acc)
+				if y+1 < oh {
+					at4Tiles(dst[(y+1)*ow:(y+2)*ow], s1, acc)
 				}
 			}
 		}
 	})
 }
 
+// at4 applies A^T to the columns (a, b, c, d): s0 = a+b+c, s1 = b-c-d,
+// element by element.
+func at4(s0, s1, a, b, c, d []float32) {
+	n := len(s0)
+	s1, a, b, c, d = s1[:n], a[:n], b[:n], c[:n], d[:n]
+	for i := range s0 {
+		x, y, z, w := a[i], b[i], c[i], d[i]
+		s0[i] = x + y + z
+		s1[i] = y - z - w
+	}
+}
+
+// at4Tiles applies A^T to the four values s[0..3][i] of each tile i of a
+// row and writes (adds, when acc) the two results to row[2i] and row[2i+1]
+// (the second is dropped past the end of an odd row).
+func at4Tiles(row []float32, s [4][]float32, acc bool) {
+	n := len(row) / 2
+	a, b, c, d := s[0][:n], s[1][:n], s[2][:n], s[3][:n]
+	if acc {
+		for i := range a {
+			y, z := b[i], c[i]
+			q := row[2*i : 2*i+2 : 2*i+2]
+			q[0] += a[i] + y + z
+			q[1] += y - z - d[i]
+		}
+	} else {
+		for i := range a {
+			y, z := b[i], c[i]
+			q := row[2*i : 2*i+2 : 2*i+2]
+			q[0] = a[i] + y + z
+			q[1] = y - z - d[i]
+		}
+	}
+	if len(row)%2 == 1 {
+		v := s[0][n] + s[1][n] + s[2][n]
+		if acc {
+			row[2*n] += v
+		} else {
+			row[2*n] = v
+		}
+	}
+}
+
 // winoConv computes the 3x3 stride-1 padding-1 convolution of xd (geometry
 // g, input layout g.xcm) with the transformed kernels u (winoFilter: 16
-// matrices of g.cout x g.cin) into yd (layout ycm), adding to it when acc.
+// matrices of g.cout x g.cin, winoLd apart) into yd (layout ycm), adding to it when acc.
 // The batch is split into chunks of images (coarsePlan), each transformed,
 // multiplied (16 GEMMs) and transformed back by one goroutine.
 func (c *Conv2d) winoConv(g convGeom, u, xd, yd []float32, ycm, acc bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
+	uld := winoLd(g.cout, g.cin)
+	if g.winoWhole() {
+		// Few tiles: transform the whole batch, then split the 16 GEMMs
+		// (not their columns) over the goroutines.
+		nt := g.n * tpi
+		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
+		v := c.arena.getScratch(16 * vld)
+		defer c.arena.putScratch(v)
+		m := c.arena.getScratch(16 * mld)
+		defer c.arena.putScratch(m)
+		g.winoInput(v, xd, 0, g.n, true)
+		w := 1
+		if g.winoFlops() >= minCoarseFlops {
+			w = runtime.GOMAXPROCS(0)
+		}
+		parallelFor(16, w, func(lo, hi int) {
+			for xi := lo; xi < hi; xi++ {
+				gemm.SgemmSerial(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, v[xi*vld:], nt, 0, m[xi*mld:], nt)
+			}
+		})
+		g.winoOutput(yd, m, 0, g.n, ycm, acc, true)
+		return
+	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
-	vs := scratchSet(c.arena, threads, 16*g.cin*chunk*tpi)
+	vs := scratchSet(c.arena, threads, 16*winoLd(g.cin, chunk*tpi))
 	defer putScratchSet(c.arena, vs)
-	ms := scratchSet(c.arena, threads, 16*g.cout*chunk*tpi)
+	ms := scratchSet(c.arena, threads, 16*winoLd(g.cout, chunk*tpi))
 	defer putScratchSet(c.arena, ms)
-	uld := g.cout * g.cin
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		nt := cnt * tpi
 		v, m := vs[w], ms[w]
+		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
 		g.winoInput(v, xd, n0, cnt, par)
 		for xi := range 16 {
-			sg(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, v[xi*g.cin*nt:], nt, 0, m[xi*g.cout*nt:], nt)
+			sg(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, v[xi*vld:], nt, 0, m[xi*mld:], nt)
 		}
 		g.winoOutput(yd, m, n0, cnt, ycm, acc, par)
 	})
@@ -267,7 +360,7 @@ func (c *Conv2d) winoConv(g convGeom, u, xd, yd []float32, ycm, acc bool) {
 // (channel-major): the same convolution of dy with the flipped, transposed
 // kernel.
 func (c *Conv2d) inputGradWinograd(g convGeom, wd, dy, dx []float32, acc bool) {
-	u := c.arena.getScratch(16 * g.cout * g.cin)
+	u := c.arena.getScratch(16 * winoLd(g.cout, g.cin))
 	defer c.arena.putScratch(u)
 	winoFilter(u, wd, g.cout, g.cin, true, true)
 	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true}

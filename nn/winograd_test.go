@@ -184,8 +184,8 @@ func TestWinoFilterFlip(t *testing.T) {
 			}
 		}
 	}
-	got := make([]float32, 16*out*in)
-	want := make([]float32, 16*out*in)
+	got := make([]float32, 16*winoLd(out, in))
+	want := make([]float32, 16*winoLd(out, in))
 	winoFilter(got, wd, out, in, true, false)
 	winoFilter(want, wt, in, out, false, false)
 	if err := closeTo(got, want, 1e-6); err != "" {

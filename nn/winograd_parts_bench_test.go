@@ -1,0 +1,42 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkWinoTransforms times the input, output and filter transforms
+// alone on one goroutine and reports nanoseconds per tile and channel
+// (per kernel for the filter transform).
+func BenchmarkWinoTransforms(b *testing.B) {
+	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {16, 512, 4}} {
+		g := convGeom{n: tc.n, cin: tc.c, h: tc.hw, w: tc.hw, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.hw, ow: tc.hw, xcm: true}
+		th, tw := g.winoTiles()
+		nt := tc.n * th * tw
+		r := rand.New(rand.NewPCG(1, 2))
+		x := randTensor(r, tc.c*tc.n*tc.hw*tc.hw).Data()
+		v := make([]float32, 16*winoLd(tc.c, nt))
+		name := fmt.Sprintf("n%d-c%d-%dx%d", tc.n, tc.c, tc.hw, tc.hw)
+		b.Run("input-"+name, func(b *testing.B) {
+			for b.Loop() {
+				g.winoInput(v, x, 0, tc.n, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
+		})
+		b.Run("output-"+name, func(b *testing.B) {
+			for b.Loop() {
+				g.winoOutput(x, v, 0, tc.n, true, false, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
+		})
+		b.Run("filter-"+name, func(b *testing.B) {
+			wd := randTensor(r, tc.c, tc.c, 3, 3).Data()
+			u := make([]float32, 16*winoLd(tc.c, tc.c))
+			for b.Loop() {
+				winoFilter(u, wd, tc.c, tc.c, false, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.c*tc.c), "ns/kernel")
+		})
+	}
+}
