@@ -171,12 +171,18 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	yd := storage(y)
 	direct := c.direct() && g.xcm
 	wino := c.winograd(g)
+	// The transformed kernels of a Winograd forward pass, kept for the
+	// input gradient.
+	var wu []float32
 	switch {
 	case wino:
-		u := c.arena.getScratch(16 * winoLd(c.Out, c.In))
-		winoFilter(u, wd, c.Out, c.In, false, true)
-		c.winoConv(g, u, xd, yd, true, false)
-		c.arena.putScratch(u)
+		keep := tp.Recording(x) && x.RequiresGrad
+		wu = c.winoKernels(wd, keep)
+		c.winoConv(g, wu, false, xd, yd, true, false)
+		if !keep {
+			c.arena.putScratch(wu)
+			wu = nil
+		}
 	case direct:
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
@@ -204,6 +210,9 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer c.arena.release(out.Grad)
+		if wu != nil {
+			defer c.arena.release(tensor.FromSlice(wu, len(wu)))
+		}
 		dy := gradOf(out)
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {
@@ -248,7 +257,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			return
 		}
 		if wino {
-			c.inputGradWinograd(g, wd, dy, dx, xacc)
+			c.inputGradWinograd(g, wu, dy, dx, xacc)
 			return
 		}
 		if s == 1 && g.xcm && 2*p <= k-1 {

@@ -77,41 +77,23 @@ const winoSkew = 16
 func winoLd(rows, cols int) int { return rows*cols + winoSkew }
 
 // winoFilter writes the transformed kernels of the (out, in, 3, 3) weight
-// wd into u: 16 matrices of out x in, matrix xi at u[xi*winoLd(out, in):].
-// When flip, it writes instead the transformed kernels of the flipped,
-// transposed weight (in, out, 3, 3), w'[ci][co][a][b] = w[co][ci][2-a][2-b],
-// the kernel of the input gradient: 16 matrices of in x out. Flipping g
-// swaps the first and last rows of G g, so U' is U with rows and columns 0
-// and 3 of every tile swapped, transposed.
-func winoFilter(u, wd []float32, out, in int, flip bool, par bool) {
-	rows, cols := out, in
-	perm := [4]int{0, 1, 2, 3}
-	if flip {
-		rows, cols = in, out
-		perm = [4]int{3, 1, 2, 0}
-	}
-	ld := winoLd(rows, cols)
+// wd into u: 16 matrices of out x in, matrix xi at u[xi*winoLd(out, in):],
+// over several goroutines when par.
+func winoFilter(u, wd []float32, out, in int, par bool) {
+	ld := winoLd(out, in)
 	w := 1
 	if par {
 		w = workers(16 * ld)
 	}
-	parallelFor(rows, w, func(lo, hi int) {
+	parallelFor(out, w, func(lo, hi int) {
 		var us [16][]float32
-		for i := lo; i < hi; i++ {
-			for r := range 4 {
-				for q := range 4 {
-					us[4*r+q] = u[(4*perm[r]+perm[q])*ld+i*cols:][:cols]
-				}
+		for co := lo; co < hi; co++ {
+			for xi := range us {
+				us[xi] = u[xi*ld+co*in:][:in]
 			}
-			if flip {
-				for j := range cols {
-					gtg(&us, j, wd[(j*in+i)*9:][:9])
-				}
-				continue
-			}
-			kernels := wd[i*in*9:][:in*9]
-			for j := range cols {
-				gtg(&us, j, kernels[j*9:][:9])
+			kernels := wd[co*in*9:][:in*9]
+			for ci := range in {
+				gtg(&us, ci, kernels[ci*9:][:9])
 			}
 		}
 	})
@@ -307,15 +289,33 @@ func at4Tiles(row []float32, s [4][]float32, acc bool) {
 	}
 }
 
+// winoFlip maps a row or column of a transformed tile of a kernel to that
+// of the flipped kernel. Flipping g (g'[a][b] = g[2-a][2-b]) reverses the
+// columns of G, which swaps its first and last rows and leaves the middle
+// ones as they are, so G g' G^T is G g G^T with rows and columns 0 and 3
+// swapped.
+var winoFlip = [4]int{3, 1, 2, 0}
+
 // winoConv computes the 3x3 stride-1 padding-1 convolution of xd (geometry
 // g, input layout g.xcm) with the transformed kernels u (winoFilter: 16
-// matrices of g.cout x g.cin, winoLd apart) into yd (layout ycm), adding to it when acc.
+// matrices of g.cout x g.cin, winoLd apart; when flip, u holds instead the
+// transformed kernels of the forward convolution whose input gradient this
+// is, g.cin x g.cout, and the GEMMs read them flipped and transposed) into yd (layout ycm), adding to it when acc.
 // The batch is split into chunks of images (coarsePlan), each transformed,
 // multiplied (16 GEMMs) and transformed back by one goroutine.
-func (c *Conv2d) winoConv(g convGeom, u, xd, yd []float32, ycm, acc bool) {
+func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, ycm, acc bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	uld := winoLd(g.cout, g.cin)
+	// kernel multiplies matrix xi of the transformed kernels by b into c.
+	kernel := func(sg sgemmFunc, xi, nt int, b, c []float32) {
+		if !flip {
+			sg(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, b, nt, 0, c, nt)
+			return
+		}
+		r, q := winoFlip[xi/4], winoFlip[xi%4]
+		sg(true, false, g.cout, nt, g.cin, 1, u[(4*r+q)*uld:], g.cout, b, nt, 0, c, nt)
+	}
 	if g.winoWhole() {
 		// Few tiles: transform the whole batch, then split the 16 GEMMs
 		// (not their columns) over the goroutines.
@@ -332,7 +332,7 @@ func (c *Conv2d) winoConv(g convGeom, u, xd, yd []float32, ycm, acc bool) {
 		}
 		parallelFor(16, w, func(lo, hi int) {
 			for xi := lo; xi < hi; xi++ {
-				gemm.SgemmSerial(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, v[xi*vld:], nt, 0, m[xi*mld:], nt)
+				kernel(gemm.SgemmSerial, xi, nt, v[xi*vld:], m[xi*mld:])
 			}
 		})
 		g.winoOutput(yd, m, 0, g.n, ycm, acc, true)
@@ -349,20 +349,32 @@ func (c *Conv2d) winoConv(g convGeom, u, xd, yd []float32, ycm, acc bool) {
 		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
 		g.winoInput(v, xd, n0, cnt, par)
 		for xi := range 16 {
-			sg(false, false, g.cout, nt, g.cin, 1, u[xi*uld:], g.cin, v[xi*vld:], nt, 0, m[xi*mld:], nt)
+			kernel(sg, xi, nt, v[xi*vld:], m[xi*mld:])
 		}
 		g.winoOutput(yd, m, n0, cnt, ycm, acc, par)
 	})
 }
 
+// winoKernels returns the transformed kernels of the (Out, In, 3, 3)
+// weight wd: on a buffer valid until the arena's Reset (or its release)
+// when keep, for the backward pass, else on scratch.
+func (c *Conv2d) winoKernels(wd []float32, keep bool) []float32 {
+	n := 16 * winoLd(c.Out, c.In)
+	var u []float32
+	if keep {
+		u = c.arena.get(n)
+	} else {
+		u = c.arena.getScratch(n)
+	}
+	winoFilter(u, wd, c.Out, c.In, true)
+	return u
+}
+
 // inputGradWinograd computes the input gradient dx (layout g.xcm, added to
 // when acc) of the Winograd convolution g from the output gradient dy
-// (channel-major): the same convolution of dy with the flipped, transposed
-// kernel.
-func (c *Conv2d) inputGradWinograd(g convGeom, wd, dy, dx []float32, acc bool) {
-	u := c.arena.getScratch(16 * winoLd(g.cout, g.cin))
-	defer c.arena.putScratch(u)
-	winoFilter(u, wd, g.cout, g.cin, true, true)
+// (channel-major) and the forward pass's transformed kernels u: the same
+// convolution of dy with the flipped, transposed kernel.
+func (c *Conv2d) inputGradWinograd(g convGeom, u, dy, dx []float32, acc bool) {
 	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true}
-	c.winoConv(tg, u, dy, dx, g.xcm, acc)
+	c.winoConv(tg, u, true, dy, dx, g.xcm, acc)
 }

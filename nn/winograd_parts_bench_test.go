@@ -34,7 +34,7 @@ func BenchmarkWinoTransforms(b *testing.B) {
 			wd := randTensor(r, tc.c, tc.c, 3, 3).Data()
 			u := make([]float32, 16*winoLd(tc.c, tc.c))
 			for b.Loop() {
-				winoFilter(u, wd, tc.c, tc.c, false, false)
+				winoFilter(u, wd, tc.c, tc.c, false)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.c*tc.c), "ns/kernel")
 		})

@@ -170,8 +170,9 @@ func TestWinogradAccuracy(t *testing.T) {
 	}
 }
 
-// TestWinoFilterFlip checks that the flipped transform equals the
-// transform of the flipped, transposed weight.
+// TestWinoFilterFlip checks that the transformed kernels of the flipped,
+// transposed weight are those of the weight, transposed and permuted by
+// winoFlip, as winoConv reads them for the input gradient.
 func TestWinoFilterFlip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	const out, in = 5, 3
@@ -184,11 +185,20 @@ func TestWinoFilterFlip(t *testing.T) {
 			}
 		}
 	}
-	got := make([]float32, 16*winoLd(out, in))
-	want := make([]float32, 16*winoLd(out, in))
-	winoFilter(got, wd, out, in, true, false)
-	winoFilter(want, wt, in, out, false, false)
-	if err := closeTo(got, want, 1e-6); err != "" {
-		t.Fatal(err)
+	u := make([]float32, 16*winoLd(out, in))
+	ut := make([]float32, 16*winoLd(in, out))
+	winoFilter(u, wd, out, in, false)
+	winoFilter(ut, wt, in, out, false)
+	ld := winoLd(out, in)
+	for xi := range 16 {
+		src := 4*winoFlip[xi/4] + winoFlip[xi%4]
+		for ci := range in {
+			for co := range out {
+				got, want := u[src*ld+co*in+ci], ut[xi*ld+ci*out+co]
+				if math.Abs(float64(got-want)) > 1e-6 {
+					t.Fatalf("xi %d, (%d, %d): %v, want %v", xi, ci, co, got, want)
+				}
+			}
+		}
 	}
 }
