@@ -20,15 +20,15 @@ import (
 // input itself. The backward pass is a GEMM for the weight gradient and, for
 // stride 1, a transposed convolution (im2col of the output gradient + GEMM)
 // for the input gradient, else GEMM + col2im. 3x3 stride-1 padding-1
-// convolutions may use Winograd's F(2x2, 3x3) instead (winograd.go), for
-// the forward pass and the input gradient; Algo chooses.
+// convolutions may use Winograd's F(2x2, 3x3) instead (winograd.go,
+// winograd_grad.go) for the forward pass and both gradients; Algo chooses.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
 	Bias                             *autograd.Var // nil without bias
 
-	// Algo selects the algorithm of the forward pass and the input
-	// gradient: AlgoAuto (the zero value) picks by shape.
+	// Algo selects the algorithm of the forward and backward passes:
+	// AlgoAuto (the zero value) picks by shape.
 	Algo ConvAlgo
 
 	arena *Arena
@@ -238,7 +238,9 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			}
 			return
 		}
-		if dw != nil {
+		if dw != nil && wino {
+			c.winoWeightGrad(g, xd, dy, dw, wacc)
+		} else if dw != nil {
 			chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
 			cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
 			trans := g.transposedWeightGrad()

@@ -14,7 +14,8 @@ import (
 
 // winoCases are 3x3 stride-1 padding-1 convolutions of odd and even sizes,
 // 1x1 maps, batch 1, channel counts that are multiples of nothing, in both
-// input layouts, some large enough to be split over goroutines.
+// input layouts, some large enough to be split over goroutines, the last
+// three with enough tiles to be split into chunks of images (winoWhole).
 var winoCases = []struct {
 	n, in, out, h, w int
 	cm, bias         bool
@@ -32,6 +33,9 @@ var winoCases = []struct {
 	{6, 33, 31, 10, 7, false, false},
 	{5, 64, 48, 16, 16, true, false},
 	{32, 64, 64, 4, 4, true, false},
+	{6, 16, 24, 30, 30, true, true},
+	{5, 20, 12, 33, 31, false, false},
+	{5, 24, 28, 33, 31, false, true},
 }
 
 // TestWinogradMatchesIm2col runs forward and backward of every case
@@ -51,6 +55,8 @@ func TestWinogradMatchesIm2col(t *testing.T) {
 				x = autograd.NewVar(randTensor(r, tc.n, tc.in, tc.h, tc.w), true)
 			}
 			proj := randTensor(r, tc.n, tc.out, tc.h, tc.w).Data()
+			g := convGeom{n: tc.n, cin: tc.in, cout: tc.out, h: tc.h, w: tc.w, oh: tc.h, ow: tc.w}
+			t.Logf("whole batch: %v, coarse: %v", g.winoWhole(), g.winoFlops() >= minCoarseFlops)
 			c.Algo = AlgoIm2col
 			want := convGrads(c, x, proj)
 			for _, procs := range []int{0, 1} {
