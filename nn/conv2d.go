@@ -238,7 +238,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			}
 			return
 		}
-		if dw != nil && wino {
+		if dw != nil && c.winogradWeightGrad(g) {
 			c.winoWeightGrad(g, xd, dy, dw, wacc)
 		} else if dw != nil {
 			chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())

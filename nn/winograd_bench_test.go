@@ -28,16 +28,27 @@ var winoBenchShapes = []struct {
 // on channel-major activations. It reports GFLOP/s-equivalent (direct
 // convolution flops: forward 2*N*H*W*Out*In*9, backward twice that) and the
 // ratio of Winograd's speed to im2col's (> 1: Winograd faster).
-func BenchmarkWinograd(b *testing.B) {
+func BenchmarkWinograd(b *testing.B) { benchWinograd(b, true) }
+
+// BenchmarkWinogradWeightGrad is BenchmarkWinograd with an input that needs
+// no gradient: its backward pass is the weight gradient alone.
+func BenchmarkWinogradWeightGrad(b *testing.B) { benchWinograd(b, false) }
+
+// benchWinograd runs BenchmarkWinograd, with the input gradient when dx.
+func benchWinograd(b *testing.B, dx bool) {
 	for _, tc := range winoBenchShapes {
 		b.Run(fmt.Sprintf("n%d-c%dto%d-%dx%d", tc.n, tc.in, tc.out, tc.hw, tc.hw), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
 			conv := NewConv2d(tc.in, tc.out, 3, 1, 1, false, r)
 			a := NewArena()
 			conv.SetArena(a)
-			x := autograd.NewVar(newLayout(true, tc.n, tc.in, tc.hw, tc.hw), true)
+			x := autograd.NewVar(newLayout(true, tc.n, tc.in, tc.hw, tc.hw), dx)
 			NormalInit(tensor.FromSlice(storage(x.Value), x.Value.Numel()), 1, r)
 			flops := 2 * float64(tc.n*tc.hw*tc.hw*tc.out*tc.in*9)
+			bflops := 2 * flops
+			if !dx {
+				bflops = flops
+			}
 			algos := []ConvAlgo{AlgoIm2col, AlgoWinograd}
 			var fwd, bwd [2]time.Duration
 			for b.Loop() {
@@ -61,8 +72,8 @@ func BenchmarkWinograd(b *testing.B) {
 			gf := func(f float64, d time.Duration) float64 { return f * float64(b.N) / d.Seconds() / 1e9 }
 			b.ReportMetric(gf(flops, fwd[0]), "im2col-fwd-GF/s")
 			b.ReportMetric(gf(flops, fwd[1]), "wino-fwd-GF/s")
-			b.ReportMetric(gf(2*flops, bwd[0]), "im2col-bwd-GF/s")
-			b.ReportMetric(gf(2*flops, bwd[1]), "wino-bwd-GF/s")
+			b.ReportMetric(gf(bflops, bwd[0]), "im2col-bwd-GF/s")
+			b.ReportMetric(gf(bflops, bwd[1]), "wino-bwd-GF/s")
 			b.ReportMetric(fwd[0].Seconds()/fwd[1].Seconds(), "fwd-ratio")
 			b.ReportMetric(bwd[0].Seconds()/bwd[1].Seconds(), "bwd-ratio")
 			b.ReportMetric(0, "ns/op")
