@@ -61,6 +61,22 @@ func (g convGeom) winoWhole() bool {
 	return g.n*th*tw <= winoWholeTiles
 }
 
+// winoBufLen returns the scratch floats the transforms of g need on one
+// goroutine: a zero-padded input plane and four rows of it.
+func (g convGeom) winoBufLen() int {
+	th, tw := g.winoTiles()
+	return (2*th + 6) * (2*tw + 2)
+}
+
+// workBuf returns buf[:n], or a new buffer when buf is too short or shared
+// (by several goroutines).
+func workBuf(buf []float32, n int, shared bool) []float32 {
+	if shared || cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
 // winoFlops returns the flops of the 16 GEMMs over the whole batch.
 func (g convGeom) winoFlops() float64 {
 	th, tw := g.winoTiles()
@@ -125,8 +141,9 @@ func gtg(us *[16][]float32, j int, g []float32) {
 // xd (geometry g) into v: 16 matrices of g.cin x T, T = cnt*th*tw tiles
 // (image-major, then tile row, then tile column), matrix xi at
 // v[xi*winoLd(cin, T):].
-// When par it splits itself over goroutines by (channel, image) pairs.
-func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool) {
+// When par it splits itself over goroutines by (channel, image) pairs. buf
+// is scratch of winoBufLen floats for a single goroutine (nil: allocate).
+func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
@@ -138,8 +155,8 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool) {
 	}
 	parallelFor(g.cin*cnt, w, func(lo, hi int) {
 		// The zero-padded plane and the four rows of B^T d of a tile row.
-		buf := make([]float32, ph*pw+4*pw)
-		pad, tr := buf[:ph*pw], buf[ph*pw:]
+		b := workBuf(buf, ph*pw+4*pw, w > 1)
+		pad, tr := b[:ph*pw], b[ph*pw:]
 		t0, t1, t2, t3 := tr[:pw], tr[pw:2*pw], tr[2*pw:3*pw], tr[3*pw:]
 		var vs [16][]float32
 		for t := lo; t < hi; t++ {
@@ -201,8 +218,8 @@ func bt4Tiles(d0, d1, d2, d3, t []float32) {
 // g.cout x T, as winoInput lays out tiles) of images [n0, n0+cnt) and
 // writes (or adds, when acc) the 2x2 tiles into yd, channel-major (Out, N,
 // OH, OW) when ycm, else (N, Out, OH, OW). When par it splits itself over
-// goroutines by (channel, image) pairs.
-func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool) {
+// goroutines by (channel, image) pairs. buf is as for winoInput.
+func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
@@ -215,10 +232,10 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool) {
 	}
 	parallelFor(g.cout*cnt, w, func(lo, hi int) {
 		// A^T m of a tile row: two rows of four values per tile.
-		buf := make([]float32, 8*tw)
+		b := workBuf(buf, 8*tw, w > 1)
 		var s0, s1 [4][]float32
 		for c := range 4 {
-			s0[c], s1[c] = buf[2*c*tw:][:tw], buf[(2*c+1)*tw:][:tw]
+			s0[c], s1[c] = b[2*c*tw:][:tw], b[(2*c+1)*tw:][:tw]
 		}
 		var ms [16][]float32
 		for t := lo; t < hi; t++ {
@@ -325,7 +342,7 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 		defer c.arena.putScratch(v)
 		m := c.arena.getScratch(16 * mld)
 		defer c.arena.putScratch(m)
-		g.winoInput(v, xd, 0, g.n, true)
+		g.winoInput(v, xd, 0, g.n, true, nil)
 		w := 1
 		if g.winoFlops() >= minCoarseFlops {
 			w = runtime.GOMAXPROCS(0)
@@ -335,7 +352,7 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 				kernel(gemm.SgemmSerial, xi, nt, v[xi*vld:], m[xi*mld:])
 			}
 		})
-		g.winoOutput(yd, m, 0, g.n, ycm, acc, true)
+		g.winoOutput(yd, m, 0, g.n, ycm, acc, true, nil)
 		return
 	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
@@ -343,15 +360,17 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 	defer putScratchSet(c.arena, vs)
 	ms := scratchSet(c.arena, threads, 16*winoLd(g.cout, chunk*tpi))
 	defer putScratchSet(c.arena, ms)
+	bufs := scratchSet(c.arena, threads, g.winoBufLen())
+	defer putScratchSet(c.arena, bufs)
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		nt := cnt * tpi
 		v, m := vs[w], ms[w]
 		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
-		g.winoInput(v, xd, n0, cnt, par)
+		g.winoInput(v, xd, n0, cnt, par, bufs[w])
 		for xi := range 16 {
 			kernel(sg, xi, nt, v[xi*vld:], m[xi*mld:])
 		}
-		g.winoOutput(yd, m, n0, cnt, ycm, acc, par)
+		g.winoOutput(yd, m, n0, cnt, ycm, acc, par, bufs[w])
 	})
 }
 

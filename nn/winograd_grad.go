@@ -20,8 +20,8 @@ import (
 // images [n0, n0+cnt) of dy (channel-major, geometry g: g.cout channels of
 // g.oh x g.ow) into m: 16 matrices of g.cout x T, laid out as winoInput
 // lays out its tiles. When par it splits itself over goroutines by
-// (channel, image) pairs.
-func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool) {
+// (channel, image) pairs. buf is as for winoInput.
+func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
@@ -35,8 +35,9 @@ func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool) {
 	}
 	parallelFor(g.cout*cnt, w, func(lo, hi int) {
 		// Two rows of the output gradient, zero-padded to an even width.
-		buf := make([]float32, 2*pw)
-		y0, y1 := buf[:pw], buf[pw:]
+		b := workBuf(buf, 2*pw, w > 1)
+		y0, y1 := b[:pw], b[pw:]
+		clear(b) // the column past an odd width stays zero
 		var ms [16][]float32
 		for t := lo; t < hi; t++ {
 			co, j := t/cnt, t%cnt
@@ -137,8 +138,8 @@ func (c *Conv2d) winoWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
 		defer c.arena.putScratch(m)
 		du := c.arena.getScratch(16 * uld)
 		defer c.arena.putScratch(du)
-		g.winoInput(v, xd, 0, g.n, true)
-		g.winoGradOutput(m, dy, 0, g.n, true)
+		g.winoInput(v, xd, 0, g.n, true, nil)
+		g.winoGradOutput(m, dy, 0, g.n, true, nil)
 		w := 1
 		if g.winoFlops() >= minCoarseFlops {
 			w = runtime.GOMAXPROCS(0)
@@ -158,13 +159,15 @@ func (c *Conv2d) winoWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
 	defer putScratchSet(c.arena, ms)
 	dus := scratchSet(c.arena, threads, 16*uld)
 	defer putScratchSet(c.arena, dus)
+	bufs := scratchSet(c.arena, threads, g.winoBufLen())
+	defer putScratchSet(c.arena, bufs)
 	used := make([]bool, threads)
 	runChunks(g.n, chunk, threads, true, func(w, n0, cnt int) {
 		nt := cnt * tpi
 		v, m := vs[w], ms[w]
 		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
-		g.winoInput(v, xd, n0, cnt, par)
-		g.winoGradOutput(m, dy, n0, cnt, par)
+		g.winoInput(v, xd, n0, cnt, par, bufs[w])
+		g.winoGradOutput(m, dy, n0, cnt, par, bufs[w])
 		for xi := range 16 {
 			sg(false, true, g.cout, g.cin, nt, 1, m[xi*mld:], nt, v[xi*vld:], nt, beta(used[w]), dus[w][xi*uld:], g.cin)
 		}

@@ -20,13 +20,13 @@ func BenchmarkWinoTransforms(b *testing.B) {
 		name := fmt.Sprintf("n%d-c%d-%dx%d", tc.n, tc.c, tc.hw, tc.hw)
 		b.Run("input-"+name, func(b *testing.B) {
 			for b.Loop() {
-				g.winoInput(v, x, 0, tc.n, false)
+				g.winoInput(v, x, 0, tc.n, false, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
 		})
 		b.Run("output-"+name, func(b *testing.B) {
 			for b.Loop() {
-				g.winoOutput(x, v, 0, tc.n, true, false, false)
+				g.winoOutput(x, v, 0, tc.n, true, false, false, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
 		})

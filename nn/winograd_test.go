@@ -208,3 +208,32 @@ func TestWinoFilterFlip(t *testing.T) {
 		}
 	}
 }
+
+// TestWinogradAccumulates checks that a second backward pass adds to the
+// gradients of the input and the weight (chunked and whole-batch paths).
+func TestWinogradAccumulates(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, tc := range []struct{ n, c, h int }{{3, 5, 7}, {5, 24, 33}} {
+		c := NewConv2d(tc.c, tc.c, 3, 1, 1, true, r)
+		c.Algo = AlgoWinograd
+		x := cnhwVar(r, tc.n, tc.c, tc.h, tc.h)
+		proj := randTensor(r, tc.n, tc.c, tc.h, tc.h)
+		once := convGrads(c, x, proj.Data())
+		for i := range once {
+			once[i] = append([]float32(nil), once[i]...) // Data may alias the gradient
+		}
+		tp := autograd.NewTape()
+		y := c.Forward(tp, x)
+		tp.BackwardWith(y, proj)
+		twice := [][]float32{x.Grad.Contiguous().Data(), c.Weight.Grad.Contiguous().Data(), c.Bias.Grad.Contiguous().Data()}
+		for i, what := range []string{"dx", "dW", "db"} {
+			want := make([]float32, len(once[i+1]))
+			for j, v := range once[i+1] {
+				want[j] = 2 * v
+			}
+			if err := closeTo(twice[i], want, 1e-6); err != "" {
+				t.Fatalf("n%d-c%d: %s: %s", tc.n, tc.c, what, err)
+			}
+		}
+	}
+}
