@@ -165,7 +165,7 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 			src := xd[off+ci*cs:][:g.h*g.w]
 			clear(pad)
 			for y := range g.h {
-				copy(pad[(y+1)*pw+1:][:g.w], src[y*g.w:(y+1)*g.w])
+				deinterleave(pad[(y+1)*pw:][:pw], src[y*g.w:(y+1)*g.w])
 			}
 			for xi := range vs {
 				vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
@@ -177,17 +177,20 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 				r3 := pad[(2*ty+3)*pw:][:pw]
 				bt4(t0, t1, t2, t3, r0, r1, r2, r3)
 				k := ty * tw
+				// Tile i of the row spans padded columns 2i..2i+3: even
+				// e[i], odd o[i], e[i+1], o[i+1].
 				for r, row := range [4][]float32{t0, t1, t2, t3} {
-					bt4Tiles(vs[4*r][k:k+tw], vs[4*r+1][k:k+tw], vs[4*r+2][k:k+tw], vs[4*r+3][k:k+tw], row)
+					e, o := row[:tw+1], row[tw+1:]
+					bt4(vs[4*r][k:k+tw], vs[4*r+1][k:k+tw], vs[4*r+2][k:k+tw], vs[4*r+3][k:k+tw], e, o, e[1:], o[1:])
 				}
 			}
 		}
 	})
 }
 
-// bt4 applies B^T to the columns (a, b, c, d): d0 = a-c, d1 = b+c,
+// bt4Go applies B^T to the columns (a, b, c, d): d0 = a-c, d1 = b+c,
 // d2 = c-b, d3 = b-d, element by element.
-func bt4(d0, d1, d2, d3, a, b, c, d []float32) {
+func bt4Go(d0, d1, d2, d3, a, b, c, d []float32) {
 	n := len(d0)
 	d1, d2, d3, a, b, c, d = d1[:n], d2[:n], d3[:n], a[:n], b[:n], c[:n], d[:n]
 	for i := range d0 {
@@ -199,18 +202,22 @@ func bt4(d0, d1, d2, d3, a, b, c, d []float32) {
 	}
 }
 
-// bt4Tiles applies B^T to the four values t[2i:2i+4] of each tile i of a
-// row (tiles overlap by two values) and writes the results to d0..d3[i].
-func bt4Tiles(d0, d1, d2, d3, t []float32) {
-	n := len(d0)
-	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
-	for i := range d0 {
-		q := t[2*i : 2*i+4 : 2*i+4]
-		x, y, z, w := q[0], q[1], q[2], q[3]
-		d0[i] = x - z
-		d1[i] = y + z
-		d2[i] = z - y
-		d3[i] = y - w
+// deinterleave writes the image row src into the zero-padded row dst
+// (one zero column left of the image, zeros right of it, 2*tw+2 columns in
+// all) with its even padded columns first, then its odd ones: image column
+// x is padded column x+1.
+func deinterleave(dst, src []float32) {
+	h := len(dst) / 2
+	e, o := dst[:h], dst[h:]
+	n := len(src) / 2
+	src = src[:2*n+len(src)%2]
+	e, o = e[:n+1], o[:n+len(src)%2]
+	for i := range n {
+		o[i] = src[2*i]
+		e[i+1] = src[2*i+1]
+	}
+	if len(src)%2 == 1 {
+		o[n] = src[2*n]
 	}
 }
 
@@ -232,11 +239,12 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 	}
 	parallelFor(g.cout*cnt, w, func(lo, hi int) {
 		// A^T m of a tile row: two rows of four values per tile.
-		b := workBuf(buf, 8*tw, w > 1)
+		b := workBuf(buf, 10*tw, w > 1)
 		var s0, s1 [4][]float32
 		for c := range 4 {
 			s0[c], s1[c] = b[2*c*tw:][:tw], b[(2*c+1)*tw:][:tw]
 		}
+		ye, yo := b[8*tw:9*tw], b[9*tw:10*tw]
 		var ms [16][]float32
 		for t := lo; t < hi; t++ {
 			co, j := t/cnt, t%cnt
@@ -253,19 +261,22 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 				for c := range 4 {
 					at4(s0[c], s1[c], ms[c][k:k+tw], ms[4+c][k:k+tw], ms[8+c][k:k+tw], ms[12+c][k:k+tw])
 				}
+				// The even and odd output columns of each row.
 				y := 2 * ty
-				at4Tiles(dst[y*ow:(y+1)*ow], s0, acc)
+				at4(ye, yo, s0[0], s0[1], s0[2], s0[3])
+				interleave(dst[y*ow:(y+1)*ow], ye, yo, acc)
 				if y+1 < oh {
-					at4Tiles(dst[(y+1)*ow:(y+2)*ow], s1, acc)
+					at4(ye, yo, s1[0], s1[1], s1[2], s1[3])
+					interleave(dst[(y+1)*ow:(y+2)*ow], ye, yo, acc)
 				}
 			}
 		}
 	})
 }
 
-// at4 applies A^T to the columns (a, b, c, d): s0 = a+b+c, s1 = b-c-d,
+// at4Go applies A^T to the columns (a, b, c, d): s0 = a+b+c, s1 = b-c-d,
 // element by element.
-func at4(s0, s1, a, b, c, d []float32) {
+func at4Go(s0, s1, a, b, c, d []float32) {
 	n := len(s0)
 	s1, a, b, c, d = s1[:n], a[:n], b[:n], c[:n], d[:n]
 	for i := range s0 {
@@ -275,34 +286,30 @@ func at4(s0, s1, a, b, c, d []float32) {
 	}
 }
 
-// at4Tiles applies A^T to the four values s[0..3][i] of each tile i of a
-// row and writes (adds, when acc) the two results to row[2i] and row[2i+1]
-// (the second is dropped past the end of an odd row).
-func at4Tiles(row []float32, s [4][]float32, acc bool) {
+// interleave writes (adds, when acc) e[i] to row[2i] and o[i] to
+// row[2i+1], for the columns of row (o's last value is dropped past the end
+// of an odd row).
+func interleave(row, e, o []float32, acc bool) {
 	n := len(row) / 2
-	a, b, c, d := s[0][:n], s[1][:n], s[2][:n], s[3][:n]
+	e, o = e[:n+len(row)%2], o[:n]
 	if acc {
-		for i := range a {
-			y, z := b[i], c[i]
+		for i := range n {
 			q := row[2*i : 2*i+2 : 2*i+2]
-			q[0] += a[i] + y + z
-			q[1] += y - z - d[i]
+			q[0] += e[i]
+			q[1] += o[i]
 		}
-	} else {
-		for i := range a {
-			y, z := b[i], c[i]
-			q := row[2*i : 2*i+2 : 2*i+2]
-			q[0] = a[i] + y + z
-			q[1] = y - z - d[i]
+		if len(row)%2 == 1 {
+			row[2*n] += e[n]
 		}
+		return
+	}
+	for i := range n {
+		q := row[2*i : 2*i+2 : 2*i+2]
+		q[0] = e[i]
+		q[1] = o[i]
 	}
 	if len(row)%2 == 1 {
-		v := s[0][n] + s[1][n] + s[2][n]
-		if acc {
-			row[2*n] += v
-		} else {
-			row[2*n] = v
-		}
+		row[2*n] = e[n]
 	}
 }
 
