@@ -61,6 +61,11 @@ func (g convGeom) winoWhole() bool {
 	return g.n*th*tw <= winoWholeTiles
 }
 
+// winoSplitTiles is the number of tiles per row from which the transforms
+// split rows into even and odd columns and run as elementwise (AVX2) loops
+// over the row: below it, a loop over the tiles costs less.
+const winoSplitTiles = 8
+
 // winoBufLen returns the scratch floats the transforms of g need on one
 // goroutine: a zero-padded input plane and four rows of it.
 func (g convGeom) winoBufLen() int {
@@ -149,6 +154,7 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	nt := cnt * tpi
 	ld := winoLd(g.cin, nt)
 	ph, pw := 2*th+2, 2*tw+2
+	split := tw >= winoSplitTiles
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -165,7 +171,11 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 			src := xd[off+ci*cs:][:g.h*g.w]
 			clear(pad)
 			for y := range g.h {
-				deinterleave(pad[(y+1)*pw:][:pw], src[y*g.w:(y+1)*g.w])
+				if split {
+					deinterleave(pad[(y+1)*pw:][:pw], src[y*g.w:(y+1)*g.w])
+				} else {
+					copy(pad[(y+1)*pw+1:][:g.w], src[y*g.w:(y+1)*g.w])
+				}
 			}
 			for xi := range vs {
 				vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
@@ -177,9 +187,13 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 				r3 := pad[(2*ty+3)*pw:][:pw]
 				bt4(t0, t1, t2, t3, r0, r1, r2, r3)
 				k := ty * tw
-				// Tile i of the row spans padded columns 2i..2i+3: even
-				// e[i], odd o[i], e[i+1], o[i+1].
+				// Tile i of the row spans padded columns 2i..2i+3: when
+				// split, even e[i], odd o[i], e[i+1], o[i+1].
 				for r, row := range [4][]float32{t0, t1, t2, t3} {
+					if !split {
+						bt4Tiles(vs[4*r][k:k+tw], vs[4*r+1][k:k+tw], vs[4*r+2][k:k+tw], vs[4*r+3][k:k+tw], row)
+						continue
+					}
 					e, o := row[:tw+1], row[tw+1:]
 					bt4(vs[4*r][k:k+tw], vs[4*r+1][k:k+tw], vs[4*r+2][k:k+tw], vs[4*r+3][k:k+tw], e, o, e[1:], o[1:])
 				}
@@ -195,6 +209,21 @@ func bt4Go(d0, d1, d2, d3, a, b, c, d []float32) {
 	d1, d2, d3, a, b, c, d = d1[:n], d2[:n], d3[:n], a[:n], b[:n], c[:n], d[:n]
 	for i := range d0 {
 		x, y, z, w := a[i], b[i], c[i], d[i]
+		d0[i] = x - z
+		d1[i] = y + z
+		d2[i] = z - y
+		d3[i] = y - w
+	}
+}
+
+// bt4Tiles applies B^T to the four values t[2i:2i+4] of each tile i of a
+// row (tiles overlap by two values) and writes the results to d0..d3[i].
+func bt4Tiles(d0, d1, d2, d3, t []float32) {
+	n := len(d0)
+	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
+	for i := range d0 {
+		q := t[2*i : 2*i+4 : 2*i+4]
+		x, y, z, w := q[0], q[1], q[2], q[3]
 		d0[i] = x - z
 		d1[i] = y + z
 		d2[i] = z - y
@@ -261,8 +290,15 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 				for c := range 4 {
 					at4(s0[c], s1[c], ms[c][k:k+tw], ms[4+c][k:k+tw], ms[8+c][k:k+tw], ms[12+c][k:k+tw])
 				}
-				// The even and odd output columns of each row.
 				y := 2 * ty
+				if tw < winoSplitTiles {
+					at4Tiles(dst[y*ow:(y+1)*ow], s0, acc)
+					if y+1 < oh {
+						at4Tiles(dst[(y+1)*ow:(y+2)*ow], s1, acc)
+					}
+					continue
+				}
+				// The even and odd output columns of each row.
 				at4(ye, yo, s0[0], s0[1], s0[2], s0[3])
 				interleave(dst[y*ow:(y+1)*ow], ye, yo, acc)
 				if y+1 < oh {
@@ -283,6 +319,37 @@ func at4Go(s0, s1, a, b, c, d []float32) {
 		x, y, z, w := a[i], b[i], c[i], d[i]
 		s0[i] = x + y + z
 		s1[i] = y - z - w
+	}
+}
+
+// at4Tiles applies A^T to the four values s[0..3][i] of each tile i of a
+// row and writes (adds, when acc) the two results to row[2i] and row[2i+1]
+// (the second is dropped past the end of an odd row).
+func at4Tiles(row []float32, s [4][]float32, acc bool) {
+	n := len(row) / 2
+	a, b, c, d := s[0][:n], s[1][:n], s[2][:n], s[3][:n]
+	if acc {
+		for i := range a {
+			y, z := b[i], c[i]
+			q := row[2*i : 2*i+2 : 2*i+2]
+			q[0] += a[i] + y + z
+			q[1] += y - z - d[i]
+		}
+	} else {
+		for i := range a {
+			y, z := b[i], c[i]
+			q := row[2*i : 2*i+2 : 2*i+2]
+			q[0] = a[i] + y + z
+			q[1] = y - z - d[i]
+		}
+	}
+	if len(row)%2 == 1 {
+		v := s[0][n] + s[1][n] + s[2][n]
+		if acc {
+			row[2*n] += v
+		} else {
+			row[2*n] = v
+		}
 	}
 }
 
