@@ -88,35 +88,47 @@ func aTiles(ms *[16][]float32, k, n int, y0, y1 []float32) {
 func winoFilterGrad(dw, du []float32, out, in int, acc bool) {
 	ld := winoLd(out, in)
 	parallelFor(out, workers(16*ld), func(lo, hi int) {
-		var u [16]float32
+		var rows [16][]float32
 		for co := lo; co < hi; co++ {
+			for xi := range rows {
+				rows[xi] = du[xi*ld+co*in:][:in]
+			}
+			g := dw[co*in*9:][:in*9]
 			for ci := range in {
-				o := co*in + ci
+				var u [16]float32
 				for xi := range u {
-					u[xi] = du[xi*ld+o]
+					u[xi] = rows[xi][ci]
 				}
-				// du G: 4 x 3.
-				var h [4][3]float32
-				for r := range 4 {
-					a, b, c, d := u[4*r], u[4*r+1], u[4*r+2], u[4*r+3]
-					s := 0.5 * (b + c)
-					h[r] = [3]float32{a + s, 0.5 * (b - c), s + d}
-				}
-				g := dw[o*9:][:9]
-				for b := range 3 {
-					s := 0.5 * (h[1][b] + h[2][b])
-					v := [3]float32{h[0][b] + s, 0.5 * (h[1][b] - h[2][b]), s + h[3][b]}
-					for a := range 3 {
-						if acc {
-							g[3*a+b] += v[a]
-						} else {
-							g[3*a+b] = v[a]
-						}
+				v := gtdg(&u)
+				dst := g[ci*9 : ci*9+9 : ci*9+9]
+				if acc {
+					for i, x := range v {
+						dst[i] += x
 					}
+				} else {
+					copy(dst, v[:])
 				}
 			}
 		}
 	})
+}
+
+// gtdg returns G^T u G (3x3, row-major) of the 4x4 tile u.
+func gtdg(u *[16]float32) [9]float32 {
+	// u G: 4 x 3, row by row.
+	var h [12]float32
+	for r := range 4 {
+		a, b, c, d := u[4*r], u[4*r+1], u[4*r+2], u[4*r+3]
+		s := 0.5 * (b + c)
+		h[3*r], h[3*r+1], h[3*r+2] = a+s, 0.5*(b-c), s+d
+	}
+	// G^T (u G), column by column.
+	var g [9]float32
+	for b := range 3 {
+		s := 0.5 * (h[3+b] + h[6+b])
+		g[b], g[3+b], g[6+b] = h[b]+s, 0.5*(h[3+b]-h[6+b]), s+h[9+b]
+	}
+	return g
 }
 
 // winoWeightGrad writes (adds, when acc) the weight gradient of the

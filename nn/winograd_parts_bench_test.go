@@ -8,7 +8,8 @@ import (
 
 // BenchmarkWinoTransforms times the input, output and filter transforms
 // alone on one goroutine and reports nanoseconds per tile and channel
-// (per kernel for the filter transform).
+// (per kernel for the filter transform and its adjoint; the adjoint
+// splits itself over goroutines).
 func BenchmarkWinoTransforms(b *testing.B) {
 	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {16, 512, 4}} {
 		g := convGeom{n: tc.n, cin: tc.c, h: tc.hw, w: tc.hw, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.hw, ow: tc.hw, xcm: true}
@@ -35,6 +36,14 @@ func BenchmarkWinoTransforms(b *testing.B) {
 			u := make([]float32, 16*winoLd(tc.c, tc.c))
 			for b.Loop() {
 				winoFilter(u, wd, tc.c, tc.c, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.c*tc.c), "ns/kernel")
+		})
+		b.Run("filtergrad-"+name, func(b *testing.B) {
+			du := randTensor(r, 16*winoLd(tc.c, tc.c)).Data()
+			dw := make([]float32, tc.c*tc.c*9)
+			for b.Loop() {
+				winoFilterGrad(dw, du, tc.c, tc.c, true)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.c*tc.c), "ns/kernel")
 		})
