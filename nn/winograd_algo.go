@@ -46,19 +46,27 @@ func (c *Conv2d) winograd(g convGeom) bool {
 // winogradWeightGrad reports whether the weight gradient of the
 // convolution of geometry g runs through Winograd F(2x2, 3x3): with
 // AlgoWinograd wherever the forward pass does, with AlgoAuto from 128 input
-// and output channels (BenchmarkWinogradWeightGrad: 1.15-1.4x; with 64
-// channels 0.94-1.2x, the transforms costing about what the GEMMs save).
+// and output channels (BenchmarkWinogradWeightGrad, medians of 3:
+// 1.15-1.6x on the ResNet-18 shapes; with 64 channels 0.95-1.0x, the
+// transforms costing about what the GEMMs save).
 func (c *Conv2d) winogradWeightGrad(g convGeom) bool {
 	return c.winograd(g) && (c.Algo == AlgoWinograd || g.cin >= 128 && g.cout >= 128)
 }
 
 // winogradPays reports whether Winograd beats im2col on g (a 3x3 stride-1
-// padding-1 convolution), from BenchmarkWinograd (forward and backward,
-// batch 8 to 128): it does from 64 input and output channels on maps of at
-// least 4x4 (1.05-1.5x forward, 1.05-1.4x backward), not with fewer
-// channels (the transforms cost as much as the GEMMs save: 0.35x for the
-// 3-channel stem, 0.75-0.95x for 16 and 32 channels) nor on 2x2 maps (one
-// tile per image, 0.75x forward).
+// padding-1 convolution), from BenchmarkWinograd (batch 8 to 128, medians
+// of 3): it does from 64 input and output channels on maps of at least 4x4
+// when the batch has at least winoMinPayTiles tiles (1.05-1.3x forward,
+// 1.0-1.4x backward), not with fewer channels (the transforms cost as much
+// as the GEMMs save: 0.5x for the 3-channel stem, 0.8x for 16 and 32
+// channels), on 2x2 maps (one tile per image, 0.7x forward) nor on few
+// tiles (8 images of 512 channels at 4x4, 32 tiles: 0.76x forward), where
+// transforming the kernels costs more than the GEMMs save.
 func winogradPays(g convGeom) bool {
-	return g.cin >= 64 && g.cout >= 64 && g.oh >= 4 && g.ow >= 4
+	th, tw := g.winoTiles()
+	return g.cin >= 64 && g.cout >= 64 && g.oh >= 4 && g.ow >= 4 && g.n*th*tw >= winoMinPayTiles
 }
+
+// winoMinPayTiles is the fewest tiles (2x2 outputs) in a batch for which
+// AlgoAuto picks Winograd.
+const winoMinPayTiles = 128

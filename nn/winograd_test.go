@@ -237,3 +237,32 @@ func TestWinogradAccumulates(t *testing.T) {
 		}
 	}
 }
+
+// TestWinogradChoice checks which convolutions AlgoAuto, AlgoIm2col and
+// AlgoWinograd run through Winograd (forward, weight gradient).
+func TestWinogradChoice(t *testing.T) {
+	for _, tc := range []struct {
+		algo                ConvAlgo
+		n, in, out, k, s, h int
+		fwd, dw             bool
+	}{
+		{AlgoAuto, 32, 64, 64, 3, 1, 32, true, false},
+		{AlgoAuto, 32, 128, 128, 3, 1, 16, true, true},
+		{AlgoAuto, 32, 512, 512, 3, 1, 4, true, true},
+		{AlgoAuto, 8, 512, 512, 3, 1, 4, false, false},
+		{AlgoAuto, 32, 512, 512, 3, 1, 2, false, false},
+		{AlgoAuto, 32, 3, 64, 3, 1, 32, false, false},
+		{AlgoAuto, 128, 32, 32, 3, 1, 16, false, false},
+		{AlgoAuto, 32, 128, 128, 3, 2, 16, false, false},
+		{AlgoIm2col, 32, 256, 256, 3, 1, 8, false, false},
+		{AlgoWinograd, 1, 3, 2, 3, 1, 1, true, true},
+		{AlgoWinograd, 4, 64, 64, 1, 1, 8, false, false},
+	} {
+		c := &Conv2d{In: tc.in, Out: tc.out, Kernel: tc.k, Stride: tc.s, Padding: tc.k / 2, Algo: tc.algo}
+		oh := ConvOutSize(tc.h, tc.k, tc.s, tc.k/2)
+		g := convGeom{n: tc.n, cin: tc.in, h: tc.h, w: tc.h, cout: tc.out, k: tc.k, s: tc.s, p: tc.k / 2, oh: oh, ow: oh}
+		if fwd, dw := c.winograd(g), c.winogradWeightGrad(g); fwd != tc.fwd || dw != tc.dw {
+			t.Errorf("%v %+v: winograd %v, weight gradient %v; want %v, %v", tc.algo, g, fwd, dw, tc.fwd, tc.dw)
+		}
+	}
+}
