@@ -2,7 +2,6 @@ package memory
 
 import (
 	"math"
-	"runtime"
 	"sync/atomic"
 )
 
@@ -170,6 +169,7 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 		st.waitAll()
 		cr.transpose(f.dots, w, t, b)
 	}
+	f.sig.notify() // every column is transposed (see finish)
 
 	// From here on the product is done: the slots' grid rows may change.
 	cr.occ = grow(cr.occ, cr.k)
@@ -179,16 +179,14 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 			break
 		}
 		if j >= f.placed.Load() {
-			runtime.Gosched() // the passes run: wait for the next row
+			f.sig.wait(func() bool { return f.placed.Load() > j }) // the passes run
 			continue
 		}
 		if cr.next.CompareAndSwap(j, j+1) {
 			cr.writeRow(f, int(j), b)
 		}
 	}
-	for !cr.foldReady.Load() {
-		runtime.Gosched()
-	}
+	f.sig.wait(cr.foldReady.Load)
 	cr.foldRows()
 }
 
@@ -213,10 +211,10 @@ func (cr *carried) finish(f *fastDUEL, b int) {
 	}
 	cr.foldNext.Store(0)
 	cr.foldReady.Store(true)
+	f.sig.notify()
 	if cr.anyOrder {
-		for cr.colsDone.Load() < int64(b) {
-			runtime.Gosched() // the runs written would be transposed over
-		}
+		// The runs written would be transposed over.
+		f.sig.wait(func() bool { return cr.colsDone.Load() >= int64(b) })
 		for {
 			j := cr.next.Add(1) - 1
 			if j >= int64(b) {

@@ -64,6 +64,7 @@ type fastDUEL struct {
 	_         [64]byte     // placed alone on its cache line: follow polls it
 	placed    atomic.Int64 // batch rows whose slot is decided
 	_         [56]byte
+	sig       *signal        // the update's goroutines wait for each other on it
 	tail      sync.WaitGroup // the background end of the last update
 }
 
@@ -83,6 +84,9 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	}
 	f.flip = next
 	f.batch = &f.grids[next]
+	if f.sig == nil {
+		f.sig = newSignal()
+	}
 	k, b := f.k, a.B()
 	w := k + b // length of a row of dots
 	f.dots = grow(f.dots, b*w)
@@ -142,6 +146,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		}
 		J = f.replace(J, i, b, adm == Protected)
 		f.placed.Store(int64(i + 1))
+		f.sig.notify()
 	}
 	// The evictions are known: the rest of the update (the block's rows
 	// and folds, order and rank) runs in the background, beside what the

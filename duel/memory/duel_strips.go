@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"runtime"
 	"sync/atomic"
 
 	"github.com/duel-ssl/duel/kernels/igemm"
@@ -48,6 +47,7 @@ func (st *strips) claim() bool {
 	r0, r1 := s*stripRows, min(st.b, (s+1)*stripRows)
 	igemm.MulConcatSerial(f.dots[r0*w:], w, f.batch.rows[r0*z:r1*z], z, r1-r0, &f.slots.packed, &f.batch.packed)
 	st.done[s].Store(true)
+	f.sig.notify()
 	return true
 }
 
@@ -60,7 +60,8 @@ func (st *strips) waitRows(rows int) {
 			continue
 		}
 		if !st.claim() {
-			runtime.Gosched()
+			s := st.ready // the other goroutine computes it
+			st.f.sig.wait(func() bool { return st.done[s].Load() })
 		}
 	}
 }
@@ -68,8 +69,6 @@ func (st *strips) waitRows(rows int) {
 // waitAll returns when every strip is computed (without claiming any).
 func (st *strips) waitAll() {
 	for s := range st.done {
-		for !st.done[s].Load() {
-			runtime.Gosched()
-		}
+		st.f.sig.wait(func() bool { return st.done[s].Load() })
 	}
 }
