@@ -23,10 +23,18 @@ func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride
 				row := col[((ci*kh+ki)*kw+kj)*ldcol:][:n]
 				// Output columns whose input column is inside the image.
 				jlo, jhi := validRange(ow, w, kj, stride, pad)
+				if jlo >= jhi {
+					clear(row)
+					continue
+				}
+				if stride == 2 {
+					im2colTap2(row, img, h, w, ow, ki-pad, jlo*2-pad+kj, jlo, jhi)
+					continue
+				}
 				for oi := range oh {
 					dst := row[oi*ow : (oi+1)*ow]
 					ih := oi*stride - pad + ki
-					if ih < 0 || ih >= h || jlo >= jhi {
+					if ih < 0 || ih >= h {
 						clear(dst)
 						continue
 					}
@@ -44,6 +52,44 @@ func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride
 					}
 				}
 			}
+		}
+	}
+}
+
+// im2colTap2 writes the row of one kernel tap of a stride-2 im2col: row
+// (oh x ow) gets, at output (oi, oj), the pixel (2*oi+ih0, 2*oj+iw0-2*jlo)
+// of the h x w image img, for the output columns [jlo, jhi) whose input
+// column is inside the image (jlo < jhi), zero elsewhere. The margins
+// (0-2 elements per output row) are cleared by loops and the even pixels
+// read 4 at a time: a call per output row cost more than the copying.
+func im2colTap2(row, img []float32, h, w, ow, ih0, iw0, jlo, jhi int) {
+	oh := len(row) / ow
+	// Output rows [olo, ohi) have their input row inside the image.
+	olo := min(oh, max(0, (1-ih0)/2))
+	ohi := 0
+	if lim := h - 1 - ih0; lim >= 0 {
+		ohi = min(oh, lim/2+1)
+	}
+	ohi = max(ohi, olo)
+	clear(row[:olo*ow])
+	clear(row[ohi*ow:])
+	cnt := jhi - jlo
+	for oi := olo; oi < ohi; oi++ {
+		dst := row[oi*ow : (oi+1)*ow]
+		for q := range dst[:jlo] {
+			dst[q] = 0
+		}
+		for q := jhi; q < len(dst); q++ {
+			dst[q] = 0
+		}
+		d := dst[jlo:jhi]
+		s := img[(2*oi+ih0)*w+iw0:][:2*cnt-1]
+		for len(d) >= 4 && len(s) >= 8 {
+			d[0], d[1], d[2], d[3] = s[0], s[2], s[4], s[6]
+			d, s = d[4:], s[8:]
+		}
+		for j := range d {
+			d[j] = s[2*j]
 		}
 	}
 }

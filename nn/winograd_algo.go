@@ -61,10 +61,15 @@ func (c *Conv2d) winogradWeightGrad(g convGeom) bool {
 // as the GEMMs save: 0.5x for the 3-channel stem, 0.8x for 16 and 32
 // channels), on 2x2 maps (one tile per image, 0.7x forward) nor on few
 // tiles (8 images of 512 channels at 4x4, 32 tiles: 0.76x forward), where
-// transforming the kernels costs more than the GEMMs save.
+// transforming the kernels costs more than the GEMMs save. With fewer than
+// 128 channels it also needs maps of at least 16x16: 128 images of 64
+// channels at 8x8 ran forward + backward at 0.89-0.99x (median 0.95x of 5)
+// of im2col through Winograd (forward 0.85-0.99x), while 128 channels at
+// 4x4 gained 1.0-1.07x and 64 channels at 16x16 0.99-1.13x forward.
 func winogradPays(g convGeom) bool {
 	th, tw := g.winoTiles()
-	return g.cin >= 64 && g.cout >= 64 && g.oh >= 4 && g.ow >= 4 && g.n*th*tw >= winoMinPayTiles
+	wide := g.cin >= 128 && g.cout >= 128 || g.oh >= 16 && g.ow >= 16
+	return g.cin >= 64 && g.cout >= 64 && g.oh >= 4 && g.ow >= 4 && wide && g.n*th*tw >= winoMinPayTiles
 }
 
 // winoMinPayTiles is the fewest tiles (2x2 outputs) in a batch for which
