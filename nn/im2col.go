@@ -16,6 +16,10 @@ func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride
 		im2colSame(col, ldcol, src, cs, c, h, w, kh, kw, pad)
 		return
 	}
+	if stride == 2 && kh == 3 && kw == 3 && pad == 1 && h%2 == 0 && w%2 == 0 {
+		im2col3x3s2(col, ldcol, src, cs, c, h, w)
+		return
+	}
 	for ci := range c {
 		img := src[ci*cs : ci*cs+h*w]
 		for ki := range kh {

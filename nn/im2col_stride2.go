@@ -1,0 +1,65 @@
+package nn
+
+// im2col3x3s2 is im2col for a 3x3 kernel, stride 2 and padding 1 over
+// images of even height and width (the downsampling convolutions of a
+// ResNet). Every input pixel is read once: the four phases of the image
+// (even/odd rows x even/odd columns) go to the rows of taps (1,1), (1,2),
+// (2,1) and (2,2), and the other five taps are those rows shifted by one
+// output row and/or column, copied whole. The general stride-2 path reads
+// every pixel 2.25 times, one float at a time.
+func im2col3x3s2(col []float32, ldcol int, src []float32, cs, c, h, w int) {
+	oh, ow := h/2, w/2
+	n := oh * ow
+	for ci := range c {
+		img := src[ci*cs : ci*cs+h*w]
+		rows := col[ci*9*ldcol:]
+		tap := func(t int) []float32 { return rows[t*ldcol:][:n] }
+		ee, eo, oe, oo := tap(4), tap(5), tap(7), tap(8)
+		for oi := range oh {
+			splitEvenOdd(ee[oi*ow:(oi+1)*ow], eo[oi*ow:(oi+1)*ow], img[2*oi*w:(2*oi+1)*w])
+			splitEvenOdd(oe[oi*ow:(oi+1)*ow], oo[oi*ow:(oi+1)*ow], img[(2*oi+1)*w:(2*oi+2)*w])
+		}
+		shiftCols(tap(3), eo, ow) // x[2oi][2oj-1]
+		shiftCols(tap(6), oo, ow) // x[2oi+1][2oj-1]
+		shiftRows(tap(1), oe, ow) // x[2oi-1][2oj]
+		shiftRows(tap(2), oo, ow) // x[2oi-1][2oj+1]
+		shiftBoth(tap(0), oo, ow) // x[2oi-1][2oj-1]
+	}
+}
+
+// splitEvenOdd sets even[j] = line[2j] and odd[j] = line[2j+1].
+func splitEvenOdd(even, odd, line []float32) {
+	line = line[:2*len(even)]
+	odd = odd[:len(even)]
+	for j := range even {
+		even[j], odd[j] = line[2*j], line[2*j+1]
+	}
+}
+
+// shiftCols sets dst (rows of ow) to src moved one column right, with a
+// zero first column.
+func shiftCols(dst, src []float32, ow int) {
+	copy(dst[1:], src[:len(src)-1])
+	for r := 0; r < len(dst); r += ow {
+		dst[r] = 0
+	}
+}
+
+// shiftRows sets dst (rows of ow) to src moved one row down, with a zero
+// first row.
+func shiftRows(dst, src []float32, ow int) {
+	copy(dst[ow:], src[:len(src)-ow])
+	clear(dst[:ow])
+}
+
+// shiftBoth sets dst (rows of ow) to src moved one row down and one column
+// right, with a zero first row and column.
+func shiftBoth(dst, src []float32, ow int) {
+	if m := len(src) - ow - 1; m > 0 {
+		copy(dst[ow+1:], src[:m])
+	}
+	clear(dst[:min(ow+1, len(dst))])
+	for r := 0; r < len(dst); r += ow {
+		dst[r] = 0
+	}
+}
