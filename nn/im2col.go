@@ -152,6 +152,15 @@ func im2colSame(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, pa
 // col2im adds the columns of col, laid out as im2col writes them, back into
 // the (c, h, w) image dst with channel stride cs (the adjoint of im2col).
 func col2im(dst []float32, cs int, col []float32, ldcol, c, h, w, kh, kw, stride, pad int) {
+	if stride == 2 && kh == 3 && kw == 3 && pad == 1 && h%2 == 0 && w%2 == 0 {
+		col2im3x3s2(dst, cs, col, ldcol, c, h, w)
+		return
+	}
+	col2imGeneral(dst, cs, col, ldcol, c, h, w, kh, kw, stride, pad)
+}
+
+// col2imGeneral is col2im for any geometry, one kernel tap at a time.
+func col2imGeneral(dst []float32, cs int, col []float32, ldcol, c, h, w, kh, kw, stride, pad int) {
 	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
 	n := oh * ow
 	for ci := range c {

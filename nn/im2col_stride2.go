@@ -63,3 +63,49 @@ func shiftBoth(dst, src []float32, ow int) {
 		dst[r] = 0
 	}
 }
+
+// col2im3x3s2 is col2im for a 3x3 kernel, stride 2 and padding 1 over
+// images of even height and width, the adjoint of im2col3x3s2: each pixel
+// gets the sum of the (up to four) patch entries that read it in one pass,
+// instead of nine strided read-modify-write passes over the image.
+func col2im3x3s2(dst []float32, cs int, col []float32, ldcol, c, h, w int) {
+	oh, ow := h/2, w/2
+	n := oh * ow
+	for ci := range c {
+		img := dst[ci*cs : ci*cs+h*w]
+		rows := col[ci*9*ldcol:]
+		var t [9][]float32
+		for k := range t {
+			t[k] = rows[k*ldcol:][:n]
+		}
+		for oi := range oh {
+			even := img[2*oi*w:][:w]
+			odd := img[(2*oi+1)*w:][:w]
+			r := oi * ow
+			for oj := range ow {
+				i := r + oj
+				// Pixel (2oi, 2oj+1) is also read by tap (1,0) of output
+				// (oi, oj+1); row 2oi+1 by taps (0,*) of output row oi+1.
+				e0 := t[4][i]
+				e1 := t[5][i]
+				o0 := t[7][i]
+				o1 := t[8][i]
+				if oj+1 < ow {
+					e1 += t[3][i+1]
+					o1 += t[6][i+1]
+				}
+				if oi+1 < oh {
+					o0 += t[1][i+ow]
+					o1 += t[2][i+ow]
+					if oj+1 < ow {
+						o1 += t[0][i+ow+1]
+					}
+				}
+				even[2*oj] += e0
+				even[2*oj+1] += e1
+				odd[2*oj] += o0
+				odd[2*oj+1] += o1
+			}
+		}
+	}
+}

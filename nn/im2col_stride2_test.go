@@ -51,3 +51,27 @@ func TestIm2col3x3s2(t *testing.T) {
 		}
 	}
 }
+
+// TestCol2im3x3s2 compares col2im3x3s2 with col2imGeneral (to float32
+// rounding: the sums are taken in another order) on the shapes of
+// TestIm2col3x3s2, adding into a nonzero image.
+func TestCol2im3x3s2(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, tc := range []struct{ c, h, w, cpad, ldpad int }{
+		{1, 2, 2, 0, 0}, {1, 2, 4, 0, 3}, {2, 4, 2, 5, 0}, {3, 4, 4, 0, 1},
+		{2, 6, 8, 3, 2}, {16, 32, 32, 0, 0}, {1, 8, 2, 1, 7},
+	} {
+		cs := tc.h*tc.w + tc.cpad
+		ld := (tc.h/2)*(tc.w/2) + tc.ldpad
+		col := randTensor(r, tc.c*9*ld).Data()
+		got := randTensor(r, tc.c*cs).Data()
+		want := append([]float32(nil), got...)
+		col2im3x3s2(got, cs, col, ld, tc.c, tc.h, tc.w)
+		col2imGeneral(want, cs, col, ld, tc.c, tc.h, tc.w, 3, 3, 2, 1)
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
+				t.Fatalf("%+v: dst[%d] = %g, want %g", tc, i, got[i], want[i])
+			}
+		}
+	}
+}
