@@ -62,6 +62,8 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	ld := winoLd(g.cin, nt)
 	ph, pw := 2*th+2, 2*tw+2
 	split := tw >= winoSplitTiles
+	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
+	small := g.h == 4 && g.w == 4 && winoInputSmall
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -76,6 +78,13 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 			ci, j := t/cnt, t%cnt
 			off, cs := g.image(n0 + j)
 			src := xd[off+ci*cs:][:g.h*g.w]
+			if small {
+				for xi := range vs {
+					vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
+				}
+				winoInput4x4(&vs, src)
+				continue
+			}
 			clear(pad)
 			for y := range g.h {
 				if split {
