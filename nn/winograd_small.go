@@ -34,6 +34,41 @@ func winoInput4x4(vs *[16][]float32, src []float32) {
 	}
 }
 
-// winoInputSmall enables winoInput4x4 (tests turn it off to compare with
-// the general path).
-var winoInputSmall = true
+// winoSmall enables winoInput4x4 and winoOutput4x4 (tests turn it off to
+// compare with the general paths).
+var winoSmall = true
+
+// winoOutput4x4 writes (adds, when acc) the 4x4 output plane dst (16
+// values, row-major) of one output channel from its four tiles' products
+// M: element (r, c) of tile ty*2+tx is ms[4*r+c][ty*2+tx], and the plane is
+// A^T M A of each tile. The operations are those of the general path (at4,
+// then at4Tiles), unrolled.
+func winoOutput4x4(dst []float32, ms *[16][]float32, acc bool) {
+	d := dst[:16]
+	for ty := range 2 {
+		// A^T M of the tile row: s[0] the even output row, s[1] the odd.
+		var s [2][4][2]float32
+		for c := range 4 {
+			a, b, e, f := ms[c][2*ty:2*ty+2], ms[4+c][2*ty:2*ty+2], ms[8+c][2*ty:2*ty+2], ms[12+c][2*ty:2*ty+2]
+			for i := range 2 {
+				x, y, z, w := a[i], b[i], e[i], f[i]
+				s[0][c][i] = x + y + z
+				s[1][c][i] = y - z - w
+			}
+		}
+		for rr := range 2 {
+			row := d[(2*ty+rr)*4:][:4]
+			t := &s[rr]
+			for i := range 2 {
+				y, z := t[1][i], t[2][i]
+				v0, v1 := t[0][i]+y+z, y-z-t[3][i]
+				if acc {
+					row[2*i] += v0
+					row[2*i+1] += v1
+				} else {
+					row[2*i], row[2*i+1] = v0, v1
+				}
+			}
+		}
+	}
+}

@@ -21,12 +21,39 @@ func TestWinoInput4x4(t *testing.T) {
 			size := 16 * winoLd(tc.c, tc.cnt*4)
 			got, want := make([]float32, size), make([]float32, size)
 			g.winoInput(got, x, tc.n0, tc.cnt, false, nil)
-			winoInputSmall = false
+			winoSmall = false
 			g.winoInput(want, x, tc.n0, tc.cnt, false, nil)
-			winoInputSmall = true
+			winoSmall = true
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("v[%d] = %g, want %g", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestWinoOutput4x4 checks that winoOutput on 4x4 maps gives the same
+// bits through winoOutput4x4 as through the general path, in both output
+// layouts, stored and accumulated.
+func TestWinoOutput4x4(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, tc := range []struct {
+		n, c, n0, cnt int
+		ycm, acc      bool
+	}{{1, 1, 0, 1, true, false}, {3, 5, 1, 2, true, true}, {4, 3, 2, 2, false, false}, {2, 64, 0, 2, false, true}} {
+		t.Run(fmt.Sprintf("n%d-c%d-cm%v-acc%v", tc.n, tc.c, tc.ycm, tc.acc), func(t *testing.T) {
+			g := convGeom{n: tc.n, cin: 1, h: 4, w: 4, cout: tc.c, k: 3, s: 1, p: 1, oh: 4, ow: 4}
+			m := randTensor(r, 16*winoLd(tc.c, tc.cnt*4)).Data()
+			got := randTensor(r, tc.n*tc.c*16).Data()
+			want := append([]float32(nil), got...)
+			g.winoOutput(got, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
+			winoSmall = false
+			g.winoOutput(want, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
+			winoSmall = true
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("y[%d] = %g, want %g", i, got[i], want[i])
 				}
 			}
 		})

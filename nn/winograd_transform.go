@@ -63,7 +63,7 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	ph, pw := 2*th+2, 2*tw+2
 	split := tw >= winoSplitTiles
 	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
-	small := g.h == 4 && g.w == 4 && winoInputSmall
+	small := g.h == 4 && g.w == 4 && winoSmall
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -178,6 +178,8 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 	ld := winoLd(g.cout, nt)
 	oh, ow := g.oh, g.ow
 	ohw := oh * ow
+	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
+	small := oh == 4 && ow == 4 && winoSmall
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -200,6 +202,10 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 			dst := yd[off:][:ohw]
 			for xi := range ms {
 				ms[xi] = m[xi*ld+co*nt+j*tpi:][:tpi]
+			}
+			if small {
+				winoOutput4x4(dst, &ms, acc)
+				continue
 			}
 			for ty := range th {
 				k := ty * tw
