@@ -29,6 +29,7 @@ func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []f
 	oh, ow := g.oh, g.ow
 	ohw := oh * ow
 	pw := 2 * tw
+	even := oh%2 == 0 && ow%2 == 0
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -47,6 +48,11 @@ func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []f
 			}
 			for ty := range th {
 				y := 2 * ty
+				if even {
+					// Both rows are whole: read them in place.
+					aTiles(&ms, ty*tw, tw, src[y*ow:(y+1)*ow], src[(y+1)*ow:(y+2)*ow])
+					continue
+				}
 				copy(y0, src[y*ow:(y+1)*ow])
 				if y+1 < oh {
 					copy(y1, src[(y+1)*ow:(y+2)*ow])
