@@ -83,6 +83,9 @@ const (
 type convGeom struct {
 	n, cin, h, w, cout, k, s, p, oh, ow int
 	xcm                                 bool // input stored channel-major
+	// winoGeneral makes the Winograd transforms take their general path on
+	// 4x4 maps too (tests compare it with the unrolled one).
+	winoGeneral bool
 }
 
 func (g convGeom) ckk() int { return g.cin * g.k * g.k }

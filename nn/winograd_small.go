@@ -34,10 +34,6 @@ func winoInput4x4(vs *[16][]float32, src []float32) {
 	}
 }
 
-// winoSmall enables winoInput4x4 and winoOutput4x4 (tests turn it off to
-// compare with the general paths).
-var winoSmall = true
-
 // winoOutput4x4 writes (adds, when acc) the 4x4 output plane dst (16
 // values, row-major) of one output channel from its four tiles' products
 // M: element (r, c) of tile ty*2+tx is ms[4*r+c][ty*2+tx], and the plane is

@@ -21,9 +21,9 @@ func TestWinoInput4x4(t *testing.T) {
 			size := 16 * winoLd(tc.c, tc.cnt*4)
 			got, want := make([]float32, size), make([]float32, size)
 			g.winoInput(got, x, tc.n0, tc.cnt, false, nil)
-			winoSmall = false
-			g.winoInput(want, x, tc.n0, tc.cnt, false, nil)
-			winoSmall = true
+			general := g
+			general.winoGeneral = true
+			general.winoInput(want, x, tc.n0, tc.cnt, false, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("v[%d] = %g, want %g", i, got[i], want[i])
@@ -48,9 +48,9 @@ func TestWinoOutput4x4(t *testing.T) {
 			got := randTensor(r, tc.n*tc.c*16).Data()
 			want := append([]float32(nil), got...)
 			g.winoOutput(got, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
-			winoSmall = false
-			g.winoOutput(want, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
-			winoSmall = true
+			general := g
+			general.winoGeneral = true
+			general.winoOutput(want, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("y[%d] = %g, want %g", i, got[i], want[i])

@@ -63,7 +63,7 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	ph, pw := 2*th+2, 2*tw+2
 	split := tw >= winoSplitTiles
 	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
-	small := g.h == 4 && g.w == 4 && winoSmall
+	small := g.h == 4 && g.w == 4 && !g.winoGeneral
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -179,7 +179,7 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 	oh, ow := g.oh, g.ow
 	ohw := oh * ow
 	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
-	small := oh == 4 && ow == 4 && winoSmall
+	small := oh == 4 && ow == 4 && !g.winoGeneral
 	w := 1
 	if par {
 		w = workers(16 * ld)
