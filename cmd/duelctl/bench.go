@@ -6,11 +6,12 @@ import "github.com/urfave/cli/v2"
 func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
-		Usage: "measure the engine's speed (GEMM, training step, data pipeline)",
+		Usage: "measure the engine's speed (GEMM, training step, data pipeline, DUEL memory update)",
 		Subcommands: []*cli.Command{
 			benchGemmCommand(),
 			benchDataCommand(),
 			benchStepCommand(),
+			benchDuelCommand(),
 		},
 	}
 }

@@ -54,8 +54,11 @@ func NewDUEL(adm Admission) *DUEL {
 	return &DUEL{Admission: adm, MaxBlockBytes: 256 << 20}
 }
 
-// newDUELReference returns the DUEL policy computed by duelReference.
-func newDUELReference(adm Admission) *DUEL {
+// NewDUELReference returns the DUEL policy computed by the line-by-line
+// transcription of the paper's pseudocode (the full (K+B) x (K+B) score
+// matrix at every update): the same decisions as NewDUEL, O(Z (K+B)^2) per
+// update instead of O(Z B (K+B)). For checking and benchmarks.
+func NewDUELReference(adm Admission) *DUEL {
 	d := NewDUEL(adm)
 	d.reference = true
 	return d

@@ -69,7 +69,7 @@ func BenchmarkDUELUpdate(b *testing.B) {
 // timeReference returns the median time of reps updates of a copy of m's
 // state with the reference DUEL.
 func timeReference(b *testing.B, m *Memory, batches [][]float32, reps int) float64 {
-	ref, err := New(m.Size(), m.Dim(), newDUELReference(Protected))
+	ref, err := New(m.Size(), m.Dim(), NewDUELReference(Protected))
 	if err != nil {
 		b.Fatal(err)
 	}

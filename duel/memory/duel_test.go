@@ -77,7 +77,7 @@ func TestFastEqualsReference(t *testing.T) {
 			if c.noBlock {
 				fast.MaxBlockBytes = 0
 			}
-			recF, recR := &recorder{Policy: fast}, &recorder{Policy: newDUELReference(c.adm)}
+			recF, recR := &recorder{Policy: fast}, &recorder{Policy: NewDUELReference(c.adm)}
 			mf, _ := New(c.k, c.z, recF)
 			mr, _ := New(c.k, c.z, recR)
 			for u, off := 0, 0; off < len(data)/c.z; u++ {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestBenchDuel(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"duelctl", "bench", "duel", "--size", "64", "--batch", "16", "--dim", "8", "--updates", "3", "--reference-updates", "2", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	for _, k := range []string{"fast_ms", "fast_mean_ms", "reference_ms", "speedup"} {
+		if v, ok := res[k].(float64); !ok || !(v > 0) {
+			t.Errorf("%s = %v", k, res[k])
+		}
+	}
+	if res["isa"] == "" || res["int16_kernel"] == "" {
+		t.Errorf("isa %v, int16_kernel %v", res["isa"], res["int16_kernel"])
+	}
+}
+
+func TestBenchDuelErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--size", "0"}, "--size: got 0"},
+		{[]string{"--batch", "-1"}, "--batch"},
+		{[]string{"--dim", "0"}, "--dim"},
+		{[]string{"--updates", "0"}, "--updates"},
+		{[]string{"--reference-updates", "-2"}, "--reference-updates"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"duelctl", "bench", "duel"}, c.args...), &out, &errb)
+		msg := errb.String()
+		if code == 0 || !strings.HasPrefix(msg, "duelctl: ") || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q (want a one-line error containing %q)", c.args, code, msg, c.want)
+		}
+	}
+}
