@@ -12,6 +12,8 @@ import (
 	"github.com/duel-ssl/duel/kernels/igemm"
 )
 
+// benchDuelCommand times one DUEL memory update, fast path against the
+// reference, in one process.
 func benchDuelCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "duel",
