@@ -67,6 +67,8 @@ func (m *Memory) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
+// decodeCheckpoint decodes and validates a checkpoint written by
+// MarshalBinary.
 func decodeCheckpoint(data []byte) (*Memory, error) {
 	if len(data) < len(checkpointMagic)+4+4 {
 		return nil, fmt.Errorf("%d bytes, too short for a memory checkpoint", len(data))
