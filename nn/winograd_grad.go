@@ -99,42 +99,9 @@ func winoFilterGrad(dw, du []float32, out, in int, acc bool) {
 			for xi := range rows {
 				rows[xi] = du[xi*ld+co*in:][:in]
 			}
-			g := dw[co*in*9:][:in*9]
-			for ci := range in {
-				var u [16]float32
-				for xi := range u {
-					u[xi] = rows[xi][ci]
-				}
-				v := gtdg(&u)
-				dst := g[ci*9 : ci*9+9 : ci*9+9]
-				if acc {
-					for i, x := range v {
-						dst[i] += x
-					}
-				} else {
-					copy(dst, v[:])
-				}
-			}
+			gtdgRow(dw[co*in*9:][:in*9], &rows, in, acc)
 		}
 	})
-}
-
-// gtdg returns G^T u G (3x3, row-major) of the 4x4 tile u.
-func gtdg(u *[16]float32) [9]float32 {
-	// u G: 4 x 3, row by row.
-	var h [12]float32
-	for r := range 4 {
-		a, b, c, d := u[4*r], u[4*r+1], u[4*r+2], u[4*r+3]
-		s := 0.5 * (b + c)
-		h[3*r], h[3*r+1], h[3*r+2] = a+s, 0.5*(b-c), s+d
-	}
-	// G^T (u G), column by column.
-	var g [9]float32
-	for b := range 3 {
-		s := 0.5 * (h[3+b] + h[6+b])
-		g[b], g[3+b], g[6+b] = h[b]+s, 0.5*(h[3+b]-h[6+b]), s+h[9+b]
-	}
-	return g
 }
 
 // winoWeightGrad writes (adds, when acc) the weight gradient of the

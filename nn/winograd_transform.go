@@ -19,34 +19,9 @@ func winoFilter(u, wd []float32, out, in int, par bool) {
 			for xi := range us {
 				us[xi] = u[xi*ld+co*in:][:in]
 			}
-			kernels := wd[co*in*9:][:in*9]
-			for ci := range in {
-				gtg(&us, ci, kernels[ci*9:][:9])
-			}
+			gtgRow(&us, wd[co*in*9:][:in*9], in)
 		}
 	})
-}
-
-// gtg writes the 16 elements of G g G^T for the 3x3 kernel g to us[xi][j].
-func gtg(us *[16][]float32, j int, g []float32) {
-	g = g[:9]
-	// G g: 4 x 3.
-	a0, a1, a2 := g[0], g[1], g[2]
-	d0, d1, d2 := g[6], g[7], g[8]
-	b0 := 0.5 * (a0 + g[3] + d0)
-	b1 := 0.5 * (a1 + g[4] + d1)
-	b2 := 0.5 * (a2 + g[5] + d2)
-	c0 := b0 - g[3]
-	c1 := b1 - g[4]
-	c2 := b2 - g[5]
-	for r, t := range [4][3]float32{{a0, a1, a2}, {b0, b1, b2}, {c0, c1, c2}, {d0, d1, d2}} {
-		x, y, z := t[0], t[1], t[2]
-		h := 0.5 * (x + y + z)
-		us[4*r][j] = x
-		us[4*r+1][j] = h
-		us[4*r+2][j] = h - y
-		us[4*r+3][j] = z
-	}
 }
 
 // winoInput writes the transformed input tiles of images [n0, n0+cnt) of
