@@ -46,13 +46,13 @@ func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []f
 			for xi := range ms {
 				ms[xi] = m[xi*ld+co*nt+j*tpi:][:tpi]
 			}
+			if even {
+				// All rows are whole: read them in place.
+				aTilesMap(&ms, src, th, tw)
+				continue
+			}
 			for ty := range th {
 				y := 2 * ty
-				if even {
-					// Both rows are whole: read them in place.
-					aTiles(&ms, ty*tw, tw, src[y*ow:(y+1)*ow], src[(y+1)*ow:(y+2)*ow])
-					continue
-				}
 				copy(y0, src[y*ow:(y+1)*ow])
 				if y+1 < oh {
 					copy(y1, src[(y+1)*ow:(y+2)*ow])

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// BenchmarkWinoTransforms times the input, output and filter transforms
-// alone on one goroutine and reports nanoseconds per tile and channel
-// (per kernel for the filter transform and its adjoint; the adjoint
+// BenchmarkWinoTransforms times the input, output, output-gradient and
+// filter transforms alone on one goroutine and reports nanoseconds per
+// tile and channel (per kernel for the filter transform and its adjoint; the adjoint
 // splits itself over goroutines).
 func BenchmarkWinoTransforms(b *testing.B) {
 	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {16, 512, 4}} {
@@ -28,6 +28,12 @@ func BenchmarkWinoTransforms(b *testing.B) {
 		b.Run("output-"+name, func(b *testing.B) {
 			for b.Loop() {
 				g.winoOutput(x, v, 0, tc.n, true, false, false, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
+		})
+		b.Run("gradoutput-"+name, func(b *testing.B) {
+			for b.Loop() {
+				g.winoGradOutput(v, x, 0, tc.n, false, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
 		})
