@@ -68,10 +68,11 @@ func (g convGeom) winoWhole() bool {
 const winoSplitTiles = 8
 
 // winoBufLen returns the scratch floats the transforms of g need on one
-// goroutine: a zero-padded input plane and four rows of it.
+// goroutine: a zero-padded input plane and four rows of it, or what
+// winoInputPlane needs when more.
 func (g convGeom) winoBufLen() int {
 	th, tw := g.winoTiles()
-	return (2*th + 6) * (2*tw + 2)
+	return max((2*th+6)*(2*tw+2), winoPlaneLen(th, tw))
 }
 
 // workBuf returns buf[:n], or a new buffer when buf is too short or shared

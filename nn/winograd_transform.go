@@ -45,7 +45,11 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	}
 	parallelFor(g.cin*cnt, w, func(lo, hi int) {
 		// The zero-padded plane and the four rows of B^T d of a tile row.
-		b := workBuf(buf, ph*pw+4*pw, w > 1)
+		need := ph*pw + 4*pw
+		if split {
+			need = max(need, winoPlaneLen(th, tw))
+		}
+		b := workBuf(buf, need, w > 1)
 		pad, tr := b[:ph*pw], b[ph*pw:]
 		t0, t1, t2, t3 := tr[:pw], tr[pw:2*pw], tr[2*pw:3*pw], tr[3*pw:]
 		var vs [16][]float32
@@ -58,6 +62,13 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 					vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
 				}
 				winoInput4x4(&vs, src)
+				continue
+			}
+			if split && !g.winoGeneral {
+				for xi := range vs {
+					vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
+				}
+				winoInputPlane(&vs, src, g.h, g.w, th, tw, b)
 				continue
 			}
 			clear(pad)
