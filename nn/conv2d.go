@@ -84,8 +84,9 @@ type convGeom struct {
 	n, cin, h, w, cout, k, s, p, oh, ow int
 	xcm                                 bool // input stored channel-major
 	// winoGeneral makes the Winograd transforms take their general path on
-	// 4x4 maps too, and the input transform its row-by-row path on wide
-	// maps (tests compare them with the unrolled and whole-map ones).
+	// 4x4 maps too, and the input and output transforms their row-by-row
+	// paths on wide maps (tests compare them with the unrolled and
+	// whole-map ones).
 	winoGeneral bool
 }
 

@@ -69,10 +69,10 @@ const winoSplitTiles = 8
 
 // winoBufLen returns the scratch floats the transforms of g need on one
 // goroutine: a zero-padded input plane and four rows of it, or what
-// winoInputPlane needs when more.
+// winoInputPlane or winoOutputPlane need when more.
 func (g convGeom) winoBufLen() int {
 	th, tw := g.winoTiles()
-	return max((2*th+6)*(2*tw+2), winoPlaneLen(th, tw))
+	return max((2*th+6)*(2*tw+2), winoPlaneLen(th, tw), winoOutputPlaneLen(th, tw))
 }
 
 // workBuf returns buf[:n], or a new buffer when buf is too short or shared

@@ -11,7 +11,7 @@ import (
 // tile and channel (per kernel for the filter transform and its adjoint; the adjoint
 // splits itself over goroutines).
 func BenchmarkWinoTransforms(b *testing.B) {
-	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {16, 512, 4}} {
+	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {4, 256, 8}, {16, 512, 4}} {
 		g := convGeom{n: tc.n, cin: tc.c, h: tc.hw, w: tc.hw, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.hw, ow: tc.hw, xcm: true}
 		th, tw := g.winoTiles()
 		nt := tc.n * th * tw

@@ -172,7 +172,12 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 	}
 	parallelFor(g.cout*cnt, w, func(lo, hi int) {
 		// A^T m of a tile row: two rows of four values per tile.
-		b := workBuf(buf, 10*tw, w > 1)
+		split := tw >= winoSplitTiles && !g.winoGeneral
+		need := 10 * tw
+		if split {
+			need = max(need, winoOutputPlaneLen(th, tw))
+		}
+		b := workBuf(buf, need, w > 1)
 		var s0, s1 [4][]float32
 		for c := range 4 {
 			s0[c], s1[c] = b[2*c*tw:][:tw], b[(2*c+1)*tw:][:tw]
@@ -191,6 +196,10 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 			}
 			if small {
 				winoOutput4x4(dst, &ms, acc)
+				continue
+			}
+			if split {
+				winoOutputPlane(dst, &ms, oh, ow, th, tw, acc, b)
 				continue
 			}
 			for ty := range th {
