@@ -31,6 +31,13 @@ func winoInputPlane(vs *[16][]float32, src []float32, h, w, th, tw int, b []floa
 		s := (py%2)*half + py/2*tw
 		ra, rb, rc, rd := cols[0][s:s+tw], cols[1][s:s+tw], cols[2][s:s+tw], cols[3][s:s+tw]
 		row := src[y*w : (y+1)*w]
+		if w == 2*tw {
+			// Even width: split once, the shifted copies are moves.
+			splitEvenOdd(rb, rc, row)
+			copy(rd[:tw-1], rb[1:])
+			copy(ra[1:], rc[:tw-1])
+			continue
+		}
 		// Image column 2k is padded column 2k+1: B at k, D at k-1.
 		for k := 0; 2*k < w; k++ {
 			v := row[2*k]
