@@ -37,8 +37,9 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 	ld := winoLd(g.cin, nt)
 	ph, pw := 2*th+2, 2*tw+2
 	split := tw >= winoSplitTiles
-	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
+	// 4x4 and 8x8 maps take the unrolled paths.
 	small := g.h == 4 && g.w == 4 && !g.winoGeneral
+	small8 := g.h == 8 && g.w == 8 && !g.winoGeneral
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -62,6 +63,13 @@ func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float3
 					vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
 				}
 				winoInput4x4(&vs, src)
+				continue
+			}
+			if small8 {
+				for xi := range vs {
+					vs[xi] = v[xi*ld+ci*nt+j*tpi:][:tpi]
+				}
+				winoInput8x8(&vs, src)
 				continue
 			}
 			if split && !g.winoGeneral {
@@ -164,8 +172,9 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 	ld := winoLd(g.cout, nt)
 	oh, ow := g.oh, g.ow
 	ohw := oh * ow
-	// 4x4 maps (two tile rows of two tiles) take the unrolled path.
+	// 4x4 and 8x8 maps take the unrolled paths.
 	small := oh == 4 && ow == 4 && !g.winoGeneral
+	small8 := oh == 8 && ow == 8 && !g.winoGeneral
 	w := 1
 	if par {
 		w = workers(16 * ld)
@@ -196,6 +205,10 @@ func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, b
 			}
 			if small {
 				winoOutput4x4(dst, &ms, acc)
+				continue
+			}
+			if small8 {
+				winoOutput8x8(dst, &ms, acc)
 				continue
 			}
 			if split {
