@@ -27,15 +27,6 @@ func im2col3x3s2(col []float32, ldcol int, src []float32, cs, c, h, w int) {
 	}
 }
 
-// splitEvenOdd sets even[j] = line[2j] and odd[j] = line[2j+1].
-func splitEvenOdd(even, odd, line []float32) {
-	line = line[:2*len(even)]
-	odd = odd[:len(even)]
-	for j := range even {
-		even[j], odd[j] = line[2*j], line[2*j+1]
-	}
-}
-
 // shiftCols sets dst (rows of ow) to src moved one column right, with a
 // zero first column.
 func shiftCols(dst, src []float32, ow int) {

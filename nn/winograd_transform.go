@@ -290,21 +290,13 @@ func interleave(row, e, o []float32, acc bool) {
 	n := len(row) / 2
 	e, o = e[:n+len(row)%2], o[:n]
 	if acc {
-		for i := range n {
-			q := row[2*i : 2*i+2 : 2*i+2]
-			q[0] += e[i]
-			q[1] += o[i]
-		}
+		zipAdd(row, e[:n], o)
 		if len(row)%2 == 1 {
 			row[2*n] += e[n]
 		}
 		return
 	}
-	for i := range n {
-		q := row[2*i : 2*i+2 : 2*i+2]
-		q[0] = e[i]
-		q[1] = o[i]
-	}
+	zip(row, e[:n], o)
 	if len(row)%2 == 1 {
 		row[2*n] = e[n]
 	}
