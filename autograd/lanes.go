@@ -2,7 +2,8 @@ package autograd
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // laneKernel computes one lane: out from a and b (b may be nil), all
@@ -68,21 +69,9 @@ func forLanes(shape []int, axis int, k laneKernel, out, a, b []float32, bOut boo
 // parallelFor calls run on consecutive ranges covering [0, count), split
 // across GOMAXPROCS goroutines when work (elements touched) is large.
 func parallelFor(count, work int, run func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), count)
-	if w < 2 || work < parallelWork {
-		if count > 0 {
-			run(0, count)
-		}
-		return
+	w := runtime.GOMAXPROCS(0)
+	if work < parallelWork {
+		w = 1
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(i*count/w, (i+1)*count/w)
-		}()
-	}
-	run(0, count/w)
-	wg.Wait()
+	par.For(count, w, run)
 }

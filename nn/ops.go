@@ -2,9 +2,9 @@ package nn
 
 import (
 	"runtime"
-	"sync"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -64,28 +64,4 @@ func workers(n int) int {
 
 // parallelFor splits [0, n) into contiguous chunks run by up to w
 // goroutines and waits for them.
-func parallelFor(n, w int, f func(lo, hi int)) {
-	if w > n {
-		w = n
-	}
-	if w <= 1 {
-		if n > 0 {
-			f(0, n)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range w {
-		lo, hi := i*n/w, (i+1)*n/w
-		if i == w-1 {
-			f(lo, hi)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
+func parallelFor(n, w int, f func(lo, hi int)) { par.For(n, w, f) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/kernels/gemm"
@@ -65,10 +66,10 @@ func benchDuelCommand() *cli.Command {
 				return err
 			}
 			res := map[string]any{"size": k, "batch": b, "dim": z, "updates": n,
-				"fast_ms": median(fast), "fast_mean_ms": mean(fast),
+				"fast_ms": median(fast), "fast_mean_ms": stat.Mean(fast, nil),
 				"isa": gemm.ISA(), "int16_kernel": igemm.Kernel()}
 			fmt.Fprintf(c.App.Writer, "DUEL update (K=%d, B=%d, Z=%d, %s, int16 %s): fast median %.3f ms, mean %.3f ms over %d updates\n",
-				k, b, z, gemm.ISA(), igemm.Kernel(), median(fast), mean(fast), n)
+				k, b, z, gemm.ISA(), igemm.Kernel(), median(fast), stat.Mean(fast, nil), n)
 			if nr > 0 {
 				ref, err := timeDUEL(memory.NewDUELReference(memory.Protected), init, batches[:min(nr, n)+1], k, z)
 				if err != nil {
@@ -105,16 +106,4 @@ func timeDUEL(p memory.Policy, init []float32, batches [][]float32, k, z int) ([
 		}
 	}
 	return ms, nil
-}
-
-// mean returns the mean of v (0 for none).
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }

@@ -5,7 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // TSNEInit selects the initial embedding of t-SNE.
@@ -345,24 +346,9 @@ func klDivergence(y, p []float64, n int) float64 {
 // parallelRows calls f(i) for every i in [0, n), in contiguous chunks on up
 // to GOMAXPROCS goroutines (on the caller's alone for small n).
 func parallelRows(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/64)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
+	par.For(n, min(runtime.GOMAXPROCS(0), n/64), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
 			f(i)
 		}
-		return
-	}
-	var wg sync.WaitGroup
-	per := (n + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
+	})
 }

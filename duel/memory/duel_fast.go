@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/kernels/igemm"
 )
 
@@ -311,18 +312,7 @@ func (f *fastDUEL) commit(b int) {
 // 0..n-1 (at least 64 rows each), concurrently, the last one on the
 // caller's goroutine, and returns when all are done.
 func parallelRows(n int, do func(r0, r1 int)) {
-	t := min(runtime.GOMAXPROCS(0), max(1, n/64))
-	var wg sync.WaitGroup
-	for i := 0; i < t-1; i++ {
-		r0, r1 := n*i/t, n*(i+1)/t
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			do(r0, r1)
-		}()
-	}
-	do(n*(t-1)/t, n)
-	wg.Wait()
+	par.For(n, min(runtime.GOMAXPROCS(0), n/64), do)
 }
 
 // rebuild computes the state from scratch for the memory of a: slot s holds

@@ -1,0 +1,28 @@
+// Package par runs a loop over [0, n) on several goroutines: the one
+// splitting helper shared by the packages that parallelise row loops, each
+// with its own rule for how many goroutines the work deserves.
+package par
+
+import "sync"
+
+// For calls f on w contiguous ranges covering [0, n) (range i is
+// [i*n/w, (i+1)*n/w)), concurrently, the last one on the caller's
+// goroutine, and returns when all are done. w is clamped to [1, n]; for
+// n <= 0, f is not called.
+func For(n, w int, f func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	w = max(1, min(w, n))
+	var wg sync.WaitGroup
+	for i := 0; i < w-1; i++ {
+		lo, hi := i*n/w, (i+1)*n/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	f((w-1)*n/w, n)
+	wg.Wait()
+}
