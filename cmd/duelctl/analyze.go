@@ -57,6 +57,8 @@ type analyzeResult struct {
 	MemoryClassEntropy   *float64  `json:"memory_class_entropy"`
 	MemoryClassCounts    []int     `json:"memory_class_counts"`
 	MemoryRows           int       `json:"memory_rows"`
+	// MemoryAge: the rows' ages (steps) and negative uses at the checkpoint.
+	MemoryAge *analysis.MemoryAge `json:"memory_age,omitempty"`
 	IntraClassVariance   float64   `json:"intra_class_variance"`
 	InterClassSimilarity float64   `json:"inter_class_similarity"`
 	IntraClassPerClass   []float64 `json:"intra_class_variance_per_class"`
@@ -175,6 +177,12 @@ func runAnalyze(c *cli.Context) error {
 			}
 			figure("class_frequency.png", "Class frequency in memory (descending)")
 		}
+		if r.Memory.Len() > 0 {
+			if err := memoryAgePlots(r, rep, figure); err != nil {
+				return err
+			}
+			res.MemoryAge = rep.MemoryAge
+		}
 		if points > 0 && r.Memory.Len() >= 2 {
 			mf := memoryFeatures(r, labelled)
 			names := ds.Classes
@@ -205,6 +213,9 @@ func runAnalyze(c *cli.Context) error {
 		rep.LoggedSteps = len(m.Records)
 		if v, ok := m.Last("loss"); ok {
 			rep.LastLoss = &v
+		}
+		if err := classCountsPlot(r, ds.Classes, figure); err != nil {
+			rep.Notes = append(rep.Notes, "memory classes over training: "+err.Error())
 		}
 		if len(m.Records) > 0 {
 			if _, err := analysis.PlotTrainingCurves(filepath.Join(dir, "training_curves.png"), m); err == nil {

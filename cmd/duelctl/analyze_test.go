@@ -41,7 +41,13 @@ func TestAnalyze(t *testing.T) {
 				*res.MemoryClassEntropy < 0 || *res.MemoryClassEntropy > math.Log(10)+1e-9 {
 				t.Errorf("dmoco: memory fields %+v", res)
 			}
-			want = append(want, "tsne_memory.png", "class_frequency.png")
+			want = append(want, "tsne_memory.png", "class_frequency.png", "memory_age.png", "memory_uses.png", "memory_classes.png")
+			if a := res.MemoryAge; a == nil || a.AgeMax < a.AgeMean || a.AgeMean < 0 || a.UsesMax < a.UsesMean {
+				t.Errorf("dmoco: memory age %+v", a)
+			}
+			if !strings.Contains(string(report), "Age of the rows held") {
+				t.Errorf("dmoco report lacks the memory age:\n%s", report)
+			}
 			r, err := train.LoadRun(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -92,7 +98,8 @@ func TestAnalyzeBackboneAndNoMetrics(t *testing.T) {
 	}
 	var res analyzeResult
 	lastJSON(t, stdout, &res)
-	if res.Layer != "backbone" || len(res.Plots) != 1 || res.TSNEKLTest != nil {
+	// class frequency, memory age and uses; no class curves without metrics.jsonl
+	if res.Layer != "backbone" || len(res.Plots) != 3 || res.TSNEKLTest != nil {
 		t.Errorf("result %+v", res)
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))

@@ -18,11 +18,24 @@ type Report struct {
 	MemorySize                    int   // K, 0 without a memory
 	MemoryCounts                  []int // rows of each class in memory; nil without a memory or labels
 	MemoryNote                    string
+	// MemoryAge summarises the rows' ages and negative uses; nil without a
+	// memory.
+	MemoryAge *MemoryAge
 	LastLoss                      *float64 // last logged training loss
 	LoggedSteps                   int      // records in metrics.jsonl
 	Figures                       []Figure
 	Notes                         []string
 	KNNTop1, LinearTop1           *float64 // when measured
+}
+
+// MemoryAge summarises how long the rows held have been in the memory
+// (steps) and how often they served as negatives.
+type MemoryAge struct {
+	AgeMean   float64 `json:"age_mean"`
+	AgeMedian float64 `json:"age_median"`
+	AgeMax    float64 `json:"age_max"`
+	UsesMean  float64 `json:"neg_uses_mean"`
+	UsesMax   float64 `json:"neg_uses_max"`
 }
 
 // Figure is a plot written beside report.md.
@@ -85,6 +98,12 @@ func (r *Report) Markdown() string {
 			}
 			fmt.Fprintf(&b, "| %s | %d | %.3f |\n", classLabel(c, r.ClassNames), n, share)
 		}
+	}
+	if a := r.MemoryAge; a != nil && r.MemorySize > 0 {
+		fmt.Fprintf(&b, "\nAge of the rows held at step %d: mean %.0f, median %.0f, oldest %.0f steps. "+
+			"Drawn as negatives: %.1f steps per row on average, at most %.0f. "+
+			"A FIFO queue of K rows fed B rows a step keeps no row longer than K/B steps; "+
+			"rows much older than that were embedded by an older encoder.\n", r.Step, a.AgeMean, a.AgeMedian, a.AgeMax, a.UsesMean, a.UsesMax)
 	}
 
 	b.WriteString("\n## Latent space\n\n")

@@ -10,16 +10,17 @@ import (
 	"math"
 )
 
-// Checkpoint format (little-endian), version 1:
+// Checkpoint format (little-endian), version 2:
 //
 //	magic "DUELMEM\x00", version uint32
 //	k, z, n uint32; seen int64; safe uint8
 //	policy name: uint16 length + bytes; policy state: uint32 length + bytes
 //	rows n*z float32; ids n int64; labels n int32; steps n int64
+//	uses n int64 (version 2 only; version 1 files load with zero uses)
 //	crc32 (IEEE) of everything before it
 const (
 	checkpointMagic   = "DUELMEM\x00"
-	checkpointVersion = 1
+	checkpointVersion = 2
 )
 
 // MarshalBinary encodes the memory (rows, ids, labels, steps, rows seen,
@@ -50,6 +51,7 @@ func (m *Memory) MarshalBinary() ([]byte, error) {
 	w(m.ids)
 	w(m.labels)
 	w(m.steps)
+	w(m.uses)
 	w(crc32.ChecksumIEEE(buf.Bytes()))
 	return buf.Bytes(), nil
 }
@@ -87,8 +89,8 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	var seen int64
 	var safe bool
 	var nameLen uint16
-	if read(&version) != nil || version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint version %d, expected %d", version, checkpointVersion)
+	if read(&version) != nil || version < 1 || version > checkpointVersion {
+		return nil, fmt.Errorf("checkpoint version %d, expected 1..%d", version, checkpointVersion)
 	}
 	if err := errors.Join(read(&dims), read(&seen), read(&safe), read(&nameLen)); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
@@ -107,8 +109,13 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	}
 	state := make([]byte, stateLen)
 	read(state)
-	// rows, ids, labels, steps: 4z + 8 + 4 + 8 bytes per row.
-	if want := int64(n) * (4*int64(z) + 20); int64(r.Len()) != want {
+	// rows, ids, labels, steps (and uses from version 2): 4z + 8 + 4 + 8
+	// (+ 8) bytes per row.
+	perRow := 4*int64(z) + 20
+	if version >= 2 {
+		perRow += 8
+	}
+	if want := int64(n) * perRow; int64(r.Len()) != want {
 		return nil, fmt.Errorf("%d bytes of rows, expected %d for %d rows of %d", r.Len(), want, n, z)
 	}
 	policy, err := NewPolicy(string(name), 0)
@@ -123,11 +130,15 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 		return nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
 	}
 	m := &Memory{k: k, z: z, policy: policy, safe: safe, seen: seen, gen: 1,
-		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n)}
+		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n),
+		uses: make([]int64, n)}
 	read(m.rows)
 	read(m.ids)
 	read(m.labels)
 	read(m.steps)
+	if version >= 2 {
+		read(m.uses)
+	}
 	for i := 0; i < n; i++ {
 		var ss float64
 		for _, v := range m.rows[i*z : (i+1)*z] {
@@ -138,6 +149,9 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 		}
 		if m.labels[i] < -1 {
 			return nil, fmt.Errorf("row %d has label %d, expected -1 (unknown) or a class >= 0", i, m.labels[i])
+		}
+		if m.uses[i] < 0 {
+			return nil, fmt.Errorf("row %d was used %d times as a negative, expected >= 0", i, m.uses[i])
 		}
 	}
 	return m, nil

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"math"
 )
 
 // Memory is the active memory: up to K rows of Z float32 values, each with
@@ -16,11 +17,14 @@ type Memory struct {
 	ids    []int64
 	labels []int32
 	steps  []int64
-	seen   int64  // rows offered so far
-	gen    uint64 // incremented at every change of rows
+	uses   []int64 // steps at which each row was drawn as a negative
+	seen   int64   // rows offered so far
+	gen    uint64  // incremented at every change of rows
 
-	batch []float32 // scratch: the normalised incoming rows
-	spare []float32 // scratch: the next rows (see apply)
+	batch    []float32 // scratch: the normalised incoming rows of the last Add
+	lastB    int       // rows of the last Add in batch
+	lastStep int64     // step of the last Add
+	spare    []float32 // scratch: the next rows (see apply)
 }
 
 // An Option configures a Memory.
@@ -85,8 +89,10 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	}
 	m.batch = grow(m.batch, len(rows))
 	if err := normalizeRows(m.batch, rows, m.z); err != nil {
+		m.lastB = 0
 		return st, fmt.Errorf("memory add: %w", err)
 	}
+	m.lastB, m.lastStep = b, int64(step)
 	seen0 := m.seen
 	meta := func(r int) (int64, int32) {
 		id, label := seen0+int64(r), int32(-1)
@@ -107,6 +113,7 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 		m.ids = append(m.ids, id)
 		m.labels = append(m.labels, label)
 		m.steps = append(m.steps, int64(step))
+		m.uses = append(m.uses, 0)
 	}
 	if st.Filled > 0 {
 		m.gen++
@@ -189,11 +196,11 @@ func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step
 			continue // already in place
 		}
 		if p < m.k {
-			m.ids[j], m.labels[j], m.steps[j] = m.ids[p], m.labels[p], m.steps[p]
+			m.ids[j], m.labels[j], m.steps[j], m.uses[j] = m.ids[p], m.labels[p], m.steps[p], m.uses[p]
 			continue
 		}
 		m.ids[j], m.labels[j] = meta(skip + p - m.k)
-		m.steps[j] = int64(step)
+		m.steps[j], m.uses[j] = int64(step), 0
 	}
 	m.gen++
 }
@@ -245,3 +252,5 @@ func (m *Memory) Labels() []int32 { return m.labels }
 // Steps returns the step at which each row held entered (the memory's own
 // slice).
 func (m *Memory) Steps() []int64 { return m.steps }
+
+func nan() float64 { return math.NaN() }

@@ -119,9 +119,11 @@ func memoryNegatives(mem *memory.Memory, n int, seed uint64, step int) *autograd
 	rows := mem.Rows()
 	if n == 0 || n >= k {
 		// The memory changes only in Update, after the backward pass.
+		mem.CountNegatives(nil)
 		return autograd.Const(tensor.FromSlice(rows[:k*z], k, z))
 	}
 	idx := pickRows(k, n, seed, step)
+	mem.CountNegatives(idx) // positions from pickRows are in range
 	out := make([]float32, len(idx)*z)
 	for i, p := range idx {
 		copy(out[i*z:(i+1)*z], rows[p*z:(p+1)*z])

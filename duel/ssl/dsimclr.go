@@ -98,6 +98,9 @@ func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
 		return nil, nil
 	}
 	idx := pickRows(k, m.cfg.MemNegatives, m.cfg.Seed, b.Step)
+	if err := m.mem.CountNegatives(idx); err != nil {
+		return nil, err
+	}
 	all := m.mem.IDs()
 	ids := make([]int64, len(idx))
 	for i, p := range idx {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
@@ -25,6 +27,24 @@ type Metric struct {
 	MemoryClassEntropy *float64 `json:"memory_class_entropy,omitempty"`
 	// MemoryRows is the number of rows held.
 	MemoryRows *int `json:"memory_rows,omitempty"`
+	// MemoryClassCounts is the number of rows held of each class (labelled
+	// data only).
+	MemoryClassCounts []int `json:"memory_class_counts,omitempty"`
+	// MemoryAgeMean, MemoryAgeMedian and MemoryAgeMax are the ages in steps
+	// of the rows held (memory.Usage).
+	MemoryAgeMean   *float64 `json:"memory_age_mean,omitempty"`
+	MemoryAgeMedian *float64 `json:"memory_age_median,omitempty"`
+	MemoryAgeMax    *float64 `json:"memory_age_max,omitempty"`
+	// MemoryNegUsesMean and MemoryNegUsesMax count the steps at which the
+	// rows held were drawn as negatives.
+	MemoryNegUsesMean *float64 `json:"memory_neg_uses_mean,omitempty"`
+	MemoryNegUsesMax  *float64 `json:"memory_neg_uses_max,omitempty"`
+	// MemoryBatchCos is the mean cosine between the step's memory input
+	// rows and the older rows held; BatchCos the mean cosine between
+	// distinct input rows. A gap between them means the memory holds rows
+	// of an older encoder.
+	MemoryBatchCos *float64 `json:"memory_batch_cos,omitempty"`
+	BatchCos       *float64 `json:"batch_cos,omitempty"`
 	// KNNTop1 is the kNN monitor's top-1 accuracy, when measured at this step.
 	KNNTop1  *float64 `json:"knn_top1,omitempty"`
 	ElapsedS float64  `json:"elapsed_s"` // wall time since this process started training
@@ -107,4 +127,32 @@ func ReadMetrics(dir string) ([]Metric, error) {
 		out = append(out, m)
 	}
 	return out, sc.Err()
+}
+
+// finitePtr returns &v, or nil when v is NaN or infinite (JSON has no NaN).
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// setMemory fills the memory fields of m from mem at step (classes: the
+// dataset's number of classes).
+func (m *Metric) setMemory(mem *memory.Memory, step, classes int) {
+	h, n := mem.ClassEntropy(), mem.Len()
+	m.MemoryClassEntropy, m.MemoryRows = &h, &n
+	if counts, err := mem.ClassCounts(classes); err == nil {
+		total := 0
+		for _, c := range counts {
+			total += c
+		}
+		if total > 0 {
+			m.MemoryClassCounts = counts
+		}
+	}
+	u := mem.Usage(step)
+	m.MemoryAgeMean, m.MemoryAgeMedian, m.MemoryAgeMax = finitePtr(u.AgeMean), finitePtr(u.AgeMedian), finitePtr(u.AgeMax)
+	m.MemoryNegUsesMean, m.MemoryNegUsesMax = finitePtr(u.UsesMean), finitePtr(u.UsesMax)
+	m.MemoryBatchCos, m.BatchCos = finitePtr(u.BatchCos), finitePtr(u.WithinCos)
 }

@@ -255,8 +255,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 				ImgPerS:  float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
 				ElapsedS: time.Since(t0).Seconds()}
 			if mem := method.Memory(); mem != nil {
-				h, n := mem.ClassEntropy(), mem.Len()
-				m.MemoryClassEntropy, m.MemoryRows = &h, &n
+				m.setMemory(mem, step, ds.NumClasses())
 			}
 			if knn != nil && (done%c.KNNEvery == 0 || last) {
 				acc, err := knn.measure(method.Encoder())
@@ -293,6 +292,9 @@ func logLine(w io.Writer, c *Config, m *Metric) {
 	fmt.Fprintf(w, "step %d/%d  loss %.4f  lr %.3g  %.1f img/s", m.Step, c.Steps, m.Loss, m.LR, m.ImgPerS)
 	if m.MemoryClassEntropy != nil {
 		fmt.Fprintf(w, "  memory class entropy %.3f nats (%d rows)", *m.MemoryClassEntropy, *m.MemoryRows)
+	}
+	if m.MemoryAgeMean != nil {
+		fmt.Fprintf(w, "  age %.0f/%.0f steps", *m.MemoryAgeMean, *m.MemoryAgeMax)
 	}
 	if m.KNNTop1 != nil {
 		fmt.Fprintf(w, "  kNN top-1 %.2f%%", 100**m.KNNTop1)

@@ -1,0 +1,120 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
+// Usage summarises the rows held at one training step: how long they have
+// been in the memory, how often they served as negatives, and how close
+// they are to the rows of the latest batch. It is what the training log
+// records to tell a memory that follows the encoder from one that holds
+// stale rows.
+type Usage struct {
+	// AgeMean, AgeMedian and AgeMax are the rows' ages in steps (the step
+	// given minus the step at which each row entered).
+	AgeMean, AgeMedian, AgeMax float64
+	// UsesMean and UsesMax count how many steps each row was drawn as a
+	// negative (see CountNegatives).
+	UsesMean, UsesMax float64
+	// BatchCos is the mean cosine similarity between the rows of the latest
+	// batch offered and the rows held that entered before it; WithinCos is
+	// the mean cosine between distinct rows of that batch. A memory of
+	// current rows has BatchCos close to WithinCos; rows from an older
+	// encoder drift apart from the batch. Both are NaN when undefined.
+	BatchCos, WithinCos float64
+}
+
+// CountNegatives records that the rows at positions pos (all rows held when
+// pos is nil) were drawn as negatives once more.
+func (m *Memory) CountNegatives(pos []int) error {
+	if pos == nil {
+		for i := range m.uses {
+			m.uses[i]++
+		}
+		return nil
+	}
+	for _, p := range pos {
+		if p < 0 || p >= len(m.uses) {
+			return fmt.Errorf("memory count negatives: position %d, expected 0..%d", p, len(m.uses)-1)
+		}
+		m.uses[p]++
+	}
+	return nil
+}
+
+// Uses returns how many steps each row held was drawn as a negative (the
+// memory's own slice).
+func (m *Memory) Uses() []int64 { return m.uses }
+
+// Usage summarises the rows held at step (see Usage). The batch
+// similarities use the rows of the last call to Add.
+func (m *Memory) Usage(step int) Usage {
+	n := m.Len()
+	u := Usage{AgeMean: nan(), AgeMedian: nan(), AgeMax: nan(), UsesMean: nan(), UsesMax: nan(),
+		BatchCos: nan(), WithinCos: nan()}
+	if n > 0 {
+		ages := make([]float64, n)
+		var sumAge, sumUse float64
+		u.AgeMax, u.UsesMax = 0, 0
+		for i := 0; i < n; i++ {
+			ages[i] = float64(int64(step) - m.steps[i])
+			sumAge += ages[i]
+			sumUse += float64(m.uses[i])
+			u.AgeMax = max(u.AgeMax, ages[i])
+			u.UsesMax = max(u.UsesMax, float64(m.uses[i]))
+		}
+		u.AgeMean, u.UsesMean = sumAge/float64(n), sumUse/float64(n)
+		slices.Sort(ages)
+		u.AgeMedian = (ages[(n-1)/2] + ages[n/2]) / 2
+	}
+	u.BatchCos, u.WithinCos = m.batchSimilarities()
+	return u
+}
+
+// batchSimilarities computes Usage.BatchCos and Usage.WithinCos from the
+// normalised rows of the last Add (kept in m.batch) and the rows held that
+// entered before that call.
+func (m *Memory) batchSimilarities() (batchCos, withinCos float64) {
+	batchCos, withinCos = nan(), nan()
+	b, z := m.lastB, m.z
+	if b == 0 || len(m.batch) < b*z {
+		return
+	}
+	x := m.batch[:b*z]
+	var older []float32
+	for i, s := range m.steps {
+		if s < m.lastStep {
+			older = append(older, m.rows[i*z:(i+1)*z]...)
+		}
+	}
+	if k := len(older) / z; k > 0 {
+		c := make([]float32, b*k)
+		gemm.Sgemm(false, true, b, k, z, 1, x, z, older, z, 0, c, k)
+		batchCos = meanOf(c)
+	}
+	if b > 1 {
+		c := make([]float32, b*b)
+		gemm.Sgemm(false, true, b, b, z, 1, x, z, x, z, 0, c, b)
+		var s float64
+		for i := 0; i < b; i++ {
+			for j := 0; j < b; j++ {
+				if i != j {
+					s += float64(c[i*b+j])
+				}
+			}
+		}
+		withinCos = s / float64(b*(b-1))
+	}
+	return
+}
+
+func meanOf(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
+}
