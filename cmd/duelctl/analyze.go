@@ -49,26 +49,26 @@ func analyzeCommand() *cli.Command {
 
 // analyzeResult is the --json object of duelctl analyze (also analysis.json).
 type analyzeResult struct {
-	Run                  string    `json:"run"`
-	Step                 int       `json:"step"`
-	Method               string    `json:"method"`
-	Layer                string    `json:"layer"`
-	TestSamples          int       `json:"test_samples"`
-	MemoryClassEntropy   *float64  `json:"memory_class_entropy"`
-	MemoryClassCounts    []int     `json:"memory_class_counts"`
-	MemoryRows           int       `json:"memory_rows"`
+	Run                string   `json:"run"`
+	Step               int      `json:"step"`
+	Method             string   `json:"method"`
+	Layer              string   `json:"layer"`
+	TestSamples        int      `json:"test_samples"`
+	MemoryClassEntropy *float64 `json:"memory_class_entropy"`
+	MemoryClassCounts  []int    `json:"memory_class_counts"`
+	MemoryRows         int      `json:"memory_rows"`
 	// MemoryAge: the rows' ages (steps) and negative uses at the checkpoint.
-	MemoryAge *analysis.MemoryAge `json:"memory_age,omitempty"`
-	IntraClassVariance   float64   `json:"intra_class_variance"`
-	InterClassSimilarity float64   `json:"inter_class_similarity"`
-	IntraClassPerClass   []float64 `json:"intra_class_variance_per_class"`
-	InterClassPerClass   []float64 `json:"inter_class_similarity_per_class"`
-	Classes              []int     `json:"classes"`
-	TSNEKLTest           *float64  `json:"tsne_kl_test,omitempty"`
-	TSNEKLMemory         *float64  `json:"tsne_kl_memory,omitempty"`
-	Plots                []string  `json:"plots"`
-	Report               string    `json:"report"`
-	Seconds              float64   `json:"seconds"`
+	MemoryAge            *analysis.MemoryAge `json:"memory_age,omitempty"`
+	IntraClassVariance   float64             `json:"intra_class_variance"`
+	InterClassSimilarity float64             `json:"inter_class_similarity"`
+	IntraClassPerClass   []float64           `json:"intra_class_variance_per_class"`
+	InterClassPerClass   []float64           `json:"inter_class_similarity_per_class"`
+	Classes              []int               `json:"classes"`
+	TSNEKLTest           *float64            `json:"tsne_kl_test,omitempty"`
+	TSNEKLMemory         *float64            `json:"tsne_kl_memory,omitempty"`
+	Plots                []string            `json:"plots"`
+	Report               string              `json:"report"`
+	Seconds              float64             `json:"seconds"`
 }
 
 func runAnalyze(c *cli.Context) error {

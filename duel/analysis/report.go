@@ -20,12 +20,12 @@ type Report struct {
 	MemoryNote                    string
 	// MemoryAge summarises the rows' ages and negative uses; nil without a
 	// memory.
-	MemoryAge *MemoryAge
-	LastLoss                      *float64 // last logged training loss
-	LoggedSteps                   int      // records in metrics.jsonl
-	Figures                       []Figure
-	Notes                         []string
-	KNNTop1, LinearTop1           *float64 // when measured
+	MemoryAge           *MemoryAge
+	LastLoss            *float64 // last logged training loss
+	LoggedSteps         int      // records in metrics.jsonl
+	Figures             []Figure
+	Notes               []string
+	KNNTop1, LinearTop1 *float64 // when measured
 }
 
 // MemoryAge summarises how long the rows held have been in the memory
