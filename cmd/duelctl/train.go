@@ -104,6 +104,8 @@ func trainSettings() []trainSetting {
 		stringSetting("policy", "memory policy: "+strings.Join(memory.PolicyNames(), ", ")+" (default: fifo for moco, duel for dmoco and dsimclr)", func(c *C) *string { return &c.Policy }),
 		stringSetting("admission", "DUEL admission: protected or compete (default: protected)", func(c *C) *string { return &c.Admission }),
 		boolSetting("safe-update", "Algorithm 2's safe update: keep the memory when an update lowers its distinctiveness (default: off)", func(c *C) *bool { return &c.SafeUpdate }),
+		intSetting("max-age", "steps a row may stay in the memory: older rows leave first, whatever the policy; 0 = no limit, the paper's (default: 0)", func(c *C) *int { return &c.MaxAge }),
+		intSetting("mem-refresh", "memory rows re-embedded each step from their images by the current (key) encoder, stalest first: keeps the features the policy compares and the negatives current (Algorithm 1 scores with the current encoder); 0 = never, the paper's implementation (default: 0)", func(c *C) *int { return &c.MemRefresh }),
 		floatSetting("tau", "temperature of InfoNCE / NT-Xent (default: 0.5, the paper's)", func(c *C) *float64 { return &c.Tau }),
 		floatSetting("ema", "momentum of the key (MoCo) and target (BYOL) networks (default: 0.99; the paper's MoCo value, 0.9, in paper-cifar10)", func(c *C) *float64 { return &c.EMA }),
 		stringSetting("negatives", "contrastive negatives: batch, memory or mixed (Appendix F.3) (default: memory for moco/dmoco, mixed for dsimclr, batch for simclr)", func(c *C) *string { return &c.Negatives }),

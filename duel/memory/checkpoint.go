@@ -14,9 +14,11 @@ import (
 //
 //	magic "DUELMEM\x00", version uint32
 //	k, z, n uint32; seen int64; safe uint8
+//	max age uint32 (version 2 only)
 //	policy name: uint16 length + bytes; policy state: uint32 length + bytes
 //	rows n*z float32; ids n int64; labels n int32; steps n int64
-//	uses n int64 (version 2 only; version 1 files load with zero uses)
+//	uses n int64, fresh n int64 (version 2 only; version 1 files load with
+//	zero uses and features as fresh as the rows' entry steps)
 //	crc32 (IEEE) of everything before it
 const (
 	checkpointMagic   = "DUELMEM\x00"
@@ -42,6 +44,7 @@ func (m *Memory) MarshalBinary() ([]byte, error) {
 	w([]uint32{uint32(m.k), uint32(m.z), uint32(m.Len())})
 	w(m.seen)
 	w(m.safe)
+	w(uint32(m.maxAge))
 	name := m.policy.Name()
 	w(uint16(len(name)))
 	buf.WriteString(name)
@@ -52,6 +55,7 @@ func (m *Memory) MarshalBinary() ([]byte, error) {
 	w(m.labels)
 	w(m.steps)
 	w(m.uses)
+	w(m.fresh)
 	w(crc32.ChecksumIEEE(buf.Bytes()))
 	return buf.Bytes(), nil
 }
@@ -92,7 +96,19 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	if read(&version) != nil || version < 1 || version > checkpointVersion {
 		return nil, fmt.Errorf("checkpoint version %d, expected 1..%d", version, checkpointVersion)
 	}
-	if err := errors.Join(read(&dims), read(&seen), read(&safe), read(&nameLen)); err != nil {
+	var maxAge uint32
+	if err := errors.Join(read(&dims), read(&seen), read(&safe)); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	if version >= 2 {
+		if err := read(&maxAge); err != nil {
+			return nil, fmt.Errorf("header: %w", err)
+		}
+		if maxAge > math.MaxInt32 {
+			return nil, fmt.Errorf("maximum row age %d, expected below 2^31", maxAge)
+		}
+	}
+	if err := read(&nameLen); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
 	k, z, n := int(dims[0]), int(dims[1]), int(dims[2])
@@ -109,11 +125,11 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	}
 	state := make([]byte, stateLen)
 	read(state)
-	// rows, ids, labels, steps (and uses from version 2): 4z + 8 + 4 + 8
-	// (+ 8) bytes per row.
+	// rows, ids, labels, steps (and uses, fresh from version 2): 4z + 8 +
+	// 4 + 8 (+ 16) bytes per row.
 	perRow := 4*int64(z) + 20
 	if version >= 2 {
-		perRow += 8
+		perRow += 16
 	}
 	if want := int64(n) * perRow; int64(r.Len()) != want {
 		return nil, fmt.Errorf("%d bytes of rows, expected %d for %d rows of %d", r.Len(), want, n, z)
@@ -129,15 +145,18 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	} else if len(state) != 0 {
 		return nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
 	}
-	m := &Memory{k: k, z: z, policy: policy, safe: safe, seen: seen, gen: 1,
+	m := &Memory{k: k, z: z, policy: policy, safe: safe, maxAge: int(maxAge), seen: seen, gen: 1,
 		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n),
-		uses: make([]int64, n)}
+		uses: make([]int64, n), fresh: make([]int64, n)}
 	read(m.rows)
 	read(m.ids)
 	read(m.labels)
 	read(m.steps)
 	if version >= 2 {
 		read(m.uses)
+		read(m.fresh)
+	} else {
+		copy(m.fresh, m.steps)
 	}
 	for i := 0; i < n; i++ {
 		var ss float64
@@ -152,6 +171,9 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 		}
 		if m.uses[i] < 0 {
 			return nil, fmt.Errorf("row %d was used %d times as a negative, expected >= 0", i, m.uses[i])
+		}
+		if m.fresh[i] < m.steps[i] {
+			return nil, fmt.Errorf("row %d was embedded at step %d, before it entered at step %d", i, m.fresh[i], m.steps[i])
 		}
 	}
 	return m, nil

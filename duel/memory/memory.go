@@ -12,12 +12,14 @@ type Memory struct {
 	k, z   int
 	policy Policy
 	safe   bool
+	maxAge int // rows older than this many steps leave first; 0 = no limit
 
 	rows   []float32 // Len() x Z, L2-normalised
 	ids    []int64
 	labels []int32
 	steps  []int64
 	uses   []int64 // steps at which each row was drawn as a negative
+	fresh  []int64 // step at which each row's features were computed (entry or Refresh)
 	seen   int64   // rows offered so far
 	gen    uint64  // incremented at every change of rows
 
@@ -29,6 +31,15 @@ type Memory struct {
 
 // An Option configures a Memory.
 type Option func(*Memory)
+
+// WithMaxAge makes Add remove the rows that entered more than age steps
+// before the incoming batch before anything else happens, so that no row
+// outlives age steps; the batch then refills their places and the policy
+// handles the rest. Zero (the default) keeps rows as long as the policy
+// does. It bounds how stale the features held can be: a policy that never
+// evicts some rows (DUEL keeps the rows most opposed to the others) otherwise
+// keeps rows embedded by the encoder of the first steps forever.
+func WithMaxAge(age int) Option { return func(m *Memory) { m.maxAge = age } }
 
 // WithSafeUpdate makes Add keep the old memory when the policy's update
 // would lower its distinctiveness information, as Algorithm 2 (Appendix C)
@@ -52,11 +63,15 @@ func New(k, z int, policy Policy, opts ...Option) (*Memory, error) {
 	for _, o := range opts {
 		o(m)
 	}
+	if m.maxAge < 0 {
+		return nil, fmt.Errorf("maximum row age %d, expected >= 0 (0 = no limit)", m.maxAge)
+	}
 	return m, nil
 }
 
 // Stats describes what one Add did.
 type Stats struct {
+	Expired  int  // rows removed for being older than the maximum age
 	Filled   int  // rows appended while the memory was not full
 	Entered  int  // rows that entered through the policy
 	Evicted  int  // rows held before the call that left
@@ -105,6 +120,8 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 		return id, label
 	}
 
+	st.Expired = m.expire(step)
+
 	// Fill phase.
 	st.Filled = min(b, m.k-m.Len())
 	for r := 0; r < st.Filled; r++ {
@@ -114,6 +131,7 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 		m.labels = append(m.labels, label)
 		m.steps = append(m.steps, int64(step))
 		m.uses = append(m.uses, 0)
+		m.fresh = append(m.fresh, int64(step))
 	}
 	if st.Filled > 0 {
 		m.gen++
@@ -153,6 +171,35 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	m.apply(keep, st.Filled, meta, step)
 	return st, nil
 }
+
+// expire removes the rows that entered more than maxAge steps before step,
+// keeping the order of the others, and returns how many left.
+func (m *Memory) expire(step int) int {
+	if m.maxAge == 0 {
+		return 0
+	}
+	limit := int64(step) - int64(m.maxAge)
+	j := 0
+	for i := range m.ids {
+		if m.steps[i] < limit {
+			continue
+		}
+		if i != j {
+			copy(m.rows[j*m.z:(j+1)*m.z], m.rows[i*m.z:(i+1)*m.z])
+			m.ids[j], m.labels[j], m.steps[j], m.uses[j], m.fresh[j] = m.ids[i], m.labels[i], m.steps[i], m.uses[i], m.fresh[i]
+		}
+		j++
+	}
+	gone := len(m.ids) - j
+	if gone > 0 {
+		m.rows, m.ids, m.labels, m.steps, m.uses, m.fresh = m.rows[:j*m.z], m.ids[:j], m.labels[:j], m.steps[:j], m.uses[:j], m.fresh[:j]
+		m.gen++
+	}
+	return gone
+}
+
+// MaxAge returns the maximum age of a row in steps (0: no limit).
+func (m *Memory) MaxAge() int { return m.maxAge }
 
 // keptPositions returns, in order, the positions (rows held, then batch
 // rows) that survive the evictions ev.
@@ -196,11 +243,11 @@ func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step
 			continue // already in place
 		}
 		if p < m.k {
-			m.ids[j], m.labels[j], m.steps[j], m.uses[j] = m.ids[p], m.labels[p], m.steps[p], m.uses[p]
+			m.ids[j], m.labels[j], m.steps[j], m.uses[j], m.fresh[j] = m.ids[p], m.labels[p], m.steps[p], m.uses[p], m.fresh[p]
 			continue
 		}
 		m.ids[j], m.labels[j] = meta(skip + p - m.k)
-		m.steps[j], m.uses[j] = int64(step), 0
+		m.steps[j], m.uses[j], m.fresh[j] = int64(step), 0, int64(step)
 	}
 	m.gen++
 }

@@ -16,11 +16,15 @@ type Usage struct {
 	// AgeMean, AgeMedian and AgeMax are the rows' ages in steps (the step
 	// given minus the step at which each row entered).
 	AgeMean, AgeMedian, AgeMax float64
+	// StaleMean and StaleMax are the ages in steps of the rows' features
+	// (since entry, or since the last Refresh).
+	StaleMean, StaleMax float64
 	// UsesMean and UsesMax count how many steps each row was drawn as a
 	// negative (see CountNegatives).
 	UsesMean, UsesMax float64
 	// BatchCos is the mean cosine similarity between the rows of the latest
-	// batch offered and the rows held that entered before it; WithinCos is
+	// batch offered and the rows held whose features were computed before
+	// it; WithinCos is
 	// the mean cosine between distinct rows of that batch. A memory of
 	// current rows has BatchCos close to WithinCos; rows from an older
 	// encoder drift apart from the batch. Both are NaN when undefined.
@@ -53,20 +57,23 @@ func (m *Memory) Uses() []int64 { return m.uses }
 // similarities use the rows of the last call to Add.
 func (m *Memory) Usage(step int) Usage {
 	n := m.Len()
-	u := Usage{AgeMean: nan(), AgeMedian: nan(), AgeMax: nan(), UsesMean: nan(), UsesMax: nan(),
-		BatchCos: nan(), WithinCos: nan()}
+	u := Usage{AgeMean: nan(), AgeMedian: nan(), AgeMax: nan(), StaleMean: nan(), StaleMax: nan(),
+		UsesMean: nan(), UsesMax: nan(), BatchCos: nan(), WithinCos: nan()}
 	if n > 0 {
 		ages := make([]float64, n)
-		var sumAge, sumUse float64
-		u.AgeMax, u.UsesMax = 0, 0
+		var sumAge, sumUse, sumStale float64
+		u.AgeMax, u.UsesMax, u.StaleMax = 0, 0, 0
 		for i := 0; i < n; i++ {
 			ages[i] = float64(int64(step) - m.steps[i])
+			stale := float64(int64(step) - m.fresh[i])
 			sumAge += ages[i]
+			sumStale += stale
+			u.StaleMax = max(u.StaleMax, stale)
 			sumUse += float64(m.uses[i])
 			u.AgeMax = max(u.AgeMax, ages[i])
 			u.UsesMax = max(u.UsesMax, float64(m.uses[i]))
 		}
-		u.AgeMean, u.UsesMean = sumAge/float64(n), sumUse/float64(n)
+		u.AgeMean, u.UsesMean, u.StaleMean = sumAge/float64(n), sumUse/float64(n), sumStale/float64(n)
 		slices.Sort(ages)
 		u.AgeMedian = (ages[(n-1)/2] + ages[n/2]) / 2
 	}
@@ -85,7 +92,7 @@ func (m *Memory) batchSimilarities() (batchCos, withinCos float64) {
 	}
 	x := m.batch[:b*z]
 	var older []float32
-	for i, s := range m.steps {
+	for i, s := range m.fresh {
 		if s < m.lastStep {
 			older = append(older, m.rows[i*z:(i+1)*z]...)
 		}

@@ -63,7 +63,7 @@ func TestUsageAgesAndUses(t *testing.T) {
 }
 
 func TestCheckpointKeepsUsesAndReadsVersion1(t *testing.T) {
-	m, err := New(3, 2, NewFIFO())
+	m, err := New(3, 2, NewFIFO(), WithMaxAge(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +80,14 @@ func TestCheckpointKeepsUsesAndReadsVersion1(t *testing.T) {
 	if err := got.UnmarshalBinary(v2); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Uses(), []int64{1, 1, 2}) {
-		t.Errorf("uses after a round trip %v, expected [1 1 2]", got.Uses())
+	if !slices.Equal(got.Uses(), []int64{1, 1, 2}) || got.MaxAge() != 7 {
+		t.Errorf("uses after a round trip %v, max age %d, expected [1 1 2] and 7", got.Uses(), got.MaxAge())
 	}
-	// Version 1: no uses block before the checksum.
+	// Version 1: no maximum age after the safe flag, no uses block before
+	// the checksum.
 	n := m.Len()
-	v1 := slices.Clone(v2[:len(v2)-4-8*n])
+	head := len(checkpointMagic) + 4 + 12 + 8 + 1
+	v1 := append(slices.Clone(v2[:head]), v2[head+4:len(v2)-4-16*n]...)
 	binary.LittleEndian.PutUint32(v1[len(checkpointMagic):], 1)
 	v1 = binary.LittleEndian.AppendUint32(v1, crc32.ChecksumIEEE(v1))
 	var old Memory
@@ -97,9 +99,143 @@ func TestCheckpointKeepsUsesAndReadsVersion1(t *testing.T) {
 	}
 	// A negative use count is refused.
 	bad := slices.Clone(v2[:len(v2)-4])
-	binary.LittleEndian.PutUint64(bad[len(bad)-8:], math.MaxUint64)
+	binary.LittleEndian.PutUint64(bad[len(bad)-8-8*m.Len():], math.MaxUint64)
 	bad = binary.LittleEndian.AppendUint32(bad, crc32.ChecksumIEEE(bad))
 	if err := old.UnmarshalBinary(bad); err == nil {
 		t.Error("a negative use count was accepted")
+	}
+}
+
+func TestMaxAgeExpiresOldRowsFirst(t *testing.T) {
+	if _, err := New(4, 2, NewFIFO(), WithMaxAge(-1)); err == nil {
+		t.Error("a negative maximum age was accepted")
+	}
+	// DUEL keeps rows opposed to the rest; with a maximum age of 3 steps no
+	// row survives longer, and the order of the others is kept.
+	m, err := New(4, 3, NewDUEL(Protected), WithMaxAge(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(vs ...float32) []float32 { return vs }
+	steps := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	for _, s := range steps {
+		x := float32(s + 1)
+		st, err := m.Add(rows(1, x, 0, 1, 0, x), []int64{int64(2 * s), int64(2*s + 1)}, nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range m.Steps() {
+			if int64(s)-e > 3 {
+				t.Fatalf("step %d: row %d entered at step %d, older than 3 steps (stats %+v)", s, i, e, st)
+			}
+			if i > 0 && m.Steps()[i-1] > e && st.Expired > 0 && st.Entered == 0 {
+				t.Fatalf("step %d: order not kept: %v", s, m.Steps())
+			}
+		}
+		if m.Len() > 4 {
+			t.Fatalf("step %d: %d rows in a memory of 4", s, m.Len())
+		}
+	}
+}
+
+// driftBatch returns b rows of a stream whose features rotate in the plane
+// of the first two axes by 0.05 rad a step, spread a little along the others:
+// an encoder that keeps changing.
+func driftBatch(step, b, z int) []float32 {
+	out := make([]float32, b*z)
+	for i := 0; i < b; i++ {
+		a := 0.05 * float64(step)
+		out[i*z] = float32(math.Cos(a))
+		out[i*z+1] = float32(math.Sin(a))
+		out[i*z+2+i%(z-2)] = 0.3
+	}
+	return out
+}
+
+// TestDUELKeepsStaleRowsOnADriftingStream shows why D-MoCo needs a bound on
+// the age of its rows: on a stream whose features drift (an encoder being
+// trained), the DUEL policy keeps the rows most opposed to the others, i.e.
+// the oldest ones, for ever, while a FIFO queue and DUEL with a maximum age
+// keep rows of the last steps only.
+func TestDUELKeepsStaleRowsOnADriftingStream(t *testing.T) {
+	const k, b, z, steps = 64, 8, 6, 200
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		opts   []Option
+		maxOld float64 // bound on the oldest row's age at the end
+		minOld float64 // and a lower bound
+	}{
+		{"fifo", NewFIFO(), nil, k / b, 0},
+		{"duel", NewDUEL(Protected), nil, steps, 100},
+		{"duel-max-age-16", NewDUEL(Protected), []Option{WithMaxAge(16)}, 16, 0},
+	} {
+		m, err := New(k, z, tc.policy, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < steps; s++ {
+			if _, err := m.Add(driftBatch(s, b, z), nil, nil, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u := m.Usage(steps - 1)
+		if u.AgeMax > tc.maxOld || u.AgeMax < tc.minOld {
+			t.Errorf("%s: oldest row %v steps old (mean %.1f), expected in [%v, %v]", tc.name, u.AgeMax, u.AgeMean, tc.minOld, tc.maxOld)
+		}
+		t.Logf("%s: ages mean %.1f max %.0f, batch-vs-memory cosine %.3f (within the batch %.3f)", tc.name, u.AgeMean, u.AgeMax, u.BatchCos, u.WithinCos)
+	}
+}
+
+func TestRefreshAndStalest(t *testing.T) {
+	m, err := New(4, 3, NewFIFO())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; step < 2; step++ {
+		if _, err := m.Add(axisRows(2, 3), nil, nil, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := m.Stalest(2); !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("stalest 2 = %v, expected [0 1]", got)
+	}
+	if got := m.Stalest(9); len(got) != 4 {
+		t.Errorf("stalest 9 of 4 = %v", got)
+	}
+	if got := m.Stalest(0); got != nil {
+		t.Errorf("stalest 0 = %v", got)
+	}
+	if err := m.Refresh([]int{1}, []float32{0, 0, 2}, 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Rows()[3:6]; !slices.Equal(got, []float32{0, 0, 1}) {
+		t.Errorf("refreshed row %v, expected [0 0 1] (normalised)", got)
+	}
+	// Row 0 (step 0) is now the stalest, then rows 2 and 3 (step 1).
+	if got := m.Stalest(3); !slices.Equal(got, []int{0, 2, 3}) {
+		t.Errorf("stalest 3 after a refresh = %v, expected [0 2 3]", got)
+	}
+	u := m.Usage(5)
+	if u.StaleMax != 5 || u.AgeMax != 5 || u.StaleMean != (5+0+4+4)/4.0 {
+		t.Errorf("usage %+v", u)
+	}
+	for _, tc := range []struct {
+		name string
+		pos  []int
+		rows []float32
+	}{
+		{"out of range", []int{4}, []float32{1, 0, 0}},
+		{"repeated", []int{0, 0}, []float32{1, 0, 0, 1, 0, 0}},
+		{"short rows", []int{0}, []float32{1, 0}},
+		{"zero row", []int{0}, []float32{0, 0, 0}},
+	} {
+		before := slices.Clone(m.Rows())
+		if err := m.Refresh(tc.pos, tc.rows, 6); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+		if !slices.Equal(before, m.Rows()) {
+			t.Errorf("%s: rows changed by a refused refresh", tc.name)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ssl
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/data/splitmix"
@@ -87,7 +88,7 @@ func newMemory(cfg Config, z int) (*memory.Memory, error) {
 			return nil, err
 		}
 	}
-	return memory.New(cfg.MemorySize, z, pol, memory.WithSafeUpdate(cfg.SafeUpdate))
+	return memory.New(cfg.MemorySize, z, pol, memory.WithSafeUpdate(cfg.SafeUpdate), memory.WithMaxAge(cfg.MaxAge))
 }
 
 // pickRows returns n distinct positions in [0, k) drawn for step (all of
@@ -173,4 +174,41 @@ func shufflePerm(n int, seed uint64, step, pass int) []int {
 		p[i], p[j] = p[j], p[i]
 	}
 	return p
+}
+
+// refreshMemory re-embeds the n rows of mem whose features are the oldest
+// (memory.Stalest) and writes the new features back (memory.Refresh): their
+// images are fetched by sample id from images (a fresh view, drawn for
+// step) and embedded by embedFn without gradient. view is a training view
+// (its shape gives C x H x W). The count is rounded down to a multiple of
+// groups (the BatchNorm groups of the encoder) and nothing happens below two
+// rows per group. buf is reused and returned.
+func refreshMemory(mem *memory.Memory, n, groups int, images ImageSource, view *tensor.Tensor, step int,
+	embedFn func(x *tensor.Tensor) *tensor.Tensor, buf []float32) ([]float32, error) {
+	groups = max(groups, 1)
+	n = min(n, mem.Len()) / groups * groups
+	if n < 2*groups {
+		return buf, nil
+	}
+	pos := mem.Stalest(n)
+	all := mem.IDs()
+	ids := make([]int64, len(pos))
+	for i, p := range pos {
+		ids[i] = all[p]
+	}
+	shape := slices.Clone(view.Shape())
+	shape[0] = len(ids)
+	per := view.Numel() / view.Dim(0)
+	if cap(buf) < len(ids)*per {
+		buf = make([]float32, len(ids)*per)
+	}
+	buf = buf[:len(ids)*per]
+	if err := images.Fetch(buf, ids, step); err != nil {
+		return buf, fmt.Errorf("fetching %d memory samples to refresh: %w", len(ids), err)
+	}
+	rows := embedFn(tensor.FromSlice(buf, shape...)).Contiguous().Data()
+	if err := mem.Refresh(pos, rows, step); err != nil {
+		return buf, err
+	}
+	return buf, nil
 }

@@ -123,7 +123,8 @@ func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
 // Update offers the target view's projections to the memory, with their
 // sample ids and labels: those computed in Loss, before the optimizer step,
 // or (MemoryFrom "target", Algorithm 1 read literally) the target view
-// re-encoded by the updated networks.
+// re-encoded by the updated networks. With MemRefresh, the stalest rows
+// held are then re-embedded by the updated networks.
 func (m *DSimCLR) Update(b *Batch) error {
 	rows := m.rows
 	if m.cfg.MemoryFrom == "target" {
@@ -131,6 +132,16 @@ func (m *DSimCLR) Update(b *Batch) error {
 	}
 	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
 		return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
+	}
+	if m.cfg.MemRefresh > 0 {
+		var err error
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, 1, m.cfg.Images, b.Views[0], b.Step,
+			func(x *tensor.Tensor) *tensor.Tensor {
+				return embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value
+			}, m.imgs)
+		if err != nil {
+			return fmt.Errorf("dsimclr memory refresh at step %d: %w", b.Step, err)
+		}
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ type MoCo struct {
 
 	keys    []float32 // the keys of the current step (memory input)
 	permBuf []float32
+	imgs    []float32 // images of the memory rows refreshed
 }
 
 func newMoCo(name string, cfg Config) (*MoCo, error) {
@@ -130,7 +131,9 @@ func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int) *tensor.Tensor {
 
 // Update moves the key networks towards the query networks, then offers the
 // keys to the memory: this step's keys, or (MemoryFrom "target", the paper's
-// Algorithm 3) the target view re-encoded by the updated key encoder.
+// Algorithm 3) the target view re-encoded by the updated key encoder. With
+// MemRefresh, the stalest rows held are then re-encoded by the updated key
+// encoder from their images.
 func (m *MoCo) Update(b *Batch) error {
 	emaUpdate(m.kenc, m.enc, m.cfg.EMA)
 	emaUpdate(m.kprj, m.proj, m.cfg.EMA)
@@ -140,6 +143,14 @@ func (m *MoCo) Update(b *Batch) error {
 	}
 	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
 		return fmt.Errorf("%s memory update at step %d: %w", m.name, b.Step, err)
+	}
+	if m.cfg.MemRefresh > 0 {
+		var err error
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.cfg.BNSplits, m.cfg.Images, b.Views[1], b.Step,
+			func(x *tensor.Tensor) *tensor.Tensor { return m.keyEmbed(x, b.Step, 2) }, m.imgs)
+		if err != nil {
+			return fmt.Errorf("%s memory refresh at step %d: %w", m.name, b.Step, err)
+		}
 	}
 	return nil
 }

@@ -116,6 +116,8 @@ type Config struct {
 	Policy       string // memory policy: duel, fifo, random, reservoir
 	Admission    string // DUEL admission: protected or compete
 	SafeUpdate   bool   // Algorithm 2's safe update
+	MaxAge       int    // steps a memory row may stay (memory.WithMaxAge); 0 = no limit
+	MemRefresh   int    // memory rows re-embedded by the current (key) encoder per step, stalest first; 0 = never (the paper's implementation)
 	MemNegatives int    // memory rows used as negatives per step; 0 = all
 	MemoryFrom   string // MoCo: "key" (the step's keys enter the memory) or "target" (Algorithm 3: the target view re-encoded by the key encoder after the update)
 	ShuffleBN    bool   // MoCo: shuffle the key batch across BatchNorm groups
@@ -222,6 +224,15 @@ func (c *Config) validate(info Info) error {
 		}
 		if c.MemNegatives < 0 {
 			return fmt.Errorf("memory negatives %d, expected >= 0", c.MemNegatives)
+		}
+		if c.MaxAge < 0 {
+			return fmt.Errorf("maximum memory row age %d, expected >= 0", c.MaxAge)
+		}
+		if c.MemRefresh < 0 {
+			return fmt.Errorf("memory refresh %d, expected >= 0", c.MemRefresh)
+		}
+		if c.MemRefresh > 0 && c.Images == nil {
+			return fmt.Errorf("memory refresh needs an image source to re-embed the memory's samples")
 		}
 	}
 	if c.BNSplits < 0 {

@@ -48,6 +48,8 @@ type Config struct {
 	Policy       string  `json:"policy"`
 	Admission    string  `json:"admission"`
 	SafeUpdate   bool    `json:"safe_update"`
+	MaxAge       int     `json:"max_age"`     // steps a memory row may stay; 0 = no limit
+	MemRefresh   int     `json:"mem_refresh"` // memory rows re-embedded per step; 0 = never
 	Tau          float64 `json:"tau"`
 	EMA          float64 `json:"ema"`
 	Negatives    string  `json:"negatives"`
@@ -237,6 +239,10 @@ func (c *Config) Validate() error {
 		return bad("memory-size", c.MemorySize, "an integer >= 1")
 	case !slices.Contains(memory.PolicyNames(), c.Policy):
 		return bad("policy", fmt.Sprintf("%q", c.Policy), strings.Join(memory.PolicyNames(), ", "))
+	case c.MaxAge < 0:
+		return bad("max-age", c.MaxAge, "an integer >= 0 (0 = no limit)")
+	case c.MemRefresh < 0:
+		return bad("mem-refresh", c.MemRefresh, "an integer >= 0 (0 = never)")
 	case c.Admission != "protected" && c.Admission != "compete":
 		return bad("admission", fmt.Sprintf("%q", c.Admission), "protected or compete")
 	case !(c.Tau > 0) || !finite(c.Tau):

@@ -35,6 +35,10 @@ type Metric struct {
 	MemoryAgeMean   *float64 `json:"memory_age_mean,omitempty"`
 	MemoryAgeMedian *float64 `json:"memory_age_median,omitempty"`
 	MemoryAgeMax    *float64 `json:"memory_age_max,omitempty"`
+	// MemoryStaleMean and MemoryStaleMax are the ages in steps of the rows'
+	// features (since entry or the last --mem-refresh).
+	MemoryStaleMean *float64 `json:"memory_stale_mean,omitempty"`
+	MemoryStaleMax  *float64 `json:"memory_stale_max,omitempty"`
 	// MemoryNegUsesMean and MemoryNegUsesMax count the steps at which the
 	// rows held were drawn as negatives.
 	MemoryNegUsesMean *float64 `json:"memory_neg_uses_mean,omitempty"`
@@ -153,6 +157,7 @@ func (m *Metric) setMemory(mem *memory.Memory, step, classes int) {
 	}
 	u := mem.Usage(step)
 	m.MemoryAgeMean, m.MemoryAgeMedian, m.MemoryAgeMax = finitePtr(u.AgeMean), finitePtr(u.AgeMedian), finitePtr(u.AgeMax)
+	m.MemoryStaleMean, m.MemoryStaleMax = finitePtr(u.StaleMean), finitePtr(u.StaleMax)
 	m.MemoryNegUsesMean, m.MemoryNegUsesMax = finitePtr(u.UsesMean), finitePtr(u.UsesMax)
 	m.MemoryBatchCos, m.BatchCos = finitePtr(u.BatchCos), finitePtr(u.WithinCos)
 }

@@ -32,7 +32,7 @@ func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
 		ProjDim: c.ProjDim, ProjHidden: c.ProjHidden, HeadBN: c.HeadBN, PredHidden: c.PredHidden,
 		Tau: c.Tau, Eps: c.Eps, EMA: c.EMA, BarlowLambda: c.BarlowLambda,
 		Negatives: c.Negatives, MemorySize: c.MemorySize, Policy: c.Policy, Admission: c.Admission,
-		SafeUpdate: c.SafeUpdate, MemNegatives: c.MemNegatives, MemoryFrom: c.MemoryFrom,
+		SafeUpdate: c.SafeUpdate, MaxAge: c.MaxAge, MemRefresh: c.MemRefresh, MemNegatives: c.MemNegatives, MemoryFrom: c.MemoryFrom,
 		ShuffleBN: c.ShuffleBN, BNSplits: c.BNSplits,
 		Seed:   splitmix.Derive(c.Seed, seedMethod),
 		Images: images,

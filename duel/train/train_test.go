@@ -106,10 +106,20 @@ func TestTrainEveryMethod(t *testing.T) {
 // then resumed for 3 more, and compares the final models and memories
 // bit for bit.
 func TestResumeEquivalence(t *testing.T) {
-	for _, name := range []string{"dmoco", "dsimclr", "byol"} {
-		t.Run(name, func(t *testing.T) {
-			c := tinyConfig(t, name)
+	for _, tc := range []struct {
+		name, method    string
+		refresh, maxAge int
+	}{
+		{"dmoco", "dmoco", 0, 0},
+		{"dsimclr", "dsimclr", 0, 0},
+		{"byol", "byol", 0, 0},
+		{"dmoco-refresh-maxage", "dmoco", 8, 3},
+		{"dsimclr-refresh", "dsimclr", 8, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tinyConfig(t, tc.method)
 			c.Steps, c.CheckpointEvery = 6, 4
+			c.MemRefresh, c.MaxAge = tc.refresh, tc.maxAge
 			a := t.TempDir()
 			if _, err := Train(context.Background(), c, tinyOptions(a)); err != nil {
 				t.Fatal(err)
