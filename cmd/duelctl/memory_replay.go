@@ -31,7 +31,7 @@ func memoryReplayCommand() *cli.Command {
 			&cli.IntFlag{Name: "size", Usage: "memory size K (required)"},
 			&cli.IntFlag{Name: "batch", Usage: "rows per update B (required)"},
 			&cli.StringFlag{Name: "policy", Value: "duel", Usage: "memory policy: " + strings.Join(memory.PolicyNames(), ", ")},
-			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only: protected (a new row cannot be evicted by its own batch) or compete (Algorithm 1)"},
+			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only, the reading of the update order: protected (Appendix D, a new row cannot be evicted by its own batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed: a newcomer may be rejected on arrival) or max-score (MAX_SCORE a large constant: one row replaced per batch, degenerate)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the random and reservoir policies"},
 			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
 			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json"},
@@ -228,7 +228,7 @@ func replayPolicy(c *cli.Context) (memory.Policy, error) {
 	name := c.String("policy")
 	adm, err := memory.ParseAdmission(c.String("admission"))
 	if err != nil {
-		return nil, flagError("admission", fmt.Sprintf("%q", c.String("admission")), "protected or compete")
+		return nil, flagError("admission", fmt.Sprintf("%q", c.String("admission")), strings.Join(memory.AdmissionNames, ", "))
 	}
 	if name == "duel" {
 		return memory.NewDUEL(adm), nil

@@ -135,7 +135,7 @@ func TestMemoryReplayErrors(t *testing.T) {
 		{base("--features", f, "--labels", floatLabels), []string{"--labels", "fl.npy", "int32 or int64"}},
 		{base("--features", f, "--policy", "lru"), []string{"--policy", "lru", "duel, fifo, random, reservoir"}},
 		{base("--features", f, "--policy", "fifo", "--admission", "compete"), []string{"--admission", "duel only"}},
-		{base("--features", f, "--admission", "eager"), []string{"--admission", "eager", "protected or compete"}},
+		{base("--features", f, "--admission", "eager"), []string{"--admission", "eager", "protected, compete, insert-first, max-score"}},
 		{base("--features", f, "--device", "cuda"), []string{"--device cuda"}},
 		{[]string{"memory", "replay", "--features", f, "--size", "31", "--batch", "2"}, []string{"--size 31", "30 rows"}},
 		{[]string{"memory", "replay", "--features", f, "--size", "0", "--batch", "2"}, []string{"--size", "at least 1"}},

@@ -102,7 +102,7 @@ func trainSettings() []trainSetting {
 			}},
 		intSetting("memory-size", "rows K of the memory (MoCo's queue, the DUEL memory) (default: 2048, the paper's)", func(c *C) *int { return &c.MemorySize }),
 		stringSetting("policy", "memory policy: "+strings.Join(memory.PolicyNames(), ", ")+" (default: fifo for moco, duel for dmoco and dsimclr)", func(c *C) *string { return &c.Policy }),
-		stringSetting("admission", "DUEL admission: protected or compete (default: protected)", func(c *C) *string { return &c.Admission }),
+		stringSetting("admission", "DUEL reading of the update order: protected (Appendix D, new rows safe within their batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed) or max-score (MAX_SCORE a large constant: degenerate, one row replaced per batch) (default: protected)", func(c *C) *string { return &c.Admission }),
 		boolSetting("safe-update", "Algorithm 2's safe update: keep the memory when an update lowers its distinctiveness (default: off)", func(c *C) *bool { return &c.SafeUpdate }),
 		intSetting("max-age", "steps a row may stay in the memory: older rows leave first, whatever the policy; 0 = no limit, the paper's (default: 0)", func(c *C) *int { return &c.MaxAge }),
 		intSetting("mem-refresh", "memory rows re-embedded each step from their images by the current (key) encoder, stalest first: keeps the features the policy compares and the negatives current (Algorithm 1 scores with the current encoder); 0 = never, the paper's implementation (default: 0)", func(c *C) *int { return &c.MemRefresh }),

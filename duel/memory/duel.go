@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"strings"
 )
 
 // DUEL is the Duplicate Elimination policy (Definition 3, Eq. 10): when a row
@@ -24,9 +25,8 @@ import (
 // entered. Scores are exact (see the package documentation), so ties are
 // real ties.
 //
-// Two readings of the paper differ on whether a row of the batch may be
-// evicted by a later row of the same batch; Admission chooses (see
-// Protected and Compete).
+// The paper's two descriptions of the update order can be read in four
+// ways; Admission chooses (Protected by default).
 //
 // Two implementations exist and make identical decisions, which the tests
 // check on random streams: duelReference, a transcription of the paper's
@@ -69,13 +69,13 @@ func (*DUEL) Name() string { return "duel" }
 
 // Evict runs the policy on one arrival.
 func (d *DUEL) Evict(a *Arrival) ([]int, error) {
-	if d.Admission != Protected && d.Admission != Compete {
+	if !d.Admission.valid() {
 		return nil, fmt.Errorf("duel: unknown admission mode %d", d.Admission)
 	}
 	if a.K()+a.B() > maxRows {
 		return nil, fmt.Errorf("duel: %d rows held plus %d incoming exceed %d", a.K(), a.B(), maxRows)
 	}
-	if d.reference {
+	if d.reference || !d.Admission.fast() {
 		return duelReference(a, d.Admission), nil
 	}
 	return d.fast.update(a, d.Admission, d.MaxBlockBytes), nil
@@ -86,8 +86,8 @@ func (d *DUEL) MarshalBinary() ([]byte, error) { return []byte{byte(d.Admission)
 
 // UnmarshalBinary restores the admission mode.
 func (d *DUEL) UnmarshalBinary(data []byte) error {
-	if len(data) != 1 || (Admission(data[0]) != Protected && Admission(data[0]) != Compete) {
-		return fmt.Errorf("duel: bad policy state %x, expected one admission byte (0 or 1)", data)
+	if len(data) != 1 || !Admission(data[0]).valid() {
+		return fmt.Errorf("duel: bad policy state %x, expected one admission byte (0 to %d)", data, len(AdmissionNames)-1)
 	}
 	d.Admission = Admission(data[0])
 	d.fast.settle()
@@ -95,46 +95,84 @@ func (d *DUEL) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// Admission says whether a row that entered the memory may be evicted by a
-// later row of the same batch.
+// Admission is the reading of the paper's update order that the policy
+// follows. The paper gives two descriptions that differ in who may be
+// evicted when a row arrives: Algorithm 1 (Section 4.2) inserts the newcomer
+// and then evicts the argmin of distinctiveness over the K+1 rows, and the
+// implemented version (Appendix D, update_DUEL) evicts first and inserts
+// after, giving the newcomer the score t.sum() + MAX_SCORE, with MAX_SCORE
+// left undefined. Four readings are selectable:
+//
+//	Protected    Appendix D's order, new rows out of reach until the batch
+//	             ends (MAX_SCORE read as a rank below every held row). The
+//	             default.
+//	Compete      Appendix D's order, new rows competing from the next
+//	             arrival on with their full score (t.sum() plus their q with
+//	             themselves, as the rows held have it; MAX_SCORE = 0).
+//	InsertFirst  Algorithm 1 as printed: insert, then evict the row of
+//	             highest score among the K+1, so that a newcomer can be
+//	             rejected on arrival.
+//	MaxScore     Appendix D with MAX_SCORE read literally as a large positive
+//	             constant: every new row holds the top score and is evicted
+//	             by the next arrival, so a batch only ever replaces one held
+//	             row (with its last row). Degenerate; selectable so that users
+//	             can see why.
+//
+// Protected and Compete run on the fast incremental path; InsertFirst and
+// MaxScore on the transcription of the pseudocode (duelReference), whose
+// cost is O(Z (K+B)^2) per update.
 type Admission uint8
 
 const (
 	// Protected (the default): a row inserted during a batch cannot be
 	// evicted before the batch ends (unless only such rows are left, when
-	// the batch is larger than the memory). This is how we read the
-	// MAX_SCORE offset of the paper's pseudocode, score[i] = t.sum() +
-	// MAX_SCORE: taken literally, with a large positive MAX_SCORE, every
-	// new row would hold the highest score and be evicted by the next one,
-	// so that a batch would only ever replace one row of the memory and the
-	// policy would degenerate. We read the offset as a rank that keeps new
-	// rows out of reach instead.
+	// the batch is larger than the memory).
 	Protected Admission = iota
-	// Compete is Algorithm 1 with MAX_SCORE = 0: a new row competes with
-	// every row held from the next incoming row on.
+	// Compete: a new row competes with every row held from the next
+	// incoming row on. It is not Algorithm 1 (see InsertFirst), and it
+	// differs from the pseudocode with MAX_SCORE = 0 by the new row's q
+	// with itself, which the pseudocode's t.sum() leaves out.
 	Compete
+	// InsertFirst is Algorithm 1 as printed: the newcomer joins, then the
+	// row with the highest score among the K+1 leaves (possibly the
+	// newcomer itself; ties go to the lowest position, the newcomer last).
+	InsertFirst
+	// MaxScore is Appendix D's MAX_SCORE read as a large positive constant
+	// (maxScoreOffset): each new row is evicted by the next arrival.
+	MaxScore
 )
 
-// String returns "protected" or "compete".
+// maxScoreOffset is MAX_SCORE in the MaxScore reading: larger than any sum
+// of K+B values of q (each at most 1) at any supported memory size, and a
+// power of two so that scores stay exact in float64.
+const maxScoreOffset = 1 << 24
+
+// AdmissionNames lists the accepted names of ParseAdmission, in the order
+// of the constants.
+var AdmissionNames = []string{"protected", "compete", "insert-first", "max-score"}
+
+// String returns the reading's name ("protected", ...).
 func (a Admission) String() string {
-	switch a {
-	case Protected:
-		return "protected"
-	case Compete:
-		return "compete"
+	if int(a) < len(AdmissionNames) {
+		return AdmissionNames[a]
 	}
 	return fmt.Sprintf("Admission(%d)", uint8(a))
 }
 
-// ParseAdmission parses "protected" or "compete".
+// valid reports whether a is one of the four readings.
+func (a Admission) valid() bool { return int(a) < len(AdmissionNames) }
+
+// fast reports whether the fast incremental path implements a.
+func (a Admission) fast() bool { return a == Protected || a == Compete }
+
+// ParseAdmission parses a reading's name (see AdmissionNames).
 func ParseAdmission(s string) (Admission, error) {
-	switch s {
-	case "protected":
-		return Protected, nil
-	case "compete":
-		return Compete, nil
+	for i, n := range AdmissionNames {
+		if s == n {
+			return Admission(i), nil
+		}
 	}
-	return 0, fmt.Errorf("unknown admission mode %q, expected protected or compete", s)
+	return 0, fmt.Errorf("unknown admission mode %q, expected one of %s", s, strings.Join(AdmissionNames, ", "))
 }
 
 // evictsBefore is the victim order shared by both implementations: row a

@@ -1,17 +1,20 @@
 package memory
 
 // duelReference is the paper's update_DUEL (Appendix D, PyTorch-style
-// pseudocode) transcribed line by line, for a full memory. It builds the
-// whole (K+B) x (K+B) score matrix, so it costs O(Z (K+B)^2) per update; it
-// is the reference the fast path is tested against. It returns the evicted
-// positions (see Policy).
+// pseudocode) transcribed line by line, for a full memory, in the reading
+// adm (see Admission). It builds the whole (K+B) x (K+B) score matrix, so it
+// costs O(Z (K+B)^2) per update; it is the reference the fast path is tested
+// against, and the implementation of the readings the fast path lacks. It
+// returns the evicted positions (see Policy).
 //
 // Three details are made explicit here. The argmax runs over the selected
 // rows only (the pseudocode relies on unselected rows having score 0). A
 // new row's own score includes its q with itself, like the initial scores
 // of the rows held (the pseudocode's t.sum() leaves it out, which would
-// favour new rows by about 1 in Compete mode). MAX_SCORE is the Admission
-// mode (see Protected).
+// favour new rows by about 1 in Compete mode); in MaxScore the pseudocode's
+// t.sum() + MAX_SCORE is kept as printed. MAX_SCORE is the reading: a rank
+// below the rows held (Protected), 0 (Compete) or maxScoreOffset (MaxScore);
+// InsertFirst moves the insertion before the selection (Algorithm 1).
 func duelReference(a *Arrival, adm Admission) []int {
 	z, k := a.Z, a.K()
 	n := k + a.B()
@@ -37,26 +40,27 @@ func duelReference(a *Arrival, adm Admission) []int {
 		}
 	}
 
-	evicted := make([]int, 0, a.B())
-	for i := k; i < n; i++ {
-		// (a) Select target: J = argmax(score)
+	// (a) Select target: J = argmax(score) over the rows selected.
+	argmax := func() int {
 		J := -1
 		for c := 0; c < n; c++ {
 			if selected[c] && (J < 0 || evictsBefore(protected[c], score[c], c, protected[J], score[J], J)) {
 				J = c
 			}
 		}
-		evicted = append(evicted, J)
-
-		// (b) Logical deletion: score -= score_matrix[J] * selection
+		return J
+	}
+	// (b) Logical deletion: score -= score_matrix[J] * selection
+	remove := func(J int) {
 		for c := 0; c < n; c++ {
 			if selected[c] {
 				score[c] -= q(J, c)
 			}
 		}
 		selected[J] = false
-
-		// (c) Logical insertion: t = score_matrix[i] * selection; score += t
+	}
+	// (c) Logical insertion: t = score_matrix[i] * selection; score += t
+	insert := func(i int) float64 {
 		var t float64
 		for c := 0; c < n; c++ {
 			if selected[c] {
@@ -65,8 +69,30 @@ func duelReference(a *Arrival, adm Admission) []int {
 			}
 		}
 		selected[i] = true
-		score[i] = t + q(i, i)
-		protected[i] = adm == Protected
+		return t
+	}
+
+	evicted := make([]int, 0, a.B())
+	for i := k; i < n; i++ {
+		if adm == InsertFirst {
+			// Algorithm 1: M <- M u {x}; J <- argmin I_d over the K+1; M <- M \ {x_J}
+			score[i] = insert(i) + q(i, i)
+			J := argmax()
+			evicted = append(evicted, J)
+			remove(J)
+			continue
+		}
+		J := argmax()
+		evicted = append(evicted, J)
+		remove(J)
+		t := insert(i)
+		switch adm {
+		case MaxScore:
+			score[i] = t + maxScoreOffset // score[i] = t.sum() + MAX_SCORE
+		default:
+			score[i] = t + q(i, i)
+			protected[i] = adm == Protected
+		}
 	}
 	return evicted
 }

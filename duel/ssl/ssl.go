@@ -114,7 +114,7 @@ type Config struct {
 	Negatives    string // batch, memory or mixed (contrastive methods)
 	MemorySize   int    // K, rows of the memory
 	Policy       string // memory policy: duel, fifo, random, reservoir
-	Admission    string // DUEL admission: protected or compete
+	Admission    string // DUEL reading: memory.AdmissionNames
 	SafeUpdate   bool   // Algorithm 2's safe update
 	MaxAge       int    // steps a memory row may stay (memory.WithMaxAge); 0 = no limit
 	MemRefresh   int    // memory rows re-embedded by the current (key) encoder per step, stalest first; 0 = never (the paper's implementation)

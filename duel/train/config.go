@@ -243,8 +243,8 @@ func (c *Config) Validate() error {
 		return bad("max-age", c.MaxAge, "an integer >= 0 (0 = no limit)")
 	case c.MemRefresh < 0:
 		return bad("mem-refresh", c.MemRefresh, "an integer >= 0 (0 = never)")
-	case c.Admission != "protected" && c.Admission != "compete":
-		return bad("admission", fmt.Sprintf("%q", c.Admission), "protected or compete")
+	case !slices.Contains(memory.AdmissionNames, c.Admission):
+		return bad("admission", fmt.Sprintf("%q", c.Admission), strings.Join(memory.AdmissionNames, ", "))
 	case !(c.Tau > 0) || !finite(c.Tau):
 		return bad("tau", c.Tau, "a positive temperature")
 	case !(c.EMA >= 0 && c.EMA < 1):
