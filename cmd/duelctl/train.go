@@ -78,6 +78,7 @@ func trainSettings() []trainSetting {
 		stringSetting("dataset", "dataset: "+strings.Join(data.Names, ", ")+" (default: default, the CIFAR-10 subset embedded in the binary)", func(c *C) *string { return &c.Dataset }),
 		stringSetting("data", "dataset directory (default: the cache, ~/.cache/duel/<dataset>; for folder: the image folder)", func(c *C) *string { return &c.Data }),
 		stringSetting("arch", "encoder: "+resnet.ValidNames+", CIFAR stem (default: resnet18-w16; paper-cifar10: resnet50)", func(c *C) *string { return &c.Arch }),
+		stringSetting("stem", "ResNet stem: cifar (3x3 stride-1 convolution, no max-pool, for 32x32 images) or imagenet (torchvision's 7x7 stride-2 convolution and max-pool) (default: cifar; paper-stl10: imagenet)", func(c *C) *string { return &c.Stem }),
 		stringSetting("augment", "augmentation recipe: paper, mocov2, simclr or none (default: paper, Appendix E.2)", func(c *C) *string { return &c.Augment }),
 		floatSetting("rho-max", "probability of the dominant class (--imbalance dominant) (default: 0.5)", func(c *C) *float64 { return &c.RhoMax }),
 		intSetting("dominant-class", "index of the dominant (head) class (default: 0)", func(c *C) *int { return &c.DominantClass }),
@@ -133,7 +134,7 @@ func trainSettings() []trainSetting {
 func trainCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "method", Value: train.DefaultMethod, Usage: "SSL method: " + strings.Join(ssl.Names(), ", ")},
-		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (a few minutes on 2 cores), paper-cifar10 (Appendix E.2), tiny (smoke tests)"},
+		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (a few minutes on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change)"},
 	}

@@ -27,6 +27,7 @@ type Config struct {
 	Dataset string `json:"dataset"` // data.Names
 	Data    string `json:"data"`    // dataset directory ("" = the cache)
 	Arch    string `json:"arch"`    // resnet name, e.g. resnet18-w16
+	Stem    string `json:"stem"`    // cifar (3x3 stride 1, no max-pool) or imagenet (7x7 stride 2 + max-pool); "" = cifar
 	Augment string `json:"augment"` // augment.PresetNames
 
 	Imbalance      string  `json:"imbalance"`       // dominant, longtail, longtail-subset or uniform
@@ -75,7 +76,10 @@ type Config struct {
 }
 
 // PresetNames lists the training presets.
-var PresetNames = []string{"cpu-small", "paper-cifar10", "tiny"}
+var PresetNames = []string{"cpu-small", "paper-cifar10", "paper-stl10", "tiny"}
+
+// StemNames lists the accepted --stem values.
+var StemNames = []string{"cifar", "imagenet"}
 
 // DefaultPreset is the preset of a run that names none.
 const DefaultPreset = "cpu-small"
@@ -93,6 +97,10 @@ const DefaultMethod = "dmoco"
 //	               batch 256, 160k steps, Adam 0.05 with cosine decay, τ 0.5,
 //	               momentum 0.9, memory 2048, a single Linear projection to
 //	               256, 256 memory negatives for D-SimCLR, BYOL hidden 2048.
+//	paper-stl10    the paper's STL-10 setting (Appendix E.2): as paper-cifar10
+//	               on STL-10's 96x96 images with torchvision's ImageNet stem,
+//	               40k steps, a 2-layer projector (512, ReLU, 512), BYOL heads
+//	               of width 4096 with BatchNorm.
 //	tiny           for tests and smoke runs: ResNet-18 at width 4, batch 16.
 //
 // Method-dependent settings (negatives, policy, memory negatives, ghost BN)
@@ -104,7 +112,7 @@ func Preset(name, method string) (Config, error) {
 	}
 	c := Config{
 		Preset: name, Method: method,
-		Dataset: "default", Augment: "paper",
+		Dataset: "default", Augment: "paper", Stem: "cifar",
 		Imbalance: "dominant", RhoMax: 0.5, DominantClass: 0, ImbalanceRatio: 100,
 		Optimizer: "adam", Momentum: 0.9, Seed: 1,
 		MemorySize: 2048, Policy: info.Policy, Admission: "protected",
@@ -145,6 +153,24 @@ func Preset(name, method string) (Config, error) {
 		c.setHeads(2048)
 		if method == "byol" {
 			c.HeadBN = false // Appendix E.2: BatchNorm in BYOL's heads only on STL-10
+		}
+	case "paper-stl10":
+		c.Dataset, c.Stem = "stl10", "imagenet"
+		c.Arch, c.Batch, c.Steps = "resnet50", 256, 40000
+		c.LR = 0.05
+		c.EMA = 0.9
+		c.CheckpointEvery, c.LogEvery, c.KNNEvery = 2000, 100, 5000
+		c.KNNTrain, c.KNNTest = 5000, 8000
+		if moco {
+			c.BNSplits, c.ShuffleBN = 8, true
+		}
+		switch method {
+		case "byol":
+			c.ProjHidden, c.PredHidden, c.HeadBN = 4096, 4096, true
+		case "barlow":
+			c.setHeads(2048)
+		default:
+			c.ProjHidden, c.ProjDim = 512, 512 // Appendix E.2: 2-layer projector with ReLU into 512 dimensions
 		}
 	case "tiny":
 		c.Arch, c.Batch, c.Steps = "resnet18-w4", 16, 4
@@ -205,6 +231,9 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := resnet.ParseName(c.Arch); err != nil {
 		return bad("arch", fmt.Sprintf("%q", c.Arch), resnet.ValidNames)
+	}
+	if c.Stem != "" && !slices.Contains(StemNames, c.Stem) {
+		return bad("stem", fmt.Sprintf("%q", c.Stem), strings.Join(StemNames, " or "))
 	}
 	if !slices.Contains(augment.PresetNames, c.Augment) {
 		return bad("augment", fmt.Sprintf("%q", c.Augment), strings.Join(augment.PresetNames, ", "))

@@ -24,10 +24,10 @@ const (
 
 // sslConfig translates c into the methods' configuration.
 func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
-	arch, seed := c.Arch, splitmix.Derive(c.Seed, seedModel)
+	arch, seed, imagenet := c.Arch, splitmix.Derive(c.Seed, seedModel), c.Stem == "imagenet"
 	return ssl.Config{
 		NewEncoder: func() (ssl.Encoder, error) {
-			return resnet.New(arch, resnet.Options{Seed: seed})
+			return resnet.New(arch, resnet.Options{Seed: seed, ImageNetStem: imagenet})
 		},
 		ProjDim: c.ProjDim, ProjHidden: c.ProjHidden, HeadBN: c.HeadBN, PredHidden: c.PredHidden,
 		Tau: c.Tau, Eps: c.Eps, EMA: c.EMA, BarlowLambda: c.BarlowLambda,
