@@ -40,6 +40,7 @@ func analyzeCommand() *cli.Command {
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "t-SNE perplexity"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
 			&cli.StringFlag{Name: "tsne-init", Value: "pca", Usage: "t-SNE initialisation: pca or random"},
+			stepFlag,
 			deviceFlag,
 			jsonFlag,
 		},

@@ -41,6 +41,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "k", Value: knn.K, Usage: "knn: neighbours"},
 			&cli.Float64Flag{Name: "temperature", Value: knn.Temperature, Usage: "knn: temperature T of the weighted vote"},
 			&cli.StringFlag{Name: "vote", Value: knn.Vote.String(), Usage: "knn: weighted or majority"},
+			stepFlag,
 			deviceFlag,
 			jsonFlag,
 		},
@@ -182,7 +183,13 @@ func loadRunFlag(c *cli.Context) (*train.Run, error) {
 	if !fi.IsDir() {
 		return nil, flagError("run", dir, "a run directory written by duelctl train, not a file")
 	}
-	r, err := train.LoadRun(dir)
+	step := -1
+	if c.IsSet("step") {
+		if step = c.Int("step"); step < 0 {
+			return nil, flagError("step", step, "a step >= 0 whose checkpoint the run kept")
+		}
+	}
+	r, err := train.LoadRunAt(dir, step)
 	if err != nil {
 		return nil, fmt.Errorf("--run %s: %w", dir, err)
 	}
@@ -243,3 +250,7 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 	}
 	return f, ds, nil
 }
+
+// stepFlag selects a checkpoint kept by train --keep-checkpoints.
+var stepFlag = &cli.IntFlag{Name: "step", Value: -1, DefaultText: "the latest checkpoint",
+	Usage: "evaluate the checkpoint of this step (kept by train --keep-checkpoints)"}

@@ -122,6 +122,7 @@ func trainSettings() []trainSetting {
 		boolSetting("shuffle-bn", "shuffle MoCo's key batch across the BatchNorm groups (default: on for moco/dmoco)", func(c *C) *bool { return &c.ShuffleBN }),
 		floatSetting("barlow-lambda", "Barlow Twins off-diagonal weight (default: 0.005)", func(c *C) *float64 { return &c.BarlowLambda }),
 		resumable(intSetting("checkpoint-every", "save the resumable state every N steps (and at the end); 0 = only at the end (default: 100)", func(c *C) *int { return &c.CheckpointEvery })),
+		resumable(boolSetting("keep-checkpoints", "keep every checkpoint (model, memory) in checkpoints/step-N for evaluation over training (eval/analyze --step N) (default: off)", func(c *C) *bool { return &c.KeepCheckpoints })),
 		resumable(intSetting("log-every", "write a metrics.jsonl line every N steps (default: 10)", func(c *C) *int { return &c.LogEvery })),
 		resumable(intSetting("knn-every", "kNN top-1 monitor every N steps and at the end; 0 = never (default: 100)", func(c *C) *int { return &c.KNNEvery })),
 		resumable(intSetting("knn-train", "train images in the kNN monitor's bank (default: 2000)", func(c *C) *int { return &c.KNNTrain })),

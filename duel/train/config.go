@@ -66,13 +66,14 @@ type Config struct {
 	ShuffleBN    bool    `json:"shuffle_bn"`
 	BarlowLambda float64 `json:"barlow_lambda"`
 
-	CheckpointEvery int `json:"checkpoint_every"`
-	LogEvery        int `json:"log_every"`
-	KNNEvery        int `json:"knn_every"`
-	KNNTrain        int `json:"knn_train"` // train images of the kNN monitor's bank
-	KNNTest         int `json:"knn_test"`  // test images it classifies
-	KNNK            int `json:"knn_k"`
-	Workers         int `json:"workers"` // augmentation goroutines; 0 = GOMAXPROCS
+	CheckpointEvery int  `json:"checkpoint_every"`
+	KeepCheckpoints bool `json:"keep_checkpoints"` // keep every checkpoint in checkpoints/step-N
+	LogEvery        int  `json:"log_every"`
+	KNNEvery        int  `json:"knn_every"`
+	KNNTrain        int  `json:"knn_train"` // train images of the kNN monitor's bank
+	KNNTest         int  `json:"knn_test"`  // test images it classifies
+	KNNK            int  `json:"knn_k"`
+	Workers         int  `json:"workers"` // augmentation goroutines; 0 = GOMAXPROCS
 }
 
 // PresetNames lists the training presets.

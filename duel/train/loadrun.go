@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/duel-ssl/duel/autograd"
@@ -27,7 +28,12 @@ type Run struct {
 
 // LoadRun opens the run in dir: config.json, then the latest checkpoint
 // (model, memory). Errors name the file and what is wrong with it.
-func LoadRun(dir string) (*Run, error) {
+func LoadRun(dir string) (*Run, error) { return LoadRunAt(dir, -1) }
+
+// LoadRunAt opens the run in dir at the checkpoint kept for step (see
+// --keep-checkpoints and KeptSteps); a negative step, or the step of the
+// latest checkpoint, opens the latest one.
+func LoadRunAt(dir string, step int) (*Run, error) {
 	cfg, err := ReadConfig(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -39,6 +45,15 @@ func LoadRun(dir string) (*Run, error) {
 	ckpt, err := checkpointPath(dir)
 	if err != nil {
 		return nil, err
+	}
+	if step >= 0 {
+		if st, err := readState(ckpt); err != nil || st.Step != step {
+			ckpt = filepath.Join(dir, KeptDir, keptName(step))
+			if _, err := os.Stat(filepath.Join(ckpt, stateFile)); err != nil {
+				kept, _ := KeptSteps(dir)
+				return nil, fmt.Errorf("run %s: no checkpoint of step %d (kept: %v; the latest is step %d; train with --keep-checkpoints to keep more)", dir, step, kept, st.Step)
+			}
+		}
 	}
 	st, err := loadCheckpoint(ckpt, m, nil)
 	if err != nil {

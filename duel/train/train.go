@@ -276,6 +276,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			if err := save(done, lv); err != nil {
 				return nil, err
 			}
+			if c.KeepCheckpoints {
+				if err := keepCheckpoint(opts.Out, done); err != nil {
+					return nil, fmt.Errorf("keeping the checkpoint of step %d: %w", done, err)
+				}
+			}
 		}
 		if opts.AfterStep != nil {
 			opts.AfterStep(done)

@@ -1,0 +1,87 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// KeptDir is the directory of a run that holds the checkpoints kept by
+// --keep-checkpoints, one subdirectory step-NNNNNNN per kept step with the
+// model, the memory and state.json (not the optimizer).
+const KeptDir = "checkpoints"
+
+// keptName is the subdirectory of KeptDir for step.
+func keptName(step int) string { return fmt.Sprintf("step-%07d", step) }
+
+// keepCheckpoint makes the current checkpoint of the run in dir (just
+// written for step) survive the next one: its files, but the optimizer's,
+// are hard-linked (copied where links fail) into checkpoints/step-NNNNNNN,
+// built aside and renamed into place.
+func keepCheckpoint(dir string, step int) error {
+	src := filepath.Join(dir, CheckpointDir)
+	root := filepath.Join(dir, KeptDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	dst := filepath.Join(root, keptName(step))
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{ModelFile, memoryFile, stateFile} {
+		from, to := filepath.Join(src, name), filepath.Join(tmp, name)
+		if err := os.Link(from, to); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // no memory
+			}
+			b, rerr := os.ReadFile(from)
+			if rerr != nil {
+				return rerr
+			}
+			if werr := os.WriteFile(to, b, 0o644); werr != nil {
+				return werr
+			}
+		}
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// KeptSteps returns the steps of the checkpoints kept in the run dir, in
+// increasing order (none without --keep-checkpoints).
+func KeptSteps(dir string) ([]int, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, KeptDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var steps []int
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, "step-") || strings.HasSuffix(name, ".tmp") {
+			continue
+		}
+		s, err := strconv.Atoi(strings.TrimPrefix(name, "step-"))
+		if err != nil || s < 0 {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, KeptDir, name, stateFile)); err == nil {
+			steps = append(steps, s)
+		}
+	}
+	slices.Sort(steps)
+	return steps, nil
+}
