@@ -1,0 +1,78 @@
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// EnvISA is the environment variable that lowers the level the kernels run
+// at: avx512, avx2 or generic (see the package documentation).
+const EnvISA = "DUEL_ISA"
+
+// Level is an instruction-set level of the kernels; a higher level
+// includes the lower ones.
+type Level int
+
+// The levels, lowest first.
+const (
+	Generic Level = iota // plain Go
+	AVX2                 // AVX2 and FMA, 256-bit vectors
+	AVX512               // AVX-512 F and VL on top of AVX2, 512-bit vectors
+)
+
+// levelNames are the names of the levels, as DUEL_ISA spells them.
+var levelNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512"}
+
+// String returns the level's name: "generic", "avx2" or "avx512".
+func (l Level) String() string {
+	if l >= 0 && int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// ISA returns the level the kernels run at: the best this processor
+// supports, lowered by DUEL_ISA. It is decided on the first call; an
+// unknown DUEL_ISA prints its warning then.
+func ISA() Level { return isa() }
+
+// AllowAVX512 reports whether the kernels may use AVX-512 (F and VL; check
+// Detect for DQ, BW, VNNI, ...): the CPU and the operating system support
+// it and DUEL_ISA does not ask for less.
+func AllowAVX512() bool { return ISA() >= AVX512 }
+
+// AllowAVX2 reports whether the kernels may use AVX2 and FMA: the CPU and
+// the operating system support them and DUEL_ISA is not generic.
+func AllowAVX2() bool { return ISA() >= AVX2 }
+
+// isa decides the level once, warning on stderr about a bad DUEL_ISA.
+var isa = sync.OnceValue(func() Level {
+	l, warning := decideISA(envISA(), Detect().Best())
+	if warning != "" {
+		fmt.Fprintln(os.Stderr, warning)
+	}
+	return l
+})
+
+// decideISA returns the level for the DUEL_ISA value env on a machine
+// whose best level is best, and a warning to print when env is not one of
+// the accepted values. Empty means best; a known value gives the lower of
+// it and best; an unknown one gives best, with the warning.
+func decideISA(env string, best Level) (Level, string) {
+	want := strings.ToLower(strings.TrimSpace(env))
+	if want == "" {
+		return best, ""
+	}
+	for l, name := range levelNames {
+		if want == name {
+			return min(Level(l), best), ""
+		}
+	}
+	return best, fmt.Sprintf("duel: %s=%q is not one of avx512, avx2, generic (any case); using %s, the best this machine supports",
+		EnvISA, env, best)
+}
+
+// envISA returns the value of DUEL_ISA.
+func envISA() string { return os.Getenv(EnvISA) }
