@@ -32,7 +32,7 @@ func Sdot(x, y []float32) float32 {
 }
 
 // useVecBLAS1 tells whether Saxpy and Sdot use the assembly loops: when the
-// CPU has AVX2 and FMA and DUEL_ISA does not force the generic variant. Set
+// CPU has AVX2 and FMA and cpu.ISA (DUEL_ISA) is not generic. Set
 // once at initialisation.
 var useVecBLAS1 = hasVecBLAS1 && active.name != "generic"
 

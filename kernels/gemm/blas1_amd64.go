@@ -2,10 +2,10 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import "github.com/duel-ssl/duel/internal/cpu"
 
 // hasVecBLAS1 tells whether the AVX2+FMA Saxpy and Sdot loops can run.
-var hasVecBLAS1 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+var hasVecBLAS1 = cpu.Detect().AVX2 && cpu.Detect().FMA
 
 // saxpyAVX2 does y[i] += alpha*x[i] for i < n, n a multiple of 32, with
 // AVX2+FMA. The equivalent Go loop:

@@ -33,7 +33,7 @@
 // # Kernels and blocking
 //
 // Three micro-kernels exist, chosen at start-up from the CPU features
-// (golang.org/x/sys/cpu):
+// (internal/cpu):
 //
 //	avx512   14x32 tile: 28 zmm accumulators, 2 zmm of B + 14 VBROADCASTSS per k step   mc=336 kc=384 nc=4096
 //	         16x16 tile (avx512-16x16) for products whose rows fill 14-row tiles badly (m = 16, 32: see kernel.forRows)
@@ -50,10 +50,12 @@
 // micro-kernel alone runs at the FMA peak measured on the same core. See
 // bench/RESULTS.md (## SGEMM) for figures and commands.
 //
-// The environment variable DUEL_ISA=avx512|avx2|generic, read once at
-// start-up, forces a variant. Asking for a variant the CPU (or a noasm build)
-// lacks falls back to the best available one below it, never crashes; an
-// unknown value is ignored. ISA reports the variant in use. With
+// The environment variable DUEL_ISA=avx512|avx2|generic, read once by
+// internal/cpu (cpu.ISA), forces a variant. Asking for a variant the CPU (or
+// a noasm build) lacks falls back to the best available one below it, never
+// crashes; an unknown value (avx512-16x16 included: that tile is chosen per
+// product, see kernel.forRows) is reported once on stderr and the best
+// variant runs. ISA reports the variant in use. With
 // DUEL_ISA=avx2 on an AVX-512 machine the packing routines still use
 // AVX-512.
 //

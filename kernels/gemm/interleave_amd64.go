@@ -2,7 +2,7 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import "github.com/duel-ssl/duel/internal/cpu"
 
 // interleave6, interleave14, interleave16 and interleave32 copy w = 6, 14,
 // 16 or 32 rows of stride ld into a panel, one scalar at a time with the
@@ -90,7 +90,7 @@ func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool {
 
 // hasTranspose tells whether the AVX-512 transposes and packRows can run;
 // set once at initialisation.
-var hasTranspose = cpu.X86.HasAVX512F
+var hasTranspose = cpu.Detect().AVX512F
 
 // interleaveAsm runs the assembly interleave for width w, if there is one.
 // The caller has checked the bounds.

@@ -1,8 +1,9 @@
 package gemm
 
 import (
-	"os"
 	"strings"
+
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
 // microKernel computes one mr x nr tile of C from a packed panel of A and a
@@ -55,9 +56,10 @@ func (kn *kernel) forRows(m int) *kernel {
 // initialisation and never changed.
 var available = detect()
 
-// active is the kernel Sgemm uses: the best available one, or the one forced
-// by DUEL_ISA. It is set once at package initialisation.
-var active = choose(available, os.Getenv("DUEL_ISA"))
+// active is the kernel Sgemm uses: the best available one not above the
+// level internal/cpu decides (cpu.ISA, which reads DUEL_ISA). It is set
+// once at package initialisation.
+var active = choose(available, cpu.ISA().String())
 
 // choose returns the kernel named by the DUEL_ISA value want ("avx512",
 // "avx2" or "generic"). When want is empty, unknown or names a variant this

@@ -2,7 +2,7 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import "github.com/duel-ssl/duel/internal/cpu"
 
 // kernelAVX512 is the AVX-512 micro-kernel for a 14x32 tile (28 zmm
 // accumulators, two zmm of B per k step, A broadcast with VBROADCASTSS). Its
@@ -55,10 +55,11 @@ func kernelAVX512x16DirectA(kc int, a, b, c *float32, lda, ldb, ldc int, beta fl
 //go:noescape
 func kernelAVX2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
-// detect lists the kernels this CPU runs, best first.
+// detect lists the kernels this CPU runs (internal/cpu), best first.
 func detect() []*kernel {
 	var ks []*kernel
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+	d := cpu.Detect()
+	if d.AVX512F && d.AVX512VL {
 		narrow := &kernel{
 			name: "avx512-16x16",
 			mr:   mrAVX512x16, nr: nrAVX512x16,
@@ -73,7 +74,7 @@ func detect() []*kernel {
 			narrow: narrow,
 		}, narrow)
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if d.AVX2 && d.FMA {
 		ks = append(ks, &kernel{
 			name: "avx2",
 			mr:   mrAVX2, nr: nrAVX2,
