@@ -2,15 +2,11 @@
 
 package nn
 
-import (
-	"os"
+import "github.com/duel-ssl/duel/internal/cpu"
 
-	"golang.org/x/sys/cpu"
-)
-
-// useAVX2 selects the assembly loops, set once at initialisation: AVX2
-// present and not disabled by DUEL_ISA=generic (as for kernels/gemm).
-var useAVX2 = cpu.X86.HasAVX2 && os.Getenv("DUEL_ISA") != "generic"
+// useAVX2 selects the assembly loops, set once at initialisation:
+// internal/cpu allows AVX2 (the CPU has it and DUEL_ISA is not generic).
+var useAVX2 = cpu.AllowAVX2()
 
 // vecISA names the elementwise kernels in use.
 var vecISA = map[bool]string{true: "avx2", false: "generic"}[useAVX2]

@@ -5,18 +5,16 @@ package memory
 import (
 	"unsafe"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
-	"golang.org/x/sys/cpu"
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
-// blendAVX512OK: the AVX-512 blend runs (the CPU has AVX-512 F, and
-// DUEL_ISA, read by kernels/gemm, does not ask for less than avx512).
-var blendAVX512OK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+// blendAVX512OK: the AVX-512 blend runs (internal/cpu allows AVX-512:
+// the CPU has it and DUEL_ISA does not ask for less than avx512).
+var blendAVX512OK = cpu.AllowAVX512()
 
-// blendAVX2OK: the AVX2 blend runs (the AVX-512 one does not, the CPU has
-// AVX2, and DUEL_ISA does not ask for less than avx2).
-var blendAVX2OK = !blendAVX512OK && cpu.X86.HasAVX2 &&
-	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+// blendAVX2OK: the AVX2 blend runs (the AVX-512 one does not, and
+// internal/cpu allows AVX2: DUEL_ISA does not ask for less than avx2).
+var blendAVX2OK = !blendAVX512OK && cpu.AllowAVX2()
 
 // blendKernel is the assembly blend blendRow uses: AVX-512, else AVX2,
 // else none (nil: the Go loop).

@@ -5,19 +5,18 @@ package memory
 import (
 	"unsafe"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
-	"golang.org/x/sys/cpu"
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
-// scoreAVX512OK: the AVX-512 score pass runs (the CPU has AVX-512 F and
-// DQ, and DUEL_ISA, read by kernels/gemm, does not ask for less than
-// avx512).
-var scoreAVX512OK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && gemm.ISA() == "avx512"
+// scoreAVX512OK: the AVX-512 score pass runs (internal/cpu allows
+// AVX-512, i.e. the CPU has it and DUEL_ISA does not ask for less than
+// avx512, and the CPU has AVX-512 DQ).
+var scoreAVX512OK = cpu.AllowAVX512() && cpu.Detect().AVX512DQ
 
-// scoreAVX2OK: the AVX2 score pass runs (the AVX-512 one does not, the CPU
-// has AVX2 and FMA, and DUEL_ISA does not ask for less than avx2).
-var scoreAVX2OK = !scoreAVX512OK && cpu.X86.HasAVX2 && cpu.X86.HasFMA &&
-	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+// scoreAVX2OK: the AVX2 score pass runs (the AVX-512 one does not, and
+// internal/cpu allows AVX2 and FMA: DUEL_ISA does not ask for less than
+// avx2).
+var scoreAVX2OK = !scoreAVX512OK && cpu.AllowAVX2()
 
 // scoreKernel is the assembly score pass scorePass uses: AVX-512, else
 // AVX2, else none (nil: the Go loop).

@@ -5,19 +5,16 @@ package memory
 import (
 	"unsafe"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
-	"golang.org/x/sys/cpu"
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
-// transposeAVX512OK: the AVX-512 transposition runs (the CPU has AVX-512
-// F, and DUEL_ISA, read by kernels/gemm, does not ask for less than
-// avx512).
-var transposeAVX512OK = cpu.X86.HasAVX512F && gemm.ISA() == "avx512"
+// transposeAVX512OK: the AVX-512 transposition runs (internal/cpu allows
+// AVX-512: the CPU has it and DUEL_ISA does not ask for less than avx512).
+var transposeAVX512OK = cpu.AllowAVX512()
 
 // transposeAVX2OK: the AVX2 transposition runs (the AVX-512 one does not,
-// the CPU has AVX2, and DUEL_ISA does not ask for less than avx2).
-var transposeAVX2OK = !transposeAVX512OK && cpu.X86.HasAVX2 &&
-	(gemm.ISA() == "avx512" || gemm.ISA() == "avx2")
+// and internal/cpu allows AVX2: DUEL_ISA does not ask for less than avx2).
+var transposeAVX2OK = !transposeAVX512OK && cpu.AllowAVX2()
 
 // transposeKernel is the assembly transposition transposeBand uses:
 // AVX-512, else AVX2, else none (nil: the Go loop).

@@ -9,7 +9,7 @@
 // On amd64 CPUs with AVX-512 VNNI the products run in an assembly
 // micro-kernel (an 8 x 48 tile of C, VPDPWSSD: 32 int16 multiply-adds into
 // int32 per instruction, twice the multiply-adds of a float32 FMA); on CPUs
-// with AVX2 only, or when DUEL_ISA (see kernels/gemm) is avx2, in an AVX2
+// with AVX2 only, or when DUEL_ISA (see internal/cpu) is avx2, in an AVX2
 // kernel with the same tile and packing (VPMADDWD then VPADDD on ymm);
 // elsewhere, in a noasm build, or when DUEL_ISA is generic, a pure-Go kernel
 // computes the same integers. Accelerated reports whether an assembly kernel

@@ -5,24 +5,23 @@ package igemm
 import (
 	"unsafe"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
-	"golang.org/x/sys/cpu"
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
-// available lists the kernels this CPU and DUEL_ISA (read by kernels/gemm:
-// gemm.ISA()) allow, best first; the last one is the pure-Go kernel. The
-// VNNI kernel needs AVX-512 VNNI and ISA avx512; the AVX2 kernel needs AVX2
-// and ISA avx512 or avx2, so that DUEL_ISA=avx2 runs it on an AVX-512 CPU
+// available lists the kernels this CPU and DUEL_ISA (read by internal/cpu:
+// cpu.ISA()) allow, best first; the last one is the pure-Go kernel. The
+// VNNI kernel needs AVX-512 BW and VNNI and ISA avx512; the AVX2 kernel
+// needs ISA avx512 or avx2, so that DUEL_ISA=avx2 runs it on an AVX-512 CPU
 // and DUEL_ISA=generic runs neither.
-var available = detect(gemm.ISA())
+var available = detect()
 
-// detect returns the kernels available under the gemm ISA isa, best first.
-func detect(isa string) []kernel {
+// detect returns the kernels internal/cpu allows, best first.
+func detect() []kernel {
 	var ks []kernel
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI && isa == "avx512" {
+	if d := cpu.Detect(); cpu.AllowAVX512() && d.AVX512BW && d.AVX512VNNI {
 		ks = append(ks, kernVNNI)
 	}
-	if cpu.X86.HasAVX2 && (isa == "avx512" || isa == "avx2") {
+	if cpu.AllowAVX2() {
 		ks = append(ks, kernAVX2)
 	}
 	return append(ks, kernGeneric)

@@ -5,8 +5,8 @@
 // Every assembly kernel sits beside a plain-Go reference that computes the
 // same bits, and is tested against it on random, odd and zero lengths with
 // special values. The assembly runs when the CPU has AVX2, unless the
-// environment variable DUEL_ISA=generic (read by kernels/gemm, see
-// gemm.ISA) or the noasm build tag asks for the Go loops.
+// environment variable DUEL_ISA=generic (read by internal/cpu, see
+// cpu.ISA) or the noasm build tag asks for the Go loops.
 package vecmath
 
 // ISA names the variant of the kernels in use: "avx2" or "generic".

@@ -2,15 +2,11 @@
 
 package vecmath
 
-import (
-	"github.com/duel-ssl/duel/kernels/gemm"
-	"golang.org/x/sys/cpu"
-)
+import "github.com/duel-ssl/duel/internal/cpu"
 
 // useAVX2 selects the AVX2 exponential kernel, set once at initialisation:
-// the CPU has AVX2 and DUEL_ISA (read by kernels/gemm, see gemm.ISA) does
-// not force the generic variant.
-var useAVX2 = cpu.X86.HasAVX2 && gemm.ISA() != "generic"
+// internal/cpu allows AVX2 (the CPU has it and DUEL_ISA is not generic).
+var useAVX2 = cpu.AllowAVX2()
 
 // expShiftAVX2 is expShiftGo on whole blocks of 8 elements, bit for bit
 // (see exp_amd64.s); it stops at the first block holding a value outside
