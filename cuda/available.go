@@ -20,7 +20,7 @@ const minDriver = 11080
 // Available reports whether a usable CUDA device exists: nil, or an error
 // that says why not and ends with "use --device cpu", e.g.
 //
-//	cuda: libcuda.so.1 not found (no NVIDIA driver): use --device cpu
+//	cuda: libcuda.so.1 not found (no NVIDIA driver) [dlopen: ...]: use --device cpu
 //	cuda: no usable GPU (cuda: cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)): use --device cpu
 //
 // The check runs once per process (it opens the driver library and device

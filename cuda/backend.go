@@ -46,11 +46,12 @@ func newBackend(g gpu, block int) (*Backend, error) {
 // Name returns "cuda".
 func (*Backend) Name() string { return "cuda" }
 
-// must panics with the driver error of a failed operation (tensor.Backend
-// has no error results).
+// must panics with a *tensor.DeviceError wrapping the driver error of a
+// failed operation (tensor.Backend has no error results; the panic is the
+// device failure tensor.CatchDeviceError turns back into an error).
 func must(op string, err error) {
 	if err != nil {
-		panic(fmt.Sprintf("cuda: Backend.%s: %v", op, err))
+		panic(&tensor.DeviceError{Backend: "cuda", Op: op, Err: err})
 	}
 }
 
@@ -323,7 +324,7 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
 	}
 	if cfg.Grid.Y > 65535 {
-		panic(fmt.Sprintf("cuda: Backend.Gemm: M = %d exceeds %d rows", g.M, 65535*64))
+		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one sgemm_f32 launch (grid limit)", g.M, 65535*64))
 	}
 	must("Gemm", kc.SgemmF32(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
 		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),

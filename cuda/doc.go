@@ -18,6 +18,11 @@
 // other devices' DUELUpdate.
 //
 // The tensor.Backend interface has no error results, so the backend panics
-// (with the driver's error, e.g. CUDA_ERROR_OUT_OF_MEMORY) when a driver
-// call fails during an operation; use Available before choosing the device.
+// with a *tensor.DeviceError wrapping the driver's error (e.g.
+// CUDA_ERROR_OUT_OF_MEMORY) when a driver call fails during an operation;
+// tensor.CatchDeviceError turns it back into an error. Use Available before
+// choosing the device.
+//
+// The driver library is libcuda.so.1, or the file the environment variable
+// DUEL_CUDA_DRIVER names (see package cuda/driver).
 package cuda

@@ -19,7 +19,7 @@ var jsonFlag = &cli.BoolFlag{
 var deviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
-	Usage: "where to compute: cpu or cuda",
+	Usage: "where to compute: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names)",
 }
 
 // emitJSON writes v as one line of JSON on stdout when --json is set.

@@ -2,19 +2,71 @@ package driver
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
 )
 
+// TestLoadMissingLibrary runs the no-driver path on every machine, also on
+// one with a driver: DUEL_CUDA_DRIVER names a missing file, or the default
+// name is replaced by a missing one. The error wraps ErrNoDriver, names
+// what it tried to open and ends with the advice.
 func TestLoadMissingLibrary(t *testing.T) {
-	err := load("libcuda-does-not-exist.so.1")
-	if err == nil {
-		t.Fatal("load of a missing library succeeded")
+	missing := filepath.Join(t.TempDir(), "libcuda.so.1")
+	for _, tc := range []struct {
+		name    string
+		env     string // DUEL_CUDA_DRIVER
+		path    string // the library Load would open; "" for Library's choice
+		want    []string
+		wantEnd string
+	}{
+		{"env", missing, "", []string{"cuda: DUEL_CUDA_DRIVER=" + missing + " not found", "no NVIDIA driver", "[dlopen: "},
+			"point DUEL_CUDA_DRIVER at libcuda.so.1 or unset it, or use --device cpu"},
+		{"default name", "", "libcuda-does-not-exist.so.1", []string{"cuda: libcuda-does-not-exist.so.1 not found", "no NVIDIA driver", "[dlopen: "},
+			": use --device cpu"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EnvLibrary, tc.env)
+			path, fromEnv := Library()
+			if tc.path != "" {
+				path = tc.path
+			} else if path != tc.env || !fromEnv {
+				t.Fatalf("Library() = %q, %v with %s=%q", path, fromEnv, EnvLibrary, tc.env)
+			}
+			err := load(path, fromEnv)
+			if err == nil {
+				t.Fatalf("load(%q) succeeded", path)
+			}
+			if !errors.Is(err, ErrNoDriver) {
+				t.Errorf("error %q does not wrap ErrNoDriver", err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if !strings.HasSuffix(err.Error(), tc.wantEnd) {
+				t.Errorf("error %q does not end with %q", err, tc.wantEnd)
+			}
+		})
 	}
-	for _, want := range []string{"cuda:", "not found", "no NVIDIA driver", "--device cpu"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
+}
+
+// TestLibrary checks where the library name comes from.
+func TestLibrary(t *testing.T) {
+	for _, tc := range []struct {
+		env     string
+		path    string
+		fromEnv bool
+	}{
+		{"", DefaultLibrary, false},
+		{"/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", true},
+		{"libcuda.so", "libcuda.so", true},
+	} {
+		t.Setenv(EnvLibrary, tc.env)
+		if path, fromEnv := Library(); path != tc.path || fromEnv != tc.fromEnv {
+			t.Errorf("%s=%q: Library() = %q, %v; want %q, %v", EnvLibrary, tc.env, path, fromEnv, tc.path, tc.fromEnv)
 		}
 	}
 }
@@ -31,6 +83,9 @@ func TestLoadHere(t *testing.T) {
 	t.Logf("Load: %v", err)
 	if !errors.Is(err, ErrNoDriver) && !strings.HasPrefix(err.Error(), "cuda: ") {
 		t.Errorf("Load error %q neither wraps ErrNoDriver nor names the driver call", err)
+	}
+	if errors.Is(err, ErrNoDriver) && !strings.HasSuffix(err.Error(), "use --device cpu") {
+		t.Errorf("Load error %q does not end with the advice", err)
 	}
 	if _, err2 := DeviceCount(); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("DeviceCount after failed Load: %v, want the Load error %v", err2, err)

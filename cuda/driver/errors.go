@@ -16,9 +16,11 @@ const (
 	ErrNotInited Result = 3   // CUDA_ERROR_NOT_INITIALIZED
 )
 
-// ErrNoDriver is returned (wrapped) by Load when libcuda.so.1 cannot be
-// opened.
-var ErrNoDriver = errors.New("cuda: libcuda.so.1 not found (no NVIDIA driver): use --device cpu")
+// ErrNoDriver is returned (wrapped) by Load when the driver library
+// (libcuda.so.1, or DUEL_CUDA_DRIVER's) cannot be opened, e.g.
+//
+//	cuda: libcuda.so.1 not found (no NVIDIA driver) [dlopen: ...]: use --device cpu
+var ErrNoDriver = errors.New("no NVIDIA driver")
 
 // Error is a failed driver call.
 type Error struct {

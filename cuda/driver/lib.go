@@ -2,14 +2,31 @@ package driver
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/ebitengine/purego"
 )
 
-// libName is the driver library, installed by the NVIDIA driver (not by the
-// CUDA toolkit).
-const libName = "libcuda.so.1"
+// DefaultLibrary is the driver library Load opens, installed by the NVIDIA
+// driver (not by the CUDA toolkit) and found by the dynamic loader.
+const DefaultLibrary = "libcuda.so.1"
+
+// EnvLibrary is the environment variable that names another driver library
+// to open instead of DefaultLibrary: a path such as
+// /usr/lib/wsl/lib/libcuda.so.1, or a file name for the dynamic loader's
+// search.
+const EnvLibrary = "DUEL_CUDA_DRIVER"
+
+// Library returns the driver library Load opens, and whether it comes
+// from DUEL_CUDA_DRIVER: that variable's value when it is set and not
+// empty, else DefaultLibrary. It is the one place that reads the variable.
+func Library() (path string, fromEnv bool) {
+	if p := os.Getenv(EnvLibrary); p != "" {
+		return p, true
+	}
+	return DefaultLibrary, false
+}
 
 // lib holds the addresses of the bound driver functions. It is filled once
 // by Load and read-only afterwards.
@@ -78,22 +95,26 @@ var symbols = []struct {
 
 // loadOnce opens the library and initialises the driver once per process;
 // its result is the error every later call returns.
-var loadOnce = sync.OnceValue(func() error { return load(libName) })
+var loadOnce = sync.OnceValue(func() error { return load(Library()) })
 
-// Load opens libcuda.so.1, binds the driver functions and calls cuInit. It
-// does the work once; later calls return the first result. Without a driver
-// the error wraps ErrNoDriver; with a driver but no usable device it is the
+// Load opens the driver library (Library: libcuda.so.1 unless
+// DUEL_CUDA_DRIVER names another), binds the driver functions and calls
+// cuInit. It does the work once; later calls return the first result.
+// Without a driver the error wraps ErrNoDriver and ends with the advice
+// "use --device cpu"; with a driver but no usable device it is the
 // driver's *Error (CUDA_ERROR_NO_DEVICE, ...).
 func Load() error { return loadOnce() }
 
-// load is Load for a given library path (tests use a missing one).
-func load(path string) error {
+// load is Load for the library path, which came from DUEL_CUDA_DRIVER when
+// fromEnv (tests pass a missing one).
+func load(path string, fromEnv bool) error {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		if path == libName {
-			return fmt.Errorf("%w [dlopen: %v]", ErrNoDriver, err)
+		if fromEnv {
+			return fmt.Errorf("cuda: %s=%s not found (%w) [dlopen: %v]: point %s at libcuda.so.1 or unset it, or use --device cpu",
+				EnvLibrary, path, ErrNoDriver, err, EnvLibrary)
 		}
-		return fmt.Errorf("cuda: %s not found (no NVIDIA driver): use --device cpu [dlopen: %v]", path, err)
+		return fmt.Errorf("cuda: %s not found (%w) [dlopen: %v]: use --device cpu", path, ErrNoDriver, err)
 	}
 	for _, s := range symbols {
 		p, err := purego.Dlsym(h, s.name)
