@@ -86,7 +86,7 @@ func runReproduce(c *cli.Context) error {
 	w := c.App.Writer
 	out := c.String("out")
 	fmt.Fprintf(w, "reproduce %s: %d methods x %d rho_max x %d seeds into %s\n", g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, out)
-	rep, err := reproduce.Run(ctx, g, reproduce.Options{Out: out, Log: w, Progress: c.App.ErrWriter})
+	rep, err := reproduce.Run(ctx, g, reproduce.Options{Out: out, Log: w, Progress: progressWriter(c)})
 	if err != nil {
 		return err
 	}

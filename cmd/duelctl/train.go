@@ -148,10 +148,11 @@ func runTrain(c *cli.Context) error {
 		what = "resuming"
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d) into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, out)
-	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Log: w, Progress: c.App.ErrWriter})
+	bar := progressWriter(c)
+	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Log: w, Progress: bar})
 	if err != nil {
-		if errors.Is(err, train.ErrInterrupted) {
-			fmt.Fprintln(c.App.ErrWriter)
+		if errors.Is(err, train.ErrInterrupted) && bar != nil {
+			fmt.Fprintln(bar) // end the bar's line
 		}
 		return err
 	}
