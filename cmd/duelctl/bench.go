@@ -6,12 +6,13 @@ import "github.com/urfave/cli/v2"
 func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
-		Usage: "measure the engine's speed (GEMM, training step, data pipeline, DUEL memory update)",
+		Usage: "measure the engine's speed (GEMM, training step, data pipeline, DUEL memory update) and show the CPU it runs on",
 		Subcommands: []*cli.Command{
 			benchGemmCommand(),
 			benchDataCommand(),
 			benchStepCommand(),
 			benchDuelCommand(),
+			benchCPUCommand(),
 		},
 	}
 }
