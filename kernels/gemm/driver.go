@@ -175,52 +175,64 @@ func (c *call) runRows(t int) {
 }
 
 // macro multiplies the packed mc x kc block of A by the micro-panels
-// q0 <= q < q1 of the kc x nc block of B into C[ic:ic+mc, jc:jc+nc].
-// The micro-panel of A (mr x kc) stays in L1 while the micro-panels of B
-// stream from L2.
+// q0 <= q < q1 of the kc x nc block of B into C[ic:ic+mc, jc:jc+nc]. The
+// micro-panels of B are taken ns columns at a time: each kc x ns sub-block
+// stays in L2 while every micro-panel of A (mr x kc, in L1) sweeps it.
 func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1 int, beta float32) {
 	kn, p := c.k, &c.p
 	mr, nr := kn.mr, kn.nr
 	cm, ldc := p.c, p.ldc
-	for ir := 0; ir < mc; ir += mr {
-		mrb := min(mr, mc-ir)
-		direct := c.directA && mrb == mr
-		var a *float32
-		switch {
-		case direct:
-			a = &p.a[(ic+ir)*p.lda+pc]
-		case c.directA:
-			a = &ws.packA[0] // the partial panel, packed alone
-		default:
-			a = &ws.packA[ir*kc]
-		}
-		for q := q0; q < q1; q++ {
-			b, ldb := c.panelB(bp, jc, nc, pc, kc, q)
-			if mrb == mr && (q+1)*nr <= nc {
-				if direct {
+	// The micro-panels of B go by sub-blocks of ns columns (kc x ns, kept
+	// in L2), each swept by every micro-panel of A.
+	qstep := max(1, kn.ns/nr)
+	for qq := q0; qq < q1; qq += qstep {
+		for ir := 0; ir < mc; ir += mr {
+			mrb := min(mr, mc-ir)
+			direct := c.directA && mrb == mr
+			var a *float32
+			switch {
+			case direct:
+				a = &p.a[(ic+ir)*p.lda+pc]
+			case c.directA:
+				a = &ws.packA[0] // the partial panel, packed alone
+			default:
+				a = &ws.packA[ir*kc]
+			}
+			for q := qq; q < min(q1, qq+qstep); q++ {
+				b, ldb := c.panelB(bp, jc, nc, pc, kc, q)
+				full := (q+1)*nr <= nc
+				switch {
+				case mrb == mr && full && direct:
 					kn.microDirectA(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], p.lda, ldb, ldc, beta)
-				} else {
+					continue
+				case mrb == mr && full:
 					kn.micro(kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], ldb, ldc, beta)
-				}
-				continue
-			}
-			// Edge tile: compute it whole into the scratch tile, merge the valid part.
-			if direct {
-				kn.microDirectA(kc, a, b, &ws.tile[0], p.lda, ldb, nr, 0)
-			} else {
-				kn.micro(kc, a, b, &ws.tile[0], ldb, nr, 0)
-			}
-			off := (ic+ir)*ldc + jc + q*nr
-			nrb := min(nr, nc-q*nr)
-			for i := 0; i < mrb; i++ {
-				dst := cm[off+i*ldc : off+i*ldc+nrb]
-				src := ws.tile[i*nr : i*nr+nrb]
-				if beta == 0 {
-					copy(dst, src)
+					continue
+				case mrb < mr && full && kn.short != nil:
+					kn.short[mrb](kc, a, b, &cm[(ic+ir)*ldc+jc+q*nr], ldb, ldc, beta)
 					continue
 				}
-				for j := range dst {
-					dst[j] = src[j] + beta*dst[j]
+				// Edge tile: compute it whole into the scratch tile, merge the valid part.
+				switch {
+				case direct:
+					kn.microDirectA(kc, a, b, &ws.tile[0], p.lda, ldb, nr, 0)
+				case mrb < mr && kn.short != nil:
+					kn.short[mrb](kc, a, b, &ws.tile[0], ldb, nr, 0)
+				default:
+					kn.micro(kc, a, b, &ws.tile[0], ldb, nr, 0)
+				}
+				off := (ic+ir)*ldc + jc + q*nr
+				nrb := min(nr, nc-q*nr)
+				for i := 0; i < mrb; i++ {
+					dst := cm[off+i*ldc : off+i*ldc+nrb]
+					src := ws.tile[i*nr : i*nr+nrb]
+					if beta == 0 {
+						copy(dst, src)
+						continue
+					}
+					for j := range dst {
+						dst[j] = src[j] + beta*dst[j]
+					}
 				}
 			}
 		}

@@ -18,13 +18,14 @@ import (
 type microKernel func(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
 // kernel is one SGEMM variant: a micro-kernel with its register tile
-// (mr x nr) and the cache blocking (mc, kc, nc) chosen for it by measurement
-// (see the package documentation).
+// (mr x nr) and its cache blocking (derived from the caches, or tuned: see
+// blocking.go and the package documentation).
 type kernel struct {
-	name       string // "avx512", "avx2" or "generic"
-	mr, nr     int    // register tile
-	mc, kc, nc int    // cache blocks: mc rows of A in L2, kc-deep panels, nc columns of B in L3
-	micro      microKernel
+	name   string // "avx512", "avx512-16x16", "avx2" or "generic"
+	mr, nr int    // register tile
+	lanes  int    // float32 lanes of the vectors the tile is made of (1: scalar)
+	blocking
+	micro microKernel
 	// bInPlace: micro-panels of a non-transposed B may be read in place
 	// (rows ldb apart) instead of packed. Measured: as fast as packing or
 	// faster with the 32-wide AVX-512 tile, 2x slower with the 16-wide AVX2
@@ -33,28 +34,63 @@ type kernel struct {
 	// microDirectA, when not nil, is micro reading A in place: mr rows lda
 	// floats apart with contiguous k steps (a non-transposed A), unscaled.
 	microDirectA func(kc int, a, b, c *float32, lda, ldb, ldc int, beta float32)
+	// short, when not nil, holds for r = 1..mr-1 micro reduced to the first
+	// r rows of its packed A panel (short[0] is nil): the last rows of C,
+	// when mr does not divide m, cost r rows of FMAs instead of mr.
+	short []microKernel
 	// narrow, when not nil, is a variant with a shorter tile that Sgemm
-	// uses instead when it pads the rows of C less (see forRows).
+	// uses instead when it is modelled faster for the rows of C (see forRows).
 	narrow *kernel
 }
 
+// narrowGain is how much faster the model (rowCost) must find the narrow
+// tile before forRows takes it: the model counts FMAs and loads only, not
+// the narrow tile's extra packing and edge work. 1.4 keeps the choices
+// measured on Zen 4 (16 x 4096 x 144: 62 -> 82 GFLOP/s with the 16x16 tile;
+// 32 x 2048 x 288 a tie, left to the 14x32 one).
+const narrowGain = 1.4
+
 // forRows returns the kernel to use for a product whose C has m rows: kn,
-// or its narrow variant when that pads m to at least 1.4 times fewer rows
-// (16 rows of C take two 14-row tiles, 28 rows of work, but one 16-row
-// tile). Measured on the project machine (one thread): the 16x16 tile runs
-// at ~82 GFLOP/s, the 14x32 one at ~100; 16 x 4096 x 144 went from 62 to 82
-// GFLOP/s, 32 x 2048 x 288 (ratio 1.31) was a tie.
+// or its narrow variant when the model of the core (rowCost, from the FMA
+// units) finds it at least narrowGain times faster for m rows (16 rows of
+// C take two 14-row tiles but one 16-row tile).
 func (kn *kernel) forRows(m int) *kernel {
-	if nk := kn.narrow; nk != nil && 5*ceilDiv(m, kn.mr)*kn.mr > 7*ceilDiv(m, nk.mr)*nk.mr {
+	if nk := kn.narrow; nk != nil && rowCost(nk, m, machine)*narrowGain <= rowCost(kn, m, machine) {
 		return nk
 	}
 	return kn
 }
 
-// available lists the kernels this build and CPU can run, best first. The
-// last one is always the pure-Go kernel. It is set once at package
-// initialisation and never changed.
-var available = detect()
+// withBlocking returns a copy of kn (and of its narrow variant) that uses
+// blocking b; the narrow variant keeps its own mc, ns and nc, rounded to
+// its tile, and takes b's kc, so that both tiles sum in the same order.
+func (kn *kernel) withBlocking(b blocking) *kernel {
+	k := *kn
+	k.blocking = b
+	if kn.narrow != nil {
+		nb := derive(kn.narrow.mr, kn.narrow.nr, machine)
+		nb.kc = b.kc
+		nb.ns = max(kn.narrow.nr, b.ns/kn.narrow.nr*kn.narrow.nr)
+		nb.nc = max(nb.ns, b.nc/nb.ns*nb.ns)
+		k.narrow = kn.narrow.withBlocking(nb)
+	}
+	return &k
+}
+
+// available lists the kernels this build and CPU can run, best first, with
+// the blocking derived for this CPU. The last one is always the pure-Go
+// kernel. It is set once at package initialisation and never changed.
+var available = withDerived(detect())
+
+// withDerived returns ks with the blocking derived from the caches of this
+// CPU (derive) for each.
+func withDerived(ks []*kernel) []*kernel {
+	out := make([]*kernel, len(ks))
+	for i, k := range ks {
+		out[i] = k.withBlocking(derive(k.mr, k.nr, machine))
+	}
+	return out
+}
 
 // active is the kernel Sgemm uses: the best available one not above the
 // level internal/cpu decides (cpu.ISA, which reads DUEL_ISA). It is set

@@ -55,30 +55,28 @@ func kernelAVX512x16DirectA(kc int, a, b, c *float32, lda, ldb, ldc int, beta fl
 //go:noescape
 func kernelAVX2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
-// detect lists the kernels this CPU runs (internal/cpu), best first.
+// detect lists the kernels this CPU runs (internal/cpu), best first,
+// without their blocking (see withDerived).
 func detect() []*kernel {
 	var ks []*kernel
 	d := cpu.Detect()
 	if d.AVX512F && d.AVX512VL {
 		narrow := &kernel{
 			name: "avx512-16x16",
-			mr:   mrAVX512x16, nr: nrAVX512x16,
-			mc: 16 * 21, kc: 384, nc: 4096,
+			mr:   mrAVX512x16, nr: nrAVX512x16, lanes: 16,
 			micro: kernelAVX512x16, microDirectA: kernelAVX512x16DirectA, bInPlace: true,
 		}
 		ks = append(ks, &kernel{
 			name: "avx512",
-			mr:   mrAVX512, nr: nrAVX512,
-			mc: 14 * 24, kc: 384, nc: 4096,
+			mr:   mrAVX512, nr: nrAVX512, lanes: 16,
 			micro: kernelAVX512, microDirectA: kernelAVX512DirectA, bInPlace: true,
-			narrow: narrow,
+			short: shortAVX512[:], narrow: narrow,
 		}, narrow)
 	}
 	if d.AVX2 && d.FMA {
 		ks = append(ks, &kernel{
 			name: "avx2",
-			mr:   mrAVX2, nr: nrAVX2,
-			mc: 6 * 32, kc: 256, nc: 4096,
+			mr:   mrAVX2, nr: nrAVX2, lanes: 8,
 			micro: kernelAVX2,
 		})
 	}

@@ -12,8 +12,7 @@ const (
 // CPU and is the reference the assembly kernels are tested against.
 var genericKernel = &kernel{
 	name: "generic",
-	mr:   mrGeneric, nr: nrGeneric,
-	mc: 128, kc: 256, nc: 1024,
+	mr:   mrGeneric, nr: nrGeneric, lanes: 1,
 	micro: kernelGeneric, bInPlace: true,
 }
 

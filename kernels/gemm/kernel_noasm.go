@@ -2,7 +2,8 @@
 
 package gemm
 
-// detect lists the kernels of a pure-Go build: only the generic one.
+// detect lists the kernels of a pure-Go build: only the generic one,
+// without its blocking (see withDerived).
 func detect() []*kernel { return []*kernel{genericKernel} }
 
 // interleaveAsm reports that a pure-Go build has no assembly interleave.

@@ -13,3 +13,72 @@ const (
 	mrAVX2      = 6
 	nrAVX2      = 16
 )
+
+// shortAVX512[r] is kernelAVX512 for the first r rows of its packed A panel
+// (r = 1..13; entry 0 is nil).
+var shortAVX512 = [mrAVX512]microKernel{nil, kernelAVX512Rows1, kernelAVX512Rows2, kernelAVX512Rows3, kernelAVX512Rows4, kernelAVX512Rows5, kernelAVX512Rows6, kernelAVX512Rows7, kernelAVX512Rows8, kernelAVX512Rows9, kernelAVX512Rows10, kernelAVX512Rows11, kernelAVX512Rows12, kernelAVX512Rows13}
+
+// kernelAVX512Rows1 is kernelAVX512 for rows 0..0 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows1(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows2 is kernelAVX512 for rows 0..1 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows3 is kernelAVX512 for rows 0..2 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows3(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows4 is kernelAVX512 for rows 0..3 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows4(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows5 is kernelAVX512 for rows 0..4 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows5(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows6 is kernelAVX512 for rows 0..5 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows6(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows7 is kernelAVX512 for rows 0..6 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows7(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows8 is kernelAVX512 for rows 0..7 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows8(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows9 is kernelAVX512 for rows 0..8 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows9(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows10 is kernelAVX512 for rows 0..9 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows10(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows11 is kernelAVX512 for rows 0..10 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows11(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows12 is kernelAVX512 for rows 0..11 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows12(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512Rows13 is kernelAVX512 for rows 0..12 of the tile.
+//
+//go:noescape
+func kernelAVX512Rows13(kc int, a, b, c *float32, ldb, ldc int, beta float32)

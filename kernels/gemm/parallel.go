@@ -52,6 +52,12 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 // enough for the claiming to even out threads slowed down unequally.
 const unitsPerThread = 8
 
+// minUnitPanels is the fewest micro-panels of A (mr rows each) in a unit of
+// rows when the rows allow it: each sub-block of B brought into L2 serves
+// every micro-panel of the unit, so a unit of one micro-panel reads B from
+// L3 or memory for every mr rows of C.
+const minUnitPanels = 4
+
 // directAMaxCols is the largest n for which A is read in place (see
 // getCall); chosen by measurement.
 const directAMaxCols = 256
@@ -82,6 +88,51 @@ func l1Crowding(ld, rows int) int {
 	return most
 }
 
+// packBMinRows is the number of rows of C from which a non-transposed B
+// whose sub-blocks crowd the sets of L2 is packed rather than read in
+// place: packing copies each element of B once for 2*m flops, a small
+// cost from a few hundred rows on (measured on Zen 5, 2 threads: packed
+// 1024^3 and 2048^3 +5-15%, 64x576x32768 read in place +30%).
+const packBMinRows = 256
+
+// packBInstead reports whether a non-transposed B should be packed
+// although the kernel can read it in place: when C has at least
+// packBMinRows rows and a kc x ns sub-block of B, read in place with its
+// row stride, would put more lines in one set of L2 than half its ways
+// (power-of-two strides do), so that it could not stay in L2.
+func packBInstead(kn *kernel, p *problem, hw hardware) bool {
+	if p.m < packBMinRows {
+		return false
+	}
+	kc, cols := min(kn.kc, p.k), min(kn.ns, p.n)
+	return crowding(p.ldb*4, kc, cols*4, hw.l2/(l2Ways*64)) > l2Ways/2
+}
+
+// l2Ways is the associativity assumed for L2 (16 on Zen 4, Zen 5 and
+// Sapphire Rapids).
+const l2Ways = 16
+
+// crowding estimates how many 64-byte lines rows rows of width bytes each,
+// stride bytes apart, put in one set of a cache of sets sets. The row
+// starts fall, modulo the size of a way (64*sets bytes), on the multiples
+// of g = gcd(stride, way): way/g places, each followed by the row's lines,
+// so the rows cover min(sets, way/g * lines per row) sets. With a 4 KiB
+// stride and a 64 KiB way, 432 rows of 18 lines cover 288 sets, 27 lines
+// each; with a stride of 2304 bytes they cover all 1024, 7.6 each.
+func crowding(stride, rows, width, sets int) int {
+	if sets <= 0 || rows <= 0 || width <= 0 {
+		return 0
+	}
+	way := 64 * sets
+	g := way
+	for s := stride % way; s != 0; {
+		g, s = s, g%s
+	}
+	lines := ceilDiv(width, 64)
+	covered := min(sets, way/g*lines)
+	return ceilDiv(rows*lines, covered)
+}
+
 // getCall returns a call for p with kernel kn on up to threads threads, its
 // buffers sized and its counters reset.
 func getCall(kn *kernel, p *problem, threads int) *call {
@@ -92,7 +143,16 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	rp := ceilDiv(p.m, kn.mr)
 	mc := min(kn.mc, rp*kn.mr)
 	if c.splitM {
-		c.unitRows = min(kn.mc, kn.mr*ceilDiv(rp, threads*unitsPerThread))
+		// Units of a single thread are as large as mc allows; with several,
+		// about unitsPerThread each, but no smaller than minUnitPanels
+		// micro-panels of A while each thread still gets one.
+		per := ceilDiv(rp, threads*unitsPerThread)
+		if threads > 1 {
+			per = max(per, min(minUnitPanels, rp/threads))
+		} else {
+			per = rp
+		}
+		c.unitRows = min(kn.mc, kn.mr*per)
 		mc = c.unitRows
 	} else {
 		c.unitPanels = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), threads*unitsPerThread)
@@ -103,7 +163,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	// floats ldb apart, which the hardware prefetchers follow as well as a
 	// packed panel (measured), and copying it would cost as much as using it
 	// when C has few rows. Only edge panels are packed.
-	c.directB = !p.transB && kn.bInPlace
+	c.directB = !p.transB && kn.bInPlace && !packBInstead(kn, p, machine)
 	// A is read in place when C has few columns: each element of A then
 	// serves only 2*n flops and packing it would cost a good part of that.
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
@@ -192,15 +252,16 @@ func grow(s []float32, n int) []float32 {
 }
 
 // split decides how threads divide p: by row chunks of C (splitM), or, when
-// C has so few rows that row chunks would leave threads idle or tiles mostly
-// padding, by groups of micro-panels of B (each thread then packs all of
-// op(A), at most mc rows). It also caps threads at what can be shared.
+// C has too few rows to give each thread minUnitPanels micro-panels of A (a
+// chunk would then bring each sub-block of B into L2 for few rows), by
+// groups of micro-panels of B (each thread then packs all of op(A), at most
+// mc rows). It also caps threads at what can be shared.
 func split(kn *kernel, p *problem, threads int) (splitM bool, t int) {
 	rp, cp := ceilDiv(p.m, kn.mr), ceilDiv(min(p.n, kn.nc), kn.nr)
 	if threads <= 1 || max(rp, cp) < 2 {
 		return true, 1
 	}
-	if rp >= 2*threads || rp*kn.mr > kn.mc || cp < 2*threads {
+	if rp >= minUnitPanels*threads || rp*kn.mr > kn.mc || cp < 2*threads {
 		return true, min(threads, rp)
 	}
 	return false, min(threads, cp)
