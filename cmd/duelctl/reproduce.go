@@ -17,19 +17,28 @@ import (
 func reproduceCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reproduce",
-		Usage: "train and linear-probe the paper's experiment grid (Table 1, Table 2) at a chosen scale",
-		Description: "Every (method, rho_max, seed) of the preset's grid is one `duelctl train` run in\n" +
-			"OUT/runs/<method>-rho<r>-seed<s>, followed by the linear probe of Appendix E on its frozen\n" +
-			"backbone. OUT/results.json and OUT/table.md hold the tables in the paper's layout (mean ± std over\n" +
-			"seeds). Running the same command again skips finished runs and resumes interrupted ones.\n\n" +
+		Usage: "train and evaluate the paper's experiment grids (Table 1, Table 2, Appendix F.3) at a chosen scale",
+		Description: "Every (variant, rho_max, seed) of the preset's grid is one `duelctl train` run in\n" +
+			"OUT/runs/<run>, then evaluated: the linear probe of Appendix E on its frozen backbone, the memory's\n" +
+			"class entropy, class counts and row ages, the intra-class variance and inter-class similarity of its\n" +
+			"test features (as duelctl analyze), and its curves from metrics.jsonl; all saved in the run's\n" +
+			"probe.json. A variant is method[:key=value,...] with `duelctl train` flag names, e.g.\n" +
+			"dsimclr:negatives=memory,eps=0; its runs are named dsimclr_negatives-memory_eps-0-rho0.75-seed0.\n\n" +
+			"Runs go seed-major (every cell of seed 0, then seed 1, ...). OUT/runs is shared: another preset\n" +
+			"on the same OUT reuses the runs whose settings are equal, and refuses a run directory that holds\n" +
+			"other settings. The report (report.md, results.json, plots) goes to OUT/<preset> or --report DIR\n" +
+			"and is rewritten after every finished run; a verdict.md there is shown under report.md's title.\n" +
+			"Running the same command again skips finished runs and resumes interrupted ones.\n\n" +
 			"Presets: " + presetList(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", "), Required: true},
-			&cli.StringFlag{Name: "out", Usage: "output directory (runs/, results.json, table.md)", Required: true},
-			&cli.IntFlag{Name: "seeds", Usage: "seeds per cell (0 = the preset's: 3 for table1-paper, else 1)"},
-			&cli.IntFlag{Name: "steps", Usage: "training steps per run (0 = the training preset's)"},
-			&cli.StringFlag{Name: "methods", Usage: "comma-separated methods instead of the preset's (e.g. moco,dmoco)"},
+			&cli.StringFlag{Name: "out", Usage: "output directory: runs/ (shared by the presets) and <preset>/ (the report)", Required: true},
+			&cli.StringFlag{Name: "report", Usage: "report directory (report.md, results.json, plots), e.g. docs/results/table1-cpu (default: OUT/<preset>)"},
+			&cli.IntFlag{Name: "seeds", Usage: "seeds per cell (0 = the preset's: 3, smoke 1)"},
+			&cli.IntFlag{Name: "steps", Usage: "training steps per run, as --set steps=N (0 = the preset's)"},
+			&cli.StringFlag{Name: "methods", Usage: "comma-separated variants instead of the preset's, method[:key=value,...] (e.g. moco,dmoco:mem-refresh=64,dsimclr:negatives=memory,eps=0)"},
 			&cli.StringFlag{Name: "rho", Usage: "comma-separated rho_max values instead of the preset's (e.g. 0.5,0.75)"},
+			&cli.StringSliceFlag{Name: "set", Usage: "key=value: a `duelctl train` setting for every run, after the preset's overrides (repeatable, e.g. --set steps=500 --set knn-every=100)"},
 			&cli.IntFlag{Name: "probe-epochs", Usage: "linear-probe epochs (0 = the preset's: 100, Appendix E)"},
 			&cli.IntFlag{Name: "probe-limit", Value: -1, Usage: "images per split for the probe (-1 = the preset's, 0 = whole splits)"},
 			deviceFlag,
@@ -43,7 +52,7 @@ func presetList() string {
 	var b strings.Builder
 	for _, n := range reproduce.Names() {
 		g, _ := reproduce.Lookup(n)
-		fmt.Fprintf(&b, "\n  %-13s %s", n, g.Description)
+		fmt.Fprintf(&b, "\n  %-13s [%s] %s", n, g.Kind, g.Description)
 	}
 	return b.String()
 }
@@ -59,9 +68,6 @@ func runReproduce(c *cli.Context) error {
 	if n := c.Int("seeds"); n != 0 {
 		g.Seeds = n
 	}
-	if n := c.Int("steps"); n != 0 {
-		g.Steps = n
-	}
 	if n := c.Int("probe-epochs"); n != 0 {
 		g.ProbeEpochs = n
 	}
@@ -69,7 +75,9 @@ func runReproduce(c *cli.Context) error {
 		g.ProbeLimit = n
 	}
 	if s := c.String("methods"); s != "" {
-		g.Methods = splitList(s)
+		if g.Methods, err = reproduce.ParseVariantList(s); err != nil {
+			return fmt.Errorf("--methods: %w", err)
+		}
 	}
 	if s := c.String("rho"); s != "" {
 		g.RhoMax = g.RhoMax[:0]
@@ -81,18 +89,61 @@ func runReproduce(c *cli.Context) error {
 			g.RhoMax = append(g.RhoMax, v)
 		}
 	}
+	switch n := c.Int("steps"); {
+	case n < 0:
+		return flagError("steps", n, "an integer >= 0 (0 = the preset's)")
+	case n > 0:
+		g.Set = append(g.Set, fmt.Sprintf("steps=%d", n))
+	}
+	g.Set = append(g.Set, c.StringSlice("set")...)
+	if err := g.Validate(); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := c.App.Writer
 	out := c.String("out")
-	fmt.Fprintf(w, "reproduce %s: %d methods x %d rho_max x %d seeds into %s\n", g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, out)
-	rep, err := reproduce.Run(ctx, g, reproduce.Options{Out: out, Log: w, Progress: progressWriter(c)})
+	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w, Progress: progressWriter(c)}
+	repDir := opts.ReportDir(g)
+	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s\n",
+		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir)
+	rep, err := reproduce.Run(ctx, g, opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s", rep.Markdown())
-	fmt.Fprintf(w, "\nwritten: %s, %s\n", filepath.Join(out, "table.md"), filepath.Join(out, "results.json"))
-	return emitJSON(c, map[string]any{"out": out, "table": filepath.Join(out, "table.md"), "cells": rep.Cells})
+	report := filepath.Join(repDir, "report.md")
+	fmt.Fprintf(w, "written: %s, %s and %d plots\n", report, filepath.Join(repDir, "results.json"), len(rep.Plots))
+	return emitJSON(c, map[string]any{"out": out, "report_dir": repDir, "report": report,
+		"runs": len(rep.Runs), "cells": rep.Cells})
+}
+
+// reproduceCommandLine rebuilds the command line from the flags given, for
+// the top of report.md.
+func reproduceCommandLine(c *cli.Context) string {
+	args := []string{"duelctl", "reproduce"}
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		if !c.IsSet(name) || name == "json" {
+			continue
+		}
+		if name == "set" {
+			for _, s := range c.StringSlice(name) {
+				args = append(args, "--set", shellQuote(s))
+			}
+			continue
+		}
+		args = append(args, "--"+name, shellQuote(c.String(name)))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

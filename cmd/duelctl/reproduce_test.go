@@ -2,35 +2,94 @@ package main
 
 import (
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
+// TestReproduceSmoke runs the smoke preset as it is, end to end, on the
+// embedded dataset: it must take seconds.
 func TestReproduceSmoke(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLI("reproduce", "--preset", "smoke", "--out", out, "--steps", "2", "--probe-limit", "40", "--json")
+	start := time.Now()
+	code, stdout, stderr := runCLI("reproduce", "--preset", "smoke", "--out", out, "--json")
+	took := time.Since(start)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	t.Logf("smoke preset: %v", took)
+	if took > 2*time.Minute {
+		t.Errorf("smoke preset took %v, want seconds", took)
+	}
 	var v struct {
-		Out   string `json:"out"`
-		Cells []struct {
+		Out       string `json:"out"`
+		ReportDir string `json:"report_dir"`
+		Report    string `json:"report"`
+		Runs      int    `json:"runs"`
+		Cells     []struct {
 			Method string  `json:"method"`
 			Top1   float64 `json:"top1_mean"`
 		} `json:"cells"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &v); err != nil {
 		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
 	}
-	if v.Out != out || len(v.Cells) != 2 || v.Cells[0].Method != "moco" || v.Cells[1].Method != "dmoco" {
+	repDir := filepath.Join(out, "smoke")
+	if v.Out != out || v.ReportDir != repDir || v.Runs != 2 || len(v.Cells) != 2 || v.Cells[0].Method != "moco" || v.Cells[1].Method != "dmoco" {
 		t.Fatalf("result: %+v", v)
 	}
-	for _, f := range []string{"table.md", "results.json", "runs/dmoco-rho0.75-seed0/probe.json", "runs/dmoco-rho0.75-seed0/model.safetensors"} {
+	for _, f := range []string{"smoke/report.md", "smoke/results.json", "smoke/knn_top1.png", "runs/dmoco-rho0.75-seed0/probe.json", "runs/dmoco-rho0.75-seed0/model.safetensors"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
+		}
+	}
+	f, err := os.Open(filepath.Join(repDir, "knn_top1.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("knn_top1.png: %v", err)
+	}
+	md, err := os.ReadFile(v.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- command: `duelctl reproduce --preset smoke --out " + out + "`", "70.12 ± 1.40", "dmoco − moco"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestReproduceVariantsAndSet runs variants with --set into --report.
+func TestReproduceVariantsAndSet(t *testing.T) {
+	out := t.TempDir()
+	report := filepath.Join(out, "docs", "f3")
+	code, stdout, stderr := runCLI("reproduce", "--preset", "f3-cpu", "--out", out, "--report", report,
+		"--methods", "simclr,dsimclr:negatives=memory,eps=0", "--seeds", "1",
+		"--set", "dataset=default", "--set", "arch=resnet18-w4,batch=16,steps=1,knn-every=0,keep-checkpoints=false,memory-size=64,mem-negatives=16",
+		"--probe-epochs", "1", "--probe-limit", "40", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "[2/2] dsimclr_negatives-memory_eps-0-rho0.75-seed0: linear top-1") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(report, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- command: `duelctl reproduce --preset f3-cpu --out " + out + " --report " + report + " --seeds 1 --methods simclr,dsimclr:negatives=memory,eps=0 --set dataset=default --set arch=resnet18-w4",
+		"--set `dataset=default arch=resnet18-w4 batch=16 steps=1",
+		"| dsimclr:negatives=memory,eps=0 | memory | 0 | D-SimCLR (memory only, ε = 0) |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
 }
@@ -44,7 +103,13 @@ func TestReproduceBadFlags(t *testing.T) {
 		{[]string{"--preset", "smoke", "--out", "x", "--rho", "0.5,high"}, "duelctl: --rho: got \"high\""},
 		{[]string{"--preset", "smoke", "--out", "x", "--rho", "1.5"}, "duelctl: --rho: got 1.5"},
 		{[]string{"--preset", "smoke", "--out", "x", "--seeds", "-2"}, "duelctl: --seeds: got -2"},
-		{[]string{"--preset", "smoke", "--out", "x", "--methods", "mocoo"}, "duelctl: run mocoo-rho0.75-seed0: --method: got \"mocoo\""},
+		{[]string{"--preset", "smoke", "--out", "x", "--steps", "-2"}, "duelctl: --steps: got -2, expected an integer >= 0"},
+		{[]string{"--preset", "smoke", "--out", "x", "--methods", "mocoo"}, "duelctl: --methods: variant \"mocoo\": --method: got \"mocoo\""},
+		{[]string{"--preset", "smoke", "--out", "x", "--methods", "dmoco:refresh=3"}, "duelctl: --methods: variant \"dmoco:refresh=3\": unknown training flag --refresh"},
+		{[]string{"--preset", "smoke", "--out", "x", "--methods", "dsimclr,eps=0"}, "duelctl: --methods: setting \"eps=0\" after method \"dsimclr\" without a colon"},
+		{[]string{"--preset", "smoke", "--out", "x", "--set", "stepz=3"}, "duelctl: --set \"stepz=3\": unknown training flag --stepz"},
+		{[]string{"--preset", "smoke", "--out", "x", "--set", "batch=1"}, "duelctl: run moco-rho0.75-seed0 ("},
+		{[]string{"--preset", "smoke", "--out", "x", "--set", "rho-max=0.5"}, "duelctl: --set \"rho-max=0.5\": rho-max is set by the grid's rho_max values (--rho)"},
 	} {
 		code, _, stderr := runCLI(append([]string{"reproduce"}, tc.args...)...)
 		if code == 0 || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

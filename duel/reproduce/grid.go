@@ -1,108 +1,151 @@
 // Package reproduce runs the paper's experiment grids (Table 1: linear-probe
 // accuracy of every method at every dominant-class probability; Table 2: the
-// class entropy of the memory) at a chosen scale, and tabulates them.
+// memory's class entropy and the clustering of the representations; the
+// D-SimCLR ablation of Appendix F.3) at a chosen scale, and reports them
+// beside the paper's numbers.
 //
-// A grid is a list of methods, a list of ρmax values and a number of seeds;
-// every (method, ρmax, seed) is one training run followed by a linear probe
-// of its frozen backbone. Runs live in OUT/runs/<method>-rho<ρ>-seed<s>; a
-// finished run's probe result is saved beside it (probe.json), so running the
-// same grid again skips what is done and resumes what was interrupted.
+// A grid is a list of method variants (a method with optional settings,
+// dsimclr:negatives=memory,eps=0), a list of ρmax values and a number of
+// seeds; every (variant, ρmax, seed) is one training run followed by its
+// evaluation (linear probe, memory statistics, clustering of the test
+// features, curves from metrics.jsonl). Runs live in OUT/runs/<run> and are
+// shared by every grid that writes into OUT: a grid reuses a run another
+// grid trained when their configurations are equal, and refuses to mix
+// runs of different configurations under one name. A finished run's
+// evaluation is saved beside it (probe.json), so running a grid again
+// skips what is done and resumes what was interrupted. Each grid's report
+// goes to OUT/<grid> (or elsewhere): report.md, results.json and plots.
 package reproduce
 
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
-// Grid is one experiment: which runs to train and how to evaluate them.
+// Kind is the layout of a grid's report.
+type Kind string
+
+// The report kinds.
+const (
+	// Table1 reports linear-probe top-1 per variant and ρmax beside the
+	// paper's Table 1, and each DUEL variant's gain over its base method.
+	Table1 Kind = "table1"
+	// Table2 reports the memory's class entropy, the intra-class variance
+	// and the inter-class similarity beside the paper's Table 2, with the
+	// memory's entropy and age over training.
+	Table2 Kind = "table2"
+	// Ablation reports linear-probe top-1 per variant beside the paper's
+	// Appendix F.3 (negatives and ε of D-SimCLR).
+	Ablation Kind = "ablation"
+)
+
+// Kinds lists the report kinds.
+var Kinds = []Kind{Table1, Table2, Ablation}
+
+// Grid is one experiment: which runs to train and how to evaluate and
+// report them.
 type Grid struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	TrainPreset string    `json:"train_preset"` // train.Preset name for every run
-	Dataset     string    `json:"dataset"`      // overrides the preset's dataset when set
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Kind        Kind   `json:"kind"`
+	TrainPreset string `json:"train_preset"` // train.Preset name for every run
+	// Overrides are "key=value" training settings (`duelctl train` flag
+	// names) applied to every run on top of TrainPreset.
+	Overrides []string `json:"overrides,omitempty"`
+	// Set are further overrides given on the command line (--set, --steps),
+	// applied after Overrides.
+	Set []string `json:"set,omitempty"`
+	// Methods are variant specs, method[:key=value,...].
 	Methods     []string  `json:"methods"`
 	RhoMax      []float64 `json:"rho_max"`
 	Seeds       int       `json:"seeds"`
-	Steps       int       `json:"steps"`        // overrides the preset's steps when > 0
 	ProbeEpochs int       `json:"probe_epochs"` // linear-probe epochs (Appendix E: 100)
 	ProbeLimit  int       `json:"probe_limit"`  // images per split for the probe; 0 = whole splits
 }
 
-// paperMethods are the rows of the paper's Table 1, in its order.
-var paperMethods = []string{"moco", "simclr", "barlow", "byol", "dmoco", "dsimclr"}
-
-// paperRho are the columns of the paper's Table 1.
-var paperRho = []float64{0.1, 0.25, 0.5, 0.75}
-
-// grids is the registry of named grids. It is never modified: Lookup returns copies.
-var grids = map[string]Grid{
-	"table1-cpu": {
-		Description: "Table 1 at CPU scale: 6 methods x rho_max {0.1, 0.25, 0.5, 0.75} on the embedded CIFAR-10 subset, cpu-small training (ResNet-18-w16, 200 steps), 100-epoch linear probe",
-		TrainPreset: "cpu-small", Methods: paperMethods, RhoMax: paperRho, Seeds: 1, ProbeEpochs: 100,
-	},
-	"table1-paper": {
-		Description: "Table 1 at the paper's scale (Appendix E.2): CIFAR-10 (duelctl data fetch cifar10), ResNet-50, 160k steps, 3 seeds, 100-epoch linear probe",
-		TrainPreset: "paper-cifar10", Dataset: "cifar10", Methods: paperMethods, RhoMax: paperRho, Seeds: 3, ProbeEpochs: 100,
-	},
-	"table2-cpu": {
-		Description: "Table 2 at CPU scale: memory class entropy of MoCo's queue vs D-MoCo's and D-SimCLR's DUEL memory at rho_max 0.75 (embedded CIFAR-10, cpu-small), with their linear probes",
-		TrainPreset: "cpu-small", Methods: []string{"moco", "dmoco", "dsimclr"}, RhoMax: []float64{0.75}, Seeds: 1, ProbeEpochs: 100,
-	},
-	"smoke": {
-		Description: "a seconds-long check of the whole pipeline: moco and dmoco at rho_max 0.75, tiny ResNet, 4 steps, 2-epoch probe on 200 images per split",
-		TrainPreset: "tiny", Methods: []string{"moco", "dmoco"}, RhoMax: []float64{0.75}, Seeds: 1, ProbeEpochs: 2, ProbeLimit: 200,
-	},
-}
-
-// Names lists the registered grids in alphabetical order.
-func Names() []string {
-	names := make([]string, 0, len(grids))
-	for n := range grids {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Lookup returns a copy of the named grid.
-func Lookup(name string) (Grid, error) {
-	g, ok := grids[name]
-	if !ok {
-		return Grid{}, fmt.Errorf("unknown preset %q (expected one of %s)", name, strings.Join(Names(), ", "))
-	}
-	g.Name = name
-	g.Methods = slices.Clone(g.Methods)
-	g.RhoMax = slices.Clone(g.RhoMax)
-	return g, nil
-}
-
-// Validate checks a grid after overrides.
+// Validate checks a grid after the command line's changes, down to the
+// configuration of every run.
 func (g *Grid) Validate() error {
 	switch {
 	case len(g.Methods) == 0:
 		return fmt.Errorf("--methods: empty, expected at least one method")
+	case !slices.Contains(Kinds, g.Kind):
+		return fmt.Errorf("preset %s: kind %q, expected one of %v", g.Name, g.Kind, Kinds)
 	case len(g.RhoMax) == 0:
 		return fmt.Errorf("--rho: empty, expected at least one value in (0, 1)")
 	case g.Seeds < 1:
 		return fmt.Errorf("--seeds: got %d, expected an integer >= 1", g.Seeds)
-	case g.Steps < 0:
-		return fmt.Errorf("--steps: got %d, expected an integer >= 0 (0 = the preset's)", g.Steps)
 	case g.ProbeEpochs < 1:
 		return fmt.Errorf("--probe-epochs: got %d, expected an integer >= 1", g.ProbeEpochs)
 	case g.ProbeLimit < 0:
 		return fmt.Errorf("--probe-limit: got %d, expected an integer >= 0 (0 = whole splits)", g.ProbeLimit)
 	}
-	for _, r := range g.RhoMax {
+	for i, r := range g.RhoMax {
 		if !(r > 0 && r < 1) {
 			return fmt.Errorf("--rho: got %g, expected values in (0, 1)", r)
+		}
+		if slices.Contains(g.RhoMax[:i], r) {
+			return fmt.Errorf("--rho: got %g twice, expected distinct values", r)
+		}
+	}
+	if _, err := g.overrides(); err != nil {
+		return err
+	}
+	vs, err := parseVariants(g.Methods)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		for _, rho := range g.RhoMax {
+			if _, err := g.runConfig(v, rho, 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// runName is the directory name of one run of the grid.
-func runName(method string, rho float64, seed int) string {
-	return fmt.Sprintf("%s-rho%g-seed%d", method, rho, seed)
+// runKey names one run of the grid.
+type runKey struct {
+	Variant Variant
+	RhoMax  float64
+	Seed    int
+}
+
+func (k runKey) name() string { return runName(k.Variant, k.RhoMax, k.Seed) }
+
+// runs lists the grid's runs seed-major: every (variant, ρmax) of seed 0,
+// then of seed 1, ..., so that an interrupted grid has its first seeds
+// complete. The grid must be valid.
+func (g *Grid) runs() []runKey {
+	vs, _ := parseVariants(g.Methods)
+	var out []runKey
+	for seed := 0; seed < g.Seeds; seed++ {
+		for _, v := range vs {
+			for _, rho := range g.RhoMax {
+				out = append(out, runKey{v, rho, seed})
+			}
+		}
+	}
+	return out
+}
+
+// variants returns the grid's parsed variants (nil when they do not parse).
+func (g *Grid) variants() []Variant {
+	vs, _ := parseVariants(g.Methods)
+	return vs
+}
+
+// settings describes the training settings of every run: the training
+// preset and the overrides.
+func (g *Grid) settings() string {
+	s := "training preset `" + g.TrainPreset + "`"
+	if len(g.Overrides) > 0 {
+		s += ", overrides `" + strings.Join(g.Overrides, " ") + "`"
+	}
+	if len(g.Set) > 0 {
+		s += ", --set `" + strings.Join(g.Set, " ") + "`"
+	}
+	return s
 }

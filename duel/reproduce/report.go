@@ -2,58 +2,116 @@ package reproduce
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/duel-ssl/duel/internal/atomicfile"
 )
 
-// Report is a grid's runs and their summary per (method, ρmax).
+// Report is a grid's runs (those finished so far) and their summary per
+// (variant, ρmax).
 type Report struct {
-	Grid  Grid        `json:"grid"`
-	Runs  []RunResult `json:"runs"`
-	Cells []Cell      `json:"cells"`
+	Grid       Grid        `json:"grid"`
+	Provenance Provenance  `json:"provenance"`
+	Planned    int         `json:"runs_planned"`
+	Runs       []RunResult `json:"runs"`
+	Cells      []Cell      `json:"cells"`
+	Plots      []PlotFile  `json:"plots"` // files beside report.md
+	// Verdict is the text of verdict.md in the report's directory, written
+	// by hand; report.md shows it under its title.
+	Verdict string `json:"-"`
 }
 
-// Cell is the mean and sample standard deviation over the seeds of one
-// (method, ρmax), as in the paper's tables.
+// Stat is a mean and sample standard deviation over N seeds.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+	N    int     `json:"n"`
+}
+
+// Cell is the summary over the seeds of one (variant, ρmax), as in the
+// paper's tables.
 type Cell struct {
-	Method                 string   `json:"method"`
-	RhoMax                 float64  `json:"rho_max"`
-	Seeds                  int      `json:"seeds"`
-	Top1Mean               float64  `json:"top1_mean"`
-	Top1Std                float64  `json:"top1_std"`
-	MemoryClassEntropyMean *float64 `json:"memory_class_entropy_mean,omitempty"`
+	Variant  string  `json:"variant"`
+	Method   string  `json:"method"`
+	RhoMax   float64 `json:"rho_max"`
+	Seeds    int     `json:"seeds"`
+	Top1Mean float64 `json:"top1_mean"`
+	Top1Std  float64 `json:"top1_std"`
+
+	MemoryClassEntropy   *Stat `json:"memory_class_entropy,omitempty"`
+	IntraClassVariance   *Stat `json:"intra_class_variance,omitempty"`
+	InterClassSimilarity *Stat `json:"inter_class_similarity,omitempty"`
+	MemoryAgeMean        *Stat `json:"memory_age_mean,omitempty"`
+}
+
+// newReport starts the report of g, whose planned runs are planned.
+func newReport(g Grid, planned int, command string) *Report {
+	return &Report{Grid: g, Planned: planned, Provenance: detectProvenance(command)}
+}
+
+// add records a finished run and updates the cells.
+func (r *Report) add(run RunResult) {
+	r.Runs = append(r.Runs, run)
+	r.summarise()
 }
 
 // summarise fills Cells from Runs, in the grid's order.
 func (r *Report) summarise() {
 	r.Cells = r.Cells[:0]
-	for _, m := range r.Grid.Methods {
+	for _, v := range r.Grid.variants() {
 		for _, rho := range r.Grid.RhoMax {
-			var top1, ent []float64
-			for _, run := range r.Runs {
-				if run.Method == m && run.RhoMax == rho {
-					top1 = append(top1, run.Top1)
-					if run.MemoryClassEntropy != nil {
-						ent = append(ent, *run.MemoryClassEntropy)
-					}
-				}
-			}
-			if len(top1) == 0 {
+			runs := r.runsOf(v.String(), rho)
+			if len(runs) == 0 {
 				continue
 			}
-			c := Cell{Method: m, RhoMax: rho, Seeds: len(top1)}
-			c.Top1Mean, c.Top1Std = meanStd(top1)
-			if len(ent) > 0 {
-				e, _ := meanStd(ent)
-				c.MemoryClassEntropyMean = &e
-			}
+			c := Cell{Variant: v.String(), Method: v.Method, RhoMax: rho, Seeds: len(runs)}
+			top1 := stat(runs, func(x *RunResult) *float64 { return &x.Top1 })
+			c.Top1Mean, c.Top1Std = top1.Mean, top1.Std
+			c.MemoryClassEntropy = stat(runs, func(x *RunResult) *float64 { return x.MemoryClassEntropy })
+			c.IntraClassVariance = stat(runs, func(x *RunResult) *float64 { return x.IntraClassVariance })
+			c.InterClassSimilarity = stat(runs, func(x *RunResult) *float64 { return x.InterClassSimilarity })
+			c.MemoryAgeMean = stat(runs, func(x *RunResult) *float64 {
+				if x.MemoryAge == nil {
+					return nil
+				}
+				return x.MemoryAge.AgeMean
+			})
 			r.Cells = append(r.Cells, c)
 		}
 	}
+}
+
+// runsOf returns the finished runs of (variant, rho), by seed.
+func (r *Report) runsOf(variant string, rho float64) []*RunResult {
+	var out []*RunResult
+	for i := range r.Runs {
+		if x := &r.Runs[i]; x.Variant == variant && x.RhoMax == rho {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// stat summarises field over the runs that have it (nil when none has).
+func stat(runs []*RunResult, field func(*RunResult) *float64) *Stat {
+	var x []float64
+	for _, r := range runs {
+		if v := field(r); v != nil {
+			x = append(x, *v)
+		}
+	}
+	if len(x) == 0 {
+		return nil
+	}
+	m, s := meanStd(x)
+	return &Stat{Mean: m, Std: s, N: len(x)}
 }
 
 // meanStd returns the mean and the sample standard deviation (0 for one value).
@@ -71,78 +129,34 @@ func meanStd(x []float64) (mean, std float64) {
 	return mean, math.Sqrt(std / float64(len(x)-1))
 }
 
-// cell finds the summary of (method, rho).
-func (r *Report) cell(method string, rho float64) (Cell, bool) {
+// cell finds the summary of (variant, rho).
+func (r *Report) cell(variant string, rho float64) (Cell, bool) {
 	for _, c := range r.Cells {
-		if c.Method == method && c.RhoMax == rho {
+		if c.Variant == variant && c.RhoMax == rho {
 			return c, true
 		}
 	}
 	return Cell{}, false
 }
 
-// Markdown renders the tables in the paper's layout: a row per method, a
-// column per ρmax; linear top-1 in percent, mean ± standard deviation over
-// the seeds; then the memory's class entropy for the methods with a memory.
-func (r *Report) Markdown() string {
-	var b strings.Builder
-	g := r.Grid
-	fmt.Fprintf(&b, "# duelctl reproduce --preset %s\n\n%s.\n\n", g.Name, g.Description)
-	fmt.Fprintf(&b, "Training preset `%s`", g.TrainPreset)
-	if g.Steps > 0 {
-		fmt.Fprintf(&b, ", %d steps", g.Steps)
+// Write saves the report into dir: the plots, results.json and report.md
+// (with dir/verdict.md under its title when there is one), each atomically.
+func (r *Report) Write(dir string) error {
+	v, err := os.ReadFile(filepath.Join(dir, "verdict.md"))
+	switch {
+	case err == nil:
+		r.Verdict = strings.TrimSpace(string(v))
+	case errors.Is(err, fs.ErrNotExist):
+		r.Verdict = ""
+	default:
+		return fmt.Errorf("--report %s: %w", dir, err)
 	}
-	fmt.Fprintf(&b, "; %d seed(s); linear probe %d epochs", g.Seeds, g.ProbeEpochs)
-	if g.ProbeLimit > 0 {
-		fmt.Fprintf(&b, " on %d images per split", g.ProbeLimit)
+	r.Provenance.Date = time.Now().UTC().Format("2006-01-02 15:04 MST")
+	plots, err := r.plot(dir)
+	if err != nil {
+		return err
 	}
-	b.WriteString(".\n\n## Linear probing top-1 (%)\n\n")
-	r.table(&b, func(c Cell) (string, bool) {
-		return fmt.Sprintf("%.2f ± %.2f", 100*c.Top1Mean, 100*c.Top1Std), true
-	})
-	b.WriteString("\n## Memory class entropy (nats, mean over seeds)\n\n")
-	r.table(&b, func(c Cell) (string, bool) {
-		if c.MemoryClassEntropyMean == nil {
-			return "", false
-		}
-		return fmt.Sprintf("%.3f", *c.MemoryClassEntropyMean), true
-	})
-	return b.String()
-}
-
-// table writes one Markdown table of cell values; rows without any value are left out.
-func (r *Report) table(b *strings.Builder, value func(Cell) (string, bool)) {
-	b.WriteString("| method |")
-	for _, rho := range r.Grid.RhoMax {
-		fmt.Fprintf(b, " ρmax %g |", rho)
-	}
-	b.WriteString("\n|---|")
-	for range r.Grid.RhoMax {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, m := range r.Grid.Methods {
-		var row strings.Builder
-		any := false
-		fmt.Fprintf(&row, "| %s |", m)
-		for _, rho := range r.Grid.RhoMax {
-			s := ""
-			if c, ok := r.cell(m, rho); ok {
-				if v, ok := value(c); ok {
-					s, any = v, true
-				}
-			}
-			fmt.Fprintf(&row, " %s |", s)
-		}
-		if any {
-			b.WriteString(row.String())
-			b.WriteString("\n")
-		}
-	}
-}
-
-// write saves results.json and table.md atomically.
-func (r *Report) write(dir string) error {
+	r.Plots = plots
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -150,5 +164,14 @@ func (r *Report) write(dir string) error {
 	if err := atomicfile.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, "table.md"), []byte(r.Markdown()))
+	return atomicfile.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()))
+}
+
+// wallSeconds returns the training and the evaluation seconds summed over the runs.
+func (r *Report) wallSeconds() (trainS, probeS float64) {
+	for _, x := range r.Runs {
+		trainS += x.TrainSeconds
+		probeS += x.ProbeSeconds
+	}
+	return trainS, probeS
 }

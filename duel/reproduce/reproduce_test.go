@@ -3,6 +3,7 @@ package reproduce
 import (
 	"context"
 	"encoding/json"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 // synthetic is a 4-class set of 8x8 images whose classes differ in colour.
@@ -29,21 +31,26 @@ func synthetic(n int, seed uint64) *data.Dataset {
 	return ds
 }
 
+// smokeGrid is the smoke preset cut to 2 steps on whole (synthetic) splits.
 func smokeGrid(t *testing.T) Grid {
 	t.Helper()
 	g, err := Lookup("smoke")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Steps, g.ProbeLimit = 2, 0
+	g.Set, g.ProbeLimit = []string{"steps=2"}, 0
 	return g
 }
 
-func TestRunWritesTablesAndSkipsFinishedRuns(t *testing.T) {
+func testOptions(out string, log *strings.Builder) Options {
+	return Options{Out: out, Log: log, Train: synthetic(64, 1), Test: synthetic(32, 2)}
+}
+
+func TestRunWritesReportAndSkipsFinishedRuns(t *testing.T) {
 	out := t.TempDir()
 	g := smokeGrid(t)
 	var log strings.Builder
-	opts := Options{Out: out, Log: &log, Train: synthetic(64, 1), Test: synthetic(32, 2)}
+	opts := testOptions(out, &log)
 	rep, err := Run(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -52,33 +59,41 @@ func TestRunWritesTablesAndSkipsFinishedRuns(t *testing.T) {
 		t.Fatalf("got %d runs, %d cells, want 2 and 2", len(rep.Runs), len(rep.Cells))
 	}
 	for _, r := range rep.Runs {
-		if r.Steps != 2 || !(r.Top1 >= 0 && r.Top1 <= 1) {
-			t.Errorf("run %+v: want 2 steps and a top-1 in [0, 1]", r)
+		if r.Steps != 2 || !(r.Top1 >= 0 && r.Top1 <= 1) || r.Classes != 4 {
+			t.Errorf("run %+v: want 2 steps, a top-1 in [0, 1] and 4 classes", r)
 		}
-		if r.MemoryClassEntropy == nil {
-			t.Errorf("run %s: memory method without memory_class_entropy", r.Method)
+		if r.MemoryClassEntropy == nil || len(r.MemoryClassCounts) != 4 || r.MemoryRows == 0 || r.MemoryAge == nil || r.MemoryAge.AgeMax == nil {
+			t.Errorf("run %s: memory measures missing: %+v", r.Variant, r)
+		}
+		if r.Layer != "projector" || r.ClusterSamples != 32 || r.IntraClassVariance == nil || r.InterClassSimilarity == nil {
+			t.Errorf("run %s: clustering measures missing: %+v", r.Variant, r)
+		}
+		if r.Curves.KNNTop1.Len() != 1 || r.Curves.KNNTop1.Steps[0] != 2 || r.Curves.MemoryClassEntropy.Len() != 2 || r.Curves.MemoryAgeMean.Len() == 0 {
+			t.Errorf("run %s: curves %+v, want kNN at step 2, entropy at steps 1, 2", r.Variant, r.Curves)
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, "model.safetensors")); err != nil {
-			t.Errorf("run %s: %v", r.Method, err)
+			t.Errorf("run %s: %v", r.Variant, err)
 		}
 	}
+	repDir := filepath.Join(out, "smoke")
 	var saved Report
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	b, err := os.ReadFile(filepath.Join(repDir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &saved); err != nil || len(saved.Cells) != 2 {
-		t.Fatalf("results.json: %v, %d cells", err, len(saved.Cells))
+	if err := json.Unmarshal(b, &saved); err != nil || len(saved.Cells) != 2 || saved.Planned != 2 {
+		t.Fatalf("results.json: %v, %+v", err, saved)
 	}
-	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	md, err := os.ReadFile(filepath.Join(repDir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| moco |", "| dmoco |", "ρmax 0.75", "Memory class entropy"} {
-		if !strings.Contains(string(table), want) {
-			t.Errorf("table.md lacks %q:\n%s", want, table)
+	for _, want := range []string{"| moco |", "| dmoco |", "ρmax 0.75", "70.12 ± 1.40", "dmoco − moco", "+7.87", "knn_top1.png", "2 of 2 finished"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
+	decodePNG(t, filepath.Join(repDir, "knn_top1.png"))
 
 	// A second call finds every result saved and trains nothing.
 	log.Reset()
@@ -94,34 +109,119 @@ func TestRunWritesTablesAndSkipsFinishedRuns(t *testing.T) {
 	}
 }
 
-func TestLookupAndValidate(t *testing.T) {
-	if _, err := Lookup("table9"); err == nil || !strings.Contains(err.Error(), "smoke") {
-		t.Errorf("unknown preset: got %v, want an error listing the presets", err)
+func TestRunsSharedBetweenPresets(t *testing.T) {
+	out := t.TempDir()
+	var log strings.Builder
+	opts := testOptions(out, &log)
+	first := smokeGrid(t)
+	first.Name, first.Methods, first.RhoMax = "first", []string{"moco", "dmoco", "dsimclr:eps=0"}, []float64{0.5, 0.75}
+	if _, err := Run(context.Background(), first, opts); err != nil {
+		t.Fatal(err)
 	}
-	g, err := Lookup("table1-cpu")
+	if n := strings.Count(log.String(), "trained in"); n != 6 {
+		t.Fatalf("first grid trained %d runs, want 6:\n%s", n, log.String())
+	}
+	second := smokeGrid(t)
+	second.Name, second.Kind, second.Methods, second.RhoMax = "second", Table2, []string{"dmoco", "dsimclr:eps=0"}, []float64{0.75}
+	log.Reset()
+	opts.Report = filepath.Join(out, "docs", "second")
+	rep, err := Run(context.Background(), second, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Methods[0] = "changed"
-	if again, _ := Lookup("table1-cpu"); again.Methods[0] != "moco" {
-		t.Error("Lookup returned a grid sharing the registry's slices")
+	if n := strings.Count(log.String(), "saved earlier"); n != 2 || strings.Contains(log.String(), "trained in") {
+		t.Errorf("second grid: want 2 runs saved earlier and none trained:\n%s", log.String())
 	}
-	for _, tc := range []struct {
-		name string
-		edit func(*Grid)
-		flag string
-	}{
-		{"no methods", func(g *Grid) { g.Methods = nil }, "--methods"},
-		{"rho 1", func(g *Grid) { g.RhoMax = []float64{1} }, "--rho"},
-		{"zero seeds", func(g *Grid) { g.Seeds = 0 }, "--seeds"},
-		{"negative steps", func(g *Grid) { g.Steps = -1 }, "--steps"},
-		{"zero epochs", func(g *Grid) { g.ProbeEpochs = 0 }, "--probe-epochs"},
-	} {
-		g, _ := Lookup("smoke")
-		tc.edit(&g)
-		if err := g.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.flag) {
-			t.Errorf("%s: got %v, want an error naming %s", tc.name, err, tc.flag)
+	if len(rep.Runs) != 2 || rep.Runs[1].Variant != "dsimclr:eps=0" || filepath.Base(rep.Runs[1].Dir) != "dsimclr_eps-0-rho0.75-seed0" {
+		t.Errorf("second grid runs: %+v", rep.Runs)
+	}
+	for _, f := range []string{"report.md", "results.json", "knn_top1.png", "memory_class_entropy.png", "memory_age_mean.png"} {
+		if _, err := os.Stat(filepath.Join(opts.Report, f)); err != nil {
+			t.Error(err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "first", "report.md")); err != nil {
+		t.Error(err)
+	}
+
+	// The same run names with other settings: refused before anything trains.
+	third := second
+	third.Name, third.Set = "third", []string{"steps=3"}
+	log.Reset()
+	_, err = Run(context.Background(), third, opts)
+	if err == nil || !strings.Contains(err.Error(), "dmoco-rho0.75-seed0") || !strings.Contains(err.Error(), "steps 2, expected 3") {
+		t.Errorf("other settings: got %v, want an error naming the run and the setting", err)
+	}
+	if log.Len() != 0 {
+		t.Errorf("refused grid ran: %s", log.String())
+	}
+}
+
+func TestOlderProbeFile(t *testing.T) {
+	out := t.TempDir()
+	var log strings.Builder
+	opts := testOptions(out, &log)
+	g := smokeGrid(t)
+	g.Methods = []string{"dmoco"}
+	if _, err := Run(context.Background(), g, opts); err != nil {
+		t.Fatal(err)
+	}
+	// A probe.json as the first version wrote it.
+	dir := filepath.Join(out, "runs", "dmoco-rho0.75-seed0")
+	old := `{"method": "dmoco", "rho_max": 0.75, "seed": 0, "dir": "elsewhere", "steps": 2, "loss": 1.5, "top1": 0.4242, "memory_class_entropy": 1.1, "train_seconds": 3, "probe_seconds": 1}`
+	if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	rep, err := Run(context.Background(), g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Runs[0]
+	if !strings.Contains(log.String(), "saved earlier") || r.Top1 != 0.4242 || r.Dir != dir || r.Variant != "dmoco" {
+		t.Errorf("older probe.json not used as saved: %+v\n%s", r, log.String())
+	}
+	if r.Schema != resultSchema || r.Curves.KNNTop1.Len() != 1 || r.IntraClassVariance == nil || r.MemoryAge == nil || len(r.MemoryClassCounts) != 4 {
+		t.Errorf("older probe.json not filled in: %+v", r)
+	}
+	saved, err := readResult(dir)
+	if err != nil || saved.Schema != resultSchema || saved.Top1 != 0.4242 {
+		t.Errorf("upgraded probe.json not saved: %+v, %v", saved, err)
+	}
+
+	// Without a checkpoint only the cheap parts come back; the rest stays empty.
+	if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	rep, err = Run(context.Background(), g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = rep.Runs[0]
+	if r.Curves.KNNTop1.Len() != 1 || r.IntraClassVariance != nil || *r.MemoryClassEntropy != 1.1 || !strings.Contains(log.String(), "left empty") {
+		t.Errorf("older probe.json without checkpoint: %+v\n%s", r, log.String())
+	}
+}
+
+func TestTrainedSeconds(t *testing.T) {
+	dir := t.TempDir()
+	lines := `{"step":1,"elapsed_s":2}
+{"step":2,"elapsed_s":5}
+{"step":3,"elapsed_s":1.5}
+{"step":4,"elapsed_s":4}
+`
+	if err := os.WriteFile(filepath.Join(dir, train.MetricsFile), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := trainedSeconds(dir); math.Abs(got-9) > 1e-12 {
+		t.Errorf("trainedSeconds = %v, want 5 + 4", got)
+	}
+	if got := trainedSeconds(filepath.Join(dir, "none")); got != 0 {
+		t.Errorf("no metrics: %v", got)
 	}
 }
 
@@ -137,5 +237,22 @@ func TestMeanStd(t *testing.T) {
 		if math.Abs(m-tc.mean) > 1e-12 || math.Abs(s-tc.std) > 1e-12 {
 			t.Errorf("meanStd(%v) = %v, %v; want %v, %v", tc.x, m, s, tc.mean, tc.std)
 		}
+	}
+}
+
+// decodePNG checks that path holds a PNG image of a plausible size.
+func decodePNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+		t.Errorf("%s: %v, want a plot", path, b)
 	}
 }

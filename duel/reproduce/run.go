@@ -2,7 +2,6 @@ package reproduce
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,18 +11,18 @@ import (
 	"time"
 
 	"github.com/duel-ssl/duel/duel/data"
-	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/train"
-	"github.com/duel-ssl/duel/internal/atomicfile"
-	"github.com/duel-ssl/duel/tensor"
 )
-
-// probeFile holds a finished run's result, next to the run's files.
-const probeFile = "probe.json"
 
 // Options are the parts of a reproduction that are not the grid.
 type Options struct {
-	Out      string    // output directory: runs/, results.json, table.md
+	Out string // output directory: runs/ (shared by every grid) and the default report directory
+	// Report is the report's directory (report.md, results.json, plots);
+	// "" = Out/<grid name>.
+	Report string
+	// Command is the command line that reproduces the report, written at
+	// its top ("" = duelctl reproduce --preset NAME --out OUT).
+	Command  string
 	Log      io.Writer // one line per run (nil: none)
 	Progress io.Writer // training progress bars (nil: none)
 	// Train and Test replace the datasets named by the training preset
@@ -31,22 +30,19 @@ type Options struct {
 	Train, Test *data.Dataset
 }
 
-// RunResult is one (method, ρmax, seed) run with its evaluation.
-type RunResult struct {
-	Method             string   `json:"method"`
-	RhoMax             float64  `json:"rho_max"`
-	Seed               int      `json:"seed"`
-	Dir                string   `json:"dir"`
-	Steps              int      `json:"steps"`
-	Loss               float64  `json:"loss"`
-	Top1               float64  `json:"top1"`
-	MemoryClassEntropy *float64 `json:"memory_class_entropy,omitempty"`
-	TrainSeconds       float64  `json:"train_seconds"`
-	ProbeSeconds       float64  `json:"probe_seconds"`
+// ReportDir returns the directory of g's report.
+func (o Options) ReportDir(g Grid) string {
+	if o.Report != "" {
+		return o.Report
+	}
+	return filepath.Join(o.Out, g.Name)
 }
 
-// Run trains and evaluates every run of the grid that has no saved result
-// yet, then writes results.json and table.md into opts.Out.
+// Run trains and evaluates, seed-major, every run of the grid that has no
+// saved result yet, and writes the report after every run it finishes (and
+// at the end), so that partial progress is always visible. Before training
+// anything it checks that no existing run directory holds a run of other
+// settings.
 func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
@@ -57,145 +53,157 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Out, "runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("--out %s: %w", opts.Out, err)
 	}
-	rep := &Report{Grid: g}
-	total := len(g.Methods) * len(g.RhoMax) * g.Seeds
-	for _, method := range g.Methods {
-		for _, rho := range g.RhoMax {
-			for seed := 0; seed < g.Seeds; seed++ {
-				if err := ctx.Err(); err != nil {
+	repDir := opts.ReportDir(g)
+	if err := os.MkdirAll(repDir, 0o755); err != nil {
+		return nil, fmt.Errorf("--report %s: %w", repDir, err)
+	}
+	keys := g.runs()
+	cfgs := make([]train.Config, len(keys))
+	for i, k := range keys {
+		cfg, err := g.runConfig(k.Variant, k.RhoMax, k.Seed)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkConfig(runDir(opts, k), cfg); err != nil {
+			return nil, err
+		}
+		cfgs[i] = cfg
+	}
+	command := opts.Command
+	if command == "" {
+		command = fmt.Sprintf("duelctl reproduce --preset %s --out %s", g.Name, opts.Out)
+	}
+	rep := newReport(g, len(keys), command)
+	unsaved := false
+	write := func() error {
+		unsaved = false
+		return rep.Write(repDir)
+	}
+	for i, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		r, err := savedResult(runDir(opts, k), g, opts)
+		if err != nil {
+			return rep, fmt.Errorf("run %s: %w", k.name(), err)
+		}
+		cached, how := r != nil, "saved earlier"
+		if !cached {
+			if unsaved {
+				if err := write(); err != nil {
 					return rep, err
 				}
-				r, cached, err := runOne(ctx, g, opts, method, rho, seed)
-				if err != nil {
-					return rep, fmt.Errorf("run %s: %w", runName(method, rho, seed), err)
-				}
-				rep.Runs = append(rep.Runs, *r)
-				if opts.Log != nil {
-					how := "done"
-					if cached {
-						how = "saved earlier"
-					}
-					fmt.Fprintf(opts.Log, "[%d/%d] %s: linear top-1 %.4f (%s)\n", len(rep.Runs), total, runName(method, rho, seed), r.Top1, how)
-				}
+			}
+			if r, err = runOne(ctx, g, opts, k, cfgs[i]); err != nil {
+				return rep, fmt.Errorf("run %s: %w", k.name(), err)
+			}
+			how = fmt.Sprintf("trained in %.0f s, evaluated in %.0f s", r.TrainSeconds, r.ProbeSeconds)
+		}
+		r.Variant, r.Method, r.RhoMax, r.Seed, r.Dir = k.Variant.String(), k.Variant.Method, k.RhoMax, k.Seed, runDir(opts, k)
+		rep.add(*r)
+		unsaved = true
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "[%d/%d] %s: linear top-1 %.4f (%s)\n", i+1, len(keys), k.name(), r.Top1, how)
+		}
+		if !cached {
+			if err := write(); err != nil {
+				return rep, err
 			}
 		}
 	}
-	rep.summarise()
-	if err := rep.write(opts.Out); err != nil {
+	if err := write(); err != nil {
 		return rep, err
 	}
 	return rep, nil
 }
 
-// runOne trains (or resumes) one run and probes it, unless its result is saved.
-func runOne(ctx context.Context, g Grid, opts Options, method string, rho float64, seed int) (*RunResult, bool, error) {
-	dir := filepath.Join(opts.Out, "runs", runName(method, rho, seed))
-	if r, err := readResult(dir); err == nil {
-		return r, true, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, false, err
-	}
-	cfg, err := train.Preset(g.TrainPreset, method)
-	if err != nil {
-		return nil, false, err
-	}
-	if g.Dataset != "" {
-		cfg.Dataset = g.Dataset
-	}
-	if g.Steps > 0 {
-		cfg.Steps = g.Steps
-	}
-	cfg.Imbalance, cfg.RhoMax, cfg.Seed = "dominant", rho, uint64(seed)
-	cfg.KNNEvery = 0 // the probe below is the evaluation
-	_, statErr := os.Stat(filepath.Join(dir, "checkpoint"))
-	start := time.Now()
-	res, err := train.Train(ctx, &cfg, train.Options{
-		Out: dir, Resume: statErr == nil, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	trainSec := time.Since(start).Seconds()
-	start = time.Now()
-	r, err := probe(dir, g, opts)
-	if err != nil {
-		return nil, false, err
-	}
-	r.Method, r.RhoMax, r.Seed, r.Dir = method, rho, seed, dir
-	r.Steps, r.Loss = res.Steps, res.Loss
-	r.TrainSeconds, r.ProbeSeconds = trainSec, time.Since(start).Seconds()
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, false, err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, probeFile), append(b, '\n')); err != nil {
-		return nil, false, err
-	}
-	return r, false, nil
+// runDir is the directory of one run.
+func runDir(opts Options, k runKey) string {
+	return filepath.Join(opts.Out, "runs", k.name())
 }
 
-// probe runs the linear probe of Appendix E on the run's frozen backbone.
-func probe(dir string, g Grid, opts Options) (*RunResult, error) {
-	run, err := train.LoadRun(dir)
+// savedResult returns the run's saved evaluation, brought up to the current
+// schema (upgrade), or nil when there is none.
+func savedResult(dir string, g Grid, opts Options) (*RunResult, error) {
+	r, err := readResult(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	mean, std, err := run.Normalization()
-	if err != nil {
-		return nil, err
-	}
-	var feats [2]*eval.Features
-	classes := 0
-	for i, split := range []bool{true, false} {
-		ds := opts.Train
-		if !split {
-			ds = opts.Test
-		}
-		if ds == nil {
-			if ds, err = run.OpenDataset(split); err != nil {
-				return nil, err
-			}
-		}
-		ds = ds.ToRGB()
-		classes = max(classes, ds.NumClasses())
-		lim := g.ProbeLimit
-		var idx []int
-		if lim > 0 && lim < ds.Len() {
-			idx = eval.BalancedSubset(ds.Labels, lim)
-			ds = ds.Subset(idx)
-		}
-		f, err := eval.Extract(ds, func(x *tensor.Tensor) (*tensor.Tensor, error) {
-			return run.Embed(x, "backbone", 256)
-		}, eval.ExtractOptions{Mean: mean, Std: std, Batch: 256})
-		if err != nil {
+	if r.Schema < resultSchema {
+		upgrade(dir, r, opts)
+		if err := writeResult(dir, r); err != nil {
 			return nil, err
 		}
-		feats[i] = f
-	}
-	lin := eval.DefaultLinearConfig()
-	lin.Epochs, lin.Classes = g.ProbeEpochs, classes
-	out, err := eval.LinearProbe(feats[0], feats[1], lin)
-	if err != nil {
-		return nil, err
-	}
-	r := &RunResult{Top1: out.Result.Top1}
-	if run.Memory != nil {
-		h := run.Memory.ClassEntropy()
-		r.MemoryClassEntropy = &h
 	}
 	return r, nil
 }
 
-// readResult loads a saved probe result.
-func readResult(dir string) (*RunResult, error) {
-	path := filepath.Join(dir, probeFile)
-	b, err := os.ReadFile(path)
+// upgrade fills the fields an older probe.json lacks: the curves from
+// metrics.jsonl, and, when the run's checkpoint loads, the memory and the
+// clustering measures (a forward pass over at most clusterLimit test
+// images). What cannot be measured stays empty and is said in opts.Log.
+func upgrade(dir string, r *RunResult, opts Options) {
+	note := func(what string, err error) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "%s: %s of an older %s left empty: %v\n", dir, what, probeFile, err)
+		}
+	}
+	r.Schema = resultSchema
+	if err := readCurves(dir, r); err != nil {
+		note("curves", err)
+	}
+	run, err := train.LoadRun(dir)
+	if err != nil {
+		note("memory and clustering measures", err)
+		return
+	}
+	test, err := split(run, opts, false)
+	if err != nil {
+		note("memory and clustering measures", err)
+		return
+	}
+	if r.Classes == 0 {
+		r.Classes = test.NumClasses()
+	}
+	if err := measureMemory(run, r); err != nil {
+		note("memory measures", err)
+	}
+	if err := measureClusters(run, test, r); err != nil {
+		note("clustering measures", err)
+	}
+}
+
+// runOne trains (or resumes) one run, evaluates it and saves the
+// evaluation as probe.json.
+func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Config) (*RunResult, error) {
+	dir := runDir(opts, k)
+	_, statErr := os.Stat(filepath.Join(dir, "checkpoint"))
+	resume := statErr == nil
+	before := 0.0
+	if resume {
+		before = trainedSeconds(dir)
+	}
+	start := time.Now()
+	res, err := train.Train(ctx, &cfg, train.Options{
+		Out: dir, Resume: resume, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
+	})
 	if err != nil {
 		return nil, err
 	}
-	var r RunResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w (delete it to evaluate the run again)", path, err)
+	trainSec := before + time.Since(start).Seconds()
+	start = time.Now()
+	r, err := evaluate(dir, g, opts)
+	if err != nil {
+		return nil, err
 	}
-	return &r, nil
+	r.Variant, r.Method, r.RhoMax, r.Seed, r.Dir = k.Variant.String(), k.Variant.Method, k.RhoMax, k.Seed, dir
+	r.Steps, r.Loss = res.Steps, res.Loss
+	r.TrainSeconds, r.ProbeSeconds = trainSec, time.Since(start).Seconds()
+	if err := writeResult(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

@@ -1,0 +1,142 @@
+package reproduce
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/duel-ssl/duel/duel/train"
+)
+
+// source is an override with where it came from, for error messages.
+type source struct {
+	o    Override
+	from string
+}
+
+// overrides parses Overrides then Set.
+func (g *Grid) overrides() ([]source, error) {
+	var out []source
+	for _, s := range g.Overrides {
+		o, err := ParseOverride(s)
+		if err != nil {
+			return nil, fmt.Errorf("preset %s: override %q: %w", g.Name, s, err)
+		}
+		out = append(out, source{o, fmt.Sprintf("preset %s: override %q", g.Name, s)})
+	}
+	for _, s := range g.Set {
+		o, err := ParseOverride(s)
+		if err != nil {
+			return nil, fmt.Errorf("--set %q: %w", s, err)
+		}
+		out = append(out, source{o, fmt.Sprintf("--set %q", s)})
+	}
+	return out, nil
+}
+
+// runConfig builds the training configuration of one run: the training
+// preset for the variant's method, the grid's overrides, the variant's
+// settings, then the grid's imbalance profile, ρmax and seed.
+func (g *Grid) runConfig(v Variant, rho float64, seed int) (train.Config, error) {
+	cfg, err := train.Preset(g.TrainPreset, v.Method)
+	if err != nil {
+		return train.Config{}, fmt.Errorf("preset %s: training preset for %s: %w", g.Name, v, err)
+	}
+	ovs, err := g.overrides()
+	if err != nil {
+		return train.Config{}, err
+	}
+	for _, s := range ovs {
+		if err := train.SetFlag(&cfg, s.o.Key, s.o.Value); err != nil {
+			return train.Config{}, fmt.Errorf("%s: %w", s.from, err)
+		}
+	}
+	for _, o := range v.Settings {
+		if err := train.SetFlag(&cfg, o.Key, o.Value); err != nil {
+			return train.Config{}, fmt.Errorf("--methods: variant %q: %w", v, err)
+		}
+	}
+	cfg.Imbalance, cfg.RhoMax, cfg.Seed = "dominant", rho, uint64(seed)
+	if err := cfg.Validate(); err != nil {
+		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
+	}
+	return cfg, nil
+}
+
+// effective returns the configuration train.Train writes into config.json
+// for cfg: a warm-up longer than the run is cut to a tenth of it.
+func effective(cfg train.Config) train.Config {
+	if cfg.WarmupSteps >= cfg.Steps && cfg.Steps > 0 {
+		cfg.WarmupSteps = cfg.Steps / 10
+	}
+	return cfg
+}
+
+// ignoredFields are config.json fields that do not change a run's results:
+// where the dataset is read from and how many goroutines augment it.
+var ignoredFields = map[string]bool{"data": true, "workers": true}
+
+// checkConfig fails when dir holds a run (config.json) whose settings differ
+// from want's, so that runs of different settings are never mixed under one
+// name. A directory without config.json passes.
+func checkConfig(dir string, want train.Config) error {
+	path := filepath.Join(dir, train.ConfigFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var have map[string]any
+	if err := json.Unmarshal(b, &have); err != nil {
+		return fmt.Errorf("%s: %w (expected the config.json of a run)", path, err)
+	}
+	wb, err := json.Marshal(effective(want))
+	if err != nil {
+		return err
+	}
+	var wantMap map[string]any
+	if err := json.Unmarshal(wb, &wantMap); err != nil {
+		return err
+	}
+	var diffs []string
+	keys := make([]string, 0, len(wantMap))
+	for k := range wantMap {
+		keys = append(keys, k)
+	}
+	for k := range have {
+		if _, ok := wantMap[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if ignoredFields[k] || reflect.DeepEqual(have[k], wantMap[k]) {
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %v, expected %v", strings.ReplaceAll(k, "_", "-"), show(have[k]), show(wantMap[k])))
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s: the run there has other settings than this grid's (%s): delete %s to train it again with this grid's settings, or choose another --out",
+			path, strings.Join(diffs, "; "), dir)
+	}
+	return nil
+}
+
+// show formats a JSON value for an error message.
+func show(v any) string {
+	if v == nil {
+		return "(none)"
+	}
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}

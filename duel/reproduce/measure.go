@@ -1,0 +1,195 @@
+package reproduce
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+
+	"github.com/duel-ssl/duel/duel/analysis"
+	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/eval"
+	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// clusterLimit is the number of test images, class-balanced, whose
+// features the clustering measures use (duelctl analyze's default).
+const clusterLimit = 2000
+
+// embedBatch is the batch of feature extraction.
+const embedBatch = 256
+
+// evaluate measures a finished run: the linear probe of Appendix E on its
+// frozen backbone, the memory at the end of training, the clustering of
+// its test features and its curves.
+func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
+	run, err := train.LoadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &RunResult{Schema: resultSchema}
+	test, err := split(run, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := linearProbe(run, g, opts, test, r); err != nil {
+		return nil, err
+	}
+	if err := measureMemory(run, r); err != nil {
+		return nil, err
+	}
+	if err := measureClusters(run, test, r); err != nil {
+		return nil, err
+	}
+	if err := readCurves(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// split returns the train (trainSplit) or test split: opts' dataset when
+// given, else the run's, with 3 channels.
+func split(run *train.Run, opts Options, trainSplit bool) (*data.Dataset, error) {
+	ds := opts.Test
+	if trainSplit {
+		ds = opts.Train
+	}
+	if ds == nil {
+		return run.OpenDataset(trainSplit)
+	}
+	return ds.ToRGB(), nil
+}
+
+// extract returns the features of layer of at most limit images of ds
+// (class-balanced; 0 = all).
+func extract(run *train.Run, ds *data.Dataset, layer string, limit int) (*eval.Features, error) {
+	mean, std, err := run.Normalization()
+	if err != nil {
+		return nil, err
+	}
+	return eval.Extract(ds, func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		return run.Embed(x, layer, embedBatch)
+	}, eval.ExtractOptions{Mean: mean, Std: std, Batch: embedBatch, Limit: limit})
+}
+
+// linearProbe fits the linear probe on the backbone's features of the
+// train split (at most g.ProbeLimit images per split) and sets r.Top1 and
+// r.Classes.
+func linearProbe(run *train.Run, g Grid, opts Options, test *data.Dataset, r *RunResult) error {
+	trainDS, err := split(run, opts, true)
+	if err != nil {
+		return err
+	}
+	r.Classes = max(trainDS.NumClasses(), test.NumClasses())
+	fTrain, err := extract(run, trainDS, "backbone", g.ProbeLimit)
+	if err != nil {
+		return err
+	}
+	fTest, err := extract(run, test, "backbone", g.ProbeLimit)
+	if err != nil {
+		return err
+	}
+	lin := eval.DefaultLinearConfig()
+	lin.Epochs, lin.Classes = g.ProbeEpochs, r.Classes
+	out, err := eval.LinearProbe(fTrain, fTest, lin)
+	if err != nil {
+		return err
+	}
+	r.Top1 = out.Result.Top1
+	return nil
+}
+
+// measureMemory sets the memory's class entropy, class counts, rows and
+// ages at the end of training (nothing for a method without a memory).
+func measureMemory(run *train.Run, r *RunResult) error {
+	m := run.Memory
+	if m == nil {
+		return nil
+	}
+	h := m.ClassEntropy()
+	r.MemoryClassEntropy, r.MemoryRows = &h, m.Len()
+	if r.Classes > 0 {
+		counts, err := m.ClassCounts(r.Classes)
+		if err != nil {
+			return fmt.Errorf("memory of run %s: %w", run.Dir, err)
+		}
+		r.MemoryClassCounts = counts
+	}
+	if m.Len() > 0 {
+		u := m.Usage(run.Step)
+		r.MemoryAge = &MemoryAge{
+			AgeMean: finite(u.AgeMean), AgeMedian: finite(u.AgeMedian), AgeMax: finite(u.AgeMax),
+			StaleMean: finite(u.StaleMean), StaleMax: finite(u.StaleMax),
+			UsesMean: finite(u.UsesMean), UsesMax: finite(u.UsesMax),
+		}
+	}
+	return nil
+}
+
+// measureClusters sets the intra-class variance and inter-class similarity
+// of the L2-normalised projector features (backbone features when the
+// method has no projector) of at most clusterLimit test images, as
+// duelctl analyze measures them.
+func measureClusters(run *train.Run, test *data.Dataset, r *RunResult) error {
+	r.Layer = "projector"
+	if run.Projector == nil {
+		r.Layer = "backbone"
+	}
+	f, err := extract(run, test, r.Layer, clusterLimit)
+	if err != nil {
+		return err
+	}
+	cs, err := analysis.Cluster(f)
+	if err != nil {
+		return fmt.Errorf("test features of run %s: %w", run.Dir, err)
+	}
+	r.ClusterSamples = f.N
+	r.IntraClassVariance, r.InterClassSimilarity = finite(cs.MeanIntraVariance), finite(cs.MeanInterSimilarity)
+	return nil
+}
+
+// readCurves sets the curves from the run's metrics.jsonl (none when the
+// file is missing).
+func readCurves(dir string, r *RunResult) error {
+	ms, err := train.ReadMetrics(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Curves = Curves{}
+	for _, m := range ms {
+		r.Curves.KNNTop1.add(m.Step, m.KNNTop1)
+		r.Curves.MemoryClassEntropy.add(m.Step, m.MemoryClassEntropy)
+		r.Curves.MemoryAgeMean.add(m.Step, m.MemoryAgeMean)
+	}
+	return nil
+}
+
+// trainedSeconds is the training time that metrics.jsonl records: the sum
+// over the processes that trained the run of the last elapsed_s each wrote
+// (elapsed_s restarts from 0 in a resumed process).
+func trainedSeconds(dir string) float64 {
+	ms, err := train.ReadMetrics(dir)
+	if err != nil {
+		return 0
+	}
+	total, last := 0.0, 0.0
+	for _, m := range ms {
+		if m.ElapsedS < last {
+			total += last
+		}
+		last = m.ElapsedS
+	}
+	return total + last
+}
+
+// finite returns &v, or nil for NaN and infinities (which JSON lacks).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
