@@ -263,7 +263,9 @@ func (r *Report) measureTable(b *strings.Builder, title, measure string, digits 
 		fmt.Fprintf(b, "; paper: Table 2, %s (plain methods only)", paperName)
 	}
 	b.WriteString(".\n\n")
-	if c := r.classes(); stream && c > 1 {
+	c := r.classes()
+	stream = stream && c > 1
+	if stream {
 		row := []string{"stream (the sampler's classes)"}
 		for _, rho := range r.Grid.RhoMax {
 			row = append(row, fmt.Sprintf("%.4f", streamEntropy(rho, c)))
@@ -272,9 +274,11 @@ func (r *Report) measureTable(b *strings.Builder, title, measure string, digits 
 			}
 		}
 		rows = append([][]string{row}, rows...)
-		defer fmt.Fprintf(b, "The stream row is the entropy of the class distribution the sampler draws from, −ρ log ρ − (1−ρ) log((1−ρ)/(C−1)) with C = %d classes; a memory holding every class equally has log C = %.4f.\n\n", c, math.Log(float64(c)))
 	}
 	mdTable(b, r.rhoHeads("method", paper), rows)
+	if stream {
+		fmt.Fprintf(b, "The stream row is the entropy of the class distribution the sampler draws from, −ρ log ρ − (1−ρ) log((1−ρ)/(C−1)) with C = %d classes; a memory holding every class equally has log C = %.4f.\n\n", c, math.Log(float64(c)))
+	}
 }
 
 // measure returns the cell's statistics of a Table 2 measure.

@@ -44,7 +44,7 @@ type curvePlot struct {
 // curvePlots are the plots of the reports.
 var curvePlots = []curvePlot{
 	{file: "knn_top1.png", ylabel: "kNN top-1 (%)", scale: 100, kinds: Kinds,
-		caption: "accuracy over training (the paper's Fig. 4 / F.1): the kNN monitor's top-1 (%) against the step, mean ± std over the seeds, one panel per ρmax",
+		caption: "accuracy over training (as the paper's Fig. F.1, which plots the linear probe at checkpoints): the kNN monitor's top-1 (%) from metrics.jsonl against the step, mean ± std over the seeds, one panel per ρmax",
 		curve:   func(c *Curves) *Curve { return &c.KNNTop1 }},
 	{file: "memory_class_entropy.png", ylabel: "memory class entropy (nats)", scale: 1, kinds: []Kind{Table2}, legendTop: true, stream: true,
 		caption: "the memory's class entropy (nats) over training, mean ± std over the seeds, one panel per ρmax; dashed: the stream's class entropy",
