@@ -38,7 +38,7 @@ func reproduceCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Usage: "training steps per run, as --set steps=N (0 = the preset's)"},
 			&cli.StringFlag{Name: "methods", Usage: "comma-separated variants instead of the preset's, method[:key=value,...] (e.g. moco,dmoco:mem-refresh=64,dsimclr:negatives=memory,eps=0)"},
 			&cli.StringFlag{Name: "rho", Usage: "comma-separated rho_max values instead of the preset's (e.g. 0.5,0.75)"},
-			&cli.StringSliceFlag{Name: "set", Usage: "key=value: a `duelctl train` setting for every run, after the preset's overrides (repeatable, e.g. --set steps=500 --set knn-every=100)"},
+			&cli.StringSliceFlag{Name: "set", Usage: "`key=value`: a duelctl train setting (flag name without dashes) for every run, after the preset's overrides (repeatable, e.g. --set steps=500 --set knn-every=100)"},
 			&cli.IntFlag{Name: "probe-epochs", Usage: "linear-probe epochs (0 = the preset's: 100, Appendix E)"},
 			&cli.IntFlag{Name: "probe-limit", Value: -1, Usage: "images per split for the probe (-1 = the preset's, 0 = whole splits)"},
 			deviceFlag,

@@ -94,27 +94,24 @@ func checkConfig(dir string, want train.Config) error {
 	if err != nil {
 		return err
 	}
-	var have map[string]any
-	if err := json.Unmarshal(b, &have); err != nil {
+	// Through train.Config, as train.ReadConfig would load it: a field the
+	// file lacks (written before the field existed) reads as zero.
+	var haveCfg train.Config
+	if err := json.Unmarshal(b, &haveCfg); err != nil {
 		return fmt.Errorf("%s: %w (expected the config.json of a run)", path, err)
 	}
-	wb, err := json.Marshal(effective(want))
+	have, err := jsonFields(haveCfg)
 	if err != nil {
 		return err
 	}
-	var wantMap map[string]any
-	if err := json.Unmarshal(wb, &wantMap); err != nil {
+	wantMap, err := jsonFields(effective(want))
+	if err != nil {
 		return err
 	}
 	var diffs []string
 	keys := make([]string, 0, len(wantMap))
 	for k := range wantMap {
 		keys = append(keys, k)
-	}
-	for k := range have {
-		if _, ok := wantMap[k]; !ok {
-			keys = append(keys, k)
-		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
@@ -128,6 +125,16 @@ func checkConfig(dir string, want train.Config) error {
 			path, strings.Join(diffs, "; "), dir)
 	}
 	return nil
+}
+
+// jsonFields returns the JSON fields of cfg by name.
+func jsonFields(cfg train.Config) (map[string]any, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
 }
 
 // show formats a JSON value for an error message.

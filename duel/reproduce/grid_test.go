@@ -160,6 +160,26 @@ func TestCheckConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `policy "duel", expected "fifo"; steps 1, expected 5`) || !strings.Contains(err.Error(), "delete "+dir) {
 		t.Errorf("other settings: got %v", err)
 	}
+	// A config.json written before a field existed: the field reads as zero.
+	b, err := os.ReadFile(filepath.Join(dir, train.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := strings.Replace(string(b), `"max_age": 0,`, "", 1)
+	if older == string(b) {
+		t.Fatalf("config.json without max_age: %s", b)
+	}
+	if err := os.WriteFile(filepath.Join(dir, train.ConfigFile), []byte(older), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkConfig(dir, cfg); err != nil {
+		t.Errorf("older config.json: %v", err)
+	}
+	other = cfg
+	other.MaxAge = 8
+	if err := checkConfig(dir, other); err == nil || !strings.Contains(err.Error(), "max-age 0, expected 8") {
+		t.Errorf("older config.json, other max-age: got %v", err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, train.ConfigFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -66,6 +66,9 @@ func (r *Report) header(b *strings.Builder) {
 		{"settings", fmt.Sprintf("%s; %d seed(s); rho_max %s; linear probe %d epochs on %s", g.settings(), g.Seeds, floats(g.RhoMax), g.ProbeEpochs, probe)},
 	}
 	if _, name, ok := paperDataset(r.dataset()); ok {
+		if r.dataset() == "default" {
+			name += " (ours: the embedded 5,000 + 1,000 image subset of CIFAR-10)"
+		}
 		rows = append(rows, []string{"paper's numbers", name})
 	}
 	for _, row := range rows {

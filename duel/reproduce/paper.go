@@ -39,7 +39,7 @@ func paperDataset(dataset string) (key, name string, ok bool) {
 	case "cifar10":
 		return "cifar10", "CIFAR-10", true
 	case "default":
-		return "cifar10", "CIFAR-10 (ours: the embedded 5,000 + 1,000 image subset)", true
+		return "cifar10", "CIFAR-10", true
 	case "stl10":
 		return "stl10", "STL-10", true
 	}
