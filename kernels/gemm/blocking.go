@@ -69,7 +69,11 @@ const (
 //
 // each rounded down to a multiple of 16 (kc), nr (ns), mr (mc) or ns (nc).
 func derive(mr, nr int, hw hardware) blocking {
-	kc := min(maxKC, max(minKC, hw.l1d/2/(4*mr)/16*16))
+	return deriveWithKC(mr, nr, min(maxKC, max(minKC, hw.l1d/2/(4*mr)/16*16)), hw)
+}
+
+// deriveWithKC is derive with kc given: the other blocks follow from it.
+func deriveWithKC(mr, nr, kc int, hw hardware) blocking {
 	ns := max(4*nr, hw.l2/2/(4*kc)/nr*nr)
 	mc := max(4*mr, hw.l2/4/(4*kc)/mr*mr)
 	nc := max(ns, min(maxNC, hw.l3/2/(4*kc))/ns*ns)

@@ -155,7 +155,7 @@ func (c *call) runRows(t int) {
 			panels := ceilDiv(nc, nr)
 			for pc := 0; pc < p.k; pc += kn.kc {
 				kc := min(kn.kc, p.k-pc)
-				if nc%nr != 0 {
+				if c.directB && nc%nr != 0 {
 					q := panels - 1
 					packB(ws.edgeB, p.b, p.ldb, p.transB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
 				}
@@ -186,6 +186,9 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1
 	// in L2), each swept by every micro-panel of A.
 	qstep := max(1, kn.ns/nr)
 	for qq := q0; qq < q1; qq += qstep {
+		if c.privateB {
+			packB(ws.subB, p.b, p.ldb, p.transB, pc, kc, jc+qq*nr, nc-qq*nr, nr, 0, min(q1, qq+qstep)-qq)
+		}
 		for ir := 0; ir < mc; ir += mr {
 			mrb := min(mr, mc-ir)
 			direct := c.directA && mrb == mr
@@ -199,7 +202,13 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1
 				a = &ws.packA[ir*kc]
 			}
 			for q := qq; q < min(q1, qq+qstep); q++ {
-				b, ldb := c.panelB(bp, jc, nc, pc, kc, q)
+				var b *float32
+				var ldb int
+				if c.privateB {
+					b, ldb = &ws.subB[(q-qq)*nr*kc], nr
+				} else {
+					b, ldb = c.panelB(bp, jc, nc, pc, kc, q)
+				}
 				full := (q+1)*nr <= nc
 				switch {
 				case mrb == mr && full && direct:

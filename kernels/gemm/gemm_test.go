@@ -260,6 +260,7 @@ func TestSgemmLarge(t *testing.T) {
 		{1000, 64, 700, 2, 1, 0.5},   // A read in place (few columns, alpha 1)
 		{45, 100, 500, 0, 1, 0},      // A read in place, threads split the columns
 		{60, 130, 16200, 0, 1, 0.5},  // B larger than rowsOnlyMaxB: block by block
+		{2100, 70, 300, 1, 1, 0},     // large row chunks: B packed by each thread (transposed B)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range shapes {
@@ -428,6 +429,27 @@ func TestSgemmSerialMatchesSgemm(t *testing.T) {
 		for i := range c1 {
 			if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
 				t.Fatalf("trans %v: SgemmSerial differs from Sgemm at %d: %v vs %v", tr, i, c2[i], c1[i])
+			}
+		}
+	}
+}
+
+// TestSgemmPrivateB covers the products whose threads each pack their own
+// sub-blocks of B (call.privateB) on 2 to 4 threads, whatever the machine's
+// GOMAXPROCS: a transposed B, and a B whose power-of-two stride would
+// crowd L2 if read in place.
+func TestSgemmPrivateB(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, tc := range []struct {
+		tB      bool
+		m, n, k int
+	}{{true, 2300, 100, 70}, {false, 2300, 1024, 20}} {
+		p := newProblem(r, false, tc.tB, tc.m, tc.n, tc.k, 0, 1, 0.5)
+		want, scale := refSgemm(p)
+		for _, kn := range available {
+			for _, threads := range []int{2, 3, 4} {
+				name := fmt.Sprintf("%s/tB=%v,%dx%dx%d/threads=%d", kn.name, tc.tB, tc.m, tc.n, tc.k, threads)
+				t.Run(name, func(t *testing.T) { checkThreads(t, kn, p, want, scale, threads) })
 			}
 		}
 	}

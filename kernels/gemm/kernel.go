@@ -1,10 +1,6 @@
 package gemm
 
-import (
-	"strings"
-
-	"github.com/duel-ssl/duel/internal/cpu"
-)
+import "strings"
 
 // microKernel computes one mr x nr tile of C from a packed panel of A and a
 // panel of B:
@@ -92,27 +88,28 @@ func withDerived(ks []*kernel) []*kernel {
 	return out
 }
 
-// active is the kernel Sgemm uses: the best available one not above the
-// level internal/cpu decides (cpu.ISA, which reads DUEL_ISA). It is set
-// once at package initialisation.
-var active = choose(available, cpu.ISA().String())
-
 // choose returns the kernel named by the DUEL_ISA value want ("avx512",
 // "avx2" or "generic"). When want is empty, unknown or names a variant this
 // CPU (or a noasm build) cannot run, it falls back to the best kernel that
 // is not better than the one asked for, so forcing a variant never crashes.
 func choose(ks []*kernel, want string) *kernel {
-	rank := map[string]int{"generic": 0, "avx2": 1, "avx512": 2, "avx512-16x16": 2}
-	r, ok := rank[strings.ToLower(strings.TrimSpace(want))]
+	r, ok := rank(want)
 	if !ok {
 		return ks[0]
 	}
 	for _, k := range ks {
-		if rank[k.name] <= r {
+		if kr, _ := rank(k.name); kr <= r {
 			return k
 		}
 	}
 	return ks[len(ks)-1]
+}
+
+// rank orders the kernels and ISA levels by name: generic 0, avx2 1,
+// avx512 (either tile) 2. It reports false for an unknown name.
+func rank(name string) (int, bool) {
+	r, ok := map[string]int{"generic": 0, "avx2": 1, "avx512": 2, "avx512-16x16": 2}[strings.ToLower(strings.TrimSpace(name))]
+	return r, ok
 }
 
 // ISA returns the variant Sgemm runs: "avx512", "avx2" or "generic".

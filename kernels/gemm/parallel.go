@@ -20,7 +20,8 @@ type call struct {
 	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
 	directB    bool // whole micro-panels of B are read in place, not packed
 	directA    bool // whole micro-panels of A are read in place, not packed
-	rowsOnly   bool // runRows: B read in place, row chunks computed whole
+	rowsOnly   bool // runRows: row chunks computed whole, nothing shared between threads
+	privateB   bool // in runRows, each thread packs the sub-blocks of B it uses itself
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -44,6 +45,7 @@ type blockState struct {
 type workspace struct {
 	packA, tile []float32
 	edgeB       []float32 // the partial panel of B, in runRows
+	subB        []float32 // a packed kc x ns sub-block of B, in runRows with privateB
 }
 
 var callPool = sync.Pool{New: func() any { return new(call) }}
@@ -51,6 +53,18 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 // unitsPerThread is how many units of work each thread gets on average:
 // enough for the claiming to even out threads slowed down unequally.
 const unitsPerThread = 8
+
+// Row chunks of C when each thread packs its own B (call.privateB): about
+// privateUnitsPerThread per thread, used only when that makes them at
+// least privateMinRows rows, at most privateMaxRows. Measured on Zen 5
+// (2 threads, other processes running; work per CPU-second): 2048^3 and
+// 4096x1024x1024 +10-15% over the shared packed B, 1024^3 (140-row chunks)
+// +5%, 512x512x4608 (70-row chunks) -3%.
+const (
+	privateUnitsPerThread = 4
+	privateMinRows        = 128
+	privateMaxRows        = 1024
+)
 
 // minUnitPanels is the fewest micro-panels of A (mr rows each) in a unit of
 // rows when the rows allow it: each sub-block of B brought into L2 serves
@@ -169,6 +183,16 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
 		l1Crowding(p.lda, kn.mr) <= 4
 	c.rowsOnly = c.splitM && c.directB && 4*float64(p.k)*float64(p.n) <= rowsOnlyMaxB
+	// A B that must be packed is packed by each thread for itself, a
+	// sub-block at a time, when the row chunks can be made large enough
+	// for the copies to cost little (one per 2*privateMinRows flops): the
+	// threads then never wait for each other, which matters when other
+	// processes take turns on the cores.
+	if rows := kn.mr * ceilDiv(rp, threads*privateUnitsPerThread); threads > 1 && c.splitM && !c.directB && rows >= privateMinRows {
+		c.rowsOnly, c.privateB = true, true
+		c.unitRows = min(rows, privateMaxRows/kn.mr*kn.mr)
+		mc = c.unitRows
+	}
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
 	if c.directB {
@@ -189,6 +213,9 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		w.tile = grow(w.tile, kn.mr*kn.nr)
 		if c.rowsOnly {
 			w.edgeB = grow(w.edgeB, kn.nr*kc)
+		}
+		if c.privateB {
+			w.subB = grow(w.subB, ceilDiv(min(kn.ns, p.n), kn.nr)*kn.nr*kc)
 		}
 	}
 	c.nextUnit.Store(0)
