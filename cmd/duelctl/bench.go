@@ -9,6 +9,7 @@ func benchCommand() *cli.Command {
 		Usage: "measure the engine's speed (GEMM, training step, data pipeline, DUEL memory update) and show the CPU it runs on",
 		Subcommands: []*cli.Command{
 			benchGemmCommand(),
+			benchTuneCommand(),
 			benchDataCommand(),
 			benchStepCommand(),
 			benchDuelCommand(),

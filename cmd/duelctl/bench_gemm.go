@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/internal/cpu"
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
@@ -24,7 +25,9 @@ func benchGemmCommand() *cli.Command {
 			"reports the mean (\"gflops\") and the fastest single call (\"gflops_best\", the least\n" +
 			"disturbed by other processes). --trans all also times the transposed variants (NT,\n" +
 			"TN, TT); the JSON then carries their mean GFLOP/s in \"variants\". \"gflops\" is\n" +
-			"always the first variant timed (NN by default).",
+			"always the first variant timed (NN by default). The JSON also names the CPU\n" +
+			"(\"cpu\": brand string, \"cpu_key\", \"microarch\") and the SGEMM configuration in use\n" +
+			"(\"tuning\": kernel, mc, kc, nc, ns, source derived|tuned; see duelctl bench tune).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "m", Value: 1024, Usage: "rows of op(A) and C"},
 			&cli.IntFlag{Name: "n", Value: 1024, Usage: "columns of op(B) and C"},
@@ -97,11 +100,18 @@ func benchGemmCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "sgemm %s %dx%dx%d: %.1f GFLOP/s (%.3f ms mean, %d reps; fastest call %.1f GFLOP/s; %d threads, %s)\n",
 					strings.ToUpper(name), m, n, k, gflops, sec*1e3, reps, flop/fastest/1e9, gemm.Threads(), gemm.ISA())
 			}
+			info := cpu.Detect()
+			tu := gemm.CurrentTuning()
+			fmt.Fprintf(c.App.Writer, "CPU: %s (%s), SGEMM tuning: %s\n", info.Brand, info.Key(), describeTuning(tu))
 			out := map[string]any{
 				"gflops":      variants[strings.ToUpper(names[0])],
 				"gflops_best": best[0],
 				"isa":         gemm.ISA(),
 				"threads":     gemm.Threads(),
+				"cpu":         info.Brand,
+				"cpu_key":     info.Key(),
+				"microarch":   info.Microarch,
+				"tuning":      tu,
 			}
 			if len(names) > 1 {
 				out["variants"] = variants

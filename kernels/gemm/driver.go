@@ -39,6 +39,16 @@ func sgemm(kn *kernel, p problem, maxThreads int) {
 	putCall(c)
 }
 
+// threadsFor returns the number of threads sgemm runs p on with kernel kn
+// and at most maxThreads threads.
+func threadsFor(kn *kernel, p *problem, maxThreads int) int {
+	if 2*float64(p.m)*float64(p.n)*float64(p.k) < MinParallelFlops {
+		return 1
+	}
+	_, t := split(kn.forRows(p.m), p, maxThreads)
+	return t
+}
+
 // run executes share t of the call. The blocks of op(B) (nc columns by kc
 // steps) are processed in order; in each, the threads first claim and pack
 // micro-panels of B until the block is packed, then claim units of work
