@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -46,7 +45,7 @@ func benchTuneCommand() *cli.Command {
 				describeTuning(r.Derived.Tuning), r.Derived.GFLOPS, describeTuning(r.Best.Tuning), r.Best.GFLOPS, ratio(r.Best.GFLOPS, r.Derived.GFLOPS))
 			path, replaced, err := gemm.SaveTuning(r)
 			if replaced != nil {
-				fmt.Fprintf(os.Stderr, "duelctl: replaced an unusable wisdom file: %v\n", replaced)
+				fmt.Fprintf(c.App.ErrWriter, "duelctl: replaced an unusable wisdom file: %v\n", replaced)
 			}
 			if err != nil {
 				return fmt.Errorf("saving the tuning: %w", err)

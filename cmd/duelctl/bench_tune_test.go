@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/wisdom"
+)
+
+// lastObject decodes the last line of out as a JSON object.
+func lastObject(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var res map[string]any
+	lastJSON(t, out, &res)
+	return res
+}
+
+// TestBenchGemmJSON checks the fields of duelctl bench gemm --json,
+// CONTRACT.md's and the CPU and tuning ones.
+func TestBenchGemmJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"duelctl", "bench", "gemm", "--m", "40", "--n", "30", "--k", "20", "--seconds", "0.01", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	res := lastObject(t, out.String())
+	for _, k := range []string{"gflops", "gflops_best", "threads"} {
+		if v, ok := res[k].(float64); !ok || v <= 0 {
+			t.Errorf("%s = %v", k, res[k])
+		}
+	}
+	for _, k := range []string{"isa", "cpu_key"} {
+		if v, ok := res[k].(string); !ok || v == "" {
+			t.Errorf("%s = %v", k, res[k])
+		}
+	}
+	if _, ok := res["cpu"].(string); !ok {
+		t.Errorf("cpu = %v", res["cpu"])
+	}
+	tu, ok := res["tuning"].(map[string]any)
+	if !ok {
+		t.Fatalf("tuning = %v", res["tuning"])
+	}
+	if s := tu["source"]; s != "derived" && s != "tuned" {
+		t.Errorf("tuning source = %v", s)
+	}
+	for _, k := range []string{"mc", "kc", "nc", "ns"} {
+		if v, ok := tu[k].(float64); !ok || v <= 0 {
+			t.Errorf("tuning.%s = %v", k, tu[k])
+		}
+	}
+}
+
+// TestBenchTune runs the quick tuner into a temporary wisdom file and
+// checks what it reports and stores; with DUEL_WISDOM=off it stores
+// nothing. A corrupt file is replaced with a warning.
+func TestBenchTune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tuner (seconds)")
+	}
+	path := filepath.Join(t.TempDir(), "wisdom.json")
+	if err := os.WriteFile(path, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(wisdom.Env, path)
+	var out, errb bytes.Buffer
+	if code := run([]string{"duelctl", "bench", "tune", "--quick", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "replaced an unusable wisdom file") {
+		t.Errorf("no warning about the corrupt file: %q", errb.String())
+	}
+	res := lastObject(t, out.String())
+	if res["wisdom"] != path || res["stored"] != true {
+		t.Errorf("wisdom = %v, stored = %v", res["wisdom"], res["stored"])
+	}
+	kept, ok := res["kept"].(map[string]any)
+	if !ok || kept["source"] != "tuned" || kept["kernel"] == "" {
+		t.Errorf("kept = %v", res["kept"])
+	}
+	f, err := wisdom.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := res["cpu_key"].(string)
+	var e map[string]any
+	if ok, err := f.Lookup(key, "gemm.sgemm", &e); !ok || err != nil || e["kernel"] != kept["kernel"] || e["kc"] != kept["kc"] {
+		t.Errorf("stored entry %v (%v, %v), kept %v", e, ok, err, kept)
+	}
+
+	t.Setenv(wisdom.Env, "off")
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"duelctl", "bench", "tune", "--quick", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if res := lastObject(t, out.String()); res["stored"] != false {
+		t.Errorf("DUEL_WISDOM=off: stored = %v", res["stored"])
+	}
+}
