@@ -50,8 +50,11 @@ const narrowGain = 1.4
 // or its narrow variant when the model of the core (rowCost, from the FMA
 // units) finds it at least narrowGain times faster for m rows (16 rows of
 // C take two 14-row tiles but one 16-row tile).
-func (kn *kernel) forRows(m int) *kernel {
-	if nk := kn.narrow; nk != nil && rowCost(nk, m, machine)*narrowGain <= rowCost(kn, m, machine) {
+func (kn *kernel) forRows(m int) *kernel { return kn.forRowsOn(m, machine) }
+
+// forRowsOn is forRows on the CPU hw.
+func (kn *kernel) forRowsOn(m int, hw hardware) *kernel {
+	if nk := kn.narrow; nk != nil && rowCost(nk, m, hw)*narrowGain <= rowCost(kn, m, hw) {
 		return nk
 	}
 	return kn
