@@ -65,6 +65,10 @@ func (c *call) run(t int) {
 		c.runRows(t)
 		return
 	}
+	if c.colsOnly {
+		c.runCols(t)
+		return
+	}
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr
 	ws := c.ws[t]
@@ -119,7 +123,7 @@ func (c *call) run(t int) {
 						// Only the partial panel at the bottom is packed.
 						packA(ws.packA, p.a, p.lda, p.transA, ic+mc-mc%mr, mc%mr, pc, kc, mr, p.alpha)
 					}
-					c.macro(ws, bp, ic, mc, jc, nc, pc, kc, 0, panels, beta)
+					c.macro(ws, ws.packA, bp, ic, mc, jc, nc, pc, kc, 0, panels, beta)
 				} else {
 					if !aPacked {
 						if !c.directA {
@@ -130,7 +134,7 @@ func (c *call) run(t int) {
 						aPacked = true
 					}
 					q0 := u * c.unitPanels
-					c.macro(ws, bp, 0, p.m, jc, nc, pc, kc, q0, min(panels, q0+c.unitPanels), beta)
+					c.macro(ws, ws.packA, bp, 0, p.m, jc, nc, pc, kc, q0, min(panels, q0+c.unitPanels), beta)
 				}
 				c.unitDone[g*c.maxUnits+u].Store(1)
 				blk.workDone.Add(1)
@@ -178,17 +182,62 @@ func (c *call) runRows(t int) {
 				} else if mc%mr != 0 {
 					packA(ws.packA, p.a, p.lda, p.transA, ic+mc-mc%mr, mc%mr, pc, kc, mr, p.alpha)
 				}
-				c.macro(ws, ws.edgeB, ic, mc, jc, nc, pc, kc, 0, panels, beta)
+				c.macro(ws, ws.packA, ws.edgeB, ic, mc, jc, nc, pc, kc, 0, panels, beta)
 			}
 		}
 	}
 }
 
-// macro multiplies the packed mc x kc block of A by the micro-panels
+// runCols executes share t of a call whose threads split the columns of C
+// and read B in place (colsOnly): the threads first pack all of op(A),
+// claiming kc blocks, and wait until it is packed; then each claims groups
+// of micro-panels of B and computes those columns of C whole, through
+// every kc block, with no other wait. Packing A once for all the threads
+// and all the column groups is what makes the groups independent.
+func (c *call) runCols(t int) {
+	p, kn := &c.p, c.k
+	mr, nr := kn.mr, kn.nr
+	ws := c.ws[t]
+	blocks := ceilDiv(p.k, kn.kc)
+	stride := ceilDiv(p.m, mr) * mr * kn.kc
+	for {
+		g := int(c.packANext.Add(1)) - 1
+		if g >= blocks {
+			break
+		}
+		pc := g * kn.kc
+		packA(c.packAll[g*stride:], p.a, p.lda, p.transA, 0, p.m, pc, min(kn.kc, p.k-pc), mr, p.alpha)
+		c.packADone.Add(1)
+	}
+	spinWait(&c.packADone, int32(blocks))
+	panels := ceilDiv(p.n, nr)
+	units := ceilDiv(panels, c.unitPanels)
+	for {
+		u := int(c.nextUnit.Add(1)) - 1
+		if u >= units {
+			return
+		}
+		q0, q1 := u*c.unitPanels, min(panels, (u+1)*c.unitPanels)
+		for pc := 0; pc < p.k; pc += kn.kc {
+			kc := min(kn.kc, p.k-pc)
+			if q1*nr > p.n {
+				q := q1 - 1
+				packB(ws.edgeB, p.b, p.ldb, p.transB, pc, kc, q*nr, p.n-q*nr, nr, 0, 1)
+			}
+			beta := p.beta
+			if pc > 0 {
+				beta = 1
+			}
+			c.macro(ws, c.packAll[pc/kn.kc*stride:], ws.edgeB, 0, p.m, 0, p.n, pc, kc, q0, q1, beta)
+		}
+	}
+}
+
+// macro multiplies the packed mc x kc block of A (pa) by the micro-panels
 // q0 <= q < q1 of the kc x nc block of B into C[ic:ic+mc, jc:jc+nc]. The
 // micro-panels of B are taken ns columns at a time: each kc x ns sub-block
 // stays in L2 while every micro-panel of A (mr x kc, in L1) sweeps it.
-func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1 int, beta float32) {
+func (c *call) macro(ws *workspace, pa, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1 int, beta float32) {
 	kn, p := c.k, &c.p
 	mr, nr := kn.mr, kn.nr
 	cm, ldc := p.c, p.ldc
@@ -207,9 +256,9 @@ func (c *call) macro(ws *workspace, bp []float32, ic, mc, jc, nc, pc, kc, q0, q1
 			case direct:
 				a = &p.a[(ic+ir)*p.lda+pc]
 			case c.directA:
-				a = &ws.packA[0] // the partial panel, packed alone
+				a = &pa[0] // the partial panel, packed alone
 			default:
-				a = &ws.packA[ir*kc]
+				a = &pa[ir*kc]
 			}
 			for q := qq; q < min(q1, qq+qstep); q++ {
 				var b *float32

@@ -116,7 +116,11 @@
 // are computed whole and the threads never wait for each other before the
 // end of the call; so they are, too, when B must be packed but the chunks
 // can be made at least 128 rows (about 4 per thread): each thread then
-// packs the sub-blocks of B it uses itself (call.privateB). Otherwise the
+// packs the sub-blocks of B it uses itself (call.privateB); and so they
+// are when the threads split the columns of a B read in place and op(A) is
+// at most 16 MiB (a weight gradient, 64 x 576 x 32768): the threads pack
+// all of op(A) once, together, and then compute whole column groups
+// through every kc block (call.colsOnly). Otherwise the
 // threads also claim micro-panels of B to pack; they then wait for a block
 // of B to be packed and, per unit, for the same tiles to be done with the
 // previous kc block. Waiting threads spin briefly, then yield to the

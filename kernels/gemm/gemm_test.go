@@ -434,21 +434,24 @@ func TestSgemmSerialMatchesSgemm(t *testing.T) {
 	}
 }
 
-// TestSgemmPrivateB covers the products whose threads each pack their own
-// sub-blocks of B (call.privateB) on 2 to 4 threads, whatever the machine's
-// GOMAXPROCS: a transposed B, and a B whose power-of-two stride would
-// crowd L2 if read in place.
-func TestSgemmPrivateB(t *testing.T) {
+// TestSgemmNoWaits covers, on 2 to 4 threads whatever the machine's
+// GOMAXPROCS, the products whose threads never wait for each other after
+// the start: those whose threads each pack their own sub-blocks of B
+// (call.privateB: a transposed B, a B whose power-of-two stride would
+// crowd L2 if read in place), and those whose threads share one packing
+// of A and split the columns (call.colsOnly: few rows, A plain or
+// transposed, several kc blocks, a partial panel of B).
+func TestSgemmNoWaits(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	for _, tc := range []struct {
-		tB      bool
+		tA, tB  bool
 		m, n, k int
-	}{{true, 2300, 100, 70}, {false, 2300, 1024, 20}} {
-		p := newProblem(r, false, tc.tB, tc.m, tc.n, tc.k, 0, 1, 0.5)
+	}{{false, true, 2300, 100, 70}, {false, false, 2300, 1024, 20}, {false, false, 64, 700, 1000}, {true, false, 50, 300, 900}} {
+		p := newProblem(r, tc.tA, tc.tB, tc.m, tc.n, tc.k, 0, 1, 0.5)
 		want, scale := refSgemm(p)
 		for _, kn := range available {
 			for _, threads := range []int{2, 3, 4} {
-				name := fmt.Sprintf("%s/tB=%v,%dx%dx%d/threads=%d", kn.name, tc.tB, tc.m, tc.n, tc.k, threads)
+				name := fmt.Sprintf("%s/tA=%v,tB=%v,%dx%dx%d/threads=%d", kn.name, tc.tA, tc.tB, tc.m, tc.n, tc.k, threads)
 				t.Run(name, func(t *testing.T) { checkThreads(t, kn, p, want, scale, threads) })
 			}
 		}

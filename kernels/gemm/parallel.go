@@ -14,14 +14,18 @@ type call struct {
 	p          problem
 	k          *kernel
 	threads    int
-	splitM     bool // units of work are row chunks of C (else groups of micro-panels)
-	unitRows   int  // rows of C per unit when splitM
-	unitPanels int  // micro-panels of B per unit otherwise
-	nbuf       int  // packed B buffers in use: 1, or 2 with several threads
-	directB    bool // whole micro-panels of B are read in place, not packed
-	directA    bool // whole micro-panels of A are read in place, not packed
-	rowsOnly   bool // runRows: row chunks computed whole, nothing shared between threads
-	privateB   bool // in runRows, each thread packs the sub-blocks of B it uses itself
+	splitM     bool         // units of work are row chunks of C (else groups of micro-panels)
+	unitRows   int          // rows of C per unit when splitM
+	unitPanels int          // micro-panels of B per unit otherwise
+	nbuf       int          // packed B buffers in use: 1, or 2 with several threads
+	directB    bool         // whole micro-panels of B are read in place, not packed
+	directA    bool         // whole micro-panels of A are read in place, not packed
+	rowsOnly   bool         // runRows: row chunks computed whole, nothing shared between threads
+	privateB   bool         // in runRows, each thread packs the sub-blocks of B it uses itself
+	colsOnly   bool         // runCols: op(A) packed once, column groups of C computed whole
+	packAll    []float32    // all of op(A), packed, in runCols
+	packANext  atomic.Int32 // next kc block of A to pack, in runCols
+	packADone  atomic.Int32 // kc blocks of A packed, in runCols
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -66,6 +70,11 @@ const (
 	privateMaxRows        = 1024
 )
 
+// minUnitsPerThread is the fewest row chunks per thread that minUnitPanels
+// may leave: fewer, and one chunk more for one thread is a large imbalance
+// (256^3 in chunks of 4 micro-panels: 5 chunks for 2 threads).
+const minUnitsPerThread = 4
+
 // minUnitPanels is the fewest micro-panels of A (mr rows each) in a unit of
 // rows when the rows allow it: each sub-block of B brought into L2 serves
 // every micro-panel of the unit, so a unit of one micro-panel reads B from
@@ -75,6 +84,11 @@ const minUnitPanels = 4
 // directAMaxCols is the largest n for which A is read in place (see
 // getCall); chosen by measurement.
 const directAMaxCols = 256
+
+// colsOnlyMaxA is the largest packed op(A) (in bytes) that threads
+// splitting the columns of C pack once and share (runCols): 64 x 32768, a
+// weight gradient, is 8 MiB.
+const colsOnlyMaxA = 16 << 20
 
 // rowsOnlyMaxB is the largest B (in bytes) for which the threads compute
 // whole row chunks of C (runRows), each reading all of B: a quarter of the
@@ -159,10 +173,10 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	if c.splitM {
 		// Units of a single thread are as large as mc allows; with several,
 		// about unitsPerThread each, but no smaller than minUnitPanels
-		// micro-panels of A while each thread still gets one.
+		// micro-panels of A while each thread still gets minUnitsPerThread.
 		per := ceilDiv(rp, threads*unitsPerThread)
 		if threads > 1 {
-			per = max(per, min(minUnitPanels, rp/threads))
+			per = max(per, min(minUnitPanels, rp/(threads*minUnitsPerThread)))
 		} else {
 			per = rp
 		}
@@ -183,6 +197,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&
 		l1Crowding(p.lda, kn.mr) <= 4
 	c.rowsOnly = c.splitM && c.directB && 4*float64(p.k)*float64(p.n) <= rowsOnlyMaxB
+	c.privateB, c.colsOnly = false, false
 	// A B that must be packed is packed by each thread for itself, a
 	// sub-block at a time, when the row chunks can be made large enough
 	// for the copies to cost little (one per 2*privateMinRows flops): the
@@ -192,6 +207,15 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		c.rowsOnly, c.privateB = true, true
 		c.unitRows = min(rows, privateMaxRows/kn.mr*kn.mr)
 		mc = c.unitRows
+	}
+	// Threads splitting the columns of a B read in place share one packing
+	// of all of op(A) when it is small enough, and then never wait.
+	if !c.splitM && c.directB && !c.directA && 4*float64(rp*kn.mr)*float64(p.k) <= colsOnlyMaxA {
+		c.colsOnly = true
+		c.unitPanels = ceilDiv(ceilDiv(p.n, kn.nr), threads*unitsPerThread)
+		c.packAll = grow(c.packAll, ceilDiv(p.k, kn.kc)*rp*kn.mr*kn.kc)
+		c.packANext.Store(0)
+		c.packADone.Store(0)
 	}
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
@@ -211,7 +235,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	for _, w := range c.ws[:threads] {
 		w.packA = grow(w.packA, ceilDiv(mc, kn.mr)*kn.mr*kc)
 		w.tile = grow(w.tile, kn.mr*kn.nr)
-		if c.rowsOnly {
+		if c.rowsOnly || c.colsOnly {
 			w.edgeB = grow(w.edgeB, kn.nr*kc)
 		}
 		if c.privateB {
