@@ -10,7 +10,11 @@ package gemm
 const MinParallelFlops = 8_000_000
 
 // sgemm runs p with kernel kn on at most maxThreads threads.
-func sgemm(kn *kernel, p problem, maxThreads int) {
+func sgemm(kn *kernel, p problem, maxThreads int) { sgemmAdjusted(kn, p, maxThreads, nil) }
+
+// sgemmAdjusted is sgemm with adjust, when not nil, applied to the call
+// before it runs: tests use it to force a way of splitting the work.
+func sgemmAdjusted(kn *kernel, p problem, maxThreads int, adjust func(*call)) {
 	p.check()
 	kn = kn.forRows(p.m)
 	if p.m == 0 || p.n == 0 {
@@ -25,6 +29,9 @@ func sgemm(kn *kernel, p problem, maxThreads int) {
 		threads = maxThreads
 	}
 	c := getCall(kn, &p, threads)
+	if adjust != nil {
+		adjust(c)
+	}
 	if c.threads > 1 {
 		c.wg.Add(c.threads - 1)
 		for t := 1; t < c.threads; t++ {
@@ -156,6 +163,23 @@ func (c *call) runRows(t int) {
 	p, kn := &c.p, c.k
 	mr, nr := kn.mr, kn.nr
 	ws := c.ws[t]
+	stride := ceilDiv(p.n, nr) * nr * kn.kc // floats per kc block of the whole packed B, with prepackB
+	if c.prepackB {
+		// Tasks of prepackGroup micro-panels of one kc block of B.
+		groups := ceilDiv(ceilDiv(p.n, nr), prepackGroup)
+		tasks := ceilDiv(p.k, kn.kc) * groups
+		for {
+			i := int(c.preNext.Add(1)) - 1
+			if i >= tasks {
+				break
+			}
+			pc, q0 := i/groups*kn.kc, i%groups*prepackGroup
+			q1 := min(ceilDiv(p.n, nr), q0+prepackGroup)
+			packB(c.packAll[pc/kn.kc*stride:], p.b, p.ldb, p.transB, pc, min(kn.kc, p.k-pc), 0, p.n, nr, q0, q1)
+			c.preDone.Add(1)
+		}
+		spinWait(&c.preDone, int32(tasks))
+	}
 	units := ceilDiv(p.m, c.unitRows)
 	for {
 		u := int(c.nextUnit.Add(1)) - 1
@@ -182,11 +206,19 @@ func (c *call) runRows(t int) {
 				} else if mc%mr != 0 {
 					packA(ws.packA, p.a, p.lda, p.transA, ic+mc-mc%mr, mc%mr, pc, kc, mr, p.alpha)
 				}
-				c.macro(ws, ws.packA, ws.edgeB, ic, mc, jc, nc, pc, kc, 0, panels, beta)
+				bp := ws.edgeB
+				if c.prepackB {
+					bp = c.packAll[pc/kn.kc*stride+jc*kc:]
+				}
+				c.macro(ws, ws.packA, bp, ic, mc, jc, nc, pc, kc, 0, panels, beta)
 			}
 		}
 	}
 }
+
+// prepackGroup is the number of micro-panels of B a thread claims at a
+// time when the threads pack all of op(B) first (call.prepackB).
+const prepackGroup = 8
 
 // runCols executes share t of a call whose threads split the columns of C
 // and read B in place (colsOnly): the threads first pack all of op(A),
@@ -201,15 +233,15 @@ func (c *call) runCols(t int) {
 	blocks := ceilDiv(p.k, kn.kc)
 	stride := ceilDiv(p.m, mr) * mr * kn.kc
 	for {
-		g := int(c.packANext.Add(1)) - 1
+		g := int(c.preNext.Add(1)) - 1
 		if g >= blocks {
 			break
 		}
 		pc := g * kn.kc
 		packA(c.packAll[g*stride:], p.a, p.lda, p.transA, 0, p.m, pc, min(kn.kc, p.k-pc), mr, p.alpha)
-		c.packADone.Add(1)
+		c.preDone.Add(1)
 	}
-	spinWait(&c.packADone, int32(blocks))
+	spinWait(&c.preDone, int32(blocks))
 	panels := ceilDiv(p.n, nr)
 	units := ceilDiv(panels, c.unitPanels)
 	for {

@@ -111,20 +111,23 @@
 // slowed down by another process does not hold the others back. A unit is
 // a chunk of rows of C of at least four micro-panels of A (so that each
 // sub-block of B brought into L2 serves several), about 8 per thread;
-// when C has fewer rows than that, a unit is a group of micro-panels of B
-// and each thread packs all of op(A). When B is read in place, row chunks
-// are computed whole and the threads never wait for each other before the
-// end of the call; so they are, too, when B must be packed but the chunks
-// can be made at least 128 rows (about 4 per thread): each thread then
-// packs the sub-blocks of B it uses itself (call.privateB); and so they
-// are when the threads split the columns of a B read in place and op(A) is
-// at most 16 MiB (a weight gradient, 64 x 576 x 32768): the threads pack
-// all of op(A) once, together, and then compute whole column groups
-// through every kc block (call.colsOnly). Otherwise the
-// threads also claim micro-panels of B to pack; they then wait for a block
-// of B to be packed and, per unit, for the same tiles to be done with the
-// previous kc block. Waiting threads spin briefly, then yield to the
-// operating system.
+// when C has fewer rows than that, a unit is a group of micro-panels of B.
+// In most products the threads never wait for each other after the start:
+//
+//   - B read in place, at most 8 MiB: row chunks are computed whole (call.rowsOnly);
+//   - B packed, at most 16 MiB packed: the threads first pack all of it
+//     together, claiming groups of micro-panels, then compute whole row
+//     chunks (call.prepackB);
+//   - B packed, larger, and row chunks of at least 128 rows possible: each
+//     thread packs the sub-blocks of B it uses itself (call.privateB);
+//   - column groups with B read in place and op(A) at most 16 MiB packed
+//     (a weight gradient, 64 x 576 x 32768): the threads first pack all of
+//     op(A) together, then compute whole column groups (call.colsOnly).
+//
+// Otherwise the threads also claim micro-panels of B to pack; they then
+// wait for a block of B to be packed and, per unit, for the same tiles to
+// be done with the previous kc block. Waiting threads spin briefly, then
+// yield to the operating system.
 //
 // SgemmSerial computes the same product on the caller's goroutine only.
 // Callers with many independent products (nn's convolutions split their

@@ -114,10 +114,16 @@ func checkAgainst(t *testing.T, kn *kernel, p problem, want, scale []float64) {
 // compares with want.
 func checkThreads(t *testing.T, kn *kernel, p problem, want, scale []float64, threads int) {
 	t.Helper()
+	checkAdjusted(t, kn, p, want, scale, threads, nil)
+}
+
+// checkAdjusted is checkThreads with the call adjusted (see sgemmAdjusted).
+func checkAdjusted(t *testing.T, kn *kernel, p problem, want, scale []float64, threads int, adjust func(*call)) {
+	t.Helper()
 	orig := append([]float32(nil), p.c...)
 	in := p
 	in.c = append([]float32(nil), p.c...)
-	sgemm(kn, in, threads)
+	sgemmAdjusted(kn, in, threads, adjust)
 	const tol = 1e-5
 	bad := 0
 	for i := 0; i < p.m; i++ {
@@ -436,23 +442,33 @@ func TestSgemmSerialMatchesSgemm(t *testing.T) {
 
 // TestSgemmNoWaits covers, on 2 to 4 threads whatever the machine's
 // GOMAXPROCS, the products whose threads never wait for each other after
-// the start: those whose threads each pack their own sub-blocks of B
-// (call.privateB: a transposed B, a B whose power-of-two stride would
-// crowd L2 if read in place), and those whose threads share one packing
-// of A and split the columns (call.colsOnly: few rows, A plain or
-// transposed, several kc blocks, a partial panel of B).
+// the start: those whose threads pack all of B first (call.prepackB: a
+// transposed B, a B whose power-of-two stride would crowd L2 if read in
+// place), the same forced to have each thread pack its own sub-blocks of
+// B (call.privateB, used for Bs too large to pack whole), and those whose
+// threads share one packing of A and split the columns (call.colsOnly: few
+// rows, A plain or transposed, several kc blocks, a partial panel of B).
 func TestSgemmNoWaits(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	for _, tc := range []struct {
 		tA, tB  bool
 		m, n, k int
-	}{{false, true, 2300, 100, 70}, {false, false, 2300, 1024, 20}, {false, false, 64, 700, 1000}, {true, false, 50, 300, 900}} {
+	}{{false, true, 2300, 100, 70}, {false, false, 1100, 1024, 300}, {false, false, 64, 700, 1000}, {true, false, 50, 300, 900}} {
 		p := newProblem(r, tc.tA, tc.tB, tc.m, tc.n, tc.k, 0, 1, 0.5)
 		want, scale := refSgemm(p)
 		for _, kn := range available {
 			for _, threads := range []int{2, 3, 4} {
 				name := fmt.Sprintf("%s/tA=%v,tB=%v,%dx%dx%d/threads=%d", kn.name, tc.tA, tc.tB, tc.m, tc.n, tc.k, threads)
 				t.Run(name, func(t *testing.T) { checkThreads(t, kn, p, want, scale, threads) })
+				private := func(c *call) {
+					if c.prepackB {
+						c.prepackB, c.privateB = false, true
+						for _, w := range c.ws[:c.threads] {
+							w.subB = grow(w.subB, ceilDiv(min(kn.ns, p.n), kn.nr)*kn.nr*min(kn.kc, p.k))
+						}
+					}
+				}
+				t.Run(name+"/privateB", func(t *testing.T) { checkAdjusted(t, kn, p, want, scale, threads, private) })
 			}
 		}
 	}

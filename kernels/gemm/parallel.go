@@ -23,9 +23,10 @@ type call struct {
 	rowsOnly   bool         // runRows: row chunks computed whole, nothing shared between threads
 	privateB   bool         // in runRows, each thread packs the sub-blocks of B it uses itself
 	colsOnly   bool         // runCols: op(A) packed once, column groups of C computed whole
-	packAll    []float32    // all of op(A), packed, in runCols
-	packANext  atomic.Int32 // next kc block of A to pack, in runCols
-	packADone  atomic.Int32 // kc blocks of A packed, in runCols
+	prepackB   bool         // runRows with all of op(B) packed first, by all threads
+	packAll    []float32    // all of op(A) packed, in runCols; all of op(B), with prepackB
+	preNext    atomic.Int32 // next packing task to claim, in runCols or with prepackB
+	preDone    atomic.Int32 // packing tasks done, in runCols or with prepackB
 	packB      [2][]float32
 	ws         []*workspace
 	blocks     []blockState
@@ -84,6 +85,11 @@ const minUnitPanels = 4
 // directAMaxCols is the largest n for which A is read in place (see
 // getCall); chosen by measurement.
 const directAMaxCols = 256
+
+// prepackMaxB is the largest packed op(B) (in bytes) that the threads pack
+// whole before computing their row chunks (call.prepackB): 2048^3 is
+// 16 MiB.
+const prepackMaxB = 16 << 20
 
 // colsOnlyMaxA is the largest packed op(A) (in bytes) that threads
 // splitting the columns of C pack once and share (runCols): 64 x 32768, a
@@ -203,7 +209,15 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	// for the copies to cost little (one per 2*privateMinRows flops): the
 	// threads then never wait for each other, which matters when other
 	// processes take turns on the cores.
-	if rows := kn.mr * ceilDiv(rp, threads*privateUnitsPerThread); threads > 1 && c.splitM && !c.directB && rows >= privateMinRows {
+	c.prepackB = false
+	if threads > 1 && c.splitM && !c.directB && 4*float64(p.k)*float64(ceilDiv(p.n, kn.nr)*kn.nr) <= prepackMaxB {
+		// A B that must be packed and is not too large is packed whole
+		// first, by all threads; the row chunks then need no other wait.
+		c.rowsOnly, c.prepackB = true, true
+		c.packAll = grow(c.packAll, ceilDiv(p.k, kn.kc)*ceilDiv(p.n, kn.nr)*kn.nr*kn.kc)
+		c.preNext.Store(0)
+		c.preDone.Store(0)
+	} else if rows := kn.mr * ceilDiv(rp, threads*privateUnitsPerThread); threads > 1 && c.splitM && !c.directB && rows >= privateMinRows {
 		c.rowsOnly, c.privateB = true, true
 		c.unitRows = min(rows, privateMaxRows/kn.mr*kn.mr)
 		mc = c.unitRows
@@ -214,8 +228,8 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		c.colsOnly = true
 		c.unitPanels = ceilDiv(ceilDiv(p.n, kn.nr), threads*unitsPerThread)
 		c.packAll = grow(c.packAll, ceilDiv(p.k, kn.kc)*rp*kn.mr*kn.kc)
-		c.packANext.Store(0)
-		c.packADone.Store(0)
+		c.preNext.Store(0)
+		c.preDone.Store(0)
 	}
 	kc := min(kn.kc, p.k)
 	nb := ceilDiv(min(kn.nc, p.n), kn.nr) * kn.nr * kc
