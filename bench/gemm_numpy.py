@@ -148,7 +148,9 @@ def main():
     else:
         print(f"numpy {meta['numpy']}, OpenBLAS {ob.get('version')} kernel {ob.get('architecture')} "
               f"({ob.get('threading_layer')}, {ob.get('num_threads')} threads, {ob.get('filepath')})")
-    print(f"duelctl: isa {dmeta['isa']}, {dmeta['threads']} threads")
+    tu = dmeta.get("tuning") or {}
+    print(f"duelctl: isa {dmeta['isa']}, {dmeta['threads']} threads, CPU {dmeta.get('cpu', '?')} ({dmeta.get('microarch') or '?'}), "
+          f"SGEMM {tu.get('kernel', '?')} mc={tu.get('mc')} kc={tu.get('kc')} nc={tu.get('nc')} ns={tu.get('ns')} ({tu.get('source', '?')})")
     print()
     hdr = (f"{'M x N x K':>20} | {'numpy mean':>10} {'fastest':>7} | {'duel mean':>9} {'fastest':>7} | "
            f"{'ratio':>5} {'pairs':>5} {'fastest':>7}")
