@@ -3,8 +3,10 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -21,7 +23,8 @@ import (
 // stride 1, a transposed convolution (im2col of the output gradient + GEMM)
 // for the input gradient, else GEMM + col2im. 3x3 stride-1 padding-1
 // convolutions may use Winograd's F(2x2, 3x3) instead (winograd.go,
-// winograd_grad.go) for the forward pass and both gradients; Algo chooses.
+// winograd_grad.go) or the direct kernels of kernels/conv (conv_direct.go)
+// for the forward pass and both gradients; Algo chooses.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
@@ -32,6 +35,7 @@ type Conv2d struct {
 	Algo ConvAlgo
 
 	arena *Arena
+	plan  atomic.Pointer[conv.Plan] // the direct kernels' plan of the last map size
 }
 
 // SetArena makes the layer allocate from a.
@@ -175,11 +179,16 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
 	direct := c.direct() && g.xcm
-	wino := c.winograd(g)
+	d3 := c.direct3x3(g)
+	wino := !d3 && c.winograd(g)
+	var pl *conv.Plan
 	// The transformed kernels of a Winograd forward pass, kept for the
 	// input gradient.
 	var wu []float32
 	switch {
+	case d3:
+		pl = c.directPlan(g)
+		c.directForward(g, pl, wd, xd, yd)
 	case wino:
 		keep := tp.Recording(x) && x.RequiresGrad
 		wu = c.winoKernels(wd, keep)
@@ -228,6 +237,15 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		}
 		dw, wacc := gradSlot(c.Weight)
 		dx, xacc := c.arena.gradSlot(x)
+		if d3 {
+			if dw != nil {
+				c.directWeightGrad(g, pl, xd, dy, dw, wacc)
+			}
+			if dx != nil {
+				c.directInputGrad(g, pl, wd, dy, dx, xacc)
+			}
+			return
+		}
 		if direct {
 			if dw != nil {
 				chunk, threads, sg, _ := coarsePlan(n, n, g.flops())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/autograd/gradcheck"
+	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -238,35 +239,50 @@ func TestWinogradAccumulates(t *testing.T) {
 	}
 }
 
-// TestWinogradChoice checks which convolutions AlgoAuto, AlgoIm2col and
-// AlgoWinograd run through Winograd (forward, weight gradient).
-func TestWinogradChoice(t *testing.T) {
+// TestConvChoice checks which convolutions AlgoAuto, AlgoIm2col,
+// AlgoWinograd and AlgoDirect run through the direct kernels, Winograd
+// (forward) and Winograd's weight gradient; AlgoAuto picks the direct
+// kernels only where they run in assembly (conv.Fast), else Winograd
+// where it pays.
+func TestConvChoice(t *testing.T) {
 	for _, tc := range []struct {
 		algo                ConvAlgo
 		n, in, out, k, s, h int
-		fwd, dw             bool
+		direct, fwd, dw     bool // with conv.Fast
+		slowFwd, slowDW     bool // without
 	}{
-		{AlgoAuto, 32, 64, 64, 3, 1, 32, true, false},
-		{AlgoAuto, 32, 128, 128, 3, 1, 16, true, true},
-		{AlgoAuto, 32, 512, 512, 3, 1, 4, true, true},
-		{AlgoAuto, 8, 512, 512, 3, 1, 4, false, false},
-		{AlgoAuto, 32, 512, 512, 3, 1, 2, false, false},
-		{AlgoAuto, 32, 3, 64, 3, 1, 32, false, false},
-		{AlgoAuto, 128, 32, 32, 3, 1, 16, false, false},
-		{AlgoAuto, 128, 64, 64, 3, 1, 8, false, false},
-		{AlgoAuto, 32, 64, 64, 3, 1, 16, true, false},
-		{AlgoAuto, 128, 128, 128, 3, 1, 4, true, true},
-		{AlgoAuto, 128, 64, 128, 3, 1, 8, false, false},
-		{AlgoAuto, 32, 128, 128, 3, 2, 16, false, false},
-		{AlgoIm2col, 32, 256, 256, 3, 1, 8, false, false},
-		{AlgoWinograd, 1, 3, 2, 3, 1, 1, true, true},
-		{AlgoWinograd, 4, 64, 64, 1, 1, 8, false, false},
+		{AlgoAuto, 32, 64, 64, 3, 1, 32, false, true, false, true, false},
+		{AlgoAuto, 32, 128, 128, 3, 1, 16, false, true, true, true, true},
+		{AlgoAuto, 32, 512, 512, 3, 1, 4, false, true, true, true, true},
+		{AlgoAuto, 32, 256, 256, 3, 1, 8, false, true, true, true, true},
+		{AlgoAuto, 8, 512, 512, 3, 1, 4, true, false, false, false, false},
+		{AlgoAuto, 32, 512, 512, 3, 1, 2, false, false, false, false, false},
+		{AlgoAuto, 32, 3, 64, 3, 1, 32, true, false, false, false, false},
+		{AlgoAuto, 128, 32, 32, 3, 1, 16, true, false, false, false, false},
+		{AlgoAuto, 128, 64, 64, 3, 1, 8, true, false, false, false, false},
+		{AlgoAuto, 32, 64, 64, 3, 1, 16, false, true, false, true, false},
+		{AlgoAuto, 128, 128, 128, 3, 1, 4, true, false, false, true, true},
+		{AlgoAuto, 128, 64, 128, 3, 1, 8, true, false, false, false, false},
+		{AlgoAuto, 32, 128, 128, 3, 2, 16, false, false, false, false, false},
+		{AlgoAuto, 32, 16, 16, 3, 1, 5, false, false, false, false, false},
+		{AlgoIm2col, 32, 256, 256, 3, 1, 8, false, false, false, false, false},
+		{AlgoIm2col, 32, 16, 16, 3, 1, 8, false, false, false, false, false},
+		{AlgoWinograd, 1, 3, 2, 3, 1, 1, false, true, true, true, true},
+		{AlgoWinograd, 32, 16, 16, 3, 1, 8, false, true, true, true, true},
+		{AlgoWinograd, 4, 64, 64, 1, 1, 8, false, false, false, false, false},
+		{AlgoDirect, 32, 512, 512, 3, 1, 8, true, false, false, false, false},
+		{AlgoDirect, 2, 3, 5, 3, 1, 5, false, false, false, false, false},
+		{AlgoDirect, 2, 3, 5, 3, 2, 8, false, false, false, false, false},
 	} {
 		c := &Conv2d{In: tc.in, Out: tc.out, Kernel: tc.k, Stride: tc.s, Padding: tc.k / 2, Algo: tc.algo}
 		oh := ConvOutSize(tc.h, tc.k, tc.s, tc.k/2)
 		g := convGeom{n: tc.n, cin: tc.in, h: tc.h, w: tc.h, cout: tc.out, k: tc.k, s: tc.s, p: tc.k / 2, oh: oh, ow: oh}
-		if fwd, dw := c.winograd(g), c.winogradWeightGrad(g); fwd != tc.fwd || dw != tc.dw {
-			t.Errorf("%v %+v: winograd %v, weight gradient %v; want %v, %v", tc.algo, g, fwd, dw, tc.fwd, tc.dw)
+		direct, fwd, dw := tc.direct, tc.fwd, tc.dw
+		if !conv.Fast() && tc.algo == AlgoAuto {
+			direct, fwd, dw = false, tc.slowFwd, tc.slowDW
+		}
+		if d, w, wd := c.direct3x3(g), c.winograd(g), c.winogradWeightGrad(g); d != direct || w != fwd || wd != dw {
+			t.Errorf("%v %+v: direct %v, winograd %v, weight gradient %v; want %v, %v, %v", tc.algo, g, d, w, wd, direct, fwd, dw)
 		}
 	}
 }
