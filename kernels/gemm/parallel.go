@@ -221,6 +221,10 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		// A B that must be packed and is not too large is packed whole
 		// first, by all threads; the row chunks then need no other wait.
 		c.rowsOnly, c.prepackB = true, true
+		// Each row chunk reads all of the packed B: about
+		// privateUnitsPerThread chunks per thread read it fewer times.
+		c.unitRows = max(c.unitRows, min(kn.mr*ceilDiv(rp, threads*privateUnitsPerThread), privateMaxRows/kn.mr*kn.mr))
+		mc = c.unitRows
 		c.packAll = grow(c.packAll, ceilDiv(p.k, kn.kc)*ceilDiv(p.n, kn.nr)*kn.nr*kn.kc)
 		c.preNext.Store(0)
 		c.preDone.Store(0)
