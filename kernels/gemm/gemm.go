@@ -117,12 +117,14 @@
 //   - B read in place, at most 8 MiB: row chunks are computed whole (call.rowsOnly);
 //   - B packed, at most 16 MiB packed: the threads first pack all of it
 //     together, claiming groups of micro-panels, then compute whole row
-//     chunks (call.prepackB);
+//     chunks, about 4 per thread, since each reads all of the packed B
+//     (call.prepackB);
 //   - B packed, larger, and row chunks of at least 128 rows possible: each
 //     thread packs the sub-blocks of B it uses itself (call.privateB);
 //   - column groups with B read in place and op(A) at most 16 MiB packed
 //     (a weight gradient, 64 x 576 x 32768): the threads first pack all of
-//     op(A) together, then compute whole column groups (call.colsOnly).
+//     op(A) together, then compute whole column groups of about 3
+//     micro-panels (call.colsOnly).
 //
 // Otherwise the threads also claim micro-panels of B to pack; they then
 // wait for a block of B to be packed and, per unit, for the same tiles to
