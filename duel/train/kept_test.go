@@ -43,3 +43,21 @@ func TestKeepCheckpoints(t *testing.T) {
 		t.Errorf("a run without kept checkpoints: %v %v", empty, err)
 	}
 }
+
+// TestZeroStepsWithWarmup: --steps 0 writes the initial checkpoint whatever
+// the preset's warm-up (cpu-small has 10 steps).
+func TestZeroStepsWithWarmup(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig(t, "moco")
+	c.Steps, c.WarmupSteps = 0, 10
+	res, err := Train(context.Background(), c, tinyOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 0 {
+		t.Errorf("steps %d", res.Steps)
+	}
+	if _, err := LoadRun(dir); err != nil {
+		t.Errorf("the initial checkpoint does not load: %v", err)
+	}
+}

@@ -70,8 +70,8 @@ var ErrInterrupted = errors.New("training interrupted")
 // cfg in opts.Out.
 func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	c := *cfg
-	if c.WarmupSteps >= c.Steps && c.Steps > 0 {
-		c.WarmupSteps = c.Steps / 10 // a warm-up longer than the run: keep a tenth
+	if c.WarmupSteps >= c.Steps {
+		c.WarmupSteps = c.Steps / 10 // a warm-up longer than the run: keep a tenth (none for --steps 0)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
