@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/nn"
 )
 
 func TestKeepCheckpoints(t *testing.T) {
@@ -59,5 +61,36 @@ func TestZeroStepsWithWarmup(t *testing.T) {
 	}
 	if _, err := LoadRun(dir); err != nil {
 		t.Errorf("the initial checkpoint does not load: %v", err)
+	}
+}
+
+// TestKNNMonitorReusesTheArena: the kNN monitor's forward passes come from
+// the training arena, reset before every batch, so measuring twice the
+// number of batches allocates nothing more (it once held the activations of
+// every batch: gigabytes with a bank of 10,000 images).
+func TestKNNMonitorReusesTheArena(t *testing.T) {
+	c := tinyConfig(t, "moco")
+	train, test := synthetic(64, 1), synthetic(32, 2)
+	m, err := NewMethod(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := nn.NewArena()
+	for _, p := range m.Parts() {
+		nn.UseArena(p.Module, arena)
+	}
+	mean, std := train.MeanStd()
+	allocs := func(bank int) int {
+		c.KNNTrain, c.KNNTest = bank, 8
+		k := newKNNMonitor(train, test, c, mean, std, 0, arena)
+		k.batch = 4
+		if _, err := k.measure(m.Encoder()); err != nil {
+			t.Fatal(err)
+		}
+		return arena.Allocs()
+	}
+	first := allocs(16)
+	if more := allocs(64) - first; more != 0 {
+		t.Errorf("a bank 4x larger allocated %d more arena buffers (first measurement: %d)", more, first)
 	}
 }

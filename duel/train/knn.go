@@ -22,11 +22,15 @@ type knnMonitor struct {
 	bank, test     *data.Dataset
 	mean, std      []float32
 	k, batch, size int
+	// arena is the training loop's arena, which the encoder allocates
+	// from: it is reset before every batch of the measurement, so that the
+	// measurement holds the activations of one batch, not of all of them.
+	arena *nn.Arena
 }
 
-func newKNNMonitor(train, test *data.Dataset, c *Config, mean, std []float32, size int) *knnMonitor {
+func newKNNMonitor(train, test *data.Dataset, c *Config, mean, std []float32, size int, arena *nn.Arena) *knnMonitor {
 	return &knnMonitor{bank: spaced(train, c.KNNTrain), test: spaced(test, c.KNNTest),
-		mean: mean, std: std, k: c.KNNK, batch: 128, size: size}
+		mean: mean, std: std, k: c.KNNK, batch: 128, size: size, arena: arena}
 }
 
 // spaced returns n images of ds evenly spaced over it (all when n >= Len).
@@ -42,12 +46,14 @@ func spaced(ds *data.Dataset, n int) *data.Dataset {
 }
 
 // measure returns the top-1 accuracy; the encoder is put in evaluation mode
-// for the measurement and back in training mode after it. Features and the
+// for the measurement and back in training mode after it. It runs between
+// training steps: the arena's buffers of the last step are taken back. Features and the
 // weighted vote are those of duel/eval (Extract, KNN), as in duelctl eval.
 func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	nn.Train(enc, false)
 	defer nn.Train(enc, true)
 	run := func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		k.arena.Reset() // Extract copies each batch's features out before the next call
 		return enc.Features(nil, autograd.NewVar(x, false)).Value, nil
 	}
 	opt := eval.ExtractOptions{Size: k.size, Mean: k.mean, Std: k.std, Batch: k.batch}

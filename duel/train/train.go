@@ -162,6 +162,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		return res, nil
 	}
 
+	arena := nn.NewArena()
 	var knn *knnMonitor
 	if c.KNNEvery > 0 {
 		test := opts.Test
@@ -170,7 +171,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 				return nil, fmt.Errorf("--knn-every: opening the test split: %w", err)
 			}
 		}
-		knn = newKNNMonitor(ds, test.ToRGB(), &c, mean, std, 0)
+		knn = newKNNMonitor(ds, test.ToRGB(), &c, mean, std, 0, arena)
 	}
 
 	loader, err := data.NewLoader(ds, sampler, pipe, data.LoaderConfig{
@@ -180,7 +181,6 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer loader.Close()
-	arena := nn.NewArena()
 	for _, p := range method.Parts() {
 		nn.UseArena(p.Module, arena)
 	}
