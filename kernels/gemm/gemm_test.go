@@ -473,3 +473,41 @@ func TestSgemmNoWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmSplitsBitIdentical checks that the ways of splitting the work
+// (threads, row chunks or column groups, B read in place, packed whole or
+// per thread) give the same bits: only kc and the kernel family change
+// the order of the sums.
+func TestSgemmSplitsBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, s := range [][5]int{{2300, 100, 70, 0, 1}, {1100, 1024, 300, 0, 0}, {64, 700, 1000, 0, 0}, {50, 300, 900, 1, 0}, {300, 257, 513, 1, 1}} {
+		p := newProblem(r, s[3] == 1, s[4] == 1, s[0], s[1], s[2], 0, 1, 0.5)
+		for _, kn := range available {
+			var first []float32
+			for i, run := range []struct {
+				threads int
+				adjust  func(*call)
+			}{{1, nil}, {2, nil}, {3, nil}, {4, func(c *call) {
+				if c.prepackB {
+					c.prepackB, c.privateB = false, true
+					for _, w := range c.ws[:c.threads] {
+						w.subB = grow(w.subB, ceilDiv(min(kn.ns, p.n), kn.nr)*kn.nr*min(kn.kc, p.k))
+					}
+				}
+			}}, {2, func(c *call) { c.prepackB, c.rowsOnly = false, false }}} {
+				q := p
+				q.c = append([]float32(nil), p.c...)
+				sgemmAdjusted(kn, q, run.threads, run.adjust)
+				if i == 0 {
+					first = q.c
+					continue
+				}
+				for j := range q.c {
+					if math.Float32bits(q.c[j]) != math.Float32bits(first[j]) {
+						t.Fatalf("%s %v: run %d differs from one thread at %d: %v vs %v", kn.name, s, i, j, q.c[j], first[j])
+					}
+				}
+			}
+		}
+	}
+}
