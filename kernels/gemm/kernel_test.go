@@ -49,3 +49,34 @@ func TestShortKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestTilesBitIdentical checks what the package documentation says of
+// determinism: with the same kc, the assembly kernels (every tile, AVX2 or
+// AVX-512) and any mc, nc and ns give the same bits.
+func TestTilesBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	p := newProblem(r, false, false, 300, 257, 1000, 0, 1, 0.5)
+	var first []float32
+	var firstName string
+	for _, kn := range available {
+		if kn.name == "generic" {
+			continue // Go does not fuse the multiply and the add
+		}
+		for _, f := range []int{4, 10} {
+			k := kn.withBlocking(blocking{mc: kn.mr * f, kc: 432, nc: kn.nr * 2 * f, ns: kn.nr * f})
+			k.narrow = nil
+			q := p
+			q.c = append([]float32(nil), p.c...)
+			sgemm(k, q, 2)
+			if first == nil {
+				first, firstName = q.c, kn.name
+				continue
+			}
+			for j := range q.c {
+				if math.Float32bits(q.c[j]) != math.Float32bits(first[j]) {
+					t.Fatalf("%s (blocks x%d) differs from %s at %d: %v vs %v", kn.name, f, firstName, j, q.c[j], first[j])
+				}
+			}
+		}
+	}
+}
