@@ -88,9 +88,11 @@
 // same configuration give the same bits, whatever the number of threads
 // (SgemmSerial included). Each element of C is summed in k order, one
 // FMA per term, within each kc block, and the kc blocks are added in
-// order: kc (and the kernel family: the assembly kernels fuse, the
-// generic one does not) is what changes the bits; mc, nc, ns, the tile
-// and the threads do not.
+// order: kc is what changes the bits (a tuned kc of 384 instead of the
+// derived 432, say), and the family of kernel (the assembly ones, AVX2
+// or AVX-512, fuse each multiply-add; the generic one does not); mc, nc,
+// ns, the tile, the way the threads split the work and their number do
+// not (TestTilesBitIdentical, TestSgemmSplitsBitIdentical).
 //
 // The environment variable DUEL_ISA=avx512|avx2|generic, read once by
 // internal/cpu (cpu.ISA), forces a variant. Asking for a variant the CPU (or
