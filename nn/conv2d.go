@@ -7,7 +7,6 @@ import (
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/kernels/conv"
-	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -67,8 +66,9 @@ func (c *Conv2d) Members() []Member {
 	return ms
 }
 
-// direct reports whether the patch matrix is the input itself.
-func (c *Conv2d) direct() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padding == 0 }
+// pointwise reports whether the patch matrix is the input itself (a 1x1
+// stride-1 unpadded convolution).
+func (c *Conv2d) pointwise() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padding == 0 }
 
 // Chunking of the patch matrix. The batch is processed in chunks of images
 // whose patch matrix (In*K*K x images*OH*OW) holds about colBudget floats
@@ -157,9 +157,11 @@ func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int, par bool) {
 // Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW). The
 // output is stored channel-major (see layout.go); x may be in either layout.
 //
-// The whole batch is one GEMM: Y (Out x N*OH*OW) = W (Out x In*K*K) times
-// the patch matrix (In*K*K x N*OH*OW), built chunk by chunk of images (a 1x1
-// stride-1 convolution of a channel-major input multiplies the input itself).
+// Each pass (forward, weight gradient, input gradient) runs the algorithm
+// algos picks for it: the GEMM paths (conv_gemm.go: the whole batch is one
+// GEMM, Y (Out x N*OH*OW) = W (Out x In*K*K) times the patch matrix, built
+// chunk by chunk of images; a 1x1 stride-1 convolution of a channel-major
+// input multiplies the input itself), Winograd or the direct kernels.
 func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) != 4 || shape[1] != c.In {
@@ -173,43 +175,31 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	xd, xcm := planes(x.Value)
 	g := convGeom{n: n, cin: c.In, h: h, w: w, cout: c.Out, k: k, s: s, p: p, oh: oh, ow: ow, xcm: xcm || n == 1}
-	ckk, ohw := g.ckk(), g.ohw()
-	ldy := n * ohw
+	ldy := n * g.ohw()
 	wd := c.Weight.Value.Data()
 	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
-	direct := c.direct() && g.xcm
-	d3 := c.direct3x3(g)
-	wino := !d3 && c.winograd(g)
+	al := c.algos(g)
 	var pl *conv.Plan
-	// The transformed kernels of a Winograd forward pass, kept for the
-	// input gradient.
-	var wu []float32
-	switch {
-	case d3:
+	if al.fwd == AlgoDirect || al.dw == AlgoDirect || al.dx == AlgoDirect {
 		pl = c.directPlan(g)
+	}
+	// The transformed kernels of a Winograd forward pass, kept for a
+	// Winograd input gradient.
+	var wu []float32
+	switch al.fwd {
+	case AlgoDirect:
 		c.directForward(g, pl, wd, xd, yd)
-	case wino:
-		keep := tp.Recording(x) && x.RequiresGrad
+	case AlgoWinograd:
+		keep := tp.Recording(x) && x.RequiresGrad && al.dx == AlgoWinograd
 		wu = c.winoKernels(wd, keep)
 		c.winoConv(g, wu, false, xd, yd, true, false)
 		if !keep {
 			c.arena.putScratch(wu)
 			wu = nil
 		}
-	case direct:
-		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
-		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
-			sg(false, false, c.Out, cnt*ohw, c.In, 1, wd, c.In, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
-		})
 	default:
-		chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-		cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-		runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
-			g.im2colImages(cols[w], xd, n0, cnt, par)
-			sg(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, cols[w], cnt*ohw, 0, yd[n0*ohw:], ldy)
-		})
-		putScratchSet(c.arena, cols)
+		c.gemmForward(g, wd, xd, yd)
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
@@ -235,178 +225,31 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 				}
 			}
 		}
-		dw, wacc := gradSlot(c.Weight)
-		dx, xacc := c.arena.gradSlot(x)
-		if d3 {
-			if dw != nil {
+		if dw, wacc := gradSlot(c.Weight); dw != nil {
+			switch al.dw {
+			case AlgoDirect:
 				c.directWeightGrad(g, pl, xd, dy, dw, wacc)
+			case AlgoWinograd:
+				c.winoWeightGrad(g, xd, dy, dw, wacc)
+			default:
+				c.gemmWeightGrad(g, xd, dy, dw, wacc)
 			}
-			if dx != nil {
-				c.directInputGrad(g, pl, wd, dy, dx, xacc)
-			}
-			return
 		}
-		if direct {
-			if dw != nil {
-				chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
-				c.weightGrad(dw, wacc, false, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
-					sg(false, true, c.Out, c.In, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, c.In)
-				})
-			}
-			if dx != nil {
-				chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
-				runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
-					sg(true, false, c.In, cnt*ohw, c.Out, 1, wd, c.In, dy[n0*ohw:], ldy, beta(xacc), dx[n0*ohw:], ldy)
-				})
-			}
-			return
-		}
-		if dw != nil && c.winogradWeightGrad(g) {
-			c.winoWeightGrad(g, xd, dy, dw, wacc)
-		} else if dw != nil {
-			chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-			cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-			trans := g.transposedWeightGrad()
-			c.weightGrad(dw, wacc, trans, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
-				ld := cnt * ohw
-				g.im2colImages(cols[w], xd, n0, cnt, par)
-				if trans {
-					sg(false, true, ckk, c.Out, ld, 1, cols[w], ld, dy[n0*ohw:], ldy, b, dst, c.Out)
-					return
-				}
-				sg(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, cols[w], ld, b, dst, ckk)
-			})
-			putScratchSet(c.arena, cols)
-		}
+		dx, xacc := c.arena.gradSlot(x)
 		if dx == nil {
 			return
 		}
-		if wino {
+		switch al.dx {
+		case AlgoDirect:
+			c.directInputGrad(g, pl, wd, dy, dx, xacc)
+		case AlgoWinograd:
+			if wu == nil {
+				wu = c.winoKernels(wd, false)
+				defer c.arena.putScratch(wu)
+			}
 			c.inputGradWinograd(g, wu, dy, dx, xacc)
-			return
+		default:
+			c.gemmInputGrad(g, wd, dy, dx, xacc)
 		}
-		if s == 1 && g.xcm && 2*p <= k-1 {
-			c.inputGradTransposed(g, wd, dy, dx, xacc)
-			return
-		}
-		if !xacc {
-			clear(dx)
-		}
-		chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-		dcols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-		runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
-			ld := cnt * ohw
-			sg(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
-			g.col2imImages(dx, dcols[w], n0, cnt, par)
-		})
-		putScratchSet(c.arena, dcols)
 	}, inputs...)
-}
-
-// inputGradTransposed computes the input gradient of a stride-1 convolution
-// as the convolution of dy with the flipped, transposed kernel and padding
-// k-1-p: one GEMM per chunk of images into dx (channel-major), with no
-// scatter-add.
-func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool) {
-	k := g.k
-	kk := k * k
-	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
-	wt := c.arena.getScratch(g.cin * g.cout * kk)
-	defer c.arena.putScratch(wt)
-	for co := range g.cout {
-		for ci := range g.cin {
-			src := wd[(co*g.cin+ci)*kk:][:kk]
-			dst := wt[(ci*g.cout+co)*kk:][:kk]
-			for j := range kk {
-				dst[j] = src[kk-1-j]
-			}
-		}
-	}
-	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
-	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
-	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
-	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
-	cols := scratchSet(c.arena, threads, ckk*chunk*hw)
-	defer putScratchSet(c.arena, cols)
-	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
-		tg.im2colImages(cols[w], dy, n0, cnt, par)
-		sg(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, cols[w], cnt*hw, beta(acc), dx[n0*hw:], ld)
-	})
-}
-
-// transposedWeightGrad reports whether the weight gradient is computed
-// transposed, dW^T (In*K*K x Out) = col * dy^T, which reads the patch matrix
-// as the A operand instead of transposing it into packed B panels (one
-// thread: 64 x 576 x 1024 went from 87 to 98 GFLOP/s, 128 x 1152 x 1024
-// from 82 to 93). The transposed result is added into dW at the end, which
-// pays only when the batch has many output positions per weight, and the
-// 32-wide tile wants a multiple of 32 output channels.
-func (g convGeom) transposedWeightGrad() bool {
-	return g.cout%32 == 0 && g.n*g.ohw() >= 4096
-}
-
-// weightGrad accumulates the weight gradient over the chunks of the batch
-// into dw (added to it when acc): gemmChunk(w, n0, cnt, dst, beta) runs
-// goroutine w's GEMM of images [n0, n0+cnt) into dst with the given beta.
-// Goroutine 0 accumulates into dw itself, the others into private buffers
-// that are added to dw at the end; when trans, every goroutine accumulates
-// the transposed gradient (In*K*K x Out) into a private buffer. The chunks
-// are assigned statically, so the sums do not depend on timing.
-func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
-	parts := make([][]float32, threads)
-	used := make([]bool, threads)
-	for w := range parts {
-		if w == 0 && !trans {
-			parts[0], used[0] = dw, acc
-			continue
-		}
-		parts[w] = c.arena.getScratch(len(dw))
-	}
-	runChunks(n, chunk, threads, true, func(w, n0, cnt int) {
-		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
-		used[w] = true
-	})
-	if trans {
-		first := !acc
-		for w, part := range parts {
-			if used[w] {
-				addTransposed(dw, part, c.Out, len(dw)/c.Out, first)
-				first = false
-			}
-			c.arena.putScratch(part)
-		}
-		if first {
-			clear(dw)
-		}
-		return
-	}
-	if !used[0] {
-		clear(dw)
-	}
-	for w := 1; w < threads; w++ {
-		if used[w] {
-			gemm.Saxpy(1, parts[w], dw)
-		}
-		c.arena.putScratch(parts[w])
-	}
-}
-
-// addTransposed adds src^T (src is cols x rows) into dst (rows x cols), or
-// stores it when overwrite, in 32 x 32 blocks.
-func addTransposed(dst, src []float32, rows, cols int, overwrite bool) {
-	const blk = 32
-	for i0 := 0; i0 < rows; i0 += blk {
-		for j0 := 0; j0 < cols; j0 += blk {
-			for i := i0; i < min(i0+blk, rows); i++ {
-				d := dst[i*cols : (i+1)*cols]
-				for j := j0; j < min(j0+blk, cols); j++ {
-					if overwrite {
-						d[j] = src[j*rows+i]
-					} else {
-						d[j] += src[j*rows+i]
-					}
-				}
-			}
-		}
-	}
 }

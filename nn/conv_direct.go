@@ -4,66 +4,122 @@ import (
 	"github.com/duel-ssl/duel/kernels/conv"
 )
 
-// The direct path of Conv2d: 3x3 stride-1 padding-1 convolutions computed
-// by kernels/conv straight from the channel-major planes, without a patch
-// matrix (narrow layers spend as long building one as multiplying it). The
-// input gradient is the same convolution of the output gradient with the
-// flipped, transposed kernel; the weight gradient has its own kernel. The
-// batch is split into chunks of images over goroutines (coarsePlan), the
-// weight gradient statically, as weightGrad does, so that no sum depends
-// on timing.
+// The direct path of Conv2d: 3x3 padding-1 convolutions of stride 1 or 2
+// computed by kernels/conv straight from the channel-major planes, without
+// a patch matrix (narrow layers spend as long building one as multiplying
+// it). At stride 2 the kernels read the input through its four phase
+// planes (even/odd rows and columns), split per cache-sized run of images.
+// The input gradient is, at stride 1, the same convolution of the output
+// gradient with the flipped, transposed kernel, at stride 2 four such
+// convolutions, one per phase of the input; the weight gradient has its own
+// kernel. The batch is split into chunks of images over goroutines
+// (coarsePlan), the weight gradient statically, as weightGrad does, so
+// that no sum depends on timing.
 
-// directOK reports whether kernels/conv handles g: a 3x3 stride-1
-// padding-1 convolution of maps that hold whole 16-position vectors.
+// directOK reports whether kernels/conv handles g: a 3x3 padding-1
+// convolution of stride 1 or 2 whose output maps hold whole 16-position
+// vectors.
 func (g convGeom) directOK() bool {
-	return g.k == 3 && g.s == 1 && g.p == 1 && conv.Supported(g.h, g.w)
+	return g.k == 3 && g.p == 1 && conv.Supported(g.h, g.w, g.s)
 }
 
-// directPlan returns kernels/conv's plan for g's maps, kept in c for the
-// next call of the same size.
+// directPlan returns kernels/conv's plan for g, kept in c for the next
+// call of the same geometry.
 func (c *Conv2d) directPlan(g convGeom) *conv.Plan {
-	if pl := c.plan.Load(); pl != nil && pl.H() == g.h && pl.W() == g.w {
+	if pl := c.plan.Load(); pl != nil && pl.H() == g.h && pl.W() == g.w && pl.Stride() == g.s {
 		return pl
 	}
-	pl := conv.NewPlan(g.h, g.w)
+	pl := conv.NewPlan(g.h, g.w, g.s)
 	c.plan.Store(pl)
 	return pl
 }
 
-// directChunk returns how many images a chunk of the weight gradient
-// holds (conv.ChunkPositions).
+// directChunk returns how many images of the input fit half of the L2
+// cache (conv.ChunkPositions): the chunk of the weight gradient, and the
+// run of images whose phases (stride 2) or channel-major copy (NCHW input)
+// the kernels read at once.
 func (g convGeom) directChunk() int {
 	return max(1, min(g.n, conv.ChunkPositions(g.cin)/(g.h*g.w)))
 }
 
-// planesAt returns the offset of image i in planes of c channels of hw
-// floats stored channel-major (cm) or NCHW for a batch of n, and the
-// stride between its channels.
-func planesAt(cm bool, i, n, c, hw int) (off, ld int) {
-	if cm {
-		return i * hw, n * hw
+// directRun returns how many images each kernel call covers: the whole
+// chunk when the kernels read the input in place, else directChunk.
+func (g convGeom) directRun() int {
+	if g.s == 1 && g.xcm {
+		return g.n
 	}
-	return i * c * hw, hw
+	return g.directChunk()
 }
 
-// directConv convolves the images of src (f.In() channels, layout scm)
-// with the packed filter f into dst (f.Out() channels, layout dcm), adding
-// to dst when acc, chunk by chunk over the goroutines.
-func (c *Conv2d) directConv(g convGeom, pl *conv.Plan, f *conv.Filter, src []float32, scm bool, dst []float32, dcm, acc bool) {
+// directBuf is a goroutine's scratch of the direct path: the channel-major
+// copy of a run of an NCHW input (or of the input gradient) and the phase
+// planes of a run at stride 2.
+type directBuf struct{ in, ph []float32 }
+
+// directBufs returns a directBuf per goroutine for runs of g.directRun()
+// images.
+func (c *Conv2d) directBufs(g convGeom, pl *conv.Plan, threads int) []directBuf {
+	run := min(g.directRun(), g.n)
+	bs := make([]directBuf, threads)
+	for w := range bs {
+		if !g.xcm {
+			bs[w].in = c.arena.getScratch(g.cin * run * g.h * g.w)
+		}
+		if g.s == 2 {
+			bs[w].ph = c.arena.getScratch(conv.PhasesLen(pl, g.cin, run))
+		}
+	}
+	return bs
+}
+
+// putDirectBufs gives the buffers of bs back to the arena.
+func (c *Conv2d) putDirectBufs(bs []directBuf) {
+	for _, b := range bs {
+		if b.in != nil {
+			c.arena.putScratch(b.in)
+		}
+		if b.ph != nil {
+			c.arena.putScratch(b.ph)
+		}
+	}
+}
+
+// runs calls f(i, m) for the runs [i, i+m) of at most run images covering
+// [n0, n0+cnt).
+func runs(n0, cnt, run int, f func(i, m int)) {
+	for i := n0; i < n0+cnt; i += run {
+		f(i, min(run, n0+cnt-i))
+	}
+}
+
+// input returns images [i, i+m) of xd (layout g.xcm) as the kernels read
+// them, and the stride of their planes: channel-major planes (in place, or
+// copied into b.in from NCHW: image by image, NCHW planes of 4 KiB put the
+// masked loads of the image edges across page boundaries, which costs this
+// CPU more than the copy), split into phases in b.ph at stride 2.
+func (g convGeom) input(pl *conv.Plan, b directBuf, xd []float32, i, m int) ([]float32, int) {
 	hw := g.h * g.w
-	flops := 2 * 9 * float64(f.In()*f.Out()) * float64(g.n*hw)
-	chunk, threads, _, _ := coarsePlan(g.n, g.n, flops)
-	runChunks(g.n, chunk, threads, false, func(_, n0, cnt int) {
-		if scm && dcm {
-			conv.Forward(pl, f, dst[n0*hw:], g.n*hw, src[n0*hw:], g.n*hw, cnt, acc)
-			return
+	x, ld := xd[i*hw:], g.n*hw
+	if !g.xcm {
+		for ci := range g.cin {
+			for j := range m {
+				copy(b.in[(ci*m+j)*hw:][:hw], xd[((i+j)*g.cin+ci)*hw:][:hw])
+			}
 		}
-		for i := n0; i < n0+cnt; i++ {
-			so, sld := planesAt(scm, i, g.n, f.In(), hw)
-			do, dld := planesAt(dcm, i, g.n, f.Out(), hw)
-			conv.Forward(pl, f, dst[do:], dld, src[so:], sld, 1, acc)
-		}
-	})
+		x, ld = b.in, m*hw
+	}
+	if g.s == 2 {
+		conv.Phases(pl, b.ph, x, ld, g.cin, m)
+		return b.ph, conv.PhasesLen(pl, 1, m)
+	}
+	return x, ld
+}
+
+// directThreads returns the chunking of the forward pass and the input
+// gradient.
+func (g convGeom) directThreads() (chunk, threads int) {
+	chunk, threads, _, _ = coarsePlan(g.n, g.n, g.flops())
+	return chunk, threads
 }
 
 // directForward writes the convolution of xd (layout g.xcm) with the
@@ -72,30 +128,80 @@ func (c *Conv2d) directForward(g convGeom, pl *conv.Plan, wd, xd, yd []float32) 
 	buf := c.arena.getScratch(conv.FilterLen(g.cout, g.cin))
 	defer c.arena.putScratch(buf)
 	f := conv.PackFilter(buf, wd, g.cout, g.cin, false)
-	c.directConv(g, pl, &f, xd, g.xcm, yd, true, false)
+	chunk, threads := g.directThreads()
+	bs := c.directBufs(g, pl, threads)
+	defer c.putDirectBufs(bs)
+	ohw := g.oh * g.ow
+	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
+		runs(n0, cnt, g.directRun(), func(i, m int) {
+			x, ldx := g.input(pl, bs[w], xd, i, m)
+			conv.Forward(pl, &f, yd[i*ohw:], g.n*ohw, x, ldx, m, false)
+		})
+	})
 }
 
 // directInputGrad writes (adds, when acc) the input gradient dx (layout
 // g.xcm) of the convolution from the output gradient dy (channel-major).
 func (c *Conv2d) directInputGrad(g convGeom, pl *conv.Plan, wd, dy, dx []float32, acc bool) {
-	buf := c.arena.getScratch(conv.FilterLen(g.cin, g.cout))
+	var f conv.Filter
+	var fs conv.InputGradFilters
+	var buf []float32
+	if g.s == 1 {
+		buf = c.arena.getScratch(conv.FilterLen(g.cin, g.cout))
+		f = conv.PackFilter(buf, wd, g.cout, g.cin, true)
+	} else {
+		buf = c.arena.getScratch(conv.InputGradFiltersLen(g.cout, g.cin))
+		fs = conv.PackInputGradFilters(pl, buf, wd, g.cout, g.cin)
+	}
 	defer c.arena.putScratch(buf)
-	f := conv.PackFilter(buf, wd, g.cout, g.cin, true)
-	c.directConv(g, pl, &f, dy, true, dx, g.xcm, acc)
+	chunk, threads := g.directThreads()
+	bs := c.directBufs(g, pl, threads)
+	defer c.putDirectBufs(bs)
+	hw, ohw := g.h*g.w, g.oh*g.ow
+	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
+		runs(n0, cnt, g.directRun(), func(i, m int) {
+			// The gradient of images [i, i+m), channel-major: in place, or
+			// in b.in, then added into the NCHW dx.
+			d, ld, a := dx[i*hw:], g.n*hw, acc
+			if !g.xcm {
+				d, ld, a = bs[w].in, m*hw, false
+			}
+			if g.s == 1 {
+				conv.Forward(pl, &f, d, ld, dy[i*ohw:], g.n*ohw, m, a)
+			} else {
+				conv.InputGrad(pl, &fs, d, ld, dy[i*ohw:], g.n*ohw, bs[w].ph, m, a)
+			}
+			if g.xcm {
+				return
+			}
+			for ci := range g.cin {
+				for j := range m {
+					src := d[(ci*m+j)*hw:][:hw]
+					dst := dx[((i+j)*g.cin+ci)*hw:][:hw]
+					if acc {
+						for q, v := range src {
+							dst[q] += v
+						}
+					} else {
+						copy(dst, src)
+					}
+				}
+			}
+		})
+	})
 }
 
 // directWeightGrad writes (adds, when acc) the weight gradient dw of the
 // convolution of xd (layout g.xcm) from dy (channel-major).
 func (c *Conv2d) directWeightGrad(g convGeom, pl *conv.Plan, xd, dy, dw []float32, acc bool) {
-	hw := g.h * g.w
 	chunk, threads, _, _ := coarsePlan(g.n, g.directChunk(), g.flops())
-	c.weightGrad(dw, acc, false, g.n, chunk, threads, func(_, n0, cnt int, dst []float32, b float32) {
-		if g.xcm {
-			conv.WeightGrad(pl, dst, dy[n0*hw:], g.n*hw, xd[n0*hw:], g.n*hw, g.cout, g.cin, cnt, b != 0)
-			return
-		}
-		for i := n0; i < n0+cnt; i++ {
-			conv.WeightGrad(pl, dst, dy[i*hw:], g.n*hw, xd[i*g.cin*hw:], hw, g.cout, g.cin, 1, b != 0 || i > n0)
-		}
+	bs := c.directBufs(g, pl, threads)
+	defer c.putDirectBufs(bs)
+	ohw := g.oh * g.ow
+	c.weightGrad(dw, acc, false, g.n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+		runs(n0, cnt, g.directRun(), func(i, m int) {
+			x, ldx := g.input(pl, bs[w], xd, i, m)
+			conv.WeightGrad(pl, dst, dy[i*ohw:], g.n*ohw, x, ldx, g.cout, g.cin, m, b != 0 || i > n0)
+		})
 	})
 }

@@ -12,28 +12,34 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// directCases are 3x3 stride-1 padding-1 convolutions the direct kernels
-// handle (maps of whole 16-position vectors): batch 1, one vector per
-// image, rows narrower and wider than a vector, channel counts that are
-// multiples of nothing, both input layouts, and the ResNet-18-w16 shapes
-// large enough to be split over goroutines.
+// directCases are 3x3 padding-1 convolutions the direct kernels handle
+// (output maps of whole 16-position vectors; even maps at stride 2): batch
+// 1, one vector per image, rows narrower and wider than a vector, channel
+// counts that are multiples of nothing, both input layouts, and the
+// ResNet-18-w16 shapes large enough to be split over goroutines.
 var directCases = []struct {
-	n, in, out, h, w int
-	cm, bias         bool
+	n, in, out, h, w, s int
+	cm, bias            bool
 }{
-	{1, 1, 1, 4, 4, true, false},
-	{1, 3, 2, 2, 8, false, true},
-	{2, 2, 3, 1, 16, false, true},
-	{3, 7, 5, 16, 1, true, true},
-	{4, 3, 11, 4, 12, false, false},
-	{2, 13, 6, 8, 8, true, false},
-	{5, 17, 19, 6, 8, false, true},
-	{3, 9, 33, 32, 32, true, false},
-	{16, 16, 16, 32, 32, true, false},
-	{32, 32, 32, 16, 16, true, true},
-	{64, 64, 64, 8, 8, true, false},
-	{16, 3, 16, 32, 32, false, false},
-	{32, 128, 128, 4, 4, true, false},
+	{1, 1, 1, 4, 4, 1, true, false},
+	{1, 3, 2, 2, 8, 1, false, true},
+	{2, 2, 3, 1, 16, 1, false, true},
+	{3, 7, 5, 16, 1, 1, true, true},
+	{4, 3, 11, 4, 12, 1, false, false},
+	{2, 13, 6, 8, 8, 1, true, false},
+	{5, 17, 19, 6, 8, 1, false, true},
+	{3, 9, 33, 32, 32, 1, true, false},
+	{16, 16, 16, 32, 32, 1, true, false},
+	{32, 32, 32, 16, 16, 1, true, true},
+	{64, 64, 64, 8, 8, 1, true, false},
+	{16, 3, 16, 32, 32, 1, false, false},
+	{32, 128, 128, 4, 4, 1, true, false},
+	{1, 2, 3, 8, 8, 2, true, true},
+	{3, 5, 7, 8, 8, 2, false, false},
+	{2, 3, 4, 4, 32, 2, true, false},
+	{5, 6, 2, 16, 24, 2, false, true},
+	{16, 16, 32, 32, 32, 2, true, false},
+	{32, 64, 128, 8, 8, 2, true, false},
 }
 
 // TestDirectMatchesIm2col runs forward and backward of every case through
@@ -42,19 +48,19 @@ var directCases = []struct {
 func TestDirectMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 18))
 	for _, tc := range directCases {
-		name := fmt.Sprintf("n%d-%dto%d-%dx%d-cm%v", tc.n, tc.in, tc.out, tc.h, tc.w, tc.cm)
+		name := fmt.Sprintf("n%d-%dto%d-%dx%d-s%d-cm%v", tc.n, tc.in, tc.out, tc.h, tc.w, tc.s, tc.cm)
 		t.Run(name, func(t *testing.T) {
 			if !conv.Fast() && tc.n*tc.in*tc.out*tc.h*tc.w > 1<<20 {
 				t.Skip("plain-Go kernels: the large cases take too long")
 			}
-			c := NewConv2d(tc.in, tc.out, 3, 1, 1, tc.bias, r)
+			c := NewConv2d(tc.in, tc.out, 3, tc.s, 1, tc.bias, r)
 			var x *autograd.Var
 			if tc.cm {
 				x = cnhwVar(r, tc.n, tc.in, tc.h, tc.w)
 			} else {
 				x = autograd.NewVar(randTensor(r, tc.n, tc.in, tc.h, tc.w), true)
 			}
-			proj := randTensor(r, tc.n, tc.out, tc.h, tc.w).Data()
+			proj := randTensor(r, tc.n, tc.out, tc.h/tc.s, tc.w/tc.s).Data()
 			c.Algo = AlgoIm2col
 			want := convGrads(c, x, proj)
 			for _, procs := range []int{0, 1} {
@@ -92,6 +98,8 @@ func TestDirectGradcheck(t *testing.T) {
 		{"2to3-4x4", NewConv2d(2, 3, 3, 1, 1, true, r), autograd.NewVar(randTensor(r, 2, 2, 4, 4), true)},
 		{"3to2-2x8-cm", NewConv2d(3, 2, 3, 1, 1, false, r), cnhwVar(r, 3, 3, 2, 8)},
 		{"1to1-16x1", NewConv2d(1, 1, 3, 1, 1, true, r), autograd.NewVar(randTensor(r, 1, 1, 16, 1), true)},
+		{"2to3-8x8-s2", NewConv2d(2, 3, 3, 2, 1, true, r), autograd.NewVar(randTensor(r, 2, 2, 8, 8), true)},
+		{"3to2-4x16-s2-cm", NewConv2d(3, 2, 3, 2, 1, false, r), cnhwVar(r, 2, 3, 4, 16)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.Algo = AlgoDirect
@@ -107,10 +115,10 @@ func TestDirectGradcheck(t *testing.T) {
 func TestDirectAccumulates(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, tc := range []struct {
-		n, c, h int
-		cm      bool
-	}{{3, 5, 4, true}, {5, 24, 8, false}, {9, 16, 16, true}} {
-		c := NewConv2d(tc.c, tc.c, 3, 1, 1, true, r)
+		n, c, h, s int
+		cm         bool
+	}{{3, 5, 4, 1, true}, {5, 24, 8, 1, false}, {9, 16, 16, 1, true}, {3, 4, 8, 2, true}, {4, 6, 16, 2, false}} {
+		c := NewConv2d(tc.c, tc.c, 3, tc.s, 1, true, r)
 		c.Algo = AlgoDirect
 		var x *autograd.Var
 		if tc.cm {
@@ -118,7 +126,7 @@ func TestDirectAccumulates(t *testing.T) {
 		} else {
 			x = autograd.NewVar(randTensor(r, tc.n, tc.c, tc.h, tc.h), true)
 		}
-		proj := randTensor(r, tc.n, tc.c, tc.h, tc.h)
+		proj := randTensor(r, tc.n, tc.c, tc.h/tc.s, tc.h/tc.s)
 		once := convGrads(c, x, proj.Data())
 		for i := range once {
 			once[i] = append([]float32(nil), once[i]...)

@@ -1,29 +1,15 @@
 package nn
 
-// winograd reports whether the convolution of geometry g runs through
-// Winograd F(2x2, 3x3).
-func (c *Conv2d) winograd(g convGeom) bool {
-	if g.k != 3 || g.s != 1 || g.p != 1 {
-		return false
-	}
-	switch c.Algo {
-	case AlgoWinograd:
-		return true
-	case AlgoAuto:
-		return !c.direct3x3(g) && winogradPays(g)
-	}
-	return false
-}
+// winogradShape reports whether g is a convolution Winograd F(2x2, 3x3)
+// computes: 3x3, stride 1, padding 1.
+func (g convGeom) winogradShape() bool { return g.k == 3 && g.s == 1 && g.p == 1 }
 
-// winogradWeightGrad reports whether the weight gradient of the
-// convolution of geometry g runs through Winograd F(2x2, 3x3): with
-// AlgoWinograd wherever the forward pass does, with AlgoAuto from 128 input
-// and output channels (BenchmarkWinogradWeightGrad, medians of 3:
-// 1.15-1.6x on the ResNet-18 shapes; with 64 channels 0.95-1.0x, the
-// transforms costing about what the GEMMs save).
-func (c *Conv2d) winogradWeightGrad(g convGeom) bool {
-	return c.winograd(g) && (c.Algo == AlgoWinograd || g.cin >= 128 && g.cout >= 128)
-}
+// winogradWeightGradPays reports whether AlgoAuto runs the weight gradient
+// of a Winograd convolution through Winograd too: from 128 input and output
+// channels (BenchmarkWinogradWeightGrad on a Zen 4, medians of 3: 1.15-1.6x
+// on the ResNet-18 shapes; with 64 channels 0.95-1.0x, the transforms
+// costing about what the GEMMs save).
+func winogradWeightGradPays(g convGeom) bool { return g.cin >= 128 && g.cout >= 128 }
 
 // winogradPays reports whether Winograd beats im2col on g (a 3x3 stride-1
 // padding-1 convolution), from BenchmarkWinograd (batch 8 to 128, medians

@@ -239,50 +239,58 @@ func TestWinogradAccumulates(t *testing.T) {
 	}
 }
 
-// TestConvChoice checks which convolutions AlgoAuto, AlgoIm2col,
-// AlgoWinograd and AlgoDirect run through the direct kernels, Winograd
-// (forward) and Winograd's weight gradient; AlgoAuto picks the direct
-// kernels only where they run in assembly (conv.Fast), else Winograd
-// where it pays.
+// TestConvChoice checks the algorithms AlgoAuto, AlgoIm2col, AlgoWinograd
+// and AlgoDirect pick for the passes of some convolutions (forward, weight
+// gradient, input gradient: I im2col, W Winograd, D direct); AlgoAuto picks
+// the direct kernels only where they run in assembly (conv.Fast).
 func TestConvChoice(t *testing.T) {
 	for _, tc := range []struct {
 		algo                ConvAlgo
 		n, in, out, k, s, h int
-		direct, fwd, dw     bool // with conv.Fast
-		slowFwd, slowDW     bool // without
+		fast, slow          string
 	}{
-		{AlgoAuto, 32, 64, 64, 3, 1, 32, false, true, false, true, false},
-		{AlgoAuto, 32, 128, 128, 3, 1, 16, false, true, true, true, true},
-		{AlgoAuto, 32, 512, 512, 3, 1, 4, false, true, true, true, true},
-		{AlgoAuto, 32, 256, 256, 3, 1, 8, false, true, true, true, true},
-		{AlgoAuto, 8, 512, 512, 3, 1, 4, true, false, false, false, false},
-		{AlgoAuto, 32, 512, 512, 3, 1, 2, false, false, false, false, false},
-		{AlgoAuto, 32, 3, 64, 3, 1, 32, true, false, false, false, false},
-		{AlgoAuto, 128, 32, 32, 3, 1, 16, true, false, false, false, false},
-		{AlgoAuto, 128, 64, 64, 3, 1, 8, true, false, false, false, false},
-		{AlgoAuto, 32, 64, 64, 3, 1, 16, false, true, false, true, false},
-		{AlgoAuto, 128, 128, 128, 3, 1, 4, true, false, false, true, true},
-		{AlgoAuto, 128, 64, 128, 3, 1, 8, true, false, false, false, false},
-		{AlgoAuto, 32, 128, 128, 3, 2, 16, false, false, false, false, false},
-		{AlgoAuto, 32, 16, 16, 3, 1, 5, false, false, false, false, false},
-		{AlgoIm2col, 32, 256, 256, 3, 1, 8, false, false, false, false, false},
-		{AlgoIm2col, 32, 16, 16, 3, 1, 8, false, false, false, false, false},
-		{AlgoWinograd, 1, 3, 2, 3, 1, 1, false, true, true, true, true},
-		{AlgoWinograd, 32, 16, 16, 3, 1, 8, false, true, true, true, true},
-		{AlgoWinograd, 4, 64, 64, 1, 1, 8, false, false, false, false, false},
-		{AlgoDirect, 32, 512, 512, 3, 1, 8, true, false, false, false, false},
-		{AlgoDirect, 2, 3, 5, 3, 1, 5, false, false, false, false, false},
-		{AlgoDirect, 2, 3, 5, 3, 2, 8, false, false, false, false, false},
+		{AlgoAuto, 32, 64, 64, 3, 1, 32, "WWW", "WIW"},
+		{AlgoAuto, 32, 128, 128, 3, 1, 16, "WWW", "WWW"},
+		{AlgoAuto, 32, 512, 512, 3, 1, 4, "WWW", "WWW"},
+		{AlgoAuto, 32, 256, 256, 3, 1, 8, "WWW", "WWW"},
+		{AlgoAuto, 8, 512, 512, 3, 1, 4, "DID", "III"},
+		{AlgoAuto, 32, 512, 512, 3, 1, 2, "III", "III"},
+		{AlgoAuto, 32, 3, 64, 3, 1, 32, "DDD", "III"},
+		{AlgoAuto, 128, 32, 32, 3, 1, 16, "DDD", "III"},
+		{AlgoAuto, 128, 64, 64, 3, 1, 8, "DDD", "III"},
+		{AlgoAuto, 32, 64, 64, 3, 1, 16, "WWW", "WIW"},
+		{AlgoAuto, 128, 128, 128, 3, 1, 4, "DDD", "WWW"},
+		{AlgoAuto, 128, 64, 128, 3, 1, 8, "DDD", "III"},
+		{AlgoAuto, 128, 16, 32, 3, 2, 32, "DDD", "III"},
+		{AlgoAuto, 32, 128, 256, 3, 2, 16, "III", "III"},
+		{AlgoAuto, 32, 64, 128, 3, 2, 32, "DDD", "III"},
+		{AlgoAuto, 32, 16, 16, 3, 1, 5, "III", "III"},
+		{AlgoAuto, 32, 16, 32, 1, 2, 32, "III", "III"},
+		{AlgoIm2col, 32, 256, 256, 3, 1, 8, "III", "III"},
+		{AlgoIm2col, 32, 16, 16, 3, 1, 8, "III", "III"},
+		{AlgoWinograd, 1, 3, 2, 3, 1, 1, "WWW", "WWW"},
+		{AlgoWinograd, 32, 16, 16, 3, 1, 8, "WWW", "WWW"},
+		{AlgoWinograd, 4, 64, 64, 1, 1, 8, "III", "III"},
+		{AlgoWinograd, 4, 64, 64, 3, 2, 8, "III", "III"},
+		{AlgoDirect, 32, 512, 512, 3, 1, 8, "DDD", "DDD"},
+		{AlgoDirect, 2, 3, 5, 3, 2, 8, "DDD", "DDD"},
+		{AlgoDirect, 2, 3, 5, 3, 1, 5, "III", "III"},
+		{AlgoDirect, 2, 3, 5, 3, 2, 6, "III", "III"},
 	} {
 		c := &Conv2d{In: tc.in, Out: tc.out, Kernel: tc.k, Stride: tc.s, Padding: tc.k / 2, Algo: tc.algo}
 		oh := ConvOutSize(tc.h, tc.k, tc.s, tc.k/2)
 		g := convGeom{n: tc.n, cin: tc.in, h: tc.h, w: tc.h, cout: tc.out, k: tc.k, s: tc.s, p: tc.k / 2, oh: oh, ow: oh}
-		direct, fwd, dw := tc.direct, tc.fwd, tc.dw
-		if !conv.Fast() && tc.algo == AlgoAuto {
-			direct, fwd, dw = false, tc.slowFwd, tc.slowDW
+		want := tc.slow
+		if conv.Fast() || tc.algo != AlgoAuto {
+			want = tc.fast
 		}
-		if d, w, wd := c.direct3x3(g), c.winograd(g), c.winogradWeightGrad(g); d != direct || w != fwd || wd != dw {
-			t.Errorf("%v %+v: direct %v, winograd %v, weight gradient %v; want %v, %v, %v", tc.algo, g, d, w, wd, direct, fwd, dw)
+		code := map[ConvAlgo]string{AlgoIm2col: "I", AlgoWinograd: "W", AlgoDirect: "D"}
+		a := c.algos(g)
+		if got := code[a.fwd] + code[a.dw] + code[a.dx]; got != want {
+			t.Errorf("%v %+v: %s, want %s", tc.algo, g, got, want)
+		}
+		if a := autoAlgos(g, false); tc.algo == AlgoAuto && code[a.fwd]+code[a.dw]+code[a.dx] != tc.slow {
+			t.Errorf("%v %+v without the assembly kernels: %s, want %s", tc.algo, g, code[a.fwd]+code[a.dw]+code[a.dx], tc.slow)
 		}
 	}
 }

@@ -26,8 +26,8 @@ func BenchmarkForwardTiles(b *testing.B) {
 				n := cnt * hw * hw
 				ld := benchBatch * hw * hw
 				x, y := randSlice(r, c*ld), make([]float32, c*ld)
-				f := packFilter(t, make([]float32, filterLen(t, c, c)), randSlice(r, c*c*9), c, c, false)
-				pl := NewPlan(hw, hw)
+				f := packTaps(t, make([]float32, filterLen(t, c, c, 9)), randSlice(r, c*c*9), c, c, false, []int{0, 1, 2, 3, 4, 5, 6, 7, 8})
+				pl := NewPlan(hw, hw, 1)
 				for b.Loop() {
 					Forward(pl, &f, y, ld, x, ld, cnt, false)
 				}
@@ -48,7 +48,7 @@ func BenchmarkWeightGrad(b *testing.B) {
 			ld := benchBatch * hw * hw
 			x, dy := randSlice(r, c*ld), randSlice(r, out*ld)
 			dw := make([]float32, out*c*9)
-			pl := NewPlan(hw, hw)
+			pl := NewPlan(hw, hw, 1)
 			for b.Loop() {
 				WeightGrad(pl, dw, dy, ld, x, ld, out, c, cnt, false)
 			}

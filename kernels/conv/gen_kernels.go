@@ -4,16 +4,16 @@
 //
 //	go run gen_kernels.go
 //
-// Forward kernels (fwdMRxNV) compute an MR x NV*16 block of a 3x3
-// stride-1 padding-1 convolution over channel-major planes: MR output
-// channels times NV vectors of 16 consecutive output positions. Each step
-// loads, for one kernel tap and one input channel, the NV input vectors
-// under that tap (masked loads that read zero where the tap falls into the
-// padding), broadcasts the MR weights of the tap and issues MR*NV FMAs.
-// The weight-gradient kernels (wgradMR) accumulate, for one input channel
-// and MR output channels, the products of the output gradient with the 9
-// shifted input vectors over a run of vectors, into 16-lane partial sums.
-// See kernel_amd64.go for the equivalent Go loops.
+// Forward kernels (fwdMRxNV) compute an MR x NV*16 block of a convolution
+// over channel-major planes: MR output channels times NV vectors of 16
+// consecutive output positions. Each step loads, for one tap and one input
+// channel, the NV input vectors under that tap (masked loads that read zero
+// where the tap falls into the padding), broadcasts the MR weights of the
+// tap and issues MR*NV FMAs. The weight-gradient kernels (wgradMR for
+// stride 1, wgradMRs2 for stride 2 over the four phases of the input)
+// accumulate, for one input channel and MR output channels, the products of
+// the output gradient with the 9 shifted input vectors over a run of
+// vectors. See kernel.go for the equivalent Go loops.
 package main
 
 import (
@@ -42,7 +42,8 @@ func main() {
 		genForward(&b, t[0], t[1])
 	}
 	for _, mr := range wgradRows {
-		genWGrad(&b, mr)
+		genWGrad(&b, mr, false)
+		genWGrad(&b, mr, true)
 	}
 	if err := os.WriteFile("kernel_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -55,7 +56,7 @@ func p(b *bytes.Buffer, format string, args ...any) {
 
 // genForward writes
 //
-//	func fwdMRxNV(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
+//	func fwdMRxNV(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
 //
 // Registers: CX input channels, SI x, DX ldx in bytes, BX weights (MR
 // floats per tap and channel, taps outer), R8 tap offsets, R9 masks
@@ -65,25 +66,27 @@ func p(b *bytes.Buffer, format string, args ...any) {
 // weight; K1..K(NV) the masks of the tap.
 func genForward(b *bytes.Buffer, mr, nv int) {
 	name := fmt.Sprintf("fwd%dx%d", mr, nv)
-	fmt.Fprintf(b, "\n// func %s(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)\n", name)
-	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	fmt.Fprintf(b, "\n// func %s(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-80\n", name)
 	p(b, "MOVQ k+0(FP), CX")
-	p(b, "MOVQ x+8(FP), SI")
-	p(b, "MOVQ ldx+16(FP), DX")
+	p(b, "MOVQ ntap+8(FP), R12")
+	p(b, "MOVQ x+16(FP), SI")
+	p(b, "MOVQ ldx+24(FP), DX")
 	p(b, "SHLQ $2, DX")
-	p(b, "MOVQ w+24(FP), BX")
-	p(b, "MOVQ off+32(FP), R8")
-	p(b, "MOVQ masks+40(FP), R9")
-	p(b, "MOVQ y+48(FP), DI")
-	p(b, "MOVQ ldy+56(FP), R10")
+	p(b, "MOVQ w+32(FP), BX")
+	p(b, "MOVQ off+40(FP), R8")
+	p(b, "MOVQ masks+48(FP), R9")
+	p(b, "MOVQ y+56(FP), DI")
+	p(b, "MOVQ ldy+64(FP), R10")
 	p(b, "SHLQ $2, R10")
-	p(b, "MOVQ acc+64(FP), R11")
+	p(b, "MOVQ acc+72(FP), R11")
 	for i := 0; i < mr*nv; i++ {
 		p(b, "VPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
 	p(b, "TESTQ CX, CX")
 	p(b, "JZ %s_store", name)
-	p(b, "MOVQ $9, R12")
+	p(b, "TESTQ R12, R12")
+	p(b, "JZ %s_store", name)
 	fmt.Fprintf(b, "%s_tap:\n", name)
 	for v := 0; v < nv; v++ {
 		p(b, "KMOVW %d(R9), K%d", v*18, v+1)
@@ -96,10 +99,6 @@ func genForward(b *bytes.Buffer, mr, nv int) {
 		p(b, "VMOVUPS.Z %d(AX), K%d, Z%d", v*64, v+1, 24+v)
 	}
 	for r := 0; r < mr; r++ {
-		if nv == 1 {
-			p(b, "VFMADD231PS.BCST %d(BX), Z24, Z%d", r*4, r)
-			continue
-		}
 		p(b, "VBROADCASTSS %d(BX), Z31", r*4)
 		for v := 0; v < nv; v++ {
 			p(b, "VFMADD231PS Z31, Z%d, Z%d", 24+v, r*nv+v)
@@ -138,35 +137,79 @@ func genForward(b *bytes.Buffer, mr, nv int) {
 	p(b, "RET")
 }
 
-// genWGrad writes
+// genWGrad writes, for stride 1,
 //
 //	func wgradMR(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)
 //
 // for n vectors of maps w wide: out[r*9+t] += sum over the vectors j and
 // lanes l of dy[r*ldy+16j+l] * x[16j+(t/3-1)*w+t%3-1+l] masked by
-// masks[j*9+t]. Each lane sums its products in vector order; the lanes are
-// then added pairwise (l, l+8), (l, l+4), (l, l+2), (0, 1), and the result
-// to out.
-// Registers: CX vectors left, SI x, R10 the row above (x - w), R11 the
-// row below (x + w), DI dy, DX ldy in bytes, R9 masks, BX out, AX
-// scratch. Z0.. accumulators (row r, tap t in Z(r*9+t)), Z27+r the
-// output-gradient vectors, Z30 and Z31 the input vectors.
-func genWGrad(b *bytes.Buffer, mr int) {
+// masks[j*9+t]; and, for stride 2,
+//
+//	func wgradMRs2(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32)
+//
+// where x points at the first of four phase planes plane floats apart
+// (rows even/odd times columns even/odd of the input, w wide: the output
+// width) and tap t reads phase (t/3 != 1)*2 + (t%3 != 1), shifted one row
+// up when t/3 == 0 and one column left when t%3 == 0. Each lane sums its
+// products in vector order; the lanes are then added pairwise (l, l+8),
+// (l, l+4), (l, l+2), (0, 1), and the result to out.
+//
+// Registers: CX vectors left, DI dy, DX ldy in bytes, R9 masks, BX out, AX
+// scratch; the tap rows: stride 1 SI x, R10 the row above (x - w), R11 the
+// row below (x + w); stride 2 SI EE, R8 EO, R10 OE, R11 OO, R12 OE a row
+// up, R13 OO a row up. Z0.. accumulators (row r, tap t in Z(r*9+t)), Z27+r
+// the output-gradient vectors, Z30 and Z31 the input vectors.
+func genWGrad(b *bytes.Buffer, mr int, s2 bool) {
 	name := fmt.Sprintf("wgrad%d", mr)
-	fmt.Fprintf(b, "\n// func %s(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)\n", name)
-	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	args, frame := "n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32", 56
+	if s2 {
+		name += "s2"
+		args, frame = "n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32", 64
+	}
+	fmt.Fprintf(b, "\n// func %s(%s)\n", name, args)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, frame)
 	p(b, "MOVQ n+0(FP), CX")
 	p(b, "MOVQ x+8(FP), SI")
 	p(b, "MOVQ dy+16(FP), DI")
 	p(b, "MOVQ ldy+24(FP), DX")
 	p(b, "SHLQ $2, DX")
-	p(b, "MOVQ w+32(FP), AX")
-	p(b, "SHLQ $2, AX")
-	p(b, "MOVQ SI, R10")
-	p(b, "SUBQ AX, R10")
-	p(b, "LEAQ (SI)(AX*1), R11")
-	p(b, "MOVQ masks+40(FP), R9")
-	p(b, "MOVQ out+48(FP), BX")
+	// rows[t] is the register of tap t's row, disp[t] its displacement.
+	var rows [9]string
+	var disp [9]int
+	if !s2 {
+		p(b, "MOVQ w+32(FP), AX")
+		p(b, "SHLQ $2, AX")
+		p(b, "MOVQ SI, R10")
+		p(b, "SUBQ AX, R10")
+		p(b, "LEAQ (SI)(AX*1), R11")
+		p(b, "MOVQ masks+40(FP), R9")
+		p(b, "MOVQ out+48(FP), BX")
+		for t := range rows {
+			rows[t] = []string{"R10", "SI", "R11"}[t/3]
+			disp[t] = 4 * (t%3 - 1)
+		}
+	} else {
+		p(b, "MOVQ plane+32(FP), AX")
+		p(b, "SHLQ $2, AX")
+		p(b, "LEAQ (SI)(AX*1), R8")
+		p(b, "LEAQ (R8)(AX*1), R10")
+		p(b, "LEAQ (R10)(AX*1), R11")
+		p(b, "MOVQ w+40(FP), AX")
+		p(b, "SHLQ $2, AX")
+		p(b, "MOVQ R10, R12")
+		p(b, "SUBQ AX, R12")
+		p(b, "MOVQ R11, R13")
+		p(b, "SUBQ AX, R13")
+		p(b, "MOVQ masks+48(FP), R9")
+		p(b, "MOVQ out+56(FP), BX")
+		// [row phase odd][row up][col phase odd] -> register
+		rows = [9]string{"R13", "R12", "R13", "R8", "SI", "R8", "R11", "R10", "R11"}
+		for t := range disp {
+			if t%3 == 0 {
+				disp[t] = -4
+			}
+		}
+	}
 	for i := 0; i < mr*9; i++ {
 		p(b, "VPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
@@ -174,7 +217,13 @@ func genWGrad(b *bytes.Buffer, mr int) {
 	p(b, "JZ %s_done", name)
 	fmt.Fprintf(b, "%s_loop:\n", name)
 	p(b, "MOVQ DI, AX")
-	p(b, "PREFETCHT0 %d(R11)", wgradAhead)
+	if s2 {
+		for _, r := range []string{"SI", "R8", "R10", "R11"} {
+			p(b, "PREFETCHT0 %d(%s)", wgradAhead, r)
+		}
+	} else {
+		p(b, "PREFETCHT0 %d(R11)", wgradAhead)
+	}
 	for r := 0; r < mr; r++ {
 		p(b, "VMOVUPS (AX), Z%d", 27+r)
 		p(b, "PREFETCHT0 %d(AX)", wgradAhead)
@@ -184,18 +233,21 @@ func genWGrad(b *bytes.Buffer, mr int) {
 	}
 	// The taps rotate through K1..K7 and Z30, Z31: reusing one mask
 	// register for the nine loads of a step cost a third of the speed.
-	rows := []string{"R10", "SI", "R11"}
 	for t := 0; t < 9; t++ {
 		k, z := 1+t%7, 30+t%2
 		p(b, "KMOVW %d(R9), K%d", 2*t, k)
-		p(b, "VMOVUPS.Z %d(%s), K%d, Z%d", 4*(t%3-1), rows[t/3], k, z)
+		p(b, "VMOVUPS.Z %d(%s), K%d, Z%d", disp[t], rows[t], k, z)
 		for r := 0; r < mr; r++ {
 			p(b, "VFMADD231PS Z%d, Z%d, Z%d", z, 27+r, r*9+t)
 		}
 	}
-	p(b, "ADDQ $64, SI")
-	p(b, "ADDQ $64, R10")
-	p(b, "ADDQ $64, R11")
+	regs := []string{"SI", "R10", "R11"}
+	if s2 {
+		regs = []string{"SI", "R8", "R10", "R11", "R12", "R13"}
+	}
+	for _, r := range regs {
+		p(b, "ADDQ $64, %s", r)
+	}
 	p(b, "ADDQ $64, DI")
 	p(b, "ADDQ $18, R9")
 	p(b, "DECQ CX")

@@ -4,10 +4,10 @@ import "unsafe"
 
 // fwdFunc is the signature of the forward micro-kernels: the mr x nv*16
 // block of y at y (rows ldy apart) from k input channels at x (ldx apart),
-// the weights w (mr per tap and channel, taps outer), the tap offsets off
-// and the masks (masks[v*9+t] for vector v and tap t); added to y when
-// acc != 0.
-type fwdFunc func(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
+// the weights w (mr per tap and channel, taps outer), the offsets off of
+// ntap taps and the masks (masks[v*9+t] for vector v and tap t); added to y
+// when acc != 0.
+type fwdFunc func(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
 
 // wgradFunc is the signature of the weight-gradient micro-kernels: over n
 // vectors j of maps w wide and their lanes l, out[r*9+t] += dy[r*ldy+16j+l]
@@ -15,6 +15,12 @@ type fwdFunc func(k int, x *float32, ldx int, w *float32, off *[9]int, masks *ui
 // r, each lane summed in vector order, then the lanes pairwise (see
 // gen_kernels.go).
 type wgradFunc func(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)
+
+// wgradS2Func is wgradFunc at stride 2: x points at the first of four
+// phase planes plane floats apart, w is the output width, and tap t reads
+// phase (t/3 != 1)*2 + (t%3 != 1), a row up when t/3 == 0 and a column
+// left when t%3 == 0.
+type wgradS2Func func(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32)
 
 // at returns the float p+i elements past p (i may be negative); callers
 // only read elements inside the slice p points into.
@@ -25,12 +31,12 @@ func at(p *float32, i int) float32 {
 // fwdGo is the forward micro-kernel in plain Go, for tile t: the loop the
 // assembly kernels run, with separate multiply and add.
 func fwdGo(t tile) fwdFunc {
-	return func(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int) {
+	return func(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int) {
 		mr, nv := t.mr, t.nv
 		var accs [16 * maxNV * Lanes]float32
 		ms := unsafe.Slice(masks, nv*9)
-		ws := unsafe.Slice(w, 9*k*mr)
-		for tap := range 9 {
+		ws := unsafe.Slice(w, ntap*k*mr)
+		for tap := range ntap {
 			for ci := range k {
 				wr := ws[(tap*k+ci)*mr:][:mr]
 				for v := range nv {
@@ -74,6 +80,46 @@ func wgradGo(mr int) wgradFunc {
 						continue
 					}
 					xv := at(x, j*Lanes+(tap/3-1)*w+tap%3-1+l)
+					for r := range mr {
+						part[(r*9+tap)*Lanes+l] += at(dy, r*ldy+j*Lanes+l) * xv
+					}
+				}
+			}
+		}
+		os := unsafe.Slice(out, mr*9)
+		for i := range os {
+			os[i] += hsum(part[i*Lanes:][:Lanes])
+		}
+	}
+}
+
+// wgradS2Go is the stride-2 weight-gradient micro-kernel in plain Go for
+// mr rows.
+func wgradS2Go(mr int) wgradS2Func {
+	return func(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32) {
+		ms := unsafe.Slice(masks, n*9)
+		var part [3 * 9 * Lanes]float32
+		for j := range n {
+			for tap := range 9 {
+				m := ms[j*9+tap]
+				ph, sh := 0, 0
+				if tap/3 != 1 {
+					ph += 2
+				}
+				if tap%3 != 1 {
+					ph++
+				}
+				if tap/3 == 0 {
+					sh -= w
+				}
+				if tap%3 == 0 {
+					sh--
+				}
+				for l := range Lanes {
+					if m&(1<<l) == 0 {
+						continue
+					}
+					xv := at(x, ph*plane+j*Lanes+sh+l)
 					for r := range mr {
 						part[(r*9+tap)*Lanes+l] += at(dy, r*ldy+j*Lanes+l) * xv
 					}

@@ -13,10 +13,10 @@ var useAsm = cpu.AllowAVX512()
 // partial sums; its equivalent Go loop is wgradGo's.
 
 //go:noescape
-func fwd8x3(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
+func fwd8x3(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
 
 //go:noescape
-func fwd4x6(k int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
+func fwd4x6(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int)
 
 //go:noescape
 func wgrad3(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)
@@ -26,6 +26,15 @@ func wgrad2(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)
 
 //go:noescape
 func wgrad1(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32)
+
+//go:noescape
+func wgrad3s2(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32)
+
+//go:noescape
+func wgrad2s2(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32)
+
+//go:noescape
+func wgrad1s2(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32)
 
 // Fast reports whether the assembly kernels run (AVX-512 allowed), the
 // only case in which this package beats an im2col convolution.
@@ -45,18 +54,19 @@ func forwardKernel(t tile) fwdFunc {
 	return fwdGo(t)
 }
 
-// wgradKernel returns the weight-gradient micro-kernel for mr rows.
-func wgradKernel(mr int) wgradFunc {
+// wgradKernel returns the weight-gradient micro-kernels for mr rows at
+// stride 1 and 2.
+func wgradKernel(mr int) (wgradFunc, wgradS2Func) {
 	if !useAsm {
-		return wgradGo(mr)
+		return wgradGo(mr), wgradS2Go(mr)
 	}
 	switch mr {
 	case 3:
-		return wgrad3
+		return wgrad3, wgrad3s2
 	case 2:
-		return wgrad2
+		return wgrad2, wgrad2s2
 	case 1:
-		return wgrad1
+		return wgrad1, wgrad1s2
 	}
-	return wgradGo(mr)
+	return wgradGo(mr), wgradS2Go(mr)
 }

@@ -1,0 +1,197 @@
+package nn
+
+import "github.com/duel-ssl/duel/kernels/gemm"
+
+// The GEMM paths of Conv2d: im2col (or, for a 1x1 stride-1 convolution of
+// a channel-major input, the input itself) times the weight, chunk by
+// chunk of images over the goroutines (coarse.go).
+
+// gemmForward writes the convolution of xd (layout g.xcm) with the weight
+// wd into yd (channel-major).
+func (c *Conv2d) gemmForward(g convGeom, wd, xd, yd []float32) {
+	n, ohw := g.n, g.ohw()
+	ldy := n * ohw
+	if c.pointwise() && g.xcm {
+		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
+			sg(false, false, c.Out, cnt*ohw, c.In, 1, wd, c.In, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
+		})
+		return
+	}
+	ckk := g.ckk()
+	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+	defer putScratchSet(c.arena, cols)
+	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
+		g.im2colImages(cols[w], xd, n0, cnt, par)
+		sg(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, cols[w], cnt*ohw, 0, yd[n0*ohw:], ldy)
+	})
+}
+
+// gemmWeightGrad writes (adds, when acc) the weight gradient dw of the
+// convolution of xd (layout g.xcm) from dy (channel-major).
+func (c *Conv2d) gemmWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
+	n, ohw := g.n, g.ohw()
+	ldy := n * ohw
+	if c.pointwise() && g.xcm {
+		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		c.weightGrad(dw, acc, false, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+			sg(false, true, c.Out, c.In, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, c.In)
+		})
+		return
+	}
+	ckk := g.ckk()
+	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+	defer putScratchSet(c.arena, cols)
+	trans := g.transposedWeightGrad()
+	c.weightGrad(dw, acc, trans, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+		ld := cnt * ohw
+		g.im2colImages(cols[w], xd, n0, cnt, par)
+		if trans {
+			sg(false, true, ckk, c.Out, ld, 1, cols[w], ld, dy[n0*ohw:], ldy, b, dst, c.Out)
+			return
+		}
+		sg(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, cols[w], ld, b, dst, ckk)
+	})
+}
+
+// gemmInputGrad writes (adds, when acc) the input gradient dx (layout
+// g.xcm) of the convolution from dy (channel-major): the transposed GEMM
+// for a 1x1 stride-1 convolution, a transposed convolution for other
+// stride-1 ones, else GEMM + col2im.
+func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
+	n, ohw := g.n, g.ohw()
+	ldy := n * ohw
+	if c.pointwise() && g.xcm {
+		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
+			sg(true, false, c.In, cnt*ohw, c.Out, 1, wd, c.In, dy[n0*ohw:], ldy, beta(acc), dx[n0*ohw:], ldy)
+		})
+		return
+	}
+	if g.s == 1 && g.xcm && 2*g.p <= g.k-1 {
+		c.inputGradTransposed(g, wd, dy, dx, acc)
+		return
+	}
+	if !acc {
+		clear(dx)
+	}
+	ckk := g.ckk()
+	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	dcols := scratchSet(c.arena, threads, ckk*chunk*ohw)
+	defer putScratchSet(c.arena, dcols)
+	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
+		ld := cnt * ohw
+		sg(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
+		g.col2imImages(dx, dcols[w], n0, cnt, par)
+	})
+}
+
+// inputGradTransposed computes the input gradient of a stride-1 convolution
+// as the convolution of dy with the flipped, transposed kernel and padding
+// k-1-p: one GEMM per chunk of images into dx (channel-major), with no
+// scatter-add.
+func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool) {
+	k := g.k
+	kk := k * k
+	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
+	wt := c.arena.getScratch(g.cin * g.cout * kk)
+	defer c.arena.putScratch(wt)
+	for co := range g.cout {
+		for ci := range g.cin {
+			src := wd[(co*g.cin+ci)*kk:][:kk]
+			dst := wt[(ci*g.cout+co)*kk:][:kk]
+			for j := range kk {
+				dst[j] = src[kk-1-j]
+			}
+		}
+	}
+	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
+	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
+	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
+	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
+	cols := scratchSet(c.arena, threads, ckk*chunk*hw)
+	defer putScratchSet(c.arena, cols)
+	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
+		tg.im2colImages(cols[w], dy, n0, cnt, par)
+		sg(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, cols[w], cnt*hw, beta(acc), dx[n0*hw:], ld)
+	})
+}
+
+// transposedWeightGrad reports whether the weight gradient is computed
+// transposed, dW^T (In*K*K x Out) = col * dy^T, which reads the patch matrix
+// as the A operand instead of transposing it into packed B panels (one
+// thread: 64 x 576 x 1024 went from 87 to 98 GFLOP/s, 128 x 1152 x 1024
+// from 82 to 93). The transposed result is added into dW at the end, which
+// pays only when the batch has many output positions per weight, and the
+// 32-wide tile wants a multiple of 32 output channels.
+func (g convGeom) transposedWeightGrad() bool {
+	return g.cout%32 == 0 && g.n*g.ohw() >= 4096
+}
+
+// weightGrad accumulates the weight gradient over the chunks of the batch
+// into dw (added to it when acc): gemmChunk(w, n0, cnt, dst, beta) runs
+// goroutine w's GEMM of images [n0, n0+cnt) into dst with the given beta.
+// Goroutine 0 accumulates into dw itself, the others into private buffers
+// that are added to dw at the end; when trans, every goroutine accumulates
+// the transposed gradient (In*K*K x Out) into a private buffer. The chunks
+// are assigned statically, so the sums do not depend on timing.
+func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
+	parts := make([][]float32, threads)
+	used := make([]bool, threads)
+	for w := range parts {
+		if w == 0 && !trans {
+			parts[0], used[0] = dw, acc
+			continue
+		}
+		parts[w] = c.arena.getScratch(len(dw))
+	}
+	runChunks(n, chunk, threads, true, func(w, n0, cnt int) {
+		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
+		used[w] = true
+	})
+	if trans {
+		first := !acc
+		for w, part := range parts {
+			if used[w] {
+				addTransposed(dw, part, c.Out, len(dw)/c.Out, first)
+				first = false
+			}
+			c.arena.putScratch(part)
+		}
+		if first {
+			clear(dw)
+		}
+		return
+	}
+	if !used[0] {
+		clear(dw)
+	}
+	for w := 1; w < threads; w++ {
+		if used[w] {
+			gemm.Saxpy(1, parts[w], dw)
+		}
+		c.arena.putScratch(parts[w])
+	}
+}
+
+// addTransposed adds src^T (src is cols x rows) into dst (rows x cols), or
+// stores it when overwrite, in 32 x 32 blocks.
+func addTransposed(dst, src []float32, rows, cols int, overwrite bool) {
+	const blk = 32
+	for i0 := 0; i0 < rows; i0 += blk {
+		for j0 := 0; j0 < cols; j0 += blk {
+			for i := i0; i < min(i0+blk, rows); i++ {
+				d := dst[i*cols : (i+1)*cols]
+				for j := j0; j < min(j0+blk, cols); j++ {
+					if overwrite {
+						d[j] = src[j*rows+i]
+					} else {
+						d[j] += src[j*rows+i]
+					}
+				}
+			}
+		}
+	}
+}
