@@ -74,7 +74,8 @@ func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
 		c.inputGradTransposed(g, wd, dy, dx, acc)
 		return
 	}
-	if !acc {
+	sub := g.subsample()
+	if !acc && !sub {
 		clear(dx)
 	}
 	ckk := g.ckk()
@@ -84,7 +85,49 @@ func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 		ld := cnt * ohw
 		sg(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
+		if sub {
+			g.upsampleImages(dx, dcols[w], n0, cnt, par, acc)
+			return
+		}
 		g.col2imImages(dx, dcols[w], n0, cnt, par)
+	})
+}
+
+// subsample reports whether g is a 1x1 stride-2 unpadded convolution of
+// even maps (a ResNet's downsampling shortcut): its patch matrix is the
+// even rows and columns of the input.
+func (g convGeom) subsample() bool {
+	return g.k == 1 && g.s == 2 && g.p == 0 && g.h%2 == 0 && g.w%2 == 0
+}
+
+// upsampleImages writes (adds, when acc) the patch-matrix gradient dcol of
+// images [n0, n0+cnt) of a subsampling convolution into dx: the even rows
+// and columns of each plane get dcol, the others zero. Storing writes every
+// element of dx once instead of clearing it and then adding (col2im).
+func (g convGeom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool) {
+	ld := cnt * g.ohw()
+	w := 1
+	if par {
+		w = workers(g.cin * ld)
+	}
+	zeros := make([]float32, g.ow)
+	parallelFor(cnt*g.cin, w, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			j, ci := t/g.cin, t%g.cin
+			off, cs := g.image(n0 + j)
+			img := dx[off+ci*cs:][:g.h*g.w]
+			src := dcol[ci*ld+j*g.ohw():][:g.ohw()]
+			for oi := range g.oh {
+				even := img[2*oi*g.w:][:g.w]
+				s := src[oi*g.ow:][:g.ow]
+				if acc {
+					zipAdd(even, s, zeros)
+					continue
+				}
+				zip(even, s, zeros)
+				clear(img[(2*oi+1)*g.w:][:g.w])
+			}
+		}
 	})
 }
 

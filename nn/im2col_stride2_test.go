@@ -75,3 +75,38 @@ func TestCol2im3x3s2(t *testing.T) {
 		}
 	}
 }
+
+// TestUpsampleImages checks the input gradient of a subsampling (1x1
+// stride-2) convolution against col2im, storing and adding, in both
+// layouts.
+func TestUpsampleImages(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, cm := range []bool{false, true} {
+		for _, acc := range []bool{false, true} {
+			g := convGeom{n: 5, cin: 3, h: 8, w: 6, cout: 4, k: 1, s: 2, p: 0, oh: 4, ow: 3, xcm: cm}
+			if !g.subsample() {
+				t.Fatal("not a subsampling geometry")
+			}
+			const n0, cnt = 1, 3
+			dcol := randTensor(r, g.cin*cnt*g.ohw()).Data()
+			got := randTensor(r, g.n*g.cin*g.h*g.w).Data()
+			want := append([]float32(nil), got...)
+			if !acc {
+				// col2im adds: the images of the chunk start from zero.
+				for j := n0; j < n0+cnt; j++ {
+					off, cs := g.image(j)
+					for ci := range g.cin {
+						clear(want[off+ci*cs:][:g.h*g.w])
+					}
+				}
+			}
+			g.col2imImages(want, dcol, n0, cnt, false)
+			g.upsampleImages(got, dcol, n0, cnt, false, acc)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("cm %v acc %v: [%d] = %v, want %v", cm, acc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
