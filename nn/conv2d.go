@@ -34,7 +34,17 @@ type Conv2d struct {
 	Algo ConvAlgo
 
 	arena *Arena
-	plan  atomic.Pointer[conv.Plan] // the direct kernels' plan of the last map size
+	plan  atomic.Pointer[conv.Plan] // the direct kernels' plan of the last geometry
+	shape atomic.Pointer[ConvShape] // the geometry of the last call
+}
+
+// LastShape returns the geometry of the last Forward call (false before
+// the first): what TuneConvs measures for a network.
+func (c *Conv2d) LastShape() (ConvShape, bool) {
+	if s := c.shape.Load(); s != nil {
+		return *s, true
+	}
+	return ConvShape{}, false
 }
 
 // SetArena makes the layer allocate from a.
@@ -179,6 +189,10 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	wd := c.Weight.Value.Data()
 	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
+	if s := c.shape.Load(); s == nil || *s != shapeOf(g) {
+		sh := shapeOf(g)
+		c.shape.Store(&sh)
+	}
 	al := c.algos(g)
 	var pl *conv.Plan
 	if al.fwd == AlgoDirect || al.dw == AlgoDirect || al.dx == AlgoDirect {

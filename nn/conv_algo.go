@@ -43,7 +43,9 @@ type convAlgos struct{ fwd, dw, dx ConvAlgo }
 
 // algos returns the algorithms of the passes of the convolution of
 // geometry g: those c.Algo asks for where they apply (im2col elsewhere),
-// or AlgoAuto's choice.
+// or AlgoAuto's choice: the one TuneConvs measured for this shape on this
+// CPU when the wisdom file has it (ConvWisdomEntry), else autoAlgos's
+// rules.
 func (c *Conv2d) algos(g convGeom) convAlgos {
 	all := func(a ConvAlgo) convAlgos { return convAlgos{a, a, a} }
 	switch c.Algo {
@@ -59,6 +61,9 @@ func (c *Conv2d) algos(g convGeom) convAlgos {
 			return all(AlgoDirect)
 		}
 		return all(AlgoIm2col)
+	}
+	if a, ok := tunedConvs()[shapeOf(g)]; ok {
+		return a
 	}
 	return autoAlgos(g, conv.Fast())
 }

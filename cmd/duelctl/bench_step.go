@@ -30,7 +30,11 @@ func benchStepCommand() *cli.Command {
 			"random batch, then --steps forward passes without gradient (training-mode BatchNorm).\n" +
 			"Reports the median step time, images per second, forward images per second, heap\n" +
 			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
-			"model in PyTorch and prints the ratio.",
+			"model in PyTorch and prints the ratio.\n\n" +
+			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
+			"each algorithm that applies (im2col, Winograd, direct), keeps the fastest by CPU time and\n" +
+			"stores them in the wisdom file (entry nn.conv, see DUEL_WISDOM) for later processes; this\n" +
+			"one still runs the built-in rules.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "arch", Value: "resnet18", Usage: "architecture: " + resnet.ValidNames},
 			&cli.IntFlag{Name: "batch", Value: 32, Usage: "images per step"},
@@ -38,6 +42,7 @@ func benchStepCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported)"},
 			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
+			&cli.BoolFlag{Name: "tune-conv", Usage: "measure the convolution algorithms of this model and batch and store the fastest in the wisdom file"},
 			deviceFlag,
 			jsonFlag,
 		},
@@ -99,6 +104,11 @@ func runBenchStep(c *cli.Context) error {
 		labels[i] = r.IntN(10)
 	}
 	input := autograd.NewVar(x, false)
+	if c.Bool("tune-conv") {
+		if err := tuneConvs(c, model, input); err != nil {
+			return err
+		}
+	}
 	// Activations, their gradients and scratch are recycled step to step.
 	arena := nn.NewArena()
 	model.UseArena(arena)
@@ -151,6 +161,36 @@ func runBenchStep(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%s batch %d (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
 		arch, batch, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
 	return emitJSON(c, res)
+}
+
+// tuneConvs runs model once to learn the geometry of its convolutions,
+// tunes them (nn.TuneConvs) and stores the result in the wisdom file.
+func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error {
+	model.Forward(autograd.NewTape(), input)
+	var shapes []nn.ConvShape
+	seen := map[nn.ConvShape]bool{}
+	for _, m := range nn.Modules(model) {
+		if cv, ok := m.Module.(*nn.Conv2d); ok {
+			if s, ok := cv.LastShape(); ok && !seen[s] {
+				seen[s] = true
+				shapes = append(shapes, s)
+			}
+		}
+	}
+	choices := nn.TuneConvs(shapes, nn.ConvTuneOptions{Progress: c.App.ErrWriter})
+	path, replaced, err := nn.SaveConvTuning(choices)
+	if replaced != nil {
+		fmt.Fprintf(c.App.ErrWriter, "duel: replaced an unusable wisdom file: %v\n", replaced)
+	}
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		fmt.Fprintln(c.App.ErrWriter, "wisdom is off (DUEL_WISDOM): the tuning was not stored")
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, nn.ConvWisdomEntry)
+	return nil
 }
 
 func median(v []float64) float64 {
