@@ -227,4 +227,3 @@ func SaveConvTuning(choices []ConvChoice) (path string, replaced, err error) {
 	e := convEntry{ISA: cpu.ISA().String(), Threads: runtime.GOMAXPROCS(0), Choices: choices, Date: time.Now().UTC().Format(time.RFC3339)}
 	return wisdom.Store(cpu.Detect().Key(), ConvWisdomEntry, e)
 }
-
