@@ -70,8 +70,8 @@ func TestPresets(t *testing.T) {
 		methods []string
 		rho     []float64
 	}{
-		{"table1-cpu", Table1, []string{"moco", "dmoco", "simclr", "dsimclr"}, []float64{0.1, 0.25, 0.5, 0.75}},
-		{"table2-cpu", Table2, []string{"moco", "dmoco", "dsimclr"}, []float64{0.1, 0.5, 0.75}},
+		{"table1-cpu", Table1, []string{"moco", "dmoco", dmocoRemedy, "simclr", "dsimclr"}, []float64{0.1, 0.25, 0.5, 0.75}},
+		{"table2-cpu", Table2, []string{"moco", "dmoco", dmocoRemedy, "dsimclr"}, []float64{0.1, 0.5, 0.75}},
 		{"f3-cpu", Ablation, []string{"simclr", "dsimclr:negatives=memory,eps=0", "dsimclr:negatives=mixed,eps=0", "dsimclr"}, []float64{0.75}},
 	} {
 		g, _ := Lookup(tc.name)
@@ -85,7 +85,7 @@ func TestPresets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Dataset != "cifar10" || cfg.Steps != 3000 || cfg.KNNK != 200 || !cfg.KeepCheckpoints || cfg.LogEvery != 50 {
+		if cfg.Dataset != "cifar10" || cfg.Steps != 2000 || cfg.KNNK != 200 || !cfg.KeepCheckpoints || cfg.LogEvery != 50 {
 			t.Errorf("%s: cpuProtocol not applied: %+v", tc.name, cfg)
 		}
 	}

@@ -88,7 +88,7 @@ func TestReportTable1(t *testing.T) {
 		"- command: `duelctl reproduce --preset table1-cpu --out repro`\n",
 		"- commit: `", "- CPU: ", "- date: ", "- runs: 15 of 16 finished (partial",
 		"- wall time: 15 h 00 min (training 12 h 30 min + evaluation 2 h 30 min, summed over the runs)\n",
-		"- settings: training preset `cpu-small`, overrides `dataset=cifar10 arch=resnet18-w16 batch=64 steps=3000",
+		"- settings: training preset `cpu-small`, overrides `dataset=cifar10 arch=resnet18-w16 batch=64 steps=2000",
 		"- paper's numbers: CIFAR-10\n",
 		"## Linear probing top-1 (%)",
 		"| method | ρmax 0.1 | paper | ρmax 0.75 | paper |",
