@@ -152,9 +152,7 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	// mean and inverse standard deviation per (group, channel).
 	mean := make([]float32, splits*c)
 	invstd := make([]float32, splits*c)
-	if bn.training {
-		bn.batchStats(xd, mean, invstd, g)
-	} else {
+	if !bn.training {
 		rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
 		for ch := range c {
 			mean[ch] = rm[ch]
@@ -168,7 +166,15 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 		rd = storage(res.Value)
 		inputs = append(inputs, res)
 	}
-	bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+	switch {
+	case bn.training && cm:
+		bn.statsApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+	case bn.training:
+		bn.batchStats(xd, mean, invstd, g)
+		bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+	default:
+		bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+	}
 	training := bn.training
 	var mask []float32
 	if relu {
@@ -176,10 +182,6 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer bn.arena.release(out.Grad)
-		dy := gradOf(out)
-		if res != nil {
-			bn.arena.reluBackward(res, yd, dy)
-		}
-		bn.arena.bnBackward(x, bn.Weight, bn.Bias, xd, dy, mask, mean, invstd, g, training)
+		bn.arena.bnBackward(x, bn.Weight, bn.Bias, res, xd, gradOf(out), mask, mean, invstd, g, training)
 	}, inputs...)
 }
