@@ -10,6 +10,7 @@ func memoryCommand() *cli.Command {
 		Usage: "offline tools for the active memory and its policies",
 		Subcommands: []*cli.Command{
 			memoryReplayCommand(),
+			memoryStreamCommand(),
 		},
 	}
 }

@@ -50,7 +50,12 @@ type replayResult struct {
 	Updates        int      `json:"updates"`
 	UpdateMsMedian float64  `json:"update_ms_median"`
 	Rejected       int      `json:"rejected_updates"`
-	Policy         string   `json:"policy"`
+	// InitialScoreByClass is, per class, the mean DUEL score of the rows
+	// that fill the memory, in standard deviations from the mean over all
+	// rows (memory.ScoreByClass): how strongly DUEL's score singles out a
+	// class before the first update (with --labels).
+	InitialScoreByClass []float64 `json:"initial_score_by_class,omitempty"`
+	Policy              string    `json:"policy"`
 	Size           int      `json:"size"`
 	Batch          int      `json:"batch"`
 }
@@ -85,12 +90,24 @@ func runReplay(c *cli.Context) error {
 	if _, err := mem.Add(in.rows[:k*in.z], ids[:k], labelsOf(0, k), 0); err != nil {
 		return fmt.Errorf("--features %s: %w", in.path, err)
 	}
+	res := replayResult{Policy: policy.Name(), Size: k, Batch: b}
 
+	if in.labels != nil {
+		sc, err := mem.ScoreByClass(in.classes)
+		if err != nil {
+			return fmt.Errorf("--labels: %w", err)
+		}
+		for i, v := range sc {
+			if math.IsNaN(v) {
+				sc[i] = 0 // no row of the class held: JSON has no NaN
+			}
+		}
+		res.InitialScoreByClass = sc
+	}
 	updates := (in.n - k) / b
 	bar := progressBar(c, updates, "replay")
 	var times []float64
 	freq := [][]int{replayClassCounts(mem, in.classes)}
-	res := replayResult{Policy: policy.Name(), Size: k, Batch: b}
 	for u := 0; u < updates; u++ {
 		lo, hi := k+u*b, k+(u+1)*b
 		start := time.Now()
@@ -128,6 +145,9 @@ func runReplay(c *cli.Context) error {
 	if in.labels != nil {
 		fmt.Fprintf(w, "memory class entropy %.4f nats (stream %.4f), class counts %v\n",
 			*res.ClassEntropy, memory.Entropy(in.streamCounts), res.ClassCounts)
+	}
+	if res.InitialScoreByClass != nil {
+		fmt.Fprintf(w, "DUEL score of each class in the initial memory, in standard deviations from the mean: %.2f\n", res.InitialScoreByClass)
 	}
 	if res.Rejected > 0 {
 		fmt.Fprintf(w, "safe update rejected %d of %d updates\n", res.Rejected, updates)

@@ -106,3 +106,54 @@ func median(v []float64) float64 {
 		return (v[n/2-1] + v[n/2]) / 2
 	}
 }
+
+// ScoreByClass returns, for each class 0..numClasses-1, the mean DUEL score
+// (the mean q of a row with the rows held, Distinctiveness's exp(-I_d)) of
+// the rows of that class, in standard deviations of the score over all the
+// labelled rows from their mean: how strongly the score singles out a
+// class. DUEL evicts the highest scores first, so a class far above zero is
+// the one it thins out. A class without rows gets NaN; with fewer than two
+// labelled rows, or rows all alike, every entry is NaN.
+func (m *Memory) ScoreByClass(numClasses int) ([]float64, error) {
+	if _, err := m.ClassCounts(numClasses); err != nil {
+		return nil, err
+	}
+	info := m.Distinctiveness()
+	sum := make([]float64, numClasses)
+	cnt := make([]int, numClasses)
+	var all []float64
+	for i, l := range m.labels {
+		if l < 0 {
+			continue
+		}
+		s := math.Exp(-info[i])
+		sum[l] += s
+		cnt[l]++
+		all = append(all, s)
+	}
+	out := make([]float64, numClasses)
+	for c := range out {
+		out[c] = math.NaN()
+	}
+	if len(all) < 2 {
+		return out, nil
+	}
+	var mean, sd float64
+	for _, s := range all {
+		mean += s
+	}
+	mean /= float64(len(all))
+	for _, s := range all {
+		sd += (s - mean) * (s - mean)
+	}
+	sd = math.Sqrt(sd / float64(len(all)))
+	if sd == 0 {
+		return out, nil
+	}
+	for c := range out {
+		if cnt[c] > 0 {
+			out[c] = (sum[c]/float64(cnt[c]) - mean) / sd
+		}
+	}
+	return out, nil
+}

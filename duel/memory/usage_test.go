@@ -239,3 +239,24 @@ func TestRefreshAndStalest(t *testing.T) {
 		}
 	}
 }
+
+func TestScoreByClass(t *testing.T) {
+	// Class 0: three identical rows (the most duplicated); class 1: one row
+	// orthogonal to them; class 2: none.
+	m, _ := New(4, 2, NewFIFO())
+	if _, err := m.Add([]float32{1, 0, 1, 0, 1, 0, 0, 1}, nil, []int32{0, 0, 0, 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.ScoreByClass(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mean q: class 0 rows (1+1+1+0.5)/4 = 0.875, class 1 (0.5*3+1)/4 = 0.625;
+	// mean 0.8125, sd sqrt(3*0.0625^2+0.1875^2)/2 = 0.108253: +0.577, -1.732.
+	if math.Abs(got[0]-0.57735) > 1e-4 || math.Abs(got[1]+1.73205) > 1e-4 || !math.IsNaN(got[2]) {
+		t.Errorf("score by class %v, expected [0.577 -1.732 NaN]", got)
+	}
+	if _, err := m.ScoreByClass(1); err == nil {
+		t.Error("a label outside the classes was accepted")
+	}
+}
