@@ -56,8 +56,8 @@ type replayResult struct {
 	// class before the first update (with --labels).
 	InitialScoreByClass []float64 `json:"initial_score_by_class,omitempty"`
 	Policy              string    `json:"policy"`
-	Size           int      `json:"size"`
-	Batch          int      `json:"batch"`
+	Size                int       `json:"size"`
+	Batch               int       `json:"batch"`
 }
 
 func runReplay(c *cli.Context) error {
