@@ -145,29 +145,17 @@ func (cr *carried) columnsOf(J, i int) []int32 {
 }
 
 // follow runs beside the score passes of an update of b batch rows: it
-// helps with the product's strips (st; nil when the product is already
-// done), transposes the slots' columns into the ring as the strips are
-// done, then writes the new rows as the passes place them (f.placed,
-// f.slotOf; see writeRow), and folds rows (see finish).
+// computes strips of the product (st; nil when the product is already
+// done, whose columns it then transposes into the ring), then writes the
+// new rows as the passes place them (f.placed, f.slotOf; see writeRow),
+// and folds rows (see finish).
 func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
-	w := cr.k + b
 	if st == nil {
-		cr.transpose(f.dots, w, 0, b)
+		cr.transpose(f.dots, cr.k+b, 0, b)
 	} else {
-		t := 0 // rows transposed
-		for {
-			more := st.claim()
-			for s := t / stripRows; s < st.n && st.done[s].Load(); s++ {
-				end := min(b, (s+1)*stripRows)
-				cr.transpose(f.dots, w, t, end)
-				t = end
-			}
-			if !more {
-				break
-			}
+		for st.claim() {
 		}
 		st.waitAll()
-		cr.transpose(f.dots, w, t, b)
 	}
 	f.sig.notify() // every column is transposed (see finish)
 

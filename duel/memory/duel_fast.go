@@ -99,8 +99,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	if cr != nil {
 		cr.begin(b, adm == Protected && b <= k)
 	}
-	pipe := igemm.Accelerated() && cr != nil && runtime.GOMAXPROCS(0) >= 2 &&
-		b >= 2*stripRows && int64(k)*int64(b) <= pipeMaxCols
+	pipe := igemm.Accelerated() && cr != nil && runtime.GOMAXPROCS(0) >= 2 && b >= 2*stripRows
 	var st *strips
 	if pipe {
 		st = f.newStrips(b, w)

@@ -9,18 +9,13 @@ import (
 // stripRows is the number of batch rows in one strip of the product.
 const stripRows = 16
 
-// pipeMaxCols bounds K*B for the strips: the batch's columns are transposed
-// between strips, later than without them, and until they are the passes
-// read them one strided value at a time. At (8192, 512, 128) the strips
-// made the update up to ~20% slower (14-17 vs 14-15.6 ms,
-// BenchmarkDUELUpdate, alternating runs), where (2048, 256, 256) and (4096,
-// 256, 128) gained 0.2-0.5 ms.
-const pipeMaxCols = 1 << 20
-
 // strips shares out the strips of rows of the product of an update between
-// the goroutine of the score passes and the one that transposes columns:
-// both claim strips in order; the passes claim one whenever the rows they
-// need are not ready yet and strips are left, and wait otherwise.
+// the goroutine of the score passes and the one that keeps the block (see
+// carried.follow): both claim strips in order; the passes claim one
+// whenever the rows they need are not ready yet and strips are left, and
+// wait otherwise. A strip's slot columns are transposed into the ring as
+// it is computed, so the passes find an evicted slot's dots with the
+// earlier batch rows there as soon as their rows are ready.
 type strips struct {
 	f     *fastDUEL
 	w, b  int
@@ -38,22 +33,35 @@ func (f *fastDUEL) newStrips(b, w int) *strips {
 }
 
 // claim computes the next unclaimed strip and reports whether there was one.
+// Panel by panel, while a panel's columns of the strip are in cache, it
+// also writes the slots' columns transposed into the current part of the
+// ring (see carried), which the passes and later updates read.
 func (st *strips) claim() bool {
 	s := int(st.next.Add(1)) - 1
 	if s >= st.n {
 		return false
 	}
-	f, w, z := st.f, st.w, st.f.z
+	f, w, z, k, cr := st.f, st.w, st.f.z, st.f.k, st.f.carried
 	r0, r1 := s*stripRows, min(st.b, (s+1)*stripRows)
-	igemm.MulConcatSerial(f.dots[r0*w:], w, f.batch.rows[r0*z:r1*z], z, r1-r0, &f.slots.packed, &f.batch.packed)
+	a := f.batch.rows[r0*z : r1*z]
+	for p := range f.slots.packed.Panels() {
+		igemm.MulPanels(f.dots[r0*w:], w, a, z, r1-r0, &f.slots.packed, p, p+1)
+		j0 := p * igemm.NR
+		transposeBand(cr.cur[j0*cr.rowLen:], f.dots[j0:], min(k-j0, igemm.NR), cr.rowLen, w, r0, r1)
+	}
+	igemm.MulPanels(f.dots[r0*w+k:], w, a, z, r1-r0, &f.batch.packed, 0, f.batch.packed.Panels())
 	st.done[s].Store(true)
 	f.sig.notify()
 	return true
 }
 
-// waitRows returns when the first rows rows of the product are computed,
-// computing later strips meanwhile if any are left.
+// waitRows returns when the first rows rows of the product (and their
+// transposed columns) are computed, computing later strips meanwhile if any
+// are left, and records the rows done in the block's colsDone.
 func (st *strips) waitRows(rows int) {
+	if st.ready*stripRows >= rows {
+		return
+	}
 	for st.ready*stripRows < rows {
 		if st.done[st.ready].Load() {
 			st.ready++
@@ -64,6 +72,7 @@ func (st *strips) waitRows(rows int) {
 			st.f.sig.wait(func() bool { return st.done[s].Load() })
 		}
 	}
+	st.f.carried.colsDone.Store(int64(min(st.b, st.ready*stripRows)))
 }
 
 // waitAll returns when every strip is computed (without claiming any).

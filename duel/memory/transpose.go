@@ -2,8 +2,8 @@ package memory
 
 // transposeBand writes colT[c*b+bp] = dots[bp*w+c] for every column c < k
 // and batch row bp in [bp0, bp1). Requires 0 <= bp0 <= bp1 <= b, k <= w,
-// len(dots) >= bp1*w and len(colT) >= (k-1)*b + bp1 (when k > 0 and
-// bp1 > bp0).
+// len(dots) >= (bp1-1)*w + k and len(colT) >= (k-1)*b + bp1 (when k > 0
+// and bp1 > bp0).
 //
 // Where an assembly kernel runs (transposeKernel: AVX-512, or AVX2), it
 // moves every full tile of 16 rows by 16 columns; the columns past the
@@ -22,7 +22,7 @@ type transposeFunc func(colT, dots []int32, n, b, w int)
 // (transposeBandGo on everything when kern is nil).
 func transposeBandWith(kern transposeFunc, colT, dots []int32, k, b, w, bp0, bp1 int) {
 	if bp0 < 0 || bp0 > bp1 || bp1 > b || k < 0 || k > w ||
-		bp1 > bp0 && len(dots) < bp1*w || k > 0 && bp1 > bp0 && len(colT) < (k-1)*b+bp1 {
+		k > 0 && bp1 > bp0 && len(dots) < (bp1-1)*w+k || k > 0 && bp1 > bp0 && len(colT) < (k-1)*b+bp1 {
 		panic("memory: transposeBand: bad arguments")
 	}
 	if kern == nil || k < 16 || bp1-bp0 < 16 {

@@ -77,22 +77,23 @@ func TestTransposeBand(t *testing.T) {
 }
 
 // TestTransposeBandShortSlices runs every transposition variant on slices of exactly the
-// documented minimum lengths (dots ending at row bp1, colT at k*b), so
-// that a kernel reading or writing past them would fault or be caught by
-// the checks.
+// documented minimum lengths (dots ending at column k of row bp1-1, as
+// when a band of columns is taken from the middle of wider rows; colT at
+// (k-1)*b + bp1), so that a kernel reading or writing past them would
+// fault or be caught by the checks.
 func TestTransposeBandShortSlices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, k := range []int{16, 17, 24, 48, 2048} {
 		for _, w := range []int{k, k + 64} {
 			b, bp0, bp1 := 64, 32, 64
-			dots := make([]int32, bp1*w)
+			dots := make([]int32, (bp1-1)*w+k)
 			for i := range dots {
 				dots[i] = int32(rng.Uint32())
 			}
-			want := make([]int32, k*b)
+			want := make([]int32, (k-1)*b+bp1)
 			transposeBandGo(want, dots, k, b, w, bp0, bp1)
 			for _, v := range transposeVariants() {
-				got := make([]int32, k*b)
+				got := make([]int32, (k-1)*b+bp1)
 				transposeBandWith(v.kern, got, dots, k, b, w, bp0, bp1)
 				if !slices.Equal(got, want) {
 					t.Fatalf("k=%d, w=%d: %s differs from transposeBandGo", k, w, v.name)

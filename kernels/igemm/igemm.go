@@ -71,6 +71,9 @@ func (p *Packed) Pack(b []int16, ldb, n, k int) {
 	}
 }
 
+// Panels returns the number of panels of NR rows that hold the rows of B.
+func (p *Packed) Panels() int { return panels(p.n) }
+
 // panels returns the number of panels of NR rows holding n rows.
 func panels(n int) int { return (n + NR - 1) / NR }
 
@@ -93,6 +96,32 @@ func MulConcat(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
 // that share the rows of A out among their own threads.
 func MulConcatSerial(c []int32, ldc int, a []int16, lda, m int, bs ...*Packed) {
 	mulThreads(c, ldc, a, lda, m, bs, active, 1)
+}
+
+// MulPanels is Mul restricted to the rows of B in panels p0..p1-1 (rows
+// NR*p0 up to min(NR*p1, b.Rows())-1), on the calling goroutine: it
+// computes c[i*ldc+j] for i < m and those j only, c being column 0 of the
+// product as in Mul. Callers that share a product out among their own
+// threads use it to do something with each panel's columns while they are
+// in cache.
+func MulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int) {
+	mulPanelsChecked(c, ldc, a, lda, m, b, p0, p1, active)
+}
+
+// mulPanelsChecked is MulPanels with the kernel kn (the tests run every
+// available one).
+func mulPanelsChecked(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int, kn kernel) {
+	if p0 < 0 || p0 > p1 || p1 > panels(b.n) {
+		panic(fmt.Sprintf("igemm: MulPanels(%d, %d) of %d panels", p0, p1, panels(b.n)))
+	}
+	if m == 0 || p0 == p1 {
+		return
+	}
+	j1 := min(NR*p1, b.n)
+	if lda < b.k || ldc < j1 || len(a) < (m-1)*lda+b.k || len(c) < (m-1)*ldc+j1 {
+		panic(fmt.Sprintf("igemm: MulPanels %d x %d x %d with lda %d (len %d), ldc %d (len %d)", m, j1, b.k, lda, len(a), ldc, len(c)))
+	}
+	mulPanels(c, ldc, a, lda, m, b, p0, p1, kn)
 }
 
 // mul is MulConcat with the kernel kn (the tests run every available one).
@@ -167,7 +196,6 @@ func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, kn kern
 // generic kernel, one at a time in Go).
 func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int, kn kernel) {
 	n, k, kp := b.n, b.k, b.kp
-	var tile [MR * NR]int32
 	for P := p0; P < p1; P++ {
 		pb := b.data[P*kp*2*NR : (P+1)*kp*2*NR]
 		j0 := P * NR
@@ -179,23 +207,33 @@ func mulPanels(c []int32, ldc int, a []int16, lda, m int, b *Packed, p0, p1 int,
 					dots(kn, k/2, a[i*lda:], lda, pb, c[i*ldc+j0:], ldc)
 					continue
 				}
-				dots(kn, k/2, a[i*lda:], lda, pb, tile[:], NR)
-				if k%2 == 1 { // the last, unpaired element
-					for r := 0; r < MR; r++ {
-						x := int32(a[(i+r)*lda+k-1])
-						for l := 0; l < cols; l++ {
-							tile[r*NR+l] += x * int32(pb[(kp-1)*2*NR+2*l])
-						}
-					}
-				}
-				for r := 0; r < MR; r++ {
-					copy(c[(i+r)*ldc+j0:(i+r)*ldc+j0+cols], tile[r*NR:r*NR+cols])
-				}
+				edgeTile(c[i*ldc+j0:], ldc, a[i*lda:], lda, pb, k, cols, kn)
 			}
 		}
 		for ; i < m; i++ {
 			dotsRow(c[i*ldc+j0:i*ldc+j0+cols], a[i*lda:i*lda+k], pb, kp)
 		}
+	}
+}
+
+// edgeTile computes an MR x cols tile of C with the kernel kn through a
+// tile of its own, for a panel of fewer than NR rows or an odd k (the
+// last, unpaired element added in Go). Its own function, so that callers
+// of whole tiles do not clear the tile at every call.
+func edgeTile(c []int32, ldc int, a []int16, lda int, pb []int16, k, cols int, kn kernel) {
+	var tile [MR * NR]int32
+	dots(kn, k/2, a, lda, pb, tile[:], NR)
+	if k%2 == 1 {
+		last := pb[(k-1)*NR:] // the pairs of element k-1 (see Packed)
+		for r := 0; r < MR; r++ {
+			x := int32(a[r*lda+k-1])
+			for l := 0; l < cols; l++ {
+				tile[r*NR+l] += x * int32(last[2*l])
+			}
+		}
+	}
+	for r := 0; r < MR; r++ {
+		copy(c[r*ldc:r*ldc+cols], tile[r*NR:r*NR+cols])
 	}
 }
 

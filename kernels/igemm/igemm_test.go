@@ -127,3 +127,59 @@ func TestMulConcat(t *testing.T) {
 		}
 	}
 }
+
+// TestMulPanels checks that MulPanels, with every available kernel,
+// computes exactly the columns of its panels (those of Mul) and leaves the
+// others as they are, on odd, partial and empty ranges.
+func TestMulPanels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, s := range [][5]int{
+		{16, 2048 % 97, 64, 0, 1}, {16, 97, 64, 1, 3}, {8, 48, 256, 0, 1}, {9, 100, 37, 1, 3}, {17, 49, 0, 0, 2},
+		{0, 30, 8, 0, 1}, {23, 150, 255, 2, 2}, {33, 200, 128, 3, 5}, {5, 7, 1, 0, 1},
+	} {
+		m, n, k, p0, p1 := s[0], s[1], s[2], s[3], s[4]
+		t.Run(fmt.Sprintf("%dx%dx%d/panels%d-%d", m, n, k, p0, p1), func(t *testing.T) {
+			lda, ldc := k+rng.IntN(3), n+rng.IntN(3)
+			a := randInt16(rng, m*lda, 2049)
+			b := randInt16(rng, n*k, 2049)
+			want := make([]int32, m*ldc)
+			refMul(want, ldc, a, lda, b, k, m, n, k)
+			var p Packed
+			p.Pack(b, k, n, k)
+			if p.Panels() != (n+NR-1)/NR {
+				t.Fatalf("Panels() = %d for %d rows", p.Panels(), n)
+			}
+			j0, j1 := NR*p0, min(NR*p1, n)
+			for _, kn := range available {
+				got := make([]int32, m*ldc)
+				for i := range got {
+					got[i] = -7
+				}
+				mulPanelsChecked(got, ldc, a, lda, m, &p, p0, p1, kn)
+				for i := 0; i < m; i++ {
+					for j := 0; j < ldc; j++ {
+						w := want[i*ldc+j]
+						if j < j0 || j >= j1 {
+							w = -7
+						}
+						if g := got[i*ldc+j]; g != w {
+							t.Fatalf("%v: c[%d][%d] = %d, want %d", kn, i, j, g, w)
+						}
+					}
+				}
+			}
+		})
+	}
+	var p Packed
+	p.Reset(50, 4)
+	for _, r := range [][2]int{{-1, 1}, {1, 0}, {0, 3}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("MulPanels(%d, %d) of 2 panels did not panic", r[0], r[1])
+				}
+			}()
+			MulPanels(make([]int32, 100), 50, make([]int16, 8), 4, 2, &p, r[0], r[1])
+		}()
+	}
+}
