@@ -46,6 +46,7 @@ type DUEL struct {
 	MaxBlockBytes int64
 
 	reference bool     // use duelReference (tests, benchmarks)
+	wideKeys  bool     // the fast path's keys without ranks at any size (tests, see keyShift)
 	fast      fastDUEL // the carried state of the fast path
 }
 
@@ -78,6 +79,7 @@ func (d *DUEL) Evict(a *Arrival) ([]int, error) {
 	if d.reference || !d.Admission.fast() {
 		return duelReference(a, d.Admission), nil
 	}
+	d.fast.wide = d.wideKeys
 	return d.fast.update(a, d.Admission, d.MaxBlockBytes), nil
 }
 
@@ -175,10 +177,11 @@ func ParseAdmission(s string) (Admission, error) {
 	return 0, fmt.Errorf("unknown admission mode %q, expected one of %s", s, strings.Join(AdmissionNames, ", "))
 }
 
-// evictsBefore is the victim order shared by both implementations: row a
-// (protected?, score, position) is evicted before row b when it is not
-// protected and b is, or else when its score is higher, or else when its
-// position is lower.
+// evictsBefore is the victim order of the reference (the fast path's
+// score keys encode the same order, see scorepass.go): row a (protected?,
+// score, position) is evicted before row b when it is not protected and b
+// is, or else when its score is higher, or else when its position is
+// lower.
 func evictsBefore(aProt bool, aScore float64, aPos int, bProt bool, bScore float64, bPos int) bool {
 	if aProt != bProt {
 		return bProt

@@ -20,15 +20,17 @@ import (
 // the fast path keeps, between updates:
 //
 //	grid    the grid rows of the memory, one per slot
-//	score   the score of the row in each slot
+//	score   the score of the row in each slot, as an exact integer (S,
+//	        see scorepass.go)
 //	carried the K x K grid dot products between slots, kept up to date
 //	        lazily (see carried); or, beyond MaxBlockBytes, nothing: each
 //	        evicted row's dots are recomputed
 //
 // and an update costs one B x (K+B) x Z product of int16 grid rows (the
 // new rows against the memory and the batch, kernels/igemm: exact int32
-// dots, see gridSet), B fused passes over the K+B scores (scorePass:
-// AVX-512, eight slots at a time), and the bookkeeping of the block, O(K B)
+// dots, see gridSet), B fused passes over the K+B scores (scorePass: one
+// pass over integer keys that carry the tie-breaking rank, AVX-512 or
+// AVX2), and the bookkeeping of the block, O(K B)
 // memory traffic, done on another goroutine while the passes run (see
 // carried.follow). With igemm's kernel the product is computed in strips of
 // batch rows by both goroutines, and the passes start with the first strip
@@ -47,26 +49,29 @@ type fastDUEL struct {
 	ready bool
 	k, z  int
 
-	slots     gridSet      // K grid rows, one per slot
-	batch     *gridSet     // B grid rows of the batch: one of grids
-	grids     [2]gridSet   // the batch's and the last batch's (see update)
-	flip      int          // batch is &grids[flip]
-	score     []float64    // K+B: the slots' scores, then the batch rows'
-	selected  []bool       // K+B: held now
-	order     []int        // order[p]: slot at position p of the memory
-	rank      []int        // rank[s]: position of slot s
-	carried   *carried     // the K x K dots between slots; nil beyond the limit
-	rowJ      []int32      // K: dots of one evicted slot
-	dots      []int32      // B x (K+B): dots of each batch row with slots and batch
-	held      int          // rows held during the current update
-	batchRank []int        // 0, 1, ... B-1: the batch rows' ranks among themselves
-	colJ      []int32      // dots of one slot with the batch rows (no transposed copy)
-	slotOf    []int        // slotOf[i]: the slot batch row i takes (its victim's)
-	_         [64]byte     // placed alone on its cache line: follow polls it
-	placed    atomic.Int64 // batch rows whose slot is decided
-	_         [56]byte
-	sig       *signal        // the update's goroutines wait for each other on it
-	tail      sync.WaitGroup // the background end of the last update
+	slots    gridSet      // K grid rows, one per slot
+	batch    *gridSet     // B grid rows of the batch: one of grids
+	grids    [2]gridSet   // the batch's and the last batch's (see update)
+	flip     int          // batch is &grids[flip]
+	score    []int64      // K: the slots' scores S between updates (see scorepass.go)
+	key      []int64      // K+B: during an update, the slots' keys, then the batch rows'
+	shift    uint         // the keys' rank bits (see keyShift)
+	packed   bool         // the keys hold ranks (else ties are found by a scan)
+	wide     bool         // keys without ranks whatever the size (tests)
+	selected []bool       // K+B: held now
+	order    []int        // order[p]: slot at position p of the memory
+	rank     []int        // rank[s]: position of slot s
+	carried  *carried     // the K x K dots between slots; nil beyond the limit
+	rowJ     []int32      // K: dots of one evicted slot
+	dots     []int32      // B x (K+B): dots of each batch row with slots and batch
+	held     int          // rows held during the current update
+	colJ     []int32      // dots of one slot with the batch rows (no transposed copy)
+	slotOf   []int        // slotOf[i]: the slot batch row i takes (its victim's)
+	_        [64]byte     // placed alone on its cache line: follow polls it
+	placed   atomic.Int64 // batch rows whose slot is decided
+	_        [56]byte
+	sig      *signal        // the update's goroutines wait for each other on it
+	tail     sync.WaitGroup // the background end of the last update
 }
 
 // update runs the policy on a and returns the evicted positions. It leaves
@@ -107,7 +112,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 		dotsConcat(f.dots, w, f.batch.rows, b, &f.slots, f.batch)
 	}
 
-	f.score = grow(f.score, w)
+	f.setKeys(b)
 	f.selected = grow(f.selected, w)
 	for c := range f.selected {
 		f.selected[c] = c < k
@@ -129,9 +134,6 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 
 	evicted := make([]int, b)
 	f.held = k
-	if len(f.batchRank) < b {
-		f.batchRank = identity(b)
-	}
 	J := f.bestSlot()
 	for i := 0; i < b; i++ {
 		if st != nil {
@@ -168,69 +170,130 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 // settle returns when the last update's background work is done.
 func (f *fastDUEL) settle() { f.tail.Wait() }
 
+// setKeys sizes the keys for an update of b batch rows and sets the
+// slots': score and reversed rank (see keyShift).
+func (f *fastDUEL) setKeys(b int) {
+	k := f.k
+	f.shift, f.packed = keyShift(k, b)
+	if f.wide {
+		f.shift, f.packed = 0, false
+	}
+	f.key = grow(f.key, k+b)
+	for s, v := range f.score[:k] {
+		f.key[s] = v<<f.shift | f.rankBits(f.rank[s])
+	}
+}
+
+// rankBits returns the low bits of the key of a row of rank r: the rank
+// reversed (the lowest rank has the highest bits), 0 for unshifted keys.
+func (f *fastDUEL) rankBits(r int) int64 {
+	if !f.packed {
+		return 0
+	}
+	return int64(1)<<f.shift - 1 - int64(r)
+}
+
 // bestSlot returns the slot with the highest score, ties to the lowest rank.
 func (f *fastDUEL) bestSlot() int {
-	best := -1
-	for s := 0; s < f.k; s++ {
-		if best < 0 || evictsBefore(false, f.score[s], f.rank[s], false, f.score[best], f.rank[best]) {
-			best = s
+	best := int64(math.MinInt64)
+	for _, v := range f.key[:f.k] {
+		best = max(best, v)
+	}
+	return f.slotOfKey(best)
+}
+
+// slotOfKey returns the slot that holds the highest key best among the
+// slots' (ties to the lowest rank), or -1 when best is no row held.
+func (f *fastDUEL) slotOfKey(best int64) int {
+	if best <= keyLive {
+		return -1
+	}
+	if f.packed {
+		return f.order[f.rankOf(best)]
+	}
+	s := -1
+	for c, v := range f.key[:f.k] {
+		if v == best && (s < 0 || f.rank[c] < f.rank[s]) {
+			s = c
 		}
 	}
-	return best
+	return s
+}
+
+// rankOf returns the rank held in the low bits of a packed key.
+func (f *fastDUEL) rankOf(key int64) int {
+	rmax := int64(1)<<f.shift - 1
+	return int(rmax - key&rmax)
+}
+
+// batchOfKey returns the batch row (K+bp) that holds the highest key best
+// among the first i batch rows' (ties to the lowest bp), or -1 when best
+// is no row held.
+func (f *fastDUEL) batchOfKey(best int64, i int) int {
+	if best <= keyLive {
+		return -1
+	}
+	k := f.k
+	if f.packed {
+		return k + f.rankOf(best)
+	}
+	for bp, v := range f.key[k : k+i] {
+		if v == best {
+			return k + bp
+		}
+	}
+	return -1
 }
 
 // replace evicts J (a slot, or K+b for batch row b), inserts batch row i and
 // returns the next victim. It is steps (b) and (c) of the reference, then
-// step (a) for the next row, fused into one pass over the scores.
+// step (a) for the next row, fused into one pass over the keys.
 //
-// A row that leaves gets score -Inf, which the updates keep: it can never
-// be chosen again, so the pass needs no test of the selection.
+// A row that leaves gets the key keyGone, which stays below every held
+// row's key: it can never be chosen again, so the pass needs no test of
+// the selection.
 func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	k := f.k
 	w := k + b
-	score := f.score[:w]
+	key := f.key[:w]
 	f.selected[J] = false
 	f.held--
 	ins := f.dots[i*w : (i+1)*w] // dots of incoming row i with every slot and batch row
 	del := f.dotsOf(J, w)[:k]    // dots of J with every slot
-	score[J] = math.Inf(-1)
+	key[J] = keyGone
 
 	// Rows held: with q = 1/2 + d*qUnit, "score -= q(J,c); score += q(i,c)"
-	// is score += (d(i,c) - d(J,c))*qUnit. The new row's score needs the
-	// sum of d(i,c) over the rows held. scorePass runs this pass eight rows
-	// at a time, over the slots, then over the batch rows before i. All of
-	// this is exact (see similarity.go): it equals the reference's
-	// arithmetic bit for bit.
-	bestMem, sumD := scorePass(score[:k], ins[:k], del, f.rank[:k])
+	// is S += d(i,c) - d(J,c) in units of qUnit. The new row's score needs
+	// the sum of d(i,c) over the rows held. scorePass runs this pass over
+	// the slots, then over the batch rows before i. All of this is exact
+	// integer arithmetic: it equals the reference's arithmetic bit for bit
+	// (see similarity.go).
+	memKey, sumD := scorePass(key[:k], ins[:k], del, f.shift)
+	bestMem := f.slotOfKey(memKey)
 	if bestMem >= 0 && f.carried != nil {
 		// Most likely the next victim: its dots are fetched while the
 		// batch rows are updated.
 		f.carried.prefetchRow(bestMem)
 	}
-	bestNew := -1
+	newKey := int64(math.MinInt64)
 	if i > 0 {
-		bn, sd := scorePass(score[k:k+i], ins[k:k+i], f.batchDotsOf(J, i, w), f.batchRank[:i])
-		sumD += sd
-		if bn >= 0 {
-			bestNew = k + bn
-		}
+		nk, sd := scorePass(key[k:k+i], ins[k:k+i], f.batchDotsOf(J, i, w), f.shift)
+		newKey, sumD = nk, sumD+sd
 	}
 	// Insert i itself: its score is the sum of its q with the rows held,
-	// itself included.
+	// itself included: S = held*2^22 + sumD + 2^22 + d(i,i).
 	c := k + i
 	f.selected[c] = true
-	score[c] = 0.5*float64(f.held) + sumD*qUnit + qOfInt(ins[c])
+	key[c] = (int64(f.held+1)<<22+sumD+int64(ins[c]))<<f.shift | f.rankBits(i)
 	f.held++
-	if bestNew < 0 || score[c] > score[bestNew] {
-		bestNew = c
-	}
+	bestNew := f.batchOfKey(max(newKey, key[c]), i+1)
 
 	// Next victim: a row held wins ties (lower position); new rows are
 	// candidates only when not protected, or when no row held is left.
 	switch {
 	case bestMem < 0:
 		return bestNew
-	case protect || score[bestMem] >= score[bestNew]:
+	case protect || key[bestMem]>>f.shift >= key[bestNew]>>f.shift:
 		return bestMem
 	}
 	return bestNew
@@ -283,6 +346,7 @@ func (f *fastDUEL) commit(b int) {
 	for _, s := range f.order {
 		if f.selected[s] {
 			order = append(order, s)
+			f.score[s] = f.key[s] >> f.shift
 		}
 	}
 	for bp := 0; bp < b; bp++ {
@@ -291,7 +355,7 @@ func (f *fastDUEL) commit(b int) {
 		}
 		s := f.slotOf[bp]
 		order = append(order, s)
-		f.score[s] = f.score[k+bp]
+		f.score[s] = f.key[k+bp] >> f.shift
 		if f.carried == nil {
 			f.slots.setRow(s, f.batch.row(bp))
 		} else {
@@ -320,19 +384,19 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	f.settle()
 	k, z := a.K(), a.Z
 	grids, flip := f.grids, f.flip // the batch's grid rows (see update)
-	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z, grids: grids, flip: flip}
+	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z, grids: grids, flip: flip, wide: f.wide}
 	f.slots.reset(k, z)
 	for s := 0; s < k; s++ {
 		f.slots.setUnit(s, a.Memory[s*z:(s+1)*z])
 	}
 	f.order, f.rank = identity(k), identity(k)
-	f.score = make([]float64, k)
+	f.score = make([]int64, k)
 	if 4*int64(k)*int64(k) <= maxBlock {
 		f.carried = newCarried(k, a.B())
 		block := f.carried.block
 		f.slots.dots(block, k, f.slots.rows, k)
 		for s := 0; s < k; s++ {
-			f.score[s] = sumQ(block[s*k : (s+1)*k])
+			f.score[s] = sumS(block[s*k : (s+1)*k])
 		}
 		return
 	}
@@ -342,16 +406,20 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 		m := min(panel, k-s0)
 		f.slots.dots(tmp, k, f.slots.rows[s0*z:(s0+m)*z], m)
 		for r := 0; r < m; r++ {
-			f.score[s0+r] = sumQ(tmp[r*k : (r+1)*k])
+			f.score[s0+r] = sumS(tmp[r*k : (r+1)*k])
 		}
 	}
 }
 
-// sumQ returns the sum of q over a row of grid dots.
-func sumQ(dots []int32) float64 {
-	var s float64
+// sumQ returns the sum of q over a row of grid dots (exact).
+func sumQ(dots []int32) float64 { return float64(sumS(dots)) * qUnit }
+
+// sumS returns the sum of q over a row of grid dots as the exact integer
+// S = sum*2^23 (see scorepass.go).
+func sumS(dots []int32) int64 {
+	s := int64(len(dots)) << 22
 	for _, d := range dots {
-		s += qOfInt(d)
+		s += int64(d)
 	}
 	return s
 }

@@ -53,6 +53,7 @@ func TestFastEqualsReference(t *testing.T) {
 		adm       Admission
 		noBlock   bool // row-sum mode
 		refreshAt int  // replace all rows (SetRows) after this update
+		wide      bool // keys without ranks (see keyShift)
 	}
 	var cases []tc
 	for _, s := range [][3]int{
@@ -63,12 +64,13 @@ func TestFastEqualsReference(t *testing.T) {
 	} {
 		for _, adm := range []Admission{Protected, Compete} {
 			for _, nb := range []bool{false, true} {
-				cases = append(cases, tc{s[0], s[1], s[2], adm, nb, -1}, tc{s[0], s[1], s[2], adm, nb, 3})
+				cases = append(cases, tc{s[0], s[1], s[2], adm, nb, -1, false}, tc{s[0], s[1], s[2], adm, nb, 3, false})
 			}
+			cases = append(cases, tc{s[0], s[1], s[2], adm, false, -1, true})
 		}
 	}
 	for i, c := range cases {
-		name := fmt.Sprintf("K=%d,B=%d,Z=%d,%v,noblock=%v,refresh=%d", c.k, c.b, c.z, c.adm, c.noBlock, c.refreshAt)
+		name := fmt.Sprintf("K=%d,B=%d,Z=%d,%v,noblock=%v,refresh=%d,wide=%v", c.k, c.b, c.z, c.adm, c.noBlock, c.refreshAt, c.wide)
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			updates := 20 // two folds (foldEvery = 8)
@@ -77,6 +79,7 @@ func TestFastEqualsReference(t *testing.T) {
 			if c.noBlock {
 				fast.MaxBlockBytes = 0
 			}
+			fast.wideKeys = c.wide
 			recF, recR := &recorder{Policy: fast}, &recorder{Policy: NewDUELReference(c.adm)}
 			mf, _ := New(c.k, c.z, recF)
 			mr, _ := New(c.k, c.z, recR)

@@ -91,9 +91,6 @@ func toFloat(v []int16) []float32 {
 	return f
 }
 
-// qOfInt is qOf for a dot product held as an integer.
-func qOfInt(d int32) float64 { return 0.5 + float64(d)*qUnit }
-
 // dotsConcat computes, for the m grid rows a, the dots with the rows of
 // every gs in turn: c[r*ldc+j] for j over the rows of gs[0], then gs[1]...
 // With igemm's kernel, one product shares out all their panels among its

@@ -9,13 +9,11 @@ import (
 )
 
 // scoreAVX512OK: the AVX-512 score pass runs (internal/cpu allows
-// AVX-512, i.e. the CPU has it and DUEL_ISA does not ask for less than
-// avx512, and the CPU has AVX-512 DQ).
-var scoreAVX512OK = cpu.AllowAVX512() && cpu.Detect().AVX512DQ
+// AVX-512: the CPU has it and DUEL_ISA does not ask for less than avx512).
+var scoreAVX512OK = cpu.AllowAVX512()
 
 // scoreAVX2OK: the AVX2 score pass runs (the AVX-512 one does not, and
-// internal/cpu allows AVX2 and FMA: DUEL_ISA does not ask for less than
-// avx2).
+// internal/cpu allows AVX2: DUEL_ISA does not ask for less than avx2).
 var scoreAVX2OK = !scoreAVX512OK && cpu.AllowAVX2()
 
 // scoreKernel is the assembly score pass scorePass uses: AVX-512, else
@@ -34,54 +32,52 @@ func pickScoreKernel() scoreFunc {
 	return nil
 }
 
-// scorePassAVX512 is scorePassGo on n slots, n a multiple of 8, eight
-// lanes at a time (lane l: slots c with c%8 == l). Its equivalent Go loop:
+// scorePassAVX512 is scorePassGo on n keys, n a multiple of 8, eight at a
+// time (VPMAXSQ per lane, then across the lanes). Its equivalent Go loop:
 //
+//	best = math.MinInt64
 //	for c := 0; c < n; c++ {
-//		l := c % 8
-//		s := score[c] + (float64(ins[c])-float64(del[c]))*qUnit
-//		score[c] = s
-//		if s > math.Inf(-1) {
-//			pb.dsum[l] += float64(ins[c])
+//		v := key[c] + (int64(ins[c])-int64(del[c]))<<shift
+//		key[c] = v
+//		if v > keyLive {
+//			dsum += int64(ins[c])
 //		}
-//		if s > pb.score[l] || s == pb.score[l] && rank[c] < pb.rank[l] {
-//			pb.score[l], pb.rank[l], pb.slot[l] = s, rank[c], c
-//		}
+//		best = max(best, v)
 //	}
 //
 //go:noescape
-func scorePassAVX512(n int, score *float64, ins, del *int32, rank *int, pb *passBest)
+func scorePassAVX512(n int, key *int64, ins, del *int32, shift uint) (best, dsum int64)
 
-// scorePassAVX2 is scorePassAVX512 (the same Go loop, the same lanes) with
-// AVX2 and FMA: the eight lanes in two ymm groups of four.
+// scorePassAVX2 is scorePassAVX512 (the same Go loop) with AVX2: four keys
+// per ymm, two ymm per step.
 //
 //go:noescape
-func scorePassAVX2(n int, score *float64, ins, del *int32, rank *int, pb *passBest)
+func scorePassAVX2(n int, key *int64, ins, del *int32, shift uint) (best, dsum int64)
 
 // scoreArgsOK panics unless the slices have equal lengths, a multiple of
 // 8, and reports whether they are non-empty.
-func scoreArgsOK(score []float64, ins, del []int32, rank []int) bool {
-	n := len(score)
-	if n%8 != 0 || len(ins) != n || len(del) != n || len(rank) != n {
+func scoreArgsOK(key []int64, ins, del []int32) bool {
+	n := len(key)
+	if n%8 != 0 || len(ins) != n || len(del) != n {
 		panic("memory: scorePassAsm: bad lengths")
 	}
 	return n > 0
 }
 
 // scorePassAsm512 runs scorePassAVX512 on slices of equal length, a
-// multiple of 8, and returns the updated pb.
-func scorePassAsm512(score []float64, ins, del []int32, rank []int, pb passBest) passBest {
-	if scoreArgsOK(score, ins, del, rank) {
-		scorePassAVX512(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), &pb)
+// multiple of 8.
+func scorePassAsm512(key []int64, ins, del []int32, shift uint) (best, dsum int64) {
+	if !scoreArgsOK(key, ins, del) {
+		return scorePassGo(key, ins, del, shift)
 	}
-	return pb
+	return scorePassAVX512(len(key), unsafe.SliceData(key), unsafe.SliceData(ins), unsafe.SliceData(del), shift)
 }
 
 // scorePassAsm2 runs scorePassAVX2 on slices of equal length, a multiple
-// of 8, and returns the updated pb.
-func scorePassAsm2(score []float64, ins, del []int32, rank []int, pb passBest) passBest {
-	if scoreArgsOK(score, ins, del, rank) {
-		scorePassAVX2(len(score), unsafe.SliceData(score), unsafe.SliceData(ins), unsafe.SliceData(del), unsafe.SliceData(rank), &pb)
+// of 8.
+func scorePassAsm2(key []int64, ins, del []int32, shift uint) (best, dsum int64) {
+	if !scoreArgsOK(key, ins, del) {
+		return scorePassGo(key, ins, del, shift)
 	}
-	return pb
+	return scorePassAVX2(len(key), unsafe.SliceData(key), unsafe.SliceData(ins), unsafe.SliceData(del), shift)
 }

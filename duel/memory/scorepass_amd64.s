@@ -2,65 +2,54 @@
 
 #include "textflag.h"
 
-// func scorePassAVX512(n int, score *float64, ins, del *int32, rank *int, pb *passBest)
+// func scorePassAVX512(n int, key *int64, ins, del *int32, shift uint) (best, dsum int64)
 //
-// passBest: score [8]float64 at 0, rank [8]int at 64, slot [8]int at 128,
-// dsum [8]float64 at 192.
-//
-// Z0 best scores, Z1 their ranks, Z2 their slots, Z3 dsum (of the ins of
-// the slots whose new score is above -Inf), Z4 the slots of the current
-// eight, Z5 eight 8s, Z6 qUnit (2^-23) in every lane, Z11 -Inf.
-TEXT ·scorePassAVX512(SB), NOSPLIT, $0-48
+// Z0 the best key per lane, Z4 the sum of ins per lane over the keys
+// above keyLive (Z5), X6 the shift count.
+TEXT ·scorePassAVX512(SB), NOSPLIT, $0-56
 	MOVQ n+0(FP), CX
-	MOVQ score+8(FP), DI
+	MOVQ key+8(FP), DI
 	MOVQ ins+16(FP), SI
 	MOVQ del+24(FP), DX
-	MOVQ rank+32(FP), BX
-	MOVQ pb+40(FP), AX
-	VMOVUPD 0(AX), Z0
-	VMOVDQU64 64(AX), Z1
-	VMOVDQU64 128(AX), Z2
-	VMOVUPD 192(AX), Z3
-	MOVQ $0x0706050403020100, R8
-	VMOVQ R8, X4
-	VPMOVZXBQ X4, Z4
-	MOVQ $8, R8
-	VPBROADCASTQ R8, Z5
-	MOVQ $0x3e80000000000000, R8
-	VPBROADCASTQ R8, Z6
-	MOVQ $0xfff0000000000000, R8
-	VPBROADCASTQ R8, Z11
+	MOVQ shift+32(FP), X6
+	MOVQ $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z0
+	VPXORQ Z4, Z4, Z4
+	MOVQ $-0x2000000000000000, AX
+	VPBROADCASTQ AX, Z5
 	SHRQ $3, CX
+	JEQ reduce
 
 loop:
-	VCVTDQ2PD (SI), Z7
-	VCVTDQ2PD (DX), Z8
-	VSUBPD Z8, Z7, Z8
-	VMOVUPD (DI), Z9
-	VFMADD231PD Z6, Z8, Z9
-	VMOVUPD Z9, (DI)
-	VCMPPD $0x1e, Z11, Z9, K4
-	VADDPD Z7, Z3, K4, Z3
-	VMOVDQU64 (BX), Z10
-	VCMPPD $0x1e, Z0, Z9, K1
-	VCMPPD $0x00, Z0, Z9, K2
-	VPCMPQ $1, Z1, Z10, K3
-	KANDW K3, K2, K2
-	KORW K2, K1, K1
-	VMOVAPD Z9, K1, Z0
-	VMOVDQA64 Z10, K1, Z1
-	VMOVDQA64 Z4, K1, Z2
-	VPADDQ Z5, Z4, Z4
+	VPMOVSXDQ (SI), Z1
+	VPMOVSXDQ (DX), Z2
+	VPSUBQ Z2, Z1, Z3
+	VPSLLQ X6, Z3, Z3
+	VPADDQ (DI), Z3, Z3
+	VMOVDQU64 Z3, (DI)
+	VPMAXSQ Z3, Z0, Z0
+	VPCMPQ $6, Z5, Z3, K1
+	VPADDQ Z1, Z4, K1, Z4
 	ADDQ $64, DI
 	ADDQ $32, SI
 	ADDQ $32, DX
-	ADDQ $64, BX
 	DECQ CX
 	JNE loop
 
-	VMOVUPD Z0, 0(AX)
-	VMOVDQU64 Z1, 64(AX)
-	VMOVDQU64 Z2, 128(AX)
-	VMOVUPD Z3, 192(AX)
+reduce:
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXSQ Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXSQ X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPMAXSQ X1, X0, X0
+	MOVQ X0, best+40(FP)
+	VEXTRACTI64X4 $1, Z4, Y1
+	VPADDQ Y1, Y4, Y4
+	VEXTRACTI128 $1, Y4, X1
+	VPADDQ X1, X4, X4
+	VPSHUFD $0x4e, X4, X1
+	VPADDQ X1, X4, X4
+	MOVQ X4, dsum+48(FP)
 	VZEROUPPER
 	RET

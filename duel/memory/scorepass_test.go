@@ -10,8 +10,8 @@ import (
 
 // TestScorePass compares scorePass (the kernel DUEL_ISA selects) and every
 // variant this CPU runs (scoreVariants: the Go loop, AVX-512, AVX2) with
-// the plain loop on random, odd and zero sizes, with -Inf scores (rows
-// gone) and many tied scores.
+// the definition on random, odd and zero sizes, with rows gone, many tied
+// keys and the shifts of small and large memories.
 func TestScorePass(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	sizes := []int{0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 100, 2048, 2051}
@@ -20,107 +20,90 @@ func TestScorePass(t *testing.T) {
 	}
 	variants := append([]variant[scoreFunc]{{"scorePass", scoreKernel}}, scoreVariants()...)
 	for _, n := range sizes {
-		for _, kind := range []string{"random", "ties", "gone", "allgone"} {
-			for _, v := range variants {
-				t.Run(fmt.Sprintf("%d/%s/%s", n, kind, v.name), func(t *testing.T) {
-					testScorePass(t, rng, n, kind, v.kern)
-				})
+		for _, kind := range []string{"random", "ties", "gone", "allgone", "extreme"} {
+			for _, shift := range []uint{0, 11, 17} {
+				for _, v := range variants {
+					t.Run(fmt.Sprintf("%d/%s/shift%d/%s", n, kind, shift, v.name), func(t *testing.T) {
+						testScorePass(t, rng, n, kind, shift, v.kern)
+					})
+				}
 			}
 		}
 	}
 }
 
-// passInput returns the inputs of a score pass over n random slots of the
-// given kind: "random", "ties" (scores and dots from tiny sets), "gone"
-// (a third of the rows gone: score -Inf) or "allgone".
-func passInput(rng *rand.Rand, n int, kind string) (score []float64, ins, del []int32, rank []int) {
-	score = make([]float64, n)
+// passInput returns the keys and dots of a score pass over n random rows of
+// the given kind, for keys with shift rank bits: "random", "ties" (scores
+// and dots from tiny sets), "gone" (a third of the rows gone, their keys
+// moved by earlier passes), "allgone", or "extreme" (scores and dots at
+// the bounds keyShift allows for 2^17 rows).
+func passInput(rng *rand.Rand, n int, kind string, shift uint) (key []int64, ins, del []int32) {
+	key = make([]int64, n)
 	ins, del = make([]int32, n), make([]int32, n)
-	rank = rng.Perm(n)
-	for c := range score {
-		score[c] = float64(rng.IntN(1<<30)) * qUnit
+	rmax := int64(1)<<shift - 1
+	for c := range key {
+		s := rng.Int64N(1<<30) - 1<<20
 		ins[c], del[c] = int32(rng.IntN(1<<23)-1<<22), int32(rng.IntN(1<<23)-1<<22)
 		switch kind {
 		case "ties":
-			score[c], ins[c], del[c] = float64(rng.IntN(3)), int32(rng.IntN(2)), 0
-		case "gone":
-			if rng.IntN(3) == 0 {
-				score[c] = math.Inf(-1)
+			s, ins[c], del[c] = rng.Int64N(3), int32(rng.IntN(2)), 0
+		case "extreme":
+			s = (1<<42 - 1) * (1 - 2*rng.Int64N(2)) // 2^25 * 2^17 in magnitude
+			ins[c], del[c] = 1<<23-1, -(1<<23 - 1)
+			if rng.IntN(2) == 0 {
+				ins[c], del[c] = del[c], ins[c]
 			}
-		case "allgone":
-			score[c] = math.Inf(-1)
+		}
+		key[c] = s<<shift | rng.Int64N(rmax+1)
+		if kind == "allgone" || kind != "ties" && rng.IntN(3) == 0 {
+			key[c] = keyGone + rng.Int64N(1<<40) - 1<<39
 		}
 	}
-	return score, ins, del, rank
+	return key, ins, del
 }
 
-// testScorePass runs scorePassWith(kern) on n random slots of the given
+// testScorePass runs scorePassWith(kern) on n random rows of the given
 // kind and checks it against the definition.
-func testScorePass(t *testing.T, rng *rand.Rand, n int, kind string, kern scoreFunc) {
-	score, ins, del, rank := passInput(rng, n, kind)
-	want := slices.Clone(score)
-	wantBest, wantSum := -1, 0.0
+func testScorePass(t *testing.T, rng *rand.Rand, n int, kind string, shift uint, kern scoreFunc) {
+	key, ins, del := passInput(rng, n, kind, shift)
+	want := slices.Clone(key)
+	wantBest, wantSum := int64(math.MinInt64), int64(0)
 	for c := range want {
-		want[c] += (float64(ins[c]) - float64(del[c])) * qUnit
-		if !math.IsInf(want[c], -1) { // rows gone do not count
-			wantSum += float64(ins[c])
+		want[c] += (int64(ins[c]) - int64(del[c])) << shift
+		if want[c] > keyLive {
+			wantSum += int64(ins[c])
 		}
-		if !math.IsInf(want[c], -1) && (wantBest < 0 || want[c] > want[wantBest] ||
-			want[c] == want[wantBest] && rank[c] < rank[wantBest]) {
-			wantBest = c
-		}
+		wantBest = max(wantBest, want[c])
 	}
-	best, sum := scorePassWith(kern, score, ins, del, rank)
+	best, sum := scorePassWith(kern, key, ins, del, shift)
 	if best != wantBest || sum != wantSum {
-		t.Fatalf("best %d, sum %v; want %d, %v", best, sum, wantBest, wantSum)
+		t.Fatalf("best %d, sum %d; want %d, %d", best, sum, wantBest, wantSum)
 	}
-	for c := range want {
-		if math.Float64bits(score[c]) != math.Float64bits(want[c]) {
-			t.Fatalf("score[%d] = %v, want %v", c, score[c], want[c])
-		}
+	if !slices.Equal(key, want) {
+		t.Fatal("keys differ from the definition")
 	}
 }
 
-// TestScorePassLanes compares the lanes an assembly score pass leaves in
-// passBest (best score, rank and slot, and sum, per lane l: slots c%8 ==
-// l) with its documented Go loop, on ties, rows gone and random scores.
-func TestScorePassLanes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(10, 11))
-	for _, v := range scoreVariants() {
-		if v.kern == nil {
-			continue
+// TestKeyShift checks the rank bits of the keys: enough for every rank,
+// within the bounds that keep held rows' and gone rows' keys apart (see
+// keyShift), and unshifted keys beyond them.
+func TestKeyShift(t *testing.T) {
+	for _, tt := range []struct {
+		k, b   int
+		shift  uint
+		packed bool
+	}{
+		{1, 1, 1, true}, {2, 1, 1, true}, {3, 1, 2, true}, {7, 20, 5, true},
+		{2048, 256, 11, true}, {2049, 256, 12, true}, {8192, 512, 13, true},
+		{65536, 256, 16, true}, {1 << 17, 64, 17, true}, {1<<17 + 1, 64, 0, false},
+		{64, 1 << 18, 0, false}, {1 << 27, 1 << 10, 0, false},
+	} {
+		shift, packed := keyShift(tt.k, tt.b)
+		if shift != tt.shift || packed != tt.packed {
+			t.Errorf("keyShift(%d, %d) = %d, %v; want %d, %v", tt.k, tt.b, shift, packed, tt.shift, tt.packed)
 		}
-		for _, n := range []int{0, 8, 16, 64, 8 * rng.IntN(100), 2048} {
-			for _, kind := range []string{"random", "ties", "gone"} {
-				score, ins, del, rank := passInput(rng, n, kind)
-				var got, want passBest
-				for l := range got.score {
-					got.score[l], got.rank[l], got.slot[l] = math.Inf(-1), math.MaxInt, -1
-					got.dsum[l] = float64(l)
-				}
-				want = got
-				ref := slices.Clone(score)
-				for c := range ref {
-					l := c % 8
-					s := ref[c] + (float64(ins[c])-float64(del[c]))*qUnit
-					ref[c] = s
-					if s > math.Inf(-1) {
-						want.dsum[l] += float64(ins[c])
-					}
-					if s > want.score[l] || s == want.score[l] && rank[c] < want.rank[l] {
-						want.score[l], want.rank[l], want.slot[l] = s, rank[c], c
-					}
-				}
-				got = v.kern(score, ins, del, rank, got)
-				if got != want {
-					t.Fatalf("%s, n=%d, %s: passBest\n%+v, want\n%+v", v.name, n, kind, got, want)
-				}
-				for c := range ref {
-					if math.Float64bits(score[c]) != math.Float64bits(ref[c]) {
-						t.Fatalf("%s, n=%d, %s: score[%d] = %v, want %v", v.name, n, kind, c, score[c], ref[c])
-					}
-				}
-			}
+		if packed && (int64(1)<<shift < int64(max(tt.k, tt.b)) || 25+bitLen(max(tt.k, tt.b))+int(shift) > 60) {
+			t.Errorf("keyShift(%d, %d) = %d: ranks or bounds do not fit", tt.k, tt.b, shift)
 		}
 	}
 }
@@ -134,21 +117,15 @@ func TestScorePassLanes(t *testing.T) {
 func BenchmarkScorePass(b *testing.B) {
 	const n = 2048
 	rng := rand.New(rand.NewPCG(16, 17))
-	score := make([]float64, n)
-	ins, del := make([]int32, n), make([]int32, n)
-	rank := rng.Perm(n)
-	for c := range score {
-		score[c] = float64(rng.IntN(1<<30)) * qUnit
-		if rng.IntN(3) == 0 {
-			score[c] = math.Inf(-1)
-		}
+	key, ins, del := passInput(rng, n, "gone", 11)
+	for c := range ins {
 		ins[c], del[c] = int32(rng.IntN(1<<21)-1<<20), int32(rng.IntN(1<<21)-1<<20)
 	}
 	var goNs float64
 	for _, v := range scoreVariants() {
 		b.Run(v.name, func(b *testing.B) {
 			for b.Loop() {
-				scorePassWith(v.kern, score, ins, del, rank)
+				scorePassWith(v.kern, key, ins, del, 11)
 			}
 			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			if v.kern == nil {
