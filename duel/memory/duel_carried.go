@@ -55,7 +55,7 @@ type carried struct {
 	next      atomic.Int64 // batch rows claimed for writeRow
 	_         [56]byte
 	anyOrder  bool         // see writeRow
-	occ       []int32      // scratch of writeRow: batch row placed last in each slot
+	occ       []int32      // placeRow's: batch row placed last in each slot
 	folding   []int        // rows folded during the current update (see finish)
 	foldNext  atomic.Int64 // rows of folding claimed
 	foldReady atomic.Bool  // folding is listed
@@ -107,6 +107,7 @@ func (cr *carried) begin(b int, anyOrder bool) {
 	cr.next.Store(0)
 	cr.foldReady.Store(false)
 	cr.anyOrder = anyOrder
+	cr.occ = grow(cr.occ, cr.k)
 }
 
 // row returns the dots of slot J's occupant with every slot, in dst when
@@ -134,6 +135,12 @@ func (cr *carried) prefetchRow(J int) {
 	}
 }
 
+// prefetchCur asks for the cache lines of slot J's dots with the first i
+// batch rows in the current part of the ring (see columnsOf).
+func (cr *carried) prefetchCur(J, i int) {
+	prefetch(cr.cur[J*cr.rowLen : J*cr.rowLen+i])
+}
+
 // columnsOf returns the dots of slot J's occupant with the first i batch
 // rows, from the current update's columns, or nil when they are not
 // written yet.
@@ -147,8 +154,8 @@ func (cr *carried) columnsOf(J, i int) []int32 {
 // follow runs beside the score passes of an update of b batch rows: it
 // computes strips of the product (st; nil when the product is already
 // done, whose columns it then transposes into the ring), then writes the
-// new rows as the passes place them (f.placed, f.slotOf; see writeRow),
-// and folds rows (see finish).
+// new rows' grid rows and ring runs as the passes place them (f.placed,
+// f.slotOf; see writeRow), and folds rows (see finish).
 func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 	if st == nil {
 		cr.transpose(f.dots, cr.k+b, 0, b)
@@ -160,7 +167,6 @@ func (cr *carried) follow(f *fastDUEL, st *strips, b int) {
 	f.sig.notify() // every column is transposed (see finish)
 
 	// From here on the product is done: the slots' grid rows may change.
-	cr.occ = grow(cr.occ, cr.k)
 	for {
 		j := cr.next.Load()
 		if j >= int64(b) {
@@ -214,30 +220,40 @@ func (cr *carried) finish(f *fastDUEL, b int) {
 	cr.foldRows()
 }
 
-// writeRow writes what batch row j brings to its slot s: its grid row, its
-// row of the block (the product's dots with the slots are with the
-// occupants before the update: its dots with the new rows before it
-// replace those) and its run in the ring (its dots with the batch). With
-// anyOrder, every new row stays (protected admission, B <= K) and rows may
-// be written in any order, by either goroutine; otherwise they are written
-// in order by follow, which tracks the new rows evicted since (occ).
-func (cr *carried) writeRow(f *fastDUEL, j, b int) {
+// placeRow writes the block row of batch row j as the passes place it in
+// its slot s (f.slotOf): the product's dots of j with the slots (with
+// their occupants before the update), with itself, and with the new rows
+// placed before it that are still held, which replaced those occupants.
+// The passes call it right after their pass of j, while j's row of the
+// product and the block row of the slot's last occupant (its victim, whose
+// dots the pass read) are in their cache; no one else reads or writes
+// that block row during the update.
+func (cr *carried) placeRow(f *fastDUEL, j, b int) {
 	k, w := cr.k, cr.k+b
 	s := f.slotOf[j]
-	if !cr.anyOrder {
-		cr.occ[s] = int32(j)
-	}
-	f.slots.setRow(s, f.batch.row(j))
+	cr.occ[s] = int32(j)
 	row := cr.block[s*k : (s+1)*k]
 	src := f.dots[j*w : (j+1)*w]
 	copy(row, src[:k])
 	row[s] = src[k+j]
-	for l := 0; l < j; l++ {
-		if sl := f.slotOf[l]; cr.anyOrder || int(cr.occ[sl]) == l { // not evicted since
+	for l, sl := range f.slotOf[:j] {
+		if int(cr.occ[sl]) == l { // not evicted since
 			row[sl] = src[k+l]
 		}
 	}
-	copy(cr.cur[s*cr.rowLen:s*cr.rowLen+b], src[k:])
+}
+
+// writeRow writes the rest of what batch row j brings to its slot s, once
+// the product is done: its grid row and its run in the ring (its dots with
+// the batch). With anyOrder, every new row stays (protected admission,
+// B <= K) and rows may be written in any order, by either goroutine;
+// otherwise they are written in order by follow, so that the last new row
+// in a slot writes last.
+func (cr *carried) writeRow(f *fastDUEL, j, b int) {
+	w := cr.k + b
+	s := f.slotOf[j]
+	f.slots.setRow(s, f.batch.row(j))
+	copy(cr.cur[s*cr.rowLen:s*cr.rowLen+b], f.dots[j*w+cr.k:(j+1)*w])
 }
 
 // foldRows folds the rows listed by finish, claimed a few at a time.

@@ -30,9 +30,10 @@ import (
 // new rows against the memory and the batch, kernels/igemm: exact int32
 // dots, see gridSet), B fused passes over the K+B scores (scorePass: one
 // pass over integer keys that carry the tie-breaking rank, AVX-512 or
-// AVX2), and the bookkeeping of the block, O(K B)
-// memory traffic, done on another goroutine while the passes run (see
-// carried.follow). With igemm's kernel the product is computed in strips of
+// AVX2), and the bookkeeping of the block, O(K B) memory traffic: each new
+// row's block row is written by the passes as they place it (its data are
+// then in their cache, see carried.placeRow), the rest on another
+// goroutine while the passes run (see carried.follow). With igemm's kernel the product is computed in strips of
 // batch rows by both goroutines, and the passes start with the first strip
 // (see strips). Once the evictions are known, update returns them and the
 // rest (the block's last rows, folds, order and rank) runs in the
@@ -274,6 +275,12 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 		// Most likely the next victim: its dots are fetched while the
 		// batch rows are updated.
 		f.carried.prefetchRow(bestMem)
+		if i+1 < b {
+			// The next pass also reads its run of the current part of the
+			// ring and the next row's dots, written by either goroutine.
+			f.carried.prefetchCur(bestMem, i+1)
+			prefetch(f.dots[(i+1)*w : (i+2)*w])
+		}
 	}
 	newKey := int64(math.MinInt64)
 	if i > 0 {
@@ -287,6 +294,9 @@ func (f *fastDUEL) replace(J, i, b int, protect bool) int {
 	key[c] = (int64(f.held+1)<<22+sumD+int64(ins[c]))<<f.shift | f.rankBits(i)
 	f.held++
 	bestNew := f.batchOfKey(max(newKey, key[c]), i+1)
+	if f.carried != nil {
+		f.carried.placeRow(f, i, b)
+	}
 
 	// Next victim: a row held wins ties (lower position); new rows are
 	// candidates only when not protected, or when no row held is left.
