@@ -1,8 +1,11 @@
 package memory
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +28,69 @@ func TestGridOf(t *testing.T) {
 		want := math.Floor(float64(x)*gridScale + 0.5)
 		if got := gridOf(x); float64(got) != want {
 			t.Fatalf("gridOf(%v) = %d, want %v", x, got, want)
+		}
+	}
+}
+
+// TestNormalizeRows checks that normalizeRows, which takes rows eight at a
+// time, gives the bits of normalizeRow row by row, in place or not, and
+// reports the first bad row (zero, NaN or Inf) wherever it falls among the
+// groups of four and the cores' ranges.
+func TestNormalizeRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	for _, tt := range []struct {
+		n, z int
+		bad  []int // rows made bad
+	}{
+		{0, 3, nil}, {1, 1, nil}, {3, 5, nil}, {4, 7, nil}, {7, 256, nil}, {130, 33, nil},
+		{256, 256, nil}, {9, 4, []int{5}}, {9, 4, []int{8}}, {130, 16, []int{66, 3}},
+		{130, 16, []int{127}}, {4, 2, []int{0}},
+	} {
+		for _, inPlace := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n=%d,z=%d,bad=%v,inplace=%v", tt.n, tt.z, tt.bad, inPlace), func(t *testing.T) {
+				src := make([]float32, tt.n*tt.z)
+				for i := range src {
+					src[i] = float32(rng.NormFloat64())
+				}
+				wantBad := -1
+				for k, r := range tt.bad {
+					row := src[r*tt.z : (r+1)*tt.z]
+					switch k % 3 {
+					case 0:
+						clear(row)
+					case 1:
+						row[tt.z-1] = float32(math.NaN())
+					default:
+						row[0] = float32(math.Inf(1))
+					}
+					if wantBad < 0 || r < wantBad {
+						wantBad = r
+					}
+				}
+				want := make([]float32, len(src))
+				for r := 0; r < tt.n; r++ {
+					normalizeRow(want[r*tt.z:(r+1)*tt.z], src[r*tt.z:(r+1)*tt.z])
+				}
+				dst := make([]float32, len(src))
+				if inPlace {
+					dst = slices.Clone(src)
+				}
+				err := normalizeRows(dst, map[bool][]float32{false: src, true: dst}[inPlace], tt.z)
+				if wantBad >= 0 {
+					if err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("row %d:", wantBad)) {
+						t.Fatalf("error %v, want one about row %d", err, wantBad)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("value %d: %v, want %v", i, dst[i], want[i])
+					}
+				}
+			})
 		}
 	}
 }

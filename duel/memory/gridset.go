@@ -38,9 +38,7 @@ func (g *gridSet) row(i int) []int16 { return g.rows[i*g.z : (i+1)*g.z] }
 // component x becomes floor(2048*x + 1/2), as toGrid does.
 func (g *gridSet) setUnit(i int, src []float32) {
 	dst := g.row(i)
-	for c, x := range src {
-		dst[c] = int16(gridOf(x))
-	}
+	gridRow(dst, src)
 	g.packed.SetRow(i, dst)
 }
 

@@ -63,14 +63,18 @@ func gridDots(c, a, b []float32, m, n, z int) {
 
 // normalizeRows copies the rows of src (z columns) into dst, each divided by
 // its L2 norm, and reports the first row that is zero or not finite. Rows
-// are shared out among the cores; each row's arithmetic is the same
+// are shared out among the cores and taken eight at a time (normalize8,
+// AVX-512 where it runs); each row's arithmetic is that of normalizeRow
 // whatever the split.
 func normalizeRows(dst, src []float32, z int) error {
 	n := len(src) / z
 	var mu sync.Mutex
 	bad, badErr := n, error(nil)
 	parallelRows(n, func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
+		r := r0
+		for ; r+normRows <= r1 && normalize8(dst[r*z:(r+normRows)*z], src[r*z:(r+normRows)*z], z); r += normRows {
+		}
+		for ; r < r1; r++ { // the rest, or a bad row among eight
 			if err := normalizeRow(dst[r*z:(r+1)*z], src[r*z:(r+1)*z]); err != nil {
 				mu.Lock()
 				if r < bad {

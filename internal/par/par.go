@@ -1,9 +1,28 @@
 // Package par runs a loop over [0, n) on several goroutines: the one
 // splitting helper shared by the packages that parallelise row loops, each
-// with its own rule for how many goroutines the work deserves.
+// with its own rule for how many goroutines the work deserves (Workers is
+// the rule of the layers and of the convolution and BatchNorm kernels).
 package par
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
+
+// Workers returns how many goroutines to split work of about n scalar
+// operations over: one per 2^15 operations (fewer cost more in start-up
+// than they save), at most GOMAXPROCS.
+func Workers(n int) int {
+	const grain = 1 << 15
+	p := runtime.GOMAXPROCS(0)
+	if n < grain || p < 2 {
+		return 1
+	}
+	if w := n / grain; w < p {
+		return w
+	}
+	return p
+}
 
 // For calls f on w contiguous ranges covering [0, n) (range i is
 // [i*n/w, (i+1)*n/w)), concurrently, the last one on the caller's

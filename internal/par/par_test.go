@@ -2,6 +2,7 @@ package par
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -31,5 +32,17 @@ func TestFor(t *testing.T) {
 				t.Fatalf("%d calls for an empty loop", calls)
 			}
 		})
+	}
+}
+
+// TestWorkers checks the bounds of Workers: one below the grain, at most
+// GOMAXPROCS.
+func TestWorkers(t *testing.T) {
+	p := runtime.GOMAXPROCS(0)
+	for _, n := range []int{-1, 0, 1, 1<<15 - 1, 1 << 15, 1 << 16, 1 << 30} {
+		w := Workers(n)
+		if w < 1 || w > max(p, 1) || (n < 1<<15 && w != 1) {
+			t.Errorf("Workers(%d) = %d with GOMAXPROCS %d", n, w, p)
+		}
 	}
 }
