@@ -1,10 +1,10 @@
 package nn
 
 import (
-	"math"
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/kernels/vecmath"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -33,7 +33,7 @@ func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	y := a.tensor(cm, x.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
-		affineReLU(yd[lo:hi], xd[lo:hi], 0, 1, 0) // (x-0)*1+0 = x
+		vecmath.AffineReLU(yd[lo:hi], xd[lo:hi], 0, 1, 0) // (x-0)*1+0 = x
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		defer a.release(out.Grad)
@@ -48,7 +48,7 @@ func (a *Arena) reluBackward(x *autograd.Var, yd, dy []float32) {
 		return
 	}
 	parallelFor(len(dx), workers(len(dx)), func(lo, hi int) {
-		reluMask(dx[lo:hi], dy[lo:hi], yd[lo:hi], acc)
+		vecmath.ReLUGrad(dx[lo:hi], dy[lo:hi], yd[lo:hi], acc)
 	})
 }
 
@@ -70,7 +70,7 @@ func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	y := ar.tensor(cm, a.Value.Shape()...)
 	yd := storage(y)
 	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
-		affineAddReLU(yd[lo:hi], ad[lo:hi], bd[lo:hi], 0, 1, 0)
+		vecmath.AffineAddReLU(yd[lo:hi], ad[lo:hi], bd[lo:hi], 0, 1, 0)
 	})
 	return tp.Record(y, func(out *autograd.Var) {
 		defer ar.release(out.Grad)
@@ -108,20 +108,4 @@ func addGrad(v *autograd.Var, g *tensor.Tensor) {
 	for i, x := range src {
 		dv[i] += x
 	}
-}
-
-// reluMask writes (or adds, with acc) dy where y > 0 and 0 elsewhere into
-// dx, without branches (maskPositive; when accumulating: y is a ReLU
-// output (>= 0), so y > 0 exactly when its bits are non-zero, and
-// -bits >> 31 is then an all-ones mask).
-func reluMask(dx, dy, y []float32, acc bool) {
-	dy, y = dy[:len(dx)], y[:len(dx)]
-	if acc {
-		for i, g := range dy {
-			m := uint32(-int32(math.Float32bits(y[i])) >> 31)
-			dx[i] += math.Float32frombits(math.Float32bits(g) & m)
-		}
-		return
-	}
-	maskPositive(dx, dy, y)
 }

@@ -184,3 +184,17 @@ func (a *Arena) gradSlot(v *autograd.Var) (g []float32, acc bool) {
 	v.Grad = a.tensor(channelMajor(v.Value), v.Value.Shape()...)
 	return storage(v.Grad), false
 }
+
+// scratchArena is an Arena seen by the kernels (kernels/conv,
+// kernels/batchnorm) as their scratch allocator.
+type scratchArena Arena
+
+// Get returns a buffer of n floats with arbitrary contents (getScratch).
+func (s *scratchArena) Get(n int) []float32 { return (*Arena)(s).getScratch(n) }
+
+// Put gives back a buffer obtained from Get (putScratch).
+func (s *scratchArena) Put(b []float32) { (*Arena)(s).putScratch(b) }
+
+// kernelScratch returns a as the kernels' scratch allocator (valid for a nil a:
+// it then allocates).
+func (a *Arena) kernelScratch() *scratchArena { return (*scratchArena)(a) }

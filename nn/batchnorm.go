@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/kernels/batchnorm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -81,31 +82,6 @@ func (bn *BatchNorm) SetTraining(training bool) { bn.training = training }
 // Training reports the mode.
 func (bn *BatchNorm) Training() bool { return bn.training }
 
-// bnGeom describes an (n, c, s) input split into groups of ng samples
-// (sample i in group i mod splits), stored sample-major or channel-major
-// (cm).
-type bnGeom struct {
-	n, c, s, splits, ng int
-	cm                  bool
-}
-
-// plane returns the memory index of the s-element plane of (sample i,
-// channel ch).
-func (g bnGeom) plane(i, ch int) int {
-	if g.cm {
-		return ch*g.n + i
-	}
-	return i*g.c + ch
-}
-
-// coords returns the sample and channel of memory plane p.
-func (g bnGeom) coords(p int) (i, ch int) {
-	if g.cm {
-		return p % g.n, p / g.n
-	}
-	return p / g.c, p % g.c
-}
-
 // Forward normalises x of shape (N, C, ...).
 func (bn *BatchNorm) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	return bn.forward(tp, x, false, nil)
@@ -145,7 +121,7 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 		panic(fmt.Sprintf("nn.BatchNorm: expected more than 1 value per channel when training, got input of shape %v", shape))
 	}
 	xd, cm := planes(x.Value)
-	g := bnGeom{n: n, c: c, s: s, splits: splits, ng: n / splits, cm: cm}
+	g := batchnorm.Geom{N: n, C: c, S: s, Splits: splits, ChannelMajor: cm}
 	y := bn.arena.tensor(cm, shape...)
 	yd := storage(y)
 	gamma, betaV := bn.Weight.Value.Data(), bn.Bias.Value.Data()
@@ -168,12 +144,16 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	}
 	switch {
 	case bn.training && cm:
-		bn.statsApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+		bmean, bvar := make([]float64, c), make([]float64, c)
+		batchnorm.StatsNormalize(g, bn.Eps, xd, yd, rd, mean, invstd, gamma, betaV, bmean, bvar, relu)
+		bn.updateRunning(bmean, bvar)
 	case bn.training:
-		bn.batchStats(xd, mean, invstd, g)
-		bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+		bmean, bvar := make([]float64, c), make([]float64, c)
+		batchnorm.Stats(g, bn.Eps, xd, mean, invstd, bmean, bvar)
+		bn.updateRunning(bmean, bvar)
+		batchnorm.Normalize(g, xd, yd, rd, mean, invstd, gamma, betaV, relu)
 	default:
-		bnApply(xd, yd, rd, mean, invstd, gamma, betaV, g, relu)
+		batchnorm.Normalize(g, xd, yd, rd, mean, invstd, gamma, betaV, relu)
 	}
 	training := bn.training
 	var mask []float32
@@ -182,6 +162,25 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer bn.arena.release(out.Grad)
-		bn.arena.bnBackward(x, bn.Weight, bn.Bias, res, xd, gradOf(out), mask, mean, invstd, g, training)
+		a := &batchnorm.Grad{X: xd, DY: gradOf(out), Mask: mask, Mean: mean, InvStd: invstd, Gamma: bn.Weight.Value.Data(), Training: training}
+		if res != nil {
+			a.DRes, a.AccDRes = bn.arena.gradSlot(res)
+		}
+		a.DX, a.AccDX = bn.arena.gradSlot(x)
+		a.DGamma, a.AccDGamma = gradSlot(bn.Weight)
+		a.DBeta, a.AccDBeta = gradSlot(bn.Bias)
+		batchnorm.Backward(bn.arena.kernelScratch(), g, a)
 	}, inputs...)
+}
+
+// updateRunning moves the running statistics towards the batch's (bmean,
+// bvar: batchnorm.Stats) and counts the batch.
+func (bn *BatchNorm) updateRunning(bmean, bvar []float64) {
+	rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
+	m := bn.Momentum
+	for ch := range bmean {
+		rm[ch] = float32((1-m)*float64(rm[ch]) + m*bmean[ch])
+		rv[ch] = float32((1-m)*float64(rv[ch]) + m*bvar[ch])
+	}
+	bn.NumBatch.Tensor.Data()[0]++
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/tensor"
+
+	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
 // Conv2d is a 2-d convolution over (N, C, H, W) inputs with square kernels,
@@ -235,7 +237,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {
 				for ch := range c.Out {
-					db[ch] += sum8(dy[ch*ldy : (ch+1)*ldy])
+					db[ch] += vecmath.Sum(dy[ch*ldy : (ch+1)*ldy])
 				}
 			}
 		}

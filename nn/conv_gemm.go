@@ -1,6 +1,10 @@
 package nn
 
-import "github.com/duel-ssl/duel/kernels/gemm"
+import (
+	"github.com/duel-ssl/duel/kernels/gemm"
+
+	"github.com/duel-ssl/duel/kernels/vecmath"
+)
 
 // The GEMM paths of Conv2d: im2col (or, for a 1x1 stride-1 convolution of
 // a channel-major input, the input itself) times the weight, chunk by
@@ -121,10 +125,10 @@ func (g convGeom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool)
 				even := img[2*oi*g.w:][:g.w]
 				s := src[oi*g.ow:][:g.ow]
 				if acc {
-					zipAdd(even, s, zeros)
+					vecmath.ZipAdd(even, s, zeros)
 					continue
 				}
-				zip(even, s, zeros)
+				vecmath.Zip(even, s, zeros)
 				clear(img[(2*oi+1)*g.w:][:g.w])
 			}
 		}

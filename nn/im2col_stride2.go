@@ -1,5 +1,7 @@
 package nn
 
+import "github.com/duel-ssl/duel/kernels/vecmath"
+
 // im2col3x3s2 is im2col for a 3x3 kernel, stride 2 and padding 1 over
 // images of even height and width (the downsampling convolutions of a
 // ResNet). Every input pixel is read once: the four phases of the image
@@ -16,8 +18,8 @@ func im2col3x3s2(col []float32, ldcol int, src []float32, cs, c, h, w int) {
 		tap := func(t int) []float32 { return rows[t*ldcol:][:n] }
 		ee, eo, oe, oo := tap(4), tap(5), tap(7), tap(8)
 		for oi := range oh {
-			splitEvenOdd(ee[oi*ow:(oi+1)*ow], eo[oi*ow:(oi+1)*ow], img[2*oi*w:(2*oi+1)*w])
-			splitEvenOdd(oe[oi*ow:(oi+1)*ow], oo[oi*ow:(oi+1)*ow], img[(2*oi+1)*w:(2*oi+2)*w])
+			vecmath.Unzip(ee[oi*ow:(oi+1)*ow], eo[oi*ow:(oi+1)*ow], img[2*oi*w:(2*oi+1)*w])
+			vecmath.Unzip(oe[oi*ow:(oi+1)*ow], oo[oi*ow:(oi+1)*ow], img[(2*oi+1)*w:(2*oi+2)*w])
 		}
 		shiftCols(tap(3), eo, ow) // x[2oi][2oj-1]
 		shiftCols(tap(6), oo, ow) // x[2oi+1][2oj-1]

@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"runtime"
-
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/tensor"
@@ -49,18 +47,8 @@ func beta(acc bool) float32 {
 }
 
 // workers returns how many goroutines to split work of about n scalar
-// operations over: one for small work, GOMAXPROCS for large.
-func workers(n int) int {
-	const grain = 1 << 15
-	p := runtime.GOMAXPROCS(0)
-	if n < grain || p < 2 {
-		return 1
-	}
-	if w := n / grain; w < p {
-		return w
-	}
-	return p
-}
+// operations over (par.Workers).
+func workers(n int) int { return par.Workers(n) }
 
 // parallelFor splits [0, n) into contiguous chunks run by up to w
 // goroutines and waits for them.

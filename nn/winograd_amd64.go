@@ -2,8 +2,13 @@
 
 package nn
 
+import "github.com/duel-ssl/duel/internal/cpu"
+
+// useAVX2 selects the assembly loops: internal/cpu allows AVX2.
+var useAVX2 = cpu.AllowAVX2()
+
 // The assembly loops (winograd_amd64.s) are equivalent to bt4Go and at4Go;
-// they run when useAVX2 (vec_amd64.go).
+// they run when useAVX2.
 
 //go:noescape
 func bt4AVX2(d0, d1, d2, d3, a, b, c, d []float32)

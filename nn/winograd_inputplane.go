@@ -1,5 +1,7 @@
 package nn
 
+import "github.com/duel-ssl/duel/kernels/vecmath"
+
 // winoPlaneLen returns the scratch floats winoInputPlane needs for a map
 // of th x tw tiles: four column-shifted copies of the zero-padded map
 // (2*th+2 rows of tw) and the sixteen rows of B^T d of all tiles.
@@ -33,7 +35,7 @@ func winoInputPlane(vs *[16][]float32, src []float32, h, w, th, tw int, b []floa
 		row := src[y*w : (y+1)*w]
 		if w == 2*tw {
 			// Even width: split once, the shifted copies are moves.
-			splitEvenOdd(rb, rc, row)
+			vecmath.Unzip(rb, rc, row)
 			copy(rd[:tw-1], rb[1:])
 			copy(ra[1:], rc[:tw-1])
 			continue

@@ -1,5 +1,7 @@
 package nn
 
+import "github.com/duel-ssl/duel/kernels/vecmath"
+
 // The transforms of Winograd F(2x2, 3x3) (see winograd.go): kernels
 // (G g G^T), input tiles (B^T d B) and products back to output tiles
 // (A^T m A), each separable into a pass over rows and a pass over columns.
@@ -290,13 +292,13 @@ func interleave(row, e, o []float32, acc bool) {
 	n := len(row) / 2
 	e, o = e[:n+len(row)%2], o[:n]
 	if acc {
-		zipAdd(row, e[:n], o)
+		vecmath.ZipAdd(row, e[:n], o)
 		if len(row)%2 == 1 {
 			row[2*n] += e[n]
 		}
 		return
 	}
-	zip(row, e[:n], o)
+	vecmath.Zip(row, e[:n], o)
 	if len(row)%2 == 1 {
 		row[2*n] = e[n]
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
 // TestWinoKernels checks bt4 and at4 (AVX2 when available) against bt4Go
@@ -14,7 +16,7 @@ func TestWinoKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 33, 100} {
 		for _, off := range []int{0, 1, 3} {
-			t.Run(fmt.Sprintf("%s-n%d-off%d", vecISA, n, off), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-n%d-off%d", vecmath.ISA(), n, off), func(t *testing.T) {
 				in := make([][]float32, 4)
 				for i := range in {
 					in[i] = randTensor(r, n+off+1).Data()[off : off+n]

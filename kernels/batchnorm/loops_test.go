@@ -1,4 +1,4 @@
-package nn
+package batchnorm
 
 import (
 	"math"
@@ -6,27 +6,41 @@ import (
 	"testing"
 )
 
-// TestVecKernels checks that the dispatched loops (assembly where
-// available) compute bit for bit what the Go references compute, on odd
-// lengths, empty slices, zeros, negative zeros and infinities.
-func TestVecKernels(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 8))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch r.IntN(12) {
-			case 0:
-				v[i] = 0
-			case 1:
-				v[i] = float32(math.Copysign(0, -1))
-			case 2:
-				v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-			default:
-				v[i] = float32(r.NormFloat64() * 3)
-			}
+// specials returns n values drawn from normals, zeros, negative zeros and
+// infinities.
+func specials(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		switch r.IntN(12) {
+		case 0:
+			v[i] = 0
+		case 1:
+			v[i] = float32(math.Copysign(0, -1))
+		case 2:
+			v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+		default:
+			v[i] = float32(r.NormFloat64() * 3)
 		}
-		return v
 	}
+	return v
+}
+
+// finite returns a copy of v with infinities replaced by 1.
+func finite(v []float32) []float32 {
+	out := append([]float32(nil), v...)
+	for i, x := range out {
+		if math.IsInf(float64(x), 0) {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// TestLoops checks that the dispatched loops (assembly where available)
+// compute bit for bit what the Go references compute, on odd lengths,
+// empty slices, zeros, negative zeros and infinities.
+func TestLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
 	same := func(a, b []float32) int {
 		for i := range a {
 			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
@@ -35,9 +49,9 @@ func TestVecKernels(t *testing.T) {
 		}
 		return -1
 	}
-	t.Logf("elementwise kernels: %s", vecISA)
+	t.Logf("assembly loops: %v", useAVX2)
 	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1027} {
-		x, y := vals(n), vals(n)
+		x, y := specials(r, n), specials(r, n)
 		mu, a, b := float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
 		got, want := make([]float32, n), make([]float32, n)
 		check := func(name string) {
@@ -45,18 +59,6 @@ func TestVecKernels(t *testing.T) {
 				t.Errorf("%s n=%d: element %d = %g (%#x), reference %g (%#x)", name, n, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 			}
 		}
-		affine(got, x, mu, a, b)
-		affineGo(want, x, mu, a, b)
-		check("affine")
-		affineReLU(got, x, mu, a, b)
-		affineReLUGo(want, x, mu, a, b)
-		check("affineReLU")
-		affineAddReLU(got, x, y, mu, a, b)
-		affineAddReLUGo(want, x, y, mu, a, b)
-		check("affineAddReLU")
-		maskPositive(got, x, y)
-		maskPositiveGo(want, x, y)
-		check("maskPositive")
 		d, e := float32(r.NormFloat64()), float32(r.NormFloat64())
 		bnDxTrain(got, x, y, a, b, mu, d, e)
 		bnDxGo(want, x, y, a, b, mu, d, e)
@@ -75,8 +77,7 @@ func TestVecKernels(t *testing.T) {
 			}
 		}
 		// Finite values only for the reductions (inf-inf is NaN either way).
-		fx, fy, fm := finite(x), finite(y), finite(vals(n))
-		sums("sum8", [2]float32{sum8(fx)}, [2]float32{sum8Go(fx)})
+		fx, fy, fm := finite(x), finite(y), finite(specials(r, n))
 		sums("sqDev8", [2]float32{sqDev8(fx, mu)}, [2]float32{sqDev8Go(fx, mu)})
 		g0, g1 := bnSums(fy, fx, mu)
 		w0, w1 := bnSumsGo(fy, fx, mu)
@@ -87,34 +88,11 @@ func TestVecKernels(t *testing.T) {
 	}
 }
 
-// finite returns a copy of v with infinities replaced by 1.
-func finite(v []float32) []float32 {
-	out := append([]float32(nil), v...)
-	for i, x := range out {
-		if math.IsInf(float64(x), 0) {
-			out[i] = 1
-		}
-	}
-	return out
-}
-
-func BenchmarkVec(b *testing.B) {
+func BenchmarkLoops(b *testing.B) {
 	x, y, d := make([]float32, 1<<14), make([]float32, 1<<14), make([]float32, 1<<14)
 	for i := range x {
 		x[i], y[i] = float32(i%7)-3, float32(i%5)-2
 	}
-	b.Run("affineReLU", func(b *testing.B) {
-		for b.Loop() {
-			affineReLU(d, x, 0.5, 1.5, 0.1)
-		}
-		b.SetBytes(8 << 14)
-	})
-	b.Run("affineReLU-go", func(b *testing.B) {
-		for b.Loop() {
-			affineReLUGo(d, x, 0.5, 1.5, 0.1)
-		}
-		b.SetBytes(8 << 14)
-	})
 	b.Run("bnDx", func(b *testing.B) {
 		for b.Loop() {
 			bnDxTrain(d, x, y, 0.5, 1.5, 0.1, 0.2, 0.3)
