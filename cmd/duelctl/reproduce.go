@@ -29,6 +29,9 @@ func reproduceCommand() *cli.Command {
 			"other settings. The report (report.md, results.json, plots) goes to OUT/<preset> or --report DIR\n" +
 			"and is rewritten after every finished run; a verdict.md there is shown under report.md's title.\n" +
 			"Running the same command again skips finished runs and resumes interrupted ones.\n\n" +
+			"The report keeps a copy of each finished run's config.json and probe.json in REPORT/runs/<run>/:\n" +
+			"to go on with a grid on another machine, copy that folder to OUT/runs there and run the command\n" +
+			"again; --report-only rewrites the report from the runs finished so far without training.\n\n" +
 			"Presets: " + presetList(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", "), Required: true},
@@ -41,6 +44,7 @@ func reproduceCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "set", Usage: "`key=value`: a duelctl train setting (flag name without dashes) for every run, after the preset's overrides (repeatable, e.g. --set steps=500 --set knn-every=100)"},
 			&cli.IntFlag{Name: "probe-epochs", Usage: "linear-probe epochs (0 = the preset's: 100, Appendix E)"},
 			&cli.IntFlag{Name: "probe-limit", Value: -1, Usage: "images per split for the probe (-1 = the preset's, 0 = whole splits)"},
+			&cli.BoolFlag{Name: "report-only", Usage: "write the report from the runs finished so far; train and evaluate nothing"},
 			deviceFlag,
 			jsonFlag,
 		},
@@ -103,7 +107,8 @@ func runReproduce(c *cli.Context) error {
 	defer stop()
 	w := c.App.Writer
 	out := c.String("out")
-	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w, Progress: progressWriter(c)}
+	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w,
+		Progress: progressWriter(c), ReportOnly: c.Bool("report-only")}
 	repDir := opts.ReportDir(g)
 	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s\n",
 		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir)
@@ -124,7 +129,7 @@ func reproduceCommandLine(c *cli.Context) string {
 	args := []string{"duelctl", "reproduce"}
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
-		if !c.IsSet(name) || name == "json" {
+		if !c.IsSet(name) || name == "json" || name == "report-only" {
 			continue
 		}
 		if name == "set" {

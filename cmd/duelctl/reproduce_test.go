@@ -117,3 +117,50 @@ func TestReproduceBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceGoesOnElsewhere checks the report's archive of its runs:
+// copied into another OUT/runs, it makes the same command count them as
+// finished, and --report-only writes a report from it without training.
+func TestReproduceGoesOnElsewhere(t *testing.T) {
+	first := t.TempDir()
+	if code, _, stderr := runCLI("reproduce", "--preset", "smoke", "--out", first); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	archive := filepath.Join(first, "smoke", "runs")
+	var made struct {
+		Made struct {
+			Commit, CPU, Date string
+		} `json:"made"`
+	}
+	b, err := os.ReadFile(filepath.Join(archive, "dmoco-rho0.75-seed0", "probe.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &made); err != nil || made.Made.Commit == "" || made.Made.CPU == "" || made.Made.Date == "" {
+		t.Errorf("archived probe.json: made %+v (%v)", made.Made, err)
+	}
+
+	empty := t.TempDir()
+	code, stdout, stderr := runCLI("reproduce", "--preset", "smoke", "--out", empty, "--report-only")
+	if code != 0 || !strings.Contains(stdout, "[2/2] dmoco-rho0.75-seed0: not run yet") {
+		t.Fatalf("--report-only on an empty OUT: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "runs", "moco-rho0.75-seed0")); err == nil {
+		t.Error("--report-only created a run directory")
+	}
+
+	second := t.TempDir()
+	if err := os.CopyFS(filepath.Join(second, "runs"), os.DirFS(archive)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--report-only"}, nil} {
+		code, stdout, stderr := runCLI(append([]string{"reproduce", "--preset", "smoke", "--out", second}, args...)...)
+		if code != 0 || strings.Count(stdout, "(saved earlier)") != 2 {
+			t.Fatalf("%v on the archive: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		md, err := os.ReadFile(filepath.Join(second, "smoke", "report.md"))
+		if err != nil || !strings.Contains(string(md), "- command: `duelctl reproduce --preset smoke --out "+second+"`") {
+			t.Errorf("%v: report.md (%v):\n%s", args, err, md)
+		}
+	}
+}

@@ -13,10 +13,10 @@ import (
 
 // Provenance says where a report's numbers come from.
 type Provenance struct {
-	Command string `json:"command"` // the command line that reproduces the report
-	Commit  string `json:"commit"`  // the binary's git commit, "+modified" with uncommitted changes
-	CPU     string `json:"cpu"`     // processor model and logical CPUs
-	Date    string `json:"date"`    // when the report was written
+	Command string `json:"command,omitempty"` // the command line that reproduces the report
+	Commit  string `json:"commit"`            // the binary's git commit, "+modified" with uncommitted changes
+	CPU     string `json:"cpu"`               // processor model and logical CPUs
+	Date    string `json:"date"`              // when the report was written
 }
 
 // detectProvenance describes this binary and machine.

@@ -164,6 +164,9 @@ func (r *Report) Write(dir string) error {
 	if err := atomicfile.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
 		return err
 	}
+	if err := archiveRuns(dir, r.Runs); err != nil {
+		return err
+	}
 	return atomicfile.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()))
 }
 

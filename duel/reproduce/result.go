@@ -50,6 +50,10 @@ type RunResult struct {
 
 	TrainSeconds float64 `json:"train_seconds"`
 	ProbeSeconds float64 `json:"probe_seconds"` // linear probe and the measures above
+
+	// Made says which binary, on which CPU and when, trained and evaluated
+	// the run (nil in probe.json files written before it existed).
+	Made *Provenance `json:"made,omitempty"`
 }
 
 // MemoryAge is memory.Usage at the end of training: the rows' ages in steps,

@@ -28,6 +28,9 @@ type Options struct {
 	// Train and Test replace the datasets named by the training preset
 	// (tests use small synthetic ones).
 	Train, Test *data.Dataset
+	// ReportOnly writes the report from the runs finished so far, training
+	// and evaluating nothing.
+	ReportOnly bool
 }
 
 // ReportDir returns the directory of g's report.
@@ -88,6 +91,12 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 			return rep, fmt.Errorf("run %s: %w", k.name(), err)
 		}
 		cached, how := r != nil, "saved earlier"
+		if !cached && opts.ReportOnly {
+			if opts.Log != nil {
+				fmt.Fprintf(opts.Log, "[%d/%d] %s: not run yet\n", i+1, len(keys), k.name())
+			}
+			continue
+		}
 		if !cached {
 			if unsaved {
 				if err := write(); err != nil {
@@ -202,6 +211,9 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	r.Variant, r.Method, r.RhoMax, r.Seed, r.Dir = k.Variant.String(), k.Variant.Method, k.RhoMax, k.Seed, dir
 	r.Steps, r.Loss = res.Steps, res.Loss
 	r.TrainSeconds, r.ProbeSeconds = trainSec, time.Since(start).Seconds()
+	made := detectProvenance("")
+	made.Command, made.Date = "", time.Now().UTC().Format("2006-01-02 15:04 MST")
+	r.Made = &made
 	if err := writeResult(dir, r); err != nil {
 		return nil, err
 	}
