@@ -58,7 +58,7 @@ func (r *Report) header(b *strings.Builder) {
 	}
 	rows := [][]string{
 		{"command", "`" + p.Command + "`"},
-		{"commit", "`" + p.Commit + "`"},
+		{"commit", "`" + p.Commit + "`" + r.runCommits()},
 		{"CPU", p.CPU},
 		{"date", p.Date},
 		{"runs", runs},
@@ -75,6 +75,36 @@ func (r *Report) header(b *strings.Builder) {
 		fmt.Fprintf(b, "- %s: %s\n", row[0], row[1])
 	}
 	fmt.Fprintf(b, "\n%s.\n\n", strings.TrimSuffix(g.Description, "."))
+}
+
+// runCommits says which commits trained the runs, when a run's probe.json
+// records another commit than the report's binary (or none): ", runs
+// trained by `abc` (3), `def` (1), unrecorded (2)".
+func (r *Report) runCommits() string {
+	counts := map[string]int{}
+	var order []string
+	same := true
+	for _, x := range r.Runs {
+		c := "unrecorded"
+		if x.Made != nil {
+			c = "`" + x.Made.Commit + "`"
+		}
+		if c != "`"+r.Provenance.Commit+"`" {
+			same = false
+		}
+		if counts[c] == 0 {
+			order = append(order, c)
+		}
+		counts[c]++
+	}
+	if same {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = fmt.Sprintf("%s (%d)", c, counts[c])
+	}
+	return " (this report); runs trained by " + strings.Join(parts, ", ")
 }
 
 // dataset returns the dataset of the grid's runs ("" when unknown).

@@ -191,3 +191,21 @@ func TestProcModelName(t *testing.T) {
 		t.Error("empty provenance")
 	}
 }
+
+func TestRunCommits(t *testing.T) {
+	made := func(c string) *Provenance { return &Provenance{Commit: c} }
+	for _, tc := range []struct {
+		runs []RunResult
+		want string
+	}{
+		{nil, ""},
+		{[]RunResult{{Made: made("abc")}, {Made: made("abc")}}, ""},
+		{[]RunResult{{Made: made("old")}, {}, {Made: made("old")}, {Made: made("abc")}},
+			" (this report); runs trained by `old` (2), unrecorded (1), `abc` (1)"},
+	} {
+		r := &Report{Runs: tc.runs, Provenance: Provenance{Commit: "abc"}}
+		if got := r.runCommits(); got != tc.want {
+			t.Errorf("runCommits() = %q, want %q", got, tc.want)
+		}
+	}
+}
