@@ -137,6 +137,9 @@ func (r *Report) ours(s *Stat, scale float64, digits int) string {
 		return ""
 	}
 	v := fmt.Sprintf("%.*f ± %.*f", digits, scale*s.Mean, digits, scale*s.Std)
+	if s.N == 1 {
+		v = fmt.Sprintf("%.*f", digits, scale*s.Mean) // no spread from one seed
+	}
 	if s.N < r.Grid.Seeds {
 		v += fmt.Sprintf(" (n=%d)", s.N)
 	}
@@ -209,6 +212,9 @@ func (r *Report) gainTable(b *strings.Builder) {
 			s := ""
 			if d != nil {
 				s = fmt.Sprintf("%+.2f ± %.2f", 100*d.Mean, 100*d.Std)
+				if d.N == 1 {
+					s = fmt.Sprintf("%+.2f", 100*d.Mean)
+				}
 				if d.N < r.Grid.Seeds {
 					s += fmt.Sprintf(" (n=%d)", d.N)
 				}
@@ -426,7 +432,9 @@ func (r *Report) plotsSection(b *strings.Builder) {
 
 // runsSection lists every finished run.
 func (r *Report) runsSection(b *strings.Builder) {
-	b.WriteString("## Runs\n\nEach in `runs/<run>` of the output directory, its evaluation in `probe.json`.\n\n")
+	b.WriteString("## Runs\n\nEach in `runs/<run>` of the output directory, its evaluation in `probe.json`; " +
+		"the settings and evaluation of each are also in `runs/<run>/` beside this report " +
+		"(copy that folder to OUT/runs to go on with the grid elsewhere).\n\n")
 	var rows [][]string
 	for _, x := range r.Runs {
 		rows = append(rows, []string{
