@@ -53,6 +53,28 @@ func transposeTilesAVX512(colT, dots *int32, n, b, w int)
 //go:noescape
 func transposeTilesAVX2(colT, dots *int32, n, b, w int)
 
+// transposeTilesNTAVX512 and transposeTilesNTAVX2 are transposeTilesAVX512
+// and transposeTilesAVX2 with non-temporal stores (VMOVNTDQ), then an
+// SFENCE; colT must be 64-byte aligned and b a multiple of 16 (see
+// streams).
+//
+//go:noescape
+func transposeTilesNTAVX512(colT, dots *int32, n, b, w int)
+
+//go:noescape
+func transposeTilesNTAVX2(colT, dots *int32, n, b, w int)
+
+// streams reports whether the runs of a transposition into colT, b values
+// apart, are whole 64-byte lines of memory (colT 64-byte aligned, b a
+// multiple of 16), which the kernels then store non-temporally: the ring
+// (see carried) is far larger than the cache and its runs are read back
+// updates later, so that regular stores would read every line first (the
+// ring's part of an update is 2 MB at (2048, 256, 256)) and evict what
+// the cache holds for nothing.
+func streams(colT []int32, b int) bool {
+	return b%16 == 0 && uintptr(unsafe.Pointer(unsafe.SliceData(colT)))%64 == 0
+}
+
 // transposeArgsOK panics unless n is a multiple of 16, b >= 16 and both
 // slices are long enough for the tiles, and reports whether n > 0.
 func transposeArgsOK(colT, dots []int32, n, b, w int) bool {
@@ -64,17 +86,29 @@ func transposeArgsOK(colT, dots []int32, n, b, w int) bool {
 }
 
 // transposeTilesAsm512 runs transposeTilesAVX512 on slices: n a multiple
-// of 16, b >= 16, and both slices long enough for the tiles.
+// of 16, b >= 16, and both slices long enough for the tiles;
+// transposeTilesNTAVX512 when the runs are whole lines (streams).
 func transposeTilesAsm512(colT, dots []int32, n, b, w int) {
-	if transposeArgsOK(colT, dots, n, b, w) {
+	if !transposeArgsOK(colT, dots, n, b, w) {
+		return
+	}
+	if streams(colT, b) {
+		transposeTilesNTAVX512(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+	} else {
 		transposeTilesAVX512(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
 	}
 }
 
 // transposeTilesAsm2 runs transposeTilesAVX2 on slices: n a multiple of
-// 16, b >= 16, and both slices long enough for the tiles.
+// 16, b >= 16, and both slices long enough for the tiles;
+// transposeTilesNTAVX2 when the runs are whole lines (streams).
 func transposeTilesAsm2(colT, dots []int32, n, b, w int) {
-	if transposeArgsOK(colT, dots, n, b, w) {
+	if !transposeArgsOK(colT, dots, n, b, w) {
+		return
+	}
+	if streams(colT, b) {
+		transposeTilesNTAVX2(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+	} else {
 		transposeTilesAVX2(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
 	}
 }

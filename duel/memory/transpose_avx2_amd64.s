@@ -28,19 +28,20 @@
 
 // TILE8 transposes the 8x8 tile of rows r0..r0+3 and r4..r4+3, columns
 // 0..7 of the current eight, into the eight runs at DI + c*R8 + off
-// (R12 = 3*R8); AX is clobbered.
-#define TILE8(r0, r4, off) \
+// (R12 = 3*R8), stored by ST (VMOVDQU, or VMOVNTDQ for the streaming
+// kernel); AX is clobbered.
+#define TILE8(r0, r4, off, ST) \
 	HALF4(r0, r4, 0, X0, X1, X2, X3, Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11); \
 	HALF4(r0, r4, 16, X4, X5, X6, X7, Y4, Y5, Y6, Y7, Y12, Y13, Y14, Y15); \
-	VMOVDQU Y0, off(DI); \
-	VMOVDQU Y1, off(DI)(R8*1); \
-	VMOVDQU Y2, off(DI)(R8*2); \
-	VMOVDQU Y3, off(DI)(R12*1); \
+	ST Y0, off(DI); \
+	ST Y1, off(DI)(R8*1); \
+	ST Y2, off(DI)(R8*2); \
+	ST Y3, off(DI)(R12*1); \
 	LEAQ (DI)(R8*4), AX; \
-	VMOVDQU Y4, off(AX); \
-	VMOVDQU Y5, off(AX)(R8*1); \
-	VMOVDQU Y6, off(AX)(R8*2); \
-	VMOVDQU Y7, off(AX)(R12*1)
+	ST Y4, off(AX); \
+	ST Y5, off(AX)(R8*1); \
+	ST Y6, off(AX)(R8*2); \
+	ST Y7, off(AX)(R12*1)
 
 // func transposeTilesAVX2(colT, dots *int32, n, b, w int)
 //
@@ -67,12 +68,46 @@ loop:
 	LEAQ (SI)(R9*4), BX
 	LEAQ (BX)(R9*4), DX
 	LEAQ (DX)(R9*4), R10
-	TILE8(SI, BX, 0)
-	TILE8(DX, R10, 32)
+	TILE8(SI, BX, 0, VMOVDQU)
+	TILE8(DX, R10, 32, VMOVDQU)
 	ADDQ $32, SI
 	ADDQ R13, DI
 	DECQ CX
 	JNE loop
 
+	VZEROUPPER
+	RET
+
+// func transposeTilesNTAVX2(colT, dots *int32, n, b, w int)
+//
+// transposeTilesAVX2 with non-temporal stores (VMOVNTDQ, see
+// transposeTilesNTAVX512), then SFENCE. colT must be 64-byte aligned and
+// b a multiple of 16.
+TEXT ·transposeTilesNTAVX2(SB), NOSPLIT, $0-40
+	MOVQ colT+0(FP), DI
+	MOVQ dots+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ b+24(FP), R8
+	MOVQ w+32(FP), R9
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (R8)(R8*2), R12
+	LEAQ (R9)(R9*2), R11
+	MOVQ R8, R13
+	SHLQ $3, R13
+	SHRQ $3, CX
+
+loop:
+	LEAQ (SI)(R9*4), BX
+	LEAQ (BX)(R9*4), DX
+	LEAQ (DX)(R9*4), R10
+	TILE8(SI, BX, 0, VMOVNTDQ)
+	TILE8(DX, R10, 32, VMOVNTDQ)
+	ADDQ $32, SI
+	ADDQ R13, DI
+	DECQ CX
+	JNE loop
+
+	SFENCE
 	VZEROUPPER
 	RET
