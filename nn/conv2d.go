@@ -17,15 +17,12 @@ import (
 // Members: weight (Out, In, K, K), bias (Out) when present.
 //
 // Its output is stored channel-major (see layout.go): call Contiguous
-// before Data. The forward pass is a GEMM of the weight (Out x In*K*K) with
-// the patch matrix of the whole batch (im2col, In*K*K x N*OH*OW, built in
-// chunks of images); a 1x1 stride-1 unpadded convolution multiplies the
-// input itself. The backward pass is a GEMM for the weight gradient and, for
-// stride 1, a transposed convolution (im2col of the output gradient + GEMM)
-// for the input gradient, else GEMM + col2im. 3x3 stride-1 padding-1
-// convolutions may use Winograd's F(2x2, 3x3) instead (winograd.go,
-// winograd_grad.go) or the direct kernels of kernels/conv (conv_direct.go)
-// for the forward pass and both gradients; Algo chooses.
+// before Data. The passes are kernels/conv's: im2col + GEMM (a 1x1
+// stride-1 unpadded convolution multiplies the input itself; the input
+// gradient is a transposed convolution at stride 1, else GEMM + col2im);
+// 3x3 stride-1 padding-1 convolutions may use Winograd's F(2x2, 3x3)
+// instead, and 3x3 padding-1 ones the direct kernels, for the forward pass
+// and both gradients; Algo chooses.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
@@ -78,102 +75,15 @@ func (c *Conv2d) Members() []Member {
 	return ms
 }
 
-// pointwise reports whether the patch matrix is the input itself (a 1x1
-// stride-1 unpadded convolution).
-func (c *Conv2d) pointwise() bool { return c.Kernel == 1 && c.Stride == 1 && c.Padding == 0 }
-
-// Chunking of the patch matrix. The batch is processed in chunks of images
-// whose patch matrix (In*K*K x images*OH*OW) holds about colBudget floats
-// per 64 output channels (2 MB for a 64-channel layer: it stays in cache
-// between im2col and the GEMM's packing, which matters for narrow layers
-// with only 2*Out flops per patch element; wide layers take larger chunks
-// and fewer GEMM calls), but at least minChunkCols columns: a GEMM with
-// fewer columns is inefficient, and the weight-gradient GEMM reads and
-// writes all of dW once per chunk.
-const (
-	colBudget    = 1 << 19
-	minChunkCols = 1024
-)
-
-// convGeom is the geometry of one Conv2d call.
-type convGeom struct {
-	n, cin, h, w, cout, k, s, p, oh, ow int
-	xcm                                 bool // input stored channel-major
-	// winoGeneral makes the Winograd transforms take their general path on
-	// 4x4 maps too, and the input and output transforms their row-by-row
-	// paths on wide maps (tests compare them with the unrolled and
-	// whole-map ones).
-	winoGeneral bool
-}
-
-func (g convGeom) ckk() int { return g.cin * g.k * g.k }
-func (g convGeom) ohw() int { return g.oh * g.ow }
-
-// image returns the offset of image i in the input and the channel stride.
-func (g convGeom) image(i int) (off, cs int) {
-	if g.xcm {
-		return i * g.h * g.w, g.n * g.h * g.w
-	}
-	return i * g.cin * g.h * g.w, g.h * g.w
-}
-
-// flops returns the flops of one GEMM of the convolution over the batch.
-func (g convGeom) flops() float64 {
-	return 2 * float64(g.cout) * float64(g.ckk()) * float64(g.n*g.ohw())
-}
-
-// chunk returns how many images one patch matrix holds.
-func (g convGeom) chunk() int {
-	cols := max(minChunkCols, colBudget*max(1, g.cout/64)/max(g.ckk(), 1))
-	return max(1, min(g.n, (cols+g.ohw()-1)/g.ohw()))
-}
-
-// im2colImages writes the patch matrix of images [n0, n0+cnt) into col
-// (ckk x cnt*ohw); when par, over several goroutines, each taking a range
-// of (image, input channel) pairs: a chunk may hold a single image.
-func (g convGeom) im2colImages(col, xd []float32, n0, cnt int, par bool) {
-	ld := cnt * g.ohw()
-	kk := g.k * g.k
-	w := 1
-	if par {
-		w = workers(g.ckk() * ld)
-	}
-	parallelFor(cnt*g.cin, w, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			j, ci := t/g.cin, t%g.cin
-			off, cs := g.image(n0 + j)
-			im2col(col[ci*kk*ld+j*g.ohw():], ld, xd[off+ci*cs:], cs, 1, g.h, g.w, g.k, g.k, g.s, g.p)
-		}
-	})
-}
-
-// col2imImages adds the patch-matrix gradient dcol of images [n0, n0+cnt)
-// into dx; when par, over several goroutines by (image, input channel)
-// pairs.
-func (g convGeom) col2imImages(dx, dcol []float32, n0, cnt int, par bool) {
-	ld := cnt * g.ohw()
-	kk := g.k * g.k
-	w := 1
-	if par {
-		w = workers(g.ckk() * ld)
-	}
-	parallelFor(cnt*g.cin, w, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			j, ci := t/g.cin, t%g.cin
-			off, cs := g.image(n0 + j)
-			col2im(dx[off+ci*cs:], cs, dcol[ci*kk*ld+j*g.ohw():], ld, 1, g.h, g.w, g.k, g.k, g.s, g.p)
-		}
-	})
-}
-
 // Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW). The
 // output is stored channel-major (see layout.go); x may be in either layout.
 //
 // Each pass (forward, weight gradient, input gradient) runs the algorithm
-// algos picks for it: the GEMM paths (conv_gemm.go: the whole batch is one
-// GEMM, Y (Out x N*OH*OW) = W (Out x In*K*K) times the patch matrix, built
-// chunk by chunk of images; a 1x1 stride-1 convolution of a channel-major
-// input multiplies the input itself), Winograd or the direct kernels.
+// algos picks for it, through kernels/conv: the GEMM paths (the whole
+// batch is one GEMM, Y (Out x N*OH*OW) = W (Out x In*K*K) times the patch
+// matrix, built chunk by chunk of images; a 1x1 stride-1 convolution of a
+// channel-major input multiplies the input itself), Winograd or the direct
+// kernels.
 func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) != 4 || shape[1] != c.In {
@@ -181,41 +91,41 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	n, h, w := shape[0], shape[2], shape[3]
 	k, s, p := c.Kernel, c.Stride, c.Padding
-	oh, ow := ConvOutSize(h, k, s, p), ConvOutSize(w, k, s, p)
+	oh, ow := conv.OutSize(h, k, s, p), conv.OutSize(w, k, s, p)
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.Conv2d: input %dx%d too small for kernel %d padding %d", h, w, k, p))
 	}
 	xd, xcm := planes(x.Value)
-	g := convGeom{n: n, cin: c.In, h: h, w: w, cout: c.Out, k: k, s: s, p: p, oh: oh, ow: ow, xcm: xcm || n == 1}
-	ldy := n * g.ohw()
+	sh := ConvShape{N: n, In: c.In, Out: c.Out, H: h, W: w, K: k, S: s, P: p, ChannelMajor: xcm || n == 1}
+	ldy := n * oh * ow
 	wd := c.Weight.Value.Data()
 	y := c.arena.tensor(true, n, c.Out, oh, ow)
 	yd := storage(y)
-	if s := c.shape.Load(); s == nil || *s != shapeOf(g) {
-		sh := shapeOf(g)
+	if last := c.shape.Load(); last == nil || *last != sh {
 		c.shape.Store(&sh)
 	}
-	al := c.algos(g)
+	al := c.algos(sh)
+	sc := c.arena.kernelScratch()
 	var pl *conv.Plan
-	if al.fwd == AlgoDirect || al.dw == AlgoDirect || al.dx == AlgoDirect {
-		pl = c.directPlan(g)
+	if al.Forward == AlgoDirect || al.WeightGrad == AlgoDirect || al.InputGrad == AlgoDirect {
+		pl = c.directPlan(sh)
 	}
 	// The transformed kernels of a Winograd forward pass, kept for a
 	// Winograd input gradient.
 	var wu []float32
-	switch al.fwd {
+	switch al.Forward {
 	case AlgoDirect:
-		c.directForward(g, pl, wd, xd, yd)
+		conv.DirectForward(sc, sh, pl, wd, xd, yd)
 	case AlgoWinograd:
-		keep := tp.Recording(x) && x.RequiresGrad && al.dx == AlgoWinograd
+		keep := tp.Recording(x) && x.RequiresGrad && al.InputGrad == AlgoWinograd
 		wu = c.winoKernels(wd, keep)
-		c.winoConv(g, wu, false, xd, yd, true, false)
+		conv.WinogradForward(sc, sh, wu, xd, yd)
 		if !keep {
 			c.arena.putScratch(wu)
 			wu = nil
 		}
 	default:
-		c.gemmForward(g, wd, xd, yd)
+		conv.Im2colForward(sc, sh, wd, xd, yd)
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
@@ -242,30 +152,57 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 			}
 		}
 		if dw, wacc := gradSlot(c.Weight); dw != nil {
-			switch al.dw {
+			switch al.WeightGrad {
 			case AlgoDirect:
-				c.directWeightGrad(g, pl, xd, dy, dw, wacc)
+				conv.DirectWeightGrad(sc, sh, pl, xd, dy, dw, wacc)
 			case AlgoWinograd:
-				c.winoWeightGrad(g, xd, dy, dw, wacc)
+				conv.WinogradWeightGrad(sc, sh, xd, dy, dw, wacc)
 			default:
-				c.gemmWeightGrad(g, xd, dy, dw, wacc)
+				conv.Im2colWeightGrad(sc, sh, xd, dy, dw, wacc)
 			}
 		}
 		dx, xacc := c.arena.gradSlot(x)
 		if dx == nil {
 			return
 		}
-		switch al.dx {
+		switch al.InputGrad {
 		case AlgoDirect:
-			c.directInputGrad(g, pl, wd, dy, dx, xacc)
+			conv.DirectInputGrad(sc, sh, pl, wd, dy, dx, xacc)
 		case AlgoWinograd:
 			if wu == nil {
 				wu = c.winoKernels(wd, false)
 				defer c.arena.putScratch(wu)
 			}
-			c.inputGradWinograd(g, wu, dy, dx, xacc)
+			conv.WinogradInputGrad(sc, sh, wu, dy, dx, xacc)
 		default:
-			c.gemmInputGrad(g, wd, dy, dx, xacc)
+			conv.Im2colInputGrad(sc, sh, wd, dy, dx, xacc)
 		}
 	}, inputs...)
+}
+
+// directPlan returns kernels/conv's plan for s, kept in c for the next
+// call of the same geometry.
+func (c *Conv2d) directPlan(s ConvShape) *conv.Plan {
+	if pl := c.plan.Load(); pl != nil && pl.H() == s.H && pl.W() == s.W && pl.Stride() == s.S {
+		return pl
+	}
+	pl := conv.NewPlan(s.H, s.W, s.S)
+	c.plan.Store(pl)
+	return pl
+}
+
+// winoKernels returns the transformed kernels of the (Out, In, 3, 3)
+// weight wd (conv.WinogradKernels): on a buffer valid until the arena's
+// Reset (or its release) when keep, for the backward pass, else on
+// scratch.
+func (c *Conv2d) winoKernels(wd []float32, keep bool) []float32 {
+	n := conv.WinogradKernelsLen(c.Out, c.In)
+	var u []float32
+	if keep {
+		u = c.arena.get(n)
+	} else {
+		u = c.arena.getScratch(n)
+	}
+	conv.WinogradKernels(u, wd, c.Out, c.In)
+	return u
 }

@@ -19,11 +19,9 @@ import (
 const ConvWisdomEntry = "nn.conv"
 
 // ConvShape is the geometry of a convolution call: batch, channels, input
-// map, kernel, stride, padding, and whether the input is channel-major.
-type ConvShape struct {
-	N, In, Out, H, W, K, S, P int
-	ChannelMajor              bool
-}
+// map, kernel, stride, padding, and whether the input is channel-major
+// (conv.Shape).
+type ConvShape = conv.Shape
 
 // ConvChoice is the algorithm ("im2col", "winograd" or "direct") of each
 // pass of a shape, and the fastest call of each (milliseconds of CPU time,
@@ -44,24 +42,13 @@ type convEntry struct {
 	Date    string       `json:"date"`
 }
 
-// geom returns the convGeom of s.
-func (s ConvShape) geom() convGeom {
-	oh, ow := ConvOutSize(s.H, s.K, s.S, s.P), ConvOutSize(s.W, s.K, s.S, s.P)
-	return convGeom{n: s.N, cin: s.In, h: s.H, w: s.W, cout: s.Out, k: s.K, s: s.S, p: s.P, oh: oh, ow: ow, xcm: s.ChannelMajor || s.N == 1}
-}
-
-// shapeOf returns the ConvShape of g.
-func shapeOf(g convGeom) ConvShape {
-	return ConvShape{N: g.n, In: g.cin, Out: g.cout, H: g.h, W: g.w, K: g.k, S: g.s, P: g.p, ChannelMajor: g.xcm}
-}
-
 // algoNames maps the names of the wisdom file to the algorithms.
 var algoNames = map[string]ConvAlgo{"im2col": AlgoIm2col, "winograd": AlgoWinograd, "direct": AlgoDirect}
 
 // tunedConvs returns the tuned choices of this CPU at this level, read
 // once from the wisdom file; a file or entry that cannot be used is
-// reported in one line on stderr and the rules of autoAlgos apply.
-var tunedConvs = sync.OnceValue(func() map[ConvShape]convAlgos {
+// reported in one line on stderr and the rules of conv.AutoAlgos apply.
+var tunedConvs = sync.OnceValue(func() map[ConvShape]conv.Algos {
 	var e convEntry
 	found, _, err := wisdom.Load(cpu.Detect().Key(), ConvWisdomEntry, &e)
 	if err != nil {
@@ -82,8 +69,8 @@ var tunedConvs = sync.OnceValue(func() map[ConvShape]convAlgos {
 // convTable turns choices into a lookup table, checking that each names
 // algorithms that apply to its shape (direct ones only with the assembly
 // kernels: fast).
-func convTable(choices []ConvChoice, fast bool) (map[ConvShape]convAlgos, error) {
-	m := make(map[ConvShape]convAlgos, len(choices))
+func convTable(choices []ConvChoice, fast bool) (map[ConvShape]conv.Algos, error) {
+	m := make(map[ConvShape]conv.Algos, len(choices))
 	for _, c := range choices {
 		var a [3]ConvAlgo
 		for i, name := range []string{c.Forward, c.WeightGrad, c.InputGrad} {
@@ -91,25 +78,14 @@ func convTable(choices []ConvChoice, fast bool) (map[ConvShape]convAlgos, error)
 			if !ok {
 				return nil, fmt.Errorf("shape %+v: unknown algorithm %q", c.ConvShape, name)
 			}
-			if !algoApplies(c.geom(), al, fast) {
+			if !conv.Applies(c.ConvShape, al, fast) {
 				return nil, fmt.Errorf("shape %+v: %s does not apply", c.ConvShape, name)
 			}
 			a[i] = al
 		}
-		m[c.ConvShape] = convAlgos{fwd: a[0], dw: a[1], dx: a[2]}
+		m[c.ConvShape] = conv.Algos{Forward: a[0], WeightGrad: a[1], InputGrad: a[2]}
 	}
 	return m, nil
-}
-
-// algoApplies reports whether al can run the passes of g.
-func algoApplies(g convGeom, al ConvAlgo, fast bool) bool {
-	switch al {
-	case AlgoWinograd:
-		return g.winogradShape()
-	case AlgoDirect:
-		return fast && g.directOK()
-	}
-	return true
 }
 
 // ConvTuneOptions controls TuneConvs.
@@ -133,12 +109,12 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 	fast := conv.Fast()
 	var out []ConvChoice
 	for _, s := range shapes {
-		g := s.geom()
 		c := NewConv2d(s.In, s.Out, s.K, s.S, s.P, false, r)
 		a := NewArena()
 		c.SetArena(a)
+		sc := a.kernelScratch()
 		wd := c.Weight.Value.Data()
-		xd, dy := make([]float32, g.n*g.cin*g.h*g.w), make([]float32, g.n*g.cout*g.ohw())
+		xd, dy := make([]float32, s.N*s.In*s.H*s.W), make([]float32, s.N*s.Out*s.OutH()*s.OutW())
 		for _, v := range [][]float32{xd, dy} {
 			for i := range v {
 				v[i] = float32(r.NormFloat64())
@@ -146,38 +122,38 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 		}
 		yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
 		var pl *conv.Plan
-		if g.directOK() {
-			pl = c.directPlan(g)
+		if conv.Applies(s, AlgoDirect, true) {
+			pl = c.directPlan(s)
 		}
 		// The passes of each algorithm.
 		passes := map[ConvAlgo][3]func(){
 			AlgoIm2col: {
-				func() { c.gemmForward(g, wd, xd, yd) },
-				func() { c.gemmWeightGrad(g, xd, dy, dw, false) },
-				func() { c.gemmInputGrad(g, wd, dy, dx, false) },
+				func() { conv.Im2colForward(sc, s, wd, xd, yd) },
+				func() { conv.Im2colWeightGrad(sc, s, xd, dy, dw, false) },
+				func() { conv.Im2colInputGrad(sc, s, wd, dy, dx, false) },
 			},
 			AlgoWinograd: {
 				func() {
 					wu := c.winoKernels(wd, false)
-					c.winoConv(g, wu, false, xd, yd, true, false)
+					conv.WinogradForward(sc, s, wu, xd, yd)
 					c.arena.putScratch(wu)
 				},
-				func() { c.winoWeightGrad(g, xd, dy, dw, false) },
+				func() { conv.WinogradWeightGrad(sc, s, xd, dy, dw, false) },
 				func() {
 					wu := c.winoKernels(wd, false)
-					c.inputGradWinograd(g, wu, dy, dx, false)
+					conv.WinogradInputGrad(sc, s, wu, dy, dx, false)
 					c.arena.putScratch(wu)
 				},
 			},
 			AlgoDirect: {
-				func() { c.directForward(g, pl, wd, xd, yd) },
-				func() { c.directWeightGrad(g, pl, xd, dy, dw, false) },
-				func() { c.directInputGrad(g, pl, wd, dy, dx, false) },
+				func() { conv.DirectForward(sc, s, pl, wd, xd, yd) },
+				func() { conv.DirectWeightGrad(sc, s, pl, xd, dy, dw, false) },
+				func() { conv.DirectInputGrad(sc, s, pl, wd, dy, dx, false) },
 			},
 		}
 		algs := []ConvAlgo{AlgoIm2col}
 		for _, al := range []ConvAlgo{AlgoWinograd, AlgoDirect} {
-			if algoApplies(g, al, fast) {
+			if conv.Applies(s, al, fast) {
 				algs = append(algs, al)
 			}
 		}

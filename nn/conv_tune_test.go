@@ -34,7 +34,7 @@ func TestConvTable(t *testing.T) {
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && m[tc.choice.ConvShape] != (convAlgos{AlgoDirect, AlgoWinograd, AlgoIm2col}):
+		case tc.err == "" && m[tc.choice.ConvShape] != (conv.Algos{Forward: AlgoDirect, WeightGrad: AlgoWinograd, InputGrad: AlgoIm2col}):
 			t.Errorf("%s: %+v", tc.name, m[tc.choice.ConvShape])
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)

@@ -56,8 +56,6 @@ func TestWinogradMatchesIm2col(t *testing.T) {
 				x = autograd.NewVar(randTensor(r, tc.n, tc.in, tc.h, tc.w), true)
 			}
 			proj := randTensor(r, tc.n, tc.out, tc.h, tc.w).Data()
-			g := convGeom{n: tc.n, cin: tc.in, cout: tc.out, h: tc.h, w: tc.w, oh: tc.h, ow: tc.w}
-			t.Logf("whole batch: %v, coarse: %v", g.winoWhole(), g.winoFlops() >= minCoarseFlops)
 			c.Algo = AlgoIm2col
 			want := convGrads(c, x, proj)
 			for _, procs := range []int{0, 1} {
@@ -177,39 +175,6 @@ func TestWinogradAccuracy(t *testing.T) {
 	}
 }
 
-// TestWinoFilterFlip checks that the transformed kernels of the flipped,
-// transposed weight are those of the weight, transposed and permuted by
-// winoFlip, as winoConv reads them for the input gradient.
-func TestWinoFilterFlip(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	const out, in = 5, 3
-	wd := randTensor(r, out, in, 3, 3).Data()
-	wt := make([]float32, len(wd))
-	for co := range out {
-		for ci := range in {
-			for j := range 9 {
-				wt[(ci*out+co)*9+j] = wd[(co*in+ci)*9+8-j]
-			}
-		}
-	}
-	u := make([]float32, 16*winoLd(out, in))
-	ut := make([]float32, 16*winoLd(in, out))
-	winoFilter(u, wd, out, in, false)
-	winoFilter(ut, wt, in, out, false)
-	ld := winoLd(out, in)
-	for xi := range 16 {
-		src := 4*winoFlip[xi/4] + winoFlip[xi%4]
-		for ci := range in {
-			for co := range out {
-				got, want := u[src*ld+co*in+ci], ut[xi*ld+ci*out+co]
-				if math.Abs(float64(got-want)) > 1e-6 {
-					t.Fatalf("xi %d, (%d, %d): %v, want %v", xi, ci, co, got, want)
-				}
-			}
-		}
-	}
-}
-
 // TestWinogradAccumulates checks that a second backward pass adds to the
 // gradients of the input and the weight (chunked and whole-batch paths).
 func TestWinogradAccumulates(t *testing.T) {
@@ -278,8 +243,7 @@ func TestConvChoice(t *testing.T) {
 		{AlgoDirect, 2, 3, 5, 3, 2, 6, "III", "III"},
 	} {
 		c := &Conv2d{In: tc.in, Out: tc.out, Kernel: tc.k, Stride: tc.s, Padding: tc.k / 2, Algo: tc.algo}
-		oh := ConvOutSize(tc.h, tc.k, tc.s, tc.k/2)
-		g := convGeom{n: tc.n, cin: tc.in, h: tc.h, w: tc.h, cout: tc.out, k: tc.k, s: tc.s, p: tc.k / 2, oh: oh, ow: oh}
+		g := ConvShape{N: tc.n, In: tc.in, Out: tc.out, H: tc.h, W: tc.h, K: tc.k, S: tc.s, P: tc.k / 2}
 		want := tc.slow
 		if conv.Fast() || tc.algo != AlgoAuto {
 			want = tc.fast
@@ -287,13 +251,13 @@ func TestConvChoice(t *testing.T) {
 		code := map[ConvAlgo]string{AlgoIm2col: "I", AlgoWinograd: "W", AlgoDirect: "D"}
 		a := c.algos(g)
 		if tc.algo == AlgoAuto {
-			a = autoAlgos(g, conv.Fast()) // the rules, whatever this machine's wisdom file holds
+			a = conv.AutoAlgos(g, conv.Fast()) // the rules, whatever this machine's wisdom file holds
 		}
-		if got := code[a.fwd] + code[a.dw] + code[a.dx]; got != want {
+		if got := code[a.Forward] + code[a.WeightGrad] + code[a.InputGrad]; got != want {
 			t.Errorf("%v %+v: %s, want %s", tc.algo, g, got, want)
 		}
-		if a := autoAlgos(g, false); tc.algo == AlgoAuto && code[a.fwd]+code[a.dw]+code[a.dx] != tc.slow {
-			t.Errorf("%v %+v without the assembly kernels: %s, want %s", tc.algo, g, code[a.fwd]+code[a.dw]+code[a.dx], tc.slow)
+		if a := conv.AutoAlgos(g, false); tc.algo == AlgoAuto && code[a.Forward]+code[a.WeightGrad]+code[a.InputGrad] != tc.slow {
+			t.Errorf("%v %+v without the assembly kernels: %s, want %s", tc.algo, g, code[a.Forward]+code[a.WeightGrad]+code[a.InputGrad], tc.slow)
 		}
 	}
 }

@@ -1,8 +1,8 @@
-package nn
+package conv
 
 // ConvOutSize returns the output length of a convolution or pooling window
 // of size k with the given stride and zero padding over an input of length in.
-func ConvOutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
+func OutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 
 // im2col writes the patches of one (c, h, w) image into col, a
 // (c*kh*kw) x (oh*ow) matrix with row stride ldcol: row (ci*kh+ki)*kw+kj
@@ -10,7 +10,7 @@ func ConvOutSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 // output position, zero where the tap falls into the padding. Channel ci of
 // the image is src[ci*cs : ci*cs+h*w].
 func im2col(col []float32, ldcol int, src []float32, cs, c, h, w, kh, kw, stride, pad int) {
-	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
+	oh, ow := OutSize(h, kh, stride, pad), OutSize(w, kw, stride, pad)
 	n := oh * ow
 	if stride == 1 && ow == w {
 		im2colSame(col, ldcol, src, cs, c, h, w, kh, kw, pad)
@@ -161,7 +161,7 @@ func col2im(dst []float32, cs int, col []float32, ldcol, c, h, w, kh, kw, stride
 
 // col2imGeneral is col2im for any geometry, one kernel tap at a time.
 func col2imGeneral(dst []float32, cs int, col []float32, ldcol, c, h, w, kh, kw, stride, pad int) {
-	oh, ow := ConvOutSize(h, kh, stride, pad), ConvOutSize(w, kw, stride, pad)
+	oh, ow := OutSize(h, kh, stride, pad), OutSize(w, kw, stride, pad)
 	n := oh * ow
 	for ci := range c {
 		img := dst[ci*cs : ci*cs+h*w]

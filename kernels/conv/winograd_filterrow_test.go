@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func TestGtgRow(t *testing.T) {
 	for _, in := range []int{0, 1, 3, 8, 17} {
 		t.Run(fmt.Sprint(in), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(in), 7))
-			kernels := randTensor(r, 9*in+1).Data()[:9*in]
+			kernels := randSlice(r, 9*in+1)[:9*in]
 			var got, want [16][]float32
 			for xi := range got {
 				got[xi], want[xi] = make([]float32, in), make([]float32, in)
@@ -84,9 +84,9 @@ func TestGtdgRow(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.in), 11))
 			var rows [16][]float32
 			for xi := range rows {
-				rows[xi] = randTensor(r, tc.in+1).Data()[:tc.in]
+				rows[xi] = randSlice(r, tc.in+1)[:tc.in]
 			}
-			got := randTensor(r, 9*tc.in+1).Data()[:9*tc.in]
+			got := randSlice(r, 9*tc.in+1)[:9*tc.in]
 			want := append([]float32(nil), got...)
 			gtdgRow(got, &rows, tc.in, tc.acc)
 			for ci := range tc.in {

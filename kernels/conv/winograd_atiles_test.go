@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ func TestATilesMap(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.th), uint64(tc.tw)))
 			ow := 2 * tc.tw
 			n := tc.th * tc.tw
-			src := randTensor(r, 2*tc.th*ow+1).Data()[:2*tc.th*ow]
+			src := randSlice(r, 2*tc.th*ow+1)[:2*tc.th*ow]
 			var got, want [16][]float32
 			for xi := range got {
 				got[xi], want[xi] = make([]float32, n), make([]float32, n)

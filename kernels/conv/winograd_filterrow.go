@@ -1,4 +1,4 @@
-package nn
+package conv
 
 // Row-at-a-time forms of the Winograd F(2x2, 3x3) kernel transform
 // (G g G^T) and its adjoint (G^T u G), for all input channels of one

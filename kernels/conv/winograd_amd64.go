@@ -1,6 +1,6 @@
 //go:build amd64 && !noasm
 
-package nn
+package conv
 
 import "github.com/duel-ssl/duel/internal/cpu"
 

@@ -1,11 +1,7 @@
-package nn
+package conv
 
-import (
-	"github.com/duel-ssl/duel/kernels/conv"
-)
-
-// The direct path of Conv2d: 3x3 padding-1 convolutions of stride 1 or 2
-// computed by kernels/conv straight from the channel-major planes, without
+// The direct path (DirectForward, DirectWeightGrad, DirectInputGrad): 3x3 padding-1 convolutions of stride 1 or 2
+// computed by the kernels of this package straight from the channel-major planes, without
 // a patch matrix (narrow layers spend as long building one as multiplying
 // it). At stride 2 the kernels read the input through its four phase
 // planes (even/odd rows and columns), split per cache-sized run of images.
@@ -16,35 +12,24 @@ import (
 // (coarsePlan), the weight gradient statically, as weightGrad does, so
 // that no sum depends on timing.
 
-// directOK reports whether kernels/conv handles g: a 3x3 padding-1
+// directOK reports whether the direct kernels handle g: a 3x3 padding-1
 // convolution of stride 1 or 2 whose output maps hold whole 16-position
 // vectors.
-func (g convGeom) directOK() bool {
-	return g.k == 3 && g.p == 1 && conv.Supported(g.h, g.w, g.s)
-}
-
-// directPlan returns kernels/conv's plan for g, kept in c for the next
-// call of the same geometry.
-func (c *Conv2d) directPlan(g convGeom) *conv.Plan {
-	if pl := c.plan.Load(); pl != nil && pl.H() == g.h && pl.W() == g.w && pl.Stride() == g.s {
-		return pl
-	}
-	pl := conv.NewPlan(g.h, g.w, g.s)
-	c.plan.Store(pl)
-	return pl
+func (g geom) directOK() bool {
+	return g.k == 3 && g.p == 1 && Supported(g.h, g.w, g.s)
 }
 
 // directChunk returns how many images of the input fit half of the L2
-// cache (conv.ChunkPositions): the chunk of the weight gradient, and the
+// cache (ChunkPositions): the chunk of the weight gradient, and the
 // run of images whose phases (stride 2) or channel-major copy (NCHW input)
 // the kernels read at once.
-func (g convGeom) directChunk() int {
-	return max(1, min(g.n, conv.ChunkPositions(g.cin)/(g.h*g.w)))
+func (g geom) directChunk() int {
+	return max(1, min(g.n, ChunkPositions(g.cin)/(g.h*g.w)))
 }
 
 // directRun returns how many images each kernel call covers: the whole
 // chunk when the kernels read the input in place, else directChunk.
-func (g convGeom) directRun() int {
+func (g geom) directRun() int {
 	if g.s == 1 && g.xcm {
 		return g.n
 	}
@@ -58,28 +43,28 @@ type directBuf struct{ in, ph []float32 }
 
 // directBufs returns a directBuf per goroutine for runs of g.directRun()
 // images.
-func (c *Conv2d) directBufs(g convGeom, pl *conv.Plan, threads int) []directBuf {
+func directBufs(sc Scratch, g geom, pl *Plan, threads int) []directBuf {
 	run := min(g.directRun(), g.n)
 	bs := make([]directBuf, threads)
 	for w := range bs {
 		if !g.xcm {
-			bs[w].in = c.arena.getScratch(g.cin * run * g.h * g.w)
+			bs[w].in = get(sc, g.cin*run*g.h*g.w)
 		}
 		if g.s == 2 {
-			bs[w].ph = c.arena.getScratch(conv.PhasesLen(pl, g.cin, run))
+			bs[w].ph = get(sc, PhasesLen(pl, g.cin, run))
 		}
 	}
 	return bs
 }
 
-// putDirectBufs gives the buffers of bs back to the arena.
-func (c *Conv2d) putDirectBufs(bs []directBuf) {
+// putDirectBufs gives the buffers of bs back to sc.
+func putDirectBufs(sc Scratch, bs []directBuf) {
 	for _, b := range bs {
 		if b.in != nil {
-			c.arena.putScratch(b.in)
+			put(sc, b.in)
 		}
 		if b.ph != nil {
-			c.arena.putScratch(b.ph)
+			put(sc, b.ph)
 		}
 	}
 }
@@ -97,7 +82,7 @@ func runs(n0, cnt, run int, f func(i, m int)) {
 // copied into b.in from NCHW: image by image, NCHW planes of 4 KiB put the
 // masked loads of the image edges across page boundaries, which costs this
 // CPU more than the copy), split into phases in b.ph at stride 2.
-func (g convGeom) input(pl *conv.Plan, b directBuf, xd []float32, i, m int) ([]float32, int) {
+func (g geom) input(pl *Plan, b directBuf, xd []float32, i, m int) ([]float32, int) {
 	hw := g.h * g.w
 	x, ld := xd[i*hw:], g.n*hw
 	if !g.xcm {
@@ -109,54 +94,54 @@ func (g convGeom) input(pl *conv.Plan, b directBuf, xd []float32, i, m int) ([]f
 		x, ld = b.in, m*hw
 	}
 	if g.s == 2 {
-		conv.Phases(pl, b.ph, x, ld, g.cin, m)
-		return b.ph, conv.PhasesLen(pl, 1, m)
+		Phases(pl, b.ph, x, ld, g.cin, m)
+		return b.ph, PhasesLen(pl, 1, m)
 	}
 	return x, ld
 }
 
 // directThreads returns the chunking of the forward pass and the input
 // gradient.
-func (g convGeom) directThreads() (chunk, threads int) {
+func (g geom) directThreads() (chunk, threads int) {
 	chunk, threads, _, _ = coarsePlan(g.n, g.n, g.flops())
 	return chunk, threads
 }
 
 // directForward writes the convolution of xd (layout g.xcm) with the
 // (Out, In, 3, 3) weight wd into yd (channel-major).
-func (c *Conv2d) directForward(g convGeom, pl *conv.Plan, wd, xd, yd []float32) {
-	buf := c.arena.getScratch(conv.FilterLen(g.cout, g.cin))
-	defer c.arena.putScratch(buf)
-	f := conv.PackFilter(buf, wd, g.cout, g.cin, false)
+func directForward(sc Scratch, g geom, pl *Plan, wd, xd, yd []float32) {
+	buf := get(sc, FilterLen(g.cout, g.cin))
+	defer put(sc, buf)
+	f := PackFilter(buf, wd, g.cout, g.cin, false)
 	chunk, threads := g.directThreads()
-	bs := c.directBufs(g, pl, threads)
-	defer c.putDirectBufs(bs)
+	bs := directBufs(sc, g, pl, threads)
+	defer putDirectBufs(sc, bs)
 	ohw := g.oh * g.ow
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		runs(n0, cnt, g.directRun(), func(i, m int) {
 			x, ldx := g.input(pl, bs[w], xd, i, m)
-			conv.Forward(pl, &f, yd[i*ohw:], g.n*ohw, x, ldx, m, false)
+			Forward(pl, &f, yd[i*ohw:], g.n*ohw, x, ldx, m, false)
 		})
 	})
 }
 
 // directInputGrad writes (adds, when acc) the input gradient dx (layout
 // g.xcm) of the convolution from the output gradient dy (channel-major).
-func (c *Conv2d) directInputGrad(g convGeom, pl *conv.Plan, wd, dy, dx []float32, acc bool) {
-	var f conv.Filter
-	var fs conv.InputGradFilters
+func directInputGrad(sc Scratch, g geom, pl *Plan, wd, dy, dx []float32, acc bool) {
+	var f Filter
+	var fs InputGradFilters
 	var buf []float32
 	if g.s == 1 {
-		buf = c.arena.getScratch(conv.FilterLen(g.cin, g.cout))
-		f = conv.PackFilter(buf, wd, g.cout, g.cin, true)
+		buf = get(sc, FilterLen(g.cin, g.cout))
+		f = PackFilter(buf, wd, g.cout, g.cin, true)
 	} else {
-		buf = c.arena.getScratch(conv.InputGradFiltersLen(g.cout, g.cin))
-		fs = conv.PackInputGradFilters(pl, buf, wd, g.cout, g.cin)
+		buf = get(sc, InputGradFiltersLen(g.cout, g.cin))
+		fs = PackInputGradFilters(pl, buf, wd, g.cout, g.cin)
 	}
-	defer c.arena.putScratch(buf)
+	defer put(sc, buf)
 	chunk, threads := g.directThreads()
-	bs := c.directBufs(g, pl, threads)
-	defer c.putDirectBufs(bs)
+	bs := directBufs(sc, g, pl, threads)
+	defer putDirectBufs(sc, bs)
 	hw, ohw := g.h*g.w, g.oh*g.ow
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		runs(n0, cnt, g.directRun(), func(i, m int) {
@@ -167,9 +152,9 @@ func (c *Conv2d) directInputGrad(g convGeom, pl *conv.Plan, wd, dy, dx []float32
 				d, ld, a = bs[w].in, m*hw, false
 			}
 			if g.s == 1 {
-				conv.Forward(pl, &f, d, ld, dy[i*ohw:], g.n*ohw, m, a)
+				Forward(pl, &f, d, ld, dy[i*ohw:], g.n*ohw, m, a)
 			} else {
-				conv.InputGrad(pl, &fs, d, ld, dy[i*ohw:], g.n*ohw, bs[w].ph, m, a)
+				InputGrad(pl, &fs, d, ld, dy[i*ohw:], g.n*ohw, bs[w].ph, m, a)
 			}
 			if g.xcm {
 				return
@@ -193,15 +178,15 @@ func (c *Conv2d) directInputGrad(g convGeom, pl *conv.Plan, wd, dy, dx []float32
 
 // directWeightGrad writes (adds, when acc) the weight gradient dw of the
 // convolution of xd (layout g.xcm) from dy (channel-major).
-func (c *Conv2d) directWeightGrad(g convGeom, pl *conv.Plan, xd, dy, dw []float32, acc bool) {
+func directWeightGrad(sc Scratch, g geom, pl *Plan, xd, dy, dw []float32, acc bool) {
 	chunk, threads, _, _ := coarsePlan(g.n, g.directChunk(), g.flops())
-	bs := c.directBufs(g, pl, threads)
-	defer c.putDirectBufs(bs)
+	bs := directBufs(sc, g, pl, threads)
+	defer putDirectBufs(sc, bs)
 	ohw := g.oh * g.ow
-	c.weightGrad(dw, acc, false, g.n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+	weightGrad(sc, g.cout, dw, acc, false, g.n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 		runs(n0, cnt, g.directRun(), func(i, m int) {
 			x, ldx := g.input(pl, bs[w], xd, i, m)
-			conv.WeightGrad(pl, dst, dy[i*ohw:], g.n*ohw, x, ldx, g.cout, g.cin, m, b != 0 || i > n0)
+			WeightGrad(pl, dst, dy[i*ohw:], g.n*ohw, x, ldx, g.cout, g.cin, m, b != 0 || i > n0)
 		})
 	})
 }

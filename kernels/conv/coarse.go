@@ -1,10 +1,11 @@
-package nn
+package conv
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
@@ -80,18 +81,34 @@ func runChunks(n, chunk, threads int, static bool, f func(w, n0, cnt int)) {
 	wg.Wait()
 }
 
-// scratchSet gets threads buffers of n floats from a.
-func scratchSet(a *Arena, threads, n int) [][]float32 {
+// scratchSet gets threads buffers of n floats from sc.
+func scratchSet(sc Scratch, threads, n int) [][]float32 {
 	s := make([][]float32, threads)
 	for w := range s {
-		s[w] = a.getScratch(n)
+		s[w] = get(sc, n)
 	}
 	return s
 }
 
-// putScratchSet gives the buffers of s back to a.
-func putScratchSet(a *Arena, s [][]float32) {
+// putScratchSet gives the buffers of s back to sc.
+func putScratchSet(sc Scratch, s [][]float32) {
 	for _, b := range s {
-		a.putScratch(b)
+		put(sc, b)
 	}
+}
+
+// workers returns how many goroutines to split work of about n scalar
+// operations over (par.Workers).
+func workers(n int) int { return par.Workers(n) }
+
+// parallelFor splits [0, n) into contiguous chunks run by up to w
+// goroutines and waits for them.
+func parallelFor(n, w int, f func(lo, hi int)) { par.For(n, w, f) }
+
+// beta returns the GEMM beta that accumulates (1) or overwrites (0).
+func beta(acc bool) float32 {
+	if acc {
+		return 1
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ func TestWinoInput8x8(t *testing.T) {
 		xcm, par      bool
 	}{{1, 1, 0, 1, true, false}, {3, 5, 1, 2, true, false}, {4, 3, 2, 2, false, false}, {2, 64, 0, 2, false, true}} {
 		t.Run(fmt.Sprintf("n%d-c%d-cm%v-par%v", tc.n, tc.c, tc.xcm, tc.par), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: tc.c, h: 8, w: 8, cout: 1, k: 3, s: 1, p: 1, oh: 8, ow: 8, xcm: tc.xcm}
-			x := randTensor(r, tc.n*tc.c*64).Data()
+			g := geom{n: tc.n, cin: tc.c, h: 8, w: 8, cout: 1, k: 3, s: 1, p: 1, oh: 8, ow: 8, xcm: tc.xcm}
+			x := randSlice(r, tc.n*tc.c*64)
 			size := 16 * winoLd(tc.c, tc.cnt*16)
 			got, want := make([]float32, size), make([]float32, size)
 			g.winoInput(got, x, tc.n0, tc.cnt, tc.par, nil)
@@ -43,9 +43,9 @@ func TestWinoOutput8x8(t *testing.T) {
 		ycm, acc, par bool
 	}{{1, 1, 0, 1, true, false, false}, {3, 5, 1, 2, true, true, false}, {4, 3, 2, 2, false, false, false}, {2, 64, 0, 2, false, true, true}} {
 		t.Run(fmt.Sprintf("n%d-c%d-cm%v-acc%v-par%v", tc.n, tc.c, tc.ycm, tc.acc, tc.par), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: 1, h: 8, w: 8, cout: tc.c, k: 3, s: 1, p: 1, oh: 8, ow: 8}
-			m := randTensor(r, 16*winoLd(tc.c, tc.cnt*16)).Data()
-			got := randTensor(r, tc.n*tc.c*64).Data()
+			g := geom{n: tc.n, cin: 1, h: 8, w: 8, cout: tc.c, k: 3, s: 1, p: 1, oh: 8, ow: 8}
+			m := randSlice(r, 16*winoLd(tc.c, tc.cnt*16))
+			got := randSlice(r, tc.n*tc.c*64)
 			want := append([]float32(nil), got...)
 			g.winoOutput(got, m, tc.n0, tc.cnt, tc.ycm, tc.acc, tc.par, nil)
 			general := g

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -24,12 +24,12 @@ func TestWinoInputPlane(t *testing.T) {
 		{1, 2, 1, 15, 0, 1, true, false},
 	} {
 		t.Run(fmt.Sprintf("n%d-c%d-%dx%d-cm%v-par%v", tc.n, tc.c, tc.h, tc.w, tc.xcm, tc.par), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: tc.c, h: tc.h, w: tc.w, cout: 1, k: 3, s: 1, p: 1, oh: tc.h, ow: tc.w, xcm: tc.xcm}
+			g := geom{n: tc.n, cin: tc.c, h: tc.h, w: tc.w, cout: 1, k: 3, s: 1, p: 1, oh: tc.h, ow: tc.w, xcm: tc.xcm}
 			th, tw := g.winoTiles()
 			if tw < winoSplitTiles {
 				t.Fatalf("tw %d below winoSplitTiles", tw)
 			}
-			x := randTensor(r, tc.n*tc.c*tc.h*tc.w).Data()
+			x := randSlice(r, tc.n*tc.c*tc.h*tc.w)
 			size := 16 * winoLd(tc.c, tc.cnt*th*tw)
 			got, want := make([]float32, size), make([]float32, size)
 			g.winoInput(got, x, tc.n0, tc.cnt, tc.par, nil)

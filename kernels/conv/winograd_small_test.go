@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ func TestWinoInput4x4(t *testing.T) {
 		xcm           bool
 	}{{1, 1, 0, 1, true}, {3, 5, 1, 2, true}, {4, 3, 2, 2, false}, {2, 64, 0, 2, false}} {
 		t.Run(fmt.Sprintf("n%d-c%d-cm%v", tc.n, tc.c, tc.xcm), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: tc.c, h: 4, w: 4, cout: 1, k: 3, s: 1, p: 1, oh: 4, ow: 4, xcm: tc.xcm}
-			x := randTensor(r, tc.n*tc.c*16).Data()
+			g := geom{n: tc.n, cin: tc.c, h: 4, w: 4, cout: 1, k: 3, s: 1, p: 1, oh: 4, ow: 4, xcm: tc.xcm}
+			x := randSlice(r, tc.n*tc.c*16)
 			size := 16 * winoLd(tc.c, tc.cnt*4)
 			got, want := make([]float32, size), make([]float32, size)
 			g.winoInput(got, x, tc.n0, tc.cnt, false, nil)
@@ -43,9 +43,9 @@ func TestWinoOutput4x4(t *testing.T) {
 		ycm, acc      bool
 	}{{1, 1, 0, 1, true, false}, {3, 5, 1, 2, true, true}, {4, 3, 2, 2, false, false}, {2, 64, 0, 2, false, true}} {
 		t.Run(fmt.Sprintf("n%d-c%d-cm%v-acc%v", tc.n, tc.c, tc.ycm, tc.acc), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: 1, h: 4, w: 4, cout: tc.c, k: 3, s: 1, p: 1, oh: 4, ow: 4}
-			m := randTensor(r, 16*winoLd(tc.c, tc.cnt*4)).Data()
-			got := randTensor(r, tc.n*tc.c*16).Data()
+			g := geom{n: tc.n, cin: 1, h: 4, w: 4, cout: tc.c, k: 3, s: 1, p: 1, oh: 4, ow: 4}
+			m := randSlice(r, 16*winoLd(tc.c, tc.cnt*4))
+			got := randSlice(r, tc.n*tc.c*16)
 			want := append([]float32(nil), got...)
 			g.winoOutput(got, m, tc.n0, tc.cnt, tc.ycm, tc.acc, false, nil)
 			general := g

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 // aTilesMap writes A dY A^T of all th x tw tiles of one even-sized
 // output-gradient map src (rows of width ow = 2*tw) to ms[xi][ty*tw+i]: the

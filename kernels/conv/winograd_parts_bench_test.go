@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 // splits itself over goroutines).
 func BenchmarkWinoTransforms(b *testing.B) {
 	for _, tc := range []struct{ n, c, hw int }{{2, 64, 32}, {4, 256, 8}, {16, 512, 4}} {
-		g := convGeom{n: tc.n, cin: tc.c, h: tc.hw, w: tc.hw, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.hw, ow: tc.hw, xcm: true}
+		g := geom{n: tc.n, cin: tc.c, h: tc.hw, w: tc.hw, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.hw, ow: tc.hw, xcm: true}
 		th, tw := g.winoTiles()
 		nt := tc.n * th * tw
 		r := rand.New(rand.NewPCG(1, 2))
-		x := randTensor(r, tc.c*tc.n*tc.hw*tc.hw).Data()
+		x := randSlice(r, tc.c*tc.n*tc.hw*tc.hw)
 		v := make([]float32, 16*winoLd(tc.c, nt))
 		name := fmt.Sprintf("n%d-c%d-%dx%d", tc.n, tc.c, tc.hw, tc.hw)
 		b.Run("input-"+name, func(b *testing.B) {
@@ -38,7 +38,7 @@ func BenchmarkWinoTransforms(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nt*tc.c), "ns/tile")
 		})
 		b.Run("filter-"+name, func(b *testing.B) {
-			wd := randTensor(r, tc.c, tc.c, 3, 3).Data()
+			wd := randSlice(r, tc.c*tc.c*3*3)
 			u := make([]float32, 16*winoLd(tc.c, tc.c))
 			for b.Loop() {
 				winoFilter(u, wd, tc.c, tc.c, false)
@@ -46,7 +46,7 @@ func BenchmarkWinoTransforms(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.c*tc.c), "ns/kernel")
 		})
 		b.Run("filtergrad-"+name, func(b *testing.B) {
-			du := randTensor(r, 16*winoLd(tc.c, tc.c)).Data()
+			du := randSlice(r, 16*winoLd(tc.c, tc.c))
 			dw := make([]float32, tc.c*tc.c*9)
 			for b.Loop() {
 				winoFilterGrad(dw, du, tc.c, tc.c, true)

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func TestWinoKernels(t *testing.T) {
 			t.Run(fmt.Sprintf("%s-n%d-off%d", vecmath.ISA(), n, off), func(t *testing.T) {
 				in := make([][]float32, 4)
 				for i := range in {
-					in[i] = randTensor(r, n+off+1).Data()[off : off+n]
+					in[i] = randSlice(r, n+off+1)[off : off+n]
 				}
 				got, want := make([][]float32, 4), make([][]float32, 4)
 				for i := range got {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/kernels/conv"
+	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -28,7 +30,7 @@ func convGrads(c *Conv2d, x *autograd.Var, proj []float32) [][]float32 {
 }
 
 // TestConv2dCoarse checks convolutions large enough to be split over
-// goroutines (coarsePlan) against the same convolutions on one core, for
+// goroutines (kernels/conv's coarsePlan) against the same convolutions on one core, for
 // every path: im2col, 1x1 direct, transposed input gradient, col2im.
 func TestConv2dCoarse(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
@@ -54,10 +56,12 @@ func TestConv2dCoarse(t *testing.T) {
 		} else {
 			x = autograd.NewVar(randTensor(r, tc.n, tc.in, tc.h, tc.h), true)
 		}
-		oh := ConvOutSize(tc.h, tc.k, tc.s, tc.p)
-		g := convGeom{n: tc.n, cin: tc.in, cout: tc.out, k: tc.k, oh: oh, ow: oh}
-		if g.flops() < minCoarseFlops {
-			t.Fatalf("%s: %g flops, too small to be split", tc.name, g.flops())
+		oh := conv.OutSize(tc.h, tc.k, tc.s, tc.p)
+		// The flops of the convolution's GEMM over the batch: kernels/conv
+		// splits it over goroutines from 2*gemm.MinParallelFlops.
+		flops := 2 * float64(tc.out) * float64(tc.in*tc.k*tc.k) * float64(tc.n*oh*oh)
+		if flops < 2*gemm.MinParallelFlops {
+			t.Fatalf("%s: %g flops, too small to be split", tc.name, flops)
 		}
 		proj := randTensor(r, tc.n, tc.out, oh, oh).Data()
 		for _, arena := range []*Arena{nil, NewArena()} {

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"math/rand/v2"
@@ -16,7 +16,7 @@ func TestIm2col3x3s2(t *testing.T) {
 		{2, 6, 8, 3, 2}, {16, 32, 32, 0, 0}, {1, 8, 2, 1, 7},
 	} {
 		cs := tc.h*tc.w + tc.cpad
-		src := randTensor(r, tc.c*cs).Data()
+		src := randSlice(r, tc.c*cs)
 		oh, ow := tc.h/2, tc.w/2
 		n := oh * ow
 		ld := n + tc.ldpad
@@ -63,8 +63,8 @@ func TestCol2im3x3s2(t *testing.T) {
 	} {
 		cs := tc.h*tc.w + tc.cpad
 		ld := (tc.h/2)*(tc.w/2) + tc.ldpad
-		col := randTensor(r, tc.c*9*ld).Data()
-		got := randTensor(r, tc.c*cs).Data()
+		col := randSlice(r, tc.c*9*ld)
+		got := randSlice(r, tc.c*cs)
 		want := append([]float32(nil), got...)
 		col2im3x3s2(got, cs, col, ld, tc.c, tc.h, tc.w)
 		col2imGeneral(want, cs, col, ld, tc.c, tc.h, tc.w, 3, 3, 2, 1)
@@ -83,13 +83,13 @@ func TestUpsampleImages(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, cm := range []bool{false, true} {
 		for _, acc := range []bool{false, true} {
-			g := convGeom{n: 5, cin: 3, h: 8, w: 6, cout: 4, k: 1, s: 2, p: 0, oh: 4, ow: 3, xcm: cm}
+			g := geom{n: 5, cin: 3, h: 8, w: 6, cout: 4, k: 1, s: 2, p: 0, oh: 4, ow: 3, xcm: cm}
 			if !g.subsample() {
 				t.Fatal("not a subsampling geometry")
 			}
 			const n0, cnt = 1, 3
-			dcol := randTensor(r, g.cin*cnt*g.ohw()).Data()
-			got := randTensor(r, g.n*g.cin*g.h*g.w).Data()
+			dcol := randSlice(r, g.cin*cnt*g.ohw())
+			got := randSlice(r, g.n*g.cin*g.h*g.w)
 			want := append([]float32(nil), got...)
 			if !acc {
 				// col2im adds: the images of the chunk start from zero.

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"runtime"
@@ -32,7 +32,7 @@ import (
 // (winograd_grad.go). The transforms are in winograd_transform.go.
 
 // winoTiles returns the number of 2x2 output tiles per image of g.
-func (g convGeom) winoTiles() (th, tw int) { return (g.oh + 1) / 2, (g.ow + 1) / 2 }
+func (g geom) winoTiles() (th, tw int) { return (g.oh + 1) / 2, (g.ow + 1) / 2 }
 
 // Chunking of the Winograd pipeline: a chunk of images holds at most
 // winoBudget floats of transformed input and products (16*(In+Out) per
@@ -46,7 +46,7 @@ const (
 )
 
 // winoChunk returns how many images one Winograd chunk holds.
-func (g convGeom) winoChunk() int {
+func (g geom) winoChunk() int {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	tiles := max(winoMinTiles, winoBudget/(16*(g.cin+g.cout)))
@@ -57,7 +57,7 @@ func (g convGeom) winoChunk() int {
 // transformed at once and its 16 GEMMs are split over the goroutines
 // instead of its images (chunks would give GEMMs of too few columns to
 // amortise packing the kernels).
-func (g convGeom) winoWhole() bool {
+func (g geom) winoWhole() bool {
 	th, tw := g.winoTiles()
 	return g.n*th*tw <= winoWholeTiles
 }
@@ -70,7 +70,7 @@ const winoSplitTiles = 8
 // winoBufLen returns the scratch floats the transforms of g need on one
 // goroutine: a zero-padded input plane and four rows of it, or what
 // winoInputPlane or winoOutputPlane need when more.
-func (g convGeom) winoBufLen() int {
+func (g geom) winoBufLen() int {
 	th, tw := g.winoTiles()
 	return max((2*th+6)*(2*tw+2), winoPlaneLen(th, tw), winoOutputPlaneLen(th, tw))
 }
@@ -85,7 +85,7 @@ func workBuf(buf []float32, n int, shared bool) []float32 {
 }
 
 // winoFlops returns the flops of the 16 GEMMs over the whole batch.
-func (g convGeom) winoFlops() float64 {
+func (g geom) winoFlops() float64 {
 	th, tw := g.winoTiles()
 	return 2 * 16 * float64(g.cout) * float64(g.cin) * float64(g.n*th*tw)
 }
@@ -113,7 +113,7 @@ var winoFlip = [4]int{3, 1, 2, 0}
 // is, g.cin x g.cout, and the GEMMs read them flipped and transposed) into yd (layout ycm), adding to it when acc.
 // The batch is split into chunks of images (coarsePlan), each transformed,
 // multiplied (16 GEMMs) and transformed back by one goroutine.
-func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, ycm, acc bool) {
+func winoConv(sc Scratch, g geom, u []float32, flip bool, xd, yd []float32, ycm, acc bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	uld := winoLd(g.cout, g.cin)
@@ -131,10 +131,10 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 		// (not their columns) over the goroutines.
 		nt := g.n * tpi
 		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
-		v := c.arena.getScratch(16 * vld)
-		defer c.arena.putScratch(v)
-		m := c.arena.getScratch(16 * mld)
-		defer c.arena.putScratch(m)
+		v := get(sc, 16*vld)
+		defer put(sc, v)
+		m := get(sc, 16*mld)
+		defer put(sc, m)
 		g.winoInput(v, xd, 0, g.n, true, nil)
 		w := 1
 		if g.winoFlops() >= minCoarseFlops {
@@ -149,12 +149,12 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 		return
 	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
-	vs := scratchSet(c.arena, threads, 16*winoLd(g.cin, chunk*tpi))
-	defer putScratchSet(c.arena, vs)
-	ms := scratchSet(c.arena, threads, 16*winoLd(g.cout, chunk*tpi))
-	defer putScratchSet(c.arena, ms)
-	bufs := scratchSet(c.arena, threads, g.winoBufLen())
-	defer putScratchSet(c.arena, bufs)
+	vs := scratchSet(sc, threads, 16*winoLd(g.cin, chunk*tpi))
+	defer putScratchSet(sc, vs)
+	ms := scratchSet(sc, threads, 16*winoLd(g.cout, chunk*tpi))
+	defer putScratchSet(sc, ms)
+	bufs := scratchSet(sc, threads, g.winoBufLen())
+	defer putScratchSet(sc, bufs)
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		nt := cnt * tpi
 		v, m := vs[w], ms[w]
@@ -167,26 +167,11 @@ func (c *Conv2d) winoConv(g convGeom, u []float32, flip bool, xd, yd []float32, 
 	})
 }
 
-// winoKernels returns the transformed kernels of the (Out, In, 3, 3)
-// weight wd: on a buffer valid until the arena's Reset (or its release)
-// when keep, for the backward pass, else on scratch.
-func (c *Conv2d) winoKernels(wd []float32, keep bool) []float32 {
-	n := 16 * winoLd(c.Out, c.In)
-	var u []float32
-	if keep {
-		u = c.arena.get(n)
-	} else {
-		u = c.arena.getScratch(n)
-	}
-	winoFilter(u, wd, c.Out, c.In, true)
-	return u
-}
-
 // inputGradWinograd computes the input gradient dx (layout g.xcm, added to
 // when acc) of the Winograd convolution g from the output gradient dy
 // (channel-major) and the forward pass's transformed kernels u: the same
 // convolution of dy with the flipped, transposed kernel.
-func (c *Conv2d) inputGradWinograd(g convGeom, u, dy, dx []float32, acc bool) {
-	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true}
-	c.winoConv(tg, u, true, dy, dx, g.xcm, acc)
+func inputGradWinograd(sc Scratch, g geom, u, dy, dx []float32, acc bool) {
+	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true}
+	winoConv(sc, tg, u, true, dy, dx, g.xcm, acc)
 }

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ func BenchmarkIm2col(b *testing.B) {
 	}{{16, 32, 3, 2, 1}, {16, 32, 1, 2, 0}, {32, 16, 3, 2, 1}, {64, 8, 1, 2, 0}, {16, 32, 3, 1, 1}, {32, 16, 3, 1, 1}} {
 		b.Run(fmt.Sprintf("c%d-%dx%d-k%ds%d", tc.c, tc.hw, tc.hw, tc.k, tc.s), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
-			src := randTensor(r, tc.c, tc.hw, tc.hw).Data()
-			o := ConvOutSize(tc.hw, tc.k, tc.s, tc.p)
+			src := randSlice(r, tc.c*tc.hw*tc.hw)
+			o := OutSize(tc.hw, tc.k, tc.s, tc.p)
 			col := make([]float32, tc.c*tc.k*tc.k*o*o)
 			for b.Loop() {
 				im2col(col, o*o, src, tc.hw*tc.hw, tc.c, tc.hw, tc.hw, tc.k, tc.k, tc.s, tc.p)
@@ -35,8 +35,8 @@ func BenchmarkCol2im(b *testing.B) {
 		b.Run(fmt.Sprintf("c%d-%dx%d-k%ds%d", tc.c, tc.hw, tc.hw, tc.k, tc.s), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
 			dst := make([]float32, tc.c*tc.hw*tc.hw)
-			o := ConvOutSize(tc.hw, tc.k, tc.s, tc.p)
-			col := randTensor(r, tc.c*tc.k*tc.k*o*o).Data()
+			o := OutSize(tc.hw, tc.k, tc.s, tc.p)
+			col := randSlice(r, tc.c*tc.k*tc.k*o*o)
 			for b.Loop() {
 				col2im(dst, tc.hw*tc.hw, col, o*o, tc.c, tc.hw, tc.hw, tc.k, tc.k, tc.s, tc.p)
 			}

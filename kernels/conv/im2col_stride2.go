@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import "github.com/duel-ssl/duel/kernels/vecmath"
 

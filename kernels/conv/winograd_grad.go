@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"runtime"
@@ -21,7 +21,7 @@ import (
 // g.oh x g.ow) into m: 16 matrices of g.cout x T, laid out as winoInput
 // lays out its tiles. When par it splits itself over goroutines by
 // (channel, image) pairs. buf is as for winoInput.
-func (g convGeom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []float32) {
+func (g geom) winoGradOutput(m, dy []float32, n0, cnt int, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
@@ -110,19 +110,19 @@ func winoFilterGrad(dw, du []float32, out, in int, acc bool) {
 // goroutines, each accumulating the transformed gradient of its chunks in
 // a private buffer; the buffers are summed in a fixed order, so the result
 // does not depend on timing.
-func (c *Conv2d) winoWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
+func winoWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	uld := winoLd(g.cout, g.cin)
 	if g.winoWhole() {
 		nt := g.n * tpi
 		vld, mld := winoLd(g.cin, nt), winoLd(g.cout, nt)
-		v := c.arena.getScratch(16 * vld)
-		defer c.arena.putScratch(v)
-		m := c.arena.getScratch(16 * mld)
-		defer c.arena.putScratch(m)
-		du := c.arena.getScratch(16 * uld)
-		defer c.arena.putScratch(du)
+		v := get(sc, 16*vld)
+		defer put(sc, v)
+		m := get(sc, 16*mld)
+		defer put(sc, m)
+		du := get(sc, 16*uld)
+		defer put(sc, du)
 		g.winoInput(v, xd, 0, g.n, true, nil)
 		g.winoGradOutput(m, dy, 0, g.n, true, nil)
 		w := 1
@@ -138,14 +138,14 @@ func (c *Conv2d) winoWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
 		return
 	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
-	vs := scratchSet(c.arena, threads, 16*winoLd(g.cin, chunk*tpi))
-	defer putScratchSet(c.arena, vs)
-	ms := scratchSet(c.arena, threads, 16*winoLd(g.cout, chunk*tpi))
-	defer putScratchSet(c.arena, ms)
-	dus := scratchSet(c.arena, threads, 16*uld)
-	defer putScratchSet(c.arena, dus)
-	bufs := scratchSet(c.arena, threads, g.winoBufLen())
-	defer putScratchSet(c.arena, bufs)
+	vs := scratchSet(sc, threads, 16*winoLd(g.cin, chunk*tpi))
+	defer putScratchSet(sc, vs)
+	ms := scratchSet(sc, threads, 16*winoLd(g.cout, chunk*tpi))
+	defer putScratchSet(sc, ms)
+	dus := scratchSet(sc, threads, 16*uld)
+	defer putScratchSet(sc, dus)
+	bufs := scratchSet(sc, threads, g.winoBufLen())
+	defer putScratchSet(sc, bufs)
 	used := make([]bool, threads)
 	runChunks(g.n, chunk, threads, true, func(w, n0, cnt int) {
 		nt := cnt * tpi

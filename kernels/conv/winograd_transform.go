@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import "github.com/duel-ssl/duel/kernels/vecmath"
 
@@ -32,7 +32,7 @@ func winoFilter(u, wd []float32, out, in int, par bool) {
 // v[xi*winoLd(cin, T):].
 // When par it splits itself over goroutines by (channel, image) pairs. buf
 // is scratch of winoBufLen floats for a single goroutine (nil: allocate).
-func (g convGeom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float32) {
+func (g geom) winoInput(v, xd []float32, n0, cnt int, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi
@@ -167,7 +167,7 @@ func deinterleave(dst, src []float32) {
 // writes (or adds, when acc) the 2x2 tiles into yd, channel-major (Out, N,
 // OH, OW) when ycm, else (N, Out, OH, OW). When par it splits itself over
 // goroutines by (channel, image) pairs. buf is as for winoInput.
-func (g convGeom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, buf []float32) {
+func (g geom) winoOutput(yd, m []float32, n0, cnt int, ycm, acc, par bool, buf []float32) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	nt := cnt * tpi

@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm
 
-package nn
+package conv
 
 // bt4 is bt4Go.
 func bt4(d0, d1, d2, d3, a, b, c, d []float32) { bt4Go(d0, d1, d2, d3, a, b, c, d) }

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 // winoInput4x4 writes the transformed input tiles V = B^T d B of one 4x4
 // channel plane src (16 values, row-major) into vs: its four tiles (2x2

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 // winoOutputPlaneLen returns the scratch floats winoOutputPlane needs for
 // a map of th x tw tiles.

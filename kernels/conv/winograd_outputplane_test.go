@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"fmt"
@@ -25,13 +25,13 @@ func TestWinoOutputPlane(t *testing.T) {
 		{1, 2, 1, 15, 0, 1, false, true, false},
 	} {
 		t.Run(fmt.Sprintf("n%d-c%d-%dx%d-cm%v-acc%v-par%v", tc.n, tc.c, tc.oh, tc.ow, tc.ycm, tc.acc, tc.par), func(t *testing.T) {
-			g := convGeom{n: tc.n, cin: 1, h: tc.oh, w: tc.ow, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.oh, ow: tc.ow}
+			g := geom{n: tc.n, cin: 1, h: tc.oh, w: tc.ow, cout: tc.c, k: 3, s: 1, p: 1, oh: tc.oh, ow: tc.ow}
 			th, tw := g.winoTiles()
 			if tw < winoSplitTiles {
 				t.Fatalf("tw %d below winoSplitTiles", tw)
 			}
-			m := randTensor(r, 16*winoLd(tc.c, tc.cnt*th*tw)).Data()
-			got := randTensor(r, tc.n*tc.c*tc.oh*tc.ow).Data()
+			m := randSlice(r, 16*winoLd(tc.c, tc.cnt*th*tw))
+			got := randSlice(r, tc.n*tc.c*tc.oh*tc.ow)
 			want := append([]float32(nil), got...)
 			g.winoOutput(got, m, tc.n0, tc.cnt, tc.ycm, tc.acc, tc.par, nil)
 			general := g

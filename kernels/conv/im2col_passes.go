@@ -1,4 +1,4 @@
-package nn
+package conv
 
 import (
 	"github.com/duel-ssl/duel/kernels/gemm"
@@ -6,57 +6,58 @@ import (
 	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
-// The GEMM paths of Conv2d: im2col (or, for a 1x1 stride-1 convolution of
+// The GEMM paths (Im2colForward, Im2colWeightGrad, Im2colInputGrad):
+// im2col (or, for a 1x1 stride-1 convolution of
 // a channel-major input, the input itself) times the weight, chunk by
 // chunk of images over the goroutines (coarse.go).
 
 // gemmForward writes the convolution of xd (layout g.xcm) with the weight
 // wd into yd (channel-major).
-func (c *Conv2d) gemmForward(g convGeom, wd, xd, yd []float32) {
+func gemmForward(sc Scratch, g geom, wd, xd, yd []float32) {
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
-	if c.pointwise() && g.xcm {
+	if g.pointwise() && g.xcm {
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
-			sg(false, false, c.Out, cnt*ohw, c.In, 1, wd, c.In, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
+			sg(false, false, g.cout, cnt*ohw, g.cin, 1, wd, g.cin, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
 		})
 		return
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-	cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-	defer putScratchSet(c.arena, cols)
+	cols := scratchSet(sc, threads, ckk*chunk*ohw)
+	defer putScratchSet(sc, cols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 		g.im2colImages(cols[w], xd, n0, cnt, par)
-		sg(false, false, c.Out, cnt*ohw, ckk, 1, wd, ckk, cols[w], cnt*ohw, 0, yd[n0*ohw:], ldy)
+		sg(false, false, g.cout, cnt*ohw, ckk, 1, wd, ckk, cols[w], cnt*ohw, 0, yd[n0*ohw:], ldy)
 	})
 }
 
 // gemmWeightGrad writes (adds, when acc) the weight gradient dw of the
 // convolution of xd (layout g.xcm) from dy (channel-major).
-func (c *Conv2d) gemmWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
+func gemmWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
-	if c.pointwise() && g.xcm {
+	if g.pointwise() && g.xcm {
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
-		c.weightGrad(dw, acc, false, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
-			sg(false, true, c.Out, c.In, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, c.In)
+		weightGrad(sc, g.cout, dw, acc, false, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+			sg(false, true, g.cout, g.cin, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, g.cin)
 		})
 		return
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-	cols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-	defer putScratchSet(c.arena, cols)
+	cols := scratchSet(sc, threads, ckk*chunk*ohw)
+	defer putScratchSet(sc, cols)
 	trans := g.transposedWeightGrad()
-	c.weightGrad(dw, acc, trans, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+	weightGrad(sc, g.cout, dw, acc, trans, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 		ld := cnt * ohw
 		g.im2colImages(cols[w], xd, n0, cnt, par)
 		if trans {
-			sg(false, true, ckk, c.Out, ld, 1, cols[w], ld, dy[n0*ohw:], ldy, b, dst, c.Out)
+			sg(false, true, ckk, g.cout, ld, 1, cols[w], ld, dy[n0*ohw:], ldy, b, dst, g.cout)
 			return
 		}
-		sg(false, true, c.Out, ckk, ld, 1, dy[n0*ohw:], ldy, cols[w], ld, b, dst, ckk)
+		sg(false, true, g.cout, ckk, ld, 1, dy[n0*ohw:], ldy, cols[w], ld, b, dst, ckk)
 	})
 }
 
@@ -64,18 +65,18 @@ func (c *Conv2d) gemmWeightGrad(g convGeom, xd, dy, dw []float32, acc bool) {
 // g.xcm) of the convolution from dy (channel-major): the transposed GEMM
 // for a 1x1 stride-1 convolution, a transposed convolution for other
 // stride-1 ones, else GEMM + col2im.
-func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
+func gemmInputGrad(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
-	if c.pointwise() && g.xcm {
+	if g.pointwise() && g.xcm {
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
-			sg(true, false, c.In, cnt*ohw, c.Out, 1, wd, c.In, dy[n0*ohw:], ldy, beta(acc), dx[n0*ohw:], ldy)
+			sg(true, false, g.cin, cnt*ohw, g.cout, 1, wd, g.cin, dy[n0*ohw:], ldy, beta(acc), dx[n0*ohw:], ldy)
 		})
 		return
 	}
 	if g.s == 1 && g.xcm && 2*g.p <= g.k-1 {
-		c.inputGradTransposed(g, wd, dy, dx, acc)
+		inputGradTransposed(sc, g, wd, dy, dx, acc)
 		return
 	}
 	sub := g.subsample()
@@ -84,11 +85,11 @@ func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
-	dcols := scratchSet(c.arena, threads, ckk*chunk*ohw)
-	defer putScratchSet(c.arena, dcols)
+	dcols := scratchSet(sc, threads, ckk*chunk*ohw)
+	defer putScratchSet(sc, dcols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 		ld := cnt * ohw
-		sg(true, false, ckk, ld, c.Out, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
+		sg(true, false, ckk, ld, g.cout, 1, wd, ckk, dy[n0*ohw:], ldy, 0, dcols[w], ld)
 		if sub {
 			g.upsampleImages(dx, dcols[w], n0, cnt, par, acc)
 			return
@@ -100,7 +101,7 @@ func (c *Conv2d) gemmInputGrad(g convGeom, wd, dy, dx []float32, acc bool) {
 // subsample reports whether g is a 1x1 stride-2 unpadded convolution of
 // even maps (a ResNet's downsampling shortcut): its patch matrix is the
 // even rows and columns of the input.
-func (g convGeom) subsample() bool {
+func (g geom) subsample() bool {
 	return g.k == 1 && g.s == 2 && g.p == 0 && g.h%2 == 0 && g.w%2 == 0
 }
 
@@ -108,7 +109,7 @@ func (g convGeom) subsample() bool {
 // images [n0, n0+cnt) of a subsampling convolution into dx: the even rows
 // and columns of each plane get dcol, the others zero. Storing writes every
 // element of dx once instead of clearing it and then adding (col2im).
-func (g convGeom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool) {
+func (g geom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool) {
 	ld := cnt * g.ohw()
 	w := 1
 	if par {
@@ -139,12 +140,12 @@ func (g convGeom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool)
 // as the convolution of dy with the flipped, transposed kernel and padding
 // k-1-p: one GEMM per chunk of images into dx (channel-major), with no
 // scatter-add.
-func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool) {
+func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	k := g.k
 	kk := k * k
 	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
-	wt := c.arena.getScratch(g.cin * g.cout * kk)
-	defer c.arena.putScratch(wt)
+	wt := get(sc, g.cin*g.cout*kk)
+	defer put(sc, wt)
 	for co := range g.cout {
 		for ci := range g.cin {
 			src := wd[(co*g.cin+ci)*kk:][:kk]
@@ -155,11 +156,11 @@ func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool)
 		}
 	}
 	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
-	tg := convGeom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
+	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
 	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
 	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
-	cols := scratchSet(c.arena, threads, ckk*chunk*hw)
-	defer putScratchSet(c.arena, cols)
+	cols := scratchSet(sc, threads, ckk*chunk*hw)
+	defer putScratchSet(sc, cols)
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {
 		tg.im2colImages(cols[w], dy, n0, cnt, par)
 		sg(false, false, g.cin, cnt*hw, ckk, 1, wt, ckk, cols[w], cnt*hw, beta(acc), dx[n0*hw:], ld)
@@ -173,7 +174,7 @@ func (c *Conv2d) inputGradTransposed(g convGeom, wd, dy, dx []float32, acc bool)
 // from 82 to 93). The transposed result is added into dW at the end, which
 // pays only when the batch has many output positions per weight, and the
 // 32-wide tile wants a multiple of 32 output channels.
-func (g convGeom) transposedWeightGrad() bool {
+func (g geom) transposedWeightGrad() bool {
 	return g.cout%32 == 0 && g.n*g.ohw() >= 4096
 }
 
@@ -184,7 +185,7 @@ func (g convGeom) transposedWeightGrad() bool {
 // that are added to dw at the end; when trans, every goroutine accumulates
 // the transposed gradient (In*K*K x Out) into a private buffer. The chunks
 // are assigned statically, so the sums do not depend on timing.
-func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
+func weightGrad(sc Scratch, out int, dw []float32, acc, trans bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
 	parts := make([][]float32, threads)
 	used := make([]bool, threads)
 	for w := range parts {
@@ -192,7 +193,7 @@ func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int
 			parts[0], used[0] = dw, acc
 			continue
 		}
-		parts[w] = c.arena.getScratch(len(dw))
+		parts[w] = get(sc, len(dw))
 	}
 	runChunks(n, chunk, threads, true, func(w, n0, cnt int) {
 		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
@@ -202,10 +203,10 @@ func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int
 		first := !acc
 		for w, part := range parts {
 			if used[w] {
-				addTransposed(dw, part, c.Out, len(dw)/c.Out, first)
+				addTransposed(dw, part, out, len(dw)/out, first)
 				first = false
 			}
-			c.arena.putScratch(part)
+			put(sc, part)
 		}
 		if first {
 			clear(dw)
@@ -219,7 +220,7 @@ func (c *Conv2d) weightGrad(dw []float32, acc, trans bool, n, chunk, threads int
 		if used[w] {
 			gemm.Saxpy(1, parts[w], dw)
 		}
-		c.arena.putScratch(parts[w])
+		put(sc, parts[w])
 	}
 }
 

@@ -1,4 +1,4 @@
-package nn
+package conv
 
 // winoInput8x8 writes the transformed input tiles V = B^T d B of one 8x8
 // channel plane src (64 values, row-major) into vs: its sixteen tiles

@@ -1,0 +1,123 @@
+package conv
+
+// Algo selects how a convolution computes its forward pass and gradients.
+type Algo int
+
+const (
+	// Auto picks by shape: the direct kernels where they were measured
+	// to be faster (see directPays), else Winograd where it was measured
+	// to be faster than im2col (see winogradPays), else im2col.
+	Auto Algo = iota
+	// Im2col always uses im2col + GEMM.
+	Im2col
+	// Winograd uses Winograd F(2x2, 3x3) for every 3x3 stride-1
+	// padding-1 convolution, im2col for the others.
+	Winograd
+	// Direct uses the direct kernels of this package for every 3x3
+	// stride-1 padding-1 convolution whose maps hold whole 16-position
+	// vectors (in plain Go where AVX-512 is not allowed: slow, for tests),
+	// im2col for the others.
+	Direct
+)
+
+// String returns the algorithm's name.
+func (a Algo) String() string {
+	switch a {
+	case Auto:
+		return "auto"
+	case Im2col:
+		return "im2col"
+	case Winograd:
+		return "winograd"
+	case Direct:
+		return "direct"
+	}
+	return "ConvAlgo(?)"
+}
+
+// Algos are the algorithms of the three passes of one convolution:
+// Im2col (the GEMM paths), Winograd or Direct each.
+type Algos struct{ Forward, WeightGrad, InputGrad Algo }
+
+// Applies reports whether al can run the passes of the convolution s
+// (Direct only with the assembly kernels: fast).
+func Applies(s Shape, al Algo, fast bool) bool {
+	g := s.geom()
+	switch al {
+	case Winograd:
+		return g.winogradShape()
+	case Direct:
+		return fast && g.directOK()
+	}
+	return true
+}
+
+// AutoAlgos is Auto's built-in choice for the convolution s, with or
+// without the direct kernels in assembly (fast, see Fast).
+func AutoAlgos(s Shape, fast bool) Algos { return autoAlgos(s.geom(), fast) }
+
+// autoAlgos is Auto's choice for g, with or without the direct
+// kernels in assembly (fast). The rules come from alternating each pass's
+// algorithms on the ResNet-18 and ResNet-18-w16 layers (one core, AMD EPYC
+// Zen 5, best of 9; figures in directPays and directWeightGradPays).
+func autoAlgos(g geom, fast bool) Algos {
+	a := Algos{Im2col, Im2col, Im2col}
+	if g.winogradShape() && winogradPays(g) {
+		a.Forward, a.InputGrad = Winograd, Winograd
+		if !fast && winogradWeightGradPays(g) {
+			a.WeightGrad = Winograd
+		}
+	}
+	if !fast || !g.directOK() {
+		return a
+	}
+	if directPays(g) {
+		a.Forward, a.InputGrad = Direct, Direct
+	}
+	switch {
+	case directWeightGradPays(g):
+		a.WeightGrad = Direct
+	case a.Forward == Winograd:
+		// Where Winograd's forward pass wins, so does its weight
+		// gradient (64 channels at 32x32, batch 32: 14.2 ms against 17.3
+		// for im2col and 16.1 for the direct kernels).
+		a.WeightGrad = Winograd
+	}
+	return a
+}
+
+// directPays reports whether the direct kernels beat Winograd and im2col
+// in the forward pass and the input gradient of g (a convolution they
+// handle, in assembly). At stride 1 they beat im2col on every ResNet shape
+// (1.3-2x), and Winograd wherever its transforms cost much against its
+// GEMMs: per 2x2 outputs, transforms of in+out channels against in*out*16
+// multiplications, and small maps, whose tiles are mostly edge (128
+// channels at 4x4, batch 128: 3.3 ms forward against 4.8; 64 channels at
+// 32x32, batch 32: 14.0 against 11.9). At stride 2 they beat im2col up to
+// 128 x 128 channels (64 to 128 at 8x8: 2.2 ms against 3.1 forward, 2.3
+// against 4.1 input gradient; 256 to 512: 9.6 against 8.3).
+func directPays(g geom) bool {
+	if g.s == 2 {
+		return g.cin*g.cout <= 128*128
+	}
+	if !winogradPays(g) {
+		return true
+	}
+	h := g.cin * g.cout / (g.cin + g.cout)
+	return h < 128 && (g.oh < 16 || g.ow < 16)
+}
+
+// directWeightGradPays reports whether the direct kernels beat Winograd
+// and im2col in the weight gradient of g: on narrow layers (16 channels at
+// 32x32, batch 128: 4.2 ms against 7.4 for im2col; 128 at 4x4: 4.5
+// against 4.7 for Winograd). With more channels the runs of vectors whose
+// input fits the cache get short and the GEMMs win (128 channels at 16x16:
+// 21.4 against 12.3 for Winograd); at stride 2 the input's phases are
+// split again (64 to 128 at 8x8: 2.7 against 3.6; 128 to 256: 11.5 against
+// 8.5).
+func directWeightGradPays(g geom) bool {
+	if g.s == 2 {
+		return g.cin*g.cout <= 64*128
+	}
+	return directPays(g) && g.cin*g.cout <= 128*128
+}
