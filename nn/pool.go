@@ -2,14 +2,15 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/kernels/conv"
+	"github.com/duel-ssl/duel/kernels/pool"
 )
 
 // MaxPool2d takes the maximum over square windows of (N, C, H, W) inputs,
 // PyTorch's nn.MaxPool2d (padding counts as -inf, floor mode).
+// The passes are kernels/pool's.
 type MaxPool2d struct {
 	Kernel, Stride, Padding int
 
@@ -47,34 +48,8 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	yd := storage(y)
 	// arg holds, for each output, the index of its maximum inside the plane.
 	arg := make([]int32, len(yd))
-	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			img := xd[pl*h*w : (pl+1)*h*w]
-			for oi := range oh {
-				for oj := range ow {
-					best, bi := float32(math.Inf(-1)), int32(-1)
-					for ki := range k {
-						ih := oi*s - p + ki
-						if ih < 0 || ih >= h {
-							continue
-						}
-						for kj := range k {
-							iw := oj*s - p + kj
-							if iw < 0 || iw >= w {
-								continue
-							}
-							// NaN propagates as in PyTorch.
-							if v := img[ih*w+iw]; v > best || bi < 0 || v != v {
-								best, bi = v, int32(ih*w+iw)
-							}
-						}
-					}
-					o := pl*oh*ow + oi*ow + oj
-					yd[o], arg[o] = best, bi
-				}
-			}
-		}
-	})
+	g := pool.Geom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
+	pool.MaxForward(g, k, s, p, xd, yd, arg)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer mp.arena.release(out.Grad)
 		dy := gradOf(out)
@@ -82,21 +57,14 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		if dx == nil {
 			return
 		}
-		if !acc {
-			clear(dx)
-		}
-		for pl := range n * c {
-			plane := dx[pl*h*w : (pl+1)*h*w]
-			for o := pl * oh * ow; o < (pl+1)*oh*ow; o++ {
-				plane[arg[o]] += dy[o]
-			}
-		}
+		pool.MaxBackward(g, dx, dy, arg, acc)
 	}, x)
 }
 
 // AdaptiveAvgPool2d averages (N, C, H, W) inputs over an OutH x OutW grid of
 // windows, PyTorch's nn.AdaptiveAvgPool2d: window i spans
 // [floor(i*H/OutH), ceil((i+1)*H/OutH)).
+// The passes are kernels/pool's.
 type AdaptiveAvgPool2d struct {
 	OutH, OutW int
 
@@ -129,25 +97,8 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 	xd, cm := planes(x.Value)
 	y := ap.arena.tensor(cm, n, c, oh, ow)
 	yd := storage(y)
-	win := func(i, out, in int) (int, int) { return i * in / out, ((i+1)*in + out - 1) / out }
-	parallelFor(n*c, workers(len(xd)), func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			img := xd[pl*h*w : (pl+1)*h*w]
-			for oi := range oh {
-				h0, h1 := win(oi, oh, h)
-				for oj := range ow {
-					w0, w1 := win(oj, ow, w)
-					var sum float32
-					for ih := h0; ih < h1; ih++ {
-						for _, v := range img[ih*w+w0 : ih*w+w1] {
-							sum += v
-						}
-					}
-					yd[pl*oh*ow+oi*ow+oj] = sum / float32((h1-h0)*(w1-w0))
-				}
-			}
-		}
-	})
+	g := pool.Geom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
+	pool.AdaptiveAvgForward(g, xd, yd)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer ap.arena.release(out.Grad)
 		dy := gradOf(out)
@@ -155,26 +106,6 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 		if dx == nil {
 			return
 		}
-		if !acc {
-			clear(dx)
-		}
-		parallelFor(n*c, workers(len(dx)), func(lo, hi int) {
-			for pl := lo; pl < hi; pl++ {
-				plane := dx[pl*h*w : (pl+1)*h*w]
-				for oi := range oh {
-					h0, h1 := win(oi, oh, h)
-					for oj := range ow {
-						w0, w1 := win(oj, ow, w)
-						g := dy[pl*oh*ow+oi*ow+oj] / float32((h1-h0)*(w1-w0))
-						for ih := h0; ih < h1; ih++ {
-							row := plane[ih*w+w0 : ih*w+w1]
-							for j := range row {
-								row[j] += g
-							}
-						}
-					}
-				}
-			}
-		})
+		pool.AdaptiveAvgBackward(g, dx, dy, acc)
 	}, x)
 }
