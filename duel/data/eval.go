@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/duel-ssl/duel/duel/data/augment"
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // EvalIterator walks a whole split in order, in batches of plain

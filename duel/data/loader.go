@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/duel-ssl/duel/duel/data/augment"
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // Batch is one training step's data: two augmented views of N images, each

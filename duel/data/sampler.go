@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // Profile names a class distribution of the sampler.

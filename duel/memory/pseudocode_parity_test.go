@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // parityFixture is testdata/pseudocode_parity.json, written by

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/duel/data/splitmix"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/heads"
 	"github.com/duel-ssl/duel/tensor"

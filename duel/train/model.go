@@ -6,8 +6,8 @@ import (
 
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
-	"github.com/duel-ssl/duel/duel/data/splitmix"
 	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/resnet"
 	"github.com/duel-ssl/duel/nn/safetensors"

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 func near(a, b float32) bool { return math.Abs(float64(a-b)) < 1e-6 }

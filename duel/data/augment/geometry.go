@@ -3,7 +3,7 @@ package augment
 import (
 	"math"
 
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // CropParams draws the crop of torchvision's RandomResizedCrop.get_params

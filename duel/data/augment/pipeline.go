@@ -3,7 +3,7 @@ package augment
 import (
 	"fmt"
 
-	"github.com/duel-ssl/duel/duel/data/splitmix"
+	"github.com/duel-ssl/duel/internal/splitmix"
 )
 
 // Crop configures RandomResizedCrop: the area fraction range Scale and the
