@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/duel-ssl/duel/duel/npy"
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/npy"
 	"github.com/duel-ssl/duel/tensor"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/duel/memory"
-	"github.com/duel-ssl/duel/duel/npy"
 	"github.com/duel-ssl/duel/internal/atomicfile"
+	"github.com/duel-ssl/duel/internal/npy"
 )
 
 func memoryReplayCommand() *cli.Command {

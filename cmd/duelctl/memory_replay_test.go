@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duel-ssl/duel/duel/npy"
+	"github.com/duel-ssl/duel/internal/npy"
 )
 
 // replayFixture writes a small clustered stream (n rows, 3 classes, class

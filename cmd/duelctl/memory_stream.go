@@ -10,8 +10,8 @@ import (
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/memory"
-	"github.com/duel-ssl/duel/duel/npy"
 	"github.com/duel-ssl/duel/internal/atomicfile"
+	"github.com/duel-ssl/duel/internal/npy"
 	"github.com/duel-ssl/duel/tensor"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/duel-ssl/duel/duel/npy"
+	"github.com/duel-ssl/duel/internal/npy"
 )
 
 // TestMemoryStreamThenReplay embeds an imbalanced stream with a trained

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duel-ssl/duel/duel/npy"
+	"github.com/duel-ssl/duel/internal/npy"
 )
 
 // lastLine returns the last non-empty line of s.
