@@ -13,12 +13,7 @@ type BasicBlock struct {
 	Conv1, Conv2 *nn.Conv2d
 	BN1, BN2     *nn.BatchNorm
 	Downsample   *nn.Sequential // nil when the shortcut is the identity
-
-	arena *nn.Arena
 }
-
-// SetArena makes the block's activations come from a.
-func (b *BasicBlock) SetArena(a *nn.Arena) { b.arena = a }
 
 func newBasicBlock(in, planes, stride int, r *rand.Rand) *BasicBlock {
 	b := &BasicBlock{
@@ -56,12 +51,7 @@ type Bottleneck struct {
 	Conv1, Conv2, Conv3 *nn.Conv2d
 	BN1, BN2, BN3       *nn.BatchNorm
 	Downsample          *nn.Sequential // nil when the shortcut is the identity
-
-	arena *nn.Arena
 }
-
-// SetArena makes the block's activations come from a.
-func (b *Bottleneck) SetArena(a *nn.Arena) { b.arena = a }
 
 func newBottleneck(in, planes, stride int, r *rand.Rand) *Bottleneck {
 	b := &Bottleneck{

@@ -65,12 +65,7 @@ type ResNet struct {
 	FC nn.Module
 
 	featureDim int
-	arena      *nn.Arena
 }
-
-// SetArena makes the stem's activations come from a; UseArena sets it on
-// every layer.
-func (m *ResNet) SetArena(a *nn.Arena) { m.arena = a }
 
 // UseArena makes the whole network allocate its activations, activation
 // gradients and scratch from a (nil: plain allocation). Call a.Reset() at
