@@ -183,9 +183,10 @@ func BenchmarkIm2Col(b *testing.B) {
 	const c, h, w = 64, 32, 32
 	x := RandN(rng(1), c, h, w).Data()
 	col := make([]float32, c*9*h*w)
+	g := ConvGeom{C: c, H: h, W: w, KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1}
 	b.Run("tensor", func(b *testing.B) {
 		for b.Loop() {
-			Im2Col(col, x, c, h, w, 3, 3, 1, 1, 1, 1)
+			im2col(col, x, g)
 		}
 	})
 	b.Run("naive", func(b *testing.B) {
@@ -195,7 +196,7 @@ func BenchmarkIm2Col(b *testing.B) {
 	})
 	b.Run("col2im", func(b *testing.B) {
 		for b.Loop() {
-			Col2Im(x, col, c, h, w, 3, 3, 1, 1, 1, 1)
+			col2im(x, col, g)
 		}
 	})
 }

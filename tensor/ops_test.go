@@ -351,7 +351,7 @@ func TestIm2ColConv(t *testing.T) {
 	k := RandN(r, f, c, 3, 3)
 	oh, ow := ConvOutSize(h, 3, 2, 1), ConvOutSize(w, 3, 2, 1)
 	col := make([]float32, c*9*oh*ow)
-	Im2Col(col, x.Data(), c, h, w, 3, 3, 2, 2, 1, 1)
+	im2col(col, x.Data(), ConvGeom{C: c, H: h, W: w, KH: 3, KW: 3, StrideH: 2, StrideW: 2, PadH: 1, PadW: 1})
 	y := MatMul(k.Reshape(f, c*9), FromSlice(col, c*9, oh*ow))
 	for o := 0; o < f; o++ {
 		for i := 0; i < oh; i++ {
@@ -458,8 +458,6 @@ func TestPanics(t *testing.T) {
 		{"ArgMax", "tensor.ArgMax", func() { ArgMax(New(2, 0), 1) }},
 		{"Device", "tensor.Add", func() { Add(New(2), elsewhere) }},
 		{"Backend", "nowhere", func() { Neg(elsewhere) }},
-		{"Im2Col", "tensor.Im2Col", func() { Im2Col(make([]float32, 3), make([]float32, 9), 1, 3, 3, 2, 2, 1, 1, 0, 0) }},
-		{"Col2Im", "tensor.Col2Im", func() { Col2Im(make([]float32, 8), make([]float32, 16), 1, 3, 3, 2, 2, 1, 1, 0, 0) }},
 		{"ConvOutSize", "tensor.ConvOutSize", func() { ConvOutSize(8, 3, 0, 1) }},
 		{"Data", "tensor.Data", func() { New(2, 3).T().Data() }},
 		{"Squeeze", "tensor.Squeeze", func() { New(2).Squeeze(0) }},
