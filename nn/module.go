@@ -8,8 +8,23 @@
 // (NamedParameters, StateDict, LoadStateDict, Train, ...) walk that list, so
 // a network built from these layers has exactly torchvision's names.
 //
-// Layers compute on contiguous NCHW float32 data with kernels/gemm; each
-// layer's forward and backward are its own autograd ops.
+// Each layer's forward and backward are its own autograd ops; their
+// arithmetic is in the kernel packages (kernels/conv, kernels/batchnorm,
+// kernels/pool, kernels/vecmath, kernels/gemm), nn holds the layers.
+//
+// # Layout
+//
+// Activations have PyTorch's shapes, (N, C, H, W) for images, but not
+// always its memory layout (layout.go). Conv2d writes its output
+// channel-major (CNHW): a Permute(1, 0, 2, 3) view of a contiguous
+// (C, N, H, W) tensor, so that the whole batch is one GEMM operand and each
+// channel one block for BatchNorm. BatchNorm, ReLU, AddRelu and the pools
+// keep their input's layout, so a ResNet's activations stay channel-major
+// from the first convolution to the pooling; Linear and Flatten take any
+// layout (Flatten's output is contiguous). Every layer accepts either
+// layout. Such outputs are not contiguous: Data panics on them; call
+// Contiguous first to get NCHW data (At and the tensor ops follow the
+// strides and need nothing).
 package nn
 
 import (
