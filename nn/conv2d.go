@@ -8,8 +8,6 @@ import (
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/tensor"
-
-	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
 // Conv2d is a 2-d convolution over (N, C, H, W) inputs with square kernels,
@@ -129,13 +127,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	inputs := []*autograd.Var{x, c.Weight}
 	if c.Bias != nil {
-		b := c.Bias.Value.Data()
-		for ch := range c.Out {
-			row := yd[ch*ldy : (ch+1)*ldy]
-			for j := range row {
-				row[j] += b[ch]
-			}
-		}
+		conv.AddBias(yd, c.Bias.Value.Data(), ldy)
 		inputs = append(inputs, c.Bias)
 	}
 	return tp.Record(y, func(out *autograd.Var) {
@@ -146,9 +138,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 		dy := gradOf(out)
 		if c.Bias != nil {
 			if db, _ := gradSlot(c.Bias); db != nil {
-				for ch := range c.Out {
-					db[ch] += vecmath.Sum(dy[ch*ldy : (ch+1)*ldy])
-				}
+				conv.BiasGrad(db, dy, ldy)
 			}
 		}
 		if dw, wacc := gradSlot(c.Weight); dw != nil {

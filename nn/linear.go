@@ -5,11 +5,12 @@ import (
 	"math/rand/v2"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/kernels/gemm"
+	"github.com/duel-ssl/duel/kernels/linear"
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// Linear is y = x W^T + b over the last axis of x, PyTorch's nn.Linear.
+// Linear is y = x W^T + b over the last axis of x, PyTorch's nn.Linear;
+// the passes are kernels/linear's.
 // Members: weight (Out x In), bias (Out) when present.
 type Linear struct {
 	In, Out int
@@ -55,35 +56,25 @@ func (l *Linear) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	xd, w := data(x), l.Weight.Value.Data()
 	y := l.arena.tensor(false, outShape...)
 	yd := y.Data()
-	gemm.Sgemm(false, true, rows, l.Out, l.In, 1, xd, l.In, w, l.In, 0, yd, l.Out)
 	inputs := []*autograd.Var{x, l.Weight}
+	var b []float32
 	if l.Bias != nil {
-		b := l.Bias.Value.Data()
-		for r := range rows {
-			row := yd[r*l.Out : (r+1)*l.Out]
-			for j := range row {
-				row[j] += b[j]
-			}
-		}
+		b = l.Bias.Value.Data()
 		inputs = append(inputs, l.Bias)
 	}
+	linear.Forward(xd, w, b, yd, rows, l.In, l.Out)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer l.arena.release(out.Grad)
 		dy := gradOf(out)
 		if dx, acc := l.arena.gradSlot(x); dx != nil {
-			gemm.Sgemm(false, false, rows, l.In, l.Out, 1, dy, l.Out, w, l.In, beta(acc), dx, l.In)
+			linear.InputGrad(dx, dy, w, rows, l.In, l.Out, acc)
 		}
 		if dw, acc := gradSlot(l.Weight); dw != nil {
-			gemm.Sgemm(true, false, l.Out, l.In, rows, 1, dy, l.Out, xd, l.In, beta(acc), dw, l.In)
+			linear.WeightGrad(dw, dy, xd, rows, l.In, l.Out, acc)
 		}
 		if l.Bias != nil {
 			if db, _ := gradSlot(l.Bias); db != nil {
-				for r := range rows {
-					row := dy[r*l.Out : (r+1)*l.Out]
-					for j, v := range row {
-						db[j] += v
-					}
-				}
+				linear.BiasGrad(db, dy, rows, l.Out)
 			}
 		}
 	}, inputs...)

@@ -10,7 +10,8 @@
 //
 // Each layer's forward and backward are its own autograd ops; their
 // arithmetic is in the kernel packages (kernels/conv, kernels/batchnorm,
-// kernels/pool, kernels/vecmath, kernels/gemm), nn holds the layers.
+// kernels/pool, kernels/linear, kernels/vecmath, kernels/gemm), nn holds
+// the layers.
 //
 // # Layout
 //

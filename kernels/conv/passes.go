@@ -1,5 +1,7 @@
 package conv
 
+import "github.com/duel-ssl/duel/kernels/vecmath"
+
 // The passes of a convolution, one function per algorithm and pass. Each
 // reads the input xd in the layout s gives (NCHW, or channel-major when
 // s.ChannelMajor), the (Out, In, K, K) weight wd, and writes or reads the
@@ -80,4 +82,23 @@ func DirectWeightGrad(sc Scratch, s Shape, pl *Plan, xd, dy, dw []float32, acc b
 // at stride 2); pl is as for DirectForward.
 func DirectInputGrad(sc Scratch, s Shape, pl *Plan, wd, dy, dx []float32, acc bool) {
 	directInputGrad(sc, s.geom(), pl, wd, dy, dx, acc)
+}
+
+// AddBias adds b[ch] to every element of output plane ch of y (planes ld
+// floats apart, len(b) of them): the bias of a convolution.
+func AddBias(y, b []float32, ld int) {
+	for ch := range b {
+		row := y[ch*ld : (ch+1)*ld]
+		for j := range row {
+			row[j] += b[ch]
+		}
+	}
+}
+
+// BiasGrad adds the sum of output-gradient plane ch of dy (planes ld
+// floats apart) into db[ch], for each of the len(db) channels.
+func BiasGrad(db, dy []float32, ld int) {
+	for ch := range db {
+		db[ch] += vecmath.Sum(dy[ch*ld : (ch+1)*ld])
+	}
 }
