@@ -45,6 +45,8 @@ func TestNormalizeRows(t *testing.T) {
 		{0, 3, nil}, {1, 1, nil}, {3, 5, nil}, {4, 7, nil}, {7, 256, nil}, {130, 33, nil},
 		{256, 256, nil}, {9, 4, []int{5}}, {9, 4, []int{8}}, {130, 16, []int{66, 3}},
 		{130, 16, []int{127}}, {4, 2, []int{0}},
+		// At least sharedValues values: shared out among the cores.
+		{1030, 128, nil}, {1030, 128, []int{900, 520}}, {1030, 128, []int{1029}},
 	} {
 		for _, inPlace := range []bool{false, true} {
 			t.Run(fmt.Sprintf("n=%d,z=%d,bad=%v,inplace=%v", tt.n, tt.z, tt.bad, inPlace), func(t *testing.T) {

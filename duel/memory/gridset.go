@@ -43,10 +43,10 @@ func (g *gridSet) setUnit(i int, src []float32) {
 }
 
 // fromUnit sizes g for the n unit rows of z values in src and stores
-// their grid versions, on all cores.
+// their grid versions, on all cores for large sets (see parallelValues).
 func (g *gridSet) fromUnit(src []float32, n, z int) {
 	g.reset(n, z)
-	parallelRows(n, func(i0, i1 int) { // rows and packed pairs are disjoint
+	parallelValues(n, z, func(i0, i1 int) { // rows and packed pairs are disjoint
 		for i := i0; i < i1; i++ {
 			g.setUnit(i, src[i*z:(i+1)*z])
 		}

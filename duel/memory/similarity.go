@@ -63,14 +63,14 @@ func gridDots(c, a, b []float32, m, n, z int) {
 
 // normalizeRows copies the rows of src (z columns) into dst, each divided by
 // its L2 norm, and reports the first row that is zero or not finite. Rows
-// are shared out among the cores and taken eight at a time (normalize8,
-// AVX-512 where it runs); each row's arithmetic is that of normalizeRow
-// whatever the split.
+// are shared out among the cores when they are many (see parallelValues)
+// and taken eight at a time (normalize8, AVX-512 where it runs); each
+// row's arithmetic is that of normalizeRow whatever the split.
 func normalizeRows(dst, src []float32, z int) error {
 	n := len(src) / z
 	var mu sync.Mutex
 	bad, badErr := n, error(nil)
-	parallelRows(n, func(r0, r1 int) {
+	parallelValues(n, z, func(r0, r1 int) {
 		r := r0
 		for ; r+normRows <= r1 && normalize8(dst[r*z:(r+normRows)*z], src[r*z:(r+normRows)*z], z); r += normRows {
 		}
