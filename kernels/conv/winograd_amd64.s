@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// The elementwise loops of the Winograd transforms (winograd_vec.go) with
-// AVX2: 8 floats per iteration, then a scalar tail with the same
-// instructions on the low lane. Operand order is Go's: VSUBPS b, a, d
-// computes d = a - b.
+// The elementwise loops of the Winograd transforms (bt4 and at4,
+// winograd_amd64.go) with AVX2: 8 floats per iteration, then a scalar
+// tail with the same instructions on the low lane. Operand order is Go's:
+// VSUBPS b, a, d computes d = a - b.
 
 // func bt4AVX2(d0, d1, d2, d3, a, b, c, d []float32)
 // d0 = a-c, d1 = b+c, d2 = c-b, d3 = b-d over len(d0) elements.
