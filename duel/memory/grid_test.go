@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/kernels/igemm"
 )
 
 // TestGridOf checks gridOf against floor(2048*x + 1/2) on the values where
@@ -94,5 +96,51 @@ func TestNormalizeRows(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFromUnitPacks checks that gridSet.fromUnit stores the grid rows of
+// its unit rows, and packs them (packRows: transposed runs of pairs for an
+// even z, SetRow for an odd one) exactly as igemm's Pack does, on odd and
+// zero sizes, partial panels, and sets large enough to be shared out among
+// the cores (parallelValues).
+func TestFromUnitPacks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, tt := range []struct{ n, z int }{
+		{0, 4}, {1, 1}, {1, 2}, {3, 7}, {15, 32}, {16, 32}, {17, 32}, {47, 2},
+		{48, 256}, {49, 30}, {100, 33}, {256, 256}, {1030, 128}, {700, 255},
+	} {
+		t.Run(fmt.Sprintf("n=%d,z=%d", tt.n, tt.z), func(t *testing.T) {
+			src := make([]float32, tt.n*tt.z)
+			for r := 0; r < tt.n; r++ {
+				row := src[r*tt.z : (r+1)*tt.z]
+				for i := range row {
+					row[i] = float32(rng.NormFloat64())
+				}
+				if err := normalizeRow(row, row); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var g gridSet
+			g.reset(tt.n+5, tt.z) // stale contents
+			for i := range g.rows {
+				g.rows[i] = int16(i)
+			}
+			g.fromUnit(src, tt.n, tt.z)
+			want := make([]int16, tt.n*tt.z)
+			for i, x := range src {
+				want[i] = int16(gridOf(x))
+			}
+			if !slices.Equal(g.rows[:tt.n*tt.z], want) {
+				t.Fatal("grid rows differ from gridOf")
+			}
+			var p igemm.Packed
+			p.Pack(want, tt.z, tt.n, tt.z)
+			for P := 0; P < p.Panels(); P++ {
+				if !slices.Equal(g.packed.Panel(P), p.Panel(P)) {
+					t.Fatalf("panel %d differs from igemm's Pack", P)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@
 package memory
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/kernels/gemm"
@@ -40,10 +41,12 @@ func blendVariants() []variant[blendFunc] {
 func transposeVariants() []variant[transposeFunc] {
 	vs := []variant[transposeFunc]{{"go", nil}}
 	if cpu.X86.HasAVX512F {
-		vs = append(vs, variant[transposeFunc]{"avx512", transposeTilesAsm512})
+		vs = append(vs, variant[transposeFunc]{"avx512", transposeTilesAsm512},
+			variant[transposeFunc]{"avx512-cached", transposeTilesCached512})
 	}
 	if cpu.X86.HasAVX2 {
-		vs = append(vs, variant[transposeFunc]{"avx2", transposeTilesAsm2})
+		vs = append(vs, variant[transposeFunc]{"avx2", transposeTilesAsm2},
+			variant[transposeFunc]{"avx2-cached", transposeTilesCached2})
 	}
 	return vs
 }
@@ -68,6 +71,7 @@ func TestKernelDispatch(t *testing.T) {
 		{"score pass", selected(scoreKernel, scoreVariants()), want(x.HasAVX512F, x.HasAVX2)},
 		{"blend", selected(blendKernel, blendVariants()), want(x.HasAVX512F, x.HasAVX2)},
 		{"transposition", selected(transposeKernel, transposeVariants()), want(x.HasAVX512F, x.HasAVX2)},
+		{"cached transposition", strings.TrimSuffix(selected(transposeCachedKernel, transposeVariants()), "-cached"), want(x.HasAVX512F, x.HasAVX2)},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("DUEL_ISA %s: %s %s, want %s", isa, tt.kernel, tt.got, tt.want)

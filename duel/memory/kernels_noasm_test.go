@@ -20,7 +20,7 @@ func transposeVariants() []variant[transposeFunc] {
 // TestKernelDispatch checks that a pure-Go build selects no assembly
 // kernel.
 func TestKernelDispatch(t *testing.T) {
-	if scoreKernel != nil || blendKernel != nil || transposeKernel != nil {
+	if scoreKernel != nil || blendKernel != nil || transposeKernel != nil || transposeCachedKernel != nil {
 		t.Fatal("an assembly kernel is selected in a pure-Go build")
 	}
 }

@@ -13,6 +13,13 @@ func transposeBand(colT, dots []int32, k, b, w, bp0, bp1 int) {
 	transposeBandWith(transposeKernel, colT, dots, k, b, w, bp0, bp1)
 }
 
+// transposeBandCached is transposeBand with regular stores (the cached
+// kernel, transposeCachedKernel), for data read soon after, where
+// transposeBand may store whole lines non-temporally (see streams).
+func transposeBandCached(colT, dots []int32, k, b, w, bp0, bp1 int) {
+	transposeBandWith(transposeCachedKernel, colT, dots, k, b, w, bp0, bp1)
+}
+
 // transposeFunc is an assembly transposition: it moves n columns (n a
 // multiple of 16) of 16 rows, row r at dots[r*w:], into n runs of 16
 // values, run c at colT[c*b:].

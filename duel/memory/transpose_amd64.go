@@ -20,6 +20,37 @@ var transposeAVX2OK = !transposeAVX512OK && cpu.AllowAVX2()
 // AVX-512, else AVX2, else none (nil: the Go loop).
 var transposeKernel = pickTransposeKernel()
 
+// transposeCachedKernel is transposeKernel with regular stores only
+// (transposeBandCached).
+var transposeCachedKernel = pickTransposeCachedKernel()
+
+// pickTransposeCachedKernel returns the regular-store transposition
+// transposeAVX512OK and transposeAVX2OK select, or nil.
+func pickTransposeCachedKernel() transposeFunc {
+	switch {
+	case transposeAVX512OK:
+		return transposeTilesCached512
+	case transposeAVX2OK:
+		return transposeTilesCached2
+	}
+	return nil
+}
+
+// transposeTilesCached512 and transposeTilesCached2 run
+// transposeTilesAVX512 and transposeTilesAVX2 on slices, with regular
+// stores whatever the alignment.
+func transposeTilesCached512(colT, dots []int32, n, b, w int) {
+	if transposeArgsOK(colT, dots, n, b, w) {
+		transposeTilesAVX512(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+	}
+}
+
+func transposeTilesCached2(colT, dots []int32, n, b, w int) {
+	if transposeArgsOK(colT, dots, n, b, w) {
+		transposeTilesAVX2(unsafe.SliceData(colT), unsafe.SliceData(dots), n, b, w)
+	}
+}
+
 // pickTransposeKernel returns the transposition transposeAVX512OK and
 // transposeAVX2OK select, or nil.
 func pickTransposeKernel() transposeFunc {

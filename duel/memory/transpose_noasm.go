@@ -4,4 +4,4 @@ package memory
 
 // A pure-Go build has no assembly transposition: transposeBand runs its Go
 // loop.
-var transposeKernel transposeFunc
+var transposeKernel, transposeCachedKernel transposeFunc

@@ -71,6 +71,18 @@ func (p *Packed) Pack(b []int16, ldb, n, k int) {
 	}
 }
 
+// Panel returns the storage of panel P (see Packed: the pair p of its row
+// l, row NR*P+l of B, at [p*2*NR+2*l]), for callers that store many rows at
+// once in their own way: SetRow writes one pair of each row 2*NR values
+// apart, a transposition of 16 rows' pairs writes whole runs.
+func (p *Packed) Panel(P int) []int16 {
+	if P < 0 || P >= panels(p.n) {
+		panic(fmt.Sprintf("igemm: Panel(%d) of %d panels", P, panels(p.n)))
+	}
+	size := p.kp * 2 * NR
+	return p.data[P*size : (P+1)*size]
+}
+
 // Panels returns the number of panels of NR rows that hold the rows of B.
 func (p *Packed) Panels() int { return panels(p.n) }
 

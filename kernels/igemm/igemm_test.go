@@ -183,3 +183,43 @@ func TestMulPanels(t *testing.T) {
 		}()
 	}
 }
+
+// TestPanel checks that Panel returns each panel's storage in the layout
+// Packed documents, and panics outside the panels.
+func TestPanel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, sz := range [][2]int{{1, 1}, {47, 3}, {48, 4}, {49, 7}, {100, 256}} {
+		n, k := sz[0], sz[1]
+		b := randInt16(rng, n*k, 2049)
+		var p Packed
+		p.Pack(b, k, n, k)
+		kp := (k + 1) / 2
+		for P := 0; P < p.Panels(); P++ {
+			d := p.Panel(P)
+			if len(d) != kp*2*NR {
+				t.Fatalf("%dx%d: panel %d has %d values, want %d", n, k, P, len(d), kp*2*NR)
+			}
+			for l := 0; l < NR; l++ {
+				for q := 0; q < 2*kp; q++ {
+					var want int16
+					if j := P*NR + l; j < n && q < k {
+						want = b[j*k+q]
+					}
+					if got := d[(q/2)*2*NR+2*l+q%2]; got != want {
+						t.Fatalf("%dx%d: panel %d row %d value %d = %d, want %d", n, k, P, l, q, got, want)
+					}
+				}
+			}
+		}
+		for _, P := range []int{-1, p.Panels()} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatalf("Panel(%d) of %d panels did not panic", P, p.Panels())
+					}
+				}()
+				p.Panel(P)
+			}()
+		}
+	}
+}
