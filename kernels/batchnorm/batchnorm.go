@@ -25,6 +25,7 @@ import (
 	"math"
 
 	"github.com/duel-ssl/duel/internal/par"
+	"github.com/duel-ssl/duel/internal/scratch"
 	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
@@ -56,26 +57,14 @@ func (g Geom) coords(p int) (i, ch int) {
 	return p / g.C, p % g.C
 }
 
-// Scratch hands out short-lived buffers with arbitrary contents: Get
-// returns n floats, Put takes them back once the caller is done. A nil
+// Scratch hands out short-lived buffers with arbitrary contents (Get
+// returns n floats, Put takes them back once the caller is done); a nil
 // Scratch allocates.
-type Scratch interface {
-	Get(n int) []float32
-	Put(b []float32)
-}
+type Scratch = scratch.Pool
 
-func get(sc Scratch, n int) []float32 {
-	if sc == nil {
-		return make([]float32, n)
-	}
-	return sc.Get(n)
-}
+func get(sc Scratch, n int) []float32 { return scratch.Get(sc, n) }
 
-func put(sc Scratch, b []float32) {
-	if sc != nil {
-		sc.Put(b)
-	}
-}
+func put(sc Scratch, b []float32) { scratch.Put(sc, b) }
 
 // Stats computes, for every group and channel k = grp*C+ch, the mean and
 // 1/sqrt(var+eps) of x (biased variance) into mean[k] and invstd[k], and
