@@ -197,13 +197,25 @@ func PlotTrainingCurves(path string, m *Metrics, skip ...string) ([]string, erro
 		p.Y.Tick.Marker = exactTicks{}
 		plots[i/cols][i%cols] = p
 	}
-	w, h := vg.Length(cols)*4.5*vg.Inch, vg.Length(rows)*3*vg.Inch
-	img := vgimg.New(w, h)
+	return keys, WriteTiles(path, plots, 4.5*vg.Inch, 3*vg.Inch)
+}
+
+// WriteTiles draws a grid of plots (nil cells stay empty), each tileW by
+// tileH with aligned axes, and writes it to path as one PNG, atomically.
+func WriteTiles(path string, grid [][]*plot.Plot, tileW, tileH vg.Length) error {
+	rows, cols := len(grid), 0
+	for _, r := range grid {
+		cols = max(cols, len(r))
+	}
+	if rows == 0 || cols == 0 {
+		return fmt.Errorf("plotting %s: no panel to draw", path)
+	}
+	img := vgimg.New(vg.Length(cols)*tileW, vg.Length(rows)*tileH)
 	dc := draw.New(img)
 	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(18), PadY: vg.Points(18), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12)}
-	canvases := plot.Align(plots, t, dc)
-	for i := range plots {
-		for j, p := range plots[i] {
+	canvases := plot.Align(grid, t, dc)
+	for i := range grid {
+		for j, p := range grid[i] {
 			if p != nil {
 				p.Draw(canvases[i][j])
 			}
@@ -211,7 +223,7 @@ func PlotTrainingCurves(path string, m *Metrics, skip ...string) ([]string, erro
 	}
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plotting %s: %w", path, err)
+		return fmt.Errorf("plotting %s: %w", path, err)
 	}
-	return keys, WriteFileAtomic(path, buf.Bytes())
+	return WriteFileAtomic(path, buf.Bytes())
 }

@@ -1,7 +1,6 @@
 package reproduce
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -11,10 +10,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/duel-ssl/duel/internal/atomicfile"
+	"github.com/duel-ssl/duel/duel/analysis"
 )
 
 // PlotFile is a plot written beside report.md.
@@ -274,20 +271,5 @@ func writePanels(path string, panels []*plot.Plot) error {
 	for i, p := range panels {
 		grid[i/cols][i%cols] = p
 	}
-	img := vgimg.New(vg.Length(cols)*5*vg.Inch, vg.Length(rows)*3.5*vg.Inch)
-	dc := draw.New(img)
-	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(18), PadY: vg.Points(18), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12)}
-	canvases := plot.Align(grid, t, dc)
-	for i := range grid {
-		for j, p := range grid[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
-			}
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("plotting %s: %w", path, err)
-	}
-	return atomicfile.WriteFile(path, buf.Bytes())
+	return analysis.WriteTiles(path, grid, 5*vg.Inch, 3.5*vg.Inch)
 }
