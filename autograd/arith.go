@@ -89,8 +89,5 @@ func accumulateReduced(v *Var, t *tensor.Tensor, owned bool) {
 	}
 }
 
-// sharesStorage reports whether two tensors view the same host storage.
-func sharesStorage(a, b *tensor.Tensor) bool {
-	sa, sb := a.Storage(), b.Storage()
-	return len(sa) > 0 && len(sb) > 0 && &sa[0] == &sb[0]
-}
+// sharesStorage reports whether two tensors view the same storage.
+func sharesStorage(a, b *tensor.Tensor) bool { return a.SharesStorage(b) }

@@ -99,7 +99,7 @@ func (a *Arena) get(n int) []float32 {
 // arena: layers release their output's gradient at the end of their
 // backward pass, after which the tape drops it.
 func (a *Arena) release(t *tensor.Tensor) {
-	if a == nil || t == nil || len(t.Storage()) == 0 {
+	if a == nil || t == nil || t.Device() != tensor.CPU || len(t.Storage()) == 0 {
 		return
 	}
 	a.mu.Lock()

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // DeviceError is the panic value of a Backend method that fails at run
 // time: out of device memory, a driver or kernel-launch error. Backend
@@ -13,6 +16,12 @@ type DeviceError struct {
 	Op      string // backend method, e.g. "Alloc"
 	Err     error  // the driver's error
 }
+
+// ErrNoHostStorage is wrapped by the *DeviceError that Data, Storage and Map
+// panic with on a tensor whose storage is device memory: a host-side loop
+// reached a tensor it cannot read (move it with To(CPU) first, or compute
+// through the backend).
+var ErrNoHostStorage = errors.New("no host storage")
 
 // Error names the backend, the method and the driver's error.
 func (e *DeviceError) Error() string {

@@ -37,9 +37,12 @@
 //
 // To add a device, implement Backend, call Register from the package's init
 // (tensors on device "name:i" then dispatch to it), and run
-// backendtest.Run(t, backend) in its tests. Data and Map need host
-// storage: move a device tensor to the CPU with To first (At, Set and Item
-// copy single elements).
+// backendtest.Run(t, backend) in its tests. Data, Storage and Map need host
+// storage: on a device tensor they panic with a *DeviceError wrapping
+// ErrNoHostStorage; move it to the CPU with To first (At, Set and Item copy
+// single elements). Package tensor/hostless, imported only by tests, is a
+// device that computes with the CPU kernels behind opaque handles, so that
+// code which must not touch host memory can be run on it.
 //
 // NaN handling: elementwise Maximum/Minimum and the Max/Min reductions
 // propagate NaN; Relu maps NaN to 0; ArgMax compares with >, so a NaN is

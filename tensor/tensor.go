@@ -32,6 +32,12 @@ func New(shape ...int) *Tensor {
 // Zeros is New: a zero-filled tensor.
 func Zeros(shape ...int) *Tensor { return New(shape...) }
 
+// ZerosOn returns a zero-filled contiguous tensor of the given shape on
+// dev, allocated by its backend. It panics if no backend serves dev.
+func ZerosOn(dev Device, shape ...int) *Tensor {
+	return empty(backendOf("ZerosOn", &Tensor{device: dev}), dev, shape)
+}
+
 // Full returns a contiguous tensor of the given shape filled with v.
 func Full(v float32, shape ...int) *Tensor {
 	t := New(shape...)
@@ -78,8 +84,27 @@ func (t *Tensor) Dim(i int) int { return t.shape[t.axis("Dim", i)] }
 // Numel returns the number of elements.
 func (t *Tensor) Numel() int { return numel(t.shape) }
 
-// Storage returns the whole host storage the tensor views (shared, not copied).
-func (t *Tensor) Storage() []float32 { return t.data }
+// Storage returns the whole host storage the tensor views (shared, not
+// copied). Like Data, it panics with a *DeviceError wrapping
+// ErrNoHostStorage on a device tensor.
+func (t *Tensor) Storage() []float32 {
+	t.needHost("Storage")
+	return t.data
+}
+
+// SharesStorage reports whether t and u view the same storage (the same
+// host slice, or the same device handle; device handles are compared with
+// ==, so a backend's Buffer.Dev values must be comparable, as pointers are).
+// It reads no elements and works on any device.
+func (t *Tensor) SharesStorage(u *Tensor) bool {
+	if t.device != u.device {
+		return false
+	}
+	if t.onDevice() || u.onDevice() {
+		return t.handle != nil && t.handle == u.handle
+	}
+	return len(t.data) > 0 && len(u.data) > 0 && &t.data[0] == &u.data[0]
+}
 
 // IsContiguous reports whether the elements are laid out densely in row-major order.
 func (t *Tensor) IsContiguous() bool {

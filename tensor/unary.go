@@ -1,5 +1,7 @@
 package tensor
 
+import "fmt"
+
 // Neg returns -a.
 func Neg(a *Tensor) *Tensor { return unary("Neg", OpNeg, a, 0) }
 
@@ -64,9 +66,12 @@ func Map(a *Tensor, f func(float32) float32) *Tensor {
 // memory.
 func (t *Tensor) onDevice() bool { return t.data == nil && t.handle != nil }
 
-// needHost panics unless t's storage is host memory.
+// needHost panics with a *DeviceError wrapping ErrNoHostStorage unless t's
+// storage is host memory: code that reads or writes host slices fails
+// loudly on a device tensor instead of seeing no elements.
 func (t *Tensor) needHost(op string) {
 	if t.onDevice() {
-		panic("tensor." + op + ": tensor on device " + string(t.device) + " has no host storage; use To(tensor.CPU)")
+		panic(&DeviceError{Backend: t.device.BackendName(), Op: op,
+			Err: fmt.Errorf("tensor on device %s: %w; use To(tensor.CPU)", t.device, ErrNoHostStorage)})
 	}
 }

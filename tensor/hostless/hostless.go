@@ -1,0 +1,159 @@
+// Package hostless is a test device: a tensor.Backend that computes with the
+// CPU backend's kernels but keeps every buffer behind an opaque handle, as a
+// GPU backend does. Its tensors have no host storage, so any host access
+// by code above the backend (Data, Storage, Map, indexing Operand().Buf.Host)
+// fails loudly: Data, Storage and Map panic with a *tensor.DeviceError
+// wrapping tensor.ErrNoHostStorage and naming the operation, exactly as on
+// a CUDA device. Values cross to and from the host only through the
+// explicit transfers of package tensor (Tensor.To, At, Set, Item) and
+// Backend.CopyIn/CopyOut.
+//
+// Importing the package registers the device; only tests import it:
+//
+//	import "github.com/duel-ssl/duel/tensor/hostless"
+//
+//	x, err := w.To(hostless.Device)   // computes like the CPU, holds no host slice
+//
+// Two backends are registered. "hostless" implements tensor.Backend and
+// nothing else, so code above it must get by with the core contract (the
+// generic fallbacks of optional capabilities such as
+// tensor.OptimizerBackend). "hostlessfused" is the same device with every
+// optional capability the CPU backend has, delegated to the CPU kernels on
+// the unwrapped handles, so results there equal the CPU's bit for bit while
+// still proving that nothing above the backend reads host memory.
+package hostless
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// The names and devices of the two registered backends.
+const (
+	// Name is the backend with the core contract only.
+	Name = "hostless"
+	// FusedName is the backend with the CPU's optional capabilities too.
+	FusedName = "hostlessfused"
+	// Device is a device served by the Name backend.
+	Device tensor.Device = Name + ":0"
+	// FusedDevice is a device served by the FusedName backend.
+	FusedDevice tensor.Device = FusedName + ":0"
+)
+
+func init() {
+	tensor.Register(Backend{})
+	tensor.Register(Fused{})
+}
+
+// handle is the opaque device storage: the elements live in v, which only
+// this package reads.
+type handle struct{ v []float32 }
+
+// cpu returns the CPU backend that does the arithmetic.
+func cpu() tensor.Backend {
+	b, err := tensor.Lookup("cpu")
+	if err != nil {
+		panic(fmt.Sprintf("hostless: %v", err))
+	}
+	return b
+}
+
+// unwrap returns a host view of b for the CPU kernels. A buffer that is not
+// this device's storage (host memory, another device's handle) is a bug of
+// the caller: it panics with a *tensor.DeviceError naming the method.
+func unwrap(op string, b tensor.Buffer) tensor.Buffer {
+	h, ok := b.Dev.(*handle)
+	if !ok || b.Host != nil {
+		panic(&tensor.DeviceError{Backend: Name, Op: op,
+			Err: fmt.Errorf("buffer is not hostless device storage (host %d elements, handle %T)", len(b.Host), b.Dev)})
+	}
+	return tensor.Buffer{Host: h.v}
+}
+
+// unwrapOp returns o with its buffer unwrapped.
+func unwrapOp(op string, o tensor.Operand) tensor.Operand {
+	o.Buf = unwrap(op, o.Buf)
+	return o
+}
+
+// Backend is the host-less device with the core tensor.Backend contract
+// only. The zero value is ready to use.
+type Backend struct{}
+
+// Name returns "hostless".
+func (Backend) Name() string { return Name }
+
+// Alloc returns zeroed storage for n elements behind a new handle.
+func (Backend) Alloc(n int) tensor.Buffer { return tensor.Buffer{Dev: &handle{make([]float32, n)}} }
+
+// CopyIn copies host values into dst starting at element off.
+func (Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
+	d := unwrap("CopyIn", dst)
+	if off < 0 || off+len(src) > len(d.Host) {
+		panic(fmt.Sprintf("hostless: Backend.CopyIn: %d elements at %d into a buffer of %d", len(src), off, len(d.Host)))
+	}
+	cpu().CopyIn(d, off, src)
+}
+
+// CopyOut copies len(dst) elements starting at element off to the host.
+func (Backend) CopyOut(dst []float32, src tensor.Buffer, off int) {
+	s := unwrap("CopyOut", src)
+	if off < 0 || off+len(dst) > len(s.Host) {
+		panic(fmt.Sprintf("hostless: Backend.CopyOut: %d elements at %d from a buffer of %d", len(dst), off, len(s.Host)))
+	}
+	cpu().CopyOut(dst, s, off)
+}
+
+// Fill sets every element of dst to v.
+func (Backend) Fill(dst tensor.Operand, v float32) { cpu().Fill(unwrapOp("Fill", dst), v) }
+
+// Unary computes dst = op(src, p) elementwise.
+func (Backend) Unary(op tensor.UnaryOp, dst, src tensor.Operand, p float32) {
+	cpu().Unary(op, unwrapOp("Unary", dst), unwrapOp("Unary", src), p)
+}
+
+// Binary computes dst = op(a, b) elementwise.
+func (Backend) Binary(op tensor.BinaryOp, dst, a, b tensor.Operand) {
+	cpu().Binary(op, unwrapOp("Binary", dst), unwrapOp("Binary", a), unwrapOp("Binary", b))
+}
+
+// AddScaled computes dst += alpha*x.
+func (Backend) AddScaled(dst tensor.Operand, alpha float32, x tensor.Operand) {
+	cpu().AddScaled(unwrapOp("AddScaled", dst), alpha, unwrapOp("AddScaled", x))
+}
+
+// Reduce reduces src into dst.
+func (Backend) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
+	cpu().Reduce(op, unwrapOp("Reduce", dst), unwrapOp("Reduce", src))
+}
+
+// ArgMax stores the index of every line's largest element into dst (host
+// indices, as the contract says).
+func (Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
+	cpu().ArgMax(dst, unwrapOp("ArgMax", src), axis)
+}
+
+// Gemm computes a batched matrix product.
+func (Backend) Gemm(g tensor.GemmArgs) {
+	g.A, g.B, g.C = unwrap("Gemm", g.A), unwrap("Gemm", g.B), unwrap("Gemm", g.C)
+	cpu().Gemm(g)
+}
+
+// Im2Col writes the im2col matrix of an image.
+func (Backend) Im2Col(dst tensor.Buffer, dstOff int, src tensor.Buffer, srcOff int, g tensor.ConvGeom) {
+	cpu().Im2Col(unwrap("Im2Col", dst), dstOff, unwrap("Im2Col", src), srcOff, g)
+}
+
+// Col2Im adds an im2col matrix back into its image.
+func (Backend) Col2Im(dst tensor.Buffer, dstOff int, col tensor.Buffer, colOff int, g tensor.ConvGeom) {
+	cpu().Col2Im(unwrap("Col2Im", dst), dstOff, unwrap("Col2Im", col), colOff, g)
+}
+
+// Fused is the host-less device with the CPU backend's optional
+// capabilities as well, each delegated to the CPU kernels on the unwrapped
+// handles. The zero value is ready to use.
+type Fused struct{ Backend }
+
+// Name returns "hostlessfused".
+func (Fused) Name() string { return FusedName }
