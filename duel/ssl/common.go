@@ -10,6 +10,7 @@ import (
 	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/heads"
+	"github.com/duel-ssl/duel/nn/optim"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -54,14 +55,7 @@ func copyOf[M nn.Module](src M, make func() (M, error)) (M, error) {
 // Buffers are not averaged: the target's BatchNorm keeps its own running
 // statistics, as in MoCo's and BYOL's reference code.
 func emaUpdate(target, online nn.Module, m float64) {
-	tp, op := nn.Parameters(target), nn.Parameters(online)
-	mf, of := float32(m), float32(1-m)
-	for i, t := range tp {
-		td, od := t.Value.Data(), op[i].Value.Data()
-		for j := range td {
-			td[j] = mf*td[j] + of*od[j]
-		}
-	}
+	optim.EMA(nn.Parameters(target), nn.Parameters(online), m)
 }
 
 // setBNSplits makes every BatchNorm of m a ghost BatchNorm of s groups.

@@ -2,7 +2,6 @@ package optim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
@@ -92,39 +91,18 @@ func (o *Adam) kind() string {
 
 // Step applies one Adam or AdamW update.
 func (o *Adam) Step() {
-	lr, wd, b1, b2, eps := o.lr, o.cfg.WeightDecay, o.cfg.Beta1, o.cfg.Beta2, o.cfg.Eps
 	for i, p := range o.params {
 		g := gradOf(p)
 		if g == nil {
 			continue
 		}
 		o.steps[i]++
-		t := float64(o.steps[i])
-		stepSize := lr / (1 - math.Pow(b1, t))
-		sqrtBC2 := math.Sqrt(1 - math.Pow(b2, t))
-		decay, l2 := 1.0, wd
-		if o.decoupled {
-			decay, l2 = 1-lr*wd, 0
-		}
-		adamUpdate(p.Value.Data(), g, first(o.m.get(i, p)), first(o.v.get(i, p)), b1, b2, eps, stepSize, 1/sqrtBC2, decay, l2)
+		m, _ := o.m.get(i, p)
+		v, _ := o.v.get(i, p)
+		adamStep(p.Value, g, m, v, tensor.AdamArgs{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps,
+			WeightDecay: o.cfg.WeightDecay, Decoupled: o.decoupled, Step: o.steps[i]})
 	}
 }
-
-// adamUpdate is the inner loop of Adam: w = w*decay, g = g + l2*w, then the
-// moment updates and w -= stepSize * m / (sqrt(v)*invSqrtBC2 + eps).
-func adamUpdate(w, g, m, v []float32, b1, b2, eps, stepSize, invSqrtBC2, decay, l2 float64) {
-	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	for j := range w {
-		x := float64(w[j]) * decay
-		gj := float64(g[j]) + l2*x
-		mj := b1*float64(m[j]) + (1-b1)*gj
-		vj := b2*float64(v[j]) + (1-b2)*gj*gj
-		m[j], v[j] = float32(mj), float32(vj)
-		w[j] = float32(x - stepSize*mj/(math.Sqrt(vj)*invSqrtBC2+eps))
-	}
-}
-
-func first[T any](x T, _ bool) T { return x }
 
 // StateDict returns "<i>.exp_avg", "<i>.exp_avg_sq" and "<i>.step" (PyTorch's names).
 func (o *Adam) StateDict() map[string]*tensor.Tensor {

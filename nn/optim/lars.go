@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"math"
 	"strings"
 
 	"github.com/duel-ssl/duel/autograd"
@@ -85,47 +84,20 @@ func (o *LARS) Excluded(i int) bool { return o.exclude[i] }
 
 // Step applies one LARS update.
 func (o *LARS) Step() {
-	lr, wd, mom := o.lr, o.cfg.WeightDecay, o.cfg.Momentum
-	damp := 1 - o.cfg.Dampening
 	for i, p := range o.params {
 		g := gradOf(p)
 		if g == nil {
 			continue
 		}
-		w := p.Value.Data()
-		scale, decay := 1.0, 0.0
-		if !o.exclude[i] {
-			pn, gn := norm(w), norm(g)
-			if pn != 0 && gn != 0 {
-				scale = o.cfg.Eta * pn / (gn + pn*wd + o.cfg.Eps)
-				if o.cfg.ClipLR {
-					scale = math.Min(scale/lr, 1)
-				}
-				decay = wd
-			}
+		a := tensor.LARSArgs{SGD: tensor.SGDArgs{LR: o.lr, WeightDecay: o.cfg.WeightDecay, Momentum: o.cfg.Momentum,
+			Dampening: o.cfg.Dampening, Nesterov: o.cfg.Nesterov},
+			Eta: o.cfg.Eta, Eps: o.cfg.Eps, ClipLR: o.cfg.ClipLR, Excluded: o.exclude[i]}
+		var buf *tensor.Tensor
+		if a.Momentum != 0 {
+			buf, a.First = o.buf.get(i, p)
 		}
-		var buf []float32
-		first := false
-		if mom != 0 {
-			buf, first = o.buf.get(i, p)
-		}
-		for j := range w {
-			d := (float64(g[j]) + decay*float64(w[j])) * scale
-			if mom != 0 {
-				d = momentumStep(d, &buf[j], first, mom, damp, o.cfg.Nesterov)
-			}
-			w[j] = float32(float64(w[j]) - lr*d)
-		}
+		larsStep(p.Value, g, buf, a)
 	}
-}
-
-// norm returns the Euclidean norm of x, accumulated in float64.
-func norm(x []float32) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
-	}
-	return math.Sqrt(s)
 }
 
 // StateDict returns the momentum buffers as "<i>.momentum_buffer".

@@ -2,9 +2,15 @@
 // rate schedules used to train the models.
 //
 // Optimizers follow PyTorch's update rules exactly (each type's doc comment
-// gives the formulas), read parameters and gradients as contiguous float32
-// slices, and update the parameters in place. The arithmetic of one update
-// is done in float64 and rounded once when stored.
+// gives the formulas) and update the parameters in place on their device:
+// every step goes through the parameter's tensor.Backend, never through
+// host slices. A backend implementing tensor.OptimizerBackend (the CPU
+// backend does) runs each parameter's step as one fused pass, whose
+// arithmetic is done in float64 and rounded once when stored; on another
+// backend the step is composed from its core operations in float32 (step.go
+// says how close that comes). State (momentum buffers, moment estimates)
+// lives on the parameters' device; StateDict copies it to the host and
+// LoadStateDict copies it back.
 package optim
 
 import (
@@ -52,31 +58,45 @@ func (b *base) SetLR(lr float64) { b.lr = lr }
 func (b *base) ZeroGrad() {
 	for _, p := range b.params {
 		if p.Grad != nil {
-			clear(p.Grad.Data())
+			p.Grad.Zero()
 		}
 	}
 }
 
-// buffers is per-parameter float32 state, allocated lazily at first use.
+// buffers is per-parameter float32 state on the parameters' devices,
+// allocated lazily at first use.
 type buffers []*tensor.Tensor
 
-// get returns buffer i, allocating a zero tensor of p's shape if needed.
-// The second result reports whether it was freshly allocated.
-func (bs buffers) get(i int, p *autograd.Var) ([]float32, bool) {
+// get returns buffer i, allocating a zero tensor of p's shape on p's
+// device if needed. The second result reports whether it was freshly
+// allocated.
+func (bs buffers) get(i int, p *autograd.Var) (*tensor.Tensor, bool) {
 	if bs[i] == nil {
-		bs[i] = tensor.New(p.Value.Shape()...)
-		return bs[i].Data(), true
+		bs[i] = tensor.ZerosOn(p.Value.Device(), p.Value.Shape()...)
+		return bs[i], true
 	}
-	return bs[i].Data(), false
+	return bs[i], false
 }
 
-// stateDict adds named copies of the allocated buffers to m.
+// stateDict adds named host copies of the allocated buffers to m.
 func (bs buffers) stateDict(m map[string]*tensor.Tensor, name string) {
 	for i, t := range bs {
 		if t != nil {
-			m[strconv.Itoa(i)+"."+name] = t.Clone()
+			m[strconv.Itoa(i)+"."+name] = hostCopy(t)
 		}
 	}
+}
+
+// hostCopy returns a copy of t in host memory.
+func hostCopy(t *tensor.Tensor) *tensor.Tensor {
+	if t.Device() == tensor.CPU {
+		return t.Clone()
+	}
+	h, err := t.To(tensor.CPU)
+	if err != nil {
+		panic(fmt.Sprintf("optim: copying state to the host: %v", err))
+	}
+	return h
 }
 
 // loadStateDict parses a state dict whose keys are "<i>.<name>" with a
@@ -97,11 +117,14 @@ func loadStateDict(kind string, params []*autograd.Var, state map[string]*tensor
 			return fmt.Errorf("optim: %s state: key %q is not <index>.<buffer> with an index below %d", kind, key, len(params))
 		}
 		if name == "step" && steps != nil {
-			v := t.Contiguous().Data()
-			if len(v) != 1 || v[0] < 0 || float32(int64(v[0])) != v[0] {
+			if t.Numel() != 1 {
 				return fmt.Errorf("optim: %s state: %q holds %v, expected one non-negative integer", kind, key, t)
 			}
-			newSteps[i] = int64(v[0])
+			v := t.Item()
+			if v < 0 || float32(int64(v)) != v {
+				return fmt.Errorf("optim: %s state: %q holds %v, expected one non-negative integer", kind, key, t)
+			}
+			newSteps[i] = int64(v)
 			continue
 		}
 		bs, ok := fresh[name]
@@ -111,7 +134,15 @@ func loadStateDict(kind string, params []*autograd.Var, state map[string]*tensor
 		if !slices.Equal(t.Shape(), params[i].Value.Shape()) {
 			return fmt.Errorf("optim: %s state: %q has shape %v, parameter %d (%s) has shape %v", kind, key, t.Shape(), i, params[i], params[i].Value.Shape())
 		}
-		bs[i] = t.Contiguous().Clone()
+		if dev := params[i].Value.Device(); t.Device() != dev {
+			c, err := t.To(dev)
+			if err != nil {
+				return fmt.Errorf("optim: %s state: %q: %w", kind, key, err)
+			}
+			bs[i] = c
+		} else {
+			bs[i] = t.Contiguous().Clone()
+		}
 	}
 	for name, bs := range fresh {
 		copy(named[name], bs)
@@ -138,12 +169,12 @@ func checkParams(kind string, params []*autograd.Var) error {
 	return nil
 }
 
-// gradOf returns p's gradient as a slice, or nil when p has none.
-func gradOf(p *autograd.Var) []float32 {
+// gradOf returns p's gradient as a contiguous tensor, or nil when p has none.
+func gradOf(p *autograd.Var) *tensor.Tensor {
 	if p.Grad == nil {
 		return nil
 	}
-	return p.Grad.Contiguous().Data()
+	return p.Grad.Contiguous()
 }
 
 // checkHyper reports a negative or non-finite hyper-parameter.

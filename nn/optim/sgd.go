@@ -53,27 +53,18 @@ func NewSGD(params []*autograd.Var, cfg SGDConfig) (*SGD, error) {
 
 // Step applies one SGD update.
 func (o *SGD) Step() {
-	lr, wd, mom := o.lr, o.cfg.WeightDecay, o.cfg.Momentum
-	damp := 1 - o.cfg.Dampening
 	for i, p := range o.params {
 		g := gradOf(p)
 		if g == nil {
 			continue
 		}
-		w := p.Value.Data()
-		if mom == 0 {
-			for j := range w {
-				d := float64(g[j]) + wd*float64(w[j])
-				w[j] = float32(float64(w[j]) - lr*d)
-			}
-			continue
+		a := tensor.SGDArgs{LR: o.lr, WeightDecay: o.cfg.WeightDecay, Momentum: o.cfg.Momentum,
+			Dampening: o.cfg.Dampening, Nesterov: o.cfg.Nesterov}
+		var buf *tensor.Tensor
+		if a.Momentum != 0 {
+			buf, a.First = o.buf.get(i, p)
 		}
-		buf, first := o.buf.get(i, p)
-		for j := range w {
-			d := float64(g[j]) + wd*float64(w[j])
-			d = momentumStep(d, &buf[j], first, mom, damp, o.cfg.Nesterov)
-			w[j] = float32(float64(w[j]) - lr*d)
-		}
+		sgdStep(p.Value, g, buf, a)
 	}
 }
 

@@ -157,3 +157,42 @@ type Fused struct{ Backend }
 
 // Name returns "hostlessfused".
 func (Fused) Name() string { return FusedName }
+
+var _ tensor.OptimizerBackend = Fused{}
+
+// cpuOptimizer returns the CPU backend's fused optimizer steps.
+func cpuOptimizer() tensor.OptimizerBackend {
+	ob, ok := cpu().(tensor.OptimizerBackend)
+	if !ok {
+		panic("hostless: the cpu backend has no tensor.OptimizerBackend")
+	}
+	return ob
+}
+
+// unwrapBuf unwraps a momentum buffer, which is absent without momentum.
+func unwrapBuf(op string, buf tensor.Operand, momentum float64) tensor.Operand {
+	if momentum == 0 {
+		return tensor.Operand{}
+	}
+	return unwrapOp(op, buf)
+}
+
+// SGDStep runs the CPU's fused SGD step on the unwrapped handles.
+func (Fused) SGDStep(param, grad, buf tensor.Operand, a tensor.SGDArgs) {
+	cpuOptimizer().SGDStep(unwrapOp("SGDStep", param), unwrapOp("SGDStep", grad), unwrapBuf("SGDStep", buf, a.Momentum), a)
+}
+
+// LARSStep runs the CPU's fused LARS step on the unwrapped handles.
+func (Fused) LARSStep(param, grad, buf tensor.Operand, a tensor.LARSArgs) {
+	cpuOptimizer().LARSStep(unwrapOp("LARSStep", param), unwrapOp("LARSStep", grad), unwrapBuf("LARSStep", buf, a.Momentum), a)
+}
+
+// AdamStep runs the CPU's fused Adam step on the unwrapped handles.
+func (Fused) AdamStep(param, grad, m, v tensor.Operand, a tensor.AdamArgs) {
+	cpuOptimizer().AdamStep(unwrapOp("AdamStep", param), unwrapOp("AdamStep", grad), unwrapOp("AdamStep", m), unwrapOp("AdamStep", v), a)
+}
+
+// EMA runs the CPU's EMA on the unwrapped handles.
+func (Fused) EMA(target, online tensor.Operand, m float64) {
+	cpuOptimizer().EMA(unwrapOp("EMA", target), unwrapOp("EMA", online), m)
+}
