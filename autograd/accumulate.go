@@ -45,11 +45,12 @@ func AccumulateGradOwned(v *Var, g *tensor.Tensor) {
 	}
 }
 
-// gradBuffer returns v.Grad, allocating it zero-filled when absent, so that
-// a kernel can accumulate into it directly (for example a GEMM with beta 1).
+// gradBuffer returns v.Grad, allocating it zero-filled on v's device when
+// absent, so that a kernel can accumulate into it directly (for example a
+// GEMM with beta 1).
 func gradBuffer(v *Var) *tensor.Tensor {
 	if v.Grad == nil {
-		v.Grad = tensor.New(v.Value.Shape()...)
+		v.Grad = tensor.ZerosOn(v.Value.Device(), v.Value.Shape()...)
 	}
 	return v.Grad
 }

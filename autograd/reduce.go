@@ -27,9 +27,9 @@ func Mean(tp *Tape, x *Var, axis int, keepDim bool) *Var {
 //
 //	y = Σᵢ xᵢ,  ∂L/∂xᵢ = g
 func SumAll(tp *Tape, x *Var) *Var {
-	y := tensor.Scalar(float32(tensor.SumAll(x.Value)))
+	y := scalarOn(x.Value.Device(), float32(tensor.SumAll(x.Value)))
 	return tp.Record(y, func(out *Var) {
-		AccumulateGradOwned(x, tensor.Full(out.Grad.Item(), x.Shape()...))
+		AccumulateGradOwned(x, fullOn(x.Value.Device(), out.Grad.Item(), x.Shape()))
 	}, x)
 }
 
@@ -37,11 +37,26 @@ func SumAll(tp *Tape, x *Var) *Var {
 //
 //	y = (1/n) Σᵢ xᵢ,  ∂L/∂xᵢ = g / n
 func MeanAll(tp *Tape, x *Var) *Var {
-	y := tensor.Scalar(float32(tensor.MeanAll(x.Value)))
+	y := scalarOn(x.Value.Device(), float32(tensor.MeanAll(x.Value)))
 	return tp.Record(y, func(out *Var) {
 		n := float32(x.Value.Numel())
-		AccumulateGradOwned(x, tensor.Full(out.Grad.Item()/n, x.Shape()...))
+		AccumulateGradOwned(x, fullOn(x.Value.Device(), out.Grad.Item()/n, x.Shape()))
 	}, x)
+}
+
+// scalarOn returns a 0-d tensor holding v on dev (a value computed on the
+// host, copied in).
+func scalarOn(dev tensor.Device, v float32) *tensor.Tensor {
+	y := tensor.ZerosOn(dev)
+	y.Fill(v)
+	return y
+}
+
+// fullOn returns a contiguous tensor of the given shape filled with v on dev.
+func fullOn(dev tensor.Device, v float32, shape []int) *tensor.Tensor {
+	y := tensor.ZerosOn(dev, shape...)
+	y.Fill(v)
+	return y
 }
 
 // Max returns the maximum of x along axis; keepDim keeps the reduced axis.
@@ -64,20 +79,10 @@ func Max(tp *Tape, x *Var, axis int, keepDim bool) *Var {
 }
 
 // spreadAxis returns scale·g broadcast along axis to shape, where g holds
-// shape without axis (or with it of size 1).
+// shape without axis (or with it of size 1), as a new contiguous tensor on
+// g's device.
 func spreadAxis(g *tensor.Tensor, shape []int, axis int, scale float32) *tensor.Tensor {
-	outer, n, inner := splitAxis(shape, axis)
-	gd := g.Contiguous().Data()
-	dst := tensor.New(shape...)
-	d := dst.Data()
-	for o := range outer {
-		src := gd[o*inner : (o+1)*inner]
-		for k := range n {
-			row := d[(o*n+k)*inner : (o*n+k+1)*inner]
-			for j, v := range src {
-				row[j] = scale * v
-			}
-		}
-	}
-	return dst
+	keep := append([]int(nil), shape...)
+	keep[axis] = 1
+	return tensor.MulScalar(g.Contiguous().Reshape(keep...).Expand(shape...), scale)
 }

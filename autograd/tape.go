@@ -72,7 +72,9 @@ func (tp *Tape) Backward(loss *Var) {
 	if n := loss.Value.Numel(); n != 1 {
 		panic(fmt.Sprintf("autograd.Backward: loss %v has %d elements, expected 1 (use BackwardWith)", loss, n))
 	}
-	tp.backward(loss, tensor.Ones(loss.Value.Shape()...), true)
+	seed := tensor.ZerosOn(loss.Value.Device(), loss.Value.Shape()...)
+	seed.Fill(1)
+	tp.backward(loss, seed, true)
 }
 
 // BackwardWith runs the backward pass seeded with grad (of out's shape, not
