@@ -14,8 +14,9 @@ import (
 // TestOpsOnHostless runs the ops whose forward and backward passes are
 // already composed of tensor operations on the host-less device and checks
 // the output and the inputs' gradients against the CPU bit for bit, and
-// that the gradients stay on the device. (The ops that still read host
-// slices, e.g. Max, Square, Exp, ReLU, Softmax, L2Normalize and CrossEntropy, panic
+// that the gradients stay on the device (TestBackwardOnHostless covers the
+// unary ops' backward passes). (The ops that still read host
+// slices, Max, Softmax, LogSoftmax, L2Normalize and CrossEntropy, panic
 // there with a *tensor.DeviceError; issue 11 moves them onto the backend.)
 func TestOpsOnHostless(t *testing.T) {
 	r := rng(77)

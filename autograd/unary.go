@@ -1,7 +1,7 @@
 package autograd
 
 import (
-	"math"
+	"fmt"
 
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -39,12 +39,7 @@ func MulScalar(tp *Tape, x *Var, s float32) *Var {
 //	y = xᵖ,  ∂L/∂x = p·xᵖ⁻¹·g
 func PowScalar(tp *Tape, x *Var, p float32) *Var {
 	return tp.Record(tensor.PowScalar(x.Value, p), func(out *Var) {
-		pp := float64(p)
-		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
-			for i, v := range x {
-				d[i] = float32(pp*math.Pow(float64(v), pp-1)) * g[i]
-			}
-		})
+		unaryGrad(x, tensor.OpPowScalar, out.Grad, x.Value, p)
 	}, x)
 }
 
@@ -53,11 +48,7 @@ func PowScalar(tp *Tape, x *Var, p float32) *Var {
 //	y = x²,  ∂L/∂x = 2x·g
 func Square(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Square(x.Value), func(out *Var) {
-		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
-			for i, v := range x {
-				d[i] = 2 * v * g[i]
-			}
-		})
+		unaryGrad(x, tensor.OpSquare, out.Grad, x.Value, 0)
 	}, x)
 }
 
@@ -66,16 +57,7 @@ func Square(tp *Tape, x *Var) *Var {
 //	y = |x|,  ∂L/∂x = sign(x)·g  (0 at x = 0)
 func Abs(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Abs(x.Value), func(out *Var) {
-		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
-			for i, v := range x {
-				switch {
-				case v > 0:
-					d[i] = g[i]
-				case v < 0:
-					d[i] = -g[i]
-				}
-			}
-		})
+		unaryGrad(x, tensor.OpAbs, out.Grad, x.Value, 0)
 	}, x)
 }
 
@@ -84,11 +66,7 @@ func Abs(tp *Tape, x *Var) *Var {
 //	y = eˣ,  ∂L/∂x = y·g
 func Exp(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Exp(x.Value), func(out *Var) {
-		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
-			for i, v := range y {
-				d[i] = v * g[i]
-			}
-		})
+		unaryGrad(x, tensor.OpExp, out.Grad, out.Value, 0)
 	}, x)
 }
 
@@ -97,11 +75,7 @@ func Exp(tp *Tape, x *Var) *Var {
 //	y = ln x,  ∂L/∂x = g / x
 func Log(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Log(x.Value), func(out *Var) {
-		elementwiseGrad(x, out.Grad, x.Value, func(d, g, x []float32) {
-			for i, v := range x {
-				d[i] = g[i] / v
-			}
-		})
+		unaryGrad(x, tensor.OpLog, out.Grad, x.Value, 0)
 	}, x)
 }
 
@@ -110,27 +84,59 @@ func Log(tp *Tape, x *Var) *Var {
 //	y = √x,  ∂L/∂x = g / (2y)
 func Sqrt(tp *Tape, x *Var) *Var {
 	return tp.Record(tensor.Sqrt(x.Value), func(out *Var) {
-		elementwiseGrad(x, out.Grad, out.Value, func(d, g, y []float32) {
-			for i, v := range y {
-				d[i] = g[i] / (2 * v)
-			}
-		})
+		unaryGrad(x, tensor.OpSqrt, out.Grad, out.Value, 0)
 	}, x)
 }
 
-// elementwiseGrad computes the gradient of an elementwise op on x and adds
-// it into x: kernel fills d from g (the output's gradient) and in (x or the
-// output, of x's shape), on chunks split across cores for large tensors.
-// The slices given to kernel have equal lengths.
-func elementwiseGrad(x *Var, g, in *tensor.Tensor, kernel func(d, g, in []float32)) {
+// unaryGrad adds the gradient of the elementwise op (parameter p) into x,
+// from g, the output's gradient, and in, x or the output as
+// tensor.UnaryGradBackend says for op, on in's device: in one pass where
+// the backend has the capability (the CPU's loops in kernels/elemgrad),
+// otherwise composed of core backend operations (unaryGradFallback).
+func unaryGrad(x *Var, op tensor.UnaryOp, g, in *tensor.Tensor, p float32) {
 	if !x.RequiresGrad {
 		return
 	}
-	gd, id := g.Contiguous().Data(), in.Contiguous().Data()
-	dx := tensor.New(x.Value.Shape()...)
-	d := dx.Data()
-	parallelFor(len(d), len(d), func(lo, hi int) {
-		kernel(d[lo:hi], gd[lo:hi], id[lo:hi])
-	})
+	g, in = g.Contiguous(), in.Contiguous()
+	ub, ok := in.Backend().(tensor.UnaryGradBackend)
+	if !ok {
+		AccumulateGradOwned(x, unaryGradFallback(op, g, in, p))
+		return
+	}
+	dx := tensor.ZerosOn(in.Device(), in.Shape()...)
+	ub.UnaryGrad(op, dx.Operand(), g.Operand(), in.Operand(), p)
 	AccumulateGradOwned(x, dx)
+}
+
+// unaryGradFallback composes op's backward pass of core backend operations,
+// each rounded to float32. It gives the capability's bits for Square, Exp,
+// Log, Sqrt, Sigmoid and Tanh (the same float32 operations in the same
+// order, on a platform that fuses no multiply-add), and for finite values
+// of Abs and ReLU (a sign mask times g; at x = 0 the mask gives 0·g, whose
+// sign is g's, where the loop writes +0; NaN inputs or infinite g give NaN
+// where the loop writes 0). PowScalar's p·x^(p-1) is rounded twice in
+// float32 (x^(p-1), then ·p) where the capability rounds the float64
+// product once: within a few float32 ulps.
+func unaryGradFallback(op tensor.UnaryOp, g, in *tensor.Tensor, p float32) *tensor.Tensor {
+	switch op {
+	case tensor.OpSquare:
+		return tensor.Mul(tensor.MulScalar(in, 2), g)
+	case tensor.OpAbs:
+		return tensor.Mul(tensor.Sign(in), g)
+	case tensor.OpExp:
+		return tensor.Mul(in, g)
+	case tensor.OpLog:
+		return tensor.Div(g, in)
+	case tensor.OpSqrt:
+		return tensor.Div(g, tensor.MulScalar(in, 2))
+	case tensor.OpPowScalar:
+		return tensor.Mul(tensor.MulScalar(tensor.PowScalar(in, p-1), p), g)
+	case tensor.OpRelu:
+		return tensor.Mul(tensor.Sign(in), g)
+	case tensor.OpTanh:
+		return tensor.Mul(tensor.AddScalar(tensor.Neg(tensor.Square(in)), 1), g)
+	case tensor.OpSigmoid:
+		return tensor.Mul(tensor.Mul(in, tensor.AddScalar(tensor.Neg(in), 1)), g)
+	}
+	panic(fmt.Sprintf("autograd: no backward pass for %v", op))
 }

@@ -1,0 +1,162 @@
+package autograd_test
+
+import (
+	"math"
+	"testing"
+
+	ag "github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/tensor"
+	"github.com/duel-ssl/duel/tensor/hostless"
+)
+
+// fallbackTol bounds the difference between a fallback composed of core
+// backend operations (on "hostless") and the CPU's capability,
+// |got - want| <= fallbackTol·(1 + |want|): the fallbacks round every step
+// to float32 where the CPU kernels round p·x^(p-1) once (PowScalar).
+// The largest difference measured by TestBackwardOnHostless is logged.
+const fallbackTol = 1e-5
+
+// hostTensor copies x to the host.
+func hostTensor(t *testing.T, x *tensor.Tensor) []float32 {
+	t.Helper()
+	h, err := x.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Contiguous().Data()
+}
+
+// sameBits reports whether a and b hold the same float32 bit patterns.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxDiff returns the largest |a-b|/(1+|b|) (NaN against NaN counts as 0,
+// NaN against a number as +Inf), or +Inf for different lengths.
+func maxDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var m float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		var d float64
+		switch {
+		case math.IsNaN(x) && math.IsNaN(y):
+		case math.IsNaN(x) || math.IsNaN(y):
+			d = math.Inf(1)
+		case x == y: // equal infinities, or ±0
+		default:
+			d = math.Abs(x-y) / (1 + math.Abs(y))
+		}
+		m = max(m, d)
+	}
+	return m
+}
+
+// TestBackwardOnHostless runs the unary ops forward and backward on "hostlessfused" (the backend's
+// capabilities, delegated to the CPU kernels) and "hostless" (the core
+// Backend only: autograd's fallbacks), and compares the output and the
+// input's gradient with the CPU's: bit for bit on hostlessfused; on
+// hostless bit for bit where the fallback does the kernel's float32
+// operations (exact), equal as numbers where it differs only in the sign
+// of zero gradients (Abs, ReLU at 0), else within fallbackTol.
+func TestBackwardOnHostless(t *testing.T) {
+	r := rng(91)
+	// withZeros puts exact zeros into every third element (the kinks of
+	// Abs and ReLU).
+	withZeros := func(x *tensor.Tensor) *tensor.Tensor {
+		d := x.Data()
+		for i := 0; i < len(d); i += 3 {
+			d[i] = 0
+		}
+		return x
+	}
+	type fn = func(tp *ag.Tape, x *ag.Var) *ag.Var
+	unary := func(f func(*ag.Tape, *ag.Var) *ag.Var) fn { return f }
+	tests := []struct {
+		name  string
+		f     fn
+		in    *tensor.Tensor
+		exact bool // the fallback gives the CPU's bits
+		zeros bool // the fallback may differ only in the sign of zeros
+	}{
+		{"Square", unary(ag.Square), tensor.RandN(r, 7, 13), true, false},
+		{"Exp", unary(ag.Exp), tensor.RandN(r, 7, 13), true, false},
+		{"Log", unary(ag.Log), uniform(r, 0.1, 3, 7, 13), true, false},
+		{"Sqrt", unary(ag.Sqrt), uniform(r, 0.1, 3, 5, 3, 3), true, false},
+		{"Sigmoid", unary(ag.Sigmoid), tensor.RandN(r, 7, 13), true, false},
+		{"Tanh", unary(ag.Tanh), tensor.RandN(r, 7, 13), true, false},
+		{"Abs", unary(ag.Abs), withZeros(tensor.RandN(r, 7, 13)), false, true},
+		{"ReLU", unary(ag.ReLU), withZeros(tensor.RandN(r, 7, 13)), false, true},
+		{"PowScalar", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.PowScalar(tp, x, 1.7) }, uniform(r, 0.1, 3, 7, 13), false, false},
+		{"Large", unary(ag.Tanh), tensor.RandN(r, 300, 129), true, false},
+		{"EmptyUnary", unary(ag.Exp), tensor.New(0, 5), true, false},
+	}
+	// run computes f on dev and returns the output and x's gradient of
+	// Σ w·f(x) with w = 1.5 + 0.25·(element index mod 5), on the host.
+	run := func(t *testing.T, dev tensor.Device, f fn, in *tensor.Tensor) (y, g []float32) {
+		t.Helper()
+		v, err := in.To(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := ag.Param(v, "x")
+		tp := ag.NewTape()
+		out := f(tp, x)
+		w := tensor.New(out.Value.Shape()...)
+		for i := range w.Data() {
+			w.Data()[i] = 1.5 + 0.25*float32(i%5)
+		}
+		wd, err := w.To(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.Backward(ag.SumAll(tp, ag.Mul(tp, out, ag.Const(wd))))
+		if out.Value.Device() != dev {
+			t.Fatalf("output on %s, want %s", out.Value.Device(), dev)
+		}
+		if x.Grad == nil || x.Grad.Device() != dev {
+			t.Fatalf("gradient %v, want a tensor on %s", x.Grad, dev)
+		}
+		return hostTensor(t, out.Value), hostTensor(t, x.Grad)
+	}
+	var worst float64
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wy, wg := run(t, tensor.CPU, tc.f, tc.in)
+			fy, fg := run(t, hostless.FusedDevice, tc.f, tc.in)
+			if !sameBits(fy, wy) || !sameBits(fg, wg) {
+				t.Errorf("%s: output or gradient differs from the CPU's bits (output %g, gradient %g)",
+					hostless.FusedName, maxDiff(fy, wy), maxDiff(fg, wg))
+			}
+			hy, hg := run(t, hostless.Device, tc.f, tc.in)
+			dy, dg := maxDiff(hy, wy), maxDiff(hg, wg)
+			switch {
+			case tc.exact:
+				if !sameBits(hy, wy) || !sameBits(hg, wg) {
+					t.Errorf("%s: fallback differs from the CPU's bits (output %g, gradient %g)", hostless.Name, dy, dg)
+				}
+			case tc.zeros:
+				if dy != 0 || dg != 0 {
+					t.Errorf("%s: fallback differs from the CPU (output %g, gradient %g), want equal values", hostless.Name, dy, dg)
+				}
+			default:
+				if dy > fallbackTol || dg > fallbackTol {
+					t.Errorf("%s: fallback differs from the CPU by %g (output) and %g (gradient), want <= %g", hostless.Name, dy, dg, fallbackTol)
+				}
+			}
+			worst = max(worst, dy, dg)
+			t.Logf("fallback: output %.3g, gradient %.3g", dy, dg)
+		})
+	}
+	t.Logf("largest fallback difference: %.3g (relative to 1+|value|)", worst)
+}

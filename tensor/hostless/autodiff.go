@@ -1,0 +1,24 @@
+package hostless
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// cpuCap returns the CPU backend as the capability T.
+func cpuCap[T any]() T {
+	c, ok := cpu().(T)
+	if !ok {
+		var zero T
+		panic(fmt.Sprintf("hostless: the cpu backend has no %T", &zero))
+	}
+	return c
+}
+
+var _ tensor.UnaryGradBackend = Fused{}
+
+// UnaryGrad runs the CPU's unary backward loop on the unwrapped handles.
+func (Fused) UnaryGrad(op tensor.UnaryOp, dst, g, in tensor.Operand, p float32) {
+	cpuCap[tensor.UnaryGradBackend]().UnaryGrad(op, unwrapOp("UnaryGrad", dst), unwrapOp("UnaryGrad", g), unwrapOp("UnaryGrad", in), p)
+}
