@@ -62,8 +62,9 @@ func maxDiff(a, b []float32) float64 {
 	return m
 }
 
-// TestBackwardOnHostless runs the unary ops forward and backward on "hostlessfused" (the backend's
-// capabilities, delegated to the CPU kernels) and "hostless" (the core
+// TestBackwardOnHostless runs the unary ops and Max forward and backward
+// on "hostlessfused" (the backend's capabilities, delegated to the CPU
+// kernels) and "hostless" (the core
 // Backend only: autograd's fallbacks), and compares the output and the
 // input's gradient with the CPU's: bit for bit on hostlessfused; on
 // hostless bit for bit where the fallback does the kernel's float32
@@ -99,7 +100,10 @@ func TestBackwardOnHostless(t *testing.T) {
 		{"ReLU", unary(ag.ReLU), withZeros(tensor.RandN(r, 7, 13)), false, true},
 		{"PowScalar", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.PowScalar(tp, x, 1.7) }, uniform(r, 0.1, 3, 7, 13), false, false},
 		{"Large", unary(ag.Tanh), tensor.RandN(r, 300, 129), true, false},
+		{"MaxLast", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, false) }, distinct(r, 7, 13), true, false},
+		{"MaxMiddleKeep", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, true) }, distinct(r, 3, 5, 4), true, false},
 		{"EmptyUnary", unary(ag.Exp), tensor.New(0, 5), true, false},
+		{"EmptyMax", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, false) }, tensor.New(0, 5), true, false},
 	}
 	// run computes f on dev and returns the output and x's gradient of
 	// Σ w·f(x) with w = 1.5 + 0.25·(element index mod 5), on the host.

@@ -15,8 +15,8 @@ import (
 // already composed of tensor operations on the host-less device and checks
 // the output and the inputs' gradients against the CPU bit for bit, and
 // that the gradients stay on the device (TestBackwardOnHostless covers the
-// unary ops' backward passes). (The ops that still read host
-// slices, Max, Softmax, LogSoftmax, L2Normalize and CrossEntropy, panic
+// unary ops' backward passes and Max's). (The ops that still read host
+// slices, Softmax, LogSoftmax, L2Normalize and CrossEntropy, panic
 // there with a *tensor.DeviceError; issue 11 moves them onto the backend.)
 func TestOpsOnHostless(t *testing.T) {
 	r := rng(77)

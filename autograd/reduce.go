@@ -67,13 +67,8 @@ func Max(tp *Tape, x *Var, axis int, keepDim bool) *Var {
 	ax := normAxis("Max", axis, x.Value.NDim())
 	return tp.Record(tensor.Max(x.Value, ax, keepDim), func(out *Var) {
 		idx := tensor.ArgMax(x.Value, ax)
-		_, n, inner := splitAxis(x.Shape(), ax)
-		g := out.Grad.Data()
-		dx, d := newLike(x)
-		for r, k := range idx {
-			o, j := r/inner, r%inner
-			d[(o*n+k)*inner+j] = g[r]
-		}
+		dx := tensor.ZerosOn(x.Value.Device(), x.Shape()...)
+		putAlong(dx, out.Grad.Contiguous(), ax, idx)
 		AccumulateGradOwned(x, dx)
 	}, x)
 }
