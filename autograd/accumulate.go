@@ -60,9 +60,3 @@ func checkGradShape(v *Var, g *tensor.Tensor) {
 		panic(fmt.Sprintf("autograd: gradient of shape %v for %v", g.Shape(), v))
 	}
 }
-
-// newLike returns a zero tensor of x's shape and its elements.
-func newLike(x *Var) (*tensor.Tensor, []float32) {
-	t := tensor.New(x.Value.Shape()...)
-	return t, t.Data()
-}

@@ -12,7 +12,8 @@ import (
 // fallbackTol bounds the difference between a fallback composed of core
 // backend operations (on "hostless") and the CPU's capability,
 // |got - want| <= fallbackTol·(1 + |want|): the fallbacks round every step
-// to float32 where the CPU kernels round p·x^(p-1) once (PowScalar).
+// to float32 where the CPU kernels keep float64 sums (softmax, log-softmax,
+// L2 normalisation, cross-entropy) or round p·x^(p-1) once (PowScalar).
 // The largest difference measured by TestBackwardOnHostless is logged.
 const fallbackTol = 1e-5
 
@@ -62,9 +63,9 @@ func maxDiff(a, b []float32) float64 {
 	return m
 }
 
-// TestBackwardOnHostless runs the unary ops and Max forward and backward
-// on "hostlessfused" (the backend's capabilities, delegated to the CPU
-// kernels) and "hostless" (the core
+// TestBackwardOnHostless runs the unary ops, Max, the row ops and
+// CrossEntropy forward and backward on "hostlessfused" (the backend's
+// capabilities, delegated to the CPU kernels) and "hostless" (the core
 // Backend only: autograd's fallbacks), and compares the output and the
 // input's gradient with the CPU's: bit for bit on hostlessfused; on
 // hostless bit for bit where the fallback does the kernel's float32
@@ -81,6 +82,7 @@ func TestBackwardOnHostless(t *testing.T) {
 		}
 		return x
 	}
+	targets := []int{3, 0, 6, 6, 1, 2, 5}
 	type fn = func(tp *ag.Tape, x *ag.Var) *ag.Var
 	unary := func(f func(*ag.Tape, *ag.Var) *ag.Var) fn { return f }
 	tests := []struct {
@@ -102,8 +104,21 @@ func TestBackwardOnHostless(t *testing.T) {
 		{"Large", unary(ag.Tanh), tensor.RandN(r, 300, 129), true, false},
 		{"MaxLast", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, false) }, distinct(r, 7, 13), true, false},
 		{"MaxMiddleKeep", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, true) }, distinct(r, 3, 5, 4), true, false},
+		{"SoftmaxLast", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Softmax(tp, x, -1) }, tensor.RandN(r, 7, 13), false, false},
+		{"SoftmaxMiddle", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Softmax(tp, x, 1) }, tensor.RandN(r, 3, 5, 4), false, false},
+		{"LogSoftmaxLast", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.LogSoftmax(tp, x, 1) }, tensor.RandN(r, 7, 13), false, false},
+		{"LogSoftmaxFirst", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.LogSoftmax(tp, x, 0) }, tensor.RandN(r, 5, 3, 2), false, false},
+		{"LogSoftmaxLarge", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.LogSoftmax(tp, x, 1) }, tensor.RandN(r, 64, 1001), false, false},
+		{"L2NormalizeLast", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.L2Normalize(tp, x, 1) }, tensor.RandN(r, 7, 13), false, false},
+		{"L2NormalizeMiddle", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.L2Normalize(tp, x, 1) }, tensor.RandN(r, 3, 5, 4), false, false},
+		{"L2NormalizeTiny", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.L2Normalize(tp, x, 1) }, uniform(r, -1e-14, 1e-14, 3, 5), false, false},
+		{"CrossEntropy", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.CrossEntropy(tp, x, targets) }, tensor.RandN(r, 7, 9), false, false},
+		{"CrossEntropyOneClass", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.CrossEntropy(tp, x, make([]int, 3)) }, tensor.RandN(r, 3, 1), false, false},
 		{"EmptyUnary", unary(ag.Exp), tensor.New(0, 5), true, false},
+		{"EmptyRows", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Softmax(tp, x, 1) }, tensor.New(0, 5), true, false},
+		{"EmptyLanes", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.LogSoftmax(tp, x, 1) }, tensor.New(4, 0), true, false},
 		{"EmptyMax", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.Max(tp, x, 1, false) }, tensor.New(0, 5), true, false},
+		{"EmptyCrossEntropy", func(tp *ag.Tape, x *ag.Var) *ag.Var { return ag.CrossEntropy(tp, x, nil) }, tensor.New(0, 5), false, false},
 	}
 	// run computes f on dev and returns the output and x's gradient of
 	// Σ w·f(x) with w = 1.5 + 0.25·(element index mod 5), on the host.

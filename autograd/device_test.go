@@ -12,12 +12,11 @@ import (
 )
 
 // TestOpsOnHostless runs the ops whose forward and backward passes are
-// already composed of tensor operations on the host-less device and checks
+// composed of core tensor operations on the host-less device and checks
 // the output and the inputs' gradients against the CPU bit for bit, and
-// that the gradients stay on the device (TestBackwardOnHostless covers the
-// unary ops' backward passes and Max's). (The ops that still read host
-// slices, Softmax, LogSoftmax, L2Normalize and CrossEntropy, panic
-// there with a *tensor.DeviceError; issue 11 moves them onto the backend.)
+// that the gradients stay on the device. (TestBackwardOnHostless covers the
+// ops with backend capabilities: the unary backward passes, Max, the row
+// ops and CrossEntropy.)
 func TestOpsOnHostless(t *testing.T) {
 	r := rng(77)
 	tests := []struct {

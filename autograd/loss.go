@@ -2,11 +2,7 @@ package autograd
 
 import (
 	"fmt"
-	"math"
 	"slices"
-
-	"github.com/duel-ssl/duel/kernels/vecmath"
-	"github.com/duel-ssl/duel/tensor"
 )
 
 // CrossEntropy returns the mean softmax cross-entropy of logits (N×C)
@@ -36,54 +32,16 @@ func CrossEntropy(tp *Tape, logits *Var, targets []int) *Var {
 	if recording {
 		targets = slices.Clone(targets) // the caller may reuse its slice
 	}
-	var p *tensor.Tensor // probabilities, kept for backward
-	if recording {
-		p = tensor.New(n, c)
-	}
-	nll := make([]float64, n)
-	xd := logits.Value.Contiguous().Data()
-	parallelFor(n, n*c, func(lo, hi int) {
-		var e []float32
-		if !recording {
-			e = make([]float32, c)
-		}
-		for i := lo; i < hi; i++ {
-			x := xd[i*c : (i+1)*c]
-			if recording {
-				e = p.Data()[i*c : (i+1)*c]
-			}
-			m := laneMax(x)
-			s := vecmath.ExpShift(e, x, m)
-			nll[i] = float64(m) + math.Log(s) - float64(x[targets[i]])
-			if recording {
-				inv := float32(1 / s)
-				for j := range e {
-					e[j] *= inv
-				}
-			}
-		}
-	})
-	var sum float64
-	for _, v := range nll {
-		sum += v
-	}
-	y := tensor.Scalar(float32(sum / float64(n))) // NaN for n = 0, as PyTorch
+	// y is NaN for n = 0, as PyTorch's; p, the probabilities, is kept for
+	// the backward pass.
+	y, p := crossEntropyRows(logits.Value.Contiguous(), targets, recording)
 	if !recording {
 		return Const(y)
 	}
 	return tp.Record(y, func(out *Var) {
 		scale := out.Grad.Item() / float32(n)
 		// p becomes the gradient in place: it is not needed afterwards.
-		pd := p.Data()
-		parallelFor(n, n*c, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				row := pd[i*c : (i+1)*c]
-				row[targets[i]]--
-				for j := range row {
-					row[j] *= scale
-				}
-			}
-		})
+		crossEntropyBackRows(p, targets, scale)
 		AccumulateGradOwned(logits, p)
 	}, logits)
 }

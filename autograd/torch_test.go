@@ -8,6 +8,7 @@ import (
 
 	ag "github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
+	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
 // torchCase is one expression evaluated by PyTorch in float64
@@ -33,7 +34,7 @@ var torchExprs = map[string]func(tp *ag.Tape, in []*ag.Var) *ag.Var{
 	"contrastive": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
 		qn, kn := ag.L2Normalize(tp, v[0], 1), ag.L2Normalize(tp, v[1], 1)
 		lp := ag.LogSoftmax(tp, ag.MulScalar(tp, ag.MatMul(tp, qn, ag.Transpose(tp, kn, 0, 1)), 1/0.2), -1)
-		eye := ag.Const(tensor.Eye(v[0].Value.Dim(0)))
+		eye := ag.Const(like(tensor.Eye(v[0].Value.Dim(0)), v[0].Value))
 		return ag.Neg(tp, ag.MeanAll(tp, ag.Sum(tp, ag.Mul(tp, lp, eye), 1, false)))
 	},
 	"broadcast_mix": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
@@ -67,7 +68,8 @@ var torchExprs = map[string]func(tp *ag.Tape, in []*ag.Var) *ag.Var{
 }
 
 // TestAgainstTorch compares values and gradients of composite expressions
-// with PyTorch's (float64 there, float32 here).
+// with PyTorch's (float64 there, float32 here), on the CPU and on both
+// host-less devices (the backend's capabilities, and autograd's fallbacks).
 func TestAgainstTorch(t *testing.T) {
 	raw, err := os.ReadFile("testdata/torch_grads.json")
 	if err != nil {
@@ -80,43 +82,65 @@ func TestAgainstTorch(t *testing.T) {
 	if len(fixture.Cases) != len(torchExprs) {
 		t.Fatalf("fixture has %d cases, %d expressions here", len(fixture.Cases), len(torchExprs))
 	}
-	for _, c := range fixture.Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			f := torchExprs[c.Name]
-			if f == nil {
-				t.Fatalf("no expression %q", c.Name)
-			}
-			vars := make([]*ag.Var, len(c.Inputs))
-			for i, in := range c.Inputs {
-				d := make([]float32, len(in.Data))
-				for j, v := range in.Data {
-					d[j] = float32(v)
-				}
-				vars[i] = ag.NewVar(tensor.FromSlice(d, in.Shape...), true)
-			}
-			for _, i := range c.Const {
-				vars[i].RequiresGrad = false
-			}
-			tp := ag.NewTape()
-			y := f(tp, vars)
-			if got := float64(y.Value.Item()); math.Abs(got-c.Value) > 1e-5*(1+math.Abs(c.Value)) {
-				t.Fatalf("value %.8g, torch %.8g", got, c.Value)
-			}
-			tp.Backward(y)
-			for i, want := range c.Grads {
-				if want == nil {
-					if vars[i].Grad != nil {
-						t.Fatalf("input %d: gradient for a constant", i)
-					}
-					continue
-				}
-				got := vars[i].Grad.Data()
-				for j := range want {
-					if d := math.Abs(float64(got[j]) - want[j]); d > 1e-4+1e-3*math.Abs(want[j]) {
-						t.Fatalf("input %d element %d: gradient %.7g, torch %.7g", i, j, got[j], want[j])
-					}
-				}
-			}
-		})
+	for _, dev := range []tensor.Device{tensor.CPU, hostless.Device, hostless.FusedDevice} {
+		for _, c := range fixture.Cases {
+			t.Run(string(dev)+"/"+c.Name, func(t *testing.T) { checkTorchCase(t, dev, c) })
+		}
 	}
+}
+
+// checkTorchCase evaluates one fixture case on dev and compares its value
+// and gradients with PyTorch's.
+func checkTorchCase(t *testing.T, dev tensor.Device, c torchCase) {
+	f := torchExprs[c.Name]
+	if f == nil {
+		t.Fatalf("no expression %q", c.Name)
+	}
+	vars := make([]*ag.Var, len(c.Inputs))
+	for i, in := range c.Inputs {
+		d := make([]float32, len(in.Data))
+		for j, v := range in.Data {
+			d[j] = float32(v)
+		}
+		x, err := tensor.FromSlice(d, in.Shape...).To(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars[i] = ag.NewVar(x, true)
+	}
+	for _, i := range c.Const {
+		vars[i].RequiresGrad = false
+	}
+	tp := ag.NewTape()
+	y := f(tp, vars)
+	if got := float64(y.Value.Item()); math.Abs(got-c.Value) > 1e-5*(1+math.Abs(c.Value)) {
+		t.Fatalf("value %.8g, torch %.8g", got, c.Value)
+	}
+	tp.Backward(y)
+	for i, want := range c.Grads {
+		if want == nil {
+			if vars[i].Grad != nil {
+				t.Fatalf("input %d: gradient for a constant", i)
+			}
+			continue
+		}
+		if vars[i].Grad.Device() != dev {
+			t.Fatalf("input %d: gradient on %s, want %s", i, vars[i].Grad.Device(), dev)
+		}
+		got := hostTensor(t, vars[i].Grad)
+		for j := range want {
+			if d := math.Abs(float64(got[j]) - want[j]); d > 1e-4+1e-3*math.Abs(want[j]) {
+				t.Fatalf("input %d element %d: gradient %.7g, torch %.7g", i, j, got[j], want[j])
+			}
+		}
+	}
+}
+
+// like returns the host tensor x on ref's device.
+func like(x, ref *tensor.Tensor) *tensor.Tensor {
+	y, err := x.To(ref.Device())
+	if err != nil {
+		panic(err)
+	}
+	return y
 }

@@ -32,14 +32,14 @@ func Run(k Kernel, d, g, in []float32) {
 	par.For(n, w, func(lo, hi int) { k(d[lo:hi], g[lo:hi], in[lo:hi]) })
 }
 
-// Square: in = x, d = 2x·g.
+// Square is the backward pass of x²: in = x, d = 2x·g.
 func Square(d, g, x []float32) {
 	for i, v := range x {
 		d[i] = 2 * v * g[i]
 	}
 }
 
-// Abs: in = x, d = sign(x)·g, 0 where x is 0 or NaN.
+// Abs is the backward pass of |x|: in = x, d = sign(x)·g, 0 where x is 0 or NaN.
 func Abs(d, g, x []float32) {
 	for i, v := range x {
 		switch {
@@ -53,21 +53,21 @@ func Abs(d, g, x []float32) {
 	}
 }
 
-// Exp: in = y, d = y·g.
+// Exp is the backward pass of eˣ: in = y, d = y·g.
 func Exp(d, g, y []float32) {
 	for i, v := range y {
 		d[i] = v * g[i]
 	}
 }
 
-// Log: in = x, d = g / x.
+// Log is the backward pass of ln x: in = x, d = g / x.
 func Log(d, g, x []float32) {
 	for i, v := range x {
 		d[i] = g[i] / v
 	}
 }
 
-// Sqrt: in = y, d = g / (2y).
+// Sqrt is the backward pass of √x: in = y, d = g / (2y).
 func Sqrt(d, g, y []float32) {
 	for i, v := range y {
 		d[i] = g[i] / (2 * v)
@@ -85,7 +85,7 @@ func Pow(p float32) Kernel {
 	}
 }
 
-// ReLU: in = y, d = g where y > 0, else 0.
+// ReLU is the backward pass of max(x, 0): in = y, d = g where y > 0, else 0.
 func ReLU(d, g, y []float32) {
 	for i, v := range y {
 		if v > 0 {
@@ -96,14 +96,14 @@ func ReLU(d, g, y []float32) {
 	}
 }
 
-// Tanh: in = y, d = (1 - y²)·g.
+// Tanh is the backward pass of tanh x: in = y, d = (1 - y²)·g.
 func Tanh(d, g, y []float32) {
 	for i, v := range y {
 		d[i] = (1 - v*v) * g[i]
 	}
 }
 
-// Sigmoid: in = y, d = y(1 - y)·g.
+// Sigmoid is the backward pass of the logistic function: in = y, d = y(1 - y)·g.
 func Sigmoid(d, g, y []float32) {
 	for i, v := range y {
 		d[i] = v * (1 - v) * g[i]

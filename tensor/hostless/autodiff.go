@@ -34,3 +34,54 @@ func (Fused) TakeAlong(dst, src tensor.Operand, axis int, idx []int) {
 func (Fused) PutAlong(dst, src tensor.Operand, axis int, idx []int) {
 	cpuCap[tensor.IndexBackend]().PutAlong(unwrapOp("PutAlong", dst), unwrapOp("PutAlong", src), axis, idx)
 }
+
+var _ tensor.RowsBackend = Fused{}
+
+// unwrapOpt unwraps an optional operand, leaving the zero Operand.
+func unwrapOpt(op string, o tensor.Operand) tensor.Operand {
+	if tensor.IsZeroOperand(o) {
+		return o
+	}
+	return unwrapOp(op, o)
+}
+
+// Softmax runs the CPU's softmax on the unwrapped handles.
+func (Fused) Softmax(y, x tensor.Operand, axis int) {
+	cpuCap[tensor.RowsBackend]().Softmax(unwrapOp("Softmax", y), unwrapOp("Softmax", x), axis)
+}
+
+// SoftmaxBack runs the CPU's softmax backward on the unwrapped handles.
+func (Fused) SoftmaxBack(dx, g, y tensor.Operand, axis int) {
+	cpuCap[tensor.RowsBackend]().SoftmaxBack(unwrapOp("SoftmaxBack", dx), unwrapOp("SoftmaxBack", g), unwrapOp("SoftmaxBack", y), axis)
+}
+
+// LogSoftmax runs the CPU's log-softmax on the unwrapped handles.
+func (Fused) LogSoftmax(y, p, x tensor.Operand, axis int) {
+	cpuCap[tensor.RowsBackend]().LogSoftmax(unwrapOp("LogSoftmax", y), unwrapOpt("LogSoftmax", p), unwrapOp("LogSoftmax", x), axis)
+}
+
+// LogSoftmaxBack runs the CPU's log-softmax backward on the unwrapped handles.
+func (Fused) LogSoftmaxBack(dx, g, p tensor.Operand, axis int) {
+	cpuCap[tensor.RowsBackend]().LogSoftmaxBack(unwrapOp("LogSoftmaxBack", dx), unwrapOp("LogSoftmaxBack", g), unwrapOp("LogSoftmaxBack", p), axis)
+}
+
+// L2Normalize runs the CPU's L2 normalisation on the unwrapped handles.
+func (Fused) L2Normalize(y, x tensor.Operand, axis int, eps float64) {
+	cpuCap[tensor.RowsBackend]().L2Normalize(unwrapOp("L2Normalize", y), unwrapOp("L2Normalize", x), axis, eps)
+}
+
+// L2NormalizeBack runs the CPU's L2 normalisation backward on the unwrapped handles.
+func (Fused) L2NormalizeBack(dx, g, x, y tensor.Operand, axis int, eps float64) {
+	cpuCap[tensor.RowsBackend]().L2NormalizeBack(unwrapOp("L2NormalizeBack", dx), unwrapOp("L2NormalizeBack", g),
+		unwrapOp("L2NormalizeBack", x), unwrapOp("L2NormalizeBack", y), axis, eps)
+}
+
+// CrossEntropy runs the CPU's cross-entropy on the unwrapped handles.
+func (Fused) CrossEntropy(loss, p, x tensor.Operand, targets []int) {
+	cpuCap[tensor.RowsBackend]().CrossEntropy(unwrapOp("CrossEntropy", loss), unwrapOpt("CrossEntropy", p), unwrapOp("CrossEntropy", x), targets)
+}
+
+// CrossEntropyBack runs the CPU's cross-entropy backward on the unwrapped handles.
+func (Fused) CrossEntropyBack(p tensor.Operand, targets []int, scale float32) {
+	cpuCap[tensor.RowsBackend]().CrossEntropyBack(unwrapOp("CrossEntropyBack", p), targets, scale)
+}

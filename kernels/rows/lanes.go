@@ -1,4 +1,4 @@
-package autograd
+package rows
 
 import (
 	"runtime"
@@ -20,7 +20,7 @@ const parallelWork = 1 << 15
 // and out (and b when bOut is set: a second output) is scattered back.
 // Large inputs are split across GOMAXPROCS goroutines by lane.
 func forLanes(shape []int, axis int, k laneKernel, out, a, b []float32, bOut bool) {
-	outer, n, inner := splitAxis(shape, axis)
+	outer, n, inner := SplitAxis(shape, axis)
 	count := outer * inner
 	if count == 0 || n == 0 {
 		return
@@ -63,12 +63,12 @@ func forLanes(shape []int, axis int, k laneKernel, out, a, b []float32, bOut boo
 			}
 		}
 	}
-	parallelFor(count, count*n, run)
+	ParallelFor(count, count*n, run)
 }
 
-// parallelFor calls run on consecutive ranges covering [0, count), split
+// ParallelFor calls run on consecutive ranges covering [0, count), split
 // across GOMAXPROCS goroutines when work (elements touched) is large.
-func parallelFor(count, work int, run func(lo, hi int)) {
+func ParallelFor(count, work int, run func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
 	if work < parallelWork {
 		w = 1
