@@ -27,8 +27,12 @@ func (r *ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { retur
 func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return (*Arena)(nil).Relu(tp, x) }
 
 // Relu is the functional form of ReLU allocating from the arena a (which
-// may be nil).
+// may be nil). Off the CPU it is autograd.ReLU (the backend's Unary and
+// UnaryGrad: the same values).
 func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
+	if !onHost(x.Value) {
+		return autograd.ReLU(tp, x)
+	}
 	xd, cm := planes(x.Value)
 	y := a.tensor(cm, x.Value.Shape()...)
 	yd := storage(y)
@@ -59,10 +63,14 @@ func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 }
 
 // AddRelu is the functional AddRelu allocating from the arena ar (which may
-// be nil).
+// be nil). Off the CPU it is autograd.ReLU of autograd.Add (the same
+// float32 sum and values).
 func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	if !slices.Equal(a.Value.Shape(), b.Value.Shape()) {
 		panic("nn.AddRelu: shapes " + shapeStr(a) + " and " + shapeStr(b) + " differ")
+	}
+	if !onHost(a.Value) {
+		return autograd.ReLU(tp, autograd.Add(tp, a, b))
 	}
 	ad, cm := planes(a.Value)
 	b = ar.toLayout(tp, b, cm)

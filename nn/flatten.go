@@ -29,6 +29,10 @@ func (*Flatten) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	y := x.Value.Contiguous().Reshape(n, rest)
 	return tp.Record(y, func(out *autograd.Var) {
+		if !onHost(x.Value) {
+			autograd.AccumulateGrad(x, out.Grad.Contiguous().Reshape(shape...))
+			return
+		}
 		addGrad(x, out.Grad.Reshape(shape...))
 	}, x)
 }

@@ -9,9 +9,12 @@
 // a network built from these layers has exactly torchvision's names.
 //
 // Each layer's forward and backward are its own autograd ops; their
-// arithmetic is in the kernel packages (kernels/conv, kernels/batchnorm,
-// kernels/pool, kernels/linear, kernels/vecmath, kernels/gemm), nn holds
-// the layers.
+// arithmetic is in the kernel packages, nn holds the layers. Linear and the
+// pools compute through their input's tensor.Backend (tensor.LinearBackend,
+// tensor.PoolBackend: kernels/linear and kernels/pool on the CPU), on any
+// device, as do ReLU, AddRelu, Flatten, Identity and Sequential; Conv2d and
+// BatchNorm still call kernels/conv, kernels/batchnorm and kernels/vecmath
+// on host slices (CPU only), as the CPU path of ReLU and AddRelu does.
 //
 // # Layout
 //

@@ -5,12 +5,13 @@ import (
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/kernels/conv"
-	"github.com/duel-ssl/duel/kernels/pool"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // MaxPool2d takes the maximum over square windows of (N, C, H, W) inputs,
 // PyTorch's nn.MaxPool2d (padding counts as -inf, floor mode).
-// The passes are kernels/pool's.
+// The passes are its backend's tensor.PoolBackend (kernels/pool's on the
+// CPU).
 type MaxPool2d struct {
 	Kernel, Stride, Padding int
 
@@ -43,28 +44,29 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.MaxPool2d: input %dx%d too small for kernel %d", h, w, k))
 	}
-	xd, cm := planes(x.Value)
-	y := mp.arena.tensor(cm, n, c, oh, ow)
-	yd := storage(y)
+	xv, cm := planesOf(x.Value)
+	pb := poolOf("MaxPool2d", xv)
+	y := mp.arena.tensorOn(xv.Device(), cm, n, c, oh, ow)
 	// arg holds, for each output, the index of its maximum inside the plane.
-	arg := make([]int32, len(yd))
-	g := pool.Geom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
-	pool.MaxForward(g, k, s, p, xd, yd, arg)
+	arg := make([]int32, n*c*oh*ow)
+	g := tensor.PoolGeom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
+	pb.MaxPool2d(memOp(y, g.Planes, oh, ow), memOp(xv, g.Planes, h, w), g, k, s, p, arg)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer mp.arena.release(out.Grad)
-		dy := gradOf(out)
-		dx, acc := mp.arena.gradSlot(x)
+		dy := gradIn(out)
+		dx, acc := mp.arena.gradTensor(x)
 		if dx == nil {
 			return
 		}
-		pool.MaxBackward(g, dx, dy, arg, acc)
+		pb.MaxPool2dBack(memOp(dx, g.Planes, h, w), memOp(dy, g.Planes, oh, ow), g, arg, acc)
 	}, x)
 }
 
 // AdaptiveAvgPool2d averages (N, C, H, W) inputs over an OutH x OutW grid of
 // windows, PyTorch's nn.AdaptiveAvgPool2d: window i spans
 // [floor(i*H/OutH), ceil((i+1)*H/OutH)).
-// The passes are kernels/pool's.
+// The passes are its backend's tensor.PoolBackend (kernels/pool's on the
+// CPU).
 type AdaptiveAvgPool2d struct {
 	OutH, OutW int
 
@@ -94,18 +96,30 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 	}
 	n, c, h, w := shape[0], shape[1], shape[2], shape[3]
 	oh, ow := ap.OutH, ap.OutW
-	xd, cm := planes(x.Value)
-	y := ap.arena.tensor(cm, n, c, oh, ow)
-	yd := storage(y)
-	g := pool.Geom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
-	pool.AdaptiveAvgForward(g, xd, yd)
+	xv, cm := planesOf(x.Value)
+	pb := poolOf("AdaptiveAvgPool2d", xv)
+	y := ap.arena.tensorOn(xv.Device(), cm, n, c, oh, ow)
+	g := tensor.PoolGeom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
+	pb.AdaptiveAvgPool2d(memOp(y, g.Planes, oh, ow), memOp(xv, g.Planes, h, w), g)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer ap.arena.release(out.Grad)
-		dy := gradOf(out)
-		dx, acc := ap.arena.gradSlot(x)
+		dy := gradIn(out)
+		dx, acc := ap.arena.gradTensor(x)
 		if dx == nil {
 			return
 		}
-		pool.AdaptiveAvgBackward(g, dx, dy, acc)
+		pb.AdaptiveAvgPool2dBack(memOp(dx, g.Planes, h, w), memOp(dy, g.Planes, oh, ow), g, acc)
 	}, x)
+}
+
+// poolOf returns the tensor.PoolBackend of t's backend. The pooling layers
+// have no composition of core operations: a backend without the capability
+// cannot run them, and poolOf panics naming it.
+func poolOf(layer string, t *tensor.Tensor) tensor.PoolBackend {
+	b := t.Backend()
+	pb, ok := b.(tensor.PoolBackend)
+	if !ok {
+		panic(fmt.Sprintf("nn.%s: backend %q has no tensor.PoolBackend (the pooling layers need it)", layer, b.Name()))
+	}
+	return pb
 }

@@ -85,3 +85,51 @@ func (Fused) CrossEntropy(loss, p, x tensor.Operand, targets []int) {
 func (Fused) CrossEntropyBack(p tensor.Operand, targets []int, scale float32) {
 	cpuCap[tensor.RowsBackend]().CrossEntropyBack(unwrapOp("CrossEntropyBack", p), targets, scale)
 }
+
+var _ tensor.LinearBackend = Fused{}
+
+// LinearForward runs the CPU's linear forward pass on the unwrapped handles.
+func (Fused) LinearForward(y, x, w, b tensor.Operand) {
+	cpuCap[tensor.LinearBackend]().LinearForward(unwrapOp("LinearForward", y), unwrapOp("LinearForward", x),
+		unwrapOp("LinearForward", w), unwrapOpt("LinearForward", b))
+}
+
+// LinearInputGrad runs the CPU's linear input gradient on the unwrapped handles.
+func (Fused) LinearInputGrad(dx, dy, w tensor.Operand, acc bool) {
+	cpuCap[tensor.LinearBackend]().LinearInputGrad(unwrapOp("LinearInputGrad", dx), unwrapOp("LinearInputGrad", dy),
+		unwrapOp("LinearInputGrad", w), acc)
+}
+
+// LinearWeightGrad runs the CPU's linear weight gradient on the unwrapped handles.
+func (Fused) LinearWeightGrad(dw, dy, x tensor.Operand, acc bool) {
+	cpuCap[tensor.LinearBackend]().LinearWeightGrad(unwrapOp("LinearWeightGrad", dw), unwrapOp("LinearWeightGrad", dy),
+		unwrapOp("LinearWeightGrad", x), acc)
+}
+
+// LinearBiasGrad runs the CPU's bias gradient on the unwrapped handles.
+func (Fused) LinearBiasGrad(db, dy tensor.Operand) {
+	cpuCap[tensor.LinearBackend]().LinearBiasGrad(unwrapOp("LinearBiasGrad", db), unwrapOp("LinearBiasGrad", dy))
+}
+
+var _ tensor.PoolBackend = Fused{}
+
+// MaxPool2d runs the CPU's max pooling on the unwrapped handles.
+func (Fused) MaxPool2d(y, x tensor.Operand, g tensor.PoolGeom, k, s, p int, arg []int32) {
+	cpuCap[tensor.PoolBackend]().MaxPool2d(unwrapOp("MaxPool2d", y), unwrapOp("MaxPool2d", x), g, k, s, p, arg)
+}
+
+// MaxPool2dBack runs the CPU's max pooling backward on the unwrapped handles.
+func (Fused) MaxPool2dBack(dx, dy tensor.Operand, g tensor.PoolGeom, arg []int32, acc bool) {
+	cpuCap[tensor.PoolBackend]().MaxPool2dBack(unwrapOp("MaxPool2dBack", dx), unwrapOp("MaxPool2dBack", dy), g, arg, acc)
+}
+
+// AdaptiveAvgPool2d runs the CPU's adaptive average pooling on the unwrapped handles.
+func (Fused) AdaptiveAvgPool2d(y, x tensor.Operand, g tensor.PoolGeom) {
+	cpuCap[tensor.PoolBackend]().AdaptiveAvgPool2d(unwrapOp("AdaptiveAvgPool2d", y), unwrapOp("AdaptiveAvgPool2d", x), g)
+}
+
+// AdaptiveAvgPool2dBack runs the CPU's adaptive average pooling backward on
+// the unwrapped handles.
+func (Fused) AdaptiveAvgPool2dBack(dx, dy tensor.Operand, g tensor.PoolGeom, acc bool) {
+	cpuCap[tensor.PoolBackend]().AdaptiveAvgPool2dBack(unwrapOp("AdaptiveAvgPool2dBack", dx), unwrapOp("AdaptiveAvgPool2dBack", dy), g, acc)
+}
