@@ -2,7 +2,6 @@ package loss
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
@@ -20,50 +19,47 @@ const normEps = 1e-12
 // (symmetrically for z). Norms are bounded below by 1e-12. The target
 // branch is normally detached by the caller (BYOL's stop-gradient); the
 // symmetric loss L(p₁, z₂) + L(p₂, z₁) is the caller's sum.
+//
+// It computes on the inputs' device: with its backend's
+// tensor.LossBackend (the CPU's: kernels/loss, float64 sums) when it has
+// one, else composed of autograd operations (L2Normalize, Mul, Sum,
+// MeanAll) in float32.
 func BYOL(tp *autograd.Tape, p, z *autograd.Var) *autograd.Var {
-	pd, b, d := matrix("BYOL", "p", p)
-	zd, bz, dz := matrix("BYOL", "z", z)
+	b, d := dims2("BYOL", "p", p)
+	bz, dz := dims2("BYOL", "z", z)
 	if bz != b || dz != d {
 		panic(fmt.Sprintf("loss.BYOL: p has shape %v but z has shape %v", p.Shape(), z.Shape()))
 	}
 	if b == 0 {
 		panic("loss.BYOL: empty batch")
 	}
-	np, nz, cos := make([]float64, b), make([]float64, b), make([]float64, b)
-	var total float64
-	for i := range b {
-		pr, zr := pd[i*d:(i+1)*d], zd[i*d:(i+1)*d]
-		var pp, zz, pz float64
-		for j := range pr {
-			x, y := float64(pr[j]), float64(zr[j])
-			pp += x * x
-			zz += y * y
-			pz += x * y
-		}
-		np[i], nz[i] = math.Max(math.Sqrt(pp), normEps), math.Max(math.Sqrt(zz), normEps)
-		cos[i] = pz / (np[i] * nz[i])
-		total += 2 - 2*cos[i]
+	pv, zv := p.Value.Contiguous(), z.Value.Contiguous()
+	lb, ok := pv.Backend().(tensor.LossBackend)
+	if !ok {
+		u, v := autograd.L2Normalize(tp, p, 1), autograd.L2Normalize(tp, z, 1)
+		cos := autograd.Sum(tp, autograd.Mul(tp, u, v), 1, false)
+		return autograd.MeanAll(tp, autograd.AddScalar(tp, autograd.MulScalar(tp, cos, -2), 2))
 	}
-	return tp.Record(scalar(total/float64(b)), func(out *autograd.Var) {
-		scale := -2 * float64(seed(out)) / float64(b)
-		grad := func(x, y []float32, nx, ny []float64) *tensor.Tensor {
-			g := tensor.New(b, d)
-			gd := g.Data()
-			for i := range b {
-				xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d]
-				// (v - c·u)/‖x‖ with u = x/‖x‖, v = y/‖y‖.
-				a, c := scale/(nx[i]*ny[i]), scale*cos[i]/(nx[i]*nx[i])
-				for j := range xr {
-					gd[i*d+j] = float32(a*float64(yr[j]) - c*float64(xr[j]))
-				}
-			}
-			return g
-		}
+	dev := pv.Device()
+	loss := tensor.ZerosOn(dev)
+	lb.BYOL(loss.Operand(), pv.Operand(), zv.Operand(), normEps)
+	return tp.Record(loss, func(out *autograd.Var) {
+		var gp, gz *tensor.Tensor
+		var op, oz tensor.Operand
 		if p.RequiresGrad {
-			autograd.AccumulateGradOwned(p, grad(pd, zd, np, nz))
+			gp = tensor.ZerosOn(dev, b, d)
+			op = gp.Operand()
 		}
 		if z.RequiresGrad {
-			autograd.AccumulateGradOwned(z, grad(zd, pd, nz, np))
+			gz = tensor.ZerosOn(dev, b, d)
+			oz = gz.Operand()
+		}
+		lb.BYOLBack(op, oz, pv.Operand(), zv.Operand(), out.Grad.Contiguous().Operand(), normEps)
+		if gp != nil {
+			autograd.AccumulateGradOwned(p, gp)
+		}
+		if gz != nil {
+			autograd.AccumulateGradOwned(z, gz)
 		}
 	}, p, z)
 }

@@ -133,3 +133,16 @@ func (Fused) AdaptiveAvgPool2d(y, x tensor.Operand, g tensor.PoolGeom) {
 func (Fused) AdaptiveAvgPool2dBack(dx, dy tensor.Operand, g tensor.PoolGeom, acc bool) {
 	cpuCap[tensor.PoolBackend]().AdaptiveAvgPool2dBack(unwrapOp("AdaptiveAvgPool2dBack", dx), unwrapOp("AdaptiveAvgPool2dBack", dy), g, acc)
 }
+
+var _ tensor.LossBackend = Fused{}
+
+// BYOL runs the CPU's BYOL loss on the unwrapped handles.
+func (Fused) BYOL(loss, p, z tensor.Operand, eps float64) {
+	cpuCap[tensor.LossBackend]().BYOL(unwrapOp("BYOL", loss), unwrapOp("BYOL", p), unwrapOp("BYOL", z), eps)
+}
+
+// BYOLBack runs the CPU's BYOL gradient on the unwrapped handles.
+func (Fused) BYOLBack(dp, dz, p, z, seed tensor.Operand, eps float64) {
+	cpuCap[tensor.LossBackend]().BYOLBack(unwrapOpt("BYOLBack", dp), unwrapOpt("BYOLBack", dz), unwrapOp("BYOLBack", p),
+		unwrapOp("BYOLBack", z), unwrapOp("BYOLBack", seed), eps)
+}
