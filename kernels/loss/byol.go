@@ -1,6 +1,6 @@
 // Package loss holds the fused loops of package nn/loss's self-supervised
 // losses on float32 rows, with float64 sums: BYOL's normalised mean squared
-// error, forward and backward.
+// error and Barlow Twins' redundancy reduction, forward and backward.
 //
 // # Layout
 //

@@ -27,9 +27,14 @@ const DefaultBarlowLambda = 5e-3
 // Backward: G = ∂L/∂C (2(Cᵢᵢ-1) on the diagonal, 2λCᵢⱼ off it),
 // ∂L/∂ẑ1 = ẑ2 Gᵀ/B, ∂L/∂ẑ2 = ẑ1 G/B, then through the normalisation
 // ∂L/∂z = (g - mean(g) - ẑ·mean(g ẑ)) / sqrt(σ² + ε) per feature.
+//
+// It computes on the inputs' device: with its backend's
+// tensor.LossBackend (the CPU's: kernels/loss, float64 statistics and a
+// kernels/gemm cross-correlation) when it has one, else composed of
+// autograd operations (Mean, Square, Sqrt, Div, MatMul, SumAll) in float32.
 func BarlowTwins(tp *autograd.Tape, z1, z2 *autograd.Var, lambda float64) *autograd.Var {
-	d1, b, d := matrix("BarlowTwins", "z1", z1)
-	d2, b2, dd := matrix("BarlowTwins", "z2", z2)
+	b, d := dims2("BarlowTwins", "z1", z1)
+	b2, dd := dims2("BarlowTwins", "z2", z2)
 	if b2 != b || dd != d {
 		panic(fmt.Sprintf("loss.BarlowTwins: z1 has shape %v but z2 has shape %v", z1.Shape(), z2.Shape()))
 	}
@@ -39,86 +44,61 @@ func BarlowTwins(tp *autograd.Tape, z1, z2 *autograd.Var, lambda float64) *autog
 	if !(lambda >= 0) || math.IsInf(lambda, 0) {
 		panic(fmt.Sprintf("loss.BarlowTwins: lambda %v, expected a finite value >= 0", lambda))
 	}
-	h1, s1 := batchNorm(d1, b, d)
-	h2, s2 := batchNorm(d2, b, d)
-	c := make([]float32, d*d)
-	gemmAcc(true, false, d, d, b, 1/float32(b), h1, h2, c)
-	var total float64
-	for i := range d {
-		for j := range d {
-			v := float64(c[i*d+j])
-			if i == j {
-				total += (v - 1) * (v - 1)
-				c[i*d+j] = float32(2 * (v - 1)) // becomes G in place
-			} else {
-				total += lambda * v * v
-				c[i*d+j] = float32(2 * lambda * v)
-			}
-		}
+	v1, v2 := z1.Value.Contiguous(), z2.Value.Contiguous()
+	lb, ok := v1.Backend().(tensor.LossBackend)
+	if !ok {
+		return barlowComposed(tp, z1, z2, b, d, lambda)
 	}
-	return tp.Record(scalar(total), func(out *autograd.Var) {
-		alpha := seed(out) / float32(b)
+	dev := v1.Device()
+	loss := tensor.ZerosOn(dev)
+	g, h1, h2 := tensor.ZerosOn(dev, d, d), tensor.ZerosOn(dev, b, d), tensor.ZerosOn(dev, b, d)
+	lb.BarlowTwins(loss.Operand(), g.Operand(), h1.Operand(), h2.Operand(), v1.Operand(), v2.Operand(), lambda, BarlowBNEps)
+	return tp.Record(loss, func(out *autograd.Var) {
+		var g1, g2 *tensor.Tensor
+		var o1, o2 tensor.Operand
 		if z1.RequiresGrad {
-			g := make([]float32, b*d)
-			gemmAcc(false, true, b, d, d, alpha, h2, c, g)
-			autograd.AccumulateGradOwned(z1, batchNormBackward(g, h1, s1, b, d))
+			g1 = tensor.ZerosOn(dev, b, d)
+			o1 = g1.Operand()
 		}
 		if z2.RequiresGrad {
-			g := make([]float32, b*d)
-			gemmAcc(false, false, b, d, d, alpha, h1, c, g)
-			autograd.AccumulateGradOwned(z2, batchNormBackward(g, h2, s2, b, d))
+			g2 = tensor.ZerosOn(dev, b, d)
+			o2 = g2.Operand()
+		}
+		lb.BarlowTwinsBack(o1, o2, v1.Operand(), v2.Operand(), h1.Operand(), h2.Operand(), g.Operand(),
+			out.Grad.Contiguous().Operand(), BarlowBNEps)
+		if g1 != nil {
+			autograd.AccumulateGradOwned(z1, g1)
+		}
+		if g2 != nil {
+			autograd.AccumulateGradOwned(z2, g2)
 		}
 	}, z1, z2)
 }
 
-// batchNorm normalises each column of x (b, d) with the batch mean and
-// biased variance, returning ẑ and sqrt(σ² + ε) per column.
-func batchNorm(x []float32, b, d int) ([]float32, []float64) {
-	mean, sq := make([]float64, d), make([]float64, d)
-	for r := range b {
-		for j, v := range x[r*d : (r+1)*d] {
-			mean[j] += float64(v)
+// barlowComposed is BarlowTwins composed of autograd operations on the
+// inputs' device, for a backend without tensor.LossBackend.
+func barlowComposed(tp *autograd.Tape, z1, z2 *autograd.Var, b, d int, lambda float64) *autograd.Var {
+	norm := func(z *autograd.Var) *autograd.Var {
+		c := autograd.Sub(tp, z, autograd.Mean(tp, z, 0, true))
+		v := autograd.Mean(tp, autograd.Square(tp, c), 0, true)
+		return autograd.Div(tp, c, autograd.Sqrt(tp, autograd.AddScalar(tp, v, BarlowBNEps)))
+	}
+	c := autograd.MulScalar(tp, autograd.MatMul(tp, autograd.Transpose(tp, norm(z1), 0, 1), norm(z2)), 1/float32(b))
+	dev := z1.Value.Device()
+	on := func(t *tensor.Tensor) *autograd.Var {
+		v, err := t.To(dev)
+		if err != nil {
+			panic(fmt.Sprintf("loss.BarlowTwins: %v", err))
 		}
+		return autograd.Const(v)
 	}
-	for j := range mean {
-		mean[j] /= float64(b)
+	eye := tensor.Eye(d)
+	offMask := tensor.Full(1, d, d)
+	for i := range d {
+		offMask.Set(0, i, i)
 	}
-	for r := range b {
-		for j, v := range x[r*d : (r+1)*d] {
-			dv := float64(v) - mean[j]
-			sq[j] += dv * dv
-		}
-	}
-	std := make([]float64, d)
-	for j := range std {
-		std[j] = math.Sqrt(sq[j]/float64(b) + BarlowBNEps)
-	}
-	h := make([]float32, b*d)
-	for r := range b {
-		for j, v := range x[r*d : (r+1)*d] {
-			h[r*d+j] = float32((float64(v) - mean[j]) / std[j])
-		}
-	}
-	return h, std
-}
-
-// batchNormBackward returns ∂L/∂x from g = ∂L/∂ẑ for ẑ = batchNorm(x).
-func batchNormBackward(g, h []float32, std []float64, b, d int) *tensor.Tensor {
-	mg, mgh := make([]float64, d), make([]float64, d)
-	for r := range b {
-		for j := range d {
-			i := r*d + j
-			mg[j] += float64(g[i])
-			mgh[j] += float64(g[i]) * float64(h[i])
-		}
-	}
-	out := tensor.New(b, d)
-	od := out.Data()
-	for r := range b {
-		for j := range d {
-			i := r*d + j
-			od[i] = float32((float64(g[i]) - mg[j]/float64(b) - float64(h[i])*mgh[j]/float64(b)) / std[j])
-		}
-	}
-	return out
+	diag := autograd.Sub(tp, autograd.Mul(tp, c, on(eye)), on(eye))
+	off := autograd.Mul(tp, c, on(offMask))
+	return autograd.Add(tp, autograd.SumAll(tp, autograd.Square(tp, diag)),
+		autograd.MulScalar(tp, autograd.SumAll(tp, autograd.Square(tp, off)), float32(lambda)))
 }

@@ -59,10 +59,14 @@ func bitsEqual(a, b []float32) bool {
 // and backward on the CPU, on "hostlessfused" (tensor.LossBackend
 // delegated to the CPU loops: the CPU's bits) and on "hostless" (composed
 // of autograd operations: within composedTol), for odd sizes, a single row
-// and column, a zero row (norm below eps) and a detached target.
+// and column, a zero row (norm below eps) or constant column (variance 0),
+// and a detached input.
 func TestLossesOnHostless(t *testing.T) {
 	type lossFn = func(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var
 	byol := func(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var { return BYOL(tp, a, b) }
+	barlow := func(lambda float64) lossFn {
+		return func(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var { return BarlowTwins(tp, a, b, lambda) }
+	}
 	tests := []struct {
 		name     string
 		f        lossFn
@@ -76,6 +80,12 @@ func TestLossesOnHostless(t *testing.T) {
 		{"BYOLLarge", byol, 64, 257, false, false, 0.5},
 		{"BYOLZeroRow", byol, 5, 3, true, false, 1},
 		{"BYOLDetached", byol, 6, 9, false, true, 2},
+		{"Barlow", barlow(DefaultBarlowLambda), 7, 13, false, false, 1},
+		{"BarlowOneRow", barlow(0.5), 1, 3, false, false, 1},
+		{"BarlowOneColumn", barlow(DefaultBarlowLambda), 5, 1, false, false, 0.5},
+		{"BarlowLarge", barlow(DefaultBarlowLambda), 64, 129, false, false, 1},
+		{"BarlowConstantColumn", barlow(0.1), 6, 4, true, false, 1},
+		{"BarlowDetached", barlow(0), 9, 5, false, true, 2},
 	}
 	run := func(t *testing.T, dev tensor.Device, f lossFn, b, d int, zeroRow, detachB bool, s float32) [][]float32 {
 		t.Helper()
@@ -83,8 +93,11 @@ func TestLossesOnHostless(t *testing.T) {
 		vars := make([]*autograd.Var, 2)
 		for i := range vars {
 			x := tensor.RandN(r, b, d)
-			if zeroRow {
+			if zeroRow { // a zero row and a zero column (variance 0)
 				clear(x.Data()[:d])
+				for r := range b {
+					x.Data()[r*d] = 0
+				}
 			}
 			v, err := x.To(dev)
 			if err != nil {

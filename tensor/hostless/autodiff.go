@@ -146,3 +146,16 @@ func (Fused) BYOLBack(dp, dz, p, z, seed tensor.Operand, eps float64) {
 	cpuCap[tensor.LossBackend]().BYOLBack(unwrapOpt("BYOLBack", dp), unwrapOpt("BYOLBack", dz), unwrapOp("BYOLBack", p),
 		unwrapOp("BYOLBack", z), unwrapOp("BYOLBack", seed), eps)
 }
+
+// BarlowTwins runs the CPU's Barlow Twins loss on the unwrapped handles.
+func (Fused) BarlowTwins(loss, g, h1, h2, z1, z2 tensor.Operand, lambda, eps float64) {
+	cpuCap[tensor.LossBackend]().BarlowTwins(unwrapOp("BarlowTwins", loss), unwrapOp("BarlowTwins", g), unwrapOp("BarlowTwins", h1),
+		unwrapOp("BarlowTwins", h2), unwrapOp("BarlowTwins", z1), unwrapOp("BarlowTwins", z2), lambda, eps)
+}
+
+// BarlowTwinsBack runs the CPU's Barlow Twins gradient on the unwrapped handles.
+func (Fused) BarlowTwinsBack(dz1, dz2, z1, z2, h1, h2, g, seed tensor.Operand, eps float64) {
+	cpuCap[tensor.LossBackend]().BarlowTwinsBack(unwrapOpt("BarlowTwinsBack", dz1), unwrapOpt("BarlowTwinsBack", dz2),
+		unwrapOp("BarlowTwinsBack", z1), unwrapOp("BarlowTwinsBack", z2), unwrapOp("BarlowTwinsBack", h1),
+		unwrapOp("BarlowTwinsBack", h2), unwrapOp("BarlowTwinsBack", g), unwrapOp("BarlowTwinsBack", seed), eps)
+}
