@@ -1,12 +1,18 @@
 package autograd_test
 
 import (
-	"math"
 	"testing"
 
 	ag "github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
 	"github.com/duel-ssl/duel/tensor/hostless"
+)
+
+func hostTensor(t *testing.T, x *tensor.Tensor) []float32 { t.Helper(); return hostless.HostData(t, x) }
+
+var (
+	sameBits = hostless.SameBits
+	maxDiff  = hostless.RelDiff
 )
 
 // fallbackTol bounds the difference between a fallback composed of core
@@ -16,52 +22,6 @@ import (
 // L2 normalisation, cross-entropy) or round p·x^(p-1) once (PowScalar).
 // The largest difference measured by TestBackwardOnHostless is logged.
 const fallbackTol = 1e-5
-
-// hostTensor copies x to the host.
-func hostTensor(t *testing.T, x *tensor.Tensor) []float32 {
-	t.Helper()
-	h, err := x.To(tensor.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.Contiguous().Data()
-}
-
-// sameBits reports whether a and b hold the same float32 bit patterns.
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// maxDiff returns the largest |a-b|/(1+|b|) (NaN against NaN counts as 0,
-// NaN against a number as +Inf), or +Inf for different lengths.
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		var d float64
-		switch {
-		case math.IsNaN(x) && math.IsNaN(y):
-		case math.IsNaN(x) || math.IsNaN(y):
-			d = math.Inf(1)
-		case x == y: // equal infinities, or ±0
-		default:
-			d = math.Abs(x-y) / (1 + math.Abs(y))
-		}
-		m = max(m, d)
-	}
-	return m
-}
 
 // TestBackwardOnHostless runs the unary ops, Max, the row ops and
 // CrossEntropy forward and backward on "hostlessfused" (the backend's

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,6 +10,13 @@ import (
 	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
+func hostData(t *testing.T, x *tensor.Tensor) []float32 { t.Helper(); return hostless.HostData(t, x) }
+
+var (
+	sameBits = hostless.SameBits
+	relDiff  = hostless.RelDiff
+)
+
 // layerFallbackTol bounds |hostless - cpu| / (1 + |cpu|) for the layers on
 // "hostless", the core Backend only: Linear's GEMMs and bias add are the
 // CPU's operations (the same bits); its bias gradient is summed by
@@ -18,49 +24,6 @@ import (
 // few float32 ulps apart on the sizes below. The largest difference
 // measured is logged.
 const layerFallbackTol = 1e-5
-
-// hostData copies x to the host.
-func hostData(t *testing.T, x *tensor.Tensor) []float32 {
-	t.Helper()
-	h, err := x.To(tensor.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.Contiguous().Data()
-}
-
-// sameBits reports whether a and b hold the same float32 bit patterns.
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// relDiff returns the largest |a-b|/(1+|b|), +Inf for different lengths or
-// a NaN against a number.
-func relDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		switch {
-		case math.IsNaN(x) && math.IsNaN(y), x == y:
-		case math.IsNaN(x) || math.IsNaN(y):
-			m = math.Inf(1)
-		default:
-			m = max(m, math.Abs(x-y)/(1+math.Abs(y)))
-		}
-	}
-	return m
-}
 
 // TestLayersOnHostless runs each simple layer forward and backward on the
 // CPU, on "hostlessfused" (the backend's capabilities delegated to the CPU

@@ -1,7 +1,6 @@
 package loss
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -10,50 +9,17 @@ import (
 	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
+func toHost(t *testing.T, x *tensor.Tensor) []float32 { t.Helper(); return hostless.HostData(t, x) }
+
+var (
+	bitsEqual = hostless.SameBits
+	relDiff   = hostless.RelDiff
+)
+
 // composedTol bounds |hostless - cpu| / (1 + |cpu|) for a loss composed of
 // autograd operations in float32 ("hostless") against the CPU's fused
 // float64 loop. The largest difference measured is logged.
 const composedTol = 1e-5
-
-// toHost copies x to the host.
-func toHost(t *testing.T, x *tensor.Tensor) []float32 {
-	t.Helper()
-	h, err := x.To(tensor.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.Contiguous().Data()
-}
-
-// relDiff returns the largest |a-b|/(1+|b|) (+Inf for different lengths
-// or a NaN).
-func relDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		d := math.Abs(float64(a[i])-float64(b[i])) / (1 + math.Abs(float64(b[i])))
-		if math.IsNaN(d) {
-			return math.Inf(1)
-		}
-		m = max(m, d)
-	}
-	return m
-}
-
-// bitsEqual reports whether a and b hold the same float32 bit patterns.
-func bitsEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 // TestLossesOnHostless runs the losses that compute on the device forward
 // and backward on the CPU, on "hostlessfused" (tensor.LossBackend
