@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os/exec"
 	"sync"
 	"testing"
 
@@ -25,6 +26,14 @@ var emuRegistered sync.Once
 // emuTensorDevice registers the emulated backend and returns its device.
 func emuTensorDevice(t *testing.T) tensor.Device {
 	t.Helper()
+	// newEmuGPU's skips, checked here too: a skip inside Do would mark the
+	// registration done without registering anything.
+	if testing.Short() {
+		t.Skip("emulated kernels skipped under -short")
+	}
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found: emulated kernels skipped")
+	}
 	var err error
 	emuRegistered.Do(func() {
 		var b *Backend
