@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""PyTorch on the GPU, at the shapes of cuda's GPU benchmarks.
+
+Prints one JSON line per measurement, the peer of `cuda.test -test.bench`
+(BenchmarkGemm 1024^3 FP32, BenchmarkAdd 16M floats, BenchmarkReduceRows
+4096x4096, BenchmarkDUELKernel K 4096 B 256 Z 128) run in the same script,
+bench/gpu_check.sh. Each figure is the median of --repeats timings, with
+torch.cuda.synchronize() around each, as the Go benchmarks synchronise
+after every launch. The DUEL update is the paper's Appendix D pseudocode
+(bench/duel_pytorch.py's update_DUEL) with its tensors on the GPU.
+
+Needs torch with CUDA (the GPU machine's image has it); not a dependency of
+duel.
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+
+
+def timed(f, repeats=50, warm=5):
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def update_duel(memory, p_target, K):
+    """Appendix D's update_DUEL (MAX_SCORE 0), on the tensors' device."""
+    B = p_target.shape[0]
+    comb = torch.cat((memory, p_target), dim=0)
+    score_matrix = (1 + comb @ comb.T) / 2
+    selection = torch.arange(K + B, device=comb.device) < K
+    score = torch.cat((score_matrix[:K, :K].sum(-1), torch.zeros(B, device=comb.device)), 0)
+    for i in range(K, K + B):
+        J = torch.argmax(score)
+        score -= score_matrix[J] * selection
+        selection[J] = False
+        score[J] = 0.0
+        t = score_matrix[i] * selection
+        score += t
+        selection[i] = True
+        score[i] = t.sum()
+    return comb[selection]
+
+
+def main():
+    dev = torch.device("cuda")
+    print(json.dumps({"peer": "torch", "version": torch.__version__, "gpu": torch.cuda.get_device_name(0)}))
+    n = 1024
+    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    for tf32 in (False, True):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        s = timed(lambda: a @ b, repeats=200)
+        print(json.dumps({"bench": "Gemm1024", "precision": "tf32" if tf32 else "fp32", "ms": s * 1e3, "gflops": 2 * n**3 / s / 1e9}))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m = 1 << 24
+    x, y = torch.randn(m, device=dev), torch.randn(m, device=dev)
+    z = torch.empty_like(x)
+    s = timed(lambda: torch.add(x, y, out=z), repeats=200)
+    print(json.dumps({"bench": "Add16M", "ms": s * 1e3, "gbps": 12 * m / s / 1e9}))
+    r = torch.randn(4096, 4096, device=dev)
+    out = torch.empty(4096, device=dev)
+    s = timed(lambda: torch.sum(r, dim=1, out=out), repeats=200)
+    print(json.dumps({"bench": "ReduceRows4096", "ms": s * 1e3, "gbps": 4 * 4096 * 4096 / s / 1e9}))
+    g = torch.Generator(device="cpu").manual_seed(1)
+    mem = torch.nn.functional.normalize(torch.randn(4096, 128, generator=g), dim=1).to(dev)
+    batch = torch.nn.functional.normalize(torch.randn(256, 128, generator=g), dim=1).to(dev)
+    s = timed(lambda: update_duel(mem, batch, 4096), repeats=10, warm=2)
+    print(json.dumps({"bench": "DUELUpdate K4096 B256 Z128", "ms": s * 1e3}))
+
+
+if __name__ == "__main__":
+    main()
