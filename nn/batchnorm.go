@@ -2,11 +2,9 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/kernels/batchnorm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -16,7 +14,9 @@ import (
 // In training mode it uses the batch statistics (biased variance) and
 // updates the running statistics with PyTorch's momentum rule, the running
 // variance taking the unbiased batch variance. In evaluation mode it uses
-// the running statistics. The output keeps the input's memory layout.
+// the running statistics. The output keeps the input's memory layout. The
+// passes, running statistics included, are its backend's
+// tensor.BatchNormBackend (kernels/batchnorm's on the CPU).
 //
 // With Splits > 1 it is a split ("ghost") BatchNorm, exactly MoCo's
 // single-machine SplitBatchNorm: in training the batch is cut into Splits
@@ -120,67 +120,73 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	if bn.training && n/splits*s <= 1 {
 		panic(fmt.Sprintf("nn.BatchNorm: expected more than 1 value per channel when training, got input of shape %v", shape))
 	}
-	xd, cm := planes(x.Value)
-	g := batchnorm.Geom{N: n, C: c, S: s, Splits: splits, ChannelMajor: cm}
-	y := bn.arena.tensor(cm, shape...)
-	yd := storage(y)
-	gamma, betaV := bn.Weight.Value.Data(), bn.Bias.Value.Data()
-	// mean and inverse standard deviation per (group, channel).
-	mean := make([]float32, splits*c)
-	invstd := make([]float32, splits*c)
-	if !bn.training {
-		rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
-		for ch := range c {
-			mean[ch] = rm[ch]
-			invstd[ch] = float32(1 / math.Sqrt(float64(rv[ch])+bn.Eps))
-		}
+	xv, cm := densePlanes(x.Value)
+	bb := batchNormOf(xv)
+	dev := xv.Device()
+	g := tensor.BatchNormGeom{N: n, C: c, S: s, Splits: splits, ChannelMajor: cm}
+	y := bn.arena.act(dev, cm, shape...)
+	// mean and inverse standard deviation per (group, channel), the
+	// statistics the backward pass needs.
+	mean := tensor.ZerosOn(dev, splits*c)
+	invstd := tensor.ZerosOn(dev, splits*c)
+	act := func(t *tensor.Tensor) tensor.Operand { return memOp(t, n*c*s) }
+	vec := func(t *tensor.Tensor) tensor.Operand { return memOp(t.Contiguous(), t.Numel()) }
+	args := tensor.BatchNormArgs{
+		Y: act(y), X: act(xv),
+		Gamma: vec(bn.Weight.Value), Beta: vec(bn.Bias.Value),
+		RunningMean: memOp(bn.RunningMean.Tensor, c), RunningVar: memOp(bn.RunningVar.Tensor, c),
+		Mean: vec(mean), InvStd: vec(invstd),
+		Eps: bn.Eps, Momentum: bn.Momentum, ReLU: relu,
 	}
-	var rd []float32
 	inputs := []*autograd.Var{x, bn.Weight, bn.Bias}
 	if res != nil {
-		res = bn.arena.toLayout(tp, res, cm)
-		rd = storage(res.Value)
+		res = bn.arena.toLayoutOn(tp, res, cm)
+		args.Res = act(res.Value)
 		inputs = append(inputs, res)
 	}
-	switch {
-	case bn.training && cm:
-		bmean, bvar := make([]float64, c), make([]float64, c)
-		batchnorm.StatsNormalize(g, bn.Eps, xd, yd, rd, mean, invstd, gamma, betaV, bmean, bvar, relu)
-		bn.updateRunning(bmean, bvar)
-	case bn.training:
-		bmean, bvar := make([]float64, c), make([]float64, c)
-		batchnorm.Stats(g, bn.Eps, xd, mean, invstd, bmean, bvar)
-		bn.updateRunning(bmean, bvar)
-		batchnorm.Normalize(g, xd, yd, rd, mean, invstd, gamma, betaV, relu)
-	default:
-		batchnorm.Normalize(g, xd, yd, rd, mean, invstd, gamma, betaV, relu)
+	if bn.training {
+		bb.BatchNormTrain(g, args)
+		// num_batches_tracked += 1, on the buffer's device.
+		nb := bn.NumBatch.Tensor
+		nb.Backend().Unary(tensor.OpAddScalar, nb.Operand(), nb.Operand(), 1)
+	} else {
+		bb.BatchNormEval(g, args)
 	}
 	training := bn.training
-	var mask []float32
-	if relu {
-		mask = yd
-	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer bn.arena.release(out.Grad)
-		a := &batchnorm.Grad{X: xd, DY: gradOf(out), Mask: mask, Mean: mean, InvStd: invstd, Gamma: bn.Weight.Value.Data(), Training: training}
-		if res != nil {
-			a.DRes, a.AccDRes = bn.arena.gradSlot(res)
+		a := tensor.BatchNormGrad{X: args.X, DY: act(bn.arena.actGrad(out)), Mean: args.Mean, InvStd: args.InvStd,
+			Gamma: vec(bn.Weight.Value), Training: training}
+		if relu {
+			a.Y = args.Y
 		}
-		a.DX, a.AccDX = bn.arena.gradSlot(x)
-		a.DGamma, a.AccDGamma = gradSlot(bn.Weight)
-		a.DBeta, a.AccDBeta = gradSlot(bn.Bias)
-		batchnorm.Backward(bn.arena.kernelScratch(), g, a)
+		if res != nil {
+			if dres, acc := bn.arena.actGradSlot(res); dres != nil {
+				a.DRes, a.AccDRes = act(dres), acc
+			}
+		}
+		if dx, acc := bn.arena.actGradSlot(x); dx != nil {
+			a.DX, a.AccDX = act(dx), acc
+		}
+		// The parameters' gradients never come from the arena.
+		if dg, acc := (*Arena)(nil).gradTensor(bn.Weight); dg != nil {
+			a.DGamma, a.AccDGamma = memOp(dg, c), acc
+		}
+		if db, acc := (*Arena)(nil).gradTensor(bn.Bias); db != nil {
+			a.DBeta, a.AccDBeta = memOp(db, c), acc
+		}
+		bb.BatchNormBackward(g, a)
 	}, inputs...)
 }
 
-// updateRunning moves the running statistics towards the batch's (bmean,
-// bvar: batchnorm.Stats) and counts the batch.
-func (bn *BatchNorm) updateRunning(bmean, bvar []float64) {
-	rm, rv := bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()
-	m := bn.Momentum
-	for ch := range bmean {
-		rm[ch] = float32((1-m)*float64(rm[ch]) + m*bmean[ch])
-		rv[ch] = float32((1-m)*float64(rv[ch]) + m*bvar[ch])
+// batchNormOf returns the tensor.BatchNormBackend of t's backend. BatchNorm
+// has no composition of core operations: a backend without the capability
+// cannot run it, and batchNormOf panics naming it.
+func batchNormOf(t *tensor.Tensor) tensor.BatchNormBackend {
+	b := t.Backend()
+	bb, ok := b.(tensor.BatchNormBackend)
+	if !ok {
+		panic(fmt.Sprintf("nn.BatchNorm: backend %q has no tensor.BatchNormBackend (the normalisation needs it)", b.Name()))
 	}
-	bn.NumBatch.Tensor.Data()[0]++
+	return bb
 }

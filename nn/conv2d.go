@@ -15,12 +15,13 @@ import (
 // Members: weight (Out, In, K, K), bias (Out) when present.
 //
 // Its output is stored channel-major (see layout.go): call Contiguous
-// before Data. The passes are kernels/conv's: im2col + GEMM (a 1x1
-// stride-1 unpadded convolution multiplies the input itself; the input
-// gradient is a transposed convolution at stride 1, else GEMM + col2im);
-// 3x3 stride-1 padding-1 convolutions may use Winograd's F(2x2, 3x3)
-// instead, and 3x3 padding-1 ones the direct kernels, for the forward pass
-// and both gradients; Algo chooses.
+// before Data. The passes are its backend's tensor.ConvBackend; on the CPU
+// kernels/conv's: im2col + GEMM (a 1x1 stride-1 unpadded convolution
+// multiplies the input itself; the input gradient is a transposed
+// convolution at stride 1, else GEMM + col2im); 3x3 stride-1 padding-1
+// convolutions may use Winograd's F(2x2, 3x3) instead, and 3x3 padding-1
+// ones the direct kernels, for the forward pass and both gradients; the
+// backend chooses, honouring Algo.
 type Conv2d struct {
 	In, Out, Kernel, Stride, Padding int
 	Weight                           *autograd.Var
@@ -31,7 +32,6 @@ type Conv2d struct {
 	Algo ConvAlgo
 
 	arena *Arena
-	plan  atomic.Pointer[conv.Plan] // the direct kernels' plan of the last geometry
 	shape atomic.Pointer[ConvShape] // the geometry of the last call
 }
 
@@ -73,15 +73,17 @@ func (c *Conv2d) Members() []Member {
 	return ms
 }
 
-// Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW). The
-// output is stored channel-major (see layout.go); x may be in either layout.
+// Forward convolves x of shape (N, In, H, W) to (N, Out, OH, OW) on x's
+// device, through its backend's tensor.ConvBackend (a backend without it
+// cannot run the layer: Forward panics naming it). The output is stored
+// channel-major (see layout.go); x may be in either layout.
 //
-// Each pass (forward, weight gradient, input gradient) runs the algorithm
-// algos picks for it, through kernels/conv: the GEMM paths (the whole
-// batch is one GEMM, Y (Out x N*OH*OW) = W (Out x In*K*K) times the patch
-// matrix, built chunk by chunk of images; a 1x1 stride-1 convolution of a
-// channel-major input multiplies the input itself), Winograd or the direct
-// kernels.
+// The backend picks the algorithm of each pass (forward, weight gradient,
+// input gradient) for the shape, honouring c.Algo; on the CPU these are
+// kernels/conv's: the GEMM paths (the whole batch is one GEMM, Y (Out x
+// N*OH*OW) = W (Out x In*K*K) times the patch matrix, built chunk by chunk
+// of images; a 1x1 stride-1 convolution of a channel-major input
+// multiplies the input itself), Winograd or the direct kernels.
 func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	if len(shape) != 4 || shape[1] != c.In {
@@ -93,106 +95,55 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.Conv2d: input %dx%d too small for kernel %d padding %d", h, w, k, p))
 	}
-	xd, xcm := planes(x.Value)
+	xv, xcm := densePlanes(x.Value)
+	cb := convOf(xv)
 	sh := ConvShape{N: n, In: c.In, Out: c.Out, H: h, W: w, K: k, S: s, P: p, ChannelMajor: xcm || n == 1}
-	ldy := n * oh * ow
-	wd := c.Weight.Value.Data()
-	y := c.arena.tensor(true, n, c.Out, oh, ow)
-	yd := storage(y)
 	if last := c.shape.Load(); last == nil || *last != sh {
 		c.shape.Store(&sh)
 	}
-	al := c.algos(sh)
-	sc := c.arena.kernelScratch()
-	var pl *conv.Plan
-	if al.Forward == AlgoDirect || al.WeightGrad == AlgoDirect || al.InputGrad == AlgoDirect {
-		pl = c.directPlan(sh)
-	}
-	// The transformed kernels of a Winograd forward pass, kept for a
-	// Winograd input gradient.
-	var wu []float32
-	switch al.Forward {
-	case AlgoDirect:
-		conv.DirectForward(sc, sh, pl, wd, xd, yd)
-	case AlgoWinograd:
-		keep := tp.Recording(x) && x.RequiresGrad && al.InputGrad == AlgoWinograd
-		wu = c.winoKernels(wd, keep)
-		conv.WinogradForward(sc, sh, wu, xd, yd)
-		if !keep {
-			c.arena.putScratch(wu)
-			wu = nil
-		}
-	default:
-		conv.Im2colForward(sc, sh, wd, xd, yd)
-	}
+	al := cb.ConvAlgos(sh, c.Algo)
+	y := c.arena.act(xv.Device(), true, n, c.Out, oh, ow)
+	xo := memOp(xv, n, c.In, h, w)
+	wo := memOp(c.Weight.Value.Contiguous(), c.Out, c.In, k, k)
 	inputs := []*autograd.Var{x, c.Weight}
+	var bo tensor.Operand
 	if c.Bias != nil {
-		conv.AddBias(yd, c.Bias.Value.Data(), ldy)
+		bo = memOp(c.Bias.Value.Contiguous(), c.Out)
 		inputs = append(inputs, c.Bias)
 	}
+	// The backend keeps what its input gradient may reuse (the CPU's
+	// transformed Winograd kernels) only when there will be one.
+	keep := tp.Recording(x) && x.RequiresGrad
+	saved := cb.ConvForward(memOp(y, c.Out, n, oh, ow), xo, wo, bo, sh, al, keep)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer c.arena.release(out.Grad)
-		if wu != nil {
-			defer c.arena.release(tensor.FromSlice(wu, len(wu)))
-		}
-		dy := gradOf(out)
+		dy := memOp(c.arena.actGrad(out), c.Out, n, oh, ow)
 		if c.Bias != nil {
-			if db, _ := gradSlot(c.Bias); db != nil {
-				conv.BiasGrad(db, dy, ldy)
+			if db, _ := (*Arena)(nil).gradTensor(c.Bias); db != nil {
+				cb.ConvBiasGrad(memOp(db, c.Out), dy, sh)
 			}
 		}
-		if dw, wacc := gradSlot(c.Weight); dw != nil {
-			switch al.WeightGrad {
-			case AlgoDirect:
-				conv.DirectWeightGrad(sc, sh, pl, xd, dy, dw, wacc)
-			case AlgoWinograd:
-				conv.WinogradWeightGrad(sc, sh, xd, dy, dw, wacc)
-			default:
-				conv.Im2colWeightGrad(sc, sh, xd, dy, dw, wacc)
-			}
+		// The parameters' gradients never come from the arena: the
+		// optimizer reads them after the arena is reset.
+		if dw, acc := (*Arena)(nil).gradTensor(c.Weight); dw != nil {
+			cb.ConvWeightGrad(memOp(dw, c.Out, c.In, k, k), dy, xo, sh, al, acc)
 		}
-		dx, xacc := c.arena.gradSlot(x)
+		dx, acc := c.arena.actGradSlot(x)
 		if dx == nil {
 			return
 		}
-		switch al.InputGrad {
-		case AlgoDirect:
-			conv.DirectInputGrad(sc, sh, pl, wd, dy, dx, xacc)
-		case AlgoWinograd:
-			if wu == nil {
-				wu = c.winoKernels(wd, false)
-				defer c.arena.putScratch(wu)
-			}
-			conv.WinogradInputGrad(sc, sh, wu, dy, dx, xacc)
-		default:
-			conv.Im2colInputGrad(sc, sh, wd, dy, dx, xacc)
-		}
+		cb.ConvInputGrad(memOp(dx, n, c.In, h, w), dy, wo, sh, al, saved, acc)
 	}, inputs...)
 }
 
-// directPlan returns kernels/conv's plan for s, kept in c for the next
-// call of the same geometry.
-func (c *Conv2d) directPlan(s ConvShape) *conv.Plan {
-	if pl := c.plan.Load(); pl != nil && pl.H() == s.H && pl.W() == s.W && pl.Stride() == s.S {
-		return pl
+// convOf returns the tensor.ConvBackend of t's backend. Conv2d has no
+// composition of core operations: a backend without the capability cannot
+// run it, and convOf panics naming it.
+func convOf(t *tensor.Tensor) tensor.ConvBackend {
+	b := t.Backend()
+	cb, ok := b.(tensor.ConvBackend)
+	if !ok {
+		panic(fmt.Sprintf("nn.Conv2d: backend %q has no tensor.ConvBackend (the convolution needs it)", b.Name()))
 	}
-	pl := conv.NewPlan(s.H, s.W, s.S)
-	c.plan.Store(pl)
-	return pl
-}
-
-// winoKernels returns the transformed kernels of the (Out, In, 3, 3)
-// weight wd (conv.WinogradKernels): on a buffer valid until the arena's
-// Reset (or its release) when keep, for the backward pass, else on
-// scratch.
-func (c *Conv2d) winoKernels(wd []float32, keep bool) []float32 {
-	n := conv.WinogradKernelsLen(c.Out, c.In)
-	var u []float32
-	if keep {
-		u = c.arena.get(n)
-	} else {
-		u = c.arena.getScratch(n)
-	}
-	conv.WinogradKernels(u, wd, c.Out, c.In)
-	return u
+	return cb
 }

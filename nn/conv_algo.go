@@ -25,25 +25,9 @@ const (
 	AlgoDirect = conv.Direct
 )
 
-// algos returns the algorithms of the passes of the convolution s: those
-// c.Algo asks for where they apply (im2col elsewhere), or AlgoAuto's
-// choice: the one TuneConvs measured for this shape on this CPU when the
-// wisdom file has it (ConvWisdomEntry), else conv.AutoAlgos's rules.
-func (c *Conv2d) algos(s ConvShape) conv.Algos {
-	all := func(a ConvAlgo) conv.Algos { return conv.Algos{Forward: a, WeightGrad: a, InputGrad: a} }
-	switch c.Algo {
-	case AlgoIm2col:
-		return all(AlgoIm2col)
-	case AlgoWinograd, AlgoDirect:
-		// The direct kernels are asked for even where they run in plain
-		// Go (fast: true).
-		if conv.Applies(s, c.Algo, true) {
-			return all(c.Algo)
-		}
-		return all(AlgoIm2col)
-	}
-	if a, ok := tunedConvs()[s]; ok {
-		return a
-	}
-	return conv.AutoAlgos(s, conv.Fast())
-}
+// algos returns the algorithms of the passes of the convolution s on the
+// CPU: those c.Algo asks for where they apply (im2col elsewhere), or
+// AlgoAuto's choice: the one TuneConvs measured for this shape on this CPU
+// when the wisdom file has it (ConvWisdomEntry), else conv.AutoAlgos's
+// rules (conv.Choose, what the CPU backend's ConvAlgos answers).
+func (c *Conv2d) algos(s ConvShape) conv.Algos { return conv.Choose(s, c.Algo) }

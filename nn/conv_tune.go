@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/internal/scratch"
 	"github.com/duel-ssl/duel/internal/wisdom"
 	"github.com/duel-ssl/duel/kernels/conv"
 )
 
 // ConvWisdomEntry is the name of the convolutions' entry in the wisdom
-// file (internal/wisdom): for each tuned shape, the algorithm of each pass.
-const ConvWisdomEntry = "nn.conv"
+// file (internal/wisdom): for each tuned shape, the algorithm of each pass
+// (conv.WisdomEntry, read by the CPU backend's choice, conv.Choose).
+const ConvWisdomEntry = conv.WisdomEntry
 
 // ConvShape is the geometry of a convolution call: batch, channels, input
 // map, kernel, stride, padding, and whether the input is channel-major
@@ -25,67 +25,12 @@ type ConvShape = conv.Shape
 
 // ConvChoice is the algorithm ("im2col", "winograd" or "direct") of each
 // pass of a shape, and the fastest call of each (milliseconds of CPU time,
-// all threads) that decided it.
-type ConvChoice struct {
-	ConvShape
-	Forward    string     `json:"forward"`
-	WeightGrad string     `json:"weight_grad"`
-	InputGrad  string     `json:"input_grad"`
-	MS         [3]float64 `json:"ms"`
-}
+// all threads) that decided it (conv.Choice).
+type ConvChoice = conv.Choice
 
-// convEntry is the entry ConvWisdomEntry holds for a CPU.
-type convEntry struct {
-	ISA     string       `json:"isa"` // the level (cpu.ISA) it was tuned at; applied only at the same level
-	Threads int          `json:"threads"`
-	Choices []ConvChoice `json:"choices"`
-	Date    string       `json:"date"`
-}
-
-// algoNames maps the names of the wisdom file to the algorithms.
-var algoNames = map[string]ConvAlgo{"im2col": AlgoIm2col, "winograd": AlgoWinograd, "direct": AlgoDirect}
-
-// tunedConvs returns the tuned choices of this CPU at this level, read
-// once from the wisdom file; a file or entry that cannot be used is
-// reported in one line on stderr and the rules of conv.AutoAlgos apply.
-var tunedConvs = sync.OnceValue(func() map[ConvShape]conv.Algos {
-	var e convEntry
-	found, _, err := wisdom.Load(cpu.Detect().Key(), ConvWisdomEntry, &e)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "duel: %v; convolutions use their built-in rules\n", err)
-		return nil
-	}
-	if !found || e.ISA != cpu.ISA().String() {
-		return nil
-	}
-	m, err := convTable(e.Choices, conv.Fast())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "duel: wisdom entry %s for this CPU: %v; convolutions use their built-in rules\n", ConvWisdomEntry, err)
-		return nil
-	}
-	return m
-})
-
-// convTable turns choices into a lookup table, checking that each names
-// algorithms that apply to its shape (direct ones only with the assembly
-// kernels: fast).
+// convTable turns choices into a lookup table (conv.Table).
 func convTable(choices []ConvChoice, fast bool) (map[ConvShape]conv.Algos, error) {
-	m := make(map[ConvShape]conv.Algos, len(choices))
-	for _, c := range choices {
-		var a [3]ConvAlgo
-		for i, name := range []string{c.Forward, c.WeightGrad, c.InputGrad} {
-			al, ok := algoNames[name]
-			if !ok {
-				return nil, fmt.Errorf("shape %+v: unknown algorithm %q", c.ConvShape, name)
-			}
-			if !conv.Applies(c.ConvShape, al, fast) {
-				return nil, fmt.Errorf("shape %+v: %s does not apply", c.ConvShape, name)
-			}
-			a[i] = al
-		}
-		m[c.ConvShape] = conv.Algos{Forward: a[0], WeightGrad: a[1], InputGrad: a[2]}
-	}
-	return m, nil
+	return conv.Table(choices, fast)
 }
 
 // ConvTuneOptions controls TuneConvs.
@@ -110,9 +55,7 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 	var out []ConvChoice
 	for _, s := range shapes {
 		c := NewConv2d(s.In, s.Out, s.K, s.S, s.P, false, r)
-		a := NewArena()
-		c.SetArena(a)
-		sc := a.kernelScratch()
+		sc := new(scratch.Free)
 		wd := c.Weight.Value.Data()
 		xd, dy := make([]float32, s.N*s.In*s.H*s.W), make([]float32, s.N*s.Out*s.OutH()*s.OutW())
 		for _, v := range [][]float32{xd, dy} {
@@ -123,7 +66,7 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 		yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
 		var pl *conv.Plan
 		if conv.Applies(s, AlgoDirect, true) {
-			pl = c.directPlan(s)
+			pl = conv.CachedPlan(s.H, s.W, s.S)
 		}
 		// The passes of each algorithm.
 		passes := map[ConvAlgo][3]func(){
@@ -134,15 +77,15 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 			},
 			AlgoWinograd: {
 				func() {
-					wu := c.winoKernels(wd, false)
+					wu := winoKernels(sc, wd, s.Out, s.In)
 					conv.WinogradForward(sc, s, wu, xd, yd)
-					c.arena.putScratch(wu)
+					sc.Put(wu)
 				},
 				func() { conv.WinogradWeightGrad(sc, s, xd, dy, dw, false) },
 				func() {
-					wu := c.winoKernels(wd, false)
+					wu := winoKernels(sc, wd, s.Out, s.In)
 					conv.WinogradInputGrad(sc, s, wu, dy, dx, false)
-					c.arena.putScratch(wu)
+					sc.Put(wu)
 				},
 			},
 			AlgoDirect: {
@@ -164,16 +107,15 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 		for range rounds {
 			for pass := range 3 {
 				for _, al := range algs {
-					a.Reset()
 					t := cpuSeconds()
 					passes[al][pass]()
 					best[al][pass] = min(best[al][pass], cpuSeconds()-t)
 				}
 			}
 		}
-		ch := ConvChoice{ConvShape: s}
-		names := make(map[ConvAlgo]string, len(algoNames))
-		for n, al := range algoNames {
+		ch := ConvChoice{Shape: s}
+		names := make(map[ConvAlgo]string, len(conv.AlgoNames))
+		for n, al := range conv.AlgoNames {
 			names[al] = n
 		}
 		for pass, dst := range []*string{&ch.Forward, &ch.WeightGrad, &ch.InputGrad} {
@@ -200,6 +142,14 @@ func TuneConvs(shapes []ConvShape, opts ConvTuneOptions) []ConvChoice {
 // returns the file's path, empty when wisdom is disabled, and the error a
 // corrupt or foreign file gave before it was replaced, if any.
 func SaveConvTuning(choices []ConvChoice) (path string, replaced, err error) {
-	e := convEntry{ISA: cpu.ISA().String(), Threads: runtime.GOMAXPROCS(0), Choices: choices, Date: time.Now().UTC().Format(time.RFC3339)}
+	e := conv.Entry{ISA: cpu.ISA().String(), Threads: runtime.GOMAXPROCS(0), Choices: choices, Date: time.Now().UTC().Format(time.RFC3339)}
 	return wisdom.Store(cpu.Detect().Key(), ConvWisdomEntry, e)
+}
+
+// winoKernels returns the transformed kernels of the (out, in, 3, 3)
+// weight w (conv.WinogradKernels) on a buffer from sc.
+func winoKernels(sc *scratch.Free, w []float32, out, in int) []float32 {
+	u := sc.Get(conv.WinogradKernelsLen(out, in))
+	conv.WinogradKernels(u, w, out, in)
+	return u
 }

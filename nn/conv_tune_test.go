@@ -24,18 +24,18 @@ func TestConvTable(t *testing.T) {
 		fast   bool
 		err    string
 	}{
-		{"all three", ConvChoice{ConvShape: s1, Forward: "direct", WeightGrad: "winograd", InputGrad: "im2col"}, true, ""},
-		{"unknown", ConvChoice{ConvShape: s1, Forward: "fft", WeightGrad: "im2col", InputGrad: "im2col"}, true, "unknown algorithm"},
-		{"winograd at stride 2", ConvChoice{ConvShape: s2, Forward: "winograd", WeightGrad: "im2col", InputGrad: "im2col"}, true, "does not apply"},
-		{"direct without assembly", ConvChoice{ConvShape: s1, Forward: "direct", WeightGrad: "im2col", InputGrad: "im2col"}, false, "does not apply"},
-		{"direct on odd maps", ConvChoice{ConvShape: odd, Forward: "im2col", WeightGrad: "direct", InputGrad: "im2col"}, true, "does not apply"},
+		{"all three", ConvChoice{Shape: s1, Forward: "direct", WeightGrad: "winograd", InputGrad: "im2col"}, true, ""},
+		{"unknown", ConvChoice{Shape: s1, Forward: "fft", WeightGrad: "im2col", InputGrad: "im2col"}, true, "unknown algorithm"},
+		{"winograd at stride 2", ConvChoice{Shape: s2, Forward: "winograd", WeightGrad: "im2col", InputGrad: "im2col"}, true, "does not apply"},
+		{"direct without assembly", ConvChoice{Shape: s1, Forward: "direct", WeightGrad: "im2col", InputGrad: "im2col"}, false, "does not apply"},
+		{"direct on odd maps", ConvChoice{Shape: odd, Forward: "im2col", WeightGrad: "direct", InputGrad: "im2col"}, true, "does not apply"},
 	} {
 		m, err := convTable([]ConvChoice{tc.choice}, tc.fast)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && m[tc.choice.ConvShape] != (conv.Algos{Forward: AlgoDirect, WeightGrad: AlgoWinograd, InputGrad: AlgoIm2col}):
-			t.Errorf("%s: %+v", tc.name, m[tc.choice.ConvShape])
+		case tc.err == "" && m[tc.choice.Shape] != (conv.Algos{Forward: AlgoDirect, WeightGrad: AlgoWinograd, InputGrad: AlgoIm2col}):
+			t.Errorf("%s: %+v", tc.name, m[tc.choice.Shape])
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
 		}
@@ -62,7 +62,7 @@ func TestTuneConvs(t *testing.T) {
 	if _, _, err := SaveConvTuning(choices); err != nil {
 		t.Fatal(err)
 	}
-	var e convEntry
+	var e conv.Entry
 	found, _, err := wisdom.Load(cpu.Detect().Key(), ConvWisdomEntry, &e)
 	if err != nil || !found || len(e.Choices) != len(shapes) || e.ISA != cpu.ISA().String() {
 		t.Fatalf("read back: found %v, err %v, entry %+v", found, err, e)

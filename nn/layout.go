@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -90,4 +91,110 @@ func permutePlanes(dst, src []float32, n, c, s int, srcCM bool) {
 			}
 		}
 	}
+}
+
+// The convolution and BatchNorm layers keep these layouts on every device:
+// their backend capabilities (tensor.ConvBackend, tensor.BatchNormBackend)
+// read and write dense operands in NCHW or CNHW, so the helpers below only
+// look at shapes and strides, never at host memory, except where the arena
+// of the CPU is involved.
+
+// densePlanes returns t dense in memory and whether it is channel-major:
+// t itself when it is NCHW or CNHW, else a contiguous (NCHW) copy.
+func densePlanes(t *tensor.Tensor) (*tensor.Tensor, bool) {
+	if t.IsContiguous() {
+		return t, false
+	}
+	if isCNHW(t) {
+		return t, true
+	}
+	return t.Contiguous(), false
+}
+
+// swapAxes returns the permutation exchanging axes 0 and 1 of a rank-n
+// tensor.
+func swapAxes(n int) []int {
+	axes := make([]int, n)
+	for i := range axes {
+		axes[i] = i
+	}
+	axes[0], axes[1] = 1, 0
+	return axes
+}
+
+// inLayoutOn returns t (shape (N, C, ...)) dense in the requested layout
+// on its own device: t itself when it already is, else a copy made by
+// the backend.
+func inLayoutOn(t *tensor.Tensor, cm bool) *tensor.Tensor {
+	if t.NDim() < 2 {
+		return t.Contiguous()
+	}
+	if !cm {
+		return t.Contiguous()
+	}
+	if isCNHW(t) {
+		return t
+	}
+	axes := swapAxes(t.NDim())
+	return t.Permute(axes...).Contiguous().Permute(axes...)
+}
+
+// act returns a tensor of the given shape (N, C, ...) on dev in the
+// requested layout: from the arena on the CPU (arbitrary contents, see
+// Arena.tensor), zero elsewhere.
+func (a *Arena) act(dev tensor.Device, cm bool, shape ...int) *tensor.Tensor {
+	if dev == tensor.CPU || dev == "" {
+		return a.tensor(cm, shape...)
+	}
+	if !cm || len(shape) < 2 {
+		return tensor.ZerosOn(dev, shape...)
+	}
+	perm := append([]int{shape[1], shape[0]}, shape[2:]...)
+	return tensor.ZerosOn(dev, perm...).Permute(swapAxes(len(shape))...)
+}
+
+// actGrad returns out's gradient in a backward closure, dense in the
+// memory layout of out's value (channelMajor), on any device.
+func (a *Arena) actGrad(out *autograd.Var) *tensor.Tensor {
+	if onHost(out.Value) {
+		return gradIn(out)
+	}
+	return inLayoutOn(out.Grad, channelMajor(out.Value))
+}
+
+// actGradSlot returns v's gradient dense in the memory layout of v's value
+// (channelMajor), on any device, creating it when v has none (from the
+// arena on the CPU), and whether the caller must add into it (acc) or may
+// overwrite it. It returns nil when v needs no gradient.
+func (a *Arena) actGradSlot(v *autograd.Var) (*tensor.Tensor, bool) {
+	if !v.RequiresGrad {
+		return nil, false
+	}
+	if onHost(v.Value) {
+		return a.gradTensor(v)
+	}
+	cm := channelMajor(v.Value)
+	if v.Grad == nil {
+		v.Grad = a.act(v.Value.Device(), cm, v.Value.Shape()...)
+		return v.Grad, false
+	}
+	if channelMajor(v.Grad) != cm || !(v.Grad.IsContiguous() || isCNHW(v.Grad)) {
+		v.Grad = inLayoutOn(v.Grad, cm)
+	}
+	return v.Grad, true
+}
+
+// toLayoutOn is toLayout (activation.go) on any device: v stored
+// channel-major (cm) or NCHW, itself when it already is, otherwise a copy
+// whose gradient flows back to v.
+func (a *Arena) toLayoutOn(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
+	if onHost(v.Value) {
+		return a.toLayout(tp, v, cm)
+	}
+	if _, vcm := densePlanes(v.Value); vcm == cm && (cm || v.Value.IsContiguous()) {
+		return v
+	}
+	return tp.Record(inLayoutOn(v.Value, cm), func(out *autograd.Var) {
+		autograd.AccumulateGrad(v, out.Grad)
+	}, v)
 }
