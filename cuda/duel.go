@@ -16,11 +16,10 @@ type DUELOptions struct {
 	Admission memory.Admission
 	// Scores, when not nil, are the scores of the rows held (K values),
 	// as returned in DUELResult.Scores by the previous update of the same
-	// memory: the kernel then skips the K x K similarities. nil computes
-	// them (O(K*K*Z) on one block).
+	// memory: the update then skips summing the K x K similarities.
 	Scores []float64
-	// BlockSize is the number of threads of the kernel's one block: a
-	// multiple of 32 up to 1024; 0 means 512.
+	// BlockSize is the number of threads of the selection kernel's one
+	// block: a multiple of 32 up to 1024; 0 means 512.
 	BlockSize int
 }
 
@@ -35,14 +34,56 @@ type DUELResult struct {
 	Kept []int
 	// Scores holds the score of each kept row (sum of its q with the rows
 	// kept, itself included), to pass as DUELOptions.Scores next time.
+	// DUELMemory.Update leaves it nil (the scores stay on the device; see
+	// DUELMemory.Scores).
 	Scores []float64
 }
 
-// The limits of the exact similarity grid (duel/memory's similarity.go).
+// The limits of the exact similarity grid (duel/memory's similarity.go):
+// with rows of L2 norm at most duelMaxNorm2^(1/2) and Z <= duelMaxZ, a grid
+// row's norm is below 2048*sqrt(2) + sqrt(Z)/2 < 3410, so every partial sum
+// of a dot product is an integer below 3410^2 < 2^24 (exact in float32 and
+// int32). Rows are meant to be unit rows; the bound leaves room for their
+// rounding.
 const (
-	duelMaxZ    = 1 << 20
-	duelMaxRows = 1 << 28
+	duelMaxZ     = 1 << 20
+	duelMaxRows  = 1 << 28
+	duelMaxNorm2 = 2.0
 )
+
+// defaultDUELBlock is the selection kernel's block size when none is given.
+const defaultDUELBlock = 512
+
+// checkBlock returns the selection kernel's block size for n (0: the
+// default), or why it is not one.
+func checkBlock(n int) (int, error) {
+	if n == 0 {
+		return defaultDUELBlock, nil
+	}
+	if n < 32 || n > 1024 || n%32 != 0 {
+		return 0, fmt.Errorf("cuda: DUEL: block size %d, expected a multiple of 32 in 32..1024", n)
+	}
+	return n, nil
+}
+
+// checkRows reports the first value of rows (z columns) that is not a
+// unit row's component, or the first row whose squared norm exceeds
+// duelMaxNorm2 (the grid's dots would no longer be exact).
+func checkRows(name string, rows []float32, z int) error {
+	for r := 0; r*z < len(rows); r++ {
+		var ss float64
+		for c, v := range rows[r*z : (r+1)*z] {
+			if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
+				return fmt.Errorf("cuda: DUEL: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
+			}
+			ss += float64(v) * float64(v)
+		}
+		if ss > duelMaxNorm2 {
+			return fmt.Errorf("cuda: DUEL: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
+		}
+	}
+	return nil
+}
 
 // checkDUEL validates the arguments of DUELUpdate and returns K, B and the
 // block size.
@@ -55,7 +96,7 @@ func checkDUEL(mem, batch []float32, z int, opt DUELOptions) (k, b, block int, e
 	case len(batch)%z != 0:
 		return 0, 0, 0, fmt.Errorf("cuda: DUEL: batch of %d values, expected a multiple of the row length %d", len(batch), z)
 	case opt.Admission != memory.Protected && opt.Admission != memory.Compete:
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: unknown admission mode %d", opt.Admission)
+		return 0, 0, 0, fmt.Errorf("cuda: DUEL: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	}
 	k, b = len(mem)/z, len(batch)/z
 	if k+b > duelMaxRows {
@@ -64,28 +105,25 @@ func checkDUEL(mem, batch []float32, z int, opt DUELOptions) (k, b, block int, e
 	if opt.Scores != nil && len(opt.Scores) != k {
 		return 0, 0, 0, fmt.Errorf("cuda: DUEL: %d carried scores for %d rows held", len(opt.Scores), k)
 	}
-	block = opt.BlockSize
-	if block == 0 {
-		block = 512
+	if block, err = checkBlock(opt.BlockSize); err != nil {
+		return 0, 0, 0, err
 	}
-	if block < 32 || block > 1024 || block%32 != 0 {
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: block size %d, expected a multiple of 32 in 32..1024", opt.BlockSize)
+	if err := checkRows("memory", mem, z); err != nil {
+		return 0, 0, 0, err
 	}
-	for name, rows := range map[string][]float32{"memory": mem, "batch": batch} {
-		for i, v := range rows {
-			if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
-				return 0, 0, 0, fmt.Errorf("cuda: DUEL: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, i/z, i%z, v)
-			}
-		}
+	if err := checkRows("batch", batch, z); err != nil {
+		return 0, 0, 0, err
 	}
 	return k, b, block, nil
 }
 
-// DUELUpdate runs one update of the DUEL policy on the device, in one
-// launch of kernels/cuda's duel_update: mem holds the K rows of a full
-// memory (K x z, L2-normalised, oldest first) and batch the B incoming rows.
-// Its decisions are exactly those of memory.DUEL with the same admission
-// (the tests check it): scores are exact on duel/memory's similarity grid.
+// DUELUpdate runs one update of the DUEL policy on the device: mem holds
+// the K rows of a full memory (K x z, L2-normalised, oldest first) and
+// batch the B incoming rows. Its decisions are exactly those of memory.DUEL
+// with the same admission (the tests check it): scores are exact on
+// duel/memory's similarity grid. It uploads the memory and allocates a
+// DUELMemory for the one update; a stream of updates of the same memory
+// should keep a DUELMemory instead, which copies only the batches.
 func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
 	if d == nil {
 		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
@@ -96,68 +134,433 @@ func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELR
 	return duelUpdate(d, mem, batch, z, opt)
 }
 
-// duelUpdate is DUELUpdate on any gpu.
+// duelUpdate is DUELUpdate on any gpu: a DUELMemory loaded with mem,
+// updated once by batch, then closed.
 func duelUpdate(g gpu, mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
-	k, b, block, err := checkDUEL(mem, batch, z, opt)
+	k, b, _, err := checkDUEL(mem, batch, z, opt)
 	if err != nil {
 		return DUELResult{}, err
 	}
-	w := k + b
-	s := &scratch{g: g}
-	defer s.release()
-	var memP, batchP, grid, dots, score, flags, evicted, kept driver.DevicePtr
+	m, err := newDUELMemory(g, k, z, DUELMemoryOptions{Admission: opt.Admission, BlockSize: opt.BlockSize, Batch: b})
+	if err != nil {
+		return DUELResult{}, err
+	}
+	defer m.Close()
+	if err := m.Load(mem, opt.Scores); err != nil {
+		return DUELResult{}, err
+	}
+	res, err := m.Update(batch)
+	if err != nil {
+		return DUELResult{}, err
+	}
+	if res.Scores, err = m.Scores(); err != nil {
+		return DUELResult{}, err
+	}
+	return res, nil
+}
+
+// DUELMemoryOptions configures a DUELMemory.
+type DUELMemoryOptions struct {
+	// Admission says whether a batch row may be evicted by a later row of
+	// the same batch: memory.Protected or memory.Compete.
+	Admission memory.Admission
+	// BlockSize is the number of threads of the selection kernel's one
+	// block: a multiple of 32 up to 1024; 0 means 512.
+	BlockSize int
+	// Batch is the batch size to allocate for (0: 256, or K when smaller);
+	// a larger batch reallocates the memory's device buffers once.
+	Batch int
+}
+
+// DUELMemory is a DUEL memory of K rows of length Z resident on a device:
+// it keeps there the memory's rows on duel/memory's similarity grid, the
+// rows' scores and the K x K block of their grid dot products (as
+// duel/memory's fast path carries them), and all the scratch of an
+// update, allocated once. An update copies in only the batch and copies
+// out only the evicted and kept positions; its decisions are exactly those
+// of memory.DUEL with the same admission (the tests check them).
+//
+// An update is four steps on the device: the batch's grid rows
+// (duel_grid); its dots with the memory and with itself, B x (K+B), and
+// their transpose, K x B, as two tiled products (sgemm_f32: exact, see
+// kernels/cuda/duel.cu); the B sequential steps in one block, scores and
+// flags in shared memory when they fit (duel_select_shared, else
+// duel_select_global); and the kept rows' block, grid rows and scores moved
+// to positions 0..K-1 for the next update (duel_permute, duel_gather_rows).
+//
+// Device memory is 8*(K+Bcap)^2 bytes for two similarity matrices
+// (K = 4096, Bcap = 256: 152 MB) plus 8*(K+Bcap)*Z for two grids. Free
+// it with Close: the garbage collector does not. A DUELMemory is not safe
+// for concurrent use.
+type DUELMemory struct {
+	g      gpu
+	k, z   int
+	adm    memory.Admission
+	block  int
+	shared int // dynamic shared memory the selection kernel may use
+	bcap   int // batch rows the buffers hold
+	w      int // k + bcap: the row stride of sim
+	loaded bool
+	closed bool
+	cur    int // which of the double buffers holds the memory
+
+	grid  [2]driver.DevicePtr // (k+bcap) x z floats: grid rows, memory then batch
+	sim   [2]driver.DevicePtr // (k+bcap) x w floats: grid dots
+	score [2]driver.DevicePtr // k doubles: the memory's scores
+	gsc   driver.DevicePtr    // k+bcap doubles: duel_select_global's scores
+	gfl   driver.DevicePtr    // k+bcap bytes: duel_select_global's flags
+	ev    driver.DevicePtr    // bcap ints: evicted
+	kept  driver.DevicePtr    // k ints: kept
+
+	ev32, kept32 []int32
+}
+
+// sharedOptIn is implemented by gpus whose kernels may use more than the
+// default 48 KiB of dynamic shared memory once they opt in (Device).
+type sharedOptIn interface {
+	maxSharedOptIn() (int, error)
+	optInShared(m *kc.Module, kernel string, bytes int) error
+}
+
+func (d *Device) maxSharedOptIn() (int, error) {
+	return d.dev.Attribute(driver.AttrMaxSharedMemoryPerBlockOptin)
+}
+
+func (d *Device) optInShared(m *kc.Module, kernel string, bytes int) error {
+	f, err := d.function(m, kernel)
+	if err != nil {
+		return err
+	}
+	return f.SetMaxDynamicShared(bytes)
+}
+
+// The selection kernel's static shared memory is below 2 KiB; what is
+// left of a block's shared memory for its dynamic part keeps a margin.
+const (
+	defaultShared = 48<<10 - 4<<10
+	staticShared  = 4 << 10
+)
+
+// NewDUELMemory returns an empty DUEL memory of k rows of length z on
+// device d (call Load before the first update).
+func NewDUELMemory(d *Device, k, z int, opt DUELMemoryOptions) (*DUELMemory, error) {
+	if d == nil {
+		return nil, fmt.Errorf("cuda: DUEL: no device")
+	}
+	return newDUELMemory(d, k, z, opt)
+}
+
+// newDUELMemory is NewDUELMemory on any gpu.
+func newDUELMemory(g gpu, k, z int, opt DUELMemoryOptions) (*DUELMemory, error) {
+	switch {
+	case z < 1 || z > duelMaxZ:
+		return nil, fmt.Errorf("cuda: DUEL: row length %d, expected 1..%d", z, duelMaxZ)
+	case k < 1 || k > duelMaxRows:
+		return nil, fmt.Errorf("cuda: DUEL: memory of %d rows, expected 1..%d", k, duelMaxRows)
+	case opt.Admission != memory.Protected && opt.Admission != memory.Compete:
+		return nil, fmt.Errorf("cuda: DUEL: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
+	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
+		return nil, fmt.Errorf("cuda: DUEL: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
+	}
+	block, err := checkBlock(opt.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	m := &DUELMemory{g: g, k: k, z: z, adm: opt.Admission, block: block, shared: defaultShared}
+	if s, ok := g.(sharedOptIn); ok {
+		if n, err := s.maxSharedOptIn(); err == nil && n-staticShared > m.shared {
+			if err := s.optInShared(kc.DuelModule, "duel_select_shared", n-staticShared); err == nil {
+				m.shared = n - staticShared
+			}
+		}
+	}
+	bcap := opt.Batch
+	if bcap == 0 {
+		bcap = min(256, k)
+	}
+	if err := m.alloc(bcap); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// alloc (re)allocates the buffers for batches of up to bcap rows; the
+// memory's contents are lost.
+func (m *DUELMemory) alloc(bcap int) error {
+	m.free()
+	m.bcap, m.w = bcap, m.k+bcap
+	rows := m.k + bcap
 	for _, a := range []struct {
 		p *driver.DevicePtr
 		n int
 	}{
-		{&memP, 4 * k * z}, {&batchP, 4 * b * z}, {&grid, 4 * w * z}, {&dots, 4 * b * w},
-		{&score, 8 * w}, {&flags, w}, {&evicted, 4 * b}, {&kept, 4 * k},
+		{&m.grid[0], 4 * rows * m.z}, {&m.grid[1], 4 * rows * m.z},
+		{&m.sim[0], 4 * rows * m.w}, {&m.sim[1], 4 * rows * m.w},
+		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k},
+		{&m.gsc, 8 * rows}, {&m.gfl, rows}, {&m.ev, 4 * max(bcap, 1)}, {&m.kept, 4 * m.k},
 	} {
-		if *a.p, err = s.alloc(a.n); err != nil {
-			return DUELResult{}, fmt.Errorf("cuda: DUEL scratch: %w", err)
+		p, err := m.g.alloc(a.n)
+		if err != nil {
+			return fmt.Errorf("cuda: DUEL memory of %d rows of %d (batches up to %d): %d bytes: %w", m.k, m.z, bcap, a.n, err)
+		}
+		*a.p = p
+	}
+	return nil
+}
+
+// free releases the device buffers.
+func (m *DUELMemory) free() {
+	for _, p := range []*driver.DevicePtr{&m.grid[0], &m.grid[1], &m.sim[0], &m.sim[1],
+		&m.score[0], &m.score[1], &m.gsc, &m.gfl, &m.ev, &m.kept} {
+		if *p != 0 {
+			m.g.free(*p)
+			*p = 0
 		}
 	}
-	if err := g.htod(memP, bytesOf(mem)); err != nil {
+	m.loaded = false
+}
+
+// Close frees the device memory. The DUELMemory is unusable afterwards;
+// closing it again does nothing.
+func (m *DUELMemory) Close() error {
+	if m == nil || m.closed {
+		return nil
+	}
+	m.free()
+	m.closed = true
+	return nil
+}
+
+// K returns the number of rows held.
+func (m *DUELMemory) K() int { return m.k }
+
+// usable reports why the memory cannot run (closed, or not loaded).
+func (m *DUELMemory) usable(needLoaded bool) error {
+	switch {
+	case m.closed:
+		return fmt.Errorf("cuda: DUEL memory used after Close")
+	case needLoaded && !m.loaded:
+		return fmt.Errorf("cuda: DUEL memory updated before Load")
+	}
+	return nil
+}
+
+// elementwise is a grid-stride launch over n elements.
+func elementwise(n int64) kc.Config {
+	const threads = 256
+	return kc.Config{Grid: driver.Dim3{X: int(min((n+threads-1)/threads, 1<<16)), Y: 1, Z: 1},
+		Block: driver.Dim3{X: threads, Y: 1, Z: 1}}
+}
+
+// toGrid rounds the n values at p to the grid, in place.
+func (m *DUELMemory) toGrid(p driver.DevicePtr, n int) error {
+	return kc.DuelGrid(m.g, elementwise(int64(n)), p, int64(n), p)
+}
+
+// dots writes sim[r*w + c] = grid(r).grid(c) for rows r0..r0+nr-1 and
+// columns c0..c0+nc-1 of the grid buffer buf (sgemm_f32, exact).
+func (m *DUELMemory) dots(buf int, r0, nr, c0, nc int) error {
+	if nr == 0 || nc == 0 {
+		return nil
+	}
+	if (nr+63)/64 > 65535 {
+		return fmt.Errorf("cuda: DUEL: %d rows exceed one sgemm_f32 launch (%d)", nr, 65535*64)
+	}
+	cfg := kc.Config{Grid: driver.Dim3{X: (nc + 63) / 64, Y: (nr + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	g, z := m.grid[buf], int64(m.z)
+	return kc.SgemmF32(m.g, cfg, 0, 1, int32(nr), int32(nc), int32(m.z), 1,
+		g+driver.DevicePtr(4*int64(r0)*z), z, 0, g+driver.DevicePtr(4*int64(c0)*z), z, 0,
+		0, m.sim[buf]+driver.DevicePtr(4*(int64(r0)*int64(m.w)+int64(c0))), int64(m.w), 0, 1)
+}
+
+// Load replaces the rows held by rows (K x Z, L2-normalised, oldest
+// first): it uploads them, and computes their K x K grid dots and, when
+// scores is nil, their scores (scores, when given, are those a previous
+// update returned for exactly these rows, see DUELResult.Scores).
+func (m *DUELMemory) Load(rows []float32, scores []float64) error {
+	if err := m.usable(false); err != nil {
+		return err
+	}
+	if len(rows) != m.k*m.z {
+		return fmt.Errorf("cuda: DUEL: memory of %d values, expected %d rows of %d", len(rows), m.k, m.z)
+	}
+	if scores != nil && len(scores) != m.k {
+		return fmt.Errorf("cuda: DUEL: %d carried scores for %d rows held", len(scores), m.k)
+	}
+	if err := checkRows("memory", rows, m.z); err != nil {
+		return err
+	}
+	m.loaded = false
+	c := m.cur
+	if err := m.g.htod(m.grid[c], bytesOf(rows)); err != nil {
+		return err
+	}
+	if err := m.toGrid(m.grid[c], m.k*m.z); err != nil {
+		return err
+	}
+	if err := m.dots(c, 0, m.k, 0, m.k); err != nil {
+		return err
+	}
+	if scores != nil {
+		if err := m.g.htod(m.score[c], bytesOf(scores)); err != nil {
+			return err
+		}
+	} else {
+		warps := int64(m.k)
+		cfg := kc.Config{Grid: driver.Dim3{X: int(min((warps+7)/8, 1<<16)), Y: 1, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+		if err := kc.DuelScores(m.g, cfg, m.sim[c], int64(m.w), int32(m.k), m.score[c]); err != nil {
+			return err
+		}
+	}
+	m.loaded = true
+	return nil
+}
+
+// grow reallocates the buffers for batches of b rows, keeping the memory:
+// its grid rows and scores move to the new buffers and its block is
+// recomputed.
+func (m *DUELMemory) grow(b int) error {
+	k, z := m.k, m.z
+	grid := make([]float32, k*z) // grid values are exact floats: a round trip keeps them
+	scores := make([]float64, k)
+	if err := m.g.dtoh(bytesOf(grid), m.grid[m.cur]); err != nil {
+		return err
+	}
+	if err := m.g.dtoh(bytesOf(scores), m.score[m.cur]); err != nil {
+		return err
+	}
+	if err := m.alloc(b); err != nil {
+		return err
+	}
+	m.cur = 0
+	if err := m.g.htod(m.grid[0], bytesOf(grid)); err != nil {
+		return err
+	}
+	if err := m.g.htod(m.score[0], bytesOf(scores)); err != nil {
+		return err
+	}
+	if err := m.dots(0, 0, k, 0, k); err != nil {
+		return err
+	}
+	m.loaded = true
+	return nil
+}
+
+// Update runs the DUEL policy on one batch (B x Z host rows,
+// L2-normalised, in arrival order) and leaves the memory holding the kept
+// rows, in order. The result's Evicted and Kept follow memory.Policy's
+// contract (positions 0..K-1 the rows held, K+b batch row b); its Scores
+// are nil (see Scores). No device memory is allocated unless B exceeds
+// every batch before it.
+func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
+	if err := m.usable(true); err != nil {
 		return DUELResult{}, err
 	}
-	if err := g.htod(batchP, bytesOf(batch)); err != nil {
+	k, z := m.k, m.z
+	if len(batch)%z != 0 {
+		return DUELResult{}, fmt.Errorf("cuda: DUEL: batch of %d values, expected a multiple of the row length %d", len(batch), z)
+	}
+	b := len(batch) / z
+	if b > duelMaxRows-k {
+		return DUELResult{}, fmt.Errorf("cuda: DUEL: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
+	}
+	if err := checkRows("batch", batch, z); err != nil {
 		return DUELResult{}, err
 	}
-	have := int32(0)
-	if opt.Scores != nil {
-		have = 1
-		if err := g.htod(score, bytesOf(opt.Scores)); err != nil {
+	res := DUELResult{Evicted: make([]int, b), Kept: make([]int, k)}
+	if b == 0 {
+		for p := range res.Kept {
+			res.Kept[p] = p
+		}
+		return res, nil
+	}
+	if b > m.bcap {
+		if err := m.grow(b); err != nil {
 			return DUELResult{}, err
 		}
 	}
-	protect := int32(0)
-	if opt.Admission == memory.Protected {
-		protect = 1
-	}
-	cfg := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: block, Y: 1, Z: 1}}
-	if err := kc.DuelUpdate(g, cfg, memP, batchP, int32(k), int32(b), int32(z), protect, have,
-		grid, dots, score, flags, evicted, kept); err != nil {
+	c, n := m.cur, 1-m.cur
+	gridB := m.grid[c] + driver.DevicePtr(4*int64(k)*int64(z))
+	if err := m.g.htod(gridB, bytesOf(batch)); err != nil {
 		return DUELResult{}, err
 	}
-	ev32, kept32 := make([]int32, b), make([]int32, k)
-	res := DUELResult{Scores: make([]float64, k)}
-	for _, c := range []error{
-		g.dtoh(bytesOf(ev32), evicted),
-		g.dtoh(bytesOf(kept32), kept),
-		g.dtoh(bytesOf(res.Scores), score),
-	} {
-		if c != nil {
-			return DUELResult{}, c
-		}
+	if err := m.toGrid(gridB, b*z); err != nil {
+		return DUELResult{}, err
 	}
-	res.Evicted, res.Kept = widen(ev32), widen(kept32)
+	// The batch's rows of sim (dots with the memory and the batch), then
+	// its columns over the memory's rows: row J of sim is then complete
+	// for every position J.
+	if err := m.dots(c, k, b, 0, k+b); err != nil {
+		return DUELResult{}, err
+	}
+	if err := m.dots(c, 0, k, k, b); err != nil {
+		return DUELResult{}, err
+	}
+	protect := int32(0)
+	if m.adm == memory.Protected {
+		protect = 1
+	}
+	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
+	var err error
+	if sh := selectShared(k, b); sh <= m.shared {
+		one.Shared = sh
+		err = kc.DuelSelectShared(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
+			m.ev, m.kept, m.score[n])
+	} else {
+		err = kc.DuelSelectGlobal(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
+			m.gsc, m.gfl, m.ev, m.kept, m.score[n])
+	}
+	if err != nil {
+		return DUELResult{}, err
+	}
+	// The kept rows' block and grid rows move to positions 0..K-1 of the
+	// other buffers.
+	perm := kc.Config{Grid: driver.Dim3{X: (k + 255) / 256, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	if err := kc.DuelPermute(m.g, perm, m.sim[c], int64(m.w), m.kept, int32(k), m.sim[n], int64(m.w)); err != nil {
+		return DUELResult{}, err
+	}
+	if err := kc.DuelGatherRows(m.g, elementwise(int64(k)*int64(z)), m.grid[c], m.kept, int32(k), int32(z), m.grid[n]); err != nil {
+		return DUELResult{}, err
+	}
+	m.cur = n
+	m.ev32 = growInt32(m.ev32, b)
+	m.kept32 = growInt32(m.kept32, k)
+	if err := m.g.dtoh(bytesOf(m.ev32), m.ev); err != nil {
+		return DUELResult{}, err
+	}
+	if err := m.g.dtoh(bytesOf(m.kept32), m.kept); err != nil {
+		return DUELResult{}, err
+	}
+	for i, v := range m.ev32 {
+		res.Evicted[i] = int(v)
+	}
+	for i, v := range m.kept32 {
+		res.Kept[i] = int(v)
+	}
 	return res, nil
 }
 
-func widen(v []int32) []int {
-	out := make([]int, len(v))
-	for i, x := range v {
-		out[i] = int(x)
+// selectShared returns the dynamic shared memory of duel_select_shared
+// for k rows held and b incoming: k+b doubles, then k+b flag bytes.
+func selectShared(k, b int) int { return 9 * (k + b) }
+
+// Scores returns the scores of the rows held (the sum of each row's q with
+// the rows held, itself included), in order.
+func (m *DUELMemory) Scores() ([]float64, error) {
+	if err := m.usable(true); err != nil {
+		return nil, err
 	}
-	return out
+	s := make([]float64, m.k)
+	if err := m.g.dtoh(bytesOf(s), m.score[m.cur]); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]int32, n)
 }

@@ -204,7 +204,7 @@ func (e *emuGPU) Launch(m *kc.Module, kernel string, cfg kc.Config, args ...any)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	purego.SyscallN(fn, uintptr(cfg.Grid.X), uintptr(cfg.Grid.Y), uintptr(cfg.Grid.Z),
-		uintptr(cfg.Block.X), uintptr(cfg.Block.Y), uintptr(cfg.Block.Z), uintptr(unsafe.Pointer(&params[0])))
+		uintptr(cfg.Block.X), uintptr(cfg.Block.Y), uintptr(cfg.Block.Z), uintptr(cfg.Shared), uintptr(unsafe.Pointer(&params[0])))
 	_ = keep
 	bases := make([]driver.DevicePtr, 0, len(e.mem))
 	for p := range e.mem {

@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/duel-ssl/duel/cuda/driver"
-	"github.com/duel-ssl/duel/duel/memory"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 	"github.com/duel-ssl/duel/tensor/backendtest"
@@ -283,24 +282,37 @@ func (h hostDev) Launch(m *kc.Module, kernel string, cfg kc.Config, a ...any) (e
 		} else {
 			reference.Backend{}.Col2Im(tensor.Buffer{Host: dst}, 0, tensor.Buffer{Host: src}, 0, g)
 		}
-	case "duel_update":
-		k, b, z, protect, have := int(i32(2)), int(i32(3)), int(i32(4)), i32(5), i32(6)
-		opt := DUELOptions{Admission: memory.Compete}
-		if protect != 0 {
-			opt.Admission = memory.Protected
+	case "duel_grid":
+		n := i64(1)
+		x := h.f32(p(0))[:n]
+		duelGridHost(h.f32(p(2))[:n], x)
+	case "duel_scores":
+		duelScoresHost(h.f64(p(3)), h.f32(p(0)), int(i64(1)), int(i32(2)))
+	case "duel_permute":
+		src, lds, kept, k, dst, ldd := h.f32(p(0)), i64(1), h.i32(p(2)), int64(i32(3)), h.f32(p(4)), i64(5)
+		for r := range k {
+			for c := range k {
+				dst[r*ldd+c] = src[int64(kept[r])*lds+int64(kept[c])]
+			}
 		}
-		if have != 0 {
-			opt.Scores = append([]float64(nil), h.f64(p(9))[:k]...)
+	case "duel_gather_rows":
+		src, kept, k, z, dst := h.f32(p(0)), h.i32(p(1)), int(i32(2)), int(i32(3)), h.f32(p(4))
+		for r := range k {
+			copy(dst[r*z:(r+1)*z], src[int(kept[r])*z:(int(kept[r])+1)*z])
 		}
-		res := duelHost(h.f32(p(0))[:k*z], h.f32(p(1))[:b*z], z, opt)
-		ev, kept, score := h.i32(p(11)), h.i32(p(12)), h.f64(p(9))
-		for i, e := range res.Evicted {
-			ev[i] = int32(e)
+	case "duel_select_shared", "duel_select_global":
+		out := 6 // evicted, kept, scoreOut
+		if kernel == "duel_select_global" {
+			out = 8
+			if cfg.Shared != 0 {
+				return fmt.Errorf("hostGPU: duel_select_global launched with %d bytes of shared memory", cfg.Shared)
+			}
+		} else if want := 9 * int(i32(2)+i32(3)); cfg.Shared < want {
+			return fmt.Errorf("hostGPU: duel_select_shared launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
 		}
-		for i, c := range res.Kept {
-			kept[i] = int32(c)
-		}
-		copy(score, res.Scores)
+		k, b := int(i32(2)), int(i32(3))
+		duelSelectHost(h.f32(p(0)), int(i64(1)), k, b, i32(4) != 0, h.f64(p(5))[:k],
+			h.i32(p(out))[:b], h.i32(p(out + 1))[:k], h.f64(p(out + 2))[:k])
 	default:
 		return fmt.Errorf("hostGPU: no Go version of kernel %s", kernel)
 	}
@@ -318,9 +330,9 @@ func TestBackendOnHost(t *testing.T) {
 	backendtest.Run(t, b)
 }
 
-// TestDUELUpdateOnHost checks DUELUpdate's marshalling (scratch sizes,
-// parameter order, copies) with duel_update replaced by its Go
-// transcription.
+// TestDUELUpdateOnHost checks DUELUpdate's marshalling (buffer sizes,
+// offsets, parameter order, copies) with duel.cu's kernels replaced by
+// their Go transcriptions.
 func TestDUELUpdateOnHost(t *testing.T) {
 	g := hostDev{newHostGPU()}
 	stream(t, "hostgpu", duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {

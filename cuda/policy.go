@@ -8,16 +8,19 @@ import (
 )
 
 // DUELPolicy is memory.DUEL computed on a GPU: a memory.Policy whose Evict
-// runs one DUELUpdate per arriving batch. It makes the same decisions as
-// memory.NewDUEL with the same admission (the tests check it on random
-// streams). Like the CPU fast path it carries the scores of the rows it kept
-// to the next update, and recomputes them (K x K similarities) when the
-// memory no longer holds exactly those rows.
+// runs one update of a DUELMemory per arriving batch. It makes the same
+// decisions as memory.NewDUEL with the same admission (the tests check it
+// on random streams). Like the CPU fast path it carries the memory's grid
+// rows, scores and K x K similarities on the device from one update to the
+// next, so that a stream of arrivals copies only the batches; it loads the
+// memory again (and recomputes its similarities) when the memory no longer
+// holds exactly the rows it kept. Its device memory is freed by Close.
 type DUELPolicy struct {
 	g         gpu
 	admission memory.Admission
+	mem       *DUELMemory
 	rows      []float32 // the rows kept by the last update, in order
-	scores    []float64 // their scores
+	next      []float32
 }
 
 // NewDUELPolicy returns the DUEL policy with admission adm on device d.
@@ -37,22 +40,47 @@ func (p *DUELPolicy) Evict(a *memory.Arrival) ([]int, error) {
 	if p.g == nil {
 		return nil, fmt.Errorf("duel (cuda): no device")
 	}
-	opt := DUELOptions{Admission: p.admission}
-	if slices.Equal(p.rows, a.Memory) && len(p.scores) == a.K() {
-		opt.Scores = p.scores
+	if a.Z <= 0 || len(a.Memory) == 0 || len(a.Memory)%a.Z != 0 || len(a.Batch)%a.Z != 0 {
+		return nil, fmt.Errorf("duel (cuda): memory of %d values and batch of %d values, expected positive multiples of the row length %d", len(a.Memory), len(a.Batch), a.Z)
 	}
-	res, err := duelUpdate(p.g, a.Memory, a.Batch, a.Z, opt)
-	if err != nil {
-		return nil, fmt.Errorf("duel (cuda): %w", err)
+	k, z, b := a.K(), a.Z, a.B()
+	if p.mem != nil && (p.mem.k != k || p.mem.z != z) {
+		p.Close()
 	}
-	p.rows = p.rows[:0]
-	for _, c := range res.Kept {
-		if c < a.K() {
-			p.rows = append(p.rows, a.Memory[c*a.Z:(c+1)*a.Z]...)
-		} else {
-			p.rows = append(p.rows, a.Batch[(c-a.K())*a.Z:(c-a.K()+1)*a.Z]...)
+	if p.mem == nil {
+		m, err := newDUELMemory(p.g, k, z, DUELMemoryOptions{Admission: p.admission, Batch: min(b, duelMaxRows-k)})
+		if err != nil {
+			return nil, fmt.Errorf("duel (cuda): %w", err)
+		}
+		p.mem, p.rows = m, p.rows[:0]
+	}
+	if !p.mem.loaded || !slices.Equal(p.rows, a.Memory) {
+		if err := p.mem.Load(a.Memory, nil); err != nil {
+			return nil, fmt.Errorf("duel (cuda): %w", err)
 		}
 	}
-	p.scores = res.Scores
+	res, err := p.mem.Update(a.Batch)
+	if err != nil {
+		p.rows = p.rows[:0]
+		return nil, fmt.Errorf("duel (cuda): %w", err)
+	}
+	p.next = p.next[:0]
+	for _, c := range res.Kept {
+		if c < k {
+			p.next = append(p.next, a.Memory[c*z:(c+1)*z]...)
+		} else {
+			p.next = append(p.next, a.Batch[(c-k)*z:(c-k+1)*z]...)
+		}
+	}
+	p.rows, p.next = p.next, p.rows
 	return res.Evicted, nil
+}
+
+// Close frees the policy's device memory; the next Evict allocates it
+// again.
+func (p *DUELPolicy) Close() error {
+	err := p.mem.Close()
+	p.mem = nil
+	p.rows = p.rows[:0]
+	return err
 }

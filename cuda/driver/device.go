@@ -19,6 +19,10 @@ const (
 	AttrMultiprocessorCount     Attribute = 16
 	AttrComputeCapabilityMajor  Attribute = 75
 	AttrComputeCapabilityMinor  Attribute = 76
+	// AttrMaxSharedMemoryPerBlockOptin is the most shared memory a block
+	// may use once its kernel opts in (Function.SetMaxDynamicShared):
+	// 227 KiB on sm_90, 163 KiB on sm_80.
+	AttrMaxSharedMemoryPerBlockOptin Attribute = 97
 )
 
 // DriverVersion returns the driver's CUDA version as 1000*major + 10*minor.

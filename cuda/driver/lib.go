@@ -47,6 +47,7 @@ var lib struct {
 	cuModuleLoadData          uintptr
 	cuModuleUnload            uintptr
 	cuModuleGetFunction       uintptr
+	cuFuncSetAttribute        uintptr
 	cuMemAlloc                uintptr
 	cuMemFree                 uintptr
 	cuMemcpyHtoD              uintptr
@@ -81,6 +82,7 @@ var symbols = []struct {
 	{&lib.cuModuleLoadData, "cuModuleLoadData"},
 	{&lib.cuModuleUnload, "cuModuleUnload"},
 	{&lib.cuModuleGetFunction, "cuModuleGetFunction"},
+	{&lib.cuFuncSetAttribute, "cuFuncSetAttribute"},
 	{&lib.cuMemAlloc, "cuMemAlloc_v2"},
 	{&lib.cuMemFree, "cuMemFree_v2"},
 	{&lib.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},

@@ -53,6 +53,26 @@ func (m *Module) Function(name string) (*Function, error) {
 	return &Function{h: h, name: name, ctx: m.ctx}, nil
 }
 
+// funcAttrMaxDynamicShared is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+const funcAttrMaxDynamicShared = 8
+
+// SetMaxDynamicShared lets launches of f use up to bytes of dynamic shared
+// memory (cuFuncSetAttribute with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES):
+// beyond 48 KiB a kernel must opt in, up to the device's
+// AttrMaxSharedMemoryPerBlockOptin less its static shared memory.
+func (f *Function) SetMaxDynamicShared(bytes int) error {
+	if bytes < 0 || bytes > math.MaxInt32 {
+		return fmt.Errorf("cuda: kernel %s: %d bytes of dynamic shared memory, expected 0..%d", f.name, bytes, math.MaxInt32)
+	}
+	err := f.ctx.Do(func() error {
+		return check("cuFuncSetAttribute", callRaw(lib.cuFuncSetAttribute, f.h, funcAttrMaxDynamicShared, uintptr(bytes)))
+	})
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", f.name, err)
+	}
+	return nil
+}
+
 // Unload unloads the module.
 func (m *Module) Unload() error {
 	return m.ctx.Do(func() error { return check("cuModuleUnload", callRaw(lib.cuModuleUnload, m.h)) })

@@ -41,7 +41,7 @@ func TestLauncherChecks(t *testing.T) {
 			return SgemmF32(r, cfg(1, 512), 0, 0, 1, 1, 1, 1, p, 1, 0, p, 1, 0, 0, p, 1, 0, 1)
 		}, "1..256 threads"},
 		{"duel nil kept", func(r Launcher) error {
-			return DuelUpdate(r, cfg(1, 256), p, p, 1, 1, 1, 1, 0, p, p, p, p, p, 0)
+			return DuelSelectGlobal(r, cfg(1, 256), p, 1, 1, 1, 1, p, p, p, p, 0, p)
 		}, "parameter kept is a nil"},
 		{"negative shared", func(r Launcher) error {
 			c := cfg(1, 32)

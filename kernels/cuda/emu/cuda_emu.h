@@ -51,6 +51,14 @@ struct Block {
 inline dim3 bIdx, bDim, gDim;
 inline Block* blk;
 
+// Dynamic shared memory (DYNAMIC_SHARED): sharedBytes per block, set by
+// EMU_EXPORT from the launch (0 for direct emu::launch calls), filled with
+// garbage before each block and followed by a canary checked after it.
+inline unsigned sharedBytes = 0;
+inline std::vector<uint64_t> sharedMem;
+constexpr unsigned sharedCanary = 64;
+inline void* dynamicShared() { return sharedMem.data(); }
+
 // stack returns the reusable stack of fiber t (64 KiB, never freed).
 inline char* stack(unsigned t) {
     static std::vector<char*> stacks;
@@ -82,8 +90,12 @@ inline void wait(int id) {
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
+// DYNAMIC_SHARED(T, name) is CUDA's extern __shared__ T name[]: the
+// launch's dynamic shared memory (a .cu defines it as such when the
+// emulator has not).
+#define DYNAMIC_SHARED(T, name) T* name = reinterpret_cast<T*>(emu::dynamicShared())
 
 inline void __syncthreads() { emu::wait(0); }
 
@@ -149,6 +161,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 b.expected[0] = n;
                 for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
                 b.slot.assign(n, 0);
+                sharedMem.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
                 blk = &b;
                 for (unsigned t = 0; t < n; t++) {
                     Fiber& f = b.fibers[t];
@@ -189,6 +202,12 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                     }
                 }
                 blk = nullptr;
+                const unsigned char* sm = reinterpret_cast<const unsigned char*>(sharedMem.data());
+                for (unsigned i = sharedBytes; i < sharedBytes + sharedCanary; i++)
+                    if (sm[i] != 0xa5) {
+                        std::fprintf(stderr, "emu: block (%u,%u,%u) wrote byte %u of its %u bytes of dynamic shared memory\n", bx, by, bz, i, sharedBytes);
+                        std::exit(2);
+                    }
             }
 }
 
@@ -199,12 +218,15 @@ void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::in
     launch(grid, block, k, *static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(params[I])...);
 }
 
-// EMU_EXPORT(k) defines extern "C" emu_k(gx, gy, gz, bx, by, bz, params),
-// which launches kernel k like cuLaunchKernel (see emu/lib_*.cpp).
+// EMU_EXPORT(k) defines extern "C" emu_k(gx, gy, gz, bx, by, bz, shared,
+// params), which launches kernel k like cuLaunchKernel with shared bytes of
+// dynamic shared memory (see emu/lib_*.cpp).
 #define EMU_EXPORT(k)                                                                                       \
     extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-                            void** params) {                                                               \
+                            unsigned shared, void** params) {                                              \
+        emu::sharedBytes = shared;                                                                          \
         emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
+        emu::sharedBytes = 0;                                                                               \
     }
 
 template <class... P>
