@@ -7,8 +7,9 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// Arena recycles the float32 buffers of a training loop: layer outputs,
-// activation gradients and GEMM scratch. A loop whose shapes repeat (the
+// Arena recycles the float32 buffers of a training loop on the CPU: layer
+// outputs and activation gradients (the kernels' scratch is the CPU
+// backend's own pool, internal/scratch). A loop whose shapes repeat (the
 // usual case) allocates nothing after its first step.
 //
 // Buffers handed out during a step stay valid until Reset: call Reset at
@@ -23,11 +24,10 @@ import (
 // An Arena is safe for concurrent use, but a network sharing one must not
 // be stepped concurrently with Reset.
 type Arena struct {
-	mu      sync.Mutex
-	free    map[int][][]float32    // by length
-	inUse   map[*float32][]float32 // handed out since Reset, by first element
-	scratch [][]float32            // short-lived buffers returned by putScratch
-	allocs  int
+	mu     sync.Mutex
+	free   map[int][][]float32    // by length
+	inUse  map[*float32][]float32 // handed out since Reset, by first element
+	allocs int
 }
 
 // NewArena returns an empty arena.
@@ -114,42 +114,6 @@ func (a *Arena) release(t *tensor.Tensor) {
 	}
 }
 
-// getScratch returns a buffer of n floats with arbitrary contents, to be
-// given back with putScratch as soon as the caller is done with it.
-func (a *Arena) getScratch(n int) []float32 {
-	if a == nil {
-		return make([]float32, n)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	// Best fit: the smallest free buffer that is large enough.
-	best := -1
-	for i, b := range a.scratch {
-		if cap(b) >= n && (best < 0 || cap(b) < cap(a.scratch[best])) {
-			best = i
-		}
-	}
-	if best < 0 {
-		a.allocs++
-		return make([]float32, n)
-	}
-	b := a.scratch[best]
-	a.scratch[best] = a.scratch[len(a.scratch)-1]
-	a.scratch[len(a.scratch)-1] = nil
-	a.scratch = a.scratch[:len(a.scratch)-1]
-	return b[:n]
-}
-
-// putScratch returns a buffer obtained from getScratch.
-func (a *Arena) putScratch(b []float32) {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.scratch = append(a.scratch, b)
-}
-
 // tensor returns a tensor of the given shape in the requested layout (see
 // layout.go) on a buffer valid until Reset, with arbitrary contents (zero
 // for a nil arena).
@@ -184,17 +148,3 @@ func (a *Arena) gradSlot(v *autograd.Var) (g []float32, acc bool) {
 	v.Grad = a.tensor(channelMajor(v.Value), v.Value.Shape()...)
 	return storage(v.Grad), false
 }
-
-// scratchArena is an Arena seen by the kernels (kernels/conv,
-// kernels/batchnorm) as their scratch allocator.
-type scratchArena Arena
-
-// Get returns a buffer of n floats with arbitrary contents (getScratch).
-func (s *scratchArena) Get(n int) []float32 { return (*Arena)(s).getScratch(n) }
-
-// Put gives back a buffer obtained from Get (putScratch).
-func (s *scratchArena) Put(b []float32) { (*Arena)(s).putScratch(b) }
-
-// kernelScratch returns a as the kernels' scratch allocator (valid for a nil a:
-// it then allocates).
-func (a *Arena) kernelScratch() *scratchArena { return (*scratchArena)(a) }

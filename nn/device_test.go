@@ -28,8 +28,11 @@ const layerFallbackTol = 1e-5
 // TestLayersOnHostless runs each simple layer forward and backward on the
 // CPU, on "hostlessfused" (the backend's capabilities delegated to the CPU
 // kernels: the CPU's bits) and on "hostless" (the core Backend only: the
-// fallbacks, within layerFallbackTol; the pooling layers need
-// tensor.PoolBackend and are skipped there). The output, the input's
+// fallbacks, within layerFallbackTol; the pooling, convolution and
+// BatchNorm layers need tensor.PoolBackend, tensor.ConvBackend and
+// tensor.BatchNormBackend, and must panic there naming the capability).
+// Parameters and buffers (the running statistics) move to the device with
+// the input. The output, the input's
 // gradient and every parameter's gradient are compared.
 func TestLayersOnHostless(t *testing.T) {
 	type fwd = func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var
@@ -45,32 +48,56 @@ func TestLayersOnHostless(t *testing.T) {
 		name   string
 		build  func() (Module, fwd)
 		shapes [][]int
-		pool   bool // needs tensor.PoolBackend
+		needs  string // the capability "hostless" lacks and the layer needs, or ""
 	}{
-		{"Linear", layer(func(r *rand.Rand) Module { return NewLinear(5, 3, true, r) }), [][]int{{4, 5}}, false},
-		{"LinearNoBias", layer(func(r *rand.Rand) Module { return NewLinear(7, 1, false, r) }), [][]int{{1, 7}}, false},
-		{"LinearOdd3d", layer(func(r *rand.Rand) Module { return NewLinear(13, 11, true, r) }), [][]int{{3, 5, 13}}, false},
-		{"LinearLarge", layer(func(r *rand.Rand) Module { return NewLinear(67, 129, true, r) }), [][]int{{97, 67}}, false},
-		{"LinearNoRows", layer(func(r *rand.Rand) Module { return NewLinear(3, 4, true, r) }), [][]int{{0, 3}}, false},
-		{"LinearOneIn", layer(func(r *rand.Rand) Module { return NewLinear(1, 2, true, r) }), [][]int{{3, 1}}, false},
-		{"ReLU", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{3, 7}}, false},
-		{"ReLU4d", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{2, 3, 5, 5}}, false},
-		{"ReLUEmpty", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{0, 4}}, false},
+		{"Linear", layer(func(r *rand.Rand) Module { return NewLinear(5, 3, true, r) }), [][]int{{4, 5}}, ""},
+		{"LinearNoBias", layer(func(r *rand.Rand) Module { return NewLinear(7, 1, false, r) }), [][]int{{1, 7}}, ""},
+		{"LinearOdd3d", layer(func(r *rand.Rand) Module { return NewLinear(13, 11, true, r) }), [][]int{{3, 5, 13}}, ""},
+		{"LinearLarge", layer(func(r *rand.Rand) Module { return NewLinear(67, 129, true, r) }), [][]int{{97, 67}}, ""},
+		{"LinearNoRows", layer(func(r *rand.Rand) Module { return NewLinear(3, 4, true, r) }), [][]int{{0, 3}}, ""},
+		{"LinearOneIn", layer(func(r *rand.Rand) Module { return NewLinear(1, 2, true, r) }), [][]int{{3, 1}}, ""},
+		{"ReLU", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{3, 7}}, ""},
+		{"ReLU4d", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{2, 3, 5, 5}}, ""},
+		{"ReLUEmpty", layer(func(*rand.Rand) Module { return NewReLU() }), [][]int{{0, 4}}, ""},
 		{"AddRelu", func() (Module, fwd) {
 			return nil, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { return AddRelu(tp, xs[0], xs[1]) }
-		}, [][]int{{2, 3, 3, 5}, {2, 3, 3, 5}}, false},
-		{"Flatten", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{2, 3, 4, 5}}, false},
-		{"FlattenEmpty", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{0, 3, 2}}, false},
-		{"Identity", layer(func(*rand.Rand) Module { return NewIdentity() }), [][]int{{3, 2}}, false},
+		}, [][]int{{2, 3, 3, 5}, {2, 3, 3, 5}}, ""},
+		{"Flatten", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{2, 3, 4, 5}}, ""},
+		{"FlattenEmpty", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{0, 3, 2}}, ""},
+		{"Identity", layer(func(*rand.Rand) Module { return NewIdentity() }), [][]int{{3, 2}}, ""},
 		{"Sequential", layer(func(r *rand.Rand) Module {
 			return NewSequential(NewFlatten(), NewLinear(12, 9, true, r), NewReLU(), NewLinear(9, 5, false, r))
-		}), [][]int{{7, 3, 2, 2}}, false},
-		{"MaxPool", layer(func(*rand.Rand) Module { return NewMaxPool2d(3, 2, 1) }), [][]int{{2, 3, 7, 9}}, true},
-		{"MaxPool2x2", layer(func(*rand.Rand) Module { return NewMaxPool2d(2, 2, 0) }), [][]int{{1, 1, 4, 5}}, true},
-		{"MaxPoolEmpty", layer(func(*rand.Rand) Module { return NewMaxPool2d(3, 2, 1) }), [][]int{{0, 2, 5, 5}}, true},
-		{"AvgPoolGlobal", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(1, 1) }), [][]int{{2, 3, 5, 5}}, true},
-		{"AvgPoolOdd", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(2, 3) }), [][]int{{1, 2, 7, 8}}, true},
-		{"AvgPoolEmpty", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(1, 1) }), [][]int{{0, 3, 2, 2}}, true},
+		}), [][]int{{7, 3, 2, 2}}, ""},
+		{"MaxPool", layer(func(*rand.Rand) Module { return NewMaxPool2d(3, 2, 1) }), [][]int{{2, 3, 7, 9}}, "PoolBackend"},
+		{"MaxPool2x2", layer(func(*rand.Rand) Module { return NewMaxPool2d(2, 2, 0) }), [][]int{{1, 1, 4, 5}}, "PoolBackend"},
+		{"MaxPoolEmpty", layer(func(*rand.Rand) Module { return NewMaxPool2d(3, 2, 1) }), [][]int{{0, 2, 5, 5}}, "PoolBackend"},
+		{"AvgPoolGlobal", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(1, 1) }), [][]int{{2, 3, 5, 5}}, "PoolBackend"},
+		{"AvgPoolOdd", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(2, 3) }), [][]int{{1, 2, 7, 8}}, "PoolBackend"},
+		{"AvgPoolEmpty", layer(func(*rand.Rand) Module { return NewAdaptiveAvgPool2d(1, 1) }), [][]int{{0, 3, 2, 2}}, "PoolBackend"},
+		{"Conv3x3Bias", layer(func(r *rand.Rand) Module { return NewConv2d(3, 5, 3, 1, 1, true, r) }), [][]int{{2, 3, 8, 8}}, "ConvBackend"},
+		{"Conv3x3Im2col", convAlgo(AlgoIm2col, 4, 6, 3, 1), [][]int{{3, 4, 8, 8}}, "ConvBackend"},
+		{"Conv3x3Winograd", convAlgo(AlgoWinograd, 4, 6, 3, 1), [][]int{{3, 4, 8, 8}}, "ConvBackend"},
+		{"Conv3x3Direct", convAlgo(AlgoDirect, 4, 6, 3, 1), [][]int{{3, 4, 8, 8}}, "ConvBackend"},
+		{"Conv3x3Stride2", convAlgo(AlgoAuto, 4, 6, 3, 2), [][]int{{2, 4, 9, 7}}, "ConvBackend"},
+		{"Conv1x1Stride2", layer(func(r *rand.Rand) Module { return NewConv2d(4, 3, 1, 2, 0, false, r) }), [][]int{{2, 4, 6, 6}}, "ConvBackend"},
+		{"Conv7x7Stem", layer(func(r *rand.Rand) Module { return NewConv2d(3, 4, 7, 2, 3, false, r) }), [][]int{{2, 3, 12, 12}}, "ConvBackend"},
+		{"ConvOneImage", layer(func(r *rand.Rand) Module { return NewConv2d(2, 3, 3, 1, 1, true, r) }), [][]int{{1, 2, 4, 4}}, "ConvBackend"},
+		{"ConvChain", layer(func(r *rand.Rand) Module { // the second reads a channel-major input
+			return NewSequential(NewConv2d(3, 4, 3, 1, 1, false, r), NewConv2d(4, 2, 1, 1, 0, true, r), NewConv2d(2, 3, 3, 1, 1, false, r))
+		}), [][]int{{2, 3, 8, 8}}, "ConvBackend"},
+		{"BatchNormTrain", layer(func(*rand.Rand) Module { return NewBatchNorm2d(3) }), [][]int{{4, 3, 5, 5}}, "BatchNormBackend"},
+		{"BatchNorm1d", layer(func(*rand.Rand) Module { return NewBatchNorm1d(6) }), [][]int{{5, 6}}, "BatchNormBackend"},
+		{"BatchNormGhost", layer(func(*rand.Rand) Module { bn := NewBatchNorm2d(3); bn.Splits = 2; return bn }), [][]int{{4, 3, 4, 4}}, "BatchNormBackend"},
+		{"BatchNormEval", layer(func(*rand.Rand) Module { return evalBN(3) }), [][]int{{2, 3, 4, 4}}, "BatchNormBackend"},
+		{"ConvBatchNorm", layer(func(r *rand.Rand) Module { // channel-major BatchNorm
+			bn := NewBatchNorm2d(4)
+			bn.Splits = 2
+			return NewSequential(NewConv2d(3, 4, 3, 1, 1, false, r), bn)
+		}), [][]int{{4, 3, 8, 8}}, "ConvBackend"},
+		{"BatchNormReLU", bnPair(false, false), [][]int{{4, 3, 8, 8}}, "ConvBackend"},
+		{"BatchNormReLUEval", bnPair(false, true), [][]int{{4, 3, 8, 8}}, "ConvBackend"},
+		{"BatchNormAddReLU", bnPair(true, false), [][]int{{4, 3, 8, 8}, {4, 4, 8, 8}}, "ConvBackend"},
+		{"BatchNormAddReLUEval", bnPair(true, true), [][]int{{4, 3, 8, 8}, {4, 4, 8, 8}}, "ConvBackend"},
 	}
 	// run returns the output and the gradients (inputs, then parameters)
 	// of the case on dev.
@@ -87,6 +114,17 @@ func TestLayersOnHostless(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Value = v
+		}
+		var bufs []NamedBuffer
+		if m != nil {
+			bufs = NamedBuffers(m)
+		}
+		for _, b := range bufs {
+			v, err := b.Buffer.Tensor.To(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Buffer.Tensor = v
 		}
 		r := rand.New(rand.NewPCG(7, uint64(len(shapes))))
 		var xs []*autograd.Var
@@ -116,12 +154,15 @@ func TestLayersOnHostless(t *testing.T) {
 		if out.Value.Device() != dev {
 			t.Fatalf("output on %s, want %s", out.Value.Device(), dev)
 		}
-		res := [][]float32{hostData(t, out.Value)}
+		res := [][]float32{hostData(t, out.Value.Contiguous())}
 		for _, v := range append(xs, params...) {
 			if v.Grad == nil || v.Grad.Device() != dev {
 				t.Fatalf("gradient %v, want a tensor on %s", v.Grad, dev)
 			}
 			res = append(res, hostData(t, v.Grad))
+		}
+		for _, b := range bufs { // the running statistics, updated by the pass
+			res = append(res, hostData(t, b.Buffer.Tensor))
 		}
 		return res
 	}
@@ -135,11 +176,11 @@ func TestLayersOnHostless(t *testing.T) {
 					t.Errorf("%s: result %d (0: output, then gradients) differs from the CPU's bits by %g", hostless.FusedName, i, relDiff(got[i], want[i]))
 				}
 			}
-			if tc.pool {
-				t.Logf("%s: skipped: the pooling layers need tensor.PoolBackend, which %s lacks", hostless.Name, hostless.Name)
+			if tc.needs != "" {
+				t.Logf("%s: skipped: the layer needs tensor.%s, which %s lacks", hostless.Name, tc.needs, hostless.Name)
 				defer func() {
-					if e := recover(); e == nil || !strings.Contains(e.(string), "PoolBackend") {
-						t.Errorf("%s: want a panic naming tensor.PoolBackend, got %v", hostless.Name, e)
+					if e := recover(); e == nil || !strings.Contains(e.(string), tc.needs) || !strings.Contains(e.(string), hostless.Name) {
+						t.Errorf("%s: want a panic naming %s and tensor.%s, got %v", hostless.Name, hostless.Name, tc.needs, e)
 					}
 				}()
 			}
@@ -176,5 +217,52 @@ func TestLinearStridedInput(t *testing.T) {
 	}
 	if !sameBits(grads[0], grads[1]) {
 		t.Errorf("gradient of a transposed input %v, want %v", grads[0], grads[1])
+	}
+}
+
+// convAlgo returns the case of a k x k convolution with padding 1 run by
+// the algorithm al (where it applies).
+func convAlgo(al ConvAlgo, in, out, k, stride int) func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) {
+	return func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) {
+		c := NewConv2d(in, out, k, stride, 1, false, rand.New(rand.NewPCG(5, 6)))
+		c.Algo = al
+		return c, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { return c.Forward(tp, xs[0]) }
+	}
+}
+
+// evalBN returns a BatchNorm over c channels in evaluation mode with
+// running statistics away from their initial values.
+func evalBN(c int) *BatchNorm {
+	bn := NewBatchNorm2d(c)
+	for i := range c {
+		bn.RunningMean.Tensor.Data()[i] = 0.25 * float32(i-1)
+		bn.RunningVar.Tensor.Data()[i] = 0.5 + float32(i)
+		bn.Weight.Value.Data()[i] = 1 - 0.3*float32(i)
+		bn.Bias.Value.Data()[i] = 0.1 * float32(i)
+	}
+	bn.SetTraining(false)
+	return bn
+}
+
+// bnPair returns the case of a convolution followed by a ghost BatchNorm
+// with a fused ReLU (ForwardReLU) or, with res, residual and ReLU
+// (ForwardAddReLU, the second input as the residual, stored NCHW where
+// the convolution's output is channel-major), in training or evaluation
+// mode.
+func bnPair(res, eval bool) func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) {
+	return func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) {
+		c := NewConv2d(3, 4, 3, 1, 1, false, rand.New(rand.NewPCG(5, 6)))
+		bn := NewBatchNorm2d(4)
+		bn.Splits = 2
+		if eval {
+			bn = evalBN(4)
+		}
+		m := NewSequential(c, bn)
+		return m, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			if res {
+				return bn.ForwardAddReLU(tp, c.Forward(tp, xs[0]), xs[1])
+			}
+			return bn.ForwardReLU(tp, c.Forward(tp, xs[0]))
+		}
 	}
 }

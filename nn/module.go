@@ -9,12 +9,18 @@
 // a network built from these layers has exactly torchvision's names.
 //
 // Each layer's forward and backward are its own autograd ops; their
-// arithmetic is in the kernel packages, nn holds the layers. Linear and the
-// pools compute through their input's tensor.Backend (tensor.LinearBackend,
-// tensor.PoolBackend: kernels/linear and kernels/pool on the CPU), on any
-// device, as do ReLU, AddRelu, Flatten, Identity and Sequential; Conv2d and
-// BatchNorm still call kernels/conv, kernels/batchnorm and kernels/vecmath
-// on host slices (CPU only), as the CPU path of ReLU and AddRelu does.
+// arithmetic is in the kernel packages, nn holds the layers. Every layer
+// computes through its input's tensor.Backend, on any device: Linear and
+// the pools through tensor.LinearBackend and tensor.PoolBackend
+// (kernels/linear and kernels/pool on the CPU), Conv2d and BatchNorm
+// through tensor.ConvBackend and tensor.BatchNormBackend (kernels/conv,
+// which also chooses the convolution algorithms, and kernels/batchnorm on
+// the CPU), as do ReLU, AddRelu, Flatten, Identity and Sequential. Linear
+// composes its passes from core Backend operations on a backend without
+// its capability; the pools, Conv2d and BatchNorm have no such composition
+// and panic naming the backend and the missing capability. On the CPU,
+// outputs and activation gradients come from an Arena (arena.go); only
+// that arena, and the CPU paths of ReLU and AddRelu, touch host slices.
 //
 // # Layout
 //
@@ -26,7 +32,8 @@
 // keep their input's layout, so a ResNet's activations stay channel-major
 // from the first convolution to the pooling; Linear and Flatten take any
 // layout (Flatten's output is contiguous). Every layer accepts either
-// layout. Such outputs are not contiguous: Data panics on them; call
+// layout. The layouts are the same on every device: the capabilities of
+// Conv2d and BatchNorm take NCHW or CNHW operands (see their docs). Such outputs are not contiguous: Data panics on them; call
 // Contiguous first to get NCHW data (At and the tensor ops follow the
 // strides and need nothing).
 package nn
