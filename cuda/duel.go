@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/duel/memory"
@@ -213,6 +214,23 @@ type DUELMemory struct {
 	kept  driver.DevicePtr    // k ints: kept
 
 	ev32, kept32 []int32
+	timing       *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
+}
+
+// duelTiming accumulates the wall time of Update's phases (every launch
+// waits for its kernel, so each phase's time is its own).
+type duelTiming struct {
+	upload, dots, selection, permute, download time.Duration
+}
+
+// lap adds the time since *t0 to d and restarts *t0 (no-op without timing).
+func (m *DUELMemory) lap(d func(*duelTiming) *time.Duration, t0 *time.Time) {
+	if m.timing == nil {
+		return
+	}
+	now := time.Now()
+	*d(m.timing) += now.Sub(*t0)
+	*t0 = now
 }
 
 // sharedOptIn is implemented by gpus whose kernels may use more than the
@@ -480,6 +498,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 			return DUELResult{}, err
 		}
 	}
+	t0 := time.Now()
 	c, n := m.cur, 1-m.cur
 	gridB := m.grid[c] + driver.DevicePtr(4*int64(k)*int64(z))
 	if err := m.g.htod(gridB, bytesOf(batch)); err != nil {
@@ -488,6 +507,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 	if err := m.toGrid(gridB, b*z); err != nil {
 		return DUELResult{}, err
 	}
+	m.lap(func(t *duelTiming) *time.Duration { return &t.upload }, &t0)
 	// The batch's rows of sim (dots with the memory and the batch), then
 	// its columns over the memory's rows: row J of sim is then complete
 	// for every position J.
@@ -497,6 +517,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 	if err := m.dots(c, 0, k, k, b); err != nil {
 		return DUELResult{}, err
 	}
+	m.lap(func(t *duelTiming) *time.Duration { return &t.dots }, &t0)
 	protect := int32(0)
 	if m.adm == memory.Protected {
 		protect = 1
@@ -514,6 +535,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 	if err != nil {
 		return DUELResult{}, err
 	}
+	m.lap(func(t *duelTiming) *time.Duration { return &t.selection }, &t0)
 	// The kept rows' block and grid rows move to positions 0..K-1 of the
 	// other buffers.
 	perm := kc.Config{Grid: driver.Dim3{X: (k + 255) / 256, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
@@ -524,6 +546,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 		return DUELResult{}, err
 	}
 	m.cur = n
+	m.lap(func(t *duelTiming) *time.Duration { return &t.permute }, &t0)
 	m.ev32 = growInt32(m.ev32, b)
 	m.kept32 = growInt32(m.kept32, k)
 	if err := m.g.dtoh(bytesOf(m.ev32), m.ev); err != nil {
@@ -532,6 +555,7 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 	if err := m.g.dtoh(bytesOf(m.kept32), m.kept); err != nil {
 		return DUELResult{}, err
 	}
+	m.lap(func(t *duelTiming) *time.Duration { return &t.download }, &t0)
 	for i, v := range m.ev32 {
 		res.Evicted[i] = int(v)
 	}

@@ -2,11 +2,13 @@ package cuda
 
 import "testing"
 
-// TestDUELEmulated runs duel.cu itself on the CPU emulator, through
-// DUELUpdate's marshalling and the driver's parameter layout (emuGPU), on
-// the same streams as TestDUELHost at several block sizes, and compares
-// with memory.DUEL: evictions, kept positions and carried scores bit for
-// bit.
+// TestDUELEmulated runs duel.cu itself (and sgemm_f32 for the dots) on the
+// CPU emulator, through DUELUpdate's and DUELMemory's marshalling and the
+// driver's parameter layout (emuGPU), and compares with memory.DUEL:
+// evictions, kept positions and carried scores bit for bit. One update at
+// a time on the streams of TestDUELHost at several block sizes, then
+// resident streams (batches of varying size, the capacity growing) with
+// the selection in dynamic shared memory and in global memory.
 func TestDUELEmulated(t *testing.T) {
 	e := newEmuGPU(t)
 	run := func(block int) func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
@@ -20,4 +22,9 @@ func TestDUELEmulated(t *testing.T) {
 	stream(t, "emu96", small, run(96))
 	stream(t, "emu256", []duelCase{{64, 16, 17}, {100, 37, 12}}, run(256))
 	stream(t, "emu1024", []duelCase{{129, 31, 33}}, run(1024))
+
+	residentStream(t, "resident32", residentCases, openResident(e, 32, false))
+	residentStream(t, "resident96-global", residentCases, openResident(e, 96, true))
+	residentStream(t, "resident256", []duelCase{{100, 37, 12}}, openResident(e, 256, false))
+	residentStream(t, "resident1024-global", []duelCase{{129, 31, 33}}, openResident(e, 1024, true))
 }

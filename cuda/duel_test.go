@@ -117,6 +117,100 @@ func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch 
 	}
 }
 
+// residentCases are the shapes of the resident streams: odd sizes, K < B,
+// B = 1, an empty batch, and batches that grow past the memory's capacity.
+var residentCases = []duelCase{
+	{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}, {64, 16, 17},
+}
+
+// residentStream runs a DUELMemory made by open (on some gpu, with some
+// block size) through a stream of batches of varying sizes for every case
+// and admission, and compares with memory.DUEL after every update:
+// evictions, kept positions, and the scores it carries against scores
+// recomputed from scratch, bit for bit. Halfway the memory is loaded again
+// from the host rows, once with its carried scores and once without.
+func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z int, adm memory.Admission) (*DUELMemory, error)) {
+	for ci, c := range cases {
+		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+			t.Run(fmt.Sprintf("%s/K%d_B%d_Z%d_%v", name, c.k, c.b, c.z, adm), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(ci)+100, uint64(adm)))
+				m, err := open(c.k, c.z, adm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				mem := unitRows(r, c.k, c.z, nil)
+				if err := m.Load(mem, nil); err != nil {
+					t.Fatal(err)
+				}
+				policy := memory.NewDUEL(adm)
+				sizes := []int{c.b, c.b / 2, c.b + 3, 1, c.b, 2*c.b + 1}
+				for step, b := range sizes {
+					batch := unitRows(r, b, c.z, mem)
+					want := []int{}
+					if b > 0 {
+						if want, err = policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got, err := m.Update(batch)
+					if err != nil {
+						t.Fatalf("step %d (B %d): %v", step, b, err)
+					}
+					if !slices.Equal(got.Evicted, want) {
+						t.Fatalf("step %d (B %d): evicted %v, memory.DUEL evicts %v", step, b, got.Evicted, want)
+					}
+					if kw := keptAfter(want, c.k); !slices.Equal(got.Kept, kw) {
+						t.Fatalf("step %d (B %d): kept %v, want %v", step, b, got.Kept, kw)
+					}
+					next := make([]float32, 0, len(mem))
+					for _, p := range got.Kept {
+						if p < c.k {
+							next = append(next, mem[p*c.z:(p+1)*c.z]...)
+						} else {
+							next = append(next, batch[(p-c.k)*c.z:(p-c.k+1)*c.z]...)
+						}
+					}
+					mem = next
+					scores, err := m.Scores()
+					if err != nil {
+						t.Fatal(err)
+					}
+					// Large memories are checked at the last step only
+					// (duelHost is O(K^2 Z)).
+					if c.k*c.k*c.z <= 1<<24 || step == len(sizes)-1 {
+						fresh := duelHost(mem, nil, c.z, DUELOptions{Admission: adm})
+						if !slices.Equal(scores, fresh.Scores) {
+							t.Fatalf("step %d (B %d): carried scores %v differ from recomputed %v", step, b, scores, fresh.Scores)
+						}
+					}
+					switch step {
+					case 2:
+						err = m.Load(mem, scores)
+					case 3:
+						err = m.Load(mem, nil)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// openResident returns an opener of DUELMemory on g with the given block
+// size, its selection in shared memory or, with global, in global memory.
+func openResident(g gpu, block int, global bool) func(k, z int, adm memory.Admission) (*DUELMemory, error) {
+	return func(k, z int, adm memory.Admission) (*DUELMemory, error) {
+		m, err := newDUELMemory(g, k, z, DUELMemoryOptions{Admission: adm, BlockSize: block, Batch: 2})
+		if err == nil && global {
+			m.shared = 0
+		}
+		return m, err
+	}
+}
+
 // TestDUELHost checks, on every machine, that the Go transcription of the
 // kernel makes memory.DUEL's decisions.
 func TestDUELHost(t *testing.T) {
@@ -128,8 +222,11 @@ func TestDUELHost(t *testing.T) {
 	})
 }
 
-// TestDUELKernel checks the kernel against memory.DUEL at several block
-// sizes (GPU only).
+// TestDUELKernel checks the kernels against memory.DUEL at several block
+// sizes (GPU only): one update at a time (DUELUpdate), then resident
+// streams (DUELMemory) with the selection in shared and in global memory,
+// on small shapes and on shapes of a real memory, one of them beyond the
+// default 48 KiB of shared memory (K+B = 6200: the opt-in).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
@@ -137,6 +234,24 @@ func TestDUELKernel(t *testing.T) {
 			opt.BlockSize = bs
 			return d.DUELUpdate(mem, batch, z, opt)
 		})
+	}
+	big := []duelCase{{1000, 256, 64}, {4096, 256, 128}, {6000, 200, 32}}
+	m, err := NewDUELMemory(d, 6000, 32, DUELMemoryOptions{Batch: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t.Logf("%v: duel_select_shared may use %d bytes of dynamic shared memory", d, m.shared); d.Capability() >= 70 && m.shared < selectShared(6000, 200) {
+		t.Errorf("%v: dynamic shared memory limited to %d bytes: the opt-in beyond 48 KiB failed", d, m.shared)
+	}
+	m.Close()
+	for _, bs := range []int{32, 256, 1024} {
+		for _, global := range []bool{false, true} {
+			cases := residentCases
+			if bs == 256 {
+				cases = append(slices.Clone(residentCases), big...)
+			}
+			residentStream(t, fmt.Sprintf("resident%d_global%v", bs, global), cases, openResident(d, bs, global))
+		}
 	}
 }
 
@@ -180,17 +295,75 @@ func BenchmarkDUELHost(b *testing.B) {
 	}
 }
 
-// BenchmarkDUELKernel measures one update on the GPU (GPU only).
+// BenchmarkDUELKernel measures steady-state updates of a DUELMemory on the
+// GPU (GPU only): the memory loaded once, then batches from a pool of 8,
+// scores and block carried; at the shape of PyTorch's figure
+// (bench/gpu_peer.py: K 4096, B 256, Z 128) and at duel/memory's CPU
+// benchmark's (K 2048, B 256, Z 256), for three block sizes of the
+// selection. Besides ns/op it reports each phase's share in ms/op:
+// upload (batch copy and grid), dots (the two products), select (the B
+// steps in one block), permute (the kept block and grid rows), download
+// (evicted and kept).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
+	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
+		r := rand.New(rand.NewPCG(1, 2))
+		mem := unitRows(r, c.k, c.z, nil)
+		var pool [][]float32
+		for range 8 {
+			pool = append(pool, unitRows(r, c.b, c.z, nil))
+		}
+		for _, bs := range []int{256, 512, 1024} {
+			b.Run(fmt.Sprintf("K%d_B%d_Z%d/block%d", c.k, c.b, c.z, bs), func(b *testing.B) {
+				m, err := NewDUELMemory(d, c.k, c.z, DUELMemoryOptions{BlockSize: bs, Batch: c.b})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				if err := m.Load(mem, nil); err != nil {
+					b.Fatal(err)
+				}
+				for i := range 3 { // warm-up: modules loaded, caches filled
+					if _, err := m.Update(pool[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m.timing = &duelTiming{}
+				i := 0
+				for b.Loop() {
+					if _, err := m.Update(pool[i%len(pool)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				tm, n := m.timing, float64(max(i, 1))*1e6
+				b.ReportMetric(float64(tm.upload)/n, "upload-ms/op")
+				b.ReportMetric(float64(tm.dots)/n, "dots-ms/op")
+				b.ReportMetric(float64(tm.selection)/n, "select-ms/op")
+				b.ReportMetric(float64(tm.permute)/n, "permute-ms/op")
+				b.ReportMetric(float64(tm.download)/n, "download-ms/op")
+			})
+		}
+	}
+}
+
+// BenchmarkDUELMemoryOnHost measures DUELMemory's Go side with the
+// kernels' Go transcriptions (hostGPU), at a small shape: a check that the
+// benchmark's path runs, not a figure.
+func BenchmarkDUELMemoryOnHost(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	mem, batch := unitRows(r, 4096, 128, nil), unitRows(r, 256, 128, nil)
-	res, err := d.DUELUpdate(mem, nil, 128, DUELOptions{})
+	m, err := newDUELMemory(hostDev{newHostGPU()}, 64, 16, DUELMemoryOptions{Batch: 16})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer m.Close()
+	if err := m.Load(unitRows(r, 64, 16, nil), nil); err != nil {
+		b.Fatal(err)
+	}
+	batch := unitRows(r, 16, 16, nil)
+	m.timing = &duelTiming{}
 	for b.Loop() {
-		if _, err := d.DUELUpdate(mem, batch, 128, DUELOptions{Scores: res.Scores}); err != nil {
+		if _, err := m.Update(batch); err != nil {
 			b.Fatal(err)
 		}
 	}
