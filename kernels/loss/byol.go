@@ -1,6 +1,7 @@
 // Package loss holds the fused loops of package nn/loss's self-supervised
 // losses on float32 rows, with float64 sums: BYOL's normalised mean squared
-// error and Barlow Twins' redundancy reduction, forward and backward.
+// error, Barlow Twins' redundancy reduction and the contrastive InfoNCE and
+// NT-Xent, forward and backward.
 //
 // # Layout
 //

@@ -52,32 +52,45 @@ func (o ContrastiveOptions) check(op string) {
 // memory): no gradient is computed for it. Gradients flow into q and, when
 // it requires one, k (MoCo's key encoder output is usually detached). At
 // least one negative is needed when ε = 0.
+//
+// It computes on the inputs' device (negatives must live there too): with
+// its backend's tensor.ContrastiveBackend (the CPU's: kernels/loss, the
+// logits and gradients by kernels/gemm, a float64 log-sum-exp per row)
+// when it has one, else composed of autograd operations (MatMul, Concat,
+// an additive mask, Exp, Sum, Log; contrastive_composed.go) in float32.
 func InfoNCE(tp *autograd.Tape, q, k, negatives *autograd.Var, opt ContrastiveOptions) *autograd.Var {
 	const op = "InfoNCE"
 	opt.check(op)
-	qd, b, d := matrix(op, "q", q)
-	kd, bk, dk := matrix(op, "k", k)
+	b, d := dims2(op, "q", q)
+	bk, dk := dims2(op, "k", k)
 	if bk != b || dk != d {
 		panic(fmt.Sprintf("loss.InfoNCE: q has shape %v but k has shape %v", q.Shape(), k.Shape()))
 	}
-	nd, n := negativesOf(op, negatives, d)
-	pos := make([]int, b)
-	for i := range pos {
-		pos[i] = i
+	nv, n := negativesOf(op, negatives, d)
+	checkBatch(op, b, b-1, n, opt)
+	qv, kv := q.Value.Contiguous(), k.Value.Contiguous()
+	cb, ok := qv.Backend().(tensor.ContrastiveBackend)
+	if !ok {
+		return infoNCEComposed(tp, q, k, nv, opt)
 	}
-	c := newContrast(op, qd, kd, nd, b, b, n, d, pos, nil, opt)
-	return tp.Record(scalar(c.loss), func(out *autograd.Var) {
-		alpha := seed(out) / float32(opt.Tau)
+	dev := qv.Device()
+	loss, gs, ge := tensor.ZerosOn(dev), tensor.ZerosOn(dev, b, b), optZeros(dev, b, n)
+	cb.InfoNCE(loss.Operand(), gs.Operand(), operandOf(ge), qv.Operand(), kv.Operand(), operandOf(nv), opt.args())
+	return tp.Record(loss, func(out *autograd.Var) {
+		var gq, gk *tensor.Tensor
 		if q.RequiresGrad {
-			dq := tensor.New(b, d)
-			gemmAcc(false, false, b, d, b, alpha, c.gS, kd, dq.Data())
-			gemmAcc(false, false, b, d, n, alpha, c.gE, nd, dq.Data())
-			autograd.AccumulateGradOwned(q, dq)
+			gq = tensor.ZerosOn(dev, b, d)
 		}
 		if k.RequiresGrad {
-			dk := tensor.New(b, d)
-			gemmAcc(true, false, b, d, b, alpha, c.gS, qd, dk.Data())
-			autograd.AccumulateGradOwned(k, dk)
+			gk = tensor.ZerosOn(dev, b, d)
+		}
+		cb.InfoNCEBack(operandOf(gq), operandOf(gk), gs.Operand(), operandOf(ge), qv.Operand(), kv.Operand(),
+			operandOf(nv), out.Grad.Contiguous().Operand(), opt.Tau)
+		if gq != nil {
+			autograd.AccumulateGradOwned(q, gq)
+		}
+		if gk != nil {
+			autograd.AccumulateGradOwned(k, gk)
 		}
 	}, q, k)
 }
@@ -94,135 +107,86 @@ func InfoNCE(tp *autograd.Tape, q, k, negatives *autograd.Var, opt ContrastiveOp
 // With ε = 1 and BatchNegatives this is exactly SimCLR's loss; the extra
 // negatives are appended to every anchor's denominator. Inputs are
 // expected to be L2-normalised; the loss does not normalise them.
+//
+// Like InfoNCE it computes on the inputs' device, fused or composed.
 func NTXent(tp *autograd.Tape, z1, z2, negatives *autograd.Var, opt ContrastiveOptions) *autograd.Var {
 	const op = "NTXent"
 	opt.check(op)
-	d1, b, d := matrix(op, "z1", z1)
-	d2, b2, dd := matrix(op, "z2", z2)
+	b, d := dims2(op, "z1", z1)
+	b2, dd := dims2(op, "z2", z2)
 	if b2 != b || dd != d {
 		panic(fmt.Sprintf("loss.NTXent: z1 has shape %v but z2 has shape %v", z1.Shape(), z2.Shape()))
 	}
-	nd, n := negativesOf(op, negatives, d)
-	m := 2 * b
-	z := make([]float32, m*d)
-	copy(z, d1)
-	copy(z[b*d:], d2)
-	pos := make([]int, m)
-	self := make([]int, m)
-	for a := range m {
-		pos[a] = (a + b) % m
-		self[a] = a
+	nv, n := negativesOf(op, negatives, d)
+	checkBatch(op, 2*b, 2*b-2, n, opt)
+	cb, ok := z1.Value.Backend().(tensor.ContrastiveBackend)
+	if !ok {
+		return ntXentComposed(tp, z1, z2, nv, opt)
 	}
-	c := newContrast(op, z, z, nd, m, m, n, d, pos, self, opt)
-	return tp.Record(scalar(c.loss), func(out *autograd.Var) {
-		alpha := seed(out) / float32(opt.Tau)
-		// z is both anchors and candidates: dZ = (G + Gᵀ) Z + G_E N.
-		dz := make([]float32, m*d)
-		gemmAcc(false, false, m, d, m, alpha, c.gS, z, dz)
-		gemmAcc(true, false, m, d, m, alpha, c.gS, z, dz)
-		gemmAcc(false, false, m, d, n, alpha, c.gE, nd, dz)
-		autograd.AccumulateGradOwned(z1, tensor.FromSlice(dz[:b*d], b, d))
-		autograd.AccumulateGradOwned(z2, tensor.FromSlice(dz[b*d:], b, d))
+	m := 2 * b
+	z := tensor.Concat(0, z1.Value, z2.Value)
+	dev := z.Device()
+	loss, gs, ge := tensor.ZerosOn(dev), tensor.ZerosOn(dev, m, m), optZeros(dev, m, n)
+	cb.NTXent(loss.Operand(), gs.Operand(), operandOf(ge), z.Operand(), operandOf(nv), opt.args())
+	return tp.Record(loss, func(out *autograd.Var) {
+		dz := tensor.ZerosOn(dev, m, d)
+		cb.NTXentBack(dz.Operand(), gs.Operand(), operandOf(ge), z.Operand(), operandOf(nv),
+			out.Grad.Contiguous().Operand(), opt.Tau)
+		// The two halves of dz are disjoint: each view may own its own.
+		autograd.AccumulateGradOwned(z1, dz.Slice(0, 0, b))
+		autograd.AccumulateGradOwned(z2, dz.Slice(0, b, m))
 	}, z1, z2)
 }
 
-// negativesOf returns the data and row count of an optional negatives matrix.
-func negativesOf(op string, negatives *autograd.Var, d int) ([]float32, int) {
+// args returns the options as the backends take them.
+func (o ContrastiveOptions) args() tensor.ContrastArgs {
+	return tensor.ContrastArgs{Tau: o.Tau, Eps: o.Eps, BatchNegatives: o.BatchNegatives}
+}
+
+// negativesOf returns the contiguous value and the row count of an
+// optional negatives matrix: nil and 0 when it is nil or has no rows.
+func negativesOf(op string, negatives *autograd.Var, d int) (*tensor.Tensor, int) {
 	if negatives == nil {
 		return nil, 0
 	}
-	nd, n, dn := matrix(op, "negatives", negatives)
-	if dn != d && n > 0 {
+	n, dn := dims2(op, "negatives", negatives)
+	if n == 0 {
+		return nil, 0
+	}
+	if dn != d {
 		panic(fmt.Sprintf("loss.%s: negatives have shape %v, expected (N, %d)", op, negatives.Shape(), d))
 	}
-	return nd, n
+	return negatives.Value.Contiguous(), n
 }
 
-// contrast holds the forward results shared by InfoNCE and NTXent: the
-// loss and the derivatives of the mean loss with respect to the similarity
-// logits, gS (rows × cands) for anchors·candidatesᵀ and gE (rows × N) for
-// anchors·negativesᵀ (derivatives with respect to the logits, so the
-// gradients are 1/τ times these matrices multiplied by the embeddings).
-type contrast struct {
-	loss   float64
-	gS, gE []float32
-}
-
-// newContrast computes, for anchors a (rows, D) and candidates c (cands,
-// D), the mean over anchors of -s⁺ + log(ε·exp(s⁺) + Σ exp(s⁻)), where the
-// positive of anchor r is candidate pos[r]; its batch negatives (with
-// opt.BatchNegatives) are all other candidates except self[r] (when self
-// is non-nil); and every row of neg (N, D) is a negative.
-func newContrast(op string, a, c, neg []float32, rows, cands, n, d int, pos, self []int, opt ContrastiveOptions) *contrast {
+// checkBatch panics on an empty batch of rows anchors and when ε = 0
+// leaves an anchor without a negative (batch are its batch negatives when
+// opt.BatchNegatives, n the memory negatives).
+func checkBatch(op string, rows, batch, n int, opt ContrastiveOptions) {
 	if rows == 0 {
 		panic(fmt.Sprintf("loss.%s: empty batch", op))
 	}
 	negCount := n
 	if opt.BatchNegatives {
-		negCount += cands - 1
-		if self != nil {
-			negCount--
-		}
+		negCount += batch
 	}
 	if opt.Eps == 0 && negCount <= 0 {
 		panic(fmt.Sprintf("loss.%s: eps = 0 needs at least one negative (batch negatives off, %d memory negatives)", op, n))
 	}
-	invTau := float32(1 / opt.Tau)
-	s := mulABt(a, c, rows, cands, d, invTau) // becomes gS in place
-	e := mulABt(a, neg, rows, n, d, invTau)   // becomes gE in place
-	logEps := math.Log(opt.Eps)               // -Inf when eps = 0
-	inv := 1 / float64(rows)
-	var total float64
-	for r := range rows {
-		srow, erow := s[r*cands:(r+1)*cands], e[r*n:(r+1)*n]
-		p, me := pos[r], -1
-		if self != nil {
-			me = self[r]
-		}
-		lp := float64(srow[p])
-		isNeg := func(j int) bool { return opt.BatchNegatives && j != p && j != me }
-		// Stable log-sum-exp over ε·exp(s⁺) and the negatives.
-		mx := lp + logEps
-		for j, v := range srow {
-			if isNeg(j) && float64(v) > mx {
-				mx = float64(v)
-			}
-		}
-		for _, v := range erow {
-			if float64(v) > mx {
-				mx = float64(v)
-			}
-		}
-		// Z = ε·exp(s⁺) + Σ exp(s⁻), relative to mx; the exponentials are
-		// kept in place and scaled into the derivatives
-		// ∂Lᵣ/∂s⁻ = exp(s⁻)/Z and ∂Lᵣ/∂s⁺ = ε·exp(s⁺)/Z - 1 (others 0).
-		var ep float64
-		if opt.Eps > 0 {
-			ep = math.Exp(lp + logEps - mx)
-		}
-		z := ep
-		for j, v := range srow {
-			ev := 0.0
-			if isNeg(j) {
-				ev = math.Exp(float64(v) - mx)
-				z += ev
-			}
-			srow[j] = float32(ev)
-		}
-		for j, v := range erow {
-			ev := math.Exp(float64(v) - mx)
-			z += ev
-			erow[j] = float32(ev)
-		}
-		total += mx + math.Log(z) - lp
-		scale := float32(inv / z)
-		for j := range srow {
-			srow[j] *= scale
-		}
-		for j := range erow {
-			erow[j] *= scale
-		}
-		srow[p] = float32((ep/z - 1) * inv)
+}
+
+// optZeros returns a rows×n zero matrix on dev, or nil when n is 0.
+func optZeros(dev tensor.Device, rows, n int) *tensor.Tensor {
+	if n == 0 {
+		return nil
 	}
-	return &contrast{loss: total * inv, gS: s, gE: e}
+	return tensor.ZerosOn(dev, rows, n)
+}
+
+// operandOf returns t's operand, or the zero Operand for a nil t.
+func operandOf(t *tensor.Tensor) tensor.Operand {
+	if t == nil {
+		return tensor.Operand{}
+	}
+	return t.Operand()
 }
