@@ -1,5 +1,11 @@
 package tensor
 
+// The CPU's Backend.Im2Col and Backend.Col2Im: the core contract's
+// single-image patch matrices (ConvGeom, ConvOutSize in conv.go), which
+// every backend implements and the conformance tests check. Package nn's
+// Conv2d does not use them: it runs through ConvBackend (convolution.go),
+// whose CPU passes are kernels/conv's.
+
 func (cpu) Im2Col(dst Buffer, dstOff int, src Buffer, srcOff int, g ConvGeom) {
 	im2col(dst.Host[dstOff:], src.Host[srcOff:], g)
 }
