@@ -42,6 +42,7 @@
 #define SEL 1   // flags: held
 #define PROT 2  // flags: protected (entered during this batch, Protected mode)
 #define QUNIT 0x1p-23
+#define STEP 4  // positions per thread whose dots duel_select_* loads at once
 
 #ifndef DYNAMIC_SHARED
 // DYNAMIC_SHARED declares the block's dynamic shared memory (the CPU
@@ -119,7 +120,8 @@ __device__ __forceinline__ void merge(Red& r, double score, long long t, int key
 // shuffles, then the warps' partials in part[0..31], reduced by warp 0 into
 // part[32]. Two barriers: callers alternate between two part arrays, so
 // that a step's writes never meet the previous step's reads of the same
-// array (the other array's barriers lie between them).
+// array (the other array's barriers lie between them). (One barrier, with
+// every warp reducing the partials, measured no faster on an H100.)
 __device__ __forceinline__ Red blockRed(Red r, Red* part) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 #pragma unroll 1
@@ -179,21 +181,35 @@ __device__ __forceinline__ void selectBody(const float* sim, long long W, int K,
         // held; the candidates for (a) of the next row are the rows held
         // after the update, the new row apart.
         r.key = NONE, r.score = 0, r.t = 0;
+        // The thread's positions are taken STEP at a time, their dots
+        // loaded first, so that the loads of row J (a random row: from
+        // DRAM when sim exceeds the L2 cache) overlap.
 #pragma unroll 1
-        for (int c = tid; c < K + i; c += nt) {
-            const unsigned char f = flags[c];
-            if (!(f & SEL)) continue;
-            if (c == J) {
-                flags[c] = 0;
-                continue;
+        for (int c0 = tid; c0 < K + i; c0 += STEP * nt) {
+            float dJ[STEP], dI[STEP];
+#pragma unroll
+            for (int u = 0; u < STEP; u++) {
+                const int c = c0 + u * nt;
+                dJ[u] = c < K + i ? del[c] : 0.f;
+                dI[u] = c < K + i ? ins[c] : 0.f;
             }
-            const float dI = ins[c];
-            double s = score[c] - (0.5 + (double)del[c] * QUNIT);
-            s = s + (0.5 + (double)dI * QUNIT);
-            score[c] = s;
-            r.t += (long long)dI;
-            const int key = (f & PROT) ? c | PROTBIT : c;
-            if (before(s, key, r)) r.score = s, r.key = key;
+#pragma unroll
+            for (int u = 0; u < STEP; u++) {
+                const int c = c0 + u * nt;
+                if (c >= K + i) break;
+                const unsigned char f = flags[c];
+                if (!(f & SEL)) continue;
+                if (c == J) {
+                    flags[c] = 0;
+                    continue;
+                }
+                double s = score[c] - (0.5 + (double)dJ[u] * QUNIT);
+                s = s + (0.5 + (double)dI[u] * QUNIT);
+                score[c] = s;
+                r.t += (long long)dI[u];
+                const int key = (f & PROT) ? c | PROTBIT : c;
+                if (before(s, key, r)) r.score = s, r.key = key;
+            }
         }
         v = blockRed(r, parts[i & 1]);
         // Insert i: held = K-1 rows other than J were held (the memory is
