@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/kernels/igemm"
@@ -23,7 +27,10 @@ func benchDuelCommand() *cli.Command {
 			"batches of --batch rows to the fast DUEL policy and --reference-updates to the line-by-line\n" +
 			"transcription of the paper's Appendix D (full (K+B) x (K+B) score matrix per update). Both make\n" +
 			"the same evictions; the speed-up is the ratio of their median update times. For the comparison\n" +
-			"with the pseudocode in PyTorch, see bench/duel_pytorch.py.",
+			"with the pseudocode in PyTorch, see bench/duel_pytorch.py.\n\n" +
+			"With --device cuda it also times, in the same process, the update on the GPU with the memory\n" +
+			"resident there (cuda.DUELPolicy in the same memory, and cuda.DUELMemory's update alone), and\n" +
+			"checks that its evictions equal the fast path's; without a usable GPU it refuses.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
@@ -31,6 +38,7 @@ func benchDuelCommand() *cli.Command {
 			&cli.IntFlag{Name: "updates", Value: 50, Usage: "timed updates of the fast path"},
 			&cli.IntFlag{Name: "reference-updates", Value: 3, Usage: "timed updates of the reference (0: skip it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random rows"},
+			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, or cuda to time the GPU's update beside the CPU's"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -48,6 +56,20 @@ func benchDuelCommand() *cli.Command {
 			case nr < 0:
 				return flagError("reference-updates", nr, "0 or a positive integer")
 			}
+			var dev *cuda.Device
+			switch d := c.String("device"); d {
+			case "cpu":
+			case "cuda":
+				if err := cuda.Available(); err != nil {
+					return fmt.Errorf("--device cuda: %w", err)
+				}
+				var err error
+				if dev, err = cuda.Default(); err != nil {
+					return fmt.Errorf("--device cuda: %w", err)
+				}
+			default:
+				return flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
+			}
 			rng := rand.New(rand.NewPCG(c.Uint64("seed"), 7))
 			gauss := func(rows int) []float32 {
 				v := make([]float32, rows*z)
@@ -61,7 +83,7 @@ func benchDuelCommand() *cli.Command {
 			for i := range batches {
 				batches[i] = gauss(b)
 			}
-			fast, err := timeDUEL(memory.NewDUEL(memory.Protected), init, batches, k, z)
+			fast, fastEv, err := timeDUEL(memory.NewDUEL(memory.Protected), init, batches, k, z)
 			if err != nil {
 				return err
 			}
@@ -71,7 +93,7 @@ func benchDuelCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "DUEL update (K=%d, B=%d, Z=%d, %s, int16 %s): fast median %.3f ms, mean %.3f ms over %d updates\n",
 				k, b, z, gemm.ISA(), igemm.Kernel(), median(fast), stat.Mean(fast, nil), n)
 			if nr > 0 {
-				ref, err := timeDUEL(memory.NewDUELReference(memory.Protected), init, batches[:min(nr, n)+1], k, z)
+				ref, _, err := timeDUEL(memory.NewDUELReference(memory.Protected), init, batches[:min(nr, n)+1], k, z)
 				if err != nil {
 					return err
 				}
@@ -79,31 +101,120 @@ func benchDuelCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "reference (the paper's pseudocode in Go): median %.2f ms over %d updates: %.1fx\n",
 					median(ref), len(ref), median(ref)/median(fast))
 			}
+			if dev != nil {
+				if err := benchDuelCUDA(c, dev, res, init, batches, fastEv, k, z); err != nil {
+					return err
+				}
+			}
 			return emitJSON(c, res)
 		},
 	}
 }
 
+// benchDuelCUDA times the update on the GPU: cuda.DUELPolicy driving the
+// same memory as the CPU run (host rows moved by memory.Memory, the
+// policy's memory resident on the device), whose evictions must equal the
+// CPU's (fastEv), then cuda.DUELMemory's update alone on the same batches.
+// It adds its figures to res.
+func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []float32, batches [][]float32, fastHeld []uint64, k, z int) error {
+	p := cuda.NewDUELPolicy(dev, memory.Protected)
+	defer p.Close()
+	gpu, gpuHeld, err := timeDUEL(p, init, batches, k, z)
+	if err != nil {
+		return err
+	}
+	for i := range gpuHeld {
+		if gpuHeld[i] != fastHeld[i] {
+			return fmt.Errorf("bench duel: update %d: the memory holds other rows with the GPU's policy than with the CPU's fast path (hash %x, expected %x)", i, gpuHeld[i], fastHeld[i])
+		}
+	}
+	// DUELMemory alone, on the memory the policy starts from (the rows
+	// as memory.Memory normalised them: the policy's first arrival).
+	mem, err := memory.New(k, z, memory.NewFIFO())
+	if err != nil {
+		return fmt.Errorf("bench duel: %w", err)
+	}
+	if _, err := mem.Add(init, nil, nil, 0); err != nil {
+		return fmt.Errorf("bench duel: %w", err)
+	}
+	dm, err := cuda.NewDUELMemory(dev, k, z, cuda.DUELMemoryOptions{Admission: memory.Protected, Batch: len(batches[0]) / z})
+	if err != nil {
+		return fmt.Errorf("bench duel: %w", err)
+	}
+	defer dm.Close()
+	if err := dm.Load(mem.Rows(), nil); err != nil {
+		return fmt.Errorf("bench duel: %w", err)
+	}
+	var upd []float64
+	for i, batch := range batches {
+		unit := normalized(batch, z)
+		start := time.Now()
+		if _, err := dm.Update(unit); err != nil {
+			return fmt.Errorf("bench duel: %w", err)
+		}
+		if i > 0 {
+			upd = append(upd, time.Since(start).Seconds()*1e3)
+		}
+	}
+	fast := res["fast_ms"].(float64)
+	res["device"] = dev.String()
+	res["cuda_ms"], res["cuda_mean_ms"], res["cuda_update_ms"] = median(gpu), stat.Mean(gpu, nil), median(upd)
+	res["cuda_speedup"] = fast / median(gpu)
+	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone\n",
+		dev, median(gpu), fast/median(gpu), median(upd))
+	return nil
+}
+
 // timeDUEL fills a memory managed by p with the rows init, offers it
 // batches[0] untimed (the policy's carried state is built then), and
-// returns the wall time of each later batch's update, in ms.
-func timeDUEL(p memory.Policy, init []float32, batches [][]float32, k, z int) ([]float64, error) {
+// returns the wall time of each later batch's update, in ms, and a hash
+// of the rows held after each update (two policies that make the same
+// evictions give the same hashes).
+func timeDUEL(p memory.Policy, init []float32, batches [][]float32, k, z int) ([]float64, []uint64, error) {
 	m, err := memory.New(k, z, p)
 	if err != nil {
-		return nil, fmt.Errorf("bench duel: %w", err)
+		return nil, nil, fmt.Errorf("bench duel: %w", err)
 	}
 	if _, err := m.Add(init, nil, nil, 0); err != nil {
-		return nil, fmt.Errorf("bench duel: %w", err)
+		return nil, nil, fmt.Errorf("bench duel: %w", err)
 	}
 	var ms []float64
+	var held []uint64
 	for i, batch := range batches {
 		start := time.Now()
 		if _, err := m.Add(batch, nil, nil, i+1); err != nil {
-			return nil, fmt.Errorf("bench duel: %w", err)
+			return nil, nil, fmt.Errorf("bench duel: %w", err)
 		}
 		if i > 0 {
 			ms = append(ms, time.Since(start).Seconds()*1e3)
 		}
+		h := fnv.New64a()
+		for _, v := range m.Rows() {
+			var b [4]byte
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+			h.Write(b[:])
+		}
+		held = append(held, h.Sum64())
 	}
-	return ms, nil
+	return ms, held, nil
+}
+
+// normalized returns the rows of v (z values each) divided by their L2
+// norms (zero rows stay zero).
+func normalized(v []float32, z int) []float32 {
+	out := make([]float32, len(v))
+	for r := 0; r+z <= len(v); r += z {
+		var ss float64
+		for _, x := range v[r : r+z] {
+			ss += float64(x) * float64(x)
+		}
+		if ss == 0 {
+			continue
+		}
+		inv := 1 / math.Sqrt(ss)
+		for i, x := range v[r : r+z] {
+			out[r+i] = float32(float64(x) * inv)
+		}
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/cuda"
 )
 
 func TestBenchDuel(t *testing.T) {
@@ -38,12 +40,42 @@ func TestBenchDuelErrors(t *testing.T) {
 		{[]string{"--dim", "0"}, "--dim"},
 		{[]string{"--updates", "0"}, "--updates"},
 		{[]string{"--reference-updates", "-2"}, "--reference-updates"},
+		{[]string{"--device", "gpu"}, "--device"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"duelctl", "bench", "duel"}, c.args...), &out, &errb)
 		msg := errb.String()
 		if code == 0 || !strings.HasPrefix(msg, "duelctl: ") || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q (want a one-line error containing %q)", c.args, code, msg, c.want)
+		}
+	}
+}
+
+// TestBenchDuelCUDA runs bench duel --device cuda: without a usable GPU it
+// must refuse in one line that says why and advises --device cpu; with one
+// it must report the GPU's figures.
+func TestBenchDuelCUDA(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"duelctl", "bench", "duel", "--size", "64", "--batch", "16", "--dim", "8", "--updates", "3",
+		"--reference-updates", "0", "--device", "cuda", "--json"}, &out, &errb)
+	if cuda.Available() != nil {
+		msg := errb.String()
+		if code == 0 || !strings.HasPrefix(msg, "duelctl: --device cuda: ") || !strings.Contains(msg, "use --device cpu") || strings.Count(msg, "\n") != 1 {
+			t.Errorf("without a GPU: exit %d, stderr %q", code, msg)
+		}
+		return
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	for _, k := range []string{"fast_ms", "cuda_ms", "cuda_mean_ms", "cuda_update_ms", "cuda_speedup"} {
+		if v, ok := res[k].(float64); !ok || !(v > 0) {
+			t.Errorf("%s = %v", k, res[k])
 		}
 	}
 }
