@@ -1,6 +1,8 @@
 package ssl
 
 import (
+	"fmt"
+
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/nn"
@@ -61,10 +63,15 @@ func (m *Barlow) Parameters() []*autograd.Var {
 // Memory returns nil: Barlow Twins has no memory.
 func (m *Barlow) Memory() *memory.Memory { return nil }
 
-// Loss is the Barlow Twins loss of the two views' projections.
+// Loss is the Barlow Twins loss of the two views' projections, on the
+// model's device (the views are copied in).
 func (m *Barlow) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
-	z1 := m.proj.Forward(tp, m.enc.Features(tp, autograd.NewVar(b.Views[0], false)))
-	z2 := m.proj.Forward(tp, m.enc.Features(tp, autograd.NewVar(b.Views[1], false)))
+	x1, x2, err := inputs(b, deviceOf(m.enc))
+	if err != nil {
+		return nil, fmt.Errorf("barlow: %w", err)
+	}
+	z1 := m.proj.Forward(tp, m.enc.Features(tp, x1))
+	z2 := m.proj.Forward(tp, m.enc.Features(tp, x2))
 	return loss.BarlowTwins(tp, z1, z2, m.cfg.BarlowLambda), nil
 }
 

@@ -1,6 +1,8 @@
 package ssl
 
 import (
+	"fmt"
+
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/nn"
@@ -84,9 +86,13 @@ func (m *BYOL) Parameters() []*autograd.Var {
 // Memory returns nil: BYOL has no memory.
 func (m *BYOL) Memory() *memory.Memory { return nil }
 
-// Loss is the symmetric BYOL loss.
+// Loss is the symmetric BYOL loss, on the model's device (the views are
+// copied in).
 func (m *BYOL) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
-	x1, x2 := autograd.NewVar(b.Views[0], false), autograd.NewVar(b.Views[1], false)
+	x1, x2, err := inputs(b, deviceOf(m.enc))
+	if err != nil {
+		return nil, fmt.Errorf("byol: %w", err)
+	}
 	p1 := m.pred.Forward(tp, m.proj.Forward(tp, m.enc.Features(tp, x1)))
 	p2 := m.pred.Forward(tp, m.proj.Forward(tp, m.enc.Features(tp, x2)))
 	t1 := autograd.Const(m.tprj.Forward(nil, m.tenc.Features(nil, x1)).Value)

@@ -103,27 +103,36 @@ func pickRows(k, n int, seed uint64, step int) []int {
 	return idx[:n]
 }
 
-// memoryNegatives returns the memory rows used as negatives at step (a
-// constant: no gradient flows into the memory), or nil when the memory is
-// empty.
-func memoryNegatives(mem *memory.Memory, n int, seed uint64, step int) *autograd.Var {
+// memoryNegatives returns the memory rows used as negatives at step on
+// dev (a constant: no gradient flows into the memory), or nil when the
+// memory is empty. The memory lives on the host (its policy decides there);
+// the rows drawn are copied in to dev each step (no copy on the CPU, where
+// the tensor shares the memory's rows).
+func memoryNegatives(mem *memory.Memory, n int, seed uint64, step int, dev tensor.Device) (*autograd.Var, error) {
 	k, z := mem.Len(), mem.Dim()
 	if k == 0 {
-		return nil
+		return nil, nil
 	}
 	rows := mem.Rows()
+	var host *tensor.Tensor
 	if n == 0 || n >= k {
 		// The memory changes only in Update, after the backward pass.
 		mem.CountNegatives(nil)
-		return autograd.Const(tensor.FromSlice(rows[:k*z], k, z))
+		host = tensor.FromSlice(rows[:k*z], k, z)
+	} else {
+		idx := pickRows(k, n, seed, step)
+		mem.CountNegatives(idx) // positions from pickRows are in range
+		out := make([]float32, len(idx)*z)
+		for i, p := range idx {
+			copy(out[i*z:(i+1)*z], rows[p*z:(p+1)*z])
+		}
+		host = tensor.FromSlice(out, len(idx), z)
 	}
-	idx := pickRows(k, n, seed, step)
-	mem.CountNegatives(idx) // positions from pickRows are in range
-	out := make([]float32, len(idx)*z)
-	for i, p := range idx {
-		copy(out[i*z:(i+1)*z], rows[p*z:(p+1)*z])
+	neg, err := onDevice(host, dev)
+	if err != nil {
+		return nil, fmt.Errorf("memory negatives: %w", err)
 	}
-	return autograd.Const(tensor.FromSlice(out, len(idx), z))
+	return autograd.Const(neg), nil
 }
 
 // embed runs encoder and head on x and L2-normalises the result.
@@ -131,29 +140,57 @@ func embed(tp *autograd.Tape, enc Encoder, head nn.Module, x *autograd.Var) *aut
 	return autograd.L2Normalize(tp, head.Forward(tp, enc.Features(tp, x)), 1)
 }
 
-// rowsOf copies the values of a (N, D) variable into dst (grown as needed).
-func rowsOf(dst []float32, v *autograd.Var) []float32 {
-	t := v.Value
-	if !t.IsContiguous() {
-		t = t.Contiguous()
+// deviceOf returns the device of m's parameters (the model's device), the
+// CPU for a module without parameters.
+func deviceOf(m nn.Module) tensor.Device {
+	for _, p := range nn.Parameters(m) {
+		return p.Value.Device()
 	}
-	return append(dst[:0], t.Data()...)
+	return tensor.CPU
 }
 
-// permute returns the rows of x (N, ...) in the order perm: row i of the
-// result is row perm[i] of x. buf is reused when large enough.
-func permute(x *tensor.Tensor, perm []int, buf []float32) (*tensor.Tensor, []float32) {
-	n := x.Dim(0)
-	per := x.Numel() / max(n, 1)
-	src := x.Contiguous().Data()
-	if cap(buf) < len(src) {
-		buf = make([]float32, len(src))
+// onDevice returns x on dev: x itself when it is there already (a host
+// batch on the CPU), else a copy.
+func onDevice(x *tensor.Tensor, dev tensor.Device) (*tensor.Tensor, error) {
+	y, err := x.To(dev)
+	if err != nil {
+		return nil, fmt.Errorf("moving %v to the model's device: %w", x.Shape(), err)
 	}
-	buf = buf[:len(src)]
+	return y, nil
+}
+
+// inputs returns the two views of b on dev, as inputs without gradient.
+func inputs(b *Batch, dev tensor.Device) (x1, x2 *autograd.Var, err error) {
+	var v [2]*tensor.Tensor
+	for i, x := range b.Views {
+		if v[i], err = onDevice(x, dev); err != nil {
+			return nil, nil, fmt.Errorf("view %d: %w", i, err)
+		}
+	}
+	return autograd.NewVar(v[0], false), autograd.NewVar(v[1], false), nil
+}
+
+// toHost copies the values of a (N, D) tensor on any device into dst
+// (grown as needed) and returns it. It is the one place where the methods
+// read features on the host, for the memory, whose policy decides there:
+// on the CPU a copy of the tensor's slice, elsewhere the backend's CopyOut
+// (Tensor.To(tensor.CPU)).
+func toHost(dst []float32, t *tensor.Tensor) ([]float32, error) {
+	h, err := t.To(tensor.CPU)
+	if err != nil {
+		return dst, fmt.Errorf("copying features to the host for the memory: %w", err)
+	}
+	return append(dst[:0], h.Contiguous().Data()...), nil
+}
+
+// permute returns the rows of x (N, ...) in the order perm, on x's device:
+// row i of the result is row perm[i] of x.
+func permute(x *tensor.Tensor, perm []int) *tensor.Tensor {
+	rows := make([]*tensor.Tensor, len(perm))
 	for i, p := range perm {
-		copy(buf[i*per:(i+1)*per], src[p*per:(p+1)*per])
+		rows[i] = x.Slice(0, p, p+1)
 	}
-	return tensor.FromSlice(buf, x.Shape()...), buf
+	return tensor.Concat(0, rows...)
 }
 
 // shufflePerm draws the permutation of the key batch of step.
@@ -173,12 +210,13 @@ func shufflePerm(n int, seed uint64, step, pass int) []int {
 // refreshMemory re-embeds the n rows of mem whose features are the oldest
 // (memory.Stalest) and writes the new features back (memory.Refresh): their
 // images are fetched by sample id from images (a fresh view, drawn for
-// step) and embedded by embedFn without gradient. view is a training view
+// step), copied in to dev, embedded by embedFn without gradient and copied
+// back to the host. view is a training view
 // (its shape gives C x H x W). The count is rounded down to a multiple of
 // groups (the BatchNorm groups of the encoder) and nothing happens below two
 // rows per group. buf is reused and returned.
 func refreshMemory(mem *memory.Memory, n, groups int, images ImageSource, view *tensor.Tensor, step int,
-	embedFn func(x *tensor.Tensor) *tensor.Tensor, buf []float32) ([]float32, error) {
+	dev tensor.Device, embedFn func(x *tensor.Tensor) (*tensor.Tensor, error), buf []float32) ([]float32, error) {
 	groups = max(groups, 1)
 	n = min(n, mem.Len()) / groups * groups
 	if n < 2*groups {
@@ -200,7 +238,18 @@ func refreshMemory(mem *memory.Memory, n, groups int, images ImageSource, view *
 	if err := images.Fetch(buf, ids, step); err != nil {
 		return buf, fmt.Errorf("fetching %d memory samples to refresh: %w", len(ids), err)
 	}
-	rows := embedFn(tensor.FromSlice(buf, shape...)).Contiguous().Data()
+	x, err := onDevice(tensor.FromSlice(buf, shape...), dev)
+	if err != nil {
+		return buf, err
+	}
+	y, err := embedFn(x)
+	if err != nil {
+		return buf, err
+	}
+	rows, err := toHost(nil, y)
+	if err != nil {
+		return buf, err
+	}
 	if err := mem.Refresh(pos, rows, step); err != nil {
 		return buf, err
 	}

@@ -34,7 +34,7 @@ type DSimCLR struct {
 	proj *heads.MLP
 	mem  *memory.Memory
 
-	rows []float32 // the target view's projections (memory input)
+	rows []float32 // the target view's projections, on the host (memory input)
 	imgs []float32 // the re-embedded samples' images
 }
 
@@ -71,15 +71,23 @@ func (m *DSimCLR) Parameters() []*autograd.Var {
 func (m *DSimCLR) Memory() *memory.Memory { return m.mem }
 
 // Loss is NT-Xent of the two views with the re-embedded memory samples as
-// extra negatives.
+// extra negatives, on the model's device: the views and the fetched images
+// are copied in, the target view's projections copied out to the host for
+// the memory (Update).
 func (m *DSimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
-	z1 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[0], false))
-	z2 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[1], false))
-	m.rows = rowsOf(m.rows, z1)
+	dev := deviceOf(m.enc)
+	x1, x2, err := inputs(b, dev)
+	if err != nil {
+		return nil, fmt.Errorf("dsimclr: %w", err)
+	}
+	z1 := embed(tp, m.enc, m.proj, x1)
+	z2 := embed(tp, m.enc, m.proj, x2)
+	if m.rows, err = toHost(m.rows, z1.Value); err != nil {
+		return nil, fmt.Errorf("dsimclr: %w", err)
+	}
 	var neg *autograd.Var
 	if m.cfg.Negatives != NegBatch {
-		var err error
-		if neg, err = m.negatives(b); err != nil {
+		if neg, err = m.negatives(b, dev); err != nil {
 			return nil, err
 		}
 	}
@@ -90,9 +98,9 @@ func (m *DSimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 }
 
 // negatives draws MemNegatives samples from the memory and embeds them with
-// the current networks, without gradient. Fewer than two samples held (the
-// first step) gives none: BatchNorm needs two.
-func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
+// the current networks on dev, without gradient. Fewer than two samples
+// held (the first step) gives none: BatchNorm needs two.
+func (m *DSimCLR) negatives(b *Batch, dev tensor.Device) (*autograd.Var, error) {
 	k := m.mem.Len()
 	if k < 2 {
 		return nil, nil
@@ -116,29 +124,41 @@ func (m *DSimCLR) negatives(b *Batch) (*autograd.Var, error) {
 	if err := m.cfg.Images.Fetch(m.imgs, ids, b.Step); err != nil {
 		return nil, fmt.Errorf("dsimclr: fetching memory samples at step %d: %w", b.Step, err)
 	}
-	x := autograd.NewVar(tensor.FromSlice(m.imgs, shape...), false)
-	return autograd.Const(embed(nil, m.enc, m.proj, x).Value), nil
+	x, err := onDevice(tensor.FromSlice(m.imgs, shape...), dev)
+	if err != nil {
+		return nil, fmt.Errorf("dsimclr: memory samples: %w", err)
+	}
+	return autograd.Const(embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value), nil
 }
 
 // Update offers the target view's projections to the memory, with their
 // sample ids and labels: those computed in Loss, before the optimizer step,
 // or (MemoryFrom "target", Algorithm 1 read literally) the target view
 // re-encoded by the updated networks. With MemRefresh, the stalest rows
-// held are then re-embedded by the updated networks.
+// held are then re-embedded by the updated networks. The encoding is on
+// the model's device, the memory on the host.
 func (m *DSimCLR) Update(b *Batch) error {
+	dev := deviceOf(m.enc)
+	enc := func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		return embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value, nil
+	}
 	rows := m.rows
 	if m.cfg.MemoryFrom == "target" {
-		rows = embed(nil, m.enc, m.proj, autograd.NewVar(b.Views[0], false)).Value.Contiguous().Data()
+		x, err := onDevice(b.Views[0], dev)
+		if err != nil {
+			return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
+		}
+		z, _ := enc(x)
+		if rows, err = toHost(nil, z); err != nil {
+			return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
+		}
 	}
 	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
 		return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
 	}
 	if m.cfg.MemRefresh > 0 {
 		var err error
-		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, 1, m.cfg.Images, b.Views[0], b.Step,
-			func(x *tensor.Tensor) *tensor.Tensor {
-				return embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value
-			}, m.imgs)
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, 1, m.cfg.Images, b.Views[0], b.Step, dev, enc, m.imgs)
 		if err != nil {
 			return fmt.Errorf("dsimclr memory refresh at step %d: %w", b.Step, err)
 		}

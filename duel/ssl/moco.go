@@ -37,9 +37,8 @@ type MoCo struct {
 	proj, kprj *heads.MLP
 	mem        *memory.Memory
 
-	keys    []float32 // the keys of the current step (memory input)
-	permBuf []float32
-	imgs    []float32 // images of the memory rows refreshed
+	keys []float32 // the keys of the current step, on the host (memory input)
+	imgs []float32 // images of the memory rows refreshed
 }
 
 func newMoCo(name string, cfg Config) (*MoCo, error) {
@@ -91,14 +90,29 @@ func (m *MoCo) Parameters() []*autograd.Var {
 func (m *MoCo) Memory() *memory.Memory { return m.mem }
 
 // Loss is InfoNCE(q, k, negatives) with q the normalised projection of
-// view 0 and k the momentum encoding of view 1.
+// view 0 and k the momentum encoding of view 1, on the model's device
+// (the device of the query encoder's parameters): the views are copied in,
+// the keys copied out to the host for the memory (Update), and the memory
+// rows drawn as negatives copied in.
 func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
-	q := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[0], false))
-	k := m.keyEmbed(b.Views[1], b.Step, 0)
-	m.keys = append(m.keys[:0], k.Data()...)
+	dev := deviceOf(m.enc)
+	x1, _, err := inputs(b, dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.name, err)
+	}
+	q := embed(tp, m.enc, m.proj, x1)
+	k, err := m.keyEmbed(b.Views[1], b.Step, 0, dev)
+	if err != nil {
+		return nil, err
+	}
+	if m.keys, err = toHost(m.keys, k); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.name, err)
+	}
 	var neg *autograd.Var
 	if m.cfg.Negatives != NegBatch {
-		neg = memoryNegatives(m.mem, m.cfg.MemNegatives, m.cfg.Seed, b.Step)
+		if neg, err = memoryNegatives(m.mem, m.cfg.MemNegatives, m.cfg.Seed, b.Step, dev); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
 	}
 	// With an empty memory (the first step) the batch supplies the negatives.
 	batchNeg := m.cfg.Negatives != NegMemory || neg == nil
@@ -107,47 +121,59 @@ func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	}), nil
 }
 
-// keyEmbed encodes x with the key encoder, without gradient, shuffling the
-// batch across the BatchNorm groups when ShuffleBN is set.
-func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int) *tensor.Tensor {
+// keyEmbed encodes the host images x with the key encoder on dev, without
+// gradient, shuffling the batch across the BatchNorm groups when ShuffleBN
+// is set.
+func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int, dev tensor.Device) (*tensor.Tensor, error) {
+	x, err := onDevice(x, dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s keys: %w", m.name, err)
+	}
 	shuffle := m.cfg.ShuffleBN && m.cfg.BNSplits > 1
 	var perm []int
 	if shuffle {
 		perm = shufflePerm(x.Dim(0), m.cfg.Seed, step, pass)
-		x, m.permBuf = permute(x, perm, m.permBuf)
+		x = permute(x, perm)
 	}
 	k := embed(nil, m.kenc, m.kprj, autograd.NewVar(x, false)).Value.Contiguous()
 	if !shuffle {
-		return k
+		return k, nil
 	}
 	// Row i of k is sample perm[i]: put it back at perm[i].
 	inv := make([]int, len(perm))
 	for i, p := range perm {
 		inv[p] = i
 	}
-	out, _ := permute(k, inv, nil)
-	return out
+	return permute(k, inv), nil
 }
 
 // Update moves the key networks towards the query networks, then offers the
 // keys to the memory: this step's keys, or (MemoryFrom "target", the paper's
 // Algorithm 3) the target view re-encoded by the updated key encoder. With
 // MemRefresh, the stalest rows held are then re-encoded by the updated key
-// encoder from their images.
+// encoder from their images. The encoding is on the model's device, the
+// memory on the host.
 func (m *MoCo) Update(b *Batch) error {
 	emaUpdate(m.kenc, m.enc, m.cfg.EMA)
 	emaUpdate(m.kprj, m.proj, m.cfg.EMA)
+	dev := deviceOf(m.enc)
 	rows := m.keys
 	if m.cfg.MemoryFrom == "target" {
-		rows = m.keyEmbed(b.Views[0], b.Step, 1).Data()
+		k, err := m.keyEmbed(b.Views[0], b.Step, 1, dev)
+		if err != nil {
+			return err
+		}
+		if rows, err = toHost(nil, k); err != nil {
+			return fmt.Errorf("%s memory update at step %d: %w", m.name, b.Step, err)
+		}
 	}
 	if _, err := m.mem.Add(rows, b.IDs, b.Labels, b.Step); err != nil {
 		return fmt.Errorf("%s memory update at step %d: %w", m.name, b.Step, err)
 	}
 	if m.cfg.MemRefresh > 0 {
 		var err error
-		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.cfg.BNSplits, m.cfg.Images, b.Views[1], b.Step,
-			func(x *tensor.Tensor) *tensor.Tensor { return m.keyEmbed(x, b.Step, 2) }, m.imgs)
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.cfg.BNSplits, m.cfg.Images, b.Views[1], b.Step, dev,
+			func(x *tensor.Tensor) (*tensor.Tensor, error) { return m.keyEmbed(x, b.Step, 2, dev) }, m.imgs)
 		if err != nil {
 			return fmt.Errorf("%s memory refresh at step %d: %w", m.name, b.Step, err)
 		}

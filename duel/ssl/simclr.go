@@ -1,6 +1,8 @@
 package ssl
 
 import (
+	"fmt"
+
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/nn"
@@ -54,10 +56,15 @@ func (m *SimCLR) Parameters() []*autograd.Var {
 // Memory returns nil: SimCLR has no memory.
 func (m *SimCLR) Memory() *memory.Memory { return nil }
 
-// Loss is NT-Xent of the two views' normalised projections.
+// Loss is NT-Xent of the two views' normalised projections, on the
+// model's device (the views are copied in).
 func (m *SimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
-	z1 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[0], false))
-	z2 := embed(tp, m.enc, m.proj, autograd.NewVar(b.Views[1], false))
+	x1, x2, err := inputs(b, deviceOf(m.enc))
+	if err != nil {
+		return nil, fmt.Errorf("simclr: %w", err)
+	}
+	z1 := embed(tp, m.enc, m.proj, x1)
+	z2 := embed(tp, m.enc, m.proj, x2)
 	return loss.NTXent(tp, z1, z2, nil, loss.ContrastiveOptions{
 		Tau: m.cfg.Tau, Eps: m.cfg.Eps, BatchNegatives: true,
 	}), nil

@@ -10,6 +10,16 @@
 //	tp.Backward(loss); opt.Step()
 //	m.Update(batch)             // momentum update, then memory update
 //
+// A step computes on the model's device, the device of the encoder's
+// parameters (the CPU unless the caller moved the model): Loss copies the
+// batch's host views in, and every projection, key, loss and gradient, the
+// memory negatives and the momentum (EMA) update stay there. The active
+// memory and its policy run on the host: the features it takes (MoCo's
+// keys, D-SimCLR's target projections, refreshed rows) are copied out with
+// one explicit host copy each (toHost), and the rows drawn as negatives
+// are copied back in. On the CPU neither copy moves data the methods did
+// not copy before.
+//
 // The training loop, the optimizer and checkpoints live in package train.
 // docs/ssl-method.md explains how to add a method.
 package ssl
