@@ -1,8 +1,9 @@
 // Package cuda runs duel on an NVIDIA GPU: a device (a context, an
 // allocator and a kernel loader), the CUDA tensor backend, registered in
-// package tensor as "cuda" when a usable device exists, and DUELUpdate, the
-// DUEL memory policy's update in one kernel launch (DUELUpdate, and
-// DUELPolicy, a memory.Policy).
+// package tensor as "cuda" when a usable device exists, and the DUEL memory
+// policy's update with the memory resident on the device (DUELMemory;
+// DUELPolicy, a memory.Policy on it; DUELUpdate, one update from host
+// slices).
 //
 // Nothing here needs the CUDA toolkit or cgo: the driver is opened at run
 // time (package cuda/driver) and the kernels are PTX embedded in Go files
@@ -15,7 +16,7 @@
 //
 // Only device 0 backs tensors: the registry dispatches on the device's name
 // prefix, so a tensor on "cuda:1" would also live on device 0. Use Open for
-// other devices' DUELUpdate.
+// other devices' DUELMemory.
 //
 // The tensor.Backend interface has no error results, so the backend panics
 // with a *tensor.DeviceError wrapping the driver's error (e.g.
