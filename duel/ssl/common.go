@@ -140,13 +140,29 @@ func embed(tp *autograd.Tape, enc Encoder, head nn.Module, x *autograd.Var) *aut
 	return autograd.L2Normalize(tp, head.Forward(tp, enc.Features(tp, x)), 1)
 }
 
-// deviceOf returns the device of m's parameters (the model's device), the
-// CPU for a module without parameters.
+// deviceOf returns the device of m's parameters (the model's device): that
+// of the first one in registration order, the CPU for a module without
+// parameters. It stops at the first parameter instead of listing them all.
 func deviceOf(m nn.Module) tensor.Device {
-	for _, p := range nn.Parameters(m) {
-		return p.Value.Device()
+	if d, ok := firstParamDevice(m); ok {
+		return d
 	}
 	return tensor.CPU
+}
+
+// firstParamDevice returns the device of m's first parameter, depth first.
+func firstParamDevice(m nn.Module) (tensor.Device, bool) {
+	for _, mb := range m.Members() {
+		if mb.Param != nil {
+			return mb.Param.Value.Device(), true
+		}
+		if mb.Module != nil {
+			if d, ok := firstParamDevice(mb.Module); ok {
+				return d, true
+			}
+		}
+	}
+	return "", false
 }
 
 // onDevice returns x on dev: x itself when it is there already (a host
