@@ -5,7 +5,9 @@
 //
 // # Layout
 //
-// Every matrix is b×d, row-major and dense: one sample per row.
+// Every matrix is row-major and dense. The inputs are b×d (or n×d, 2b×d):
+// one sample per row; the contrastive losses' logit derivatives are one
+// row per anchor, one column per candidate (b×b, 2b×2b) or negative (×n).
 package loss
 
 import "math"
