@@ -148,8 +148,11 @@ func (m *DSimCLR) Update(b *Batch) error {
 		if err != nil {
 			return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
 		}
-		z, _ := enc(x)
-		if rows, err = toHost(nil, z); err != nil {
+		z, err := enc(x)
+		if err == nil {
+			rows, err = toHost(nil, z)
+		}
+		if err != nil {
 			return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
 		}
 	}

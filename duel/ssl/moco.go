@@ -96,11 +96,11 @@ func (m *MoCo) Memory() *memory.Memory { return m.mem }
 // rows drawn as negatives copied in.
 func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	dev := deviceOf(m.enc)
-	x1, _, err := inputs(b, dev)
+	x, err := onDevice(b.Views[0], dev)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.name, err)
+		return nil, fmt.Errorf("%s queries: %w", m.name, err)
 	}
-	q := embed(tp, m.enc, m.proj, x1)
+	q := embed(tp, m.enc, m.proj, autograd.NewVar(x, false))
 	k, err := m.keyEmbed(b.Views[1], b.Step, 0, dev)
 	if err != nil {
 		return nil, err
@@ -121,9 +121,9 @@ func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	}), nil
 }
 
-// keyEmbed encodes the host images x with the key encoder on dev, without
-// gradient, shuffling the batch across the BatchNorm groups when ShuffleBN
-// is set.
+// keyEmbed encodes the images x (copied in to dev unless they are there)
+// with the key encoder on dev, without gradient, shuffling the batch across
+// the BatchNorm groups when ShuffleBN is set.
 func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int, dev tensor.Device) (*tensor.Tensor, error) {
 	x, err := onDevice(x, dev)
 	if err != nil {
