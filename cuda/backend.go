@@ -14,7 +14,7 @@ import (
 // registered as "cuda"). Buffers hold device memory; every operation runs
 // the kernels of kernels/cuda and waits for them.
 type Backend struct {
-	g     gpu
+	g     GPU
 	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
 	block int              // threads per block of the elementwise and row kernels
 }
@@ -35,8 +35,8 @@ func NewBackend() (*Backend, error) {
 
 // newBackend returns a backend on d whose elementwise and row kernels use
 // block threads (a multiple of 32; tests vary it).
-func newBackend(g gpu, block int) (*Backend, error) {
-	dummy, err := g.alloc(256)
+func newBackend(g GPU, block int) (*Backend, error) {
+	dummy, err := g.Alloc(256)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (be *Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
 	if len(src) == 0 {
 		return
 	}
-	must("CopyIn", be.g.htod(d.at(off), bytesOf(src)))
+	must("CopyIn", be.g.CopyToDevice(d.at(off), Bytes(src)))
 }
 
 // CopyOut copies len(dst) elements starting at element off to dst.
@@ -102,12 +102,12 @@ func (be *Backend) CopyOut(dst []float32, src tensor.Buffer, off int) {
 	if len(dst) == 0 {
 		return
 	}
-	must("CopyOut", be.g.dtoh(bytesOf(dst), s.at(off)))
+	must("CopyOut", be.g.CopyFromDevice(Bytes(dst), s.at(off)))
 }
 
 // grid returns the launch configuration of a grid-stride loop over n items.
 func (be *Backend) grid(n int64) kc.Config {
-	blocks := min((n+int64(be.block)-1)/int64(be.block), int64(be.g.multiprocessors())*32, 1<<20)
+	blocks := min((n+int64(be.block)-1)/int64(be.block), int64(be.g.Multiprocessors())*32, 1<<20)
 	return kc.Config{Grid: driver.Dim3{X: int(max(blocks, 1)), Y: 1, Z: 1}, Block: driver.Dim3{X: be.block, Y: 1, Z: 1}}
 }
 
@@ -302,7 +302,7 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 	must("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, srcP, int64(rows), int64(n)))
 	runtime.KeepAlive(tmp)
 	idx := make([]int32, rows)
-	must("ArgMax", be.g.dtoh(bytesOf(idx), out))
+	must("ArgMax", be.g.CopyFromDevice(Bytes(idx), out))
 	for i, v := range idx {
 		dst[i] = int(v)
 	}

@@ -5,29 +5,30 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// failingGPU is a hostGPU whose allocations and copies fail with the
-// driver error err, as a device out of memory does.
+// failingGPU is a cudatest.Host whose allocations and copies fail with
+// the driver error err, as a device out of memory does.
 type failingGPU struct {
-	hostDev
+	*cudatest.Host
 	err error
 }
 
-func (f failingGPU) alloc(int) (driver.DevicePtr, error) { return 0, f.err }
-func (f failingGPU) htod(driver.DevicePtr, []byte) error { return f.err }
-func (f failingGPU) dtoh([]byte, driver.DevicePtr) error { return f.err }
-func (f failingGPU) zero(driver.DevicePtr, int) error    { return f.err }
+func (f failingGPU) Alloc(int) (driver.DevicePtr, error)           { return 0, f.err }
+func (f failingGPU) CopyToDevice(driver.DevicePtr, []byte) error   { return f.err }
+func (f failingGPU) CopyFromDevice([]byte, driver.DevicePtr) error { return f.err }
+func (f failingGPU) Zero(driver.DevicePtr, int) error              { return f.err }
 
 // TestDeviceErrorCaught checks that a failed driver call inside a Backend
 // method panics with a *tensor.DeviceError that tensor.CatchDeviceError
 // returns as an error wrapping the driver's.
 func TestDeviceErrorCaught(t *testing.T) {
 	oom := &driver.Error{Op: "cuMemAlloc", Code: 2, Name: "CUDA_ERROR_OUT_OF_MEMORY", Text: "out of memory"}
-	good := &Backend{g: hostDev{newHostGPU()}, block: 64}
+	good := &Backend{g: cudatest.NewHost(), block: 64}
 	buf := good.Alloc(4)
-	be := &Backend{g: failingGPU{hostDev{newHostGPU()}, oom}, block: 64}
+	be := &Backend{g: failingGPU{cudatest.NewHost(), oom}, block: 64}
 	for _, tc := range []struct {
 		op string
 		f  func()

@@ -1,9 +1,13 @@
 // Package cuda runs duel on an NVIDIA GPU: a device (a context, an
-// allocator and a kernel loader), the CUDA tensor backend, registered in
-// package tensor as "cuda" when a usable device exists, and the DUEL memory
-// policy's update with the memory resident on the device (DUELMemory;
-// DUELPolicy, a memory.Policy on it; DUELUpdate, one update from host
-// slices).
+// allocator and a kernel loader) and the CUDA tensor backend, registered in
+// package tensor as "cuda" when a usable device exists.
+//
+// GPU is the device API that code running kernels/cuda kernels is written
+// against (allocation, copies, launches; SharedMemoryOptIn for the dynamic
+// shared memory opt-in): *Device implements it with the driver, and the
+// tests implement it on host memory (internal/cudatest). The DUEL memory
+// policy on the GPU, built on it, is package duel/memory/cudaduel; this
+// package imports nothing of duel above package tensor.
 //
 // Nothing here needs the CUDA toolkit or cgo: the driver is opened at run
 // time (package cuda/driver) and the kernels are PTX embedded in Go files
@@ -15,8 +19,8 @@
 // GPU skip.
 //
 // Only device 0 backs tensors: the registry dispatches on the device's name
-// prefix, so a tensor on "cuda:1" would also live on device 0. Use Open for
-// other devices' DUELMemory.
+// prefix, so a tensor on "cuda:1" would also live on device 0. Open gives
+// other devices as a GPU (e.g. for cudaduel.Memory).
 //
 // The tensor.Backend interface has no error results, so the backend panics
 // with a *tensor.DeviceError wrapping the driver's error (e.g.

@@ -9,33 +9,84 @@ import (
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
-// gpu is what the backend and DUELUpdate need from a device: an allocator,
-// copies and kernel launches. *Device implements it with the driver; the
-// tests also implement it on host memory (with Go versions of the kernels)
-// to check the Go side of the backend without a GPU.
-type gpu interface {
+// GPU is what code that runs kernels/cuda kernels needs from a device: an
+// allocator, copies between host and device, and kernel launches. *Device
+// implements it with the driver; the tests implement it on host memory
+// (internal/cudatest: Go versions of the kernels, or the real kernel
+// sources on a CPU emulator), so that everything above the driver runs
+// without a GPU. The CUDA backend and package duel/memory/cudaduel are
+// written against it.
+type GPU interface {
 	kc.Launcher
-	alloc(bytes int) (driver.DevicePtr, error)
-	free(p driver.DevicePtr)
-	zero(p driver.DevicePtr, bytes int) error
-	htod(dst driver.DevicePtr, src []byte) error
-	dtoh(dst []byte, src driver.DevicePtr) error
-	multiprocessors() int
+	// Alloc returns bytes (> 0) of uninitialised device memory.
+	Alloc(bytes int) (driver.DevicePtr, error)
+	// Free frees memory returned by Alloc.
+	Free(p driver.DevicePtr)
+	// Zero sets bytes bytes at p to 0.
+	Zero(p driver.DevicePtr, bytes int) error
+	// CopyToDevice copies src to device memory at dst.
+	CopyToDevice(dst driver.DevicePtr, src []byte) error
+	// CopyFromDevice copies device memory at src into dst; it waits for
+	// the work queued before it, so dst holds its results.
+	CopyFromDevice(dst []byte, src driver.DevicePtr) error
+	// Multiprocessors returns the number of streaming multiprocessors
+	// (grid-stride launches size their grids by it).
+	Multiprocessors() int
 }
 
-func (d *Device) alloc(n int) (driver.DevicePtr, error) { return d.ctx.MemAlloc(n) }
-func (d *Device) free(p driver.DevicePtr)               { d.ctx.MemFree(p) }
-func (d *Device) zero(p driver.DevicePtr, n int) error  { return d.ctx.Memset8(p, 0, n) }
-func (d *Device) htod(dst driver.DevicePtr, src []byte) error {
+// SharedMemoryOptIn is implemented by GPUs whose kernels may use more than
+// the default 48 KiB of dynamic shared memory per block once they opt in
+// (*Device).
+type SharedMemoryOptIn interface {
+	// MaxSharedOptIn returns the most shared memory a block may use after
+	// opting in (static and dynamic together).
+	MaxSharedOptIn() (int, error)
+	// OptInShared lets launches of kernel of module m use up to bytes of
+	// dynamic shared memory.
+	OptInShared(m *kc.Module, kernel string, bytes int) error
+}
+
+// Alloc returns bytes of device memory (cuMemAlloc).
+func (d *Device) Alloc(bytes int) (driver.DevicePtr, error) { return d.ctx.MemAlloc(bytes) }
+
+// Free frees memory returned by Alloc (cuMemFree).
+func (d *Device) Free(p driver.DevicePtr) { d.ctx.MemFree(p) }
+
+// Zero sets bytes bytes at p to 0 (cuMemsetD8).
+func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.ctx.Memset8(p, 0, bytes) }
+
+// CopyToDevice copies src to device memory at dst (cuMemcpyHtoD).
+func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
 	return driver.CopyHtoD(d.ctx, dst, src)
 }
-func (d *Device) dtoh(dst []byte, src driver.DevicePtr) error {
+
+// CopyFromDevice copies device memory at src into dst (cuMemcpyDtoH).
+func (d *Device) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
 	return driver.CopyDtoH(d.ctx, dst, src)
 }
-func (d *Device) multiprocessors() int { return d.sms }
 
-// bytesOf returns the memory of s as bytes (shared, not copied).
-func bytesOf[T any](s []T) []byte {
+// Multiprocessors returns the device's number of streaming multiprocessors.
+func (d *Device) Multiprocessors() int { return d.sms }
+
+// MaxSharedOptIn returns the most shared memory per block a kernel may use
+// after opting in (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).
+func (d *Device) MaxSharedOptIn() (int, error) {
+	return d.dev.Attribute(driver.AttrMaxSharedMemoryPerBlockOptin)
+}
+
+// OptInShared lets launches of kernel of module m use up to bytes of
+// dynamic shared memory (cuFuncSetAttribute), loading m if needed.
+func (d *Device) OptInShared(m *kc.Module, kernel string, bytes int) error {
+	f, err := d.function(m, kernel)
+	if err != nil {
+		return err
+	}
+	return f.SetMaxDynamicShared(bytes)
+}
+
+// Bytes returns the memory of s as bytes (shared, not copied), for
+// GPU.CopyToDevice and GPU.CopyFromDevice.
+func Bytes[T any](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -55,7 +106,7 @@ func (b *devBuf) at(off int) driver.DevicePtr { return b.ptr.Add(4 * off) }
 
 // allocFloats returns zeroed device storage for n float32 values on g,
 // freed by a cleanup when the returned handle is unreachable.
-func allocFloats(g gpu, n int) (*devBuf, error) {
+func allocFloats(g GPU, n int) (*devBuf, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: allocating %d elements", n)
 	}
@@ -63,28 +114,28 @@ func allocFloats(g gpu, n int) (*devBuf, error) {
 	if n == 0 {
 		return b, nil
 	}
-	p, err := g.alloc(4 * n)
+	p, err := g.Alloc(4 * n)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.zero(p, 4*n); err != nil {
-		g.free(p)
+	if err := g.Zero(p, 4*n); err != nil {
+		g.Free(p)
 		return nil, err
 	}
 	b.ptr = p
-	runtime.AddCleanup(b, func(p driver.DevicePtr) { g.free(p) }, p)
+	runtime.AddCleanup(b, func(p driver.DevicePtr) { g.Free(p) }, p)
 	return b, nil
 }
 
 // scratch is device memory for the duration of one call; release frees it.
 type scratch struct {
-	g    gpu
+	g    GPU
 	ptrs []driver.DevicePtr
 }
 
 // alloc returns n bytes (at least 1) of scratch memory.
 func (s *scratch) alloc(n int) (driver.DevicePtr, error) {
-	p, err := s.g.alloc(max(n, 1))
+	p, err := s.g.Alloc(max(n, 1))
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +146,7 @@ func (s *scratch) alloc(n int) (driver.DevicePtr, error) {
 // release frees every allocation.
 func (s *scratch) release() {
 	for _, p := range s.ptrs {
-		s.g.free(p)
+		s.g.Free(p)
 	}
 	s.ptrs = nil
 }

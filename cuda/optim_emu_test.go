@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"sync"
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/nn/optim"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -26,18 +26,13 @@ var emuRegistered sync.Once
 // emuTensorDevice registers the emulated backend and returns its device.
 func emuTensorDevice(t *testing.T) tensor.Device {
 	t.Helper()
-	// newEmuGPU's skips, checked here too: a skip inside Do would mark the
-	// registration done without registering anything.
-	if testing.Short() {
-		t.Skip("emulated kernels skipped under -short")
-	}
-	if _, err := exec.LookPath("g++"); err != nil {
-		t.Skip("g++ not found: emulated kernels skipped")
-	}
+	// NewEmulator's skips, checked here too: a skip inside Do would mark
+	// the registration done without registering anything.
+	cudatest.SkipWithoutEmulator(t)
 	var err error
 	emuRegistered.Do(func() {
 		var b *Backend
-		if b, err = newBackend(newEmuGPU(t), 64); err == nil {
+		if b, err = newBackend(cudatest.NewEmulator(t), 64); err == nil {
 			tensor.Register(emuDevice{b})
 		}
 	})

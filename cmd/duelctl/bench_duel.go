@@ -13,6 +13,7 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/kernels/igemm"
 )
@@ -29,7 +30,7 @@ func benchDuelCommand() *cli.Command {
 			"the same evictions; the speed-up is the ratio of their median update times. For the comparison\n" +
 			"with the pseudocode in PyTorch, see bench/duel_pytorch.py.\n\n" +
 			"With --device cuda it also times, in the same process, the update on the GPU with the memory\n" +
-			"resident there (cuda.DUELPolicy in the same memory, and cuda.DUELMemory's update alone), and\n" +
+			"resident there (cudaduel.Policy in the same memory, and cudaduel.Memory's update alone), and\n" +
 			"checks that its evictions equal the fast path's; without a usable GPU it refuses.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
@@ -111,13 +112,13 @@ func benchDuelCommand() *cli.Command {
 	}
 }
 
-// benchDuelCUDA times the update on the GPU: cuda.DUELPolicy driving the
+// benchDuelCUDA times the update on the GPU: cudaduel.Policy driving the
 // same memory as the CPU run (host rows moved by memory.Memory, the
 // policy's memory resident on the device), whose evictions must equal the
-// CPU's (fastEv), then cuda.DUELMemory's update alone on the same batches.
+// CPU's (fastEv), then cudaduel.Memory's update alone on the same batches.
 // It adds its figures to res.
 func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []float32, batches [][]float32, fastHeld []uint64, k, z int) error {
-	p := cuda.NewDUELPolicy(dev, memory.Protected)
+	p := cudaduel.NewPolicy(dev, memory.Protected)
 	defer p.Close()
 	gpu, gpuHeld, err := timeDUEL(p, init, batches, k, z)
 	if err != nil {
@@ -128,7 +129,7 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 			return fmt.Errorf("bench duel: update %d: the memory holds other rows with the GPU's policy than with the CPU's fast path (hash %x, expected %x)", i, gpuHeld[i], fastHeld[i])
 		}
 	}
-	// DUELMemory alone, on the memory the policy starts from (the rows
+	// cudaduel.Memory alone, on the memory the policy starts from (the rows
 	// as memory.Memory normalised them: the policy's first arrival).
 	mem, err := memory.New(k, z, memory.NewFIFO())
 	if err != nil {
@@ -137,7 +138,7 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	if _, err := mem.Add(init, nil, nil, 0); err != nil {
 		return fmt.Errorf("bench duel: %w", err)
 	}
-	dm, err := cuda.NewDUELMemory(dev, k, z, cuda.DUELMemoryOptions{Admission: memory.Protected, Batch: len(batches[0]) / z})
+	dm, err := cudaduel.NewMemory(dev, k, z, cudaduel.MemoryOptions{Admission: memory.Protected, Batch: len(batches[0]) / z})
 	if err != nil {
 		return fmt.Errorf("bench duel: %w", err)
 	}

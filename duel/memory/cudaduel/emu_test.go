@@ -1,20 +1,24 @@
-package cuda
+package cudaduel
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+)
 
 // TestDUELEmulated runs duel.cu itself (and sgemm_f32 for the dots) on the
-// CPU emulator, through DUELUpdate's and DUELMemory's marshalling and the
-// driver's parameter layout (emuGPU), and compares with memory.DUEL:
+// CPU emulator, through Update's and Memory's marshalling and the
+// driver's parameter layout (cudatest.Emulator), and compares with memory.DUEL:
 // evictions, kept positions and carried scores bit for bit. One update at
 // a time on the streams of TestDUELHost at several block sizes, then
 // resident streams (batches of varying size, the capacity growing) with
 // the selection in dynamic shared memory and in global memory.
 func TestDUELEmulated(t *testing.T) {
-	e := newEmuGPU(t)
-	run := func(block int) func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
-		return func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+	e := cudatest.NewEmulator(t)
+	run := func(block int) func(mem, batch []float32, z int, opt Options) (Result, error) {
+		return func(mem, batch []float32, z int, opt Options) (Result, error) {
 			opt.BlockSize = block
-			return duelUpdate(e, mem, batch, z, opt)
+			return Update(e, mem, batch, z, opt)
 		}
 	}
 	small := []duelCase{{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}}

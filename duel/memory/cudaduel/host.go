@@ -1,4 +1,4 @@
-package cuda
+package cudaduel
 
 import (
 	"math"
@@ -9,9 +9,9 @@ import (
 // The kernels of kernels/cuda/duel.cu transcribed to Go, loop for loop, on
 // the same grid and with the same double arithmetic. The tests run them
 // everywhere against memory.DUEL (duelHost, TestDUELHost), which checks the
-// algorithm the kernels implement on machines without a GPU, and the
-// hostGPU of the tests runs them in place of the kernels to check
-// DUELMemory's buffers, offsets and launch parameters (TestDUELUpdateOnHost).
+// algorithm the kernels implement on machines without a GPU, and the tests'
+// cudatest.Host runs them in place of the kernels (hostKernels) to check
+// Memory's buffers, offsets and launch parameters (TestDUELUpdateOnHost).
 
 const (
 	hostSel   = 1
@@ -125,12 +125,12 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 	}
 }
 
-// duelHost is one update as DUELMemory runs it, on the host: the grid
+// duelHost is one update as Memory runs it, on the host: the grid
 // rows of mem and batch, their dots (every pair: the carried block and the
 // batch's rows and columns), the scores when opt.Scores is nil, then the
-// steps. Arguments are those of DUELUpdate, already validated; batch may
+// steps. Arguments are those of Update, already validated; batch may
 // be empty (the result then holds the scores of mem).
-func duelHost(mem, batch []float32, z int, opt DUELOptions) DUELResult {
+func duelHost(mem, batch []float32, z int, opt Options) Result {
 	k, b := len(mem)/z, len(batch)/z
 	w := k + b
 	grid := make([]float32, w*z)
@@ -153,7 +153,7 @@ func duelHost(mem, batch []float32, z int, opt DUELOptions) DUELResult {
 		duelScoresHost(score, sim, w, k)
 	}
 	ev, kept := make([]int32, b), make([]int32, k)
-	res := DUELResult{Scores: make([]float64, k)}
+	res := Result{Scores: make([]float64, k)}
 	duelSelectHost(sim, w, k, b, opt.Admission == memory.Protected, score, ev, kept, res.Scores)
 	res.Evicted, res.Kept = widen(ev), widen(kept)
 	return res

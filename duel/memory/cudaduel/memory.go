@@ -1,22 +1,24 @@
-package cuda
+package cudaduel
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/duel/memory"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
-// DUELOptions configures DUELUpdate.
-type DUELOptions struct {
+// Options configures Update.
+type Options struct {
 	// Admission says whether a batch row may be evicted by a later row of
 	// the same batch (see memory.Admission).
 	Admission memory.Admission
 	// Scores, when not nil, are the scores of the rows held (K values),
-	// as returned in DUELResult.Scores by the previous update of the same
+	// as returned in Result.Scores by the previous update of the same
 	// memory: the update then skips summing the K x K similarities.
 	Scores []float64
 	// BlockSize is the number of threads of the selection kernel's one
@@ -24,8 +26,8 @@ type DUELOptions struct {
 	BlockSize int
 }
 
-// DUELResult is the outcome of one DUEL update.
-type DUELResult struct {
+// Result is the outcome of one DUEL update.
+type Result struct {
 	// Evicted holds, for each batch row in arrival order, the position
 	// that left when it arrived (memory.Policy's contract: 0..K-1 a row
 	// held, K+b batch row b).
@@ -34,9 +36,9 @@ type DUELResult struct {
 	// then the batch rows that entered.
 	Kept []int
 	// Scores holds the score of each kept row (sum of its q with the rows
-	// kept, itself included), to pass as DUELOptions.Scores next time.
-	// DUELMemory.Update leaves it nil (the scores stay on the device; see
-	// DUELMemory.Scores).
+	// kept, itself included), to pass as Options.Scores next time.
+	// Memory.Update leaves it nil (the scores stay on the device; see
+	// Memory.Scores).
 	Scores []float64
 }
 
@@ -62,7 +64,7 @@ func checkBlock(n int) (int, error) {
 		return defaultDUELBlock, nil
 	}
 	if n < 32 || n > 1024 || n%32 != 0 {
-		return 0, fmt.Errorf("cuda: DUEL: block size %d, expected a multiple of 32 in 32..1024", n)
+		return 0, fmt.Errorf("cudaduel: block size %d, expected a multiple of 32 in 32..1024", n)
 	}
 	return n, nil
 }
@@ -75,36 +77,36 @@ func checkRows(name string, rows []float32, z int) error {
 		var ss float64
 		for c, v := range rows[r*z : (r+1)*z] {
 			if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
-				return fmt.Errorf("cuda: DUEL: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
+				return fmt.Errorf("cudaduel: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
 			}
 			ss += float64(v) * float64(v)
 		}
 		if ss > duelMaxNorm2 {
-			return fmt.Errorf("cuda: DUEL: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
+			return fmt.Errorf("cudaduel: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
 		}
 	}
 	return nil
 }
 
-// checkDUEL validates the arguments of DUELUpdate and returns K, B and the
+// checkDUEL validates the arguments of Update and returns K, B and the
 // block size.
-func checkDUEL(mem, batch []float32, z int, opt DUELOptions) (k, b, block int, err error) {
+func checkDUEL(mem, batch []float32, z int, opt Options) (k, b, block int, err error) {
 	switch {
 	case z < 1 || z > duelMaxZ:
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: row length %d, expected 1..%d", z, duelMaxZ)
+		return 0, 0, 0, fmt.Errorf("cudaduel: row length %d, expected 1..%d", z, duelMaxZ)
 	case len(mem)%z != 0 || len(mem) == 0:
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: memory of %d values, expected a positive multiple of the row length %d", len(mem), z)
+		return 0, 0, 0, fmt.Errorf("cudaduel: memory of %d values, expected a positive multiple of the row length %d", len(mem), z)
 	case len(batch)%z != 0:
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: batch of %d values, expected a multiple of the row length %d", len(batch), z)
+		return 0, 0, 0, fmt.Errorf("cudaduel: batch of %d values, expected a multiple of the row length %d", len(batch), z)
 	case opt.Admission != memory.Protected && opt.Admission != memory.Compete:
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
+		return 0, 0, 0, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	}
 	k, b = len(mem)/z, len(batch)/z
 	if k+b > duelMaxRows {
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
+		return 0, 0, 0, fmt.Errorf("cudaduel: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
 	}
 	if opt.Scores != nil && len(opt.Scores) != k {
-		return 0, 0, 0, fmt.Errorf("cuda: DUEL: %d carried scores for %d rows held", len(opt.Scores), k)
+		return 0, 0, 0, fmt.Errorf("cudaduel: %d carried scores for %d rows held", len(opt.Scores), k)
 	}
 	if block, err = checkBlock(opt.BlockSize); err != nil {
 		return 0, 0, 0, err
@@ -118,50 +120,50 @@ func checkDUEL(mem, batch []float32, z int, opt DUELOptions) (k, b, block int, e
 	return k, b, block, nil
 }
 
-// DUELUpdate runs one update of the DUEL policy on the device: mem holds
-// the K rows of a full memory (K x z, L2-normalised, oldest first) and
-// batch the B incoming rows. Its decisions are exactly those of memory.DUEL
-// with the same admission (the tests check it): scores are exact on
-// duel/memory's similarity grid. It uploads the memory and allocates a
-// DUELMemory for the one update; a stream of updates of the same memory
-// should keep a DUELMemory instead, which copies only the batches.
-func (d *Device) DUELUpdate(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
-	if d == nil {
-		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
-			return DUELResult{}, err
-		}
-		return DUELResult{}, fmt.Errorf("cuda: DUEL: no device")
-	}
-	return duelUpdate(d, mem, batch, z, opt)
-}
-
-// duelUpdate is DUELUpdate on any gpu: a DUELMemory loaded with mem,
-// updated once by batch, then closed.
-func duelUpdate(g gpu, mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+// Update runs one update of the DUEL policy on g: mem holds the K rows of
+// a full memory (K x z, L2-normalised, oldest first) and batch the B
+// incoming rows. Its decisions are exactly those of memory.DUEL with the
+// same admission (the tests check it): scores are exact on duel/memory's
+// similarity grid. It uploads the memory and allocates a Memory for the
+// one update; a stream of updates of the same memory should keep a Memory
+// instead, which copies only the batches.
+func Update(g cuda.GPU, mem, batch []float32, z int, opt Options) (Result, error) {
 	k, b, _, err := checkDUEL(mem, batch, z, opt)
 	if err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
-	m, err := newDUELMemory(g, k, z, DUELMemoryOptions{Admission: opt.Admission, BlockSize: opt.BlockSize, Batch: b})
+	if noGPU(g) {
+		return Result{}, errNoDevice
+	}
+	m, err := NewMemory(g, k, z, MemoryOptions{Admission: opt.Admission, BlockSize: opt.BlockSize, Batch: b})
 	if err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	defer m.Close()
 	if err := m.Load(mem, opt.Scores); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	res, err := m.Update(batch)
 	if err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	if res.Scores, err = m.Scores(); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	return res, nil
 }
 
-// DUELMemoryOptions configures a DUELMemory.
-type DUELMemoryOptions struct {
+// errNoDevice is the error of a nil GPU.
+var errNoDevice = errors.New("cudaduel: no device (nil cuda.GPU)")
+
+// noGPU reports whether g is nil or holds a nil *cuda.Device.
+func noGPU(g cuda.GPU) bool {
+	d, ok := g.(*cuda.Device)
+	return g == nil || ok && d == nil
+}
+
+// MemoryOptions configures a Memory.
+type MemoryOptions struct {
 	// Admission says whether a batch row may be evicted by a later row of
 	// the same batch: memory.Protected or memory.Compete.
 	Admission memory.Admission
@@ -173,7 +175,7 @@ type DUELMemoryOptions struct {
 	Batch int
 }
 
-// DUELMemory is a DUEL memory of K rows of length Z resident on a device:
+// Memory is a DUEL memory of K rows of length Z resident on a device:
 // it keeps there the memory's rows on duel/memory's similarity grid, the
 // rows' scores and the K x K block of their grid dot products (as
 // duel/memory's fast path carries them), and all the scratch of an
@@ -191,10 +193,10 @@ type DUELMemoryOptions struct {
 //
 // Device memory is 8*(K+Bcap)^2 bytes for two similarity matrices
 // (K = 4096, Bcap = 256: 152 MB) plus 8*(K+Bcap)*Z for two grids. Free
-// it with Close: the garbage collector does not. A DUELMemory is not safe
+// it with Close: the garbage collector does not. A Memory is not safe
 // for concurrent use.
-type DUELMemory struct {
-	g      gpu
+type Memory struct {
+	g      cuda.GPU
 	k, z   int
 	adm    memory.Admission
 	block  int
@@ -224,32 +226,13 @@ type duelTiming struct {
 }
 
 // lap adds the time since *t0 to d and restarts *t0 (no-op without timing).
-func (m *DUELMemory) lap(d func(*duelTiming) *time.Duration, t0 *time.Time) {
+func (m *Memory) lap(d func(*duelTiming) *time.Duration, t0 *time.Time) {
 	if m.timing == nil {
 		return
 	}
 	now := time.Now()
 	*d(m.timing) += now.Sub(*t0)
 	*t0 = now
-}
-
-// sharedOptIn is implemented by gpus whose kernels may use more than the
-// default 48 KiB of dynamic shared memory once they opt in (Device).
-type sharedOptIn interface {
-	maxSharedOptIn() (int, error)
-	optInShared(m *kc.Module, kernel string, bytes int) error
-}
-
-func (d *Device) maxSharedOptIn() (int, error) {
-	return d.dev.Attribute(driver.AttrMaxSharedMemoryPerBlockOptin)
-}
-
-func (d *Device) optInShared(m *kc.Module, kernel string, bytes int) error {
-	f, err := d.function(m, kernel)
-	if err != nil {
-		return err
-	}
-	return f.SetMaxDynamicShared(bytes)
 }
 
 // The selection kernel's static shared memory is below 2 KiB; what is
@@ -259,35 +242,32 @@ const (
 	staticShared  = 4 << 10
 )
 
-// NewDUELMemory returns an empty DUEL memory of k rows of length z on
-// device d (call Load before the first update).
-func NewDUELMemory(d *Device, k, z int, opt DUELMemoryOptions) (*DUELMemory, error) {
-	if d == nil {
-		return nil, fmt.Errorf("cuda: DUEL: no device")
+// NewMemory returns an empty DUEL memory of k rows of length z on g
+// (call Load before the first update). On a GPU that implements
+// cuda.SharedMemoryOptIn (a *cuda.Device), the selection kernel opts in to
+// all the dynamic shared memory a block may have.
+func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
+	if noGPU(g) {
+		return nil, errNoDevice
 	}
-	return newDUELMemory(d, k, z, opt)
-}
-
-// newDUELMemory is NewDUELMemory on any gpu.
-func newDUELMemory(g gpu, k, z int, opt DUELMemoryOptions) (*DUELMemory, error) {
 	switch {
 	case z < 1 || z > duelMaxZ:
-		return nil, fmt.Errorf("cuda: DUEL: row length %d, expected 1..%d", z, duelMaxZ)
+		return nil, fmt.Errorf("cudaduel: row length %d, expected 1..%d", z, duelMaxZ)
 	case k < 1 || k > duelMaxRows:
-		return nil, fmt.Errorf("cuda: DUEL: memory of %d rows, expected 1..%d", k, duelMaxRows)
+		return nil, fmt.Errorf("cudaduel: memory of %d rows, expected 1..%d", k, duelMaxRows)
 	case opt.Admission != memory.Protected && opt.Admission != memory.Compete:
-		return nil, fmt.Errorf("cuda: DUEL: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
+		return nil, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
-		return nil, fmt.Errorf("cuda: DUEL: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
+		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
 		return nil, err
 	}
-	m := &DUELMemory{g: g, k: k, z: z, adm: opt.Admission, block: block, shared: defaultShared}
-	if s, ok := g.(sharedOptIn); ok {
-		if n, err := s.maxSharedOptIn(); err == nil && n-staticShared > m.shared {
-			if err := s.optInShared(kc.DuelModule, "duel_select_shared", n-staticShared); err == nil {
+	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, shared: defaultShared}
+	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
+		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
+			if err := s.OptInShared(kc.DuelModule, "duel_select_shared", n-staticShared); err == nil {
 				m.shared = n - staticShared
 			}
 		}
@@ -305,7 +285,7 @@ func newDUELMemory(g gpu, k, z int, opt DUELMemoryOptions) (*DUELMemory, error) 
 
 // alloc (re)allocates the buffers for batches of up to bcap rows; the
 // memory's contents are lost.
-func (m *DUELMemory) alloc(bcap int) error {
+func (m *Memory) alloc(bcap int) error {
 	m.free()
 	m.bcap, m.w = bcap, m.k+bcap
 	rows := m.k + bcap
@@ -318,9 +298,9 @@ func (m *DUELMemory) alloc(bcap int) error {
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k},
 		{&m.gsc, 8 * rows}, {&m.gfl, rows}, {&m.ev, 4 * max(bcap, 1)}, {&m.kept, 4 * m.k},
 	} {
-		p, err := m.g.alloc(a.n)
+		p, err := m.g.Alloc(a.n)
 		if err != nil {
-			return fmt.Errorf("cuda: DUEL memory of %d rows of %d (batches up to %d): %d bytes: %w", m.k, m.z, bcap, a.n, err)
+			return fmt.Errorf("cudaduel: memory of %d rows of %d (batches up to %d): %d bytes: %w", m.k, m.z, bcap, a.n, err)
 		}
 		*a.p = p
 	}
@@ -328,20 +308,20 @@ func (m *DUELMemory) alloc(bcap int) error {
 }
 
 // free releases the device buffers.
-func (m *DUELMemory) free() {
+func (m *Memory) free() {
 	for _, p := range []*driver.DevicePtr{&m.grid[0], &m.grid[1], &m.sim[0], &m.sim[1],
 		&m.score[0], &m.score[1], &m.gsc, &m.gfl, &m.ev, &m.kept} {
 		if *p != 0 {
-			m.g.free(*p)
+			m.g.Free(*p)
 			*p = 0
 		}
 	}
 	m.loaded = false
 }
 
-// Close frees the device memory. The DUELMemory is unusable afterwards;
+// Close frees the device memory. The Memory is unusable afterwards;
 // closing it again does nothing.
-func (m *DUELMemory) Close() error {
+func (m *Memory) Close() error {
 	if m == nil || m.closed {
 		return nil
 	}
@@ -351,15 +331,15 @@ func (m *DUELMemory) Close() error {
 }
 
 // K returns the number of rows held.
-func (m *DUELMemory) K() int { return m.k }
+func (m *Memory) K() int { return m.k }
 
 // usable reports why the memory cannot run (closed, or not loaded).
-func (m *DUELMemory) usable(needLoaded bool) error {
+func (m *Memory) usable(needLoaded bool) error {
 	switch {
 	case m.closed:
-		return fmt.Errorf("cuda: DUEL memory used after Close")
+		return fmt.Errorf("cudaduel: memory used after Close")
 	case needLoaded && !m.loaded:
-		return fmt.Errorf("cuda: DUEL memory updated before Load")
+		return fmt.Errorf("cudaduel: memory updated before Load")
 	}
 	return nil
 }
@@ -372,18 +352,18 @@ func elementwise(n int64) kc.Config {
 }
 
 // toGrid rounds the n values at p to the grid, in place.
-func (m *DUELMemory) toGrid(p driver.DevicePtr, n int) error {
+func (m *Memory) toGrid(p driver.DevicePtr, n int) error {
 	return kc.DuelGrid(m.g, elementwise(int64(n)), p, int64(n), p)
 }
 
 // dots writes sim[r*w + c] = grid(r).grid(c) for rows r0..r0+nr-1 and
 // columns c0..c0+nc-1 of the grid buffer buf (sgemm_f32, exact).
-func (m *DUELMemory) dots(buf int, r0, nr, c0, nc int) error {
+func (m *Memory) dots(buf int, r0, nr, c0, nc int) error {
 	if nr == 0 || nc == 0 {
 		return nil
 	}
 	if (nr+63)/64 > 65535 {
-		return fmt.Errorf("cuda: DUEL: %d rows exceed one sgemm_f32 launch (%d)", nr, 65535*64)
+		return fmt.Errorf("cudaduel: %d rows exceed one sgemm_f32 launch (%d)", nr, 65535*64)
 	}
 	cfg := kc.Config{Grid: driver.Dim3{X: (nc + 63) / 64, Y: (nr + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	g, z := m.grid[buf], int64(m.z)
@@ -395,23 +375,23 @@ func (m *DUELMemory) dots(buf int, r0, nr, c0, nc int) error {
 // Load replaces the rows held by rows (K x Z, L2-normalised, oldest
 // first): it uploads them, and computes their K x K grid dots and, when
 // scores is nil, their scores (scores, when given, are those a previous
-// update returned for exactly these rows, see DUELResult.Scores).
-func (m *DUELMemory) Load(rows []float32, scores []float64) error {
+// update returned for exactly these rows, see Result.Scores).
+func (m *Memory) Load(rows []float32, scores []float64) error {
 	if err := m.usable(false); err != nil {
 		return err
 	}
 	if len(rows) != m.k*m.z {
-		return fmt.Errorf("cuda: DUEL: memory of %d values, expected %d rows of %d", len(rows), m.k, m.z)
+		return fmt.Errorf("cudaduel: memory of %d values, expected %d rows of %d", len(rows), m.k, m.z)
 	}
 	if scores != nil && len(scores) != m.k {
-		return fmt.Errorf("cuda: DUEL: %d carried scores for %d rows held", len(scores), m.k)
+		return fmt.Errorf("cudaduel: %d carried scores for %d rows held", len(scores), m.k)
 	}
 	if err := checkRows("memory", rows, m.z); err != nil {
 		return err
 	}
 	m.loaded = false
 	c := m.cur
-	if err := m.g.htod(m.grid[c], bytesOf(rows)); err != nil {
+	if err := m.g.CopyToDevice(m.grid[c], cuda.Bytes(rows)); err != nil {
 		return err
 	}
 	if err := m.toGrid(m.grid[c], m.k*m.z); err != nil {
@@ -421,7 +401,7 @@ func (m *DUELMemory) Load(rows []float32, scores []float64) error {
 		return err
 	}
 	if scores != nil {
-		if err := m.g.htod(m.score[c], bytesOf(scores)); err != nil {
+		if err := m.g.CopyToDevice(m.score[c], cuda.Bytes(scores)); err != nil {
 			return err
 		}
 	} else {
@@ -438,24 +418,24 @@ func (m *DUELMemory) Load(rows []float32, scores []float64) error {
 // grow reallocates the buffers for batches of b rows, keeping the memory:
 // its grid rows and scores move to the new buffers and its block is
 // recomputed.
-func (m *DUELMemory) grow(b int) error {
+func (m *Memory) grow(b int) error {
 	k, z := m.k, m.z
 	grid := make([]float32, k*z) // grid values are exact floats: a round trip keeps them
 	scores := make([]float64, k)
-	if err := m.g.dtoh(bytesOf(grid), m.grid[m.cur]); err != nil {
+	if err := m.g.CopyFromDevice(cuda.Bytes(grid), m.grid[m.cur]); err != nil {
 		return err
 	}
-	if err := m.g.dtoh(bytesOf(scores), m.score[m.cur]); err != nil {
+	if err := m.g.CopyFromDevice(cuda.Bytes(scores), m.score[m.cur]); err != nil {
 		return err
 	}
 	if err := m.alloc(b); err != nil {
 		return err
 	}
 	m.cur = 0
-	if err := m.g.htod(m.grid[0], bytesOf(grid)); err != nil {
+	if err := m.g.CopyToDevice(m.grid[0], cuda.Bytes(grid)); err != nil {
 		return err
 	}
-	if err := m.g.htod(m.score[0], bytesOf(scores)); err != nil {
+	if err := m.g.CopyToDevice(m.score[0], cuda.Bytes(scores)); err != nil {
 		return err
 	}
 	if err := m.dots(0, 0, k, 0, k); err != nil {
@@ -471,22 +451,22 @@ func (m *DUELMemory) grow(b int) error {
 // contract (positions 0..K-1 the rows held, K+b batch row b); its Scores
 // are nil (see Scores). No device memory is allocated unless B exceeds
 // every batch before it.
-func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
+func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.usable(true); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	k, z := m.k, m.z
 	if len(batch)%z != 0 {
-		return DUELResult{}, fmt.Errorf("cuda: DUEL: batch of %d values, expected a multiple of the row length %d", len(batch), z)
+		return Result{}, fmt.Errorf("cudaduel: batch of %d values, expected a multiple of the row length %d", len(batch), z)
 	}
 	b := len(batch) / z
 	if b > duelMaxRows-k {
-		return DUELResult{}, fmt.Errorf("cuda: DUEL: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
+		return Result{}, fmt.Errorf("cudaduel: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
 	}
 	if err := checkRows("batch", batch, z); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
-	res := DUELResult{Evicted: make([]int, b), Kept: make([]int, k)}
+	res := Result{Evicted: make([]int, b), Kept: make([]int, k)}
 	if b == 0 {
 		for p := range res.Kept {
 			res.Kept[p] = p
@@ -495,27 +475,27 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 	}
 	if b > m.bcap {
 		if err := m.grow(b); err != nil {
-			return DUELResult{}, err
+			return Result{}, err
 		}
 	}
 	t0 := time.Now()
 	c, n := m.cur, 1-m.cur
 	gridB := m.grid[c] + driver.DevicePtr(4*int64(k)*int64(z))
-	if err := m.g.htod(gridB, bytesOf(batch)); err != nil {
-		return DUELResult{}, err
+	if err := m.g.CopyToDevice(gridB, cuda.Bytes(batch)); err != nil {
+		return Result{}, err
 	}
 	if err := m.toGrid(gridB, b*z); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	m.lap(func(t *duelTiming) *time.Duration { return &t.upload }, &t0)
 	// The batch's rows of sim (dots with the memory and the batch), then
 	// its columns over the memory's rows: row J of sim is then complete
 	// for every position J.
 	if err := m.dots(c, k, b, 0, k+b); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	if err := m.dots(c, 0, k, k, b); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	m.lap(func(t *duelTiming) *time.Duration { return &t.dots }, &t0)
 	protect := int32(0)
@@ -533,27 +513,27 @@ func (m *DUELMemory) Update(batch []float32) (DUELResult, error) {
 			m.gsc, m.gfl, m.ev, m.kept, m.score[n])
 	}
 	if err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	m.lap(func(t *duelTiming) *time.Duration { return &t.selection }, &t0)
 	// The kept rows' block and grid rows move to positions 0..K-1 of the
 	// other buffers.
 	perm := kc.Config{Grid: driver.Dim3{X: (k + 255) / 256, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	if err := kc.DuelPermute(m.g, perm, m.sim[c], int64(m.w), m.kept, int32(k), m.sim[n], int64(m.w)); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	if err := kc.DuelGatherRows(m.g, elementwise(int64(k)*int64(z)), m.grid[c], m.kept, int32(k), int32(z), m.grid[n]); err != nil {
-		return DUELResult{}, err
+		return Result{}, err
 	}
 	m.cur = n
 	m.lap(func(t *duelTiming) *time.Duration { return &t.permute }, &t0)
 	m.ev32 = growInt32(m.ev32, b)
 	m.kept32 = growInt32(m.kept32, k)
-	if err := m.g.dtoh(bytesOf(m.ev32), m.ev); err != nil {
-		return DUELResult{}, err
+	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
+		return Result{}, err
 	}
-	if err := m.g.dtoh(bytesOf(m.kept32), m.kept); err != nil {
-		return DUELResult{}, err
+	if err := m.g.CopyFromDevice(cuda.Bytes(m.kept32), m.kept); err != nil {
+		return Result{}, err
 	}
 	m.lap(func(t *duelTiming) *time.Duration { return &t.download }, &t0)
 	for i, v := range m.ev32 {
@@ -571,12 +551,12 @@ func selectShared(k, b int) int { return 9 * (k + b) }
 
 // Scores returns the scores of the rows held (the sum of each row's q with
 // the rows held, itself included), in order.
-func (m *DUELMemory) Scores() ([]float64, error) {
+func (m *Memory) Scores() ([]float64, error) {
 	if err := m.usable(true); err != nil {
 		return nil, err
 	}
 	s := make([]float64, m.k)
-	if err := m.g.dtoh(bytesOf(s), m.score[m.cur]); err != nil {
+	if err := m.g.CopyFromDevice(cuda.Bytes(s), m.score[m.cur]); err != nil {
 		return nil, err
 	}
 	return s, nil

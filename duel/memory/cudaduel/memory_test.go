@@ -1,4 +1,4 @@
-package cuda
+package cudaduel
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
 )
 
@@ -65,7 +66,7 @@ var duelCases = []duelCase{
 // stream runs update on a stream of batches for every case and admission,
 // and compares its decisions with memory.DUEL (the reference path and the
 // fast path), carrying scores between updates.
-func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error)) {
+func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch []float32, z int, opt Options) (Result, error)) {
 	for ci, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 			t.Run(fmt.Sprintf("%s/K%d_B%d_Z%d_%v", name, c.k, c.b, c.z, adm), func(t *testing.T) {
@@ -82,7 +83,7 @@ func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch 
 							t.Fatal(err)
 						}
 					}
-					got, err := update(mem, batch, c.z, DUELOptions{Admission: adm, Scores: scores})
+					got, err := update(mem, batch, c.z, Options{Admission: adm, Scores: scores})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -103,7 +104,7 @@ func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch 
 					mem = next
 					// Carried scores equal the scores computed from scratch,
 					// bit for bit.
-					fresh := duelHost(mem, nil, c.z, DUELOptions{Admission: adm})
+					fresh := duelHost(mem, nil, c.z, Options{Admission: adm})
 					if !slices.Equal(got.Scores, fresh.Scores) {
 						t.Fatalf("step %d: carried scores %v differ from recomputed %v", step, got.Scores, fresh.Scores)
 					}
@@ -123,13 +124,13 @@ var residentCases = []duelCase{
 	{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}, {64, 16, 17},
 }
 
-// residentStream runs a DUELMemory made by open (on some gpu, with some
+// residentStream runs a Memory made by open (on some gpu, with some
 // block size) through a stream of batches of varying sizes for every case
 // and admission, and compares with memory.DUEL after every update:
 // evictions, kept positions, and the scores it carries against scores
 // recomputed from scratch, bit for bit. Halfway the memory is loaded again
 // from the host rows, once with its carried scores and once without.
-func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z int, adm memory.Admission) (*DUELMemory, error)) {
+func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z int, adm memory.Admission) (*Memory, error)) {
 	for ci, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 			t.Run(fmt.Sprintf("%s/K%d_B%d_Z%d_%v", name, c.k, c.b, c.z, adm), func(t *testing.T) {
@@ -179,7 +180,7 @@ func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z 
 					// Large memories are checked at the last step only
 					// (duelHost is O(K^2 Z)).
 					if c.k*c.k*c.z <= 1<<24 || step == len(sizes)-1 {
-						fresh := duelHost(mem, nil, c.z, DUELOptions{Admission: adm})
+						fresh := duelHost(mem, nil, c.z, Options{Admission: adm})
 						if !slices.Equal(scores, fresh.Scores) {
 							t.Fatalf("step %d (B %d): carried scores %v differ from recomputed %v", step, b, scores, fresh.Scores)
 						}
@@ -199,11 +200,11 @@ func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z 
 	}
 }
 
-// openResident returns an opener of DUELMemory on g with the given block
+// openResident returns an opener of Memory on g with the given block
 // size, its selection in shared memory or, with global, in global memory.
-func openResident(g gpu, block int, global bool) func(k, z int, adm memory.Admission) (*DUELMemory, error) {
-	return func(k, z int, adm memory.Admission) (*DUELMemory, error) {
-		m, err := newDUELMemory(g, k, z, DUELMemoryOptions{Admission: adm, BlockSize: block, Batch: 2})
+func openResident(g cuda.GPU, block int, global bool) func(k, z int, adm memory.Admission) (*Memory, error) {
+	return func(k, z int, adm memory.Admission) (*Memory, error) {
+		m, err := NewMemory(g, k, z, MemoryOptions{Admission: adm, BlockSize: block, Batch: 2})
 		if err == nil && global {
 			m.shared = 0
 		}
@@ -214,29 +215,29 @@ func openResident(g gpu, block int, global bool) func(k, z int, adm memory.Admis
 // TestDUELHost checks, on every machine, that the Go transcription of the
 // kernel makes memory.DUEL's decisions.
 func TestDUELHost(t *testing.T) {
-	stream(t, "host", duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+	stream(t, "host", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
 		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
-			return DUELResult{}, err
+			return Result{}, err
 		}
 		return duelHost(mem, batch, z, opt), nil
 	})
 }
 
 // TestDUELKernel checks the kernels against memory.DUEL at several block
-// sizes (GPU only): one update at a time (DUELUpdate), then resident
-// streams (DUELMemory) with the selection in shared and in global memory,
+// sizes (GPU only): one update at a time (Update), then resident
+// streams (Memory) with the selection in shared and in global memory,
 // on small shapes and on shapes of a real memory, one of them beyond the
 // default 48 KiB of shared memory (K+B = 6200: the opt-in).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
-		stream(t, fmt.Sprintf("block%d", bs), duelCases, func(mem, batch []float32, z int, opt DUELOptions) (DUELResult, error) {
+		stream(t, fmt.Sprintf("block%d", bs), duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
 			opt.BlockSize = bs
-			return d.DUELUpdate(mem, batch, z, opt)
+			return Update(d, mem, batch, z, opt)
 		})
 	}
 	big := []duelCase{{1000, 256, 64}, {4096, 256, 128}, {6000, 200, 32}}
-	m, err := NewDUELMemory(d, 6000, 32, DUELMemoryOptions{Batch: 200})
+	m, err := NewMemory(d, 6000, 32, MemoryOptions{Batch: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,23 +262,23 @@ func TestDUELBadInput(t *testing.T) {
 		name       string
 		mem, batch []float32
 		z          int
-		opt        DUELOptions
+		opt        Options
 		want       string
 	}{
-		{"zero z", row, row, 0, DUELOptions{}, "row length 0"},
-		{"empty memory", nil, row, 2, DUELOptions{}, "memory of 0 values"},
-		{"ragged memory", row[:1], row, 2, DUELOptions{}, "memory of 1 values"},
-		{"ragged batch", row, row[:1], 2, DUELOptions{}, "batch of 1 values"},
-		{"admission", row, row, 2, DUELOptions{Admission: 7}, "admission mode 7"},
-		{"scores", row, row, 2, DUELOptions{Scores: []float64{1, 2}}, "2 carried scores for 1 rows"},
-		{"block", row, row, 2, DUELOptions{BlockSize: 48}, "block size 48"},
-		{"big block", row, row, 2, DUELOptions{BlockSize: 2048}, "block size 2048"},
-		{"nan", row, []float32{float32(math.NaN()), 0}, 2, DUELOptions{}, "batch row 0 column 0 is NaN"},
-		{"not unit", []float32{3, 0}, row, 2, DUELOptions{}, "memory row 0 column 0 is 3"},
-		{"no device", row, row, 2, DUELOptions{}, "no device"},
+		{"zero z", row, row, 0, Options{}, "row length 0"},
+		{"empty memory", nil, row, 2, Options{}, "memory of 0 values"},
+		{"ragged memory", row[:1], row, 2, Options{}, "memory of 1 values"},
+		{"ragged batch", row, row[:1], 2, Options{}, "batch of 1 values"},
+		{"admission", row, row, 2, Options{Admission: 7}, "admission mode 7"},
+		{"scores", row, row, 2, Options{Scores: []float64{1, 2}}, "2 carried scores for 1 rows"},
+		{"block", row, row, 2, Options{BlockSize: 48}, "block size 48"},
+		{"big block", row, row, 2, Options{BlockSize: 2048}, "block size 2048"},
+		{"nan", row, []float32{float32(math.NaN()), 0}, 2, Options{}, "batch row 0 column 0 is NaN"},
+		{"not unit", []float32{3, 0}, row, 2, Options{}, "memory row 0 column 0 is 3"},
+		{"no device", row, row, 2, Options{}, "no device"},
 	}
 	for _, tc := range tests {
-		_, err := (*Device)(nil).DUELUpdate(tc.mem, tc.batch, tc.z, tc.opt)
+		_, err := Update(nil, tc.mem, tc.batch, tc.z, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
@@ -289,13 +290,13 @@ func TestDUELBadInput(t *testing.T) {
 func BenchmarkDUELHost(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	mem, batch := unitRows(r, 512, 64, nil), unitRows(r, 64, 64, nil)
-	s := duelHost(mem, nil, 64, DUELOptions{}).Scores
+	s := duelHost(mem, nil, 64, Options{}).Scores
 	for b.Loop() {
-		duelHost(mem, batch, 64, DUELOptions{Scores: s})
+		duelHost(mem, batch, 64, Options{Scores: s})
 	}
 }
 
-// BenchmarkDUELKernel measures steady-state updates of a DUELMemory on the
+// BenchmarkDUELKernel measures steady-state updates of a Memory on the
 // GPU (GPU only): the memory loaded once, then batches from a pool of 8,
 // scores and block carried; at the shape of PyTorch's figure
 // (bench/gpu_peer.py: K 4096, B 256, Z 128) and at duel/memory's CPU
@@ -315,7 +316,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 		}
 		for _, bs := range []int{256, 512, 1024} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/block%d", c.k, c.b, c.z, bs), func(b *testing.B) {
-				m, err := NewDUELMemory(d, c.k, c.z, DUELMemoryOptions{BlockSize: bs, Batch: c.b})
+				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: bs, Batch: c.b})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -347,12 +348,12 @@ func BenchmarkDUELKernel(b *testing.B) {
 	}
 }
 
-// BenchmarkDUELMemoryOnHost measures DUELMemory's Go side with the
-// kernels' Go transcriptions (hostGPU), at a small shape: a check that the
+// BenchmarkDUELMemoryOnHost measures Memory's Go side with the
+// kernels' Go transcriptions (cudatest.Host), at a small shape: a check that the
 // benchmark's path runs, not a figure.
 func BenchmarkDUELMemoryOnHost(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	m, err := newDUELMemory(hostDev{newHostGPU()}, 64, 16, DUELMemoryOptions{Batch: 16})
+	m, err := NewMemory(newHost(), 64, 16, MemoryOptions{Batch: 16})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,43 +1,41 @@
-package cuda
+package cudaduel
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
 )
 
-// DUELPolicy is memory.DUEL computed on a GPU: a memory.Policy whose Evict
-// runs one update of a DUELMemory per arriving batch. It makes the same
+// Policy is memory.DUEL computed on a GPU: a memory.Policy whose Evict
+// runs one update of a Memory per arriving batch. It makes the same
 // decisions as memory.NewDUEL with the same admission (the tests check it
 // on random streams). Like the CPU fast path it carries the memory's grid
 // rows, scores and K x K similarities on the device from one update to the
 // next, so that a stream of arrivals copies only the batches; it loads the
 // memory again (and recomputes its similarities) when the memory no longer
 // holds exactly the rows it kept. Its device memory is freed by Close.
-type DUELPolicy struct {
-	g         gpu
+type Policy struct {
+	g         cuda.GPU
 	admission memory.Admission
-	mem       *DUELMemory
+	mem       *Memory
 	rows      []float32 // the rows kept by the last update, in order
 	next      []float32
 }
 
-// NewDUELPolicy returns the DUEL policy with admission adm on device d.
-func NewDUELPolicy(d *Device, adm memory.Admission) *DUELPolicy {
-	p := &DUELPolicy{admission: adm}
-	if d != nil {
-		p.g = d
-	}
-	return p
+// NewPolicy returns the DUEL policy with admission adm on g (a
+// *cuda.Device; Evict fails when g is nil).
+func NewPolicy(g cuda.GPU, adm memory.Admission) *Policy {
+	return &Policy{g: g, admission: adm}
 }
 
 // Name returns "duel".
-func (*DUELPolicy) Name() string { return "duel" }
+func (*Policy) Name() string { return "duel" }
 
 // Evict runs the policy on one arrival (memory.Policy).
-func (p *DUELPolicy) Evict(a *memory.Arrival) ([]int, error) {
-	if p.g == nil {
+func (p *Policy) Evict(a *memory.Arrival) ([]int, error) {
+	if noGPU(p.g) {
 		return nil, fmt.Errorf("duel (cuda): no device")
 	}
 	if a.Z <= 0 || len(a.Memory) == 0 || len(a.Memory)%a.Z != 0 || len(a.Batch)%a.Z != 0 {
@@ -48,7 +46,7 @@ func (p *DUELPolicy) Evict(a *memory.Arrival) ([]int, error) {
 		p.Close()
 	}
 	if p.mem == nil {
-		m, err := newDUELMemory(p.g, k, z, DUELMemoryOptions{Admission: p.admission, Batch: min(b, duelMaxRows-k)})
+		m, err := NewMemory(p.g, k, z, MemoryOptions{Admission: p.admission, Batch: min(b, duelMaxRows-k)})
 		if err != nil {
 			return nil, fmt.Errorf("duel (cuda): %w", err)
 		}
@@ -78,7 +76,7 @@ func (p *DUELPolicy) Evict(a *memory.Arrival) ([]int, error) {
 
 // Close frees the policy's device memory; the next Evict allocates it
 // again.
-func (p *DUELPolicy) Close() error {
+func (p *Policy) Close() error {
 	err := p.mem.Close()
 	p.mem = nil
 	p.rows = p.rows[:0]

@@ -1,4 +1,4 @@
-package cuda
+package cudaduel
 
 import (
 	"fmt"
@@ -6,13 +6,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
+	"strings"
 )
 
-// TestDUELPolicyOnHost drives DUELPolicy (on hostGPU) and memory.DUEL
+// TestDUELPolicyOnHost drives Policy (on cudatest.Host) and memory.DUEL
 // through the same stream and compares their evictions after every batch.
 func TestDUELPolicyOnHost(t *testing.T) {
-	policyStream(t, hostDev{newHostGPU()})
+	policyStream(t, newHost())
 }
 
 // TestDUELPolicyKernel is TestDUELPolicyOnHost on the GPU (GPU only).
@@ -20,15 +22,15 @@ func TestDUELPolicyKernel(t *testing.T) {
 	policyStream(t, needGPU(t))
 }
 
-// policyStream runs DUELPolicy on g and memory.DUEL through the same
+// policyStream runs Policy on g and memory.DUEL through the same
 // streams (batches of varying size; once the memory changes behind the
 // policy's back, once its shape) and compares their evictions.
-func policyStream(t *testing.T, g gpu) {
+func policyStream(t *testing.T, g cuda.GPU) {
 	for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 		for _, c := range []duelCase{{8, 3, 4}, {16, 16, 5}, {32, 40, 3}} {
 			t.Run(fmt.Sprintf("K%d_B%d_Z%d_%v", c.k, c.b, c.z, adm), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.k), uint64(adm)))
-				gpuPolicy := &DUELPolicy{g: g, admission: adm}
+				gpuPolicy := &Policy{g: g, admission: adm}
 				defer gpuPolicy.Close()
 				want := memory.NewDUEL(adm)
 				mem := unitRows(r, c.k, c.z, nil)
@@ -61,12 +63,22 @@ func policyStream(t *testing.T, g gpu) {
 	}
 }
 
+// TestDUELPolicyNoDevice checks that a policy, a memory and an update on
+// no GPU (nil, or a nil *cuda.Device) fail with "no device".
 func TestDUELPolicyNoDevice(t *testing.T) {
-	p := NewDUELPolicy(nil, memory.Protected)
-	if p.Name() != "duel" {
-		t.Errorf("Name() = %q", p.Name())
-	}
-	if _, err := p.Evict(&memory.Arrival{Memory: []float32{1}, Batch: []float32{1}, Z: 1}); err == nil {
-		t.Error("Evict without a device succeeded")
+	for _, g := range []cuda.GPU{nil, (*cuda.Device)(nil)} {
+		p := NewPolicy(g, memory.Protected)
+		if p.Name() != "duel" {
+			t.Errorf("Name() = %q", p.Name())
+		}
+		if _, err := p.Evict(&memory.Arrival{Memory: []float32{1}, Batch: []float32{1}, Z: 1}); err == nil || !strings.Contains(err.Error(), "no device") {
+			t.Errorf("%T: Evict without a device: error %v, want one containing \"no device\"", g, err)
+		}
+		if _, err := NewMemory(g, 4, 2, MemoryOptions{}); err == nil || !strings.Contains(err.Error(), "no device") {
+			t.Errorf("%T: NewMemory without a device: error %v, want one containing \"no device\"", g, err)
+		}
+		if _, err := Update(g, []float32{1}, []float32{1}, 1, Options{}); err == nil || !strings.Contains(err.Error(), "no device") {
+			t.Errorf("%T: Update without a device: error %v, want one containing \"no device\"", g, err)
+		}
 	}
 }

@@ -1,5 +1,6 @@
 // lib_duel.cpp: duel.cu on the CPU emulator, exported for the Go tests of
-// package cuda (TestDUELEmulated, TestConformanceEmulated), which load the
+// packages cuda and duel/memory/cudaduel (TestConformanceEmulated,
+// TestDUELEmulated, through internal/cudatest's Emulator), which load the
 // shared library built from the lib_*.cpp files with purego and launch
 // kernels through it.
 #include "cuda_emu.h"

@@ -1,0 +1,102 @@
+package cudaduel
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// TestMain removes the emulator library's directory after the tests.
+func TestMain(m *testing.M) { os.Exit(cudatest.Main(m)) }
+
+// needGPU returns the default device or skips the test, saying why.
+func needGPU(t testing.TB) *cuda.Device {
+	t.Helper()
+	d, err := cuda.Default()
+	if err != nil {
+		t.Skipf("cuda: no usable GPU on this machine (%v): CUDA kernels verified by compilation only", err)
+	}
+	return d
+}
+
+// newHost returns a cudatest.Host that runs duel.cu's kernels as their Go
+// transcriptions (host.go); sgemm_f32 is cudatest's own.
+func newHost() *cudatest.Host {
+	h := cudatest.NewHost()
+	for name, k := range hostKernels {
+		h.Register(name, k)
+	}
+	return h
+}
+
+// hostKernels are duel.cu's kernels on a cudatest.Host, with the launch
+// parameters of kernels/cuda's generated launchers.
+var hostKernels = map[string]cudatest.Kernel{
+	"duel_grid": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		n := a.Int64(1)
+		duelGridHost(h.F32(a.Ptr(2))[:n], h.F32(a.Ptr(0))[:n])
+		return nil
+	},
+	"duel_scores": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		duelScoresHost(h.F64(a.Ptr(3)), h.F32(a.Ptr(0)), int(a.Int64(1)), int(a.Int32(2)))
+		return nil
+	},
+	"duel_permute": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		src, lds, kept, k, dst, ldd := h.F32(a.Ptr(0)), a.Int64(1), h.I32(a.Ptr(2)), int64(a.Int32(3)), h.F32(a.Ptr(4)), a.Int64(5)
+		for r := range k {
+			for c := range k {
+				dst[r*ldd+c] = src[int64(kept[r])*lds+int64(kept[c])]
+			}
+		}
+		return nil
+	},
+	"duel_gather_rows": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		src, kept, k, z, dst := h.F32(a.Ptr(0)), h.I32(a.Ptr(1)), int(a.Int32(2)), int(a.Int32(3)), h.F32(a.Ptr(4))
+		for r := range k {
+			copy(dst[r*z:(r+1)*z], src[int(kept[r])*z:(int(kept[r])+1)*z])
+		}
+		return nil
+	},
+	"duel_select_shared": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		if want := selectShared(int(a.Int32(2)), int(a.Int32(3))); cfg.Shared < want {
+			return fmt.Errorf("duel_select_shared launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
+		}
+		return selectOnHost(h, a, 6)
+	},
+	"duel_select_global": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		if cfg.Shared != 0 {
+			return fmt.Errorf("duel_select_global launched with %d bytes of shared memory", cfg.Shared)
+		}
+		return selectOnHost(h, a, 8)
+	},
+}
+
+// selectOnHost runs duelSelectHost on the parameters of a selection
+// kernel whose outputs (evicted, kept, scoreOut) start at parameter out.
+func selectOnHost(h *cudatest.Host, a cudatest.Args, out int) error {
+	k, b := int(a.Int32(2)), int(a.Int32(3))
+	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k],
+		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:k], h.F64(a.Ptr(out + 2))[:k])
+	return nil
+}
+
+// TestDUELUpdateOnHost checks Update's marshalling (buffer sizes, offsets,
+// parameter order, copies) with duel.cu's kernels replaced by their Go
+// transcriptions, on one update at a time and on resident streams (the
+// selection in shared and in global memory), and that every device buffer
+// is freed.
+func TestDUELUpdateOnHost(t *testing.T) {
+	h := newHost()
+	stream(t, "hostgpu", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
+		return Update(h, mem, batch, z, opt)
+	})
+	residentStream(t, "hostgpu-resident32", residentCases, openResident(h, 32, false))
+	residentStream(t, "hostgpu-resident64-global", residentCases, openResident(h, 64, true))
+	if n := h.Live(); n != 0 {
+		t.Errorf("%d device allocations left after the updates, want 0", n)
+	}
+}

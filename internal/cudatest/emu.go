@@ -1,0 +1,263 @@
+package cudatest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/ebitengine/purego"
+)
+
+// Emulator implements cuda.GPU with the real kernel sources running on the
+// CPU emulator (kernels/cuda/emu, built as a shared library and called
+// through purego with cuLaunchKernel's parameter layout). Device memory is
+// host memory followed by a canary checked after every launch, so writes
+// past an allocation are reported. Its methods are safe for concurrent
+// use.
+type Emulator struct {
+	mu    sync.Mutex
+	fns   map[string]uintptr
+	mem   map[driver.DevicePtr][]byte
+	sizes map[driver.DevicePtr]int
+}
+
+const canary = 64 // bytes after each allocation that no kernel may touch
+
+// emuLib is the emulator library, built once per test process by
+// buildEmuLib (in a directory Main removes).
+var emuLib struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildEmuLib compiles kernels/cuda/emu/lib_*.cpp (each includes one .cu)
+// in parallel and links them into a shared library.
+func buildEmuLib(gxx string, srcs []string) (string, error) {
+	dir, err := os.MkdirTemp("", "duel-cuda-emu")
+	if err != nil {
+		return "", err
+	}
+	emuLib.dir = dir
+	objs := make([]string, len(srcs))
+	errs := make([]error, len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		objs[i] = filepath.Join(dir, fmt.Sprintf("%d.o", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := exec.Command(gxx, "-std=c++20", "-O1", "-fPIC", "-c", "-o", objs[i], src).CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("g++ %s: %v\n%s", src, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	lib := filepath.Join(dir, "libduelemu.so")
+	if out, err := exec.Command(gxx, append([]string{"-shared", "-o", lib}, objs...)...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("g++ -shared: %v\n%s", err, out)
+	}
+	return lib, nil
+}
+
+// SkipWithoutEmulator skips t under -short or when g++ is not on the PATH,
+// saying so; otherwise it returns g++'s path.
+func SkipWithoutEmulator(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("emulated kernels skipped under -short")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found: emulated kernels skipped")
+	}
+	return gxx
+}
+
+// kernelDir returns the directory kernels/cuda of the module holding the
+// working directory (go test runs in the package's directory).
+func kernelDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "kernels", "cuda"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("cudatest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// NewEmulator loads the emulator library (building it with g++ on first
+// use in the process), or skips t under -short or without g++.
+func NewEmulator(t testing.TB) *Emulator {
+	t.Helper()
+	gxx := SkipWithoutEmulator(t)
+	dir, err := kernelDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcs []string
+	for _, pat := range []string{"*.cu", "emu/*"} {
+		files, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, f := range files {
+			if _, err := os.ReadFile(f); err != nil { // seen by go test's cache
+				t.Fatal(err)
+			}
+			if m, _ := filepath.Match("lib_*.cpp", filepath.Base(f)); m {
+				srcs = append(srcs, f)
+			}
+		}
+	}
+	if len(srcs) == 0 {
+		t.Fatalf("cudatest: no emulator sources (lib_*.cpp) in %s", filepath.Join(dir, "emu"))
+	}
+	emuLib.once.Do(func() { emuLib.path, emuLib.err = buildEmuLib(gxx, srcs) })
+	if emuLib.err != nil {
+		t.Fatal(emuLib.err)
+	}
+	h, err := purego.Dlopen(emuLib.path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Emulator{fns: map[string]uintptr{}, mem: map[driver.DevicePtr][]byte{}, sizes: map[driver.DevicePtr]int{}}
+	for _, m := range kc.Modules() {
+		for _, k := range m.Kernels {
+			fn, err := purego.Dlsym(h, "emu_"+k)
+			if err != nil {
+				t.Fatalf("emulator library has no emu_%s: add EMU_EXPORT(%s) to kernels/cuda/emu/lib_%s.cpp", k, k, m.Source[:len(m.Source)-3])
+			}
+			e.fns[k] = fn
+		}
+	}
+	return e
+}
+
+// Main runs the tests of m and removes the emulator library's directory;
+// call it from TestMain: os.Exit(cudatest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if emuLib.dir != "" {
+		os.RemoveAll(emuLib.dir)
+	}
+	return code
+}
+
+// Alloc returns n bytes of host memory holding a garbage pattern, with a
+// canary after them.
+func (e *Emulator) Alloc(n int) (driver.DevicePtr, error) {
+	if n <= 0 {
+		return 0, fmt.Errorf("cudatest: emulator alloc of %d bytes, expected a positive size", n)
+	}
+	words := make([]uint64, (n+canary+7)/8)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	for i := range b {
+		b[i] = 0xa5 // garbage (a NaN-free pattern) in the data, the canary after it
+	}
+	p := driver.DevicePtr(uintptr(unsafe.Pointer(&b[0])))
+	e.mu.Lock()
+	e.mem[p], e.sizes[p] = b, n
+	e.mu.Unlock()
+	return p, nil
+}
+
+// Free frees an allocation; it panics when p is not one.
+func (e *Emulator) Free(p driver.DevicePtr) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.mem[p]; !ok {
+		panic(fmt.Sprintf("cudatest: emulator free of %#x, not an allocation", p))
+	}
+	delete(e.mem, p)
+	delete(e.sizes, p)
+}
+
+// span returns n bytes at p, checking they lie in one allocation.
+func (e *Emulator) span(p driver.DevicePtr, n int) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for base, b := range e.mem {
+		if p >= base && int(p-base)+n <= e.sizes[base] {
+			return b[p-base : int(p-base)+n], nil
+		}
+	}
+	return nil, fmt.Errorf("cudatest: emulator: %d bytes at %#x are in no allocation", n, p)
+}
+
+// Zero sets n bytes at p to 0.
+func (e *Emulator) Zero(p driver.DevicePtr, n int) error {
+	b, err := e.span(p, n)
+	if err == nil {
+		clear(b)
+	}
+	return err
+}
+
+// CopyToDevice copies src to dst.
+func (e *Emulator) CopyToDevice(dst driver.DevicePtr, src []byte) error {
+	b, err := e.span(dst, len(src))
+	if err == nil {
+		copy(b, src)
+	}
+	return err
+}
+
+// CopyFromDevice copies src into dst.
+func (e *Emulator) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
+	b, err := e.span(src, len(dst))
+	if err == nil {
+		copy(dst, b)
+	}
+	return err
+}
+
+// Multiprocessors returns 2.
+func (e *Emulator) Multiprocessors() int { return 2 }
+
+// Launch runs kernel on the emulator, then checks every canary.
+func (e *Emulator) Launch(m *kc.Module, kernel string, cfg kc.Config, args ...any) error {
+	fn := e.fns[kernel]
+	if fn == 0 {
+		return fmt.Errorf("cudatest: emulator has no kernel %s", kernel)
+	}
+	keep, params, err := driver.PackParams(args)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	purego.SyscallN(fn, uintptr(cfg.Grid.X), uintptr(cfg.Grid.Y), uintptr(cfg.Grid.Z),
+		uintptr(cfg.Block.X), uintptr(cfg.Block.Y), uintptr(cfg.Block.Z), uintptr(cfg.Shared), uintptr(unsafe.Pointer(&params[0])))
+	runtime.KeepAlive(keep)
+	bases := make([]driver.DevicePtr, 0, len(e.mem))
+	for p := range e.mem {
+		bases = append(bases, p)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	for _, p := range bases {
+		for i, c := range e.mem[p][e.sizes[p]:] {
+			if c != 0xa5 {
+				return fmt.Errorf("cudatest: emulator: kernel %s wrote byte %d past the end of the %d-byte allocation at %#x", kernel, i, e.sizes[p], p)
+			}
+		}
+	}
+	return nil
+}
