@@ -56,6 +56,18 @@ var lib struct {
 	cuMemsetD8                uintptr
 	cuLaunchKernel            uintptr
 	cuStreamSynchronize       uintptr
+	cuStreamCreate            uintptr
+	cuStreamDestroy           uintptr
+	cuMemcpyHtoDAsync         uintptr
+	cuMemcpyDtoHAsync         uintptr
+	cuMemsetD8Async           uintptr
+	cuMemHostAlloc            uintptr
+	cuMemFreeHost             uintptr
+	cuEventCreate             uintptr
+	cuEventDestroy            uintptr
+	cuEventRecord             uintptr
+	cuEventSynchronize        uintptr
+	cuEventElapsedTime        uintptr
 	cuGetErrorName            uintptr
 	cuGetErrorString          uintptr
 }
@@ -91,6 +103,18 @@ var symbols = []struct {
 	{&lib.cuMemsetD8, "cuMemsetD8_v2"},
 	{&lib.cuLaunchKernel, "cuLaunchKernel"},
 	{&lib.cuStreamSynchronize, "cuStreamSynchronize"},
+	{&lib.cuStreamCreate, "cuStreamCreate"},
+	{&lib.cuStreamDestroy, "cuStreamDestroy_v2"},
+	{&lib.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
+	{&lib.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
+	{&lib.cuMemsetD8Async, "cuMemsetD8Async"},
+	{&lib.cuMemHostAlloc, "cuMemHostAlloc"},
+	{&lib.cuMemFreeHost, "cuMemFreeHost"},
+	{&lib.cuEventCreate, "cuEventCreate"},
+	{&lib.cuEventDestroy, "cuEventDestroy_v2"},
+	{&lib.cuEventRecord, "cuEventRecord"},
+	{&lib.cuEventSynchronize, "cuEventSynchronize"},
+	{&lib.cuEventElapsedTime, "cuEventElapsedTime"},
 	{&lib.cuGetErrorName, "cuGetErrorName"},
 	{&lib.cuGetErrorString, "cuGetErrorString"},
 }
