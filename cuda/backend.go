@@ -2,8 +2,9 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
@@ -11,13 +12,32 @@ import (
 )
 
 // Backend is the CUDA tensor.Backend of one device (device 0 when
-// registered as "cuda"). Buffers hold device memory; every operation runs
-// the kernels of kernels/cuda and waits for them.
+// registered as "cuda"). Buffers hold device memory from a caching
+// Allocator; operations queue the kernels of kernels/cuda on the device's
+// stream without waiting for them, and the operations that read the
+// device on the host (CopyOut, ArgMax) wait. A failure of queued work
+// (e.g. an illegal address in a kernel) is reported by the next operation
+// that waits, as a *tensor.DeviceError of that operation whose error names
+// the operations queued since the last wait.
+//
+// Backend is a tensor.Releaser: (*tensor.Tensor).Release returns a
+// tensor's memory to the cache at once; memory not released returns to it
+// when the garbage collector finds its tensor unreachable. EmptyCache
+// returns the cached memory to the device.
 type Backend struct {
 	g     GPU
+	mem   *Allocator
 	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
 	block int              // threads per block of the elementwise and row kernels
+
+	mu      sync.Mutex
+	pending []string // operations queued since the last wait, oldest first (at most maxPending)
+	dropped int      // operations queued since the last wait not in pending
 }
+
+// maxPending is the number of queued operations an asynchronous failure's
+// error names (the most recent ones).
+const maxPending = 16
 
 // NewBackend returns a backend on the default device (device 0), or the
 // error saying why no device is usable. Available registers one as "cuda".
@@ -40,7 +60,7 @@ func newBackend(g GPU, block int) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{g: g, dummy: dummy, block: block}, nil
+	return &Backend{g: g, mem: NewAllocator(g), dummy: dummy, block: block}, nil
 }
 
 // Name returns "cuda".
@@ -55,11 +75,89 @@ func must(op string, err error) {
 	}
 }
 
+// queued panics like must when err is not nil, and otherwise records op
+// among the operations queued since the last wait.
+func (be *Backend) queued(op string, err error) {
+	must(op, err)
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if n := len(be.pending); n > 0 && be.pending[n-1] == op {
+		return
+	}
+	if len(be.pending) == maxPending {
+		be.pending = append(be.pending[:0], be.pending[1:]...)
+		be.dropped++
+	}
+	be.pending = append(be.pending, op)
+}
+
+// waited turns err, the result of a call that waited for the device, into
+// the error to report: wrapped with the operations queued since the last
+// wait (one of them may have failed), which it forgets. It returns nil for
+// nil.
+func (be *Backend) waited(err error) error {
+	be.mu.Lock()
+	pending, dropped := be.pending, be.dropped
+	be.pending, be.dropped = nil, 0
+	be.mu.Unlock()
+	if err == nil || len(pending) == 0 {
+		return err
+	}
+	ops := strings.Join(pending, ", ")
+	if dropped > 0 {
+		ops = fmt.Sprintf("%d earlier, then %s", dropped, ops)
+	}
+	return fmt.Errorf("%w (reported on waiting for the device; operations queued since the last wait: %s)", err, ops)
+}
+
+// read copies device memory at src into dst, waiting for the queued work;
+// it panics with a *tensor.DeviceError of op on failure.
+func (be *Backend) read(op string, dst []byte, src driver.DevicePtr) {
+	must(op, be.waited(be.g.CopyFromDevice(dst, src)))
+}
+
+// Synchronize waits for the work queued on the device. A failure of that
+// work is returned as a *tensor.DeviceError (Op "Synchronize") naming the
+// operations queued since the last wait.
+func (be *Backend) Synchronize() error {
+	if err := be.waited(be.g.Synchronize()); err != nil {
+		return &tensor.DeviceError{Backend: "cuda", Op: "Synchronize", Err: err}
+	}
+	return nil
+}
+
+// Release returns b's device memory to the backend's cache
+// (tensor.Releaser): b and every buffer sharing its handle must not be
+// used afterwards (the backend panics if one is). Releasing twice does
+// nothing.
+func (be *Backend) Release(b tensor.Buffer) {
+	d, ok := b.Dev.(*devBuf)
+	if !ok {
+		panic(fmt.Sprintf("cuda: Backend.Release: buffer is not CUDA device storage (got %T)", b.Dev))
+	}
+	d.release(be.mem)
+}
+
+// EmptyCache returns the device memory cached for reuse to the device,
+// after the queued work (it may still use it).
+func (be *Backend) EmptyCache() error {
+	if err := be.waited(be.mem.EmptyCache()); err != nil {
+		return &tensor.DeviceError{Backend: "cuda", Op: "EmptyCache", Err: err}
+	}
+	return nil
+}
+
+// MemoryStats returns the counters of the backend's caching allocator.
+func (be *Backend) MemoryStats() AllocatorStats { return be.mem.Stats() }
+
 // buf returns the device storage of b, panicking on a host buffer.
 func buf(op string, b tensor.Buffer) *devBuf {
 	d, ok := b.Dev.(*devBuf)
 	if !ok {
 		panic(fmt.Sprintf("cuda: Backend.%s: buffer is not CUDA device storage (got %T)", op, b.Dev))
+	}
+	if d.released.Load() {
+		panic(fmt.Sprintf("cuda: Backend.%s: buffer used after Release", op))
 	}
 	return d
 }
@@ -76,8 +174,8 @@ func (be *Backend) ptr(op string, b tensor.Buffer, off int) driver.DevicePtr {
 
 // Alloc returns zeroed device storage for n elements.
 func (be *Backend) Alloc(n int) tensor.Buffer {
-	b, err := allocFloats(be.g, n)
-	must("Alloc", err)
+	b, err := newDevBuf(be.mem, be.g, n, true)
+	be.queued("Alloc", err)
 	return tensor.Buffer{Dev: b}
 }
 
@@ -90,7 +188,7 @@ func (be *Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
 	if len(src) == 0 {
 		return
 	}
-	must("CopyIn", be.g.CopyToDevice(d.at(off), Bytes(src)))
+	be.queued("CopyIn", be.g.CopyToDevice(d.at(off), Bytes(src)))
 }
 
 // CopyOut copies len(dst) elements starting at element off to dst.
@@ -102,7 +200,7 @@ func (be *Backend) CopyOut(dst []float32, src tensor.Buffer, off int) {
 	if len(dst) == 0 {
 		return
 	}
-	must("CopyOut", be.g.CopyFromDevice(Bytes(dst), s.at(off)))
+	be.read("CopyOut", Bytes(dst), s.at(off))
 }
 
 // grid returns the launch configuration of a grid-stride loop over n items.
@@ -171,7 +269,7 @@ func (be *Backend) Fill(dst tensor.Operand, v float32) {
 	if l.N == 0 {
 		return
 	}
-	must("Fill", kc.FillF32(be.g, be.grid(l.N), be.ptr("Fill", dst.Buf, 0), v, l))
+	be.queued("Fill", kc.FillF32(be.g, be.grid(l.N), be.ptr("Fill", dst.Buf, 0), v, l))
 }
 
 // Unary computes dst = op(src, p) elementwise.
@@ -180,7 +278,7 @@ func (be *Backend) Unary(op tensor.UnaryOp, dst, src tensor.Operand, p float32) 
 	if l.N == 0 {
 		return
 	}
-	must("Unary", kc.UnaryF32(be.g, be.grid(l.N), int32(op), p, be.ptr("Unary", dst.Buf, 0), be.ptr("Unary", src.Buf, 0), l))
+	be.queued("Unary", kc.UnaryF32(be.g, be.grid(l.N), int32(op), p, be.ptr("Unary", dst.Buf, 0), be.ptr("Unary", src.Buf, 0), l))
 }
 
 // opAXPY is binary_f32's a + p*b.
@@ -201,7 +299,7 @@ func (be *Backend) binary(name string, op int32, p float32, dst, a, b tensor.Ope
 	if l.N == 0 {
 		return
 	}
-	must(name, kc.BinaryF32(be.g, be.grid(l.N), op, p,
+	be.queued(name, kc.BinaryF32(be.g, be.grid(l.N), op, p,
 		be.ptr(name, dst.Buf, 0), be.ptr(name, a.Buf, 0), be.ptr(name, b.Buf, 0), l))
 }
 
@@ -209,7 +307,7 @@ func (be *Backend) binary(name string, op int32, p float32, dst, a, b tensor.Ope
 // (a permutation of src's axes): src's own storage when it is already laid
 // out so, else a strided copy into new device storage. It returns the
 // address of the first element (the dummy address when there are none)
-// and the copy, if any, to keep alive while the address is used.
+// and the copy, if any, to release once the kernel reading it is queued.
 func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) (driver.DevicePtr, *devBuf) {
 	shape := make([]int, len(perm))
 	strides := make([]int, len(perm))
@@ -233,7 +331,7 @@ func (be *Backend) gatherLast(op string, src tensor.Operand, perm []int) (driver
 	if inPlace {
 		return be.ptr(op, src.Buf, src.Offset), nil
 	}
-	tmp, err := allocFloats(be.g, n)
+	tmp, err := newDevBuf(be.mem, be.g, n, false)
 	must(op, err)
 	view := tensor.Operand{Buf: tensor.Buffer{Dev: tmp}, Shape: shape, Strides: want}
 	be.Unary(tensor.OpCopy, view, tensor.Operand{Buf: src.Buf, Offset: src.Offset, Shape: shape, Strides: strides}, 0)
@@ -270,11 +368,12 @@ func (be *Backend) Reduce(op tensor.ReduceOp, dst, src tensor.Operand) {
 		return
 	}
 	srcP, tmp := be.gatherLast("Reduce", src, append(slices.Clone(kept), red...))
-	out, err := allocFloats(be.g, rows)
+	defer tmp.release(be.mem) // after the launch: the cache reuses it later in the stream's order
+	out, err := newDevBuf(be.mem, be.g, rows, false)
 	must("Reduce", err)
+	defer out.release(be.mem)
 	cfg := be.grid(int64(rows) * int64(be.block))
-	must("Reduce", kc.ReduceRowsF32(be.g, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
-	runtime.KeepAlive(tmp)
+	be.queued("Reduce", kc.ReduceRowsF32(be.g, cfg, int32(op), out.ptr, srcP, int64(rows), int64(n)))
 	be.Unary(tensor.OpCopy, dst, tensor.Operand{Buf: tensor.Buffer{Dev: out}, Shape: dst.Shape, Strides: contiguous(dst.Shape)}, 0)
 }
 
@@ -294,15 +393,15 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 	}
 	n := src.Shape[axis]
 	srcP, tmp := be.gatherLast("ArgMax", src, append(perm, axis))
-	s := &scratch{g: be.g}
+	defer tmp.release(be.mem)
+	s := &scratch{mem: be.mem}
 	defer s.release()
 	out, err := s.alloc(4 * rows)
 	must("ArgMax", err)
 	cfg := be.grid(int64(rows) * int64(be.block))
-	must("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, srcP, int64(rows), int64(n)))
-	runtime.KeepAlive(tmp)
+	be.queued("ArgMax", kc.ArgmaxRowsF32(be.g, cfg, out, srcP, int64(rows), int64(n)))
 	idx := make([]int32, rows)
-	must("ArgMax", be.g.CopyFromDevice(Bytes(idx), out))
+	be.read("ArgMax", Bytes(idx), out)
 	for i, v := range idx {
 		dst[i] = int(v)
 	}
@@ -326,7 +425,7 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if cfg.Grid.Y > 65535 {
 		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one sgemm_f32 launch (grid limit)", g.M, 65535*64))
 	}
-	must("Gemm", kc.SgemmF32(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
+	be.queued("Gemm", kc.SgemmF32(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
 		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),
 		be.ptr("Gemm", g.B, g.OffB), int64(g.LDB), int64(g.StrideB),
 		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))
@@ -340,7 +439,7 @@ func (be *Backend) Im2Col(dst tensor.Buffer, dstOff int, src tensor.Buffer, srcO
 	if n <= 0 {
 		return
 	}
-	must("Im2Col", kc.Im2colF32(be.g, be.grid(n), be.ptr("Im2Col", dst, dstOff), be.ptr("Im2Col", src, srcOff),
+	be.queued("Im2Col", kc.Im2colF32(be.g, be.grid(n), be.ptr("Im2Col", dst, dstOff), be.ptr("Im2Col", src, srcOff),
 		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
 		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
 }
@@ -353,7 +452,7 @@ func (be *Backend) Col2Im(dst tensor.Buffer, dstOff int, col tensor.Buffer, colO
 	if n <= 0 || oh <= 0 || ow <= 0 {
 		return
 	}
-	must("Col2Im", kc.Col2imF32(be.g, be.grid(n), be.ptr("Col2Im", dst, dstOff), be.ptr("Col2Im", col, colOff),
+	be.queued("Col2Im", kc.Col2imF32(be.g, be.grid(n), be.ptr("Col2Im", dst, dstOff), be.ptr("Col2Im", col, colOff),
 		int32(g.C), int32(g.H), int32(g.W), int32(g.KH), int32(g.KW), int32(g.StrideH), int32(g.StrideW),
 		int32(g.PadH), int32(g.PadW), int32(oh), int32(ow)))
 }

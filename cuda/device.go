@@ -4,20 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
-// Device is one GPU: its primary context, its compute capability and the
-// kernels loaded on it. It implements kernels/cuda.Launcher. Its methods are
-// safe for concurrent use.
+// Device is one GPU: its primary context, the stream its work is queued
+// on, its compute capability and the kernels loaded on it. It implements
+// GPU (and so kernels/cuda.Launcher): launches and copies to the device
+// are queued on the stream without waiting, and the calls that read the
+// device (CopyFromDevice, Synchronize) wait. Its methods are safe for
+// concurrent use.
 type Device struct {
-	ctx  *driver.Context
-	dev  driver.Device
-	cc   int // compute capability, 10*major + minor
-	name string
-	sms  int
+	ctx    *driver.Context
+	stream *driver.Stream
+	dev    driver.Device
+	cc     int // compute capability, 10*major + minor
+	name   string
+	sms    int
 
 	mu   sync.Mutex
 	mods map[*kc.Module]*loaded
@@ -69,7 +74,12 @@ func Open(i int) (*Device, error) {
 	if err != nil {
 		return nil, unusable(err)
 	}
-	return &Device{ctx: ctx, dev: dev, cc: cc, name: name, sms: sms, mods: map[*kc.Module]*loaded{}}, nil
+	stream, err := ctx.NewStream()
+	if err != nil {
+		ctx.Close()
+		return nil, unusable(err)
+	}
+	return &Device{ctx: ctx, stream: stream, dev: dev, cc: cc, name: name, sms: sms, mods: map[*kc.Module]*loaded{}}, nil
 }
 
 // String describes the device, e.g. "cuda:0 (NVIDIA A100, sm_80)".
@@ -80,15 +90,40 @@ func (d *Device) String() string {
 // Capability returns the compute capability as 10*major + minor.
 func (d *Device) Capability() int { return d.cc }
 
-// Launch runs kernel of module m (kernels/cuda.Launcher). The module is
-// loaded on first use, from the PTX of the highest compute capability the
-// device accepts.
+// Launch queues kernel of module m on the device's stream
+// (kernels/cuda.Launcher) and returns without waiting for it: a failure
+// while the kernel runs is reported by the next call that waits
+// (CopyFromDevice, Synchronize). The module is loaded on first use, from
+// the PTX of the highest compute capability the device accepts.
 func (d *Device) Launch(m *kc.Module, kernel string, cfg kc.Config, args ...any) error {
 	f, err := d.function(m, kernel)
 	if err != nil {
 		return err
 	}
-	return f.Launch(cfg.Grid, cfg.Block, cfg.Shared, args...)
+	return f.LaunchAsync(d.stream, cfg.Grid, cfg.Block, cfg.Shared, args...)
+}
+
+// Record records a new event on the device's stream (for timing: see
+// Elapsed); close it with its Close method.
+func (d *Device) Record() (*driver.Event, error) {
+	e, err := d.ctx.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Record(d.stream); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Elapsed waits for end and returns the device time from start to end,
+// two events from Record.
+func (d *Device) Elapsed(start, end *driver.Event) (time.Duration, error) {
+	if err := end.Synchronize(); err != nil {
+		return 0, err
+	}
+	return end.Since(start)
 }
 
 // function returns kernel of m, loading m if needed.

@@ -22,6 +22,16 @@
 // prefix, so a tensor on "cuda:1" would also live on device 0. Open gives
 // other devices as a GPU (e.g. for cudaduel.Memory).
 //
+// A Device queues its launches and copies to the device on one stream
+// without waiting; the calls that read the device (CopyFromDevice,
+// Synchronize, and so the backend's CopyOut and ArgMax) wait, and report a
+// failure of the work queued before them. Tensor memory comes from a
+// caching Allocator (size classes, reuse, EmptyCache, an OutOfMemoryError
+// naming the request and the memory held); the backend is a
+// tensor.Releaser, so (*tensor.Tensor).Release returns memory to the cache
+// at once, and the garbage collector only as a safety net. Device.Record
+// and Device.Elapsed time the device's work with events. See docs/cuda.md.
+//
 // The tensor.Backend interface has no error results, so the backend panics
 // with a *tensor.DeviceError wrapping the driver's error (e.g.
 // CUDA_ERROR_OUT_OF_MEMORY) when a driver call fails during an operation;

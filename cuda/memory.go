@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/duel-ssl/duel/cuda/driver"
@@ -16,19 +17,28 @@ import (
 // sources on a CPU emulator), so that everything above the driver runs
 // without a GPU. The CUDA backend and package duel/memory/cudaduel are
 // written against it.
+//
+// Launches, CopyToDevice and Zero may return before the device has done
+// the work: a GPU runs them in order (on *Device, one stream), and the
+// calls that wait for it (CopyFromDevice, Synchronize, Free) report a
+// failure of the work queued before them (a kernel's illegal address, ...).
 type GPU interface {
 	kc.Launcher
 	// Alloc returns bytes (> 0) of uninitialised device memory.
 	Alloc(bytes int) (driver.DevicePtr, error)
-	// Free frees memory returned by Alloc.
+	// Free frees memory returned by Alloc, once the work queued before
+	// it is done.
 	Free(p driver.DevicePtr)
-	// Zero sets bytes bytes at p to 0.
+	// Zero sets bytes bytes at p to 0 (queued like a launch).
 	Zero(p driver.DevicePtr, bytes int) error
-	// CopyToDevice copies src to device memory at dst.
+	// CopyToDevice copies src to device memory at dst (queued like a
+	// launch; src may be reused when it returns).
 	CopyToDevice(dst driver.DevicePtr, src []byte) error
-	// CopyFromDevice copies device memory at src into dst; it waits for
-	// the work queued before it, so dst holds its results.
+	// CopyFromDevice copies device memory at src into dst once the work
+	// queued before it is done, and waits for the copy.
 	CopyFromDevice(dst []byte, src driver.DevicePtr) error
+	// Synchronize waits for the work queued so far.
+	Synchronize() error
 	// Multiprocessors returns the number of streaming multiprocessors
 	// (grid-stride launches size their grids by it).
 	Multiprocessors() int
@@ -49,21 +59,36 @@ type SharedMemoryOptIn interface {
 // Alloc returns bytes of device memory (cuMemAlloc).
 func (d *Device) Alloc(bytes int) (driver.DevicePtr, error) { return d.ctx.MemAlloc(bytes) }
 
-// Free frees memory returned by Alloc (cuMemFree).
-func (d *Device) Free(p driver.DevicePtr) { d.ctx.MemFree(p) }
+// Free frees memory returned by Alloc (cuMemFree) once the work queued on
+// the device's stream is done (a kernel may still use p).
+func (d *Device) Free(p driver.DevicePtr) {
+	d.stream.Synchronize() // an earlier failure is reported by the next synchronising call too (sticky)
+	d.ctx.MemFree(p)
+}
 
-// Zero sets bytes bytes at p to 0 (cuMemsetD8).
-func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.ctx.Memset8(p, 0, bytes) }
+// Zero queues setting bytes bytes at p to 0 (cuMemsetD8Async).
+func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.stream.Memset8Async(p, 0, bytes) }
 
-// CopyToDevice copies src to device memory at dst (cuMemcpyHtoD).
+// CopyToDevice queues a copy of src to device memory at dst
+// (cuMemcpyHtoDAsync; the driver stages pageable memory, so src may be
+// reused at once).
 func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
-	return driver.CopyHtoD(d.ctx, dst, src)
+	return driver.CopyHtoDAsync(d.stream, dst, src)
 }
 
-// CopyFromDevice copies device memory at src into dst (cuMemcpyDtoH).
+// CopyFromDevice copies device memory at src into dst after the work
+// queued before it (cuMemcpyDtoHAsync, then cuStreamSynchronize); its
+// error may be that of an earlier launch.
 func (d *Device) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
-	return driver.CopyDtoH(d.ctx, dst, src)
+	if err := driver.CopyDtoHAsync(d.stream, dst, src); err != nil {
+		return err
+	}
+	return d.stream.Synchronize()
 }
+
+// Synchronize waits for the work queued on the device's stream
+// (cuStreamSynchronize).
+func (d *Device) Synchronize() error { return d.stream.Synchronize() }
 
 // Multiprocessors returns the device's number of streaming multiprocessors.
 func (d *Device) Multiprocessors() int { return d.sms }
@@ -94,19 +119,24 @@ func Bytes[T any](s []T) []byte {
 }
 
 // devBuf is the device storage behind a tensor.Buffer's Dev handle: n
-// float32 elements at ptr (ptr is 0 when n is 0). The memory is freed when
-// the handle becomes unreachable.
+// float32 elements at ptr (ptr is 0 when n is 0), a block of the
+// backend's caching allocator. The block goes back to the allocator's
+// cache when the backend's Release is called on the handle or, failing
+// that, when the handle becomes unreachable (a cleanup: the safety net).
 type devBuf struct {
-	ptr driver.DevicePtr
-	n   int
+	ptr      driver.DevicePtr
+	n        int
+	released atomic.Bool
+	cleanup  runtime.Cleanup
 }
 
 // at returns the address of element off.
 func (b *devBuf) at(off int) driver.DevicePtr { return b.ptr.Add(4 * off) }
 
-// allocFloats returns zeroed device storage for n float32 values on g,
-// freed by a cleanup when the returned handle is unreachable.
-func allocFloats(g GPU, n int) (*devBuf, error) {
+// newDevBuf returns device storage for n float32 values from mem,
+// returned to mem's cache when the handle is released or unreachable; it
+// is zeroed on g when zero is set.
+func newDevBuf(mem *Allocator, g GPU, n int, zero bool) (*devBuf, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: allocating %d elements", n)
 	}
@@ -114,28 +144,40 @@ func allocFloats(g GPU, n int) (*devBuf, error) {
 	if n == 0 {
 		return b, nil
 	}
-	p, err := g.Alloc(4 * n)
+	p, err := mem.Alloc(4 * n)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.Zero(p, 4*n); err != nil {
-		g.Free(p)
-		return nil, err
+	if zero {
+		if err := g.Zero(p, 4*n); err != nil {
+			mem.Free(p)
+			return nil, err
+		}
 	}
 	b.ptr = p
-	runtime.AddCleanup(b, func(p driver.DevicePtr) { g.Free(p) }, p)
+	b.cleanup = runtime.AddCleanup(b, mem.Free, p)
 	return b, nil
 }
 
-// scratch is device memory for the duration of one call; release frees it.
+// release returns b's block to mem now; later calls do nothing.
+func (b *devBuf) release(mem *Allocator) {
+	if b == nil || b.released.Swap(true) || b.n == 0 {
+		return
+	}
+	b.cleanup.Stop()
+	mem.Free(b.ptr)
+}
+
+// scratch is device memory for the duration of one call; release returns
+// it to the cache.
 type scratch struct {
-	g    GPU
+	mem  *Allocator
 	ptrs []driver.DevicePtr
 }
 
 // alloc returns n bytes (at least 1) of scratch memory.
 func (s *scratch) alloc(n int) (driver.DevicePtr, error) {
-	p, err := s.g.Alloc(max(n, 1))
+	p, err := s.mem.Alloc(max(n, 1))
 	if err != nil {
 		return 0, err
 	}
@@ -143,10 +185,10 @@ func (s *scratch) alloc(n int) (driver.DevicePtr, error) {
 	return p, nil
 }
 
-// release frees every allocation.
+// release returns every allocation to the cache.
 func (s *scratch) release() {
 	for _, p := range s.ptrs {
-		s.g.Free(p)
+		s.mem.Free(p)
 	}
 	s.ptrs = nil
 }

@@ -229,6 +229,9 @@ func (e *Emulator) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
 	return err
 }
 
+// Synchronize returns nil: the work is done when its call returns.
+func (e *Emulator) Synchronize() error { return nil }
+
 // Multiprocessors returns 2.
 func (e *Emulator) Multiprocessors() int { return 2 }
 

@@ -148,6 +148,9 @@ func (h *Host) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
 	return err
 }
 
+// Synchronize returns nil: the work is done when its call returns.
+func (h *Host) Synchronize() error { return nil }
+
 // Multiprocessors returns 2.
 func (h *Host) Multiprocessors() int { return 2 }
 

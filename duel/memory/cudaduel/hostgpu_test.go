@@ -2,8 +2,10 @@ package cudaduel
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -98,5 +100,34 @@ func TestDUELUpdateOnHost(t *testing.T) {
 	residentStream(t, "hostgpu-resident64-global", residentCases, openResident(h, 64, true))
 	if n := h.Live(); n != 0 {
 		t.Errorf("%d device allocations left after the updates, want 0", n)
+	}
+}
+
+// TestDUELTimingOnHost checks that Update with timing (the benchmarks')
+// accounts every phase once per update and keeps no phase boundaries.
+func TestDUELTimingOnHost(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, err := NewMemory(newHost(), 16, 8, MemoryOptions{Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Load(unitRows(r, 16, 8, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	m.timing = &duelTiming{}
+	for range 3 {
+		if _, err := m.Update(unitRows(r, 4, 8, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm := m.timing
+	if len(tm.marks) != 0 {
+		t.Errorf("%d phase boundaries left after the updates", len(tm.marks))
+	}
+	for i, d := range []time.Duration{tm.upload, tm.dots, tm.selection, tm.permute, tm.download} {
+		if d <= 0 {
+			t.Errorf("phase %d timed %v, want a positive time", i, d)
+		}
 	}
 }

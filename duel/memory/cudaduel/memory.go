@@ -219,20 +219,61 @@ type Memory struct {
 	timing       *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
 }
 
-// duelTiming accumulates the wall time of Update's phases (every launch
-// waits for its kernel, so each phase's time is its own).
+// duelTiming accumulates the time of Update's phases (benchmarks). On a
+// *cuda.Device, whose launches do not wait for their kernels, a phase is
+// timed by events recorded on the device's stream around it; on other
+// GPUs (which finish the work before returning) by the wall clock.
 type duelTiming struct {
 	upload, dots, selection, permute, download time.Duration
+	marks                                      []timeMark // the current update's phase boundaries
 }
 
-// lap adds the time since *t0 to d and restarts *t0 (no-op without timing).
-func (m *Memory) lap(d func(*duelTiming) *time.Duration, t0 *time.Time) {
+// timeMark is a phase boundary: a device event, or the wall time.
+type timeMark struct {
+	at time.Time
+	ev *driver.Event
+}
+
+// mark records a phase boundary (no-op without timing).
+func (m *Memory) mark() {
 	if m.timing == nil {
 		return
 	}
-	now := time.Now()
-	*d(m.timing) += now.Sub(*t0)
-	*t0 = now
+	tm := timeMark{at: time.Now()}
+	if d, ok := m.g.(*cuda.Device); ok {
+		if ev, err := d.Record(); err == nil {
+			tm.ev = ev
+		}
+	}
+	m.timing.marks = append(m.timing.marks, tm)
+}
+
+// account adds the phases between the recorded boundaries to the timing,
+// in order (upload, dots, selection, permute, download), and closes the
+// events (no-op without timing).
+func (m *Memory) account() {
+	if m.timing == nil {
+		return
+	}
+	t := m.timing
+	phases := []*time.Duration{&t.upload, &t.dots, &t.selection, &t.permute, &t.download}
+	d, _ := m.g.(*cuda.Device)
+	for i := 1; i < len(t.marks) && i <= len(phases); i++ {
+		a, b := t.marks[i-1], t.marks[i]
+		dt := b.at.Sub(a.at)
+		if d != nil && a.ev != nil && b.ev != nil {
+			if e, err := d.Elapsed(a.ev, b.ev); err == nil {
+				dt = e
+			}
+		}
+		*phases[i-1] += dt
+	}
+	for _, tm := range t.marks {
+		if tm.ev != nil {
+			tm.ev.Close()
+		}
+	}
+	t.marks = t.marks[:0]
 }
 
 // The selection kernel's static shared memory is below 2 KiB; what is
@@ -478,7 +519,8 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 			return Result{}, err
 		}
 	}
-	t0 := time.Now()
+	m.mark()
+	defer m.account()
 	c, n := m.cur, 1-m.cur
 	gridB := m.grid[c] + driver.DevicePtr(4*int64(k)*int64(z))
 	if err := m.g.CopyToDevice(gridB, cuda.Bytes(batch)); err != nil {
@@ -487,7 +529,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.toGrid(gridB, b*z); err != nil {
 		return Result{}, err
 	}
-	m.lap(func(t *duelTiming) *time.Duration { return &t.upload }, &t0)
+	m.mark()
 	// The batch's rows of sim (dots with the memory and the batch), then
 	// its columns over the memory's rows: row J of sim is then complete
 	// for every position J.
@@ -497,7 +539,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.dots(c, 0, k, k, b); err != nil {
 		return Result{}, err
 	}
-	m.lap(func(t *duelTiming) *time.Duration { return &t.dots }, &t0)
+	m.mark()
 	protect := int32(0)
 	if m.adm == memory.Protected {
 		protect = 1
@@ -515,7 +557,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m.lap(func(t *duelTiming) *time.Duration { return &t.selection }, &t0)
+	m.mark()
 	// The kept rows' block and grid rows move to positions 0..K-1 of the
 	// other buffers.
 	perm := kc.Config{Grid: driver.Dim3{X: (k + 255) / 256, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
@@ -526,7 +568,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		return Result{}, err
 	}
 	m.cur = n
-	m.lap(func(t *duelTiming) *time.Duration { return &t.permute }, &t0)
+	m.mark()
 	m.ev32 = growInt32(m.ev32, b)
 	m.kept32 = growInt32(m.kept32, k)
 	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
@@ -535,7 +577,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.g.CopyFromDevice(cuda.Bytes(m.kept32), m.kept); err != nil {
 		return Result{}, err
 	}
-	m.lap(func(t *duelTiming) *time.Duration { return &t.download }, &t0)
+	m.mark()
 	for i, v := range m.ev32 {
 		res.Evicted[i] = int(v)
 	}

@@ -301,7 +301,8 @@ func BenchmarkDUELHost(b *testing.B) {
 // scores and block carried; at the shape of PyTorch's figure
 // (bench/gpu_peer.py: K 4096, B 256, Z 128) and at duel/memory's CPU
 // benchmark's (K 2048, B 256, Z 256), for three block sizes of the
-// selection. Besides ns/op it reports each phase's share in ms/op:
+// selection. Besides ns/op it reports each phase's share in ms/op
+// (device time between events recorded on the stream around it):
 // upload (batch copy and grid), dots (the two products), select (the B
 // steps in one block), permute (the kept block and grid rows), download
 // (evicted and kept).
