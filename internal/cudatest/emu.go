@@ -33,27 +33,30 @@ type Emulator struct {
 const canary = 64 // bytes after each allocation that no kernel may touch
 
 // emuLib is the emulator library, built once per test process by
-// buildEmuLib (in a directory Main removes).
-var emuLib struct {
+// link (in emuObjs.dir, which Main removes), and fakeLib the fake driver
+// library, linked from the same objects and fakedriver.cpp.
+var emuLib, fakeLib struct {
 	once sync.Once
-	dir  string
 	path string
 	err  error
 }
 
-// buildEmuLib compiles kernels/cuda/emu/lib_*.cpp (each includes one .cu)
-// in parallel and links them into a shared library.
-func buildEmuLib(gxx string, srcs []string) (string, error) {
-	dir, err := os.MkdirTemp("", "duel-cuda-emu")
-	if err != nil {
-		return "", err
-	}
-	emuLib.dir = dir
+// emuObjs are the emulator's compiled sources, once per test process.
+var emuObjs struct {
+	once sync.Once
+	dir  string
+	objs []string
+	err  error
+}
+
+// compile compiles srcs with g++ in parallel into dir, returning the
+// objects.
+func compile(gxx, dir string, srcs []string, prefix string) ([]string, error) {
 	objs := make([]string, len(srcs))
 	errs := make([]error, len(srcs))
 	var wg sync.WaitGroup
 	for i, src := range srcs {
-		objs[i] = filepath.Join(dir, fmt.Sprintf("%d.o", i))
+		objs[i] = filepath.Join(dir, fmt.Sprintf("%s%d.o", prefix, i))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -63,12 +66,25 @@ func buildEmuLib(gxx string, srcs []string) (string, error) {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return "", err
-	}
-	lib := filepath.Join(dir, "libduelemu.so")
+	return objs, errors.Join(errs...)
+}
+
+// buildObjs compiles kernels/cuda/emu/lib_*.cpp (each includes one .cu),
+// once per process.
+func buildObjs(gxx string, srcs []string) ([]string, error) {
+	emuObjs.once.Do(func() {
+		if emuObjs.dir, emuObjs.err = os.MkdirTemp("", "duel-cuda-emu"); emuObjs.err == nil {
+			emuObjs.objs, emuObjs.err = compile(gxx, emuObjs.dir, srcs, "lib")
+		}
+	})
+	return emuObjs.objs, emuObjs.err
+}
+
+// link links objs into the shared library name in the objects' directory.
+func link(gxx, name string, objs []string) (string, error) {
+	lib := filepath.Join(emuObjs.dir, name)
 	if out, err := exec.Command(gxx, append([]string{"-shared", "-o", lib}, objs...)...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("g++ -shared: %v\n%s", err, out)
+		return "", fmt.Errorf("g++ -shared -o %s: %v\n%s", name, err, out)
 	}
 	return lib, nil
 }
@@ -106,11 +122,10 @@ func kernelDir() (string, error) {
 	}
 }
 
-// NewEmulator loads the emulator library (building it with g++ on first
-// use in the process), or skips t under -short or without g++.
-func NewEmulator(t testing.TB) *Emulator {
+// emuSources returns the emulator's library sources, kernels/cuda/emu/lib_*.cpp
+// (reading every .cu and emu file, so that go test's cache sees them).
+func emuSources(t testing.TB) []string {
 	t.Helper()
-	gxx := SkipWithoutEmulator(t)
 	dir, err := kernelDir()
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +145,53 @@ func NewEmulator(t testing.TB) *Emulator {
 	if len(srcs) == 0 {
 		t.Fatalf("cudatest: no emulator sources (lib_*.cpp) in %s", filepath.Join(dir, "emu"))
 	}
-	emuLib.once.Do(func() { emuLib.path, emuLib.err = buildEmuLib(gxx, srcs) })
+	return srcs
+}
+
+// FakeDriver returns the path of a fake CUDA driver library
+// (kernels/cuda/emu/fakedriver.cpp linked with the emulated kernels, built
+// with g++ on first use in the process), or skips t under -short or
+// without g++. Pointing DUEL_CUDA_DRIVER at it in a child process runs
+// cuda.Device and the driver bindings with device memory in host memory,
+// the work of a stream deferred until something waits for it, and the
+// kernels on the CPU emulator; see fakedriver.cpp for its fault injection.
+func FakeDriver(t testing.TB) string {
+	t.Helper()
+	gxx := SkipWithoutEmulator(t)
+	srcs := emuSources(t)
+	fakeLib.once.Do(func() {
+		objs, err := buildObjs(gxx, srcs)
+		if err != nil {
+			fakeLib.err = err
+			return
+		}
+		fake, err := compile(gxx, emuObjs.dir, []string{filepath.Join(filepath.Dir(filepath.Dir(srcs[0])), "emu", "fakedriver.cpp")}, "fake")
+		if err != nil {
+			fakeLib.err = err
+			return
+		}
+		fakeLib.path, fakeLib.err = link(gxx, "libcuda_fake.so.1", append(objs, fake...))
+	})
+	if fakeLib.err != nil {
+		t.Fatal(fakeLib.err)
+	}
+	return fakeLib.path
+}
+
+// NewEmulator loads the emulator library (building it with g++ on first
+// use in the process), or skips t under -short or without g++.
+func NewEmulator(t testing.TB) *Emulator {
+	t.Helper()
+	gxx := SkipWithoutEmulator(t)
+	srcs := emuSources(t)
+	emuLib.once.Do(func() {
+		objs, err := buildObjs(gxx, srcs)
+		if err != nil {
+			emuLib.err = err
+			return
+		}
+		emuLib.path, emuLib.err = link(gxx, "libduelemu.so", objs)
+	})
 	if emuLib.err != nil {
 		t.Fatal(emuLib.err)
 	}
@@ -155,8 +216,8 @@ func NewEmulator(t testing.TB) *Emulator {
 // call it from TestMain: os.Exit(cudatest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
-	if emuLib.dir != "" {
-		os.RemoveAll(emuLib.dir)
+	if emuObjs.dir != "" {
+		os.RemoveAll(emuObjs.dir)
 	}
 	return code
 }

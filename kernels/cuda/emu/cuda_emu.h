@@ -220,17 +220,30 @@ void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::in
 
 // EMU_EXPORT(k) defines extern "C" emu_k(gx, gy, gz, bx, by, bz, shared,
 // params), which launches kernel k like cuLaunchKernel with shared bytes of
-// dynamic shared memory (see emu/lib_*.cpp).
+// dynamic shared memory (see emu/lib_*.cpp), and emu_params_k(sizes),
+// which stores the byte size of each of k's parameters in sizes (at most
+// 32) and returns their number (the fake driver, fakedriver.cpp, copies
+// the parameters of a launch it runs later).
 #define EMU_EXPORT(k)                                                                                       \
     extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
                             unsigned shared, void** params) {                                              \
         emu::sharedBytes = shared;                                                                          \
         emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
         emu::sharedBytes = 0;                                                                               \
-    }
+    }                                                                                                       \
+    extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
 
 template <class... P>
 constexpr size_t arity(void (*)(P...)) { return sizeof...(P); }
+
+// paramSizes stores the byte size of each parameter of a kernel in out and
+// returns their number.
+template <class... P>
+size_t paramSizes(void (*)(P...), size_t* out) {
+    size_t s[] = {sizeof(std::remove_cv_t<std::remove_reference_t<P>>)..., 0};
+    for (size_t i = 0; i < sizeof...(P); i++) out[i] = s[i];
+    return sizeof...(P);
+}
 
 // Check counts mismatches between got and want with tolerance
 // atol + |want|*rtol (NaN matches NaN), printing the first ten (llm.c).

@@ -1,0 +1,83 @@
+package cudaduel
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/internal/cudatest"
+)
+
+// envFake is set in the child process of TestFakeDriver, whose driver is
+// the fake libcuda (the tests that need it run only there).
+const envFake = "DUEL_TEST_FAKE_CUDA"
+
+// TestFakeDriver runs the GPU path of this package without a GPU: in a
+// child process whose driver library is the fake libcuda of
+// internal/cudatest (device memory in host memory, a stream's work deferred
+// until something waits for it, duel.cu on the CPU emulator), the policy
+// and memory run on a *cuda.Device through the driver bindings: the
+// shared-memory opt-in, the frees after waiting, the events of the timing.
+func TestFakeDriver(t *testing.T) {
+	lib := cudatest.FakeDriver(t)
+	run := "^(TestDUELPolicyKernel|TestDUELFakeDevice)$"
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFake+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s with the fake driver: %v\n%s", run, err, out)
+	}
+	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELFakeDevice"} {
+		if !strings.Contains(string(out), w) || strings.Contains(string(out), "--- SKIP") {
+			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
+		}
+	}
+}
+
+// TestDUELFakeDevice runs, on the fake driver only, Update and resident
+// streams on the device (selection in shared memory after the opt-in, and
+// in global memory) against memory.DUEL, and the benchmarks' timing by
+// events.
+func TestDUELFakeDevice(t *testing.T) {
+	if os.Getenv(envFake) == "" {
+		t.Skip("runs in TestFakeDriver's child process, with the fake driver")
+	}
+	d := needGPU(t)
+	small := []duelCase{{1, 3, 2}, {3, 5, 4}, {16, 4, 8}, {40, 64, 3}}
+	stream(t, "fake64", small, func(mem, batch []float32, z int, opt Options) (Result, error) {
+		opt.BlockSize = 64
+		return Update(d, mem, batch, z, opt)
+	})
+	residentStream(t, "fake-resident32", small, openResident(d, 32, false))
+	residentStream(t, "fake-resident64-global", small, openResident(d, 64, true))
+	m, err := NewMemory(d, 6000, 8, MemoryOptions{Batch: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.shared < selectShared(6000, 200) {
+		t.Errorf("dynamic shared memory limited to %d bytes: the opt-in beyond 48 KiB failed", m.shared)
+	}
+	m.Close()
+
+	r := rand.New(rand.NewPCG(3, 4))
+	if m, err = NewMemory(d, 16, 8, MemoryOptions{Batch: 4}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Load(unitRows(r, 16, 8, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	m.timing = &duelTiming{}
+	if _, err := m.Update(unitRows(r, 4, 8, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []time.Duration{m.timing.upload, m.timing.dots, m.timing.selection, m.timing.permute, m.timing.download} {
+		if p <= 0 {
+			t.Errorf("phase %d timed %v by events, want a positive time", i, p)
+		}
+	}
+}
