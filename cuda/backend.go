@@ -188,7 +188,11 @@ func (be *Backend) CopyIn(dst tensor.Buffer, off int, src []float32) {
 	if len(src) == 0 {
 		return
 	}
-	be.queued("CopyIn", be.g.CopyToDevice(d.at(off), Bytes(src)))
+	err := be.g.CopyToDevice(d.at(off), Bytes(src))
+	if err != nil {
+		err = be.waited(err) // a large copy waits for its staging buffers: the failure may be earlier work's
+	}
+	be.queued("CopyIn", err)
 }
 
 // CopyOut copies len(dst) elements starting at element off to dst.

@@ -26,6 +26,8 @@ type Device struct {
 
 	mu   sync.Mutex
 	mods map[*kc.Module]*loaded
+
+	staging staging // pinned buffers of CopyToDevice
 }
 
 // loaded is a module loaded on a device, with the PTX target that loaded.

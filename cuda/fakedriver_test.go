@@ -46,8 +46,8 @@ func TestFakeDriver(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		{"^(TestAvailableHere|TestConformance|TestFakeDevice)$", nil,
-			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice"}},
+		{"^(TestAvailableHere|TestConformance|TestFakeDevice|TestFakeDeviceStaging)$", nil,
+			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging"}},
 		{"^TestFakeDeviceFault$", []string{"DUEL_FAKE_CUDA_FAIL=sgemm_f32"}, []string{"--- PASS: TestFakeDeviceFault"}},
 		{"^TestFakeDeviceOutOfMemory$", []string{"DUEL_FAKE_CUDA_MEMORY=4194304"}, []string{"--- PASS: TestFakeDeviceOutOfMemory"}},
 	} {
@@ -164,4 +164,40 @@ func TestFakeDeviceOutOfMemory(t *testing.T) {
 	t.Log(err)
 	be.Release(a)
 	be.Release(b)
+}
+
+// TestFakeDeviceStaging checks, on the fake driver (which reads a pinned
+// source only when the stream reaches the copy), that copies through the
+// pinned staging buffers wait before reusing a buffer: two copies of
+// several staging buffers' worth, then both read back intact.
+func TestFakeDeviceStaging(t *testing.T) {
+	d := needFake(t)
+	be, err := newBackend(d, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := (3*stageBytes + 4*1000 + 4) / 4 // three and a bit staging buffers of floats
+	var bufs []tensor.Buffer
+	var want [][]float32
+	for k := range 3 {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(k*n + i)
+		}
+		b := be.Alloc(n)
+		be.CopyIn(b, 0, src)
+		bufs, want = append(bufs, b), append(want, src)
+	}
+	small := []float32{-1, -2, -3}
+	be.CopyIn(bufs[0], 5, small) // below stageMin: not staged, ordered after the staged copies
+	want[0][5], want[0][6], want[0][7] = -1, -2, -3
+	for k, b := range bufs {
+		got := make([]float32, n)
+		be.CopyOut(got, b, 0)
+		for i := range got {
+			if got[i] != want[k][i] {
+				t.Fatalf("copy %d: element %d = %v after the staged copies, want %v", k, i, got[i], want[k][i])
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -69,11 +70,79 @@ func (d *Device) Free(p driver.DevicePtr) {
 // Zero queues setting bytes bytes at p to 0 (cuMemsetD8Async).
 func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.stream.Memset8Async(p, 0, bytes) }
 
-// CopyToDevice queues a copy of src to device memory at dst
-// (cuMemcpyHtoDAsync; the driver stages pageable memory, so src may be
-// reused at once).
+// CopyToDevice queues a copy of src to device memory at dst; src may be
+// reused when it returns. Copies of at least stageMin bytes (batches) go
+// through the device's pinned staging buffers (see stage): src is copied
+// into page-locked memory and the DMA from there is queued without
+// waiting for it; smaller ones are queued with cuMemcpyHtoDAsync from src,
+// which the driver stages itself.
 func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
+	if len(src) >= stageMin {
+		return d.stage(dst, src)
+	}
 	return driver.CopyHtoDAsync(d.stream, dst, src)
+}
+
+// Pinned staging of copies to the device: two page-locked buffers of
+// stageBytes, used in turn for the chunks of a copy; each chunk's DMA is
+// followed on the stream by an event, which a later chunk waits for
+// before it overwrites the buffer. The host thus fills one buffer while
+// the device reads the other, and a copy returns once its last chunk is
+// queued.
+const (
+	stageMin   = 1 << 20
+	stageBytes = 4 << 20
+)
+
+// staging is a Device's pinned staging buffers, allocated on first use.
+type staging struct {
+	mu   sync.Mutex
+	bufs [2][]byte
+	done [2]*driver.Event // recorded after the last copy from bufs[i]; nil before the first
+	next int
+	err  error // why pinned memory is unavailable: copies then go without staging
+}
+
+// stage copies src to dst through the pinned staging buffers (or directly,
+// when they cannot be allocated).
+func (d *Device) stage(dst driver.DevicePtr, src []byte) error {
+	s := &d.staging
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bufs[0] == nil && s.err == nil {
+		for i := range s.bufs {
+			if s.bufs[i], s.err = d.ctx.HostAlloc(stageBytes); s.err != nil {
+				break
+			}
+		}
+	}
+	if s.err != nil {
+		return driver.CopyHtoDAsync(d.stream, dst, src)
+	}
+	for len(src) > 0 {
+		i := s.next
+		s.next = 1 - i
+		if s.done[i] != nil {
+			if err := s.done[i].Synchronize(); err != nil { // the device still reads bufs[i]
+				return err
+			}
+		} else {
+			ev, err := d.ctx.NewEvent()
+			if err != nil {
+				return err
+			}
+			s.done[i] = ev
+		}
+		n := copy(s.bufs[i], src)
+		if err := driver.CopyHtoDAsync(d.stream, dst, s.bufs[i][:n]); err != nil {
+			return err
+		}
+		if err := s.done[i].Record(d.stream); err != nil {
+			return err
+		}
+		dst, src = dst.Add(n), src[n:]
+	}
+	return nil
 }
 
 // CopyFromDevice copies device memory at src into dst after the work
