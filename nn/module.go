@@ -39,6 +39,8 @@
 package nn
 
 import (
+	"fmt"
+
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -191,4 +193,59 @@ func NameParameters(m Module) {
 	for _, p := range NamedParameters(m) {
 		p.Var.Name = p.Name
 	}
+}
+
+// To places the tree on dev: every parameter's and buffer's tensor is
+// replaced by a copy on dev (tensors already there are kept, shared ones
+// are copied once), and the parameters' gradients are dropped. The
+// modules keep their *autograd.Var and *Buffer, so references to those
+// (optimizers, momentum encoders) follow; build optimizers after To, as
+// their state lives on the parameters' device. Nothing is modified when
+// an error (a device without a registered backend) is returned.
+func To(m Module, dev tensor.Device) error {
+	moved := map[*tensor.Tensor]*tensor.Tensor{}
+	move := func(name string, t *tensor.Tensor) error {
+		if _, ok := moved[t]; ok {
+			return nil
+		}
+		y, err := t.To(dev)
+		if err != nil {
+			return fmt.Errorf("placing %s on %s: %w", name, dev, err)
+		}
+		moved[t] = y
+		return nil
+	}
+	params, bufs := NamedParameters(m), NamedBuffers(m)
+	for _, p := range params {
+		if err := move(p.Name, p.Var.Value); err != nil {
+			return err
+		}
+	}
+	for _, b := range bufs {
+		if err := move(b.Name, b.Buffer.Tensor); err != nil {
+			return err
+		}
+	}
+	for _, p := range params {
+		if y := moved[p.Var.Value]; y != p.Var.Value {
+			p.Var.Value, p.Var.Grad = y, nil
+		}
+	}
+	for _, b := range bufs {
+		b.Buffer.Tensor = moved[b.Buffer.Tensor]
+	}
+	return nil
+}
+
+// DeviceOf returns the device of the tree's first parameter, or of its
+// first buffer when it has no parameters, or tensor.CPU for a tree without
+// state: where a module placed by To computes.
+func DeviceOf(m Module) tensor.Device {
+	if ps := NamedParameters(m); len(ps) > 0 {
+		return ps[0].Var.Value.Device()
+	}
+	if bs := NamedBuffers(m); len(bs) > 0 {
+		return bs[0].Buffer.Tensor.Device()
+	}
+	return tensor.CPU
 }

@@ -61,7 +61,9 @@ func StateDictOf(m Module) StateDict {
 }
 
 // LoadStateDict copies the tensors of sd into the parameters and buffers of
-// m with the same names. With strict, every name of m must be in sd and
+// m with the same names, on m's devices: sources on another device (a
+// state read from a file into host memory, a model on a GPU) are copied
+// across through the backends. With strict, every name of m must be in sd and
 // every name of sd must be in m (num_batches_tracked may be absent from sd,
 // as PyTorch allows); without strict, names present on one side only are
 // skipped. Shapes must always match. Nothing is modified when an error is
@@ -111,10 +113,40 @@ func LoadStateDict(m Module, sd StateDict, strict bool) error {
 		}
 		return fmt.Errorf("loading state dict: %s", strings.Join(parts, "; "))
 	}
-	for _, e := range own {
-		if src, ok := byName[e.Name]; ok {
-			copy(e.Tensor.Data(), src.Tensor.Contiguous().Data())
+	// Bring every source to its destination's device first (a host file
+	// onto a device model, a device state onto the CPU), so that a failed
+	// transfer leaves m untouched; then copy through the backend.
+	srcs := make([]*tensor.Tensor, len(own))
+	for i, e := range own {
+		src, ok := byName[e.Name]
+		if !ok {
+			continue
+		}
+		v, err := src.Tensor.To(e.Tensor.Device())
+		if err != nil {
+			return fmt.Errorf("loading state dict: %s: %w", e.Name, err)
+		}
+		srcs[i] = v
+	}
+	for i, e := range own {
+		if srcs[i] != nil {
+			tensor.CopyInto(e.Tensor, srcs[i])
 		}
 	}
 	return nil
+}
+
+// ToHost returns sd with every tensor on the host: entries already on the
+// CPU are shared, the others copied out of their device (Tensor.To), so
+// that a model on any device can be written to a file.
+func (sd StateDict) ToHost() (StateDict, error) {
+	out := make(StateDict, len(sd))
+	for i, e := range sd {
+		h, err := e.Tensor.To(tensor.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s to the host: %w", e.Name, err)
+		}
+		out[i] = StateEntry{Name: e.Name, Tensor: h, Int64: e.Int64}
+	}
+	return out, nil
 }
