@@ -10,7 +10,9 @@ import (
 // Encoder maps a batch of images, N x C x H x W normalised float32, to
 // features N x D. It must compute in evaluation mode (BatchNorm running
 // statistics, nn.Train(m, false)) so that a row's features do not depend on
-// the other rows of its batch.
+// the other rows of its batch. x is on the host; the encoder may compute
+// on any device (copying x in) and return its features there: Extract
+// copies them to the host, one copy per batch.
 type Encoder func(x *tensor.Tensor) (*tensor.Tensor, error)
 
 // ExtractOptions says how Extract reads a split.
@@ -55,7 +57,11 @@ func Extract(ds *data.Dataset, enc Encoder, opt ExtractOptions) (*Features, erro
 			f.D = y.Dim(1)
 			f.X = make([]float32, 0, f.N*f.D)
 		}
-		f.X = append(f.X, y.Contiguous().Data()...)
+		h, err := y.To(tensor.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("extracting features of %s/%s: copying them to the host: %w", ds.Name, ds.Split, err)
+		}
+		f.X = append(f.X, h.Contiguous().Data()...)
 		f.Labels = append(f.Labels, b.Labels...)
 		if opt.Progress != nil {
 			opt.Progress(len(f.Labels), f.N)

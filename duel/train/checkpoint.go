@@ -54,7 +54,10 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", tmp, err)
 	}
-	model := modelTensors(m)
+	model, err := modelTensors(m)
+	if err != nil {
+		return err
+	}
 	meta := map[string]string{"format": "pt", "method": m.Name(), "step": fmt.Sprint(st.Step)}
 	if err := safetensors.Write(filepath.Join(tmp, ModelFile), model, meta); err != nil {
 		return err

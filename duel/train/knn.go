@@ -47,13 +47,20 @@ func spaced(ds *data.Dataset, n int) *data.Dataset {
 
 // measure returns the top-1 accuracy; the encoder is put in evaluation mode
 // for the measurement and back in training mode after it. It runs between
-// training steps: the arena's buffers of the last step are taken back. Features and the
-// weighted vote are those of duel/eval (Extract, KNN), as in duelctl eval.
+// training steps: the arena's buffers of the last step are taken back.
+// Features and the weighted vote are those of duel/eval (Extract, KNN), as
+// in duelctl eval: the encoder runs on its device, each batch of images
+// copied in and its features copied out; the vote runs on the host.
 func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	nn.Train(enc, false)
 	defer nn.Train(enc, true)
+	dev := nn.DeviceOf(enc)
 	run := func(x *tensor.Tensor) (*tensor.Tensor, error) {
 		k.arena.Reset() // Extract copies each batch's features out before the next call
+		x, err := x.To(dev)
+		if err != nil {
+			return nil, fmt.Errorf("copying images to %s: %w", dev, err)
+		}
 		return enc.Features(nil, autograd.NewVar(x, false)).Value, nil
 	}
 	opt := eval.ExtractOptions{Size: k.size, Mean: k.mean, Std: k.std, Batch: k.batch}

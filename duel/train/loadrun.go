@@ -18,6 +18,7 @@ import (
 type Run struct {
 	Dir        string
 	Config     Config
+	Device     tensor.Device  // where the model is placed and computes
 	Step       int            // the step of the loaded checkpoint
 	Method     ssl.Method     // every part with its weights, in evaluation mode
 	Encoder    ssl.Encoder    // the backbone
@@ -33,7 +34,18 @@ func LoadRun(dir string) (*Run, error) { return LoadRunAt(dir, -1) }
 // LoadRunAt opens the run in dir at the checkpoint kept for step (see
 // --keep-checkpoints and KeptSteps); a negative step, or the step of the
 // latest checkpoint, opens the latest one.
-func LoadRunAt(dir string, step int) (*Run, error) {
+func LoadRunAt(dir string, step int) (*Run, error) { return LoadRunOn(dir, step, "") }
+
+// LoadRunOn is LoadRunAt with the model placed on device (see
+// Options.Device and ResolveDevice) before its checkpoint is loaded: the
+// file's tensors are copied in from the host, whatever device the run was
+// trained on. A backend that cannot run the model is refused with the
+// capabilities it lacks.
+func LoadRunOn(dir string, step int, device string) (*Run, error) {
+	dev, err := ResolveDevice(device)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := ReadConfig(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -41,6 +53,9 @@ func LoadRunAt(dir string, step int) (*Run, error) {
 	m, err := NewMethod(cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	if err := placeMethod(m, dev, cfg.Arch+" ("+cfg.Method+")"); err != nil {
+		return nil, err
 	}
 	ckpt, err := checkpointPath(dir)
 	if err != nil {
@@ -59,7 +74,7 @@ func LoadRunAt(dir string, step int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Config: *cfg, Step: st.Step, Method: m, Encoder: m.Encoder(),
+	r := &Run{Dir: dir, Config: *cfg, Device: dev, Step: st.Step, Method: m, Encoder: m.Encoder(),
 		FeatureDim: m.Encoder().FeatureDim(), Memory: m.Memory()}
 	for _, p := range m.Parts() {
 		nn.Train(p.Module, false)
@@ -73,7 +88,8 @@ func LoadRunAt(dir string, step int) (*Run, error) {
 // Embed returns the features (N, D) of images x (N, C, H, W, normalised as
 // the training views were): layer "backbone" gives the pooled features
 // before fc, "projector" the projector's output (not normalised). The
-// forward passes run without gradient, batch images at a time.
+// forward passes run without gradient, batch images at a time, on the
+// run's device: each batch is copied in and its features copied out.
 func (r *Run) Embed(x *tensor.Tensor, layer string, batch int) (*tensor.Tensor, error) {
 	if layer != "backbone" && layer != "projector" {
 		return nil, fmt.Errorf("layer %q, expected backbone or projector", layer)
@@ -95,12 +111,19 @@ func (r *Run) Embed(x *tensor.Tensor, layer string, batch int) (*tensor.Tensor, 
 	d := 0
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
-		xb := autograd.NewVar(tensor.FromSlice(src[lo*per:hi*per], hi-lo, x.Dim(1), x.Dim(2), x.Dim(3)), false)
-		f := r.Encoder.Features(nil, xb)
+		xd, err := tensor.FromSlice(src[lo*per:hi*per], hi-lo, x.Dim(1), x.Dim(2), x.Dim(3)).To(r.Device)
+		if err != nil {
+			return nil, fmt.Errorf("copying images %d..%d to %s: %w", lo, hi, r.Device, err)
+		}
+		f := r.Encoder.Features(nil, autograd.NewVar(xd, false))
 		if layer == "projector" {
 			f = r.Projector.Forward(nil, f)
 		}
-		v := f.Value.Contiguous()
+		v, err := f.Value.To(tensor.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("copying the features of images %d..%d to the host: %w", lo, hi, err)
+		}
+		v = v.Contiguous()
 		d = v.Dim(1)
 		out = append(out, v.Data()...)
 	}

@@ -90,14 +90,19 @@ func (d *datasetImages) Fetch(dst []float32, ids []int64, step int) error {
 }
 
 // modelTensors lists every tensor of m for model.safetensors: the encoder's
-// under torchvision's names, the other parts under their prefix.
+// under torchvision's names, the other parts under their prefix, copied
+// to the host from the model's device (shared, not copied, on the CPU).
 // num_batches_tracked is written as I64.
-func modelTensors(m ssl.Method) []safetensors.Tensor {
+func modelTensors(m ssl.Method) ([]safetensors.Tensor, error) {
 	var out []safetensors.Tensor
 	for _, p := range m.Parts() {
-		out = append(out, safetensors.FromStateDict(p.Prefix, nn.StateDictOf(p.Module))...)
+		sd, err := nn.StateDictOf(p.Module).ToHost()
+		if err != nil {
+			return nil, fmt.Errorf("saving the model: %w", err)
+		}
+		out = append(out, safetensors.FromStateDict(p.Prefix, sd)...)
 	}
-	return out
+	return out, nil
 }
 
 // loadModel copies the tensors of a model.safetensors file into m's parts.

@@ -15,6 +15,15 @@
 // the checkpoint (the memory policy's RNG), so a resumed run continues
 // exactly as an uninterrupted one. LoadRun opens a finished run for
 // evaluation.
+//
+// A run computes on Options.Device (LoadRunOn for a finished run): the
+// model is placed there (nn.To) after a check that the device's backend
+// has every capability its layers need, each step's views are copied in
+// once, and only what the host needs is copied out: the loss, the
+// features the memory policy takes (package ssl), the kNN monitor's
+// features and the checkpoints. Checkpoints hold host tensors, so a run
+// trained on one device resumes or loads on any other, with the same bits
+// where the kernels are the same.
 package train
 
 import (
@@ -42,6 +51,14 @@ import (
 type Options struct {
 	Out    string // run directory
 	Resume bool   // continue from the checkpoint in Out
+	// Device is where the model computes: "" or "cpu", or the name of a
+	// registered backend ("cuda" once cuda.Available succeeded, or a test
+	// device such as "hostlessfused"), see ResolveDevice. The model's
+	// parameters, buffers and optimizer state live there; each step's
+	// views are copied in once; the loss, the features the memory takes
+	// and the checkpoints are copied out. A backend that lacks a
+	// capability the model needs is refused before training starts.
+	Device string
 
 	Log      io.Writer // one human-readable line per logged step (nil: none)
 	Progress io.Writer // progress bar with ETA (nil: none)
@@ -113,9 +130,16 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	images := &datasetImages{ds: ds, pipe: memPipe, seed: splitmix.Derive(c.Seed, seedMemView)}
 
-	// Model and optimizer.
+	// Model and optimizer, on the device.
+	dev, err := ResolveDevice(opts.Device)
+	if err != nil {
+		return nil, err
+	}
 	method, err := NewMethod(&c, images)
 	if err != nil {
+		return nil, err
+	}
+	if err := placeMethod(method, dev, fmt.Sprintf("%s (%s)", c.Arch, c.Method)); err != nil {
 		return nil, err
 	}
 	for _, p := range method.Parts() {
@@ -220,7 +244,10 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 		batch := &ssl.Batch{Step: step, IDs: b.IDs, Labels: b.Labels}
 		for v := range batch.Views {
-			batch.Views[v] = tensor.FromSlice(b.Views[v], b.N, b.C, b.H, b.W)
+			// One copy in per view and step (none on the CPU).
+			if batch.Views[v], err = tensor.FromSlice(b.Views[v], b.N, b.C, b.H, b.W).To(dev); err != nil {
+				return nil, fmt.Errorf("step %d: copying view %d to %s: %w", step+1, v, dev, err)
+			}
 		}
 		lr := sched.LR(step)
 		opt.SetLR(lr)
