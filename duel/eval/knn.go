@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // Vote says how the k nearest neighbours of a test row vote for its class.
@@ -53,6 +53,9 @@ type KNNConfig struct {
 	Classes int
 	// Progress, when set, is called with the number of test rows done.
 	Progress func(done int)
+	// Device computes the similarities (zero: the CPU); the neighbours
+	// are selected on the host (see similarities).
+	Device tensor.Device
 }
 
 // DefaultKNNConfig returns k = 200, T = 0.07, weighted vote (solo-learn's
@@ -69,7 +72,7 @@ const knnChunk = 256
 // neighbours among the rows of train (both L2-normalised first) and returns
 // the accuracy.
 //
-// The similarities are one SGEMM per chunk of test rows. Of equal
+// The similarities are one SGEMM per chunk of test rows, on cfg.Device. Of equal
 // similarities, the training row of lower index is the nearer; of equal class
 // scores, the lower class wins.
 func KNN(train, test *Features, cfg KNNConfig) (Result, error) {
@@ -132,6 +135,10 @@ func knnCheck(train, test *Features, cfg *KNNConfig) (int, error) {
 // called from one goroutine at a time.
 func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i int, scores []float64)) error {
 	tr := train.Normalized()
+	simFn, err := similarities(tr, cfg.Device)
+	if err != nil {
+		return err
+	}
 	workers := runtime.GOMAXPROCS(0)
 	sims := make([]float32, knnChunk*tr.N)
 	q := make([]float32, knnChunk*tr.D)
@@ -153,7 +160,9 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 		for r := 0; r < m; r++ {
 			NormalizeInto(q[r*tr.D:(r+1)*tr.D], test.Row(start+r))
 		}
-		gemm.Sgemm(false, true, m, tr.N, tr.D, 1, q, tr.D, tr.X, tr.D, 0, sims, tr.N)
+		if err := simFn(sims, q, m); err != nil {
+			return err
+		}
 		var wg sync.WaitGroup
 		per := (m + workers - 1) / workers
 		for w := 0; w < workers; w++ {

@@ -25,6 +25,10 @@ type LinearConfig struct {
 	// Progress, when set, is called after each epoch with the mean training
 	// loss of that epoch.
 	Progress func(epoch int, loss float64)
+	// Device is where the layer trains (zero: the CPU): its weights and
+	// Adam's moments live there, each mini-batch is copied in and its
+	// loss, and the test logits, copied out.
+	Device tensor.Device
 }
 
 // DefaultLinearConfig returns the paper's linear probing settings (Appendix
@@ -70,11 +74,22 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 	}
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x6c696e656172))
 	lin := nn.NewLinear(train.D, classes, true, r)
+	dev := cfg.Device
+	if dev == "" {
+		dev = tensor.CPU
+	}
+	if err := nn.To(lin, dev); err != nil {
+		return LinearResult{}, fmt.Errorf("linear probe: %w", err)
+	}
 	lastLoss, err := fitLinear(lin, train, cfg, func() []int { return r.Perm(train.N) })
 	if err != nil {
 		return LinearResult{}, err
 	}
-	return LinearResult{Result: scoreLinear(lin, test, train.N), TrainLoss: lastLoss}, nil
+	res, err := scoreLinear(lin, test, train.N)
+	if err != nil {
+		return LinearResult{}, err
+	}
+	return LinearResult{Result: res, TrainLoss: lastLoss}, nil
 }
 
 // fitLinear trains lin on train for cfg.Epochs epochs, each visiting the rows
@@ -85,6 +100,7 @@ func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() [
 	if err != nil {
 		return 0, fmt.Errorf("linear probe: %w", err)
 	}
+	dev := nn.DeviceOf(lin)
 	xb := make([]float32, cfg.Batch*train.D)
 	yb := make([]int, cfg.Batch)
 	tp := autograd.NewTape()
@@ -98,7 +114,11 @@ func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() [
 				copy(xb[k*train.D:(k+1)*train.D], train.Row(i))
 				yb[k] = int(train.Labels[i])
 			}
-			x := autograd.Const(tensor.FromSlice(xb[:m*train.D], m, train.D))
+			xd, err := tensor.FromSlice(xb[:m*train.D], m, train.D).To(dev)
+			if err != nil {
+				return 0, fmt.Errorf("linear probe: copying a batch to %s: %w", dev, err)
+			}
+			x := autograd.Const(xd)
 			tp.Reset()
 			l := loss.CrossEntropy(tp, lin.Forward(tp, x), yb[:m])
 			tp.Backward(l)
@@ -117,14 +137,22 @@ func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() [
 	return lastLoss, nil
 }
 
-// scoreLinear returns the accuracy of lin on test.
-func scoreLinear(lin *nn.Linear, test *Features, trainRows int) Result {
+// scoreLinear returns the accuracy of lin on test, on lin's device.
+func scoreLinear(lin *nn.Linear, test *Features, trainRows int) (Result, error) {
 	var acc accuracy
+	dev := nn.DeviceOf(lin)
 	scores := make([]float64, lin.Out)
 	for start := 0; start < test.N; start += 1024 {
 		m := min(1024, test.N-start)
-		x := autograd.Const(tensor.FromSlice(test.X[start*test.D:(start+m)*test.D], m, test.D))
-		logits := lin.Forward(nil, x).Value.Contiguous().Data()
+		xd, err := tensor.FromSlice(test.X[start*test.D:(start+m)*test.D], m, test.D).To(dev)
+		if err != nil {
+			return Result{}, fmt.Errorf("linear probe: copying test rows to %s: %w", dev, err)
+		}
+		y, err := lin.Forward(nil, autograd.Const(xd)).Value.To(tensor.CPU)
+		if err != nil {
+			return Result{}, fmt.Errorf("linear probe: copying logits from %s: %w", dev, err)
+		}
+		logits := y.Contiguous().Data()
 		for k := 0; k < m; k++ {
 			for c := range scores {
 				scores[c] = float64(logits[k*lin.Out+c])
@@ -132,5 +160,5 @@ func scoreLinear(lin *nn.Linear, test *Features, trainRows int) Result {
 			acc.add(scores, int(test.Labels[start+k]))
 		}
 	}
-	return acc.result(lin.Out, trainRows)
+	return acc.result(lin.Out, trainRows), nil
 }

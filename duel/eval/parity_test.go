@@ -80,8 +80,8 @@ func TestLinearProbeMatchesPyTorch(t *testing.T) {
 	near("epoch loss", f32(losses), fx.EpochLoss, 1e-5)
 	logits := lin.Forward(nil, constOf(test)).Value.Contiguous().Data()
 	near("test logits", logits, fx.TestLogits, 1e-5)
-	if res := scoreLinear(lin, test, train.N); math.Abs(res.Top1-fx.Top1) > 1e-6 {
-		t.Errorf("top-1 %v, PyTorch %v", res.Top1, fx.Top1)
+	if res, err := scoreLinear(lin, test, train.N); err != nil || math.Abs(res.Top1-fx.Top1) > 1e-6 {
+		t.Errorf("top-1 %v (%v), PyTorch %v", res.Top1, err, fx.Top1)
 	}
 }
 
