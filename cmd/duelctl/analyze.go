@@ -41,7 +41,7 @@ func analyzeCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
 			&cli.StringFlag{Name: "tsne-init", Value: "pca", Usage: "t-SNE initialisation: pca or random"},
 			stepFlag,
-			deviceFlag,
+			modelDeviceFlag,
 			jsonFlag,
 		},
 		Action: runAnalyze,
@@ -73,7 +73,7 @@ type analyzeResult struct {
 }
 
 func runAnalyze(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	if _, err := computeDevice(c); err != nil {
 		return err
 	}
 	if c.NArg() > 0 {

@@ -26,7 +26,7 @@ func embedCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "output .npy of N x D float32 features (required)"},
 			&cli.StringFlag{Name: "layer", Value: "backbone", Usage: "backbone (pooled features before fc) or projector"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "images per forward pass"},
-			deviceFlag,
+			modelDeviceFlag,
 			jsonFlag,
 		},
 		Action: runEmbed,
@@ -42,7 +42,8 @@ type embedResult struct {
 }
 
 func runEmbed(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	dev, err := computeDevice(c)
+	if err != nil {
 		return err
 	}
 	for _, name := range []string{"run", "input", "out"} {
@@ -58,7 +59,7 @@ func runEmbed(c *cli.Context) error {
 	if batch < 1 {
 		return flagError("batch", batch, "a positive integer")
 	}
-	run, err := train.LoadRun(c.String("run"))
+	run, err := train.LoadRunOn(c.String("run"), -1, dev)
 	if err != nil {
 		return fmt.Errorf("--run: %w", err)
 	}

@@ -42,7 +42,7 @@ func evalCommand() *cli.Command {
 			&cli.Float64Flag{Name: "temperature", Value: knn.Temperature, Usage: "knn: temperature T of the weighted vote"},
 			&cli.StringFlag{Name: "vote", Value: knn.Vote.String(), Usage: "knn: weighted or majority"},
 			stepFlag,
-			deviceFlag,
+			modelDeviceFlag,
 			jsonFlag,
 		},
 		Action: runEval,
@@ -67,7 +67,7 @@ type evalResult struct {
 }
 
 func runEval(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	if _, err := computeDevice(c); err != nil {
 		return err
 	}
 	if c.NArg() > 0 {
@@ -126,7 +126,7 @@ func runEval(c *cli.Context) error {
 	var acc eval.Result
 	switch protocol {
 	case "linear":
-		lin.Classes = classes
+		lin.Classes, lin.Device = classes, r.Device
 		bar := progressBar(c, lin.Epochs, "linear probe")
 		lin.Progress = func(epoch int, loss float64) {
 			if bar != nil {
@@ -143,7 +143,7 @@ func runEval(c *cli.Context) error {
 		res.Epochs, res.TrainLoss = lin.Epochs, &out.TrainLoss
 		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, Adam lr %g wd %g, batch %d): ", lin.Epochs, lin.LR, lin.WeightDecay, lin.Batch)
 	case "knn":
-		knn.Classes = classes
+		knn.Classes, knn.Device = classes, r.Device
 		bar := progressBar(c, test.N, "kNN")
 		knn.Progress = func(done int) {
 			if bar != nil {
@@ -189,7 +189,11 @@ func loadRunFlag(c *cli.Context) (*train.Run, error) {
 			return nil, flagError("step", step, "a step >= 0 whose checkpoint the run kept")
 		}
 	}
-	r, err := train.LoadRunAt(dir, step)
+	dev, err := computeDevice(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := train.LoadRunOn(dir, step, dev)
 	if err != nil {
 		return nil, fmt.Errorf("--run %s: %w", dir, err)
 	}

@@ -15,11 +15,21 @@ var jsonFlag = &cli.BoolFlag{
 	Usage: "print exactly one JSON object as the last line of stdout",
 }
 
-// deviceFlag is the --device flag of every command that computes.
+// deviceFlag is the --device flag of the commands that compute on the
+// CPU only in this version (checkDevice).
 var deviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
 	Usage: "where to compute: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names)",
+}
+
+// modelDeviceFlag is the --device flag of the commands that place a model
+// on the device (train, embed, eval, analyze; computeDevice).
+var modelDeviceFlag = &cli.StringFlag{
+	Name:  "device",
+	Value: "cpu",
+	Usage: "where the model computes: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names, " +
+		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either",
 }
 
 // emitJSON writes v as one line of JSON on stdout when --json is set.
@@ -38,6 +48,26 @@ func emitJSON(c *cli.Context, v any) error {
 // flagError reports a bad flag value: which flag, what was found, what was expected.
 func flagError(flag string, found any, expected string) error {
 	return fmt.Errorf("--%s: got %v, expected %s", flag, found, expected)
+}
+
+// computeDevice validates --device for a command that places its model on
+// the device and returns the name train.Options.Device and
+// train.LoadRunOn take: "cpu", or "cuda" once cuda.Available has found a
+// usable GPU and registered its backend (otherwise its error, which says
+// why and ends with "use --device cpu"). Whether the backend can run the
+// model is checked by package train when the model is built.
+func computeDevice(c *cli.Context) (string, error) {
+	switch d := c.String("device"); d {
+	case "cpu":
+		return d, nil
+	case "cuda":
+		if err := cuda.Available(); err != nil {
+			return "", fmt.Errorf("--device cuda: %w", err)
+		}
+		return d, nil
+	default:
+		return "", flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
+	}
 }
 
 // checkDevice validates --device. "cuda" needs a usable GPU (cuda.Available

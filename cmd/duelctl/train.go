@@ -64,7 +64,7 @@ func trainCommand() *cli.Command {
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
 	}
-	flags = append(flags, deviceFlag, jsonFlag)
+	flags = append(flags, modelDeviceFlag, jsonFlag)
 	return &cli.Command{
 		Name:  "train",
 		Usage: "train an encoder with a self-supervised method on a class-imbalanced stream",
@@ -133,7 +133,8 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 }
 
 func runTrain(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	dev, err := computeDevice(c)
+	if err != nil {
 		return err
 	}
 	cfg, out, err := trainConfig(c)
@@ -149,7 +150,7 @@ func runTrain(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d) into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, out)
 	bar := progressWriter(c)
-	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Log: w, Progress: bar})
+	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w, Progress: bar})
 	if err != nil {
 		if errors.Is(err, train.ErrInterrupted) && bar != nil {
 			fmt.Fprintln(bar) // end the bar's line

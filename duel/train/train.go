@@ -96,7 +96,8 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if opts.Out == "" {
 		return nil, fmt.Errorf("--out: empty run directory")
 	}
-	if err := prepareDir(opts.Out, opts.Resume); err != nil {
+	dev, err := ResolveDevice(opts.Device)
+	if err != nil {
 		return nil, err
 	}
 
@@ -130,16 +131,16 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	images := &datasetImages{ds: ds, pipe: memPipe, seed: splitmix.Derive(c.Seed, seedMemView)}
 
-	// Model and optimizer, on the device.
-	dev, err := ResolveDevice(opts.Device)
-	if err != nil {
-		return nil, err
-	}
+	// Model and optimizer, on the device; the run directory once the
+	// device is known to run the model.
 	method, err := NewMethod(&c, images)
 	if err != nil {
 		return nil, err
 	}
 	if err := placeMethod(method, dev, fmt.Sprintf("%s (%s)", c.Arch, c.Method)); err != nil {
+		return nil, err
+	}
+	if err := prepareDir(opts.Out, opts.Resume); err != nil {
 		return nil, err
 	}
 	for _, p := range method.Parts() {
