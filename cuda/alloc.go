@@ -3,8 +3,10 @@ package cuda
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
 )
@@ -19,9 +21,10 @@ import (
 // user of a block runs after its earlier users).
 //
 // When the device is out of memory, Alloc empties the cache (the blocks
-// of every class go back to the device) and tries again once; if that
-// fails too, the error is an *OutOfMemoryError naming the request and the
-// memory held. EmptyCache returns the cached blocks to the device on
+// of every class go back to the device) and tries again, then collects
+// garbage (unreachable tensors' blocks) and tries once more; if that fails
+// too, the error is an *OutOfMemoryError naming the request and the memory
+// held. EmptyCache returns the cached blocks to the device on
 // demand. Its methods are safe for concurrent use.
 type Allocator struct {
 	g     GPU
@@ -41,6 +44,7 @@ type AllocatorStats struct {
 	Hits         int64 // requests served from the cache
 	DeviceAllocs int64 // blocks allocated from the device
 	DeviceFrees  int64 // blocks returned to the device (EmptyCache)
+	Collections  int64 // garbage collections run to find unreachable buffers when the device was out of memory
 }
 
 // NewAllocator returns an empty caching allocator on g.
@@ -68,12 +72,12 @@ type OutOfMemoryError struct {
 	Requested int   // bytes asked for
 	Class     int   // bytes of the size class tried
 	InUse     int64 // bytes held by live blocks
-	Cached    int64 // bytes that were cached (returned to the device before the retry)
+	Cached    int64 // bytes that were cached (returned to the device before the retries)
 	Err       error // the device's error (CUDA_ERROR_OUT_OF_MEMORY)
 }
 
 func (e *OutOfMemoryError) Error() string {
-	return fmt.Sprintf("cuda: out of device memory allocating %d bytes (size class %d): %d bytes in use by live buffers, %d were cached and returned to the device before retrying: %v",
+	return fmt.Sprintf("cuda: out of device memory allocating %d bytes (size class %d): %d bytes in use by live buffers (after a garbage collection), %d were cached and returned to the device before retrying: %v",
 		e.Requested, e.Class, e.InUse, e.Cached, e.Err)
 }
 
@@ -81,38 +85,92 @@ func (e *OutOfMemoryError) Error() string {
 func (e *OutOfMemoryError) Unwrap() error { return e.Err }
 
 // Alloc returns a block of at least n bytes (n > 0), uninitialised.
+//
+// When the device is out of memory (CUDA_ERROR_OUT_OF_MEMORY) it returns
+// the cache to the device and tries again; then it runs a garbage
+// collection (device memory is invisible to Go's collector, so tensors
+// nobody released may be unreachable but not yet collected: their cleanups
+// return their blocks to the cache), returns the cache again and makes a
+// last try. Other errors are returned at once.
 func (a *Allocator) Alloc(n int) (driver.DevicePtr, error) {
 	if n <= 0 {
 		return 0, fmt.Errorf("cuda: allocating %d bytes, expected a positive size", n)
 	}
 	c := SizeClass(n)
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.stats.Requests++
-	if l := a.free[c]; len(l) > 0 {
-		p := l[len(l)-1]
-		a.free[c] = l[:len(l)-1]
-		a.stats.Hits++
-		a.stats.Cached -= int64(c)
-		a.handOut(p, c)
+	p, ok := a.fromCacheLocked(c)
+	a.mu.Unlock()
+	if ok {
 		return p, nil
 	}
 	p, err := a.g.Alloc(c)
-	if err != nil {
-		cached := a.stats.Cached
-		if cached == 0 {
-			return 0, &OutOfMemoryError{Requested: n, Class: c, InUse: a.stats.InUse, Err: err}
+	var returned int64 // bytes returned to the device by the retries
+	for attempt := 0; err != nil && driver.IsCode(err, driver.ErrOutOfMemory) && attempt < 2; attempt++ {
+		if attempt == 1 {
+			a.collect()
 		}
-		if serr := a.emptyLocked(); serr != nil {
+		a.mu.Lock()
+		if p, ok = a.fromCacheLocked(c); ok { // a collected block of the class
+			a.mu.Unlock()
+			return p, nil
+		}
+		cached := a.stats.Cached
+		serr := a.emptyLocked()
+		a.mu.Unlock()
+		if serr != nil {
 			return 0, fmt.Errorf("cuda: emptying the cache for %d bytes: %w", n, serr)
 		}
-		if p, err = a.g.Alloc(c); err != nil {
-			return 0, &OutOfMemoryError{Requested: n, Class: c, InUse: a.stats.InUse, Cached: cached, Err: err}
+		returned += cached
+		p, err = a.g.Alloc(c)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		if driver.IsCode(err, driver.ErrOutOfMemory) {
+			return 0, &OutOfMemoryError{Requested: n, Class: c, InUse: a.stats.InUse, Cached: returned, Err: err}
 		}
+		return 0, fmt.Errorf("cuda: allocating %d bytes (size class %d): %w", n, c, err)
 	}
 	a.stats.DeviceAllocs++
 	a.handOut(p, c)
 	return p, nil
+}
+
+// fromCacheLocked hands out a cached block of class c, if any.
+func (a *Allocator) fromCacheLocked(c int) (driver.DevicePtr, bool) {
+	l := a.free[c]
+	if len(l) == 0 {
+		return 0, false
+	}
+	p := l[len(l)-1]
+	a.free[c] = l[:len(l)-1]
+	a.stats.Hits++
+	a.stats.Cached -= int64(c)
+	a.handOut(p, c)
+	return p, true
+}
+
+// collect runs a garbage collection and waits (up to 50 ms) for the
+// cleanups of the unreachable buffers to return their blocks to the cache:
+// until the cache has not grown for 2 ms.
+func (a *Allocator) collect() {
+	a.mu.Lock()
+	a.stats.Collections++
+	a.mu.Unlock()
+	runtime.GC()
+	last, still := int64(-1), 0
+	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline) && still < 2; {
+		time.Sleep(time.Millisecond)
+		a.mu.Lock()
+		cached := a.stats.Cached
+		a.mu.Unlock()
+		if cached == last {
+			still++
+		} else {
+			last, still = cached, 0
+		}
+	}
 }
 
 // handOut records p (of class c) as live.

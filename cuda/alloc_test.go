@@ -251,3 +251,42 @@ func TestTensorRelease(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestAllocatorCollects checks that an allocation the device cannot serve
+// while unreachable tensors' buffers wait for the garbage collector
+// succeeds: the allocator collects garbage, their cleanups return the
+// blocks to the cache, and the cache goes back to the device.
+func TestAllocatorCollects(t *testing.T) {
+	g := newBudgetGPU(4<<20 + 256) // the backend's 256-byte dummy, then 4 MiB
+	be, err := newBackend(g, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		be.Alloc(1 << 18) // 1 MiB each, dropped without Release
+	}
+	if s := be.MemoryStats(); s.InUse != 3<<20 {
+		t.Fatalf("after 3 MiB of allocations: %+v", s)
+	}
+	buf := be.Alloc(1 << 19) // 2 MiB: fits only once the dropped buffers are collected
+	s := be.MemoryStats()
+	if s.Collections != 1 || s.InUse != 2<<20 || s.DeviceFrees != 3 {
+		t.Errorf("after an allocation that needed a collection: %+v, want 1 collection, 2 MiB in use, 3 device frees", s)
+	}
+	be.Release(buf)
+	// A request no collection can serve: the *OutOfMemoryError, at once
+	// for errors other than out of memory.
+	err = tensor.CatchDeviceError(func() { be.Alloc(2 << 20) })
+	var oom *OutOfMemoryError
+	if !errors.As(err, &oom) || oom.Requested != 8<<20 || oom.InUse != 0 || oom.Cached != 2<<20 {
+		t.Errorf("Alloc of 8 MiB on a 4 MiB device: %v, want an *OutOfMemoryError of 8 MiB, nothing in use, 2 MiB returned from the cache", err)
+	}
+	if s := be.MemoryStats(); s.Collections != 2 {
+		t.Errorf("Collections = %d, want 2", s.Collections)
+	}
+	other := &driver.Error{Op: "cuMemAlloc", Code: 201, Name: "CUDA_ERROR_INVALID_CONTEXT", Text: "invalid device context"}
+	a := NewAllocator(failingGPU{cudatest.NewHost(), other})
+	if _, err := a.Alloc(10); err == nil || errors.As(err, &oom) || !driver.IsCode(err, 201) || a.Stats().Collections != 0 {
+		t.Errorf("Alloc with the driver failing otherwise: %v (collections %d), want the driver's error, no collection", err, a.Stats().Collections)
+	}
+}

@@ -11,9 +11,10 @@ type Result int
 
 // Status codes that callers test for.
 const (
-	Success      Result = 0   // CUDA_SUCCESS
-	ErrNoDevice  Result = 100 // CUDA_ERROR_NO_DEVICE
-	ErrNotInited Result = 3   // CUDA_ERROR_NOT_INITIALIZED
+	Success        Result = 0   // CUDA_SUCCESS
+	ErrOutOfMemory Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
+	ErrNoDevice    Result = 100 // CUDA_ERROR_NO_DEVICE
+	ErrNotInited   Result = 3   // CUDA_ERROR_NOT_INITIALIZED
 )
 
 // ErrNoDriver is returned (wrapped) by Load when the driver library
