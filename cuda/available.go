@@ -37,8 +37,23 @@ var register = sync.OnceValue(func() error {
 		return err
 	}
 	tensor.Register(b)
+	registered = b
 	return nil
 })
+
+// registered is the backend register registered (nil before, or without a
+// usable device).
+var registered *Backend
+
+// Registered returns the backend registered as "cuda" (calling Available
+// first), for its memory counters, EmptyCache and Synchronize, or the
+// error of Available.
+func Registered() (*Backend, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	return registered, nil
+}
 
 // defaultDevice opens device 0 once.
 var defaultDevice = sync.OnceValues(func() (*Device, error) { return Open(0) })

@@ -38,6 +38,13 @@ func TestRegistered(t *testing.T) {
 	if (err == nil) != (avail == nil) {
 		t.Errorf("tensor.Lookup(\"cuda\") error %v, Available() %v", err, Available())
 	}
+	b, rerr := Registered()
+	if (rerr == nil) != (avail == nil) || rerr != avail {
+		t.Errorf("Registered() error %v, Available() %v", rerr, avail)
+	}
+	if l, _ := tensor.Lookup("cuda"); avail == nil && tensor.Backend(b) != l {
+		t.Errorf("Registered() = %p, not the registered backend %v", b, l)
+	}
 }
 
 // TestLayout checks the merging of dimensions into kernel layouts, which

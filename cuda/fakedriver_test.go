@@ -46,8 +46,8 @@ func TestFakeDriver(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		{"^(TestAvailableHere|TestConformance|TestFakeDevice|TestFakeDeviceStaging)$", nil,
-			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging"}},
+		{"^(TestAvailableHere|TestRegistered|TestConformance|TestFakeDevice|TestFakeDeviceStaging)$", nil,
+			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging", "--- PASS: TestRegistered"}},
 		{"^TestFakeDeviceFault$", []string{"DUEL_FAKE_CUDA_FAIL=sgemm_f32"}, []string{"--- PASS: TestFakeDeviceFault"}},
 		{"^TestFakeDeviceOutOfMemory$", []string{"DUEL_FAKE_CUDA_MEMORY=4194304"}, []string{"--- PASS: TestFakeDeviceOutOfMemory"}},
 	} {
