@@ -25,11 +25,13 @@
 // A Device queues its launches and copies to the device on one stream
 // without waiting; the calls that read the device (CopyFromDevice,
 // Synchronize, and so the backend's CopyOut and ArgMax) wait, and report a
-// failure of the work queued before them. Tensor memory comes from a
+// failure of the work queued before them; copies of batches (1 MiB or
+// more) go through pinned staging buffers. Tensor memory comes from a
 // caching Allocator (size classes, reuse, EmptyCache, an OutOfMemoryError
 // naming the request and the memory held); the backend is a
 // tensor.Releaser, so (*tensor.Tensor).Release returns memory to the cache
-// at once, and the garbage collector only as a safety net. Device.Record
+// at once, and the garbage collector only as a safety net (collected on
+// demand when the device is full). Device.Record
 // and Device.Elapsed time the device's work with events. See docs/cuda.md.
 //
 // The tensor.Backend interface has no error results, so the backend panics
