@@ -73,7 +73,7 @@ func TestBenchDuelCUDA(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
-	for _, k := range []string{"fast_ms", "cuda_ms", "cuda_mean_ms", "cuda_update_ms", "cuda_speedup"} {
+	for _, k := range []string{"fast_ms", "cuda_ms", "cuda_mean_ms", "cuda_update_ms", "cuda_update_device_ms", "cuda_speedup"} {
 		if v, ok := res[k].(float64); !ok || !(v > 0) {
 			t.Errorf("%s = %v", k, res[k])
 		}
