@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -60,6 +61,9 @@ func runEmbed(c *cli.Context) error {
 		return flagError("batch", batch, "a positive integer")
 	}
 	run, err := train.LoadRunOn(c.String("run"), -1, dev)
+	if ce := (*train.CapabilityError)(nil); errors.As(err, &ce) {
+		return ce // names --device itself
+	}
 	if err != nil {
 		return fmt.Errorf("--run: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -194,6 +195,9 @@ func loadRunFlag(c *cli.Context) (*train.Run, error) {
 		return nil, err
 	}
 	r, err := train.LoadRunOn(dir, step, dev)
+	if ce := (*train.CapabilityError)(nil); errors.As(err, &ce) {
+		return nil, ce // names --device itself
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--run %s: %w", dir, err)
 	}

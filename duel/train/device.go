@@ -100,8 +100,23 @@ func checkCapabilities(dev tensor.Device, what string, mods ...nn.Module) error 
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("--device %s: the %s backend cannot run %s yet: no %s; use --device cpu",
-		dev.BackendName(), b.Name(), what, strings.Join(missing, ", "))
+	return &CapabilityError{Device: dev, Model: what, Missing: missing}
+}
+
+// CapabilityError is the refusal of a device whose backend lacks
+// capabilities a model's layers need (Train, LoadRunOn). Callers that
+// wrap errors with a file name can find it with errors.As and report it
+// alone: it names the device already.
+type CapabilityError struct {
+	Device  tensor.Device
+	Model   string   // "resnet18 (dmoco)"
+	Missing []string // "convolution (tensor.ConvBackend)", ...
+}
+
+// Error returns one line naming the device, the model and what is missing.
+func (e *CapabilityError) Error() string {
+	return fmt.Sprintf("--device %s: the %s backend cannot run %s yet: no %s; use --device cpu",
+		e.Device.BackendName(), e.Device.BackendName(), e.Model, strings.Join(e.Missing, ", "))
 }
 
 // placeMethod checks that dev can run every part of m (checkCapabilities)

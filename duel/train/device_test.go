@@ -150,6 +150,9 @@ func TestTrainOnCoreOnlyDevice(t *testing.T) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
 			}
+			if ce := (*CapabilityError)(nil); errors.As(err, &ce) != (tc.device == hostless.Name) {
+				t.Errorf("error %q: a *CapabilityError %v, expected %v", err, ce != nil, tc.device == hostless.Name)
+			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error of several lines: %q", err)
 			}
