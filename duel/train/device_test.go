@@ -63,21 +63,34 @@ func sameRunFiles(t *testing.T, a, b string) {
 // must write the CPU run's files byte for byte: the same kernels compute
 // both, and the checkpoints are copied to the host.
 func TestTrainOnDevice(t *testing.T) {
-	for _, method := range []string{"dmoco", "simclr", "byol"} {
-		t.Run(method, func(t *testing.T) {
-			c := tinyConfig(t, method)
+	for _, tc := range []struct {
+		name, method string
+		embedded     bool // the embedded default data (32x32) and a ResNet-18 of width 8
+	}{
+		{"dmoco", "dmoco", false},
+		{"simclr", "simclr", false},
+		{"byol", "byol", false},
+		{"dmoco/default-data-w8", "dmoco", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tinyConfig(t, tc.method)
 			c.Steps, c.KNNEvery = 3, 3
+			options := tinyOptions
+			if tc.embedded {
+				c.Arch, c.Batch, c.Steps, c.KNNEvery, c.BNSplits = "resnet18-w8", 8, 2, 0, 1
+				options = func(dir string) Options { return Options{Out: dir} }
+			}
 			cpu, dev := t.TempDir(), t.TempDir()
-			if _, err := Train(context.Background(), c, tinyOptions(cpu)); err != nil {
+			if _, err := Train(context.Background(), c, options(cpu)); err != nil {
 				t.Fatal(err)
 			}
-			opts := tinyOptions(dev)
+			opts := options(dev)
 			opts.Device = hostless.FusedName
 			res, err := Train(context.Background(), c, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Steps != 3 || res.KNNTop1 == nil {
+			if res.Steps != c.Steps || (res.KNNTop1 != nil) != (c.KNNEvery > 0) {
 				t.Errorf("result %+v", res)
 			}
 			sameRunFiles(t, cpu, dev)
