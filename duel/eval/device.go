@@ -7,16 +7,6 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// The protocols' placement: features are extracted on the encoder's
-// device and kept on the host (Features), where they are cached and
-// subset. KNN multiplies them on KNNConfig.Device (the training rows
-// copied in once, each chunk of test rows copied in, the similarities
-// copied out) and selects the neighbours and votes on the host: the
-// selection is a heap over each row, cheap next to the product. The
-// linear probe trains its layer on LinearConfig.Device, each mini-batch
-// copied in and the loss and logits copied out. The zero device is the
-// CPU, where nothing is copied.
-
 // similarities returns a function that writes into sims (m rows of tr.N,
 // row-major) the dot products of the m rows of q (m x tr.D) with every row
 // of tr, computed on dev: one SGEMM of kernels/gemm on the CPU, the
