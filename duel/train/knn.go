@@ -50,7 +50,8 @@ func spaced(ds *data.Dataset, n int) *data.Dataset {
 // training steps: the arena's buffers of the last step are taken back.
 // Features and the weighted vote are those of duel/eval (Extract, KNN), as
 // in duelctl eval: the encoder runs on its device, each batch of images
-// copied in and its features copied out; the vote runs on the host.
+// copied in and its features copied out; the similarities are multiplied
+// there too, and the neighbours chosen on the host.
 func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	nn.Train(enc, false)
 	defer nn.Train(enc, true)
@@ -72,7 +73,7 @@ func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("kNN monitor: %w", err)
 	}
-	res, err := eval.KNN(bank, test, eval.KNNConfig{K: k.k, Temperature: knnTemperature, Vote: eval.Weighted})
+	res, err := eval.KNN(bank, test, eval.KNNConfig{K: k.k, Temperature: knnTemperature, Vote: eval.Weighted, Device: dev})
 	if err != nil {
 		return 0, fmt.Errorf("kNN monitor: %w", err)
 	}
