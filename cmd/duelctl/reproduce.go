@@ -62,7 +62,8 @@ func presetList() string {
 }
 
 func runReproduce(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	device, err := computeDevice(c)
+	if err != nil {
 		return err
 	}
 	g, err := reproduce.Lookup(c.String("preset"))
@@ -108,7 +109,7 @@ func runReproduce(c *cli.Context) error {
 	w := c.App.Writer
 	out := c.String("out")
 	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w,
-		Progress: progressWriter(c), ReportOnly: c.Bool("report-only")}
+		Progress: progressWriter(c), ReportOnly: c.Bool("report-only"), Device: device}
 	repDir := opts.ReportDir(g)
 	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s\n",
 		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir)

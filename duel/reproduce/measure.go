@@ -24,7 +24,7 @@ const embedBatch = 256
 // frozen backbone, the memory at the end of training, the clustering of
 // its test features and its curves.
 func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
-	run, err := train.LoadRun(dir)
+	run, err := train.LoadRunOn(dir, -1, opts.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func linearProbe(run *train.Run, g Grid, opts Options, test *data.Dataset, r *Ru
 		return err
 	}
 	lin := eval.DefaultLinearConfig()
-	lin.Epochs, lin.Classes = g.ProbeEpochs, r.Classes
+	lin.Epochs, lin.Classes, lin.Device = g.ProbeEpochs, r.Classes, run.Device
 	out, err := eval.LinearProbe(fTrain, fTest, lin)
 	if err != nil {
 		return err

@@ -31,6 +31,10 @@ type Options struct {
 	// ReportOnly writes the report from the runs finished so far, training
 	// and evaluating nothing.
 	ReportOnly bool
+	// Device is where runs train and are evaluated: a registered tensor
+	// device name as train.Options.Device takes it ("" = the CPU). The
+	// runs' files do not depend on it: a grid may go on on another device.
+	Device string
 }
 
 // ReportDir returns the directory of g's report.
@@ -164,7 +168,7 @@ func upgrade(dir string, r *RunResult, opts Options) {
 	if err := readCurves(dir, r); err != nil {
 		note("curves", err)
 	}
-	run, err := train.LoadRun(dir)
+	run, err := train.LoadRunOn(dir, -1, opts.Device)
 	if err != nil {
 		note("memory and clustering measures", err)
 		return
@@ -198,6 +202,7 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	start := time.Now()
 	res, err := train.Train(ctx, &cfg, train.Options{
 		Out: dir, Resume: resume, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
+		Device: opts.Device,
 	})
 	if err != nil {
 		return nil, err
