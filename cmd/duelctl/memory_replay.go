@@ -11,7 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/internal/atomicfile"
 	"github.com/duel-ssl/duel/internal/npy"
 )
@@ -24,7 +26,8 @@ func memoryReplayCommand() *cli.Command {
 			"--batch rows goes through the policy; a trailing partial batch is ignored. Rows are\n" +
 			"L2-normalised. --json prints {\"kept\": [sorted stream indices of the rows in the final\n" +
 			"memory], \"class_entropy\": nats, \"class_counts\": [...], \"updates\": N, \"update_ms_median\": ms}\n" +
-			"(class_* only with --labels).",
+			"(class_* only with --labels). --device cuda runs --policy duel resident on the GPU\n" +
+			"(the same decisions as on the CPU; admissions protected and compete).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "features", Usage: "N x Z float32 or float64 .npy file of feature rows (required)"},
 			&cli.StringFlag{Name: "labels", Usage: "N int32 or int64 .npy file of class labels >= 0 (optional, for metrics only)"},
@@ -61,7 +64,8 @@ type replayResult struct {
 }
 
 func runReplay(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	device, err := computeDevice(c)
+	if err != nil {
 		return err
 	}
 	in, err := loadReplayInput(c)
@@ -69,9 +73,12 @@ func runReplay(c *cli.Context) error {
 		return err
 	}
 	k, b := c.Int("size"), c.Int("batch")
-	policy, err := replayPolicy(c)
+	policy, err := replayPolicy(c, device)
 	if err != nil {
 		return err
+	}
+	if cl, ok := policy.(interface{ Close() error }); ok {
+		defer cl.Close()
 	}
 	mem, err := memory.New(k, in.z, policy, memory.WithSafeUpdate(c.Bool("safe")))
 	if err != nil {
@@ -243,12 +250,27 @@ func loadReplayInput(c *cli.Context) (*replayInput, error) {
 	return in, nil
 }
 
-// replayPolicy builds the policy named by --policy, --admission and --seed.
-func replayPolicy(c *cli.Context) (memory.Policy, error) {
+// replayPolicy builds the policy named by --policy, --admission and --seed
+// on device: on "cuda", DUEL alone, resident on the GPU (cudaduel.Policy,
+// the same decisions as the CPU's), with the admissions its kernel has.
+func replayPolicy(c *cli.Context, device string) (memory.Policy, error) {
 	name := c.String("policy")
 	adm, err := memory.ParseAdmission(c.String("admission"))
 	if err != nil {
 		return nil, flagError("admission", fmt.Sprintf("%q", c.String("admission")), strings.Join(memory.AdmissionNames, ", "))
+	}
+	if device == "cuda" {
+		if name != "duel" {
+			return nil, fmt.Errorf("--device cuda: --policy %s runs on the CPU only (the GPU runs duel); use --device cpu", name)
+		}
+		if adm != memory.Protected && adm != memory.Compete {
+			return nil, fmt.Errorf("--device cuda: --admission %s runs on the CPU only (the GPU kernel has protected and compete); use --device cpu", c.String("admission"))
+		}
+		dev, err := cuda.Default()
+		if err != nil {
+			return nil, fmt.Errorf("--device cuda: %w", err)
+		}
+		return cudaduel.NewPolicy(dev, adm), nil
 	}
 	if name == "duel" {
 		return memory.NewDUEL(adm), nil
