@@ -155,9 +155,10 @@ type Backend interface {
 	// Name is the registry key and the device prefix: a tensor on device
 	// "cuda:1" runs on the backend named "cuda".
 	Name() string
-	// Alloc returns zeroed storage for n elements. Tensors have no explicit
-	// lifetime: a device backend frees its memory when the handle becomes
-	// unreachable (runtime.AddCleanup on the handle).
+	// Alloc returns zeroed storage for n elements. A backend that also
+	// implements Releaser takes storage back when its tensor is released
+	// ((*Tensor).Release); storage never released is reclaimed once its
+	// handle becomes unreachable (runtime.AddCleanup on the handle).
 	Alloc(n int) Buffer
 	// CopyIn copies host values into storage starting at element off.
 	CopyIn(dst Buffer, off int, src []float32)
