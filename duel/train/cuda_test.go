@@ -1,0 +1,96 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/internal/cudatest"
+)
+
+// envFakeCUDA is set in the child process of TestTrainFakeCUDA, whose CUDA
+// driver is internal/cudatest's fake libcuda.
+const envFakeCUDA = "DUEL_TEST_FAKE_CUDA"
+
+// TestTrainFakeCUDA runs TestTrainOnCUDA in a child process whose CUDA
+// driver is the fake libcuda of internal/cudatest: training goes through
+// the whole CUDA code path (driver bindings, stream, allocator, launches of
+// the real kernel sources, emulated on the CPU) on a machine without a
+// GPU, for two methods (the emulator is slow). Skipped, saying so, while
+// the CUDA backend lacks a layer's capability.
+func TestTrainFakeCUDA(t *testing.T) {
+	lib := cudatest.FakeDriver(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTrainOnCUDA$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFakeCUDA+"=1")
+	out, err := cmd.CombinedOutput()
+	if m := regexp.MustCompile(`the CUDA backend cannot train yet: [^\n]*`).Find(out); m != nil && err == nil {
+		t.Skipf("%s", m)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestTrainOnCUDA") {
+		t.Fatalf("with the fake driver: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestTrainOnCUDA trains every method a few steps of the tiny preset on
+// the GPU and on the CPU (GPU only): the runs finish, and their losses
+// agree step by step within float32 summation-order tolerance (the CUDA
+// kernels sum in other orders than the CPU's). A CUDA backend that still
+// lacks a layer's capability skips, naming it.
+func TestTrainOnCUDA(t *testing.T) {
+	if err := cuda.Available(); err != nil {
+		t.Skipf("no usable GPU: %v", err)
+	}
+	methods, steps := ssl.Names(), 3
+	if os.Getenv(envFakeCUDA) != "" {
+		methods, steps = []string{"dmoco", "simclr"}, 2
+	}
+	for _, name := range methods {
+		t.Run(name, func(t *testing.T) {
+			c := tinyConfig(t, name)
+			c.Steps, c.KNNEvery = steps, steps
+			cpuDir, gpuDir := t.TempDir(), t.TempDir()
+			if _, err := Train(context.Background(), c, tinyOptions(cpuDir)); err != nil {
+				t.Fatal(err)
+			}
+			opts := tinyOptions(gpuDir)
+			opts.Device = "cuda"
+			res, err := Train(context.Background(), c, opts)
+			if ce := (*CapabilityError)(nil); errors.As(err, &ce) {
+				t.Skipf("the CUDA backend cannot train yet: %v", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Steps != c.Steps || res.KNNTop1 == nil {
+				t.Errorf("result %+v", res)
+			}
+			onCPU, err := ReadMetrics(cpuDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onGPU, err := ReadMetrics(gpuDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(onCPU) != len(onGPU) {
+				t.Fatalf("%d metric lines on the GPU, %d on the CPU", len(onGPU), len(onCPU))
+			}
+			for i := range onCPU {
+				a, b := onCPU[i].Loss, onGPU[i].Loss
+				t.Logf("step %d: loss %.6f on the CPU, %.6f on the GPU", onCPU[i].Step, a, b)
+				if math.IsNaN(b) || math.Abs(a-b) > 1e-3*math.Max(1, math.Abs(a)) {
+					t.Errorf("step %d: loss %v on the GPU, %v on the CPU", onCPU[i].Step, b, a)
+				}
+			}
+		})
+	}
+}
