@@ -47,18 +47,21 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	xv, cm := planesOf(x.Value)
 	pb := poolOf("MaxPool2d", xv)
 	y := mp.arena.tensorOn(xv.Device(), cm, n, c, oh, ow)
-	// arg holds, for each output, the index of its maximum inside the plane.
-	arg := make([]int32, n*c*oh*ow)
+	// arg holds, on x's backend, for each output the index of its maximum
+	// inside the plane (int32 bits: tensor.PoolBackend).
+	arg := mp.arena.tensorOn(xv.Device(), false, n*c*oh*ow)
 	g := tensor.PoolGeom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
-	pb.MaxPool2d(memOp(y, g.Planes, oh, ow), memOp(xv, g.Planes, h, w), g, k, s, p, arg)
+	argOp := memOp(arg, g.Planes, oh, ow)
+	pb.MaxPool2d(memOp(y, g.Planes, oh, ow), memOp(xv, g.Planes, h, w), argOp, g, k, s, p)
 	return tp.Record(y, func(out *autograd.Var) {
 		defer mp.arena.release(out.Grad)
+		defer releaseIndices(mp.arena, arg)
 		dy := gradIn(out)
 		dx, acc := mp.arena.gradTensor(x)
 		if dx == nil {
 			return
 		}
-		pb.MaxPool2dBack(memOp(dx, g.Planes, h, w), memOp(dy, g.Planes, oh, ow), g, arg, acc)
+		pb.MaxPool2dBack(memOp(dx, g.Planes, h, w), memOp(dy, g.Planes, oh, ow), argOp, g, k, s, p, acc)
 	}, x)
 }
 
@@ -110,6 +113,17 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 		}
 		pb.AdaptiveAvgPool2dBack(memOp(dx, g.Planes, h, w), memOp(dy, g.Planes, oh, ow), g, acc)
 	}, x)
+}
+
+// releaseIndices gives back the indices of a max pooling once its backward
+// pass ran: to the arena on the CPU, to the backend's cache on a device
+// (tensor.Releaser) rather than waiting for the garbage collector.
+func releaseIndices(a *Arena, arg *tensor.Tensor) {
+	if onHost(arg) {
+		a.release(arg)
+		return
+	}
+	arg.Release()
 }
 
 // poolOf returns the tensor.PoolBackend of t's backend. The pooling layers

@@ -1,6 +1,8 @@
 package tensor
 
 import (
+	"unsafe"
+
 	"github.com/duel-ssl/duel/kernels/linear"
 	"github.com/duel-ssl/duel/kernels/pool"
 )
@@ -58,18 +60,23 @@ type PoolGeom = pool.Geom
 // g.Planes dense planes one after the other (the order of the planes, NCHW
 // or CNHW, does not matter: outputs keep it). x and dx are dense operands of
 // g.Planes·H·W elements, y and dy of g.Planes·OH·OW. Max pooling counts
-// padding as -inf (PyTorch's floor mode) and records in arg, a host slice
-// of one index per output, the position inside its plane of the element
-// each output took. A backend without it cannot run the pooling layers
-// (package nn then panics naming the backend). The CPU backend computes
-// them with package kernels/pool.
+// padding as -inf (PyTorch's floor mode) and records in arg, a dense
+// operand of g.Planes·OH·OW elements on this backend's storage (allocated
+// by the caller, e.g. with Backend.Alloc), the position inside its plane of
+// the element each output took, as an int32 stored in the element's bits
+// (math.Float32bits of the element is the uint32 of the index): the
+// indices stay on the backend between the passes, never copied to the host,
+// and are meaningful only to MaxPool2dBack of the same backend. A backend
+// without it cannot run the pooling layers (package nn then panics naming
+// the backend). The CPU backend computes them with package kernels/pool.
 type PoolBackend interface {
 	// MaxPool2d sets y to the maxima of the k×k windows (stride s,
 	// padding p) of x and arg to their positions.
-	MaxPool2d(y, x Operand, g PoolGeom, k, s, p int, arg []int32)
+	MaxPool2d(y, x, arg Operand, g PoolGeom, k, s, p int)
 	// MaxPool2dBack sets (adds, when acc) dx: each dy goes to the input
-	// element arg names, zero elsewhere.
-	MaxPool2dBack(dx, dy Operand, g PoolGeom, arg []int32, acc bool)
+	// element arg (MaxPool2d's, with the same window k, s, p) names, zero
+	// elsewhere.
+	MaxPool2dBack(dx, dy, arg Operand, g PoolGeom, k, s, p int, acc bool)
 	// AdaptiveAvgPool2d sets y to the means of PyTorch's adaptive windows
 	// of x: output i spans rows [⌊i·H/OH⌋, ⌈(i+1)·H/OH⌉), likewise columns.
 	AdaptiveAvgPool2d(y, x Operand, g PoolGeom)
@@ -80,12 +87,22 @@ type PoolBackend interface {
 
 var _ PoolBackend = cpu{}
 
-func (cpu) MaxPool2d(y, x Operand, g PoolGeom, k, s, p int, arg []int32) {
-	pool.MaxForward(g, k, s, p, flat("MaxPool2d", x), flat("MaxPool2d", y), arg)
+func (cpu) MaxPool2d(y, x, arg Operand, g PoolGeom, k, s, p int) {
+	pool.MaxForward(g, k, s, p, flat("MaxPool2d", x), flat("MaxPool2d", y), indices("MaxPool2d", arg))
 }
 
-func (cpu) MaxPool2dBack(dx, dy Operand, g PoolGeom, arg []int32, acc bool) {
-	pool.MaxBackward(g, flat("MaxPool2dBack", dx), flat("MaxPool2dBack", dy), arg, acc)
+func (cpu) MaxPool2dBack(dx, dy, arg Operand, g PoolGeom, _, _, _ int, acc bool) {
+	pool.MaxBackward(g, flat("MaxPool2dBack", dx), flat("MaxPool2dBack", dy), indices("MaxPool2dBack", arg), acc)
+}
+
+// indices returns the elements of the dense host operand arg as the int32
+// indices their bits hold (PoolBackend's arg): the same memory, reinterpreted.
+func indices(op string, arg Operand) []int32 {
+	f := flat(op, arg)
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&f[0])), len(f))
 }
 
 func (cpu) AdaptiveAvgPool2d(y, x Operand, g PoolGeom) {

@@ -114,13 +114,13 @@ func (Fused) LinearBiasGrad(db, dy tensor.Operand) {
 var _ tensor.PoolBackend = Fused{}
 
 // MaxPool2d runs the CPU's max pooling on the unwrapped handles.
-func (Fused) MaxPool2d(y, x tensor.Operand, g tensor.PoolGeom, k, s, p int, arg []int32) {
-	cpuCap[tensor.PoolBackend]().MaxPool2d(unwrapOp("MaxPool2d", y), unwrapOp("MaxPool2d", x), g, k, s, p, arg)
+func (Fused) MaxPool2d(y, x, arg tensor.Operand, g tensor.PoolGeom, k, s, p int) {
+	cpuCap[tensor.PoolBackend]().MaxPool2d(unwrapOp("MaxPool2d", y), unwrapOp("MaxPool2d", x), unwrapOp("MaxPool2d", arg), g, k, s, p)
 }
 
 // MaxPool2dBack runs the CPU's max pooling backward on the unwrapped handles.
-func (Fused) MaxPool2dBack(dx, dy tensor.Operand, g tensor.PoolGeom, arg []int32, acc bool) {
-	cpuCap[tensor.PoolBackend]().MaxPool2dBack(unwrapOp("MaxPool2dBack", dx), unwrapOp("MaxPool2dBack", dy), g, arg, acc)
+func (Fused) MaxPool2dBack(dx, dy, arg tensor.Operand, g tensor.PoolGeom, k, s, p int, acc bool) {
+	cpuCap[tensor.PoolBackend]().MaxPool2dBack(unwrapOp("MaxPool2dBack", dx), unwrapOp("MaxPool2dBack", dy), unwrapOp("MaxPool2dBack", arg), g, k, s, p, acc)
 }
 
 // AdaptiveAvgPool2d runs the CPU's adaptive average pooling on the unwrapped handles.
