@@ -1,0 +1,148 @@
+package cuda
+
+import (
+	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// convGeom is the geometry parameters of conv.cu's kernels.
+type convGeom struct{ n, c, h, w, o, k, s, p, oh, ow int }
+
+// xIndex returns the index of x[img, c, y, x] in the NCHW input, or the
+// CNHW one when cm.
+func (g convGeom) xIndex(cm bool, img, c, y, x int) int {
+	if cm {
+		return ((c*g.n+img)*g.h+y)*g.w + x
+	}
+	return ((img*g.c+c)*g.h+y)*g.w + x
+}
+
+// geomArgs reads the 11 geometry parameters starting at parameter i.
+func geomArgs(a cudatest.Args, i int) (convGeom, bool) {
+	v := func(j int) int { return int(a.Int32(i + j)) }
+	return convGeom{v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9)}, v(10) != 0
+}
+
+// registerConvKernels gives h Go versions of conv.cu's kernels: plain
+// loops over the definitions in conv.cu's comments, accumulating in
+// float32 in the kernels' order along each sum.
+func registerConvKernels(h *cudatest.Host) {
+	h.Register("conv_fwd_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		y, x, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
+		hasBias := a.Int32(4) != 0
+		g, cm := geomArgs(a, 5)
+		cols := g.n * g.oh * g.ow
+		for o := range g.o {
+			for p := range cols {
+				img, q := p/(g.oh*g.ow), p%(g.oh*g.ow)
+				oy, ox := q/g.ow, q%g.ow
+				var s float32
+				for c := range g.c {
+					for i := range g.k {
+						for j := range g.k {
+							yy, xx := oy*g.s+i-g.p, ox*g.s+j-g.p
+							if yy >= 0 && yy < g.h && xx >= 0 && xx < g.w {
+								s += w[((o*g.c+c)*g.k+i)*g.k+j] * x[g.xIndex(cm, img, c, yy, xx)]
+							}
+						}
+					}
+				}
+				if hasBias {
+					s += h.F32(a.Ptr(3))[o]
+				}
+				y[o*cols+p] = s
+			}
+		}
+		return nil
+	})
+	h.Register("conv_dgrad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		dx, dy, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
+		acc := a.Int32(3) != 0
+		g, cm := geomArgs(a, 4)
+		ocols := g.n * g.oh * g.ow
+		for img := range g.n {
+			for c := range g.c {
+				for yy := range g.h {
+					for xx := range g.w {
+						var s float32
+						for o := range g.o {
+							for i := range g.k {
+								for j := range g.k {
+									sy, sx := yy+g.p-i, xx+g.p-j
+									if sy < 0 || sx < 0 || sy%g.s != 0 || sx%g.s != 0 || sy/g.s >= g.oh || sx/g.s >= g.ow {
+										continue
+									}
+									s += w[((o*g.c+c)*g.k+i)*g.k+j] * dy[o*ocols+(img*g.oh+sy/g.s)*g.ow+sx/g.s]
+								}
+							}
+						}
+						at := g.xIndex(cm, img, c, yy, xx)
+						if acc {
+							s += dx[at]
+						}
+						dx[at] = s
+					}
+				}
+			}
+		}
+		return nil
+	})
+	h.Register("conv_wgrad_f32", func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		out, dy, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
+		acc, chunk := a.Int32(3) != 0, int(a.Int32(4))
+		g, cm := geomArgs(a, 5)
+		cols, r := g.n*g.oh*g.ow, g.c*g.k*g.k
+		for z := range cfg.Grid.Z {
+			part := out[z*g.o*r:]
+			for o := range g.o {
+				for c := range g.c {
+					for i := range g.k {
+						for j := range g.k {
+							var s float32
+							for p := z * chunk; p < min(cols, (z+1)*chunk); p++ {
+								img, q := p/(g.oh*g.ow), p%(g.oh*g.ow)
+								yy, xx := q/g.ow*g.s+i-g.p, q%g.ow*g.s+j-g.p
+								if yy >= 0 && yy < g.h && xx >= 0 && xx < g.w {
+									s += dy[o*cols+p] * x[g.xIndex(cm, img, c, yy, xx)]
+								}
+							}
+							at := o*r + (c*g.k+i)*g.k + j
+							if acc {
+								s += part[at]
+							}
+							part[at] = s
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	h.Register("conv_wgrad_reduce_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		dw, part := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
+		splits, n, acc := int(a.Int32(2)), int(a.Int64(3)), a.Int32(4) != 0
+		for e := range n {
+			var s float32
+			for z := range splits {
+				s += part[z*n+e]
+			}
+			if acc {
+				s += dw[e]
+			}
+			dw[e] = s
+		}
+		return nil
+	})
+	h.Register("conv_bias_grad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		db, dy := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
+		rows, n := int(a.Int32(2)), int(a.Int64(3))
+		for r := range rows {
+			var s float64
+			for _, v := range dy[r*n : (r+1)*n] {
+				s += float64(v)
+			}
+			db[r] = float32(float64(db[r]) + s)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,286 @@
+// conv.cu: the passes of a 2-d convolution (tensor.ConvBackend) as implicit
+// GEMMs over the whole batch: the im2col matrix is never materialised, its
+// elements are gathered from the image into shared memory tile by tile.
+//
+// Geometry: N images of C (In) channels, H x W maps, O (Out) output
+// channels, a K x K kernel, stride S, zero padding P, OH x OW output maps.
+// x and dx are NCHW, or CNHW when cm != 0; y and dy are CNHW (an
+// O x N*OH*OW matrix); w and dw are (O, C, K, K) row-major, i.e. an
+// O x C*K*K matrix. With r = (c*K+i)*K+j and p = (n*OH+oy)*OW+ox, the
+// virtual im2col matrix is col[r][p] = x[n, c, oy*S+i-P, ox*S+j-P] (0
+// outside the image), and
+//
+//   forward       y  = w * col                (O x C*K*K  by  C*K*K x N*OH*OW)
+//   weight grad   dw = dy * col^T             (O x N*OH*OW  by  N*OH*OW x C*K*K)
+//   input grad    dx = w^T' * dycol           (C x O*K*K  by  O*K*K x N*H*W)
+//
+// where dycol[(o*K+i)*K+j][(n*H+y)*W+x] = dy[o, n, (y+P-i)/S, (x+P-j)/S]
+// when S divides both numerators and the quotients are inside the output
+// (0 otherwise), and w^T'[c][(o*K+i)*K+j] = w[o, c, i, j]: the input
+// gradient gathers instead of scattering, so no atomics are needed.
+//
+// Each 256-thread block computes a 64 x 64 tile of the product (blockIdx.x:
+// columns, blockIdx.y: rows), staging 16-deep panels of both operands in
+// shared memory; each thread accumulates a 4 x 4 sub-tile in registers,
+// rows ty + 16*i and columns tx + 16*j, as sgemm.cu. Accumulation is in
+// float (FMA). The weight gradient's long reduction (N*OH*OW) is split
+// over blockIdx.z into partial products that conv_wgrad_reduce sums in a
+// fixed order, so every result is deterministic.
+//
+// Build: go run ./kernels/cuda/gen (see docs/cuda.md).
+
+#define CT 64  // tile edge
+#define CD 16  // panel depth
+
+// The 4 x 4 register tile update from one panel pair.
+__device__ __forceinline__ void conv_tile_mac(float (*As)[CT + 1], float (*Bs)[CT + 1], float acc[4][4], int tx, int ty) {
+#pragma unroll
+    for (int kk = 0; kk < CD; kk++) {
+        float ra[4], rb[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) ra[i] = As[kk][ty + 16 * i];
+#pragma unroll
+        for (int j = 0; j < 4; j++) rb[j] = Bs[kk][tx + 16 * j];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    }
+}
+
+// y[o][p] = sum over r of w[o][r]*col[r][p] (+ b[o] when hasBias), 64 x 64 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256) conv_fwd_f32(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ float As[CD][CT + 1];
+    __shared__ float Bs[CD][CT + 1];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * CT, n0 = blockIdx.x * CT;
+    const int KK = K * K, R = C * KK, plane = OH * OW, cols = N * plane;
+
+    // The image column this thread gathers for every panel.
+    const int bn = tid & 63, gn = n0 + bn;
+    const bool colOK = gn < cols;
+    int iy0 = 0, ix0 = 0;
+    long long base = 0, cstride = 0;
+    if (colOK) {
+        int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+        iy0 = oy * S - P, ix0 = ox * S - P;
+        base = cm ? (long long)img * H * W : (long long)img * C * H * W;
+        cstride = cm ? (long long)N * H * W : (long long)H * W;
+    }
+
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+
+    for (int k0 = 0; k0 < R; k0 += CD) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int e = tid + 256 * l;
+            // w panel: row m0+mm, column k0+kk.
+            int kk = e & 15, mm = e >> 4;
+            int gm = m0 + mm, gk = k0 + kk;
+            As[kk][mm] = (gm < O && gk < R) ? w[(long long)gm * R + gk] : 0.f;
+            // col panel: row k0+kb, column n0+bn.
+            int kb = (tid >> 6) + 4 * l, r = k0 + kb;
+            float v = 0.f;
+            if (colOK && r < R) {
+                int c = r / KK, t = r - c * KK, i = t / K, j = t - i * K;
+                int yy = iy0 + i, xx = ix0 + j;
+                if (yy >= 0 && yy < H && xx >= 0 && xx < W) v = x[base + c * cstride + (long long)yy * W + xx];
+            }
+            Bs[kb][bn] = v;
+        }
+        __syncthreads();
+        conv_tile_mac(As, Bs, acc, tx, ty);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        int gm = m0 + ty + 16 * i;
+        if (gm >= O) continue;
+        float bias = hasBias ? b[gm] : 0.f;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int c = n0 + tx + 16 * j;
+            if (c < cols) y[(long long)gm * cols + c] = acc[i][j] + bias;
+        }
+    }
+}
+
+// dx[c][q] (+)= sum over (o,i,j) of w[o][c][i][j]*dycol[(o*K+i)*K+j][q], q = (n*H+y)*W+x, 64 x 64 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256) conv_dgrad_f32(
+    float* dx, const float* dy, const float* w, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ float As[CD][CT + 1];
+    __shared__ float Bs[CD][CT + 1];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * CT, n0 = blockIdx.x * CT;
+    const int KK = K * K, R = O * KK, plane = H * W, cols = N * plane, oplane = OH * OW;
+    const long long ocols = (long long)N * oplane;
+
+    // The image position this thread gathers dy for in every panel.
+    const int bn = tid & 63, gn = n0 + bn;
+    const bool colOK = gn < cols;
+    int py = 0, px = 0;
+    long long base = 0;
+    if (colOK) {
+        int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+        py = yy + P, px = xx + P;
+        base = (long long)img * oplane;
+    }
+
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+
+    for (int k0 = 0; k0 < R; k0 += CD) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int e = tid + 256 * l;
+            // w^T' panel: row m0+mm (input channel), column k0+kk = (o, i, j).
+            int kk = e & 15, mm = e >> 4;
+            int gm = m0 + mm, gk = k0 + kk;
+            float a = 0.f;
+            if (gm < C && gk < R) {
+                int o = gk / KK, t = gk - o * KK;
+                a = w[((long long)o * C + gm) * KK + t];
+            }
+            As[kk][mm] = a;
+            // dycol panel: row k0+kb = (o, i, j), column n0+bn.
+            int kb = (tid >> 6) + 4 * l, r = k0 + kb;
+            float v = 0.f;
+            if (colOK && r < R) {
+                int o = r / KK, t = r - o * KK, i = t / K, j = t - i * K;
+                int sy = py - i, sx = px - j;
+                if (sy >= 0 && sx >= 0) {
+                    int oy = sy / S, ox = sx / S;
+                    if (oy * S == sy && ox * S == sx && oy < OH && ox < OW)
+                        v = dy[o * ocols + base + (long long)oy * OW + ox];
+                }
+            }
+            Bs[kb][bn] = v;
+        }
+        __syncthreads();
+        conv_tile_mac(As, Bs, acc, tx, ty);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int gn2 = n0 + tx + 16 * j;
+        if (gn2 >= cols) continue;
+        int img = gn2 / plane, q = gn2 - img * plane;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int c = m0 + ty + 16 * i;
+            if (c >= C) continue;
+            long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
+            float v = acc[i][j];
+            if (accumulate) v += dx[at];
+            dx[at] = v;
+        }
+    }
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of dy[o][p]*col[r][p], 64 x 64 tiles per 256-thread block, chunks over blockIdx.z
+extern "C" __global__ void __launch_bounds__(256) conv_wgrad_f32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ float As[CD][CT + 1];
+    __shared__ float Bs[CD][CT + 1];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * CT, n0 = blockIdx.x * CT;
+    const int KK = K * K, R = C * KK, plane = OH * OW, cols = N * plane;
+    const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
+    float* o = out + (long long)blockIdx.z * O * R;
+
+    // The weight column (c, i, j) this thread gathers for every panel.
+    const int bn = tid & 63, gn = n0 + bn;
+    const bool colOK = gn < R;
+    int ci = 0, ri = 0, rj = 0;
+    if (colOK) {
+        ci = gn / KK;
+        int t = gn - ci * KK;
+        ri = t / K - P, rj = t - (t / K) * K - P;
+    }
+    const long long cstride = cm ? (long long)N * H * W : (long long)H * W;
+    const long long istride = cm ? (long long)H * W : (long long)C * H * W;
+
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+
+    for (int k0 = kbeg; k0 < kend; k0 += CD) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int e = tid + 256 * l;
+            // dy panel: row m0+mm (output channel), column k0+kk (output position).
+            int kk = e & 15, mm = e >> 4;
+            int gm = m0 + mm, gk = k0 + kk;
+            As[kk][mm] = (gm < O && gk < kend) ? dy[(long long)gm * cols + gk] : 0.f;
+            // col^T panel: row k0+kb (output position), column n0+bn (c, i, j).
+            int kb = (tid >> 6) + 4 * l, p = k0 + kb;
+            float v = 0.f;
+            if (colOK && p < kend) {
+                int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+                int yy = oy * S + ri, xx = ox * S + rj;
+                if (yy >= 0 && yy < H && xx >= 0 && xx < W) v = x[img * istride + ci * cstride + (long long)yy * W + xx];
+            }
+            Bs[kb][bn] = v;
+        }
+        __syncthreads();
+        conv_tile_mac(As, Bs, acc, tx, ty);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        int gm = m0 + ty + 16 * i;
+        if (gm >= O) continue;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int c = n0 + tx + 16 * j;
+            if (c >= R) continue;
+            float* q = o + (long long)gm * R + c;
+            float v = acc[i][j];
+            if (accumulate) v += *q;
+            *q = v;
+        }
+    }
+}
+
+// dw[e] (+)= sum over z < splits of part[z*n + e], in order of z
+extern "C" __global__ void conv_wgrad_reduce_f32(float* dw, const float* part, int splits, long long n, int accumulate) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+        float s = 0.f;
+        for (int z = 0; z < splits; z++) s += part[z * n + e];
+        if (accumulate) s += dw[e];
+        dw[e] = s;
+    }
+}
+
+// db[o] += sum over p < len of dy[o*len + p], one block per row (grid-stride), blockDim a multiple of 32
+extern "C" __global__ void conv_bias_grad_f32(float* db, const float* dy, int rows, long long len) {
+    __shared__ double part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float* row = dy + (long long)r * len;
+        double acc = 0.0;
+        for (long long j = threadIdx.x; j < len; j += blockDim.x) acc += (double)row[j];
+        for (int s = 16; s > 0; s >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, s);
+        if (lane == 0) part[warp] = acc;
+        __syncthreads();
+        if (warp == 0) {
+            acc = lane < nwarps ? part[lane] : 0.0;
+            for (int s = 16; s > 0; s >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, s);
+            if (lane == 0) db[r] = (float)((double)db[r] + acc);
+        }
+        __syncthreads();
+    }
+}
