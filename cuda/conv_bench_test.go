@@ -1,0 +1,46 @@
+package cuda
+
+import (
+	"testing"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// BenchmarkConv times the passes of a ResNet-18 CIFAR layer (256 images,
+// 64 -> 64 channels, 32 x 32 maps, 3 x 3 kernel, stride 1, padding 1) on
+// the GPU and reports GFLOP/s (2*Out*In*K*K*N*OH*OW flops per pass,
+// device time from events). GPU only.
+func BenchmarkConv(b *testing.B) {
+	d := needGPU(b)
+	be, err := newBackend(d, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1}
+	oh, ow := s.OutH(), s.OutW()
+	op := func(n int) tensor.Operand {
+		return tensor.Operand{Buf: be.Alloc(n), Shape: []int{n}, Strides: []int{1}}
+	}
+	x, dx := op(s.N*s.In*s.H*s.W), op(s.N*s.In*s.H*s.W)
+	y, dy := op(s.Out*s.N*oh*ow), op(s.Out*s.N*oh*ow)
+	w, dw, bias := op(s.Out*s.In*s.K*s.K), op(s.Out*s.In*s.K*s.K), op(s.Out)
+	al := be.ConvAlgos(s, 0)
+	flops := 2 * float64(s.Out*s.In*s.K*s.K) * float64(s.N*oh*ow)
+	for _, pass := range []struct {
+		name string
+		run  func()
+	}{
+		{"Forward", func() { be.ConvForward(y, x, w, bias, s, al, false) }},
+		{"InputGrad", func() { be.ConvInputGrad(dx, dy, w, s, al, nil, false) }},
+		{"WeightGrad", func() { be.ConvWeightGrad(dw, dy, x, s, al, false) }},
+	} {
+		b.Run(pass.name, func(b *testing.B) {
+			pass.run() // warm the kernel cache and the allocator
+			if err := be.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			per := deviceLoop(b, d, pass.run)
+			b.ReportMetric(flops/per.Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
