@@ -58,17 +58,37 @@ extern "C" __global__ void __launch_bounds__(256) conv_fwd_f32(
     const int m0 = blockIdx.y * CT, n0 = blockIdx.x * CT;
     const int KK = K * K, R = C * KK, plane = OH * OW, cols = N * plane;
 
-    // The image column this thread gathers for every panel.
+    // The image column this thread gathers for every panel: x[colBase +
+    // rowOff[kb]] when the tap lands inside the image.
     const int bn = tid & 63, gn = n0 + bn;
     const bool colOK = gn < cols;
-    int iy0 = 0, ix0 = 0;
-    long long base = 0, cstride = 0;
+    int iy0 = 1 << 29, ix0 = 0;  // outside the image when !colOK
+    long long colBase = 0;
     if (colOK) {
         int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
         iy0 = oy * S - P, ix0 = ox * S - P;
-        base = cm ? (long long)img * H * W : (long long)img * C * H * W;
-        cstride = cm ? (long long)N * H * W : (long long)H * W;
+        colBase = (cm ? (long long)img * H * W : (long long)img * C * H * W) + (long long)iy0 * W + ix0;
     }
+    const long long cstride = cm ? (long long)N * H * W : (long long)H * W;
+    // The panel's rows r = (c, i, j), decomposed once per block: the tap
+    // (i, j) and the offset c*cstride + i*W + j (written for the next
+    // panel between the barriers, while no thread reads them).
+    __shared__ int rowI[CD], rowJ[CD];
+    __shared__ long long rowOff[CD];
+    const auto fillRows = [&](int k) {
+        if (tid < CD) {
+            int r = k + tid, i = 1 << 29, j = 0;
+            long long off = 0;
+            if (r < R) {
+                int c = r / KK, t = r - c * KK;
+                i = t / K, j = t - i * K;
+                off = c * cstride + (long long)i * W + j;
+            }
+            rowI[tid] = i, rowJ[tid] = j, rowOff[tid] = off;
+        }
+    };
+    fillRows(0);
+    __syncthreads();
 
     float acc[4][4];
 #pragma unroll
@@ -85,17 +105,13 @@ extern "C" __global__ void __launch_bounds__(256) conv_fwd_f32(
             int gm = m0 + mm, gk = k0 + kk;
             As[kk][mm] = (gm < O && gk < R) ? w[(long long)gm * R + gk] : 0.f;
             // col panel: row k0+kb, column n0+bn.
-            int kb = (tid >> 6) + 4 * l, r = k0 + kb;
-            float v = 0.f;
-            if (colOK && r < R) {
-                int c = r / KK, t = r - c * KK, i = t / K, j = t - i * K;
-                int yy = iy0 + i, xx = ix0 + j;
-                if (yy >= 0 && yy < H && xx >= 0 && xx < W) v = x[base + c * cstride + (long long)yy * W + xx];
-            }
-            Bs[kb][bn] = v;
+            int kb = (tid >> 6) + 4 * l;
+            int yy = iy0 + rowI[kb], xx = ix0 + rowJ[kb];
+            Bs[kb][bn] = ((unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W) ? x[colBase + rowOff[kb]] : 0.f;
         }
         __syncthreads();
         conv_tile_mac(As, Bs, acc, tx, ty);
+        fillRows(k0 + CD);
         __syncthreads();
     }
 #pragma unroll
@@ -124,14 +140,32 @@ extern "C" __global__ void __launch_bounds__(256) conv_dgrad_f32(
 
     // The image position this thread gathers dy for in every panel.
     const int bn = tid & 63, gn = n0 + bn;
-    const bool colOK = gn < cols;
-    int py = 0, px = 0;
+    int py = -(1 << 29), px = 0;  // no output position when gn >= cols
     long long base = 0;
-    if (colOK) {
+    if (gn < cols) {
         int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
         py = yy + P, px = xx + P;
         base = (long long)img * oplane;
     }
+    // The panel's rows k = (o, i, j), decomposed once per block: the tap,
+    // o's plane of dy and o's kernel (i, j) in w (written for the next
+    // panel between the barriers, while no thread reads them).
+    __shared__ int rowI[CD], rowJ[CD];
+    __shared__ long long rowO[CD], rowW[CD];
+    const auto fillRows = [&](int k) {
+        if (tid < CD) {
+            int r = k + tid, i = 1 << 29, j = 0;
+            long long ob = 0, wb = 0;
+            if (r < R) {
+                int o = r / KK, t = r - o * KK;
+                i = t / K, j = t - i * K;
+                ob = o * ocols, wb = (long long)o * C * KK + t;
+            }
+            rowI[tid] = i, rowJ[tid] = j, rowO[tid] = ob, rowW[tid] = wb;
+        }
+    };
+    fillRows(0);
+    __syncthreads();
 
     float acc[4][4];
 #pragma unroll
@@ -146,28 +180,24 @@ extern "C" __global__ void __launch_bounds__(256) conv_dgrad_f32(
             // w^T' panel: row m0+mm (input channel), column k0+kk = (o, i, j).
             int kk = e & 15, mm = e >> 4;
             int gm = m0 + mm, gk = k0 + kk;
-            float a = 0.f;
-            if (gm < C && gk < R) {
-                int o = gk / KK, t = gk - o * KK;
-                a = w[((long long)o * C + gm) * KK + t];
-            }
-            As[kk][mm] = a;
+            As[kk][mm] = (gm < C && gk < R) ? w[rowW[kk] + (long long)gm * KK] : 0.f;
             // dycol panel: row k0+kb = (o, i, j), column n0+bn.
-            int kb = (tid >> 6) + 4 * l, r = k0 + kb;
+            int kb = (tid >> 6) + 4 * l;
+            int sy = py - rowI[kb], sx = px - rowJ[kb];
             float v = 0.f;
-            if (colOK && r < R) {
-                int o = r / KK, t = r - o * KK, i = t / K, j = t - i * K;
-                int sy = py - i, sx = px - j;
-                if (sy >= 0 && sx >= 0) {
-                    int oy = sy / S, ox = sx / S;
-                    if (oy * S == sy && ox * S == sx && oy < OH && ox < OW)
-                        v = dy[o * ocols + base + (long long)oy * OW + ox];
+            if (sy >= 0 && sx >= 0) {
+                int oy = sy, ox = sx;
+                if (S != 1) {
+                    oy = sy / S, ox = sx / S;
+                    if (oy * S != sy || ox * S != sx) oy = OH;  // no output position: skip
                 }
+                if (oy < OH && ox < OW) v = dy[rowO[kb] + base + (long long)oy * OW + ox];
             }
             Bs[kb][bn] = v;
         }
         __syncthreads();
         conv_tile_mac(As, Bs, acc, tx, ty);
+        fillRows(k0 + CD);
         __syncthreads();
     }
 #pragma unroll
@@ -199,17 +229,36 @@ extern "C" __global__ void __launch_bounds__(256) conv_wgrad_f32(
     const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
     float* o = out + (long long)blockIdx.z * O * R;
 
-    // The weight column (c, i, j) this thread gathers for every panel.
+    // The weight column (c, i, j) this thread gathers for every panel:
+    // x[rowOff[kb] + colOff] when the tap lands inside the image.
     const int bn = tid & 63, gn = n0 + bn;
-    const bool colOK = gn < R;
-    int ci = 0, ri = 0, rj = 0;
-    if (colOK) {
-        ci = gn / KK;
-        int t = gn - ci * KK;
-        ri = t / K - P, rj = t - (t / K) * K - P;
-    }
     const long long cstride = cm ? (long long)N * H * W : (long long)H * W;
     const long long istride = cm ? (long long)H * W : (long long)C * H * W;
+    int ri = 1 << 29, rj = 0;  // outside the image when gn >= R
+    long long colOff = 0;
+    if (gn < R) {
+        int ci = gn / KK, t = gn - ci * KK;
+        ri = t / K - P, rj = t - (t / K) * K - P;
+        colOff = ci * cstride + (long long)ri * W + rj;
+    }
+    // The panel's rows p = (n, oy, ox), decomposed once per block (written
+    // for the next panel between the barriers, while no thread reads them).
+    __shared__ int rowY[CD], rowX[CD];
+    __shared__ long long rowOff[CD];
+    const auto fillRows = [&](int k) {
+        if (tid < CD) {
+            int p = k + tid, y = 1 << 29, x0 = 0;
+            long long off = 0;
+            if (p < kend) {
+                int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+                y = oy * S, x0 = ox * S;
+                off = img * istride + (long long)y * W + x0;
+            }
+            rowY[tid] = y, rowX[tid] = x0, rowOff[tid] = off;
+        }
+    };
+    fillRows(kbeg);
+    __syncthreads();
 
     float acc[4][4];
 #pragma unroll
@@ -226,17 +275,13 @@ extern "C" __global__ void __launch_bounds__(256) conv_wgrad_f32(
             int gm = m0 + mm, gk = k0 + kk;
             As[kk][mm] = (gm < O && gk < kend) ? dy[(long long)gm * cols + gk] : 0.f;
             // col^T panel: row k0+kb (output position), column n0+bn (c, i, j).
-            int kb = (tid >> 6) + 4 * l, p = k0 + kb;
-            float v = 0.f;
-            if (colOK && p < kend) {
-                int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
-                int yy = oy * S + ri, xx = ox * S + rj;
-                if (yy >= 0 && yy < H && xx >= 0 && xx < W) v = x[img * istride + ci * cstride + (long long)yy * W + xx];
-            }
-            Bs[kb][bn] = v;
+            int kb = (tid >> 6) + 4 * l;
+            int yy = rowY[kb] + ri, xx = rowX[kb] + rj;
+            Bs[kb][bn] = ((unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W) ? x[rowOff[kb] + colOff] : 0.f;
         }
         __syncthreads();
         conv_tile_mac(As, Bs, acc, tx, ty);
+        fillRows(k0 + CD);
         __syncthreads();
     }
 #pragma unroll
