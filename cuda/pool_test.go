@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -175,5 +176,22 @@ func TestPoolKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestLayersFakeDriver runs the pooling and BatchNorm GPU tests in a child
+// process whose driver is the fake libcuda (internal/cudatest.FakeDriver):
+// the layers' kernels through Device and the driver bindings, without a
+// GPU.
+func TestLayersFakeDriver(t *testing.T) {
+	lib := cudatest.FakeDriver(t)
+	out := runFake(t, lib, "^(TestPoolKernel|TestBatchNormKernel)$")
+	if strings.Contains(out, "--- SKIP") {
+		t.Fatalf("skipped with the fake driver:\n%s", out)
+	}
+	for _, w := range []string{"--- PASS: TestPoolKernel/block256", "--- PASS: TestBatchNormKernel/block256"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
 	}
 }

@@ -1,0 +1,116 @@
+package cuda
+
+import (
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+var _ tensor.BatchNormBackend = (*Backend)(nil)
+
+// denseOpt is dense for an optional operand: the dummy address and false
+// for the zero Operand.
+func (be *Backend) denseOpt(op, name string, o tensor.Operand, n int) (driver.DevicePtr, bool) {
+	if tensor.IsZeroOperand(o) {
+		return be.dummy, false
+	}
+	return be.dense(op, name, o, n), true
+}
+
+// statsGrid returns the launch configuration of batchnorm.cu's reductions:
+// one block per (channel, group).
+func (be *Backend) statsGrid(g tensor.BatchNormGeom) kc.Config {
+	return kc.Config{Grid: driver.Dim3{X: g.C, Y: g.Splits, Z: 1}, Block: driver.Dim3{X: be.block, Y: 1, Z: 1}}
+}
+
+// BatchNormTrain normalises a.X with the statistics of each group and
+// channel (batchnorm.cu: bn_stats_f32, one block per (channel, group),
+// double accumulation; bn_normalize_f32 in float32, fused residual and
+// ReLU) and moves the running statistics in double (bn_running_f32). The
+// results agree with the CPU backend's to float32 rounding, not bit for
+// bit.
+func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
+	const op = "BatchNormTrain"
+	n, c, k := g.N*g.C*g.S, g.C, g.Splits*g.C
+	x, y := be.dense(op, "X", a.X, n), be.dense(op, "Y", a.Y, n)
+	res, hasRes := be.denseOpt(op, "Res", a.Res, n)
+	gamma, beta := be.dense(op, "Gamma", a.Gamma, c), be.dense(op, "Beta", a.Beta, c)
+	rm, rv := be.dense(op, "RunningMean", a.RunningMean, c), be.dense(op, "RunningVar", a.RunningVar, c)
+	mean, invstd := be.dense(op, "Mean", a.Mean, k), be.dense(op, "InvStd", a.InvStd, k)
+	if c == 0 {
+		return
+	}
+	s := &scratch{mem: be.mem}
+	defer s.release() // after the launches: the cache reuses it later in the stream's order
+	stat, err := s.alloc(16 * k)
+	must(op, err)
+	cm := b2i(g.ChannelMajor)
+	be.queued(op, kc.BnStatsF32(be.g, be.statsGrid(g), mean, invstd, stat, x,
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, a.Eps))
+	be.queued(op, kc.BnRunningF32(be.g, be.grid(int64(c)), rm, rv, stat, int32(c), int32(g.Splits),
+		int64(g.N/g.Splits)*int64(g.S), a.Momentum))
+	if n == 0 {
+		return
+	}
+	be.queued(op, kc.BnNormalizeF32(be.g, be.grid(int64(n)), y, x, res, mean, invstd, gamma, beta,
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, b2i(hasRes), b2i(a.ReLU)))
+}
+
+// BatchNormEval normalises a.X with the running statistics
+// (bn_eval_stats_f32, then bn_normalize_f32).
+func (be *Backend) BatchNormEval(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
+	const op = "BatchNormEval"
+	n, c := g.N*g.C*g.S, g.C
+	x, y := be.dense(op, "X", a.X, n), be.dense(op, "Y", a.Y, n)
+	res, hasRes := be.denseOpt(op, "Res", a.Res, n)
+	gamma, beta := be.dense(op, "Gamma", a.Gamma, c), be.dense(op, "Beta", a.Beta, c)
+	rm, rv := be.dense(op, "RunningMean", a.RunningMean, c), be.dense(op, "RunningVar", a.RunningVar, c)
+	mean, invstd := be.dense(op, "Mean", a.Mean, c), be.dense(op, "InvStd", a.InvStd, c)
+	if c == 0 {
+		return
+	}
+	be.queued(op, kc.BnEvalStatsF32(be.g, be.grid(int64(c)), mean, invstd, rm, rv, int32(c), a.Eps))
+	if n == 0 {
+		return
+	}
+	be.queued(op, kc.BnNormalizeF32(be.g, be.grid(int64(n)), y, x, res, mean, invstd, gamma, beta,
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), b2i(g.ChannelMajor), b2i(hasRes), b2i(a.ReLU)))
+}
+
+// BatchNormBackward computes the gradients of a: the sums of dy and of
+// dy·xhat per (group, channel) in double (bn_back_sums_f32, one block
+// each), the weight and bias gradients from them (bn_back_params_f32), and
+// the input and residual gradients elementwise in float32
+// (bn_back_dx_f32), all through the fused ReLU's mask (dy counts where
+// a.Y > 0).
+func (be *Backend) BatchNormBackward(g tensor.BatchNormGeom, a tensor.BatchNormGrad) {
+	const op = "BatchNormBackward"
+	n, c, k := g.N*g.C*g.S, g.C, g.Splits*g.C
+	x, dy := be.dense(op, "X", a.X, n), be.dense(op, "DY", a.DY, n)
+	mask, hasMask := be.denseOpt(op, "Y", a.Y, n)
+	mean, invstd := be.dense(op, "Mean", a.Mean, k), be.dense(op, "InvStd", a.InvStd, k)
+	gamma := be.dense(op, "Gamma", a.Gamma, c)
+	dx, doDX := be.denseOpt(op, "DX", a.DX, n)
+	dres, doDRes := be.denseOpt(op, "DRes", a.DRes, n)
+	dgamma, doDGamma := be.denseOpt(op, "DGamma", a.DGamma, c)
+	dbeta, doDBeta := be.denseOpt(op, "DBeta", a.DBeta, c)
+	if c == 0 {
+		return
+	}
+	s := &scratch{mem: be.mem}
+	defer s.release()
+	sums, err := s.alloc(16 * k)
+	must(op, err)
+	cm := b2i(g.ChannelMajor)
+	be.queued(op, kc.BnBackSumsF32(be.g, be.statsGrid(g), sums, x, dy, mask, mean, invstd,
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, b2i(hasMask)))
+	if doDGamma || doDBeta {
+		be.queued(op, kc.BnBackParamsF32(be.g, be.grid(int64(c)), dgamma, dbeta, sums, int32(c), int32(g.Splits),
+			b2i(doDGamma), b2i(a.AccDGamma), b2i(doDBeta), b2i(a.AccDBeta)))
+	}
+	if (doDX || doDRes) && n > 0 {
+		be.queued(op, kc.BnBackDxF32(be.g, be.grid(int64(n)), dx, dres, x, dy, mask, mean, invstd, gamma, sums,
+			int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, b2i(hasMask), b2i(a.Training),
+			b2i(doDX), b2i(a.AccDX), b2i(doDRes), b2i(a.AccDRes)))
+	}
+}
