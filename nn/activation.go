@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/kernels/vecmath"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -27,33 +26,34 @@ func (r *ReLU) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var { retur
 func Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var { return (*Arena)(nil).Relu(tp, x) }
 
 // Relu is the functional form of ReLU allocating from the arena a (which
-// may be nil). Off the CPU it is autograd.ReLU (the backend's Unary and
-// UnaryGrad: the same values).
+// may be nil). Both passes are x's backend's tensor.ActivationBackend
+// (kernels/vecmath's on the CPU), over x in its memory layout (NCHW or
+// CNHW: the output keeps it); on a backend without the capability it is
+// autograd.ReLU (the backend's Unary and UnaryGrad: the same values).
 func (a *Arena) Relu(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
-	if !onHost(x.Value) {
+	ab, ok := x.Value.Backend().(tensor.ActivationBackend)
+	if !ok {
 		return autograd.ReLU(tp, x)
 	}
-	xd, cm := planes(x.Value)
-	y := a.tensor(cm, x.Value.Shape()...)
-	yd := storage(y)
-	parallelFor(len(xd), workers(len(xd)), func(lo, hi int) {
-		vecmath.AffineReLU(yd[lo:hi], xd[lo:hi], 0, 1, 0) // (x-0)*1+0 = x
-	})
+	xv, cm := densePlanes(x.Value)
+	y := a.act(xv.Device(), cm, xv.Shape()...)
+	n := y.Numel()
+	ab.ReLU(memOp(y, n), memOp(xv, n))
 	return tp.Record(y, func(out *autograd.Var) {
 		defer a.release(out.Grad)
-		a.reluBackward(x, yd, gradOf(out))
+		a.reluBack(ab, x, y, a.actGrad(out))
 	}, x)
 }
 
-// reluBackward adds dy where y > 0 into x's gradient.
-func (a *Arena) reluBackward(x *autograd.Var, yd, dy []float32) {
-	dx, acc := a.gradSlot(x)
+// reluBack adds dy where y > 0 into x's gradient, for y (in x's layout)
+// the output of a ReLU of x and dy its gradient in the same layout.
+func (a *Arena) reluBack(ab tensor.ActivationBackend, x *autograd.Var, y, dy *tensor.Tensor) {
+	dx, acc := a.actGradSlot(x)
 	if dx == nil {
 		return
 	}
-	parallelFor(len(dx), workers(len(dx)), func(lo, hi int) {
-		vecmath.ReLUGrad(dx[lo:hi], dy[lo:hi], yd[lo:hi], acc)
-	})
+	n := y.Numel()
+	ab.ReLUBack(memOp(dx, n), memOp(dy, n), memOp(y, n), acc)
 }
 
 // AddRelu returns max(a + b, 0) for a and b of the same shape: the end of a
@@ -63,57 +63,42 @@ func AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 }
 
 // AddRelu is the functional AddRelu allocating from the arena ar (which may
-// be nil). Off the CPU it is autograd.ReLU of autograd.Add (the same
-// float32 sum and values).
+// be nil). Both passes are a's backend's tensor.ActivationBackend
+// (kernels/vecmath's on the CPU), in a's memory layout (b is copied to it
+// when stored otherwise); on a backend without the capability it is
+// autograd.ReLU of autograd.Add (the same float32 sum and values).
 func (ar *Arena) AddRelu(tp *autograd.Tape, a, b *autograd.Var) *autograd.Var {
 	if !slices.Equal(a.Value.Shape(), b.Value.Shape()) {
 		panic("nn.AddRelu: shapes " + shapeStr(a) + " and " + shapeStr(b) + " differ")
 	}
-	if !onHost(a.Value) {
+	ab, ok := a.Value.Backend().(tensor.ActivationBackend)
+	if !ok {
 		return autograd.ReLU(tp, autograd.Add(tp, a, b))
 	}
-	ad, cm := planes(a.Value)
-	b = ar.toLayout(tp, b, cm)
-	bd := storage(b.Value)
-	y := ar.tensor(cm, a.Value.Shape()...)
-	yd := storage(y)
-	parallelFor(len(ad), workers(len(ad)), func(lo, hi int) {
-		vecmath.AffineAddReLU(yd[lo:hi], ad[lo:hi], bd[lo:hi], 0, 1, 0)
-	})
+	av, cm := densePlanes(a.Value)
+	b = ar.toLayoutOn(tp, b, cm)
+	y := ar.act(av.Device(), cm, av.Shape()...)
+	n := y.Numel()
+	ab.AddReLU(memOp(y, n), memOp(av, n), memOp(b.Value, n))
 	return tp.Record(y, func(out *autograd.Var) {
 		defer ar.release(out.Grad)
-		dy := gradOf(out)
-		ar.reluBackward(a, yd, dy)
-		ar.reluBackward(b, yd, dy)
+		dy := ar.actGrad(out)
+		ar.reluBack(ab, a, y, dy)
+		ar.reluBack(ab, b, y, dy)
 	}, a, b)
 }
 
-// toLayout returns v stored channel-major (cm) or NCHW: v itself when it
-// already is, otherwise a copy whose gradient flows back to v.
-func (a *Arena) toLayout(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
-	if _, vcm := planes(v.Value); vcm == cm && (cm || v.Value.IsContiguous()) {
-		return v
-	}
-	y := a.tensor(cm, v.Value.Shape()...)
-	copy(storage(y), inLayout(v.Value, cm))
-	return tp.Record(y, func(out *autograd.Var) {
-		defer a.release(out.Grad)
-		addGrad(v, out.Grad)
-	}, v)
-}
-
-// addGrad adds g (any layout) into v's gradient.
+// addGrad adds g (any layout) into v's gradient, kept in the layout of
+// v's value: one copy or add by v's backend (Unary copy, AddScaled), on
+// any device.
 func addGrad(v *autograd.Var, g *tensor.Tensor) {
-	dv, acc := gradSlot(v)
+	dv, acc := (*Arena)(nil).actGradSlot(v)
 	if dv == nil {
 		return
 	}
-	src := inLayout(g, channelMajor(v.Value))
-	if !acc {
-		copy(dv, src)
+	if acc {
+		dv.AddScaledInPlace(1, g)
 		return
 	}
-	for i, x := range src {
-		dv[i] += x
-	}
+	tensor.CopyInto(dv, g)
 }

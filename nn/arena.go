@@ -3,7 +3,6 @@ package nn
 import (
 	"sync"
 
-	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -136,15 +135,4 @@ func (a *Arena) tensor(cm bool, shape ...int) *tensor.Tensor {
 	}
 	axes[0], axes[1] = 1, 0
 	return tensor.FromSlice(b, perm...).Permute(axes...)
-}
-
-// gradSlot is the package gradSlot for activations: a fresh gradient comes
-// from the arena, so with a non-nil arena its contents are arbitrary and the
-// caller must overwrite it when acc is false.
-func (a *Arena) gradSlot(v *autograd.Var) (g []float32, acc bool) {
-	if a == nil || !v.RequiresGrad || v.Grad != nil {
-		return gradSlot(v)
-	}
-	v.Grad = a.tensor(channelMajor(v.Value), v.Value.Shape()...)
-	return storage(v.Grad), false
 }

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -62,6 +63,43 @@ func TestLayersOnHostless(t *testing.T) {
 		{"AddRelu", func() (Module, fwd) {
 			return nil, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { return AddRelu(tp, xs[0], xs[1]) }
 		}, [][]int{{2, 3, 3, 5}, {2, 3, 3, 5}}, ""},
+		{"ReLUChannelMajor", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return Relu(tp, autograd.Permute(tp, xs[0], 1, 0, 2, 3)) // a CNHW view
+		}), [][]int{{3, 2, 4, 5}}, ""},
+		{"ReLUStrided", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return Relu(tp, autograd.Transpose(tp, xs[0], 2, 3)) // neither NCHW nor CNHW
+		}), [][]int{{2, 3, 4, 5}}, ""},
+		{"ReLUReused", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return autograd.Add(tp, Relu(tp, xs[0]), Relu(tp, xs[0])) // the second backward adds
+		}), [][]int{{4, 3, 2, 2}}, ""},
+		{"AddReluSame", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return AddRelu(tp, xs[0], xs[0])
+		}), [][]int{{2, 3, 3, 3}}, ""},
+		{"AddReluChannelMajor", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return AddRelu(tp, autograd.Permute(tp, xs[0], 1, 0, 2, 3), autograd.Permute(tp, xs[1], 1, 0, 2, 3))
+		}), [][]int{{3, 2, 4, 4}, {3, 2, 4, 4}}, ""},
+		{"AddReluMixed", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { // b copied to a's CNHW
+			return AddRelu(tp, autograd.Permute(tp, xs[0], 1, 0, 2, 3), xs[1])
+		}), [][]int{{3, 2, 4, 4}, {2, 3, 4, 4}}, ""},
+		{"AddReluMixedNCHW", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { // b copied to a's NCHW
+			return AddRelu(tp, xs[1], autograd.Permute(tp, xs[0], 1, 0, 2, 3))
+		}), [][]int{{3, 2, 4, 4}, {2, 3, 4, 4}}, ""},
+		{"AddRelu2d", fn(func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+			return AddRelu(tp, xs[0], xs[1])
+		}), [][]int{{5, 7}, {5, 7}}, ""},
+		{"ConvReLUArena", func() (Module, fwd) { // channel-major, buffers from a dirty arena
+			m := NewSequential(NewConv2d(3, 4, 3, 1, 1, false, rand.New(rand.NewPCG(5, 6))), NewReLU())
+			UseArena(m, dirtyArena(2*4*6*6))
+			return m, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var { return m.Forward(tp, xs[0]) }
+		}, [][]int{{2, 3, 6, 6}}, "ConvBackend"},
+		{"ConvAddReluArena", func() (Module, fwd) { // a channel-major, b NCHW
+			c := NewConv2d(3, 4, 3, 1, 1, false, rand.New(rand.NewPCG(5, 6)))
+			a := dirtyArena(2 * 4 * 6 * 6)
+			UseArena(c, a)
+			return c, func(tp *autograd.Tape, xs []*autograd.Var) *autograd.Var {
+				return a.AddRelu(tp, c.Forward(tp, xs[0]), xs[1])
+			}
+		}, [][]int{{2, 3, 6, 6}, {2, 4, 6, 6}}, "ConvBackend"},
 		{"Flatten", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{2, 3, 4, 5}}, ""},
 		{"FlattenEmpty", layer(func(*rand.Rand) Module { return NewFlatten() }), [][]int{{0, 3, 2}}, ""},
 		{"Identity", layer(func(*rand.Rand) Module { return NewIdentity() }), [][]int{{3, 2}}, ""},
@@ -218,6 +256,25 @@ func TestLinearStridedInput(t *testing.T) {
 	if !sameBits(grads[0], grads[1]) {
 		t.Errorf("gradient of a transposed input %v, want %v", grads[0], grads[1])
 	}
+}
+
+// fn returns the case of a function of the inputs with no module.
+func fn(f func(*autograd.Tape, []*autograd.Var) *autograd.Var) func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) {
+	return func() (Module, func(*autograd.Tape, []*autograd.Var) *autograd.Var) { return nil, f }
+}
+
+// dirtyArena returns an arena holding free buffers of n floats filled with
+// NaN, so that a layer reading a fresh output or gradient before writing
+// it shows in its results.
+func dirtyArena(n int) *Arena {
+	a := NewArena()
+	for range 8 {
+		for i, b := 0, a.get(n); i < len(b); i++ {
+			b[i] = float32(math.NaN())
+		}
+	}
+	a.Reset()
+	return a
 }
 
 // convAlgo returns the case of a k x k convolution with padding 1 run by

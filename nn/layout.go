@@ -33,23 +33,8 @@ func isCNHW(t *tensor.Tensor) bool {
 	return (sh[0] == 1 || st[0] == s) && (sh[1] == 1 || st[1] == sh[0]*s)
 }
 
-// storage returns the dense elements of a CNHW or contiguous tensor in
-// memory order.
-func storage(t *tensor.Tensor) []float32 {
-	return t.Storage()[t.Offset() : t.Offset()+t.Numel()]
-}
-
-// planes returns t's elements in memory order and whether they are
-// channel-major. Tensors in neither layout are copied to NCHW.
-func planes(t *tensor.Tensor) ([]float32, bool) {
-	if t.IsContiguous() {
-		return t.Data(), false
-	}
-	if isCNHW(t) {
-		return storage(t), true
-	}
-	return t.Contiguous().Data(), false
-}
+// channelMajor reports whether t is stored CNHW (and not also NCHW).
+func channelMajor(t *tensor.Tensor) bool { return !t.IsContiguous() && isCNHW(t) }
 
 // newLayout returns a zero tensor of the given shape in CNHW (cm) or NCHW
 // layout.
@@ -66,32 +51,20 @@ func newLayout(cm bool, shape ...int) *tensor.Tensor {
 	return tensor.New(perm...).Permute(axes...)
 }
 
-// inLayout returns the elements of t (shape (N, C, ...)) in the requested
-// layout, copying only when t is stored otherwise.
-func inLayout(t *tensor.Tensor, cm bool) []float32 {
-	d, tcm := planes(t)
-	if tcm == cm || t.NDim() < 2 || t.Dim(0) == 1 || t.Dim(1) == 1 {
-		return d
-	}
-	out := make([]float32, len(d))
-	permutePlanes(out, d, t.Dim(0), t.Dim(1), t.Numel()/max(t.Dim(0)*t.Dim(1), 1), tcm)
-	return out
+// The two helpers below read host memory. They are bookkeeping of the
+// CPU's memory, never compute: the arena hands out host buffers, and the
+// tests look at activations in memory order.
+
+// storage returns the dense elements of a CNHW or contiguous CPU tensor in
+// memory order.
+func storage(t *tensor.Tensor) []float32 {
+	return t.Storage()[t.Offset() : t.Offset()+t.Numel()]
 }
 
-// permutePlanes copies the (n, c) planes of s elements of src, stored
-// channel-major when srcCM, into dst in the other layout.
-func permutePlanes(dst, src []float32, n, c, s int, srcCM bool) {
-	for i := range n {
-		for ch := range c {
-			nc, cn := (i*c+ch)*s, (ch*n+i)*s
-			if srcCM {
-				copy(dst[nc:nc+s], src[cn:cn+s])
-			} else {
-				copy(dst[cn:cn+s], src[nc:nc+s])
-			}
-		}
-	}
-}
+// inLayout returns the elements of the CPU tensor t (shape (N, C, ...)) in
+// the requested layout, copying (by the backend: inLayoutOn) only when t is
+// stored otherwise.
+func inLayout(t *tensor.Tensor, cm bool) []float32 { return storage(inLayoutOn(t, cm)) }
 
 // The convolution and BatchNorm layers keep these layouts on every device:
 // their backend capabilities (tensor.ConvBackend, tensor.BatchNormBackend)
@@ -156,22 +129,18 @@ func (a *Arena) act(dev tensor.Device, cm bool, shape ...int) *tensor.Tensor {
 // actGrad returns out's gradient in a backward closure, dense in the
 // memory layout of out's value (channelMajor), on any device.
 func (a *Arena) actGrad(out *autograd.Var) *tensor.Tensor {
-	if onHost(out.Value) {
-		return gradIn(out)
-	}
 	return inLayoutOn(out.Grad, channelMajor(out.Value))
 }
 
 // actGradSlot returns v's gradient dense in the memory layout of v's value
 // (channelMajor), on any device, creating it when v has none (from the
-// arena on the CPU), and whether the caller must add into it (acc) or may
-// overwrite it. It returns nil when v needs no gradient.
+// arena on the CPU: then with arbitrary contents), and whether the caller
+// must add into it (acc) or may overwrite it (false: fresh). A gradient
+// stored otherwise is first copied to that layout by the backend. It
+// returns nil when v needs no gradient.
 func (a *Arena) actGradSlot(v *autograd.Var) (*tensor.Tensor, bool) {
 	if !v.RequiresGrad {
 		return nil, false
-	}
-	if onHost(v.Value) {
-		return a.gradTensor(v)
 	}
 	cm := channelMajor(v.Value)
 	if v.Grad == nil {
@@ -184,17 +153,17 @@ func (a *Arena) actGradSlot(v *autograd.Var) (*tensor.Tensor, bool) {
 	return v.Grad, true
 }
 
-// toLayoutOn is toLayout (activation.go) on any device: v stored
-// channel-major (cm) or NCHW, itself when it already is, otherwise a copy
-// whose gradient flows back to v.
+// toLayoutOn returns v stored channel-major (cm) or NCHW, on any device:
+// v itself when it already is, otherwise a copy (from the arena on the
+// CPU, made by the backend) whose gradient flows back to v.
 func (a *Arena) toLayoutOn(tp *autograd.Tape, v *autograd.Var, cm bool) *autograd.Var {
-	if onHost(v.Value) {
-		return a.toLayout(tp, v, cm)
-	}
 	if _, vcm := densePlanes(v.Value); vcm == cm && (cm || v.Value.IsContiguous()) {
 		return v
 	}
-	return tp.Record(inLayoutOn(v.Value, cm), func(out *autograd.Var) {
-		autograd.AccumulateGrad(v, out.Grad)
+	y := a.act(v.Value.Device(), cm, v.Value.Shape()...)
+	tensor.CopyInto(y, v.Value)
+	return tp.Record(y, func(out *autograd.Var) {
+		defer a.release(out.Grad)
+		addGrad(v, out.Grad)
 	}, v)
 }
