@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -91,7 +90,7 @@ func (c *Conv2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	n, h, w := shape[0], shape[2], shape[3]
 	k, s, p := c.Kernel, c.Stride, c.Padding
-	oh, ow := conv.OutSize(h, k, s, p), conv.OutSize(w, k, s, p)
+	oh, ow := tensor.ConvOutSize(h, k, s, p), tensor.ConvOutSize(w, k, s, p)
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.Conv2d: input %dx%d too small for kernel %d padding %d", h, w, k, p))
 	}

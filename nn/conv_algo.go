@@ -1,10 +1,10 @@
 package nn
 
-import "github.com/duel-ssl/duel/kernels/conv"
+import "github.com/duel-ssl/duel/tensor"
 
 // ConvAlgo selects how a Conv2d computes its forward pass and gradients
-// (conv.Algo).
-type ConvAlgo = conv.Algo
+// (tensor.ConvAlgo, kernels/conv.Algo).
+type ConvAlgo = tensor.ConvAlgo
 
 const (
 	// AlgoAuto picks by shape: the algorithm TuneConvs measured for the
@@ -12,22 +12,29 @@ const (
 	// rules of conv.AutoAlgos (the direct kernels where they were measured
 	// to be faster, else Winograd where it was measured to be faster than
 	// im2col, else im2col).
-	AlgoAuto = conv.Auto
+	AlgoAuto = tensor.ConvAuto
 	// AlgoIm2col always uses im2col + GEMM.
-	AlgoIm2col = conv.Im2col
+	AlgoIm2col = tensor.ConvIm2col
 	// AlgoWinograd uses Winograd F(2x2, 3x3) for every 3x3 stride-1
 	// padding-1 convolution, im2col for the others.
-	AlgoWinograd = conv.Winograd
+	AlgoWinograd = tensor.ConvWinograd
 	// AlgoDirect uses the direct kernels of kernels/conv for every 3x3
 	// stride-1 padding-1 convolution whose maps hold whole 16-position
 	// vectors (in plain Go where AVX-512 is not allowed: slow, for tests),
 	// im2col for the others.
-	AlgoDirect = conv.Direct
+	AlgoDirect = tensor.ConvDirect
 )
 
 // algos returns the algorithms of the passes of the convolution s on the
 // CPU: those c.Algo asks for where they apply (im2col elsewhere), or
 // AlgoAuto's choice: the one TuneConvs measured for this shape on this CPU
 // when the wisdom file has it (ConvWisdomEntry), else conv.AutoAlgos's
-// rules (conv.Choose, what the CPU backend's ConvAlgos answers).
-func (c *Conv2d) algos(s ConvShape) conv.Algos { return conv.Choose(s, c.Algo) }
+// rules (conv.Choose): what the CPU backend's ConvAlgos answers, asked of
+// it.
+func (c *Conv2d) algos(s ConvShape) tensor.ConvAlgos {
+	cb, err := tensor.Lookup(string(tensor.CPU))
+	if err != nil {
+		panic("nn: " + err.Error())
+	}
+	return cb.(tensor.ConvBackend).ConvAlgos(s, c.Algo)
+}

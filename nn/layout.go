@@ -51,9 +51,8 @@ func newLayout(cm bool, shape ...int) *tensor.Tensor {
 	return tensor.New(perm...).Permute(axes...)
 }
 
-// The two helpers below read host memory. They are bookkeeping of the
-// CPU's memory, never compute: the arena hands out host buffers, and the
-// tests look at activations in memory order.
+// The two helpers below read host memory: no layer calls them; the tests
+// use them to look at CPU activations in memory order.
 
 // storage returns the dense elements of a CNHW or contiguous CPU tensor in
 // memory order.

@@ -19,7 +19,10 @@ func beta(acc bool) float32 {
 // values and gradients they create are contiguous NCHW tensors on that
 // device and nothing is read on the host.
 
-// onHost reports whether t lives on the CPU.
+// onHost reports whether t lives on the CPU. It decides memory and layout
+// only (buffers from the arena, the layouts of planesOf, gradIn and
+// gradTensor), never where or how a layer computes: every pass is its
+// backend's.
 func onHost(t *tensor.Tensor) bool { return t.Device() == tensor.CPU || t.Device() == "" }
 
 // memOp returns the operand of t's elements in memory order seen as a dense

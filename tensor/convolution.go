@@ -11,9 +11,22 @@ import (
 // stored channel-major. The output maps are OutH() x OutW().
 type ConvShape = conv.Shape
 
-// ConvAlgo names a convolution algorithm (kernels/conv.Algo): conv.Auto,
-// conv.Im2col, conv.Winograd or conv.Direct.
+// ConvAlgo names a convolution algorithm (kernels/conv.Algo): ConvAuto,
+// ConvIm2col, ConvWinograd or ConvDirect.
 type ConvAlgo = conv.Algo
+
+// The convolution algorithms (kernels/conv's), asked of
+// ConvBackend.ConvAlgos.
+const (
+	// ConvAuto lets the backend choose by shape (conv.Auto).
+	ConvAuto = conv.Auto
+	// ConvIm2col is im2col + GEMM (conv.Im2col).
+	ConvIm2col = conv.Im2col
+	// ConvWinograd is Winograd F(2x2, 3x3) (conv.Winograd).
+	ConvWinograd = conv.Winograd
+	// ConvDirect is the direct 3x3 kernels (conv.Direct).
+	ConvDirect = conv.Direct
+)
 
 // ConvAlgos are the algorithms of the three passes of one convolution
 // (kernels/conv.Algos).
