@@ -1,6 +1,9 @@
 package cuda
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
@@ -17,6 +20,16 @@ func (be *Backend) denseOpt(op, name string, o tensor.Operand, n int) (driver.De
 	return be.dense(op, name, o, n), true
 }
 
+// bnSize returns the elements N·C·S of g's activation, panicking when
+// batchnorm.cu's 32-bit indices cannot address them or g is malformed.
+func bnSize(op string, g tensor.BatchNormGeom) int {
+	n := g.N * g.C * g.S
+	if g.N < 0 || g.C < 0 || g.S < 0 || g.Splits <= 0 || g.N%g.Splits != 0 || g.Splits > 65535 || n > math.MaxInt32 {
+		panic(fmt.Sprintf("cuda: Backend.%s: geometry %+v beyond batchnorm.cu's (N a multiple of Splits <= 65535, N·C·S < 2^31)", op, g))
+	}
+	return n
+}
+
 // statsGrid returns the launch configuration of batchnorm.cu's reductions:
 // one block per (channel, group).
 func (be *Backend) statsGrid(g tensor.BatchNormGeom) kc.Config {
@@ -31,7 +44,7 @@ func (be *Backend) statsGrid(g tensor.BatchNormGeom) kc.Config {
 // bit.
 func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
 	const op = "BatchNormTrain"
-	n, c, k := g.N*g.C*g.S, g.C, g.Splits*g.C
+	n, c, k := bnSize(op, g), g.C, g.Splits*g.C
 	x, y := be.dense(op, "X", a.X, n), be.dense(op, "Y", a.Y, n)
 	res, hasRes := be.denseOpt(op, "Res", a.Res, n)
 	gamma, beta := be.dense(op, "Gamma", a.Gamma, c), be.dense(op, "Beta", a.Beta, c)
@@ -60,7 +73,7 @@ func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs
 // (bn_eval_stats_f32, then bn_normalize_f32).
 func (be *Backend) BatchNormEval(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
 	const op = "BatchNormEval"
-	n, c := g.N*g.C*g.S, g.C
+	n, c := bnSize(op, g), g.C
 	x, y := be.dense(op, "X", a.X, n), be.dense(op, "Y", a.Y, n)
 	res, hasRes := be.denseOpt(op, "Res", a.Res, n)
 	gamma, beta := be.dense(op, "Gamma", a.Gamma, c), be.dense(op, "Beta", a.Beta, c)
@@ -85,7 +98,7 @@ func (be *Backend) BatchNormEval(g tensor.BatchNormGeom, a tensor.BatchNormArgs)
 // a.Y > 0).
 func (be *Backend) BatchNormBackward(g tensor.BatchNormGeom, a tensor.BatchNormGrad) {
 	const op = "BatchNormBackward"
-	n, c, k := g.N*g.C*g.S, g.C, g.Splits*g.C
+	n, c, k := bnSize(op, g), g.C, g.Splits*g.C
 	x, dy := be.dense(op, "X", a.X, n), be.dense(op, "DY", a.DY, n)
 	mask, hasMask := be.denseOpt(op, "Y", a.Y, n)
 	mean, invstd := be.dense(op, "Mean", a.Mean, k), be.dense(op, "InvStd", a.InvStd, k)

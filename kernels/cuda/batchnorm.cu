@@ -4,7 +4,7 @@
 // into `splits` groups (sample i in group i % splits), the statistics of
 // group grp, channel ch at grp*C+ch. The reductions run one block per
 // (channel, group) (grid C x splits, blockDim.x a multiple of 32, at most
-// 1024), accumulated in double and combined with __shfl_down_sync, then
+// 1024; N*C*S below 2^31: 32-bit indices), accumulated in double and combined with __shfl_down_sync, then
 // through shared memory between warps; the elementwise passes are
 // grid-stride loops in float32. The results match the CPU backend's
 // (kernels/batchnorm) to float32 rounding, not bit for bit.
@@ -12,13 +12,13 @@
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
 // bn_plane returns the memory plane of sample i, channel ch.
-__device__ __forceinline__ long long bn_plane(int i, int ch, int N, int C, int cm) {
-    return cm ? (long long)ch * N + i : (long long)i * C + ch;
+__device__ __forceinline__ int bn_plane(int i, int ch, int N, int C, int cm) {
+    return cm ? ch * N + i : i * C + ch;
 }
 
 // bn_group_elem returns the memory index of element e (of ng*S) of group grp, channel ch.
-__device__ __forceinline__ long long bn_group_elem(long long e, int grp, int ch, int N, int C, int S, int splits, int cm) {
-    const int j = (int)(e / S), r = (int)(e % S);
+__device__ __forceinline__ int bn_group_elem(int e, int grp, int ch, int N, int C, int S, int splits, int cm) {
+    const int j = e / S, r = e - j * S;
     return bn_plane(grp + j * splits, ch, N, C, cm) * S + r;
 }
 
@@ -44,12 +44,12 @@ extern "C" __global__ void bn_stats_f32(float* mean, float* invstd, double* stat
                                         int splits, int cm, double eps) {
     __shared__ double part[32];
     const int ch = blockIdx.x, grp = blockIdx.y;
-    const long long cnt = (long long)(N / splits) * S;
+    const int cnt = (N / splits) * S;
     double sum = 0.0;
-    for (long long e = threadIdx.x; e < cnt; e += blockDim.x) sum += (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)];
+    for (int e = threadIdx.x; e < cnt; e += blockDim.x) sum += (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)];
     const double mu = bn_block_sum(sum, part) / (double)cnt;
     double sq = 0.0;
-    for (long long e = threadIdx.x; e < cnt; e += blockDim.x) {
+    for (int e = threadIdx.x; e < cnt; e += blockDim.x) {
         const double d = (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)] - mu;
         sq += d * d;
     }
@@ -90,10 +90,10 @@ extern "C" __global__ void bn_eval_stats_f32(float* mean, float* invstd, const f
 extern "C" __global__ void bn_normalize_f32(float* y, const float* x, const float* res, const float* mean, const float* invstd,
                                             const float* gamma, const float* beta, int N, int C, int S, int splits, int cm,
                                             int hasRes, int relu) {
-    const long long n = (long long)N * C * S;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
-        const long long p = e / S;
-        const int i = cm ? (int)(p % N) : (int)(p / C), ch = cm ? (int)(p / N) : (int)(p % C);
+    const int n = N * C * S;
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < n; e += gridDim.x * blockDim.x) {
+        const int p = e / S;
+        const int i = cm ? p % N : p / C, ch = cm ? p / N : p % C;
         const int k = (i % splits) * C + ch;
         const float a = invstd[k] * gamma[ch];
         float v = (x[e] - mean[k]) * a + beta[ch];
@@ -108,11 +108,11 @@ extern "C" __global__ void bn_back_sums_f32(double* sums, const float* x, const 
                                             const float* invstd, int N, int C, int S, int splits, int cm, int hasMask) {
     __shared__ double part[32];
     const int ch = blockIdx.x, grp = blockIdx.y, k = grp * C + ch;
-    const long long cnt = (long long)(N / splits) * S;
+    const int cnt = (N / splits) * S;
     const double mu = (double)mean[k];
     double a = 0.0, b = 0.0;
-    for (long long e = threadIdx.x; e < cnt; e += blockDim.x) {
-        const long long at = bn_group_elem(e, grp, ch, N, C, S, splits, cm);
+    for (int e = threadIdx.x; e < cnt; e += blockDim.x) {
+        const int at = bn_group_elem(e, grp, ch, N, C, S, splits, cm);
         if (hasMask && !(mask[at] > 0.f)) continue;
         const double g = (double)dy[at];
         a += g;
@@ -145,15 +145,15 @@ extern "C" __global__ void bn_back_dx_f32(float* dx, float* dres, const float* x
                                           const float* mean, const float* invstd, const float* gamma, const double* sums,
                                           int N, int C, int S, int splits, int cm, int hasMask, int training, int doDX,
                                           int accDX, int doDRes, int accDRes) {
-    const long long n = (long long)N * C * S;
-    const float cnt = (float)((long long)(N / splits) * S);
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    const int n = N * C * S;
+    const float cnt = (float)((N / splits) * S);
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < n; e += gridDim.x * blockDim.x) {
         float g = dy[e];
         if (hasMask && !(mask[e] > 0.f)) g = 0.f;
         if (doDRes) dres[e] = accDRes ? dres[e] + g : g;
         if (!doDX) continue;
-        const long long p = e / S;
-        const int i = cm ? (int)(p % N) : (int)(p / C), ch = cm ? (int)(p / N) : (int)(p % C);
+        const int p = e / S;
+        const int i = cm ? p % N : p / C, ch = cm ? p / N : p % C;
         const int k = (i % splits) * C + ch;
         const float is = invstd[k], scale = gamma[ch] * is;
         float v;
