@@ -154,18 +154,23 @@ func testPools(t *testing.T, be *Backend) {
 // TestPoolEmulated runs the pooling kernels (pool.cu) on the CPU emulator
 // through the backend, against the CPU backend.
 func TestPoolEmulated(t *testing.T) {
-	b, err := newBackend(cudatest.NewEmulator(t), 64)
-	if err != nil {
-		t.Fatal(err)
+	e := cudatest.NewEmulator(t)
+	for _, bs := range []int{32, 96} { // 96: a block of three warps
+		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
+			b, err := newBackend(e, bs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testPools(t, b)
+		})
 	}
-	testPools(t, b)
 }
 
 // TestPoolKernel runs the pooling kernels on the GPU against the CPU
 // backend, at two block sizes.
 func TestPoolKernel(t *testing.T) {
 	d := needGPU(t)
-	for _, bs := range []int{32, 256} {
+	for _, bs := range []int{32, 256, 1024} {
 		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
 			b, err := newBackend(d, bs)
 			if err != nil {
@@ -189,7 +194,7 @@ func TestLayersFakeDriver(t *testing.T) {
 	if strings.Contains(out, "--- SKIP") {
 		t.Fatalf("skipped with the fake driver:\n%s", out)
 	}
-	for _, w := range []string{"--- PASS: TestPoolKernel/block256", "--- PASS: TestBatchNormKernel/block256"} {
+	for _, w := range []string{"--- PASS: TestPoolKernel/block1024", "--- PASS: TestBatchNormKernel/block1024"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

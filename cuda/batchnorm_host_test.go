@@ -1,0 +1,202 @@
+package cuda
+
+import (
+	"math"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// bnHostGeom are the geometry parameters N, C, S, splits, cm of
+// batchnorm.cu's kernels, read from parameter i on.
+type bnHostGeom struct{ n, c, s, splits, cm int }
+
+func bnHostGeomAt(a cudatest.Args, i int) bnHostGeom {
+	return bnHostGeom{int(a.Int32(i)), int(a.Int32(i + 1)), int(a.Int32(i + 2)), int(a.Int32(i + 3)), int(a.Int32(i + 4))}
+}
+
+// plane returns the memory plane of sample i, channel ch.
+func (g bnHostGeom) plane(i, ch int) int {
+	if g.cm != 0 {
+		return ch*g.n + i
+	}
+	return i*g.c + ch
+}
+
+// coords returns the sample and channel of element e.
+func (g bnHostGeom) coords(e int) (i, ch int) {
+	p := e / g.s
+	if g.cm != 0 {
+		return p % g.n, p / g.n
+	}
+	return p / g.c, p % g.c
+}
+
+// group calls f with the memory index of every element of group grp,
+// channel ch.
+func (g bnHostGeom) group(grp, ch int, f func(at int)) {
+	for i := grp; i < g.n; i += g.splits {
+		base := g.plane(i, ch) * g.s
+		for r := range g.s {
+			f(base + r)
+		}
+	}
+}
+
+// bnHostKernels are batchnorm.cu's kernels transcribed to Go for a
+// cudatest.Host, with the launch parameters of kernels/cuda's generated
+// launchers.
+var bnHostKernels = map[string]cudatest.Kernel{
+	"bn_stats_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		mean, invstd, stat, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2)), h.F32(a.Ptr(3))
+		g, eps := bnHostGeomAt(a, 4), a[9].(float64)
+		cnt := float64(g.n / g.splits * g.s)
+		for grp := range g.splits {
+			for ch := range g.c {
+				var sum, sq float64
+				g.group(grp, ch, func(at int) { sum += float64(x[at]) })
+				mu := sum / cnt
+				g.group(grp, ch, func(at int) { d := float64(x[at]) - mu; sq += d * d })
+				v := sq / cnt
+				k := grp*g.c + ch
+				mean[k], invstd[k] = float32(mu), float32(1/math.Sqrt(v+eps))
+				stat[2*k], stat[2*k+1] = mu, v
+			}
+		}
+		return nil
+	},
+	"bn_running_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		rm, rv, stat := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2))
+		c, splits, cnt, m := int(a.Int32(3)), int(a.Int32(4)), float64(a.Int64(5)), a[6].(float64)
+		for ch := range c {
+			var bm, bv float64
+			for grp := range splits {
+				k := grp*c + ch
+				bm += stat[2*k] / float64(splits)
+				bv += stat[2*k+1] * cnt / (cnt - 1) / float64(splits)
+			}
+			rm[ch] = float32((1-m)*float64(rm[ch]) + m*bm)
+			rv[ch] = float32((1-m)*float64(rv[ch]) + m*bv)
+		}
+		return nil
+	},
+	"bn_eval_stats_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		mean, invstd, rm, rv := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3))
+		c, eps := int(a.Int32(4)), a[5].(float64)
+		for ch := range c {
+			mean[ch], invstd[ch] = rm[ch], float32(1/math.Sqrt(float64(rv[ch])+eps))
+		}
+		return nil
+	},
+	"bn_normalize_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		y, x, res := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
+		mean, invstd, gamma, beta := h.F32(a.Ptr(3)), h.F32(a.Ptr(4)), h.F32(a.Ptr(5)), h.F32(a.Ptr(6))
+		g, hasRes, relu := bnHostGeomAt(a, 7), a.Int32(12) != 0, a.Int32(13) != 0
+		for e := range g.n * g.c * g.s {
+			i, ch := g.coords(e)
+			k := (i%g.splits)*g.c + ch
+			v := (x[e]-mean[k])*(invstd[k]*gamma[ch]) + beta[ch]
+			if hasRes {
+				v += res[e]
+			}
+			if relu {
+				v = max(v, 0)
+			}
+			y[e] = v
+		}
+		return nil
+	},
+	"bn_back_sums_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		sums, x, dy, mask := h.F64(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3))
+		mean, invstd := h.F32(a.Ptr(4)), h.F32(a.Ptr(5))
+		g, hasMask := bnHostGeomAt(a, 6), a.Int32(11) != 0
+		for grp := range g.splits {
+			for ch := range g.c {
+				k := grp*g.c + ch
+				var s, sx float64
+				g.group(grp, ch, func(at int) {
+					if hasMask && !(mask[at] > 0) {
+						return
+					}
+					s += float64(dy[at])
+					sx += float64(dy[at]) * (float64(x[at]) - float64(mean[k]))
+				})
+				sums[2*k], sums[2*k+1] = s, sx*float64(invstd[k])
+			}
+		}
+		return nil
+	},
+	"bn_back_params_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		dgamma, dbeta, sums := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2))
+		c, splits := int(a.Int32(3)), int(a.Int32(4))
+		for ch := range c {
+			var sg, sb float64
+			for grp := range splits {
+				sb += sums[2*(grp*c+ch)]
+				sg += sums[2*(grp*c+ch)+1]
+			}
+			if a.Int32(5) != 0 {
+				if a.Int32(6) == 0 {
+					dgamma[ch] = 0
+				}
+				dgamma[ch] += float32(sg)
+			}
+			if a.Int32(7) != 0 {
+				if a.Int32(8) == 0 {
+					dbeta[ch] = 0
+				}
+				dbeta[ch] += float32(sb)
+			}
+		}
+		return nil
+	},
+	"bn_back_dx_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		dx, dres, x, dy, mask := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3)), h.F32(a.Ptr(4))
+		mean, invstd, gamma, sums := h.F32(a.Ptr(5)), h.F32(a.Ptr(6)), h.F32(a.Ptr(7)), h.F64(a.Ptr(8))
+		g := bnHostGeomAt(a, 9)
+		hasMask, training, doDX, accDX, doDRes, accDRes := a.Int32(14) != 0, a.Int32(15) != 0, a.Int32(16) != 0, a.Int32(17) != 0, a.Int32(18) != 0, a.Int32(19) != 0
+		cnt := float32(g.n / g.splits * g.s)
+		for e := range g.n * g.c * g.s {
+			gv := dy[e]
+			if hasMask && !(mask[e] > 0) {
+				gv = 0
+			}
+			if doDRes {
+				if accDRes {
+					dres[e] += gv
+				} else {
+					dres[e] = gv
+				}
+			}
+			if !doDX {
+				continue
+			}
+			i, ch := g.coords(e)
+			k := (i%g.splits)*g.c + ch
+			is := invstd[k]
+			scale := gamma[ch] * is
+			v := scale * gv
+			if training {
+				mdy, mdyx := float32(sums[2*k])/cnt, float32(sums[2*k+1])/cnt
+				v = scale * (gv - mdy - (x[e]-mean[k])*is*mdyx)
+			}
+			if accDX {
+				v += dx[e]
+			}
+			dx[e] = v
+		}
+		return nil
+	},
+}
+
+// TestBatchNormOnHost runs the BatchNorm tests on the backend's Go code
+// with batchnorm.cu's kernels transcribed to Go (cudatest.Host): the
+// operands, offsets, scratch and launch parameters, on every go test.
+func TestBatchNormOnHost(t *testing.T) {
+	b, err := newBackend(layerHost(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testBatchNorm(t, b)
+}
