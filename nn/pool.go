@@ -53,6 +53,9 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	g := tensor.PoolGeom{Planes: n * c, H: h, W: w, OH: oh, OW: ow}
 	argOp := memOp(arg, g.Planes, oh, ow)
 	pb.MaxPool2d(memOp(y, g.Planes, oh, ow), memOp(xv, g.Planes, h, w), argOp, g, k, s, p)
+	if !tp.Recording(x) {
+		releaseIndices(mp.arena, arg) // no backward pass will read them
+	}
 	return tp.Record(y, func(out *autograd.Var) {
 		defer mp.arena.release(out.Grad)
 		defer releaseIndices(mp.arena, arg)
