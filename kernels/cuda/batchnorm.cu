@@ -22,6 +22,9 @@ __device__ __forceinline__ int bn_group_elem(int e, int grp, int ch, int N, int 
     return bn_plane(grp + j * splits, ch, N, C, cm) * S + r;
 }
 
+// The reductions shuffle through bn_block_sum, outside their bodies: the
+// markers bn_stats_f32_warps and bn_back_sums_f32_warps give them launchers
+// that insist on whole warps (see kernels/cuda/gen).
 // bn_block_sum returns the sum of v over the block to every thread (part: 32 doubles of shared memory).
 __device__ __forceinline__ double bn_block_sum(double v, double* part) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
