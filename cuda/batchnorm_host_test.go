@@ -33,36 +33,65 @@ func (g bnHostGeom) coords(e int) (i, ch int) {
 	return p / g.c, p % g.c
 }
 
-// group calls f with the memory index of every element of group grp,
-// channel ch.
-func (g bnHostGeom) group(grp, ch int, f func(at int)) {
-	for i := grp; i < g.n; i += g.splits {
-		base := g.plane(i, ch) * g.s
-		for r := range g.s {
-			f(base + r)
-		}
+// elem returns the memory index of element e of group grp, channel ch.
+func (g bnHostGeom) elem(e, grp, ch int) int {
+	return g.plane(grp+e/g.s*g.splits, ch)*g.s + e%g.s
+}
+
+// part calls f with the memory index of every element of part q of parts
+// of group grp, channel ch (batchnorm.cu's bn_part_range).
+func (g bnHostGeom) part(grp, ch, q, parts int, f func(at int)) {
+	cnt := g.n / g.splits * g.s
+	chunk := (cnt + parts - 1) / parts
+	lo := min(q*chunk, cnt)
+	for e := lo; e < min(lo+chunk, cnt); e++ {
+		f(g.elem(e, grp, ch))
 	}
+}
+
+// shift returns the first element of group grp, channel ch (0 when empty).
+func (g bnHostGeom) shift(x []float32, grp, ch int) float64 {
+	if g.n/g.splits*g.s == 0 {
+		return 0
+	}
+	return float64(x[g.elem(0, grp, ch)])
 }
 
 // bnHostKernels are batchnorm.cu's kernels transcribed to Go for a
 // cudatest.Host, with the launch parameters of kernels/cuda's generated
 // launchers.
 var bnHostKernels = map[string]cudatest.Kernel{
-	"bn_stats_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		mean, invstd, stat, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2)), h.F32(a.Ptr(3))
-		g, eps := bnHostGeomAt(a, 4), a[9].(float64)
-		cnt := float64(g.n / g.splits * g.s)
+	"bn_stats_f32": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		part, x := h.F64(a.Ptr(0)), h.F32(a.Ptr(1))
+		g, parts := bnHostGeomAt(a, 2), cfg.Grid.Z
 		for grp := range g.splits {
 			for ch := range g.c {
-				var sum, sq float64
-				g.group(grp, ch, func(at int) { sum += float64(x[at]) })
-				mu := sum / cnt
-				g.group(grp, ch, func(at int) { d := float64(x[at]) - mu; sq += d * d })
-				v := sq / cnt
-				k := grp*g.c + ch
-				mean[k], invstd[k] = float32(mu), float32(1/math.Sqrt(v+eps))
-				stat[2*k], stat[2*k+1] = mu, v
+				shift := g.shift(x, grp, ch)
+				for q := range parts {
+					var s1, s2 float64
+					g.part(grp, ch, q, parts, func(at int) { d := float64(x[at]) - shift; s1 += d; s2 += d * d })
+					at := 2 * ((grp*g.c+ch)*parts + q)
+					part[at], part[at+1] = s1, s2
+				}
 			}
+		}
+		return nil
+	},
+	"bn_stats_finish_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		mean, invstd, stat, part, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2)), h.F64(a.Ptr(3)), h.F32(a.Ptr(4))
+		g, parts, eps := bnHostGeomAt(a, 5), int(a.Int32(10)), a[11].(float64)
+		cnt := float64(g.n / g.splits * g.s)
+		for k := range g.splits * g.c {
+			var s1, s2 float64
+			for q := range parts {
+				s1 += part[2*(k*parts+q)]
+				s2 += part[2*(k*parts+q)+1]
+			}
+			d := s1 / cnt
+			v := max(s2/cnt-d*d, 0)
+			mu := g.shift(x, k/g.c, k%g.c) + d
+			mean[k], invstd[k] = float32(mu), float32(1/math.Sqrt(v+eps))
+			stat[2*k], stat[2*k+1] = mu, v
 		}
 		return nil
 	},
@@ -107,23 +136,37 @@ var bnHostKernels = map[string]cudatest.Kernel{
 		}
 		return nil
 	},
-	"bn_back_sums_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		sums, x, dy, mask := h.F64(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3))
-		mean, invstd := h.F32(a.Ptr(4)), h.F32(a.Ptr(5))
-		g, hasMask := bnHostGeomAt(a, 6), a.Int32(11) != 0
+	"bn_back_sums_f32": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		part, x, dy, mask, mean := h.F64(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3)), h.F32(a.Ptr(4))
+		g, hasMask, parts := bnHostGeomAt(a, 5), a.Int32(10) != 0, cfg.Grid.Z
 		for grp := range g.splits {
 			for ch := range g.c {
 				k := grp*g.c + ch
-				var s, sx float64
-				g.group(grp, ch, func(at int) {
-					if hasMask && !(mask[at] > 0) {
-						return
-					}
-					s += float64(dy[at])
-					sx += float64(dy[at]) * (float64(x[at]) - float64(mean[k]))
-				})
-				sums[2*k], sums[2*k+1] = s, sx*float64(invstd[k])
+				for q := range parts {
+					var s, sx float64
+					g.part(grp, ch, q, parts, func(at int) {
+						if hasMask && !(mask[at] > 0) {
+							return
+						}
+						s += float64(dy[at])
+						sx += float64(dy[at]) * (float64(x[at]) - float64(mean[k]))
+					})
+					part[2*(k*parts+q)], part[2*(k*parts+q)+1] = s, sx
+				}
 			}
+		}
+		return nil
+	},
+	"bn_back_sums_finish_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		sums, part, invstd := h.F64(a.Ptr(0)), h.F64(a.Ptr(1)), h.F32(a.Ptr(2))
+		k, parts := int(a.Int32(3)), int(a.Int32(4))
+		for k := range k {
+			var s, sx float64
+			for q := range parts {
+				s += part[2*(k*parts+q)]
+				sx += part[2*(k*parts+q)+1]
+			}
+			sums[2*k], sums[2*k+1] = s, sx*float64(invstd[k])
 		}
 		return nil
 	},

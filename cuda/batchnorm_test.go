@@ -10,7 +10,8 @@ import (
 )
 
 // bnCases are the geometries of the BatchNorm tests: NCHW and CNHW, ghost
-// groups, 1-d BatchNorm (S = 1), odd sizes, and an empty batch (evaluation
+// groups, 1-d BatchNorm (S = 1), odd sizes, groups reduced in several
+// parts (small C, large groups), and an empty batch (evaluation
 // only: the statistics of no samples are undefined).
 var bnCases = []struct {
 	g     tensor.BatchNormGeom
@@ -23,6 +24,8 @@ var bnCases = []struct {
 	{tensor.BatchNormGeom{N: 9, C: 17, S: 1, Splits: 1}, true},
 	{tensor.BatchNormGeom{N: 10, C: 3, S: 1, Splits: 2}, true},
 	{tensor.BatchNormGeom{N: 3, C: 64, S: 33, Splits: 1, ChannelMajor: true}, true},
+	{tensor.BatchNormGeom{N: 16, C: 2, S: 101, Splits: 2}, true},                    // reductions in several parts
+	{tensor.BatchNormGeom{N: 40, C: 1, S: 97, Splits: 1, ChannelMajor: true}, true}, // several parts, ragged
 	{tensor.BatchNormGeom{N: 0, C: 4, S: 9, Splits: 1}, false},
 }
 

@@ -2,11 +2,16 @@
 // N x C planes of S floats, sample-major (cm = 0: plane i*C+ch) or
 // channel-major (cm = 1: plane ch*N+i); a ghost BatchNorm cuts the batch
 // into `splits` groups (sample i in group i % splits), the statistics of
-// group grp, channel ch at grp*C+ch. The reductions run one block per
-// (channel, group) (grid C x splits, blockDim.x a multiple of 32, at most
-// 1024; N*C*S below 2^31: 32-bit indices), accumulated in double and combined with __shfl_down_sync, then
-// through shared memory between warps; the elementwise passes are
-// grid-stride loops in float32. The results match the CPU backend's
+// group grp, channel ch at grp*C+ch (N*C*S below 2^31: 32-bit indices).
+// The reductions (statistics, the backward pass's sums) run one block per
+// (channel, group, part) (grid C x splits x P: each group's elements cut
+// into P equal ranges so that small C still fills the GPU; blockDim.x a
+// multiple of 32, at most 1024), accumulated in double and combined with
+// __shfl_down_sync, then through shared memory between warps; a second
+// kernel sums each group's P partial sums in order (deterministic for a
+// given P). The variance is one pass over x shifted by the group's first
+// element (in double: no cancellation when |mean| >> std). The elementwise
+// passes are grid-stride loops in float32. The results match the CPU backend's
 // (kernels/batchnorm) to float32 rounding, not bit for bit.
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
@@ -42,23 +47,53 @@ __device__ __forceinline__ double bn_block_sum(double v, double* part) {
     return v;
 }
 
-// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of group grp = blockIdx.y, channel ch = blockIdx.x (k = grp*C+ch); stat[2k], stat[2k+1] = mean, biased var in double
-extern "C" __global__ void bn_stats_f32(float* mean, float* invstd, double* stat, const float* x, int N, int C, int S,
-                                        int splits, int cm, double eps) {
-    __shared__ double part[32];
-    const int ch = blockIdx.x, grp = blockIdx.y;
+// bn_part_range sets [lo, hi) to part q of P of the cnt elements of a group.
+__device__ __forceinline__ void bn_part_range(int q, int P, int cnt, int& lo, int& hi) {
+    const int chunk = (cnt + P - 1) / P;
+    lo = q * chunk < cnt ? q * chunk : cnt;
+    hi = lo + chunk < cnt ? lo + chunk : cnt;
+}
+
+// part[2(k*P+q)], part[2(k*P+q)+1] = sum of d, sum of d*d over part q = blockIdx.z of group grp = blockIdx.y, channel ch = blockIdx.x, d = x - (the group's first element)
+extern "C" __global__ void bn_stats_f32(double* part, const float* x, int N, int C, int S, int splits, int cm) {
+    __shared__ double red[32];
+    const int ch = blockIdx.x, grp = blockIdx.y, q = blockIdx.z, P = gridDim.z;
     const int cnt = (N / splits) * S;
-    double sum = 0.0;
-    for (int e = threadIdx.x; e < cnt; e += blockDim.x) sum += (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)];
-    const double mu = bn_block_sum(sum, part) / (double)cnt;
-    double sq = 0.0;
-    for (int e = threadIdx.x; e < cnt; e += blockDim.x) {
-        const double d = (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)] - mu;
-        sq += d * d;
+    int lo, hi;
+    bn_part_range(q, P, cnt, lo, hi);
+    // The shift keeps the one-pass variance free of cancellation when |mean| >> std.
+    const double shift = cnt > 0 ? (double)x[bn_group_elem(0, grp, ch, N, C, S, splits, cm)] : 0.0;
+    double s1 = 0.0, s2 = 0.0;
+    for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+        const double d = (double)x[bn_group_elem(e, grp, ch, N, C, S, splits, cm)] - shift;
+        s1 += d;
+        s2 += d * d;
     }
-    const double v = bn_block_sum(sq, part) / (double)cnt;
+    s1 = bn_block_sum(s1, red);
+    s2 = bn_block_sum(s2, red);
     if (threadIdx.x == 0) {
-        const int k = grp * C + ch;
+        const long long at = 2 * ((long long)(grp * C + ch) * P + q);
+        part[at] = s1;
+        part[at + 1] = s2;
+    }
+}
+
+// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of the P parts of group k (biased var, in double, parts summed in order); stat[2k], stat[2k+1] = mean, var
+extern "C" __global__ void bn_stats_finish_f32(float* mean, float* invstd, double* stat, const double* part, const float* x,
+                                               int N, int C, int S, int splits, int cm, int P, double eps) {
+    const int cnt = (N / splits) * S;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < splits * C; k += gridDim.x * blockDim.x) {
+        const int grp = k / C, ch = k - grp * C;
+        double s1 = 0.0, s2 = 0.0;
+        for (int q = 0; q < P; q++) {
+            s1 += part[2 * ((long long)k * P + q)];
+            s2 += part[2 * ((long long)k * P + q) + 1];
+        }
+        const double shift = cnt > 0 ? (double)x[bn_group_elem(0, grp, ch, N, C, S, splits, cm)] : 0.0;
+        const double d = s1 / (double)cnt;
+        double v = s2 / (double)cnt - d * d;
+        if (v < 0.0) v = 0.0;
+        const double mu = shift + d;
         mean[k] = (float)mu;
         invstd[k] = (float)(1.0 / sqrt(v + eps));
         stat[2 * k] = mu;
@@ -106,24 +141,40 @@ extern "C" __global__ void bn_normalize_f32(float* y, const float* x, const floa
     }
 }
 
-// sums[2k] = sum of g, sums[2k+1] = invstd[k] * sum of g*(x - mean[k]) over group grp = blockIdx.y, channel ch = blockIdx.x, g = dy (where mask > 0 with hasMask)
-extern "C" __global__ void bn_back_sums_f32(double* sums, const float* x, const float* dy, const float* mask, const float* mean,
-                                            const float* invstd, int N, int C, int S, int splits, int cm, int hasMask) {
-    __shared__ double part[32];
-    const int ch = blockIdx.x, grp = blockIdx.y, k = grp * C + ch;
+// part[2(k*P+q)], part[2(k*P+q)+1] = sum of g, sum of g*(x - mean[k]) over part q = blockIdx.z of group grp = blockIdx.y, channel ch = blockIdx.x, g = dy (where mask > 0 with hasMask)
+extern "C" __global__ void bn_back_sums_f32(double* part, const float* x, const float* dy, const float* mask, const float* mean,
+                                            int N, int C, int S, int splits, int cm, int hasMask) {
+    __shared__ double red[32];
+    const int ch = blockIdx.x, grp = blockIdx.y, q = blockIdx.z, P = gridDim.z, k = grp * C + ch;
     const int cnt = (N / splits) * S;
+    int lo, hi;
+    bn_part_range(q, P, cnt, lo, hi);
     const double mu = (double)mean[k];
     double a = 0.0, b = 0.0;
-    for (int e = threadIdx.x; e < cnt; e += blockDim.x) {
+    for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const int at = bn_group_elem(e, grp, ch, N, C, S, splits, cm);
         if (hasMask && !(mask[at] > 0.f)) continue;
         const double g = (double)dy[at];
         a += g;
         b += g * ((double)x[at] - mu);
     }
-    a = bn_block_sum(a, part);
-    b = bn_block_sum(b, part);
+    a = bn_block_sum(a, red);
+    b = bn_block_sum(b, red);
     if (threadIdx.x == 0) {
+        const long long at = 2 * ((long long)k * P + q);
+        part[at] = a;
+        part[at + 1] = b;
+    }
+}
+
+// sums[2k] = sum over the P parts of their sum of g; sums[2k+1] = invstd[k] * sum of their sum of g*(x - mean) (parts in order, double)
+extern "C" __global__ void bn_back_sums_finish_f32(double* sums, const double* part, const float* invstd, int K, int P) {
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
+        double a = 0.0, b = 0.0;
+        for (int q = 0; q < P; q++) {
+            a += part[2 * ((long long)k * P + q)];
+            b += part[2 * ((long long)k * P + q) + 1];
+        }
         sums[2 * k] = a;
         sums[2 * k + 1] = b * (double)invstd[k];
     }
