@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
@@ -62,9 +64,9 @@ const envFakeCUDA = "DUEL_TEST_FAKE_CUDA"
 
 // TestModelCommandsFakeCUDA runs TestModelCommandsCUDABackend in a child
 // process whose CUDA driver is the fake libcuda of internal/cudatest (the
-// real backend and driver bindings, device memory in host memory), so that
-// the refusal of a usable CUDA device by its missing layer capabilities is
-// checked on every machine with g++.
+// real backend and driver bindings, the real kernel sources emulated on the
+// CPU, device memory in host memory), so that training from the command
+// line on --device cuda is checked on every machine with g++.
 func TestModelCommandsFakeCUDA(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestModelCommandsCUDABackend$", "-test.v", "-test.count=1")
@@ -76,15 +78,46 @@ func TestModelCommandsFakeCUDA(t *testing.T) {
 }
 
 // TestModelCommandsCUDABackend runs in TestModelCommandsFakeCUDA's child
-// (or on a machine with a GPU): the CUDA backend registers, and the model
-// commands refuse it naming the capabilities the ResNet needs. When the
-// backend gains them, this test must become a run on the device.
+// (or on a machine with a GPU): `duelctl train --device cuda` trains the
+// tiny preset a step, resumes it on the GPU for another, and the resumed
+// run's checkpoint continues on the CPU; each run's losses are those of the
+// same run on the CPU within float32 summation-order tolerance. (The
+// emulator is slow: the evaluation commands run on the GPU in duel/eval's
+// and duel/train's device tests, not here.)
 func TestModelCommandsCUDABackend(t *testing.T) {
 	if os.Getenv(envFakeCUDA) == "" && cuda.Available() != nil {
 		t.Skip("needs a usable GPU or TestModelCommandsFakeCUDA's fake driver")
 	}
 	if err := cuda.Available(); err != nil {
-		t.Fatalf("the fake driver is not usable: %v", err)
+		t.Fatalf("the CUDA driver is not usable: %v", err)
 	}
-	refuseCUDA(t, "the cuda backend cannot run resnet18-w4 (dmoco) yet: no convolution (tensor.ConvBackend)")
+	dir := t.TempDir()
+	gpu, cpu := filepath.Join(dir, "gpu"), filepath.Join(dir, "cpu")
+	for _, args := range [][]string{
+		{"train", "--preset", "tiny", "--steps", "1", "--batch", "8", "--out", gpu, "--device", "cuda"},
+		{"train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda"},
+		{"train", "--resume", "--out", gpu, "--steps", "3", "--device", "cpu"},
+		{"train", "--preset", "tiny", "--steps", "3", "--batch", "8", "--out", cpu},
+	} {
+		if code, _, stderr := runCLI(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	onGPU, err := train.ReadMetrics(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onCPU, err := train.ReadMetrics(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onGPU) != 3 || len(onCPU) != 3 {
+		t.Fatalf("%d metric lines on the GPU run, %d on the CPU's, want 3", len(onGPU), len(onCPU))
+	}
+	for i := range onCPU {
+		a, b := onCPU[i].Loss, onGPU[i].Loss
+		if math.IsNaN(b) || math.Abs(a-b) > 1e-3*math.Max(1, math.Abs(a)) {
+			t.Errorf("step %d: loss %v (GPU, then CPU from its checkpoint), %v (CPU)", onCPU[i].Step, b, a)
+		}
+	}
 }
