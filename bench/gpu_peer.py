@@ -3,7 +3,8 @@
 
 Prints one JSON line per measurement, the peer of `cuda.test -test.bench`
 (BenchmarkGemm 1024^3 FP32, BenchmarkAdd 16M floats, BenchmarkReduceRows
-4096x4096, BenchmarkDUELKernel K 4096 B 256 Z 128) run in the same script,
+4096x4096, BenchmarkConv and BenchmarkBatchNorm on a ResNet-18 CIFAR layer,
+BenchmarkDUELKernel K 4096 B 256 Z 128) run in the same script,
 bench/gpu_check.sh. Each figure is the median of --repeats timings, with
 torch.cuda.synchronize() around each, as the Go benchmarks synchronise
 after every launch. The DUEL update is the paper's Appendix D pseudocode
@@ -73,6 +74,26 @@ def main():
     out = torch.empty(4096, device=dev)
     s = timed(lambda: torch.sum(r, dim=1, out=out), repeats=200)
     print(json.dumps({"bench": "ReduceRows4096", "ms": s * 1e3, "gbps": 4 * 4096 * 4096 / s / 1e9}))
+    # BenchmarkConv's layer: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
+    # FP32 (cuDNN without TF32).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    x = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, device=dev, requires_grad=True)
+    flops = 2 * 256 * 64 * 64 * 9 * 32 * 32
+    s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=1), repeats=50)
+    print(json.dumps({"bench": "Conv forward 256x64x32x32 3x3", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+    y = torch.nn.functional.conv2d(x, w, padding=1)
+    dy = torch.randn_like(y)
+    s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
+    print(json.dumps({"bench": "Conv input+weight grad 256x64x32x32 3x3", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+    bn = torch.nn.BatchNorm2d(64).to(dev)
+    xb = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)
+    s = timed(lambda: bn(xb), repeats=50)
+    print(json.dumps({"bench": "BatchNorm train forward 256x64x32x32", "ms": s * 1e3}))
+    yb = bn(xb)
+    s = timed(lambda: torch.autograd.grad(yb, (xb,), torch.ones_like(yb), retain_graph=True), repeats=50)
+    print(json.dumps({"bench": "BatchNorm backward 256x64x32x32", "ms": s * 1e3}))
     g = torch.Generator(device="cpu").manual_seed(1)
     mem = torch.nn.functional.normalize(torch.randn(4096, 128, generator=g), dim=1).to(dev)
     batch = torch.nn.functional.normalize(torch.randn(256, 128, generator=g), dim=1).to(dev)
