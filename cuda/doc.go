@@ -2,6 +2,19 @@
 // allocator and a kernel loader) and the CUDA tensor backend, registered in
 // package tensor as "cuda" when a usable device exists.
 //
+// Besides the core tensor.Backend, the backend implements the layer
+// capabilities that have no composed fallback: tensor.ConvBackend (conv.cu:
+// implicit-GEMM forward, input and weight gradients, the weight gradient
+// split over the batch and summed in a fixed order, bias gradient),
+// tensor.PoolBackend (pool.cu: max pooling with its indices kept on the
+// device, adaptive average pooling, deterministic gathering backward
+// passes) and tensor.BatchNormBackend (batchnorm.cu: ghost-group statistics
+// in double, reduced in parts, fused residual and ReLU, running statistics,
+// backward). Linear, the activations, the row ops, the losses and the
+// optimizers run as compositions of its core operations, so every method
+// of duel/ssl trains on it; results agree with the CPU's to float32
+// summation order, not bit for bit.
+//
 // GPU is the device API that code running kernels/cuda kernels is written
 // against (allocation, copies, launches; SharedMemoryOptIn for the dynamic
 // shared memory opt-in): *Device implements it with the driver, and the

@@ -1,6 +1,10 @@
 // Package cuda holds duel's CUDA kernels: one .cu file per kernel family
-// (elementwise, reduce, sgemm, im2col, duel), the PTX compiled from them for
-// several compute capabilities, embedded in generated Go files, and typed
+// (elementwise, reduce, sgemm, im2col; conv: implicit-GEMM convolution
+// passes with a split-K weight gradient summed in order; pool: max pooling
+// with device-side indices and adaptive average pooling; batchnorm:
+// ghost-group statistics in double, fused residual and ReLU, backward;
+// duel: the resident DUEL update), the PTX compiled from them for several
+// compute capabilities, embedded in generated Go files, and typed
 // launchers that check their arguments before anything reaches a device.
 //
 // The generated files (zz_generated_*.go) are written by
