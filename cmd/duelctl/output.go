@@ -15,8 +15,9 @@ var jsonFlag = &cli.BoolFlag{
 	Usage: "print exactly one JSON object as the last line of stdout",
 }
 
-// deviceFlag is the --device flag of the commands that compute on the
-// CPU only in this version (checkDevice).
+// deviceFlag is the --device flag of reproduce and memory replay (which
+// compute on the device, computeDevice) and of bench step and memory stream
+// (which compute on the CPU only in this version, checkDevice).
 var deviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
