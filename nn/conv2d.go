@@ -35,7 +35,7 @@ type Conv2d struct {
 }
 
 // LastShape returns the geometry of the last Forward call (false before
-// the first): what TuneConvs measures for a network.
+// the first): what kernels/conv.Tune measures for a network.
 func (c *Conv2d) LastShape() (ConvShape, bool) {
 	if s := c.shape.Load(); s != nil {
 		return *s, true

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/duel-ssl/duel/autograd"
-	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -40,7 +39,7 @@ func (mp *MaxPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autograd.Var {
 	}
 	n, c, h, w := shape[0], shape[1], shape[2], shape[3]
 	k, s, p := mp.Kernel, mp.Stride, mp.Padding
-	oh, ow := conv.OutSize(h, k, s, p), conv.OutSize(w, k, s, p)
+	oh, ow := tensor.ConvOutSize(h, k, s, p), tensor.ConvOutSize(w, k, s, p)
 	if oh <= 0 || ow <= 0 {
 		panic(fmt.Sprintf("nn.MaxPool2d: input %dx%d too small for kernel %d", h, w, k))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/loss"
 	"github.com/duel-ssl/duel/nn/optim"
@@ -164,7 +165,7 @@ func runBenchStep(c *cli.Context) error {
 }
 
 // tuneConvs runs model once to learn the geometry of its convolutions,
-// tunes them (nn.TuneConvs) and stores the result in the wisdom file.
+// tunes them (conv.Tune) and stores the result in the wisdom file.
 func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error {
 	model.Forward(autograd.NewTape(), input)
 	var shapes []nn.ConvShape
@@ -177,8 +178,8 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 			}
 		}
 	}
-	choices := nn.TuneConvs(shapes, nn.ConvTuneOptions{Progress: c.App.ErrWriter})
-	path, replaced, err := nn.SaveConvTuning(choices)
+	choices := conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter})
+	path, replaced, err := conv.SaveTuning(choices)
 	if replaced != nil {
 		fmt.Fprintf(c.App.ErrWriter, "duel: replaced an unusable wisdom file: %v\n", replaced)
 	}
@@ -189,7 +190,7 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 		fmt.Fprintln(c.App.ErrWriter, "wisdom is off (DUEL_WISDOM): the tuning was not stored")
 		return nil
 	}
-	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, nn.ConvWisdomEntry)
+	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, conv.WisdomEntry)
 	return nil
 }
 

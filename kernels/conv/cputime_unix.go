@@ -1,6 +1,6 @@
 //go:build unix
 
-package nn
+package conv
 
 import (
 	"syscall"

@@ -1,0 +1,140 @@
+package conv
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/internal/scratch"
+	"github.com/duel-ssl/duel/internal/wisdom"
+)
+
+// TuneOptions controls Tune.
+type TuneOptions struct {
+	Rounds   int       // alternating rounds per shape; 0 means 5
+	Progress io.Writer // one line per shape, or nil
+	Seed     uint64
+}
+
+// Tune measures, for each shape, every algorithm that applies to each
+// pass (forward, weight gradient, input gradient), alternating them for
+// opts.Rounds rounds, and returns the fastest of each pass by the least
+// CPU time (all threads) of a call, which other processes disturb far less
+// than wall time. The measurements use GOMAXPROCS threads, as training does.
+// The weights are drawn as nn.NewConv2d draws them (uniform within
+// 1/sqrt(fan-in)), from a generator seeded by opts.Seed.
+func Tune(shapes []Shape, opts TuneOptions) []Choice {
+	rounds := opts.Rounds
+	if rounds <= 0 {
+		rounds = 5
+	}
+	r := rand.New(rand.NewPCG(opts.Seed, 0x636f6e76))
+	fast := Fast()
+	var out []Choice
+	for _, s := range shapes {
+		wd := make([]float32, s.Out*s.In*s.K*s.K)
+		bound := 1 / math.Sqrt(float64(s.In*s.K*s.K))
+		for i := range wd {
+			wd[i] = float32((2*r.Float64() - 1) * bound)
+		}
+		sc := new(scratch.Free)
+		xd, dy := make([]float32, s.N*s.In*s.H*s.W), make([]float32, s.N*s.Out*s.OutH()*s.OutW())
+		for _, v := range [][]float32{xd, dy} {
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
+		var pl *Plan
+		if Applies(s, Direct, true) {
+			pl = CachedPlan(s.H, s.W, s.S)
+		}
+		// The passes of each algorithm.
+		passes := map[Algo][3]func(){
+			Im2col: {
+				func() { Im2colForward(sc, s, wd, xd, yd) },
+				func() { Im2colWeightGrad(sc, s, xd, dy, dw, false) },
+				func() { Im2colInputGrad(sc, s, wd, dy, dx, false) },
+			},
+			Winograd: {
+				func() {
+					wu := winoKernels(sc, wd, s.Out, s.In)
+					WinogradForward(sc, s, wu, xd, yd)
+					sc.Put(wu)
+				},
+				func() { WinogradWeightGrad(sc, s, xd, dy, dw, false) },
+				func() {
+					wu := winoKernels(sc, wd, s.Out, s.In)
+					WinogradInputGrad(sc, s, wu, dy, dx, false)
+					sc.Put(wu)
+				},
+			},
+			Direct: {
+				func() { DirectForward(sc, s, pl, wd, xd, yd) },
+				func() { DirectWeightGrad(sc, s, pl, xd, dy, dw, false) },
+				func() { DirectInputGrad(sc, s, pl, wd, dy, dx, false) },
+			},
+		}
+		algs := []Algo{Im2col}
+		for _, al := range []Algo{Winograd, Direct} {
+			if Applies(s, al, fast) {
+				algs = append(algs, al)
+			}
+		}
+		best := make(map[Algo]*[3]float64)
+		for _, al := range algs {
+			best[al] = &[3]float64{1e300, 1e300, 1e300}
+		}
+		for range rounds {
+			for pass := range 3 {
+				for _, al := range algs {
+					t := cpuSeconds()
+					passes[al][pass]()
+					best[al][pass] = min(best[al][pass], cpuSeconds()-t)
+				}
+			}
+		}
+		ch := Choice{Shape: s}
+		names := make(map[Algo]string, len(AlgoNames))
+		for n, al := range AlgoNames {
+			names[al] = n
+		}
+		for pass, dst := range []*string{&ch.Forward, &ch.WeightGrad, &ch.InputGrad} {
+			win := Im2col
+			for _, al := range algs {
+				if best[al][pass] < best[win][pass] {
+					win = al
+				}
+			}
+			*dst = names[win]
+			ch.MS[pass] = best[win][pass] * 1e3
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "conv %d->%d %dx%d k%d s%d batch %d: forward %s %.2f ms, weight gradient %s %.2f ms, input gradient %s %.2f ms\n",
+				s.In, s.Out, s.H, s.W, s.K, s.S, s.N, ch.Forward, ch.MS[0], ch.WeightGrad, ch.MS[1], ch.InputGrad, ch.MS[2])
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// SaveTuning stores choices as the convolutions' entry for this CPU in
+// the wisdom file, for the next processes (this one keeps its choices). It
+// returns the file's path, empty when wisdom is disabled, and the error a
+// corrupt or foreign file gave before it was replaced, if any.
+func SaveTuning(choices []Choice) (path string, replaced, err error) {
+	e := Entry{ISA: cpu.ISA().String(), Threads: runtime.GOMAXPROCS(0), Choices: choices, Date: time.Now().UTC().Format(time.RFC3339)}
+	return wisdom.Store(cpu.Detect().Key(), WisdomEntry, e)
+}
+
+// winoKernels returns the transformed kernels of the (out, in, 3, 3)
+// weight w (WinogradKernels) on a buffer from sc.
+func winoKernels(sc *scratch.Free, w []float32, out, in int) []float32 {
+	u := sc.Get(WinogradKernelsLen(out, in))
+	WinogradKernels(u, w, out, in)
+	return u
+}
