@@ -3,18 +3,26 @@ package eval
 import (
 	"fmt"
 
-	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
 // similarities returns a function that writes into sims (m rows of tr.N,
 // row-major) the dot products of the m rows of q (m x tr.D) with every row
-// of tr, computed on dev: one SGEMM of kernels/gemm on the CPU, the
-// backend's Gemm (tensor.MatMul) elsewhere.
+// of tr, computed on dev by its backend's Gemm: on the CPU one call of
+// Backend.Gemm straight on the host slices (q times tr.X transposed, no
+// copies), elsewhere through tensor.MatMul on the device.
 func similarities(tr *Features, dev tensor.Device) (func(sims, q []float32, m int) error, error) {
 	if dev == "" || dev == tensor.CPU {
+		be, err := tensor.Lookup(string(tensor.CPU))
+		if err != nil {
+			return nil, fmt.Errorf("kNN: %w", err)
+		}
 		return func(sims, q []float32, m int) error {
-			gemm.Sgemm(false, true, m, tr.N, tr.D, 1, q, tr.D, tr.X, tr.D, 0, sims, tr.N)
+			be.Gemm(tensor.GemmArgs{
+				TransB: true, M: m, N: tr.N, K: tr.D, Alpha: 1,
+				A: tensor.Buffer{Host: q}, B: tensor.Buffer{Host: tr.X}, C: tensor.Buffer{Host: sims},
+				LDA: tr.D, LDB: tr.D, LDC: tr.N, Batch: 1,
+			})
 			return nil
 		}, nil
 	}

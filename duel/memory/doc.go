@@ -43,4 +43,10 @@
 // cosine accurate to about 1e-4 for typical rows (at worst sqrt(Z)/2048, for
 // rows whose rounding errors all align), like float16 inputs on a GPU's
 // tensor cores, and far below anything that matters to a memory policy.
+//
+// Unlike the rest of duel/..., which reaches the kernels only through a
+// tensor backend, this package imports kernels/gemm and kernels/igemm
+// directly: the memory policy is a kernel consumer by design, its memory
+// staying on the host, where the fast path runs the SGEMM and int16
+// kernels on the rows in place.
 package memory

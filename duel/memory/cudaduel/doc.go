@@ -20,4 +20,9 @@
 // docs/cuda.md ("DUEL on the device") and kernels/cuda/duel.cu. Device
 // memory is freed by Memory.Close and Policy.Close, not by the garbage
 // collector.
+//
+// Unlike the rest of duel/..., which reaches the kernels only through a
+// tensor backend, this package imports kernels/cuda directly: it is the
+// launcher of the DUEL kernels, a kernel consumer by design, with the
+// memory resident on the GPU rather than in a backend's tensors.
 package cudaduel
