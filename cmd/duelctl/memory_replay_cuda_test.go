@@ -2,15 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
-	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
@@ -19,11 +16,8 @@ import (
 // bindings and DUEL kernels, emulated on the CPU), so that
 // `memory replay --device cuda` is checked on every machine with g++.
 func TestReplayFakeCUDA(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReplayCUDA$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFakeCUDA+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestReplayCUDA") || strings.Contains(string(out), "--- SKIP") {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestReplayCUDA$")
+	if err != nil || !strings.Contains(out, "--- PASS: TestReplayCUDA") || strings.Contains(out, "--- SKIP") {
 		t.Fatalf("with the fake driver: %v\n%s", err, out)
 	}
 }
@@ -33,7 +27,7 @@ func TestReplayFakeCUDA(t *testing.T) {
 // with both admissions the kernel has, and refuses the policies and
 // admissions that run on the CPU only.
 func TestReplayCUDA(t *testing.T) {
-	if os.Getenv(envFakeCUDA) == "" && cuda.Available() != nil {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
 		t.Skip("needs a usable GPU or TestReplayFakeCUDA's fake driver")
 	}
 	if err := cuda.Available(); err != nil {

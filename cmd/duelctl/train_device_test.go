@@ -3,13 +3,11 @@ package main
 import (
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
-	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
@@ -58,21 +56,14 @@ func refuseCUDA(t *testing.T, want string) {
 	}
 }
 
-// envFakeCUDA is set in the child process of TestModelCommandsFakeCUDA,
-// whose driver is internal/cudatest's fake libcuda.
-const envFakeCUDA = "DUEL_TEST_FAKE_CUDA"
-
 // TestModelCommandsFakeCUDA runs TestModelCommandsCUDABackend in a child
 // process whose CUDA driver is the fake libcuda of internal/cudatest (the
 // real backend and driver bindings, the real kernel sources emulated on the
 // CPU, device memory in host memory), so that training from the command
 // line on --device cuda is checked on every machine with g++.
 func TestModelCommandsFakeCUDA(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestModelCommandsCUDABackend$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFakeCUDA+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestModelCommandsCUDABackend") || strings.Contains(string(out), "--- SKIP") {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestModelCommandsCUDABackend$")
+	if err != nil || !strings.Contains(out, "--- PASS: TestModelCommandsCUDABackend") || strings.Contains(out, "--- SKIP") {
 		t.Fatalf("with the fake driver: %v\n%s", err, out)
 	}
 }
@@ -85,7 +76,7 @@ func TestModelCommandsFakeCUDA(t *testing.T) {
 // emulator is slow: the evaluation commands run on the GPU in duel/eval's
 // and duel/train's device tests, not here.)
 func TestModelCommandsCUDABackend(t *testing.T) {
-	if os.Getenv(envFakeCUDA) == "" && cuda.Available() != nil {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
 		t.Skip("needs a usable GPU or TestModelCommandsFakeCUDA's fake driver")
 	}
 	if err := cuda.Available(); err != nil {

@@ -4,21 +4,14 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
-	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
-
-// envFakeCUDA is set in the child process of TestTrainFakeCUDA, whose CUDA
-// driver is internal/cudatest's fake libcuda.
-const envFakeCUDA = "DUEL_TEST_FAKE_CUDA"
 
 // TestTrainFakeCUDA runs TestTrainOnCUDA in a child process whose CUDA
 // driver is the fake libcuda of internal/cudatest: training goes through
@@ -27,14 +20,11 @@ const envFakeCUDA = "DUEL_TEST_FAKE_CUDA"
 // GPU, for two methods (the emulator is slow). Skipped, saying so, while
 // the CUDA backend lacks a layer's capability.
 func TestTrainFakeCUDA(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTrainOnCUDA$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFakeCUDA+"=1")
-	out, err := cmd.CombinedOutput()
-	if m := regexp.MustCompile(`the CUDA backend cannot train yet: [^\n]*`).Find(out); m != nil && err == nil {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestTrainOnCUDA$")
+	if m := regexp.MustCompile(`the CUDA backend cannot train yet: [^\n]*`).FindString(out); m != "" && err == nil {
 		t.Skipf("%s", m)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestTrainOnCUDA") {
+	if err != nil || !strings.Contains(out, "--- PASS: TestTrainOnCUDA") {
 		t.Fatalf("with the fake driver: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
@@ -50,7 +40,7 @@ func TestTrainOnCUDA(t *testing.T) {
 		t.Skipf("no usable GPU: %v", err)
 	}
 	methods, steps := ssl.Names(), 3
-	if os.Getenv(envFakeCUDA) != "" {
+	if cudatest.InFakeChild() {
 		methods, steps = []string{"dmoco", "simclr"}, 2
 	}
 	for _, name := range methods {

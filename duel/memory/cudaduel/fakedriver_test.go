@@ -2,19 +2,12 @@ package cudaduel
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
-
-// envFake is set in the child process of TestFakeDriver, whose driver is
-// the fake libcuda (the tests that need it run only there).
-const envFake = "DUEL_TEST_FAKE_CUDA"
 
 // TestFakeDriver runs the GPU path of this package without a GPU: in a
 // child process whose driver library is the fake libcuda of
@@ -23,16 +16,13 @@ const envFake = "DUEL_TEST_FAKE_CUDA"
 // and memory run on a *cuda.Device through the driver bindings: the
 // shared-memory opt-in, the frees after waiting, the events of the timing.
 func TestFakeDriver(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
 	run := "^(TestDUELPolicyKernel|TestDUELFakeDevice)$"
-	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), driver.EnvLibrary+"="+lib, envFake+"=1")
-	out, err := cmd.CombinedOutput()
+	out, err := cudatest.RunOnFakeDriver(t, run)
 	if err != nil {
 		t.Fatalf("%s with the fake driver: %v\n%s", run, err, out)
 	}
 	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELFakeDevice"} {
-		if !strings.Contains(string(out), w) || strings.Contains(string(out), "--- SKIP") {
+		if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
 			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
 		}
 	}
@@ -43,7 +33,7 @@ func TestFakeDriver(t *testing.T) {
 // in global memory) against memory.DUEL, and the benchmarks' timing by
 // events.
 func TestDUELFakeDevice(t *testing.T) {
-	if os.Getenv(envFake) == "" {
+	if !cudatest.InFakeChild() {
 		t.Skip("runs in TestFakeDriver's child process, with the fake driver")
 	}
 	d := needGPU(t)
