@@ -1,0 +1,121 @@
+package cuda
+
+import (
+	"math"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// optimHostSGD is optim.cu's opt_sgd_elem over n elements in Go.
+func optimHostSGD(h *cudatest.Host, a cudatest.Args, n int, lr, decay, scale, mom, damp float64, nesterov, first bool) {
+	w, g := h.F32(a.Ptr(0))[:n], h.F32(a.Ptr(1))[:n]
+	var buf []float32
+	if mom != 0 {
+		buf = h.F32(a.Ptr(2))[:n]
+	}
+	for j := range w {
+		d := (float64(g[j]) + decay*float64(w[j])) * scale
+		if mom != 0 {
+			v := d
+			if !first {
+				v = mom*float64(buf[j]) + damp*d
+			}
+			buf[j] = float32(v)
+			if nesterov {
+				d += mom * v
+			} else {
+				d = v
+			}
+		}
+		w[j] = float32(float64(w[j]) - lr*d)
+	}
+}
+
+// optimHostKernels are optim.cu's kernels on a cudatest.Host (their
+// arithmetic transcribed to Go; the norms of lars_norms_f32 summed in
+// order within each part), with the launch parameters of kernels/cuda's
+// generated launchers.
+var optimHostKernels = map[string]cudatest.Kernel{
+	"sgd_step_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		optimHostSGD(h, a, int(a.Int64(3)), a[4].(float64), a[5].(float64), 1, a[6].(float64), a[7].(float64),
+			a.Int32(8) != 0, a.Int32(9) != 0)
+		return nil
+	},
+	"lars_norms_f32": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		n, parts := int(a.Int64(3)), cfg.Grid.X
+		part, w, g := h.F64(a.Ptr(0))[:2*parts], h.F32(a.Ptr(1))[:n], h.F32(a.Ptr(2))[:n]
+		chunk := (n + parts - 1) / parts
+		for q := range parts {
+			lo, hi := min(q*chunk, n), min(q*chunk+chunk, n)
+			var sw, sg float64
+			for j := lo; j < hi; j++ {
+				sw += float64(w[j]) * float64(w[j])
+				sg += float64(g[j]) * float64(g[j])
+			}
+			part[2*q], part[2*q+1] = sw, sg
+		}
+		return nil
+	},
+	"lars_step_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		parts, n := int(a.Int32(4)), int(a.Int64(5))
+		lr, wd, mom, damp, eta, eps := a[6].(float64), a[7].(float64), a[8].(float64), a[9].(float64), a[10].(float64), a[11].(float64)
+		scale, decay := 1.0, 0.0
+		if a.Int32(15) == 0 {
+			part := h.F64(a.Ptr(3))[:2*parts]
+			var sw, sg float64
+			for q := range parts {
+				sw += part[2*q]
+				sg += part[2*q+1]
+			}
+			if pn, gn := math.Sqrt(sw), math.Sqrt(sg); pn != 0 && gn != 0 {
+				scale = eta * pn / (gn + pn*wd + eps)
+				if a.Int32(14) != 0 {
+					scale = math.Min(scale/lr, 1)
+				}
+				decay = wd
+			}
+		}
+		optimHostSGD(h, a, n, lr, decay, scale, mom, damp, a.Int32(12) != 0, a.Int32(13) != 0)
+		return nil
+	},
+	"adam_step_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		n := int(a.Int64(4))
+		w, g, m, v := h.F32(a.Ptr(0))[:n], h.F32(a.Ptr(1))[:n], h.F32(a.Ptr(2))[:n], h.F32(a.Ptr(3))[:n]
+		b1, b2, eps, step, inv, decay, l2 := a[5].(float64), a[6].(float64), a[7].(float64), a[8].(float64), a[9].(float64), a[10].(float64), a[11].(float64)
+		for j := range w {
+			x := float64(w[j]) * decay
+			gj := float64(g[j]) + l2*x
+			mj := b1*float64(m[j]) + (1-b1)*gj
+			vj := b2*float64(v[j]) + (1-b2)*gj*gj
+			m[j], v[j] = float32(mj), float32(vj)
+			w[j] = float32(x - step*mj/(math.Sqrt(vj)*inv+eps))
+		}
+		return nil
+	},
+	"ema_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		n := int(a.Int64(2))
+		t, o := h.F32(a.Ptr(0))[:n], h.F32(a.Ptr(1))[:n]
+		mf, of := a.Float32(3), a.Float32(4)
+		for j := range t {
+			t[j] = mf*t[j] + of*o[j]
+		}
+		return nil
+	},
+}
+
+// TestOptimizerOnHost runs the optimizer tests on the backend's Go code
+// with the kernels replaced by Go versions (cudatest.Host): the operands,
+// offsets, scratch and launch parameters, on every go test.
+func TestOptimizerOnHost(t *testing.T) {
+	h := cudatest.NewHost()
+	for name, k := range optimHostKernels {
+		h.Register(name, k)
+	}
+	b, err := newBackend(h, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testOptimizers(t, b)
+}

@@ -1,0 +1,131 @@
+// optim.cu: tensor.OptimizerBackend, fused optimizer steps over one
+// parameter of n floats (the parameter, its gradient and its state dense
+// and in the same order), one launch per step (LARS: two, the first
+// reducing the norms). The arithmetic is kernels/optim's, operation for
+// operation: float64 per element with every product and sum rounded on its
+// own (opt_mul, opt_add: no contraction into FMAs, which kernels/optim does
+// not do either), rounded once to float32 when stored; the EMA is float32.
+// LARS's norms are float64 sums of squares over P contiguous parts, each a
+// block's threads in a fixed order and then the block's partials summed in
+// order by one thread, and the parts summed in order: deterministic, but
+// not kernels/optim.Norm's sequential order, so the norms may differ from
+// the CPU's in the last bits of a double. Every kernel is a grid-stride
+// loop over the elements.
+//
+// Build: go run ./kernels/cuda/gen (see docs/cuda.md).
+
+// opt_mul, opt_add and opt_fmul, opt_fadd are correctly rounded products and sums that nvcc never contracts
+#ifdef __CUDACC__
+__device__ __forceinline__ double opt_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double opt_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float opt_fmul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float opt_fadd(float a, float b) { return __fadd_rn(a, b); }
+#else
+__device__ __forceinline__ double opt_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ double opt_add(double a, double b) { return a + b; }
+__device__ __forceinline__ float opt_fmul(float a, float b) { return a * b; }
+__device__ __forceinline__ float opt_fadd(float a, float b) { return a + b; }
+#endif
+
+// opt_sgd_elem applies kernels/optim's SGD/LARS update to element j: d = (g + decay*w)*scale, momentum, w -= lr*d
+__device__ __forceinline__ void opt_sgd_elem(float* w, const float* g, float* buf, long long j, double lr, double decay,
+                                             double scale, double mom, double damp, int nesterov, int first) {
+    const double wj = (double)w[j];
+    double d = opt_mul(opt_add((double)g[j], opt_mul(decay, wj)), scale);
+    if (mom != 0.0) {
+        double v = d;
+        if (!first) v = opt_add(opt_mul(mom, (double)buf[j]), opt_mul(damp, d));
+        buf[j] = (float)v;
+        d = nesterov ? opt_add(d, opt_mul(mom, v)) : v;
+    }
+    w[j] = (float)opt_add(wj, -opt_mul(lr, d));
+}
+
+// SGD: d = g + wd*w; buf = d (first) or mom*buf + damp*d; d = d + mom*buf (nesterov) or buf; w = w - lr*d (scale 1: kernels/optim.SGDStep)
+extern "C" __global__ void sgd_step_f32(float* w, const float* g, float* buf, long long n, double lr, double wd, double mom,
+                                        double damp, int nesterov, int first) {
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
+        opt_sgd_elem(w, g, buf, j, lr, wd, 1.0, mom, damp, nesterov, first);
+}
+
+// part[2q], part[2q+1] = sum of w*w, g*g in double over part q = blockIdx.x of P = gridDim.x contiguous parts of n
+extern "C" __global__ void __launch_bounds__(1024) lars_norms_f32(double* part, const float* w, const float* g, long long n) {
+    __shared__ double red[2][1024];
+    const long long P = gridDim.x, chunk = (n + P - 1) / P;
+    long long lo = blockIdx.x * chunk, hi = lo + chunk;
+    if (lo > n) lo = n;
+    if (hi > n) hi = n;
+    double sw = 0.0, sg = 0.0;
+    for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+        const double wj = (double)w[j], gj = (double)g[j];
+        sw = opt_add(sw, opt_mul(wj, wj));
+        sg = opt_add(sg, opt_mul(gj, gj));
+    }
+    red[0][threadIdx.x] = sw;
+    red[1][threadIdx.x] = sg;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        sw = 0.0;
+        sg = 0.0;
+        for (unsigned t = 0; t < blockDim.x; t++) {
+            sw += red[0][t];
+            sg += red[1][t];
+        }
+        part[2 * blockIdx.x] = sw;
+        part[2 * blockIdx.x + 1] = sg;
+    }
+}
+
+// LARS: the norms from the P parts (summed in order); unless excluded and when both are non-zero, scale = eta*pn/(gn + pn*wd + eps) (clip: min(scale/lr, 1)), decay = wd, else scale 1, decay 0; then SGD's update (kernels/optim.LARSStep)
+extern "C" __global__ void __launch_bounds__(1024) lars_step_f32(float* w, const float* g, float* buf, const double* part, int P,
+                                                                 long long n, double lr, double wd, double mom, double damp,
+                                                                 double eta, double eps, int nesterov, int first, int clip,
+                                                                 int excluded) {
+    __shared__ double coef[2];
+    if (threadIdx.x == 0) {
+        double scale = 1.0, decay = 0.0;
+        if (!excluded) {
+            double sw = 0.0, sg = 0.0;
+            for (int q = 0; q < P; q++) {
+                sw += part[2 * q];
+                sg += part[2 * q + 1];
+            }
+            const double pn = sqrt(sw), gn = sqrt(sg);
+            if (pn != 0.0 && gn != 0.0) {
+                scale = opt_mul(eta, pn) / opt_add(opt_add(gn, opt_mul(pn, wd)), eps);
+                if (clip) {
+                    scale = scale / lr;
+                    if (!(scale < 1.0)) scale = scale != scale ? scale : 1.0;  // math.Min(scale, 1)
+                }
+                decay = wd;
+            }
+        }
+        coef[0] = scale;
+        coef[1] = decay;
+    }
+    __syncthreads();
+    const double scale = coef[0], decay = coef[1];
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
+        opt_sgd_elem(w, g, buf, j, lr, decay, scale, mom, damp, nesterov, first);
+}
+
+// Adam: x = w*decay; g' = g + l2*x; m = b1*m + (1-b1)*g'; v = b2*v + (1-b2)*g'*g'; w = x - step*m/(sqrt(v)*inv_sqrt_bc2 + eps) (kernels/optim.adamUpdate)
+extern "C" __global__ void adam_step_f32(float* w, const float* g, float* m, float* v, long long n, double b1, double b2,
+                                         double eps, double step, double inv_sqrt_bc2, double decay, double l2) {
+    const double c1 = 1.0 - b1, c2 = 1.0 - b2;
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
+        const double x = opt_mul((double)w[j], decay);
+        const double gj = opt_add((double)g[j], opt_mul(l2, x));
+        const double mj = opt_add(opt_mul(b1, (double)m[j]), opt_mul(c1, gj));
+        const double vj = opt_add(opt_mul(b2, (double)v[j]), opt_mul(opt_mul(c2, gj), gj));
+        m[j] = (float)mj;
+        v[j] = (float)vj;
+        w[j] = (float)opt_add(x, -(opt_mul(step, mj) / opt_add(opt_mul(sqrt(vj), inv_sqrt_bc2), eps)));
+    }
+}
+
+// target = mf*target + of*online in float32 (kernels/optim.EMA)
+extern "C" __global__ void ema_f32(float* target, const float* online, long long n, float mf, float of) {
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
+        target[j] = opt_fadd(opt_fmul(mf, target[j]), opt_fmul(of, online[j]));
+}
