@@ -10,10 +10,15 @@
 // device, adaptive average pooling, deterministic gathering backward
 // passes) and tensor.BatchNormBackend (batchnorm.cu: ghost-group statistics
 // in double, reduced in parts, fused residual and ReLU, running statistics,
-// backward). Linear, the activations, the row ops, the losses and the
-// optimizers run as compositions of its core operations, so every method
-// of duel/ssl trains on it; results agree with the CPU's to float32
-// summation order, not bit for bit.
+// backward), and two capabilities that fuse what would otherwise be
+// composed: tensor.ActivationBackend (activation.cu: ReLU, the residual
+// add+ReLU and their backward pass, the CPU's bits) and
+// tensor.OptimizerBackend (optim.cu: SGD, Adam/AdamW and the EMA in one
+// launch per parameter, LARS in two with a deterministic reduction of its
+// norms; kernels/optim's float64 arithmetic operation for operation).
+// Linear, the row ops and the losses run as compositions of its core
+// operations, so every method of duel/ssl trains on it; results agree with
+// the CPU's to float32 summation order, not bit for bit.
 //
 // GPU is the device API that code running kernels/cuda kernels is written
 // against (allocation, copies, launches; SharedMemoryOptIn for the dynamic

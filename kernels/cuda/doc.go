@@ -3,7 +3,10 @@
 // passes with a split-K weight gradient summed in order; pool: max pooling
 // with device-side indices and adaptive average pooling; batchnorm:
 // ghost-group statistics in double, fused residual and ReLU, backward;
-// duel: the resident DUEL update), the PTX compiled from them for several
+// activation: ReLU, add+ReLU and their backward pass with the CPU's bit
+// operations; optim: fused SGD, LARS (norms reduced in a fixed order),
+// Adam/AdamW and EMA steps in kernels/optim's float64 arithmetic; duel: the
+// resident DUEL update), the PTX compiled from them for several
 // compute capabilities, embedded in generated Go files, and typed
 // launchers that check their arguments before anything reaches a device.
 //
