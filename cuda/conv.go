@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/duel-ssl/duel/cuda/driver"
-	"github.com/duel-ssl/duel/kernels/conv"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -18,11 +17,11 @@ var _ tensor.ConvBackend = (*Backend)(nil)
 // convTile is the edge of the square output tile of one conv.cu block.
 const convTile = 64
 
-// ConvAlgos returns conv.Im2col for every pass whatever req asks: the
+// ConvAlgos returns tensor.ConvIm2col for every pass whatever req asks: the
 // CUDA backend has one algorithm, the implicit GEMM of conv.cu (im2col
 // without the im2col matrix).
 func (*Backend) ConvAlgos(s tensor.ConvShape, req tensor.ConvAlgo) tensor.ConvAlgos {
-	return tensor.ConvAlgos{Forward: conv.Im2col, WeightGrad: conv.Im2col, InputGrad: conv.Im2col}
+	return tensor.ConvAlgos{Forward: tensor.ConvIm2col, WeightGrad: tensor.ConvIm2col, InputGrad: tensor.ConvIm2col}
 }
 
 // convPtr returns the device address of the dense operand o of n
