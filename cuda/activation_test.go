@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -104,34 +103,13 @@ func testActivations(t *testing.T, be *Backend) {
 // TestActivationEmulated runs the activation kernels (activation.cu) on
 // the CPU emulator through the backend, against the CPU backend.
 func TestActivationEmulated(t *testing.T) {
-	e := cudatest.NewEmulator(t)
-	for _, bs := range []int{32, 96} { // 96: a block of three warps
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(e, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testActivations(t, b)
-		})
-	}
+	onEmulator(t, testActivations)
 }
 
 // TestActivationKernel runs the activation kernels on the GPU against the
 // CPU backend, at three block sizes.
 func TestActivationKernel(t *testing.T) {
-	d := needGPU(t)
-	for _, bs := range []int{32, 256, 1024} {
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(d, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testActivations(t, b)
-			if err := b.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	onGPU(t, testActivations)
 }
 
 // TestActivationFakeDriver runs TestActivationKernel in a child process
@@ -139,12 +117,5 @@ func TestActivationKernel(t *testing.T) {
 // activation kernels through Device and the driver bindings, without a
 // GPU.
 func TestActivationFakeDriver(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	out := runFake(t, lib, "^TestActivationKernel$")
-	if strings.Contains(out, "--- SKIP") {
-		t.Fatalf("skipped with the fake driver:\n%s", out)
-	}
-	if w := "--- PASS: TestActivationKernel/block1024"; !strings.Contains(out, w) {
-		t.Errorf("output lacks %q:\n%s", w, out)
-	}
+	passesOnFakeDriver(t, "^TestActivationKernel$", "TestActivationKernel")
 }

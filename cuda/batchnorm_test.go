@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -135,32 +134,11 @@ func testBatchNorm(t *testing.T, be *Backend) {
 // TestBatchNormEmulated runs the BatchNorm kernels (batchnorm.cu) on the
 // CPU emulator through the backend, against the CPU backend.
 func TestBatchNormEmulated(t *testing.T) {
-	e := cudatest.NewEmulator(t)
-	for _, bs := range []int{32, 96} { // 96: a block of three warps
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(e, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testBatchNorm(t, b)
-		})
-	}
+	onEmulator(t, testBatchNorm)
 }
 
 // TestBatchNormKernel runs the BatchNorm kernels on the GPU against the
 // CPU backend, at three block sizes.
 func TestBatchNormKernel(t *testing.T) {
-	d := needGPU(t)
-	for _, bs := range []int{32, 256, 1024} {
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(d, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testBatchNorm(t, b)
-			if err := b.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	onGPU(t, testBatchNorm)
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -138,46 +136,18 @@ func testOptimizers(t *testing.T, be *Backend) {
 // TestOptimizerEmulated runs the optimizer kernels (optim.cu) on the CPU
 // emulator through the backend, against the CPU backend.
 func TestOptimizerEmulated(t *testing.T) {
-	e := cudatest.NewEmulator(t)
-	for _, bs := range []int{32, 96} { // 96: a block of three warps
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(e, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testOptimizers(t, b)
-		})
-	}
+	onEmulator(t, testOptimizers)
 }
 
 // TestOptimizerKernel runs the optimizer kernels on the GPU against the
 // CPU backend, at three block sizes.
 func TestOptimizerKernel(t *testing.T) {
-	d := needGPU(t)
-	for _, bs := range []int{32, 256, 1024} {
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(d, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testOptimizers(t, b)
-			if err := b.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	onGPU(t, testOptimizers)
 }
 
 // TestOptimizerFakeDriver runs TestOptimizerKernel in a child process
 // whose driver is the fake libcuda (internal/cudatest.FakeDriver): the
 // optimizer kernels through Device and the driver bindings, without a GPU.
 func TestOptimizerFakeDriver(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	out := runFake(t, lib, "^TestOptimizerKernel$")
-	if strings.Contains(out, "--- SKIP") {
-		t.Fatalf("skipped with the fake driver:\n%s", out)
-	}
-	if w := "--- PASS: TestOptimizerKernel/block1024"; !strings.Contains(out, w) {
-		t.Errorf("output lacks %q:\n%s", w, out)
-	}
+	passesOnFakeDriver(t, "^TestOptimizerKernel$", "TestOptimizerKernel")
 }

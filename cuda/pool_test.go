@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -154,34 +152,13 @@ func testPools(t *testing.T, be *Backend) {
 // TestPoolEmulated runs the pooling kernels (pool.cu) on the CPU emulator
 // through the backend, against the CPU backend.
 func TestPoolEmulated(t *testing.T) {
-	e := cudatest.NewEmulator(t)
-	for _, bs := range []int{32, 96} { // 96: a block of three warps
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(e, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testPools(t, b)
-		})
-	}
+	onEmulator(t, testPools)
 }
 
 // TestPoolKernel runs the pooling kernels on the GPU against the CPU
 // backend, at two block sizes.
 func TestPoolKernel(t *testing.T) {
-	d := needGPU(t)
-	for _, bs := range []int{32, 256, 1024} {
-		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
-			b, err := newBackend(d, bs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testPools(t, b)
-			if err := b.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	onGPU(t, testPools)
 }
 
 // TestLayersFakeDriver runs the pooling and BatchNorm GPU tests in a child
@@ -189,14 +166,5 @@ func TestPoolKernel(t *testing.T) {
 // the layers' kernels through Device and the driver bindings, without a
 // GPU.
 func TestLayersFakeDriver(t *testing.T) {
-	lib := cudatest.FakeDriver(t)
-	out := runFake(t, lib, "^(TestPoolKernel|TestBatchNormKernel)$")
-	if strings.Contains(out, "--- SKIP") {
-		t.Fatalf("skipped with the fake driver:\n%s", out)
-	}
-	for _, w := range []string{"--- PASS: TestPoolKernel/block1024", "--- PASS: TestBatchNormKernel/block1024"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
-		}
-	}
+	passesOnFakeDriver(t, "^(TestPoolKernel|TestBatchNormKernel)$", "TestPoolKernel", "TestBatchNormKernel")
 }
