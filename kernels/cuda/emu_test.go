@@ -23,7 +23,7 @@ func TestEmulated(t *testing.T) {
 		t.Skip("g++ not found: emulated kernel tests skipped")
 	}
 	touchSources(t, ".")
-	for _, name := range []string{"elementwise", "reduce", "sgemm", "im2col"} {
+	for _, name := range []string{"elementwise", "reduce", "sgemm", "gemm_tc", "im2col"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(t.TempDir(), name)

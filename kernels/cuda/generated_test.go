@@ -44,7 +44,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 }
 
 // TestModulesComplete checks that every module carries PTX for every
-// target, that each PTX targets its capability and defines every kernel,
+// target from its MinArch on (and none below), that each PTX targets its capability and defines every kernel,
 // and that the toolkit is the one the docs name.
 func TestModulesComplete(t *testing.T) {
 	for _, m := range Modules() {
@@ -52,6 +52,12 @@ func TestModulesComplete(t *testing.T) {
 			t.Errorf("%s: built with %q, expected CUDA 11.8", m.Source, m.Toolkit)
 		}
 		for _, cc := range []int{60, 70, 80} {
+			if cc < m.MinArch {
+				if _, ok := m.PTX[cc]; ok {
+					t.Errorf("%s: PTX for sm_%d, below its min-arch sm_%d", m.Source, cc, m.MinArch)
+				}
+				continue
+			}
 			ptx, ok := m.PTX[cc]
 			if !ok {
 				t.Errorf("%s: no PTX for sm_%d", m.Source, cc)

@@ -14,7 +14,12 @@ type Module struct {
 	SHA256  string         // hex SHA-256 of the source the PTX came from
 	Toolkit string         // the nvcc that compiled it (nvcc --version)
 	PTX     map[int]string // PTX text by compute capability (60 = sm_60)
-	Kernels []string       // the extern "C" kernels it defines
+	// MinArch is the lowest compute capability the module is compiled
+	// for when its source asks for one ("// gen: min-arch 80":
+	// gemm_tc.cu's tensor-core instructions); 0 means every target. A
+	// device below it loads none of the module's PTX.
+	MinArch int
+	Kernels []string // the extern "C" kernels it defines
 	// Params holds, per kernel, the Go types its launcher passes, in
 	// order; a test checks them against the PTX's .param sizes.
 	Params map[string][]string

@@ -4,7 +4,9 @@
 // fibers (ucontext) on one OS thread, switched only where CUDA threads
 // synchronise: __syncthreads is a barrier of the block, and the warp
 // intrinsics (__shfl_down_sync, __ballot_sync) exchange values between the
-// lanes of a warp through a barrier of the warp. A barrier that can never
+// lanes of a warp through a barrier of the warp (so do the tensor-core
+// mma_tf32_m16n8k8 and mma_bf16_m16n8k16, with PTX's fragment layouts and
+// conversions: see gemm_tc.cu). A barrier that can never
 // complete (a __syncthreads reached by some threads only) aborts with a
 // message. This checks the kernels' index arithmetic, loops, barriers and
 // reductions; it does not model timing, memory coalescing, or the
@@ -45,6 +47,7 @@ struct Block {
     std::vector<int> arrived;      // per barrier: fibers arrived
     std::vector<int> expected;     // per barrier: fibers that must arrive
     std::vector<uint64_t> slot;    // one exchange slot per thread
+    std::vector<uint32_t> frag;    // mma operand fragments, 6 words per thread
     jmp_buf sched;
     unsigned cur = 0;
 };
@@ -135,6 +138,102 @@ inline unsigned __ballot_sync(unsigned, bool p) {
     return m;
 }
 
+// Tensor-core operations (sm_80): the PTX conversions bit for bit and
+// mma.sync as a warp collective with PTX's fragment layouts (see
+// gemm_tc.cu). tf32_round is cvt.rna.tf32.f32: to 10 mantissa bits, to
+// nearest, ties away from zero (add half an ULP of TF32 to the magnitude,
+// then truncate), NaN stays NaN.
+inline unsigned tf32_round(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffffffu;
+    return (u + 0x1000u) & 0xffffe000u;
+}
+
+// bf16_round returns x rounded to bfloat16 (to nearest, ties to even) as
+// its 16 bits; NaN stays NaN.
+inline uint32_t bf16_round(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+// bf16x2_round is cvt.rn.bf16x2.f32: lo and hi rounded to bfloat16, lo in
+// the lower 16 bits.
+inline unsigned bf16x2_round(float lo, float hi) { return bf16_round(lo) | bf16_round(hi) << 16; }
+
+namespace emu {
+inline float bitsFloat(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// mma computes d = A*B + d for one 16 x 8 x kdim tile of the warp (kdim 8:
+// TF32 operands, m16n8k8; kdim 16: pairs of bf16, m16n8k16): every lane
+// deposits its fragments, the warp meets at a barrier, every lane reads
+// the elements of A and B it needs from their owners' fragments by PTX's
+// layout, and the warp meets again before the buffer is reused. The
+// products are exact, their sum with d is formed in double and rounded to
+// float once (the tensor core's order and internal rounding are not
+// modelled: a hardware result may differ in the last bits).
+inline void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], int kdim) {
+    const unsigned th = emuThread(), w = th / 32, lane = th % 32;
+    if (blk->expected[1 + w] != 32) {
+        std::fprintf(stderr, "emu: mma.sync in a warp of %d threads (needs all 32)\n", blk->expected[1 + w]);
+        std::exit(2);
+    }
+    uint32_t* f = &blk->frag[6 * th];
+    for (int i = 0; i < 4; i++) f[i] = a[i];
+    f[4] = b[0], f[5] = b[1];
+    wait(1 + w);
+    const uint32_t* wf = &blk->frag[6 * 32 * w];
+    // A(r, k) and B(k, n), by PTX's "Matrix Fragments for mma.m16n8k8"
+    // (.tf32) and "for mma.m16n8k16 with floating point type" (.bf16),
+    // with groupID = lane >> 2 and threadID_in_group = lane % 4.
+    auto A = [&](int r, int k) -> double {
+        if (kdim == 8) {  // a_i: row groupID (+8 for a1, a3), col threadID_in_group (+4 for a2, a3)
+            const int owner = (r % 8) * 4 + k % 4, reg = (r >= 8) + 2 * (k >= 4);
+            return bitsFloat(wf[6 * owner + reg] & 0xffffe000u);
+        }
+        // a0..a7 in four registers, two per register (lower index low):
+        // row groupID for a0,a1,a4,a5 (+8 otherwise), col
+        // threadID_in_group*2 + (i & 1) (+8 for i >= 4)
+        const int owner = (r % 8) * 4 + (k % 8) / 2, reg = (r >= 8) + 2 * (k >= 8);
+        return bitsFloat((wf[6 * owner + reg] >> (16 * (k & 1)) & 0xffffu) << 16);
+    };
+    auto B = [&](int k, int n) -> double {
+        if (kdim == 8) {  // b0, b1: row threadID_in_group (+4 for b1), col groupID
+            const int owner = n * 4 + k % 4, reg = 4 + (k >= 4);
+            return bitsFloat(wf[6 * owner + reg] & 0xffffe000u);
+        }
+        // b0..b3, two per register: row threadID_in_group*2 + (i & 1)
+        // (+8 for i >= 2), col groupID
+        const int owner = n * 4 + (k % 8) / 2, reg = 4 + (k >= 8);
+        return bitsFloat((wf[6 * owner + reg] >> (16 * (k & 1)) & 0xffffu) << 16);
+    };
+    float out[4];
+    const int g = lane >> 2, t = lane & 3;
+    for (int q = 0; q < 4; q++) {  // c_q: row groupID (+8 for q >= 2), col threadID_in_group*2 + (q & 1)
+        const int r = g + 8 * (q >> 1), n = 2 * t + (q & 1);
+        double s = d[q];
+        for (int k = 0; k < kdim; k++) s += A(r, k) * B(k, n);
+        out[q] = (float)s;
+    }
+    wait(1 + w);
+    for (int q = 0; q < 4; q++) d[q] = out[q];
+}
+}  // namespace emu
+
+// mma_tf32_m16n8k8 is mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// d, a, b, d on the emulator.
+inline void mma_tf32_m16n8k8(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { emu::mma(d, a, b, 8); }
+
+// mma_bf16_m16n8k16 is mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// d, a, b, d on the emulator.
+inline void mma_bf16_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { emu::mma(d, a, b, 16); }
+
 namespace emu {
 inline std::function<void()> body;
 inline void trampoline() {
@@ -161,6 +260,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 b.expected[0] = n;
                 for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
                 b.slot.assign(n, 0);
+                b.frag.assign(6 * n, 0);
                 sharedMem.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
                 blk = &b;
                 for (unsigned t = 0; t < n; t++) {

@@ -6,7 +6,9 @@
 // For every .cu file in dir it
 //   - runs nvcc -ptx for sm_60, sm_70 and sm_80 and embeds the three PTX
 //     texts (the sm_80 one doubles as forward-compatible PTX: the driver JITs
-//     it on newer devices);
+//     it on newer devices); a file with a line "// gen: min-arch NN" is
+//     compiled only for the targets from sm_NN on (gemm_tc.cu: sm_80, for
+//     its tensor-core instructions), and its module records MinArch NN;
 //   - runs nvcc -cubin -Xptxas -v for the same targets and sm_90 and fails if ptxas
 //     reports any spill store or load; the per-kernel summary goes to
 //     dir/ptxas.txt;
@@ -169,6 +171,22 @@ func goType(ctype, name string) (gotype, arg string, ptr bool, err error) {
 	return "", "", false, fmt.Errorf("parameter %s: unsupported C type %q", name, ctype)
 }
 
+var minArchRE = regexp.MustCompile(`(?m)^// gen: min-arch (\d+)\s*$`)
+
+// minArch returns the compute capability named by src's "// gen: min-arch
+// NN" line, or 0 without one.
+func minArch(src string) (int, error) {
+	m := minArchRE.FindStringSubmatch(src)
+	if m == nil {
+		return 0, nil
+	}
+	a, _ := strconv.Atoi(m[1])
+	if !slices.Contains(archs, a) {
+		return 0, fmt.Errorf("gen: min-arch %d: not one of the targets %v", a, archs)
+	}
+	return a, nil
+}
+
 // generate compiles one .cu file and writes its Go file.
 func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	text, err := os.ReadFile(src)
@@ -180,6 +198,16 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
+	min, err := minArch(string(text))
+	if err != nil {
+		return err
+	}
+	var targets []int // the embedded PTX's targets
+	for _, a := range archs {
+		if a >= min {
+			targets = append(targets, a)
+		}
+	}
 	tmp, err := os.MkdirTemp("", "duel-cuda-gen")
 	if err != nil {
 		return err
@@ -189,7 +217,10 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 
 	ptx := map[int]string{}
 	for _, a := range checkArchs {
-		if slices.Contains(archs, a) {
+		if a < min {
+			continue
+		}
+		if slices.Contains(targets, a) {
 			out := filepath.Join(tmp, fmt.Sprintf("%s_%d.ptx", base, a))
 			if msg, err := exec.Command(nvcc, "-ptx", "-O3", fmt.Sprintf("-arch=sm_%d", a), "-o", out, src).CombinedOutput(); err != nil {
 				return fmt.Errorf("nvcc -ptx sm_%d: %v\n%s", a, err, msg)
@@ -216,7 +247,7 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	fmt.Fprintf(&g, "// Toolkit: %s\n// Source SHA-256: %s\n\npackage cuda\n\n", toolkit, hex.EncodeToString(sum[:]))
 	fmt.Fprintf(&g, "import \"github.com/duel-ssl/duel/cuda/driver\"\n\n")
 	mod := camel(base) + "Module"
-	fmt.Fprintf(&g, "// %s is %s compiled to PTX for %s.\nvar %s = &Module{\n", mod, filepath.Base(src), archList(), mod)
+	fmt.Fprintf(&g, "// %s is %s compiled to PTX for %s.\nvar %s = &Module{\n", mod, filepath.Base(src), archList(targets), mod)
 	fmt.Fprintf(&g, "Source: %q,\nSHA256: %q,\nToolkit: %q,\nKernels: []string{", filepath.Base(src), hex.EncodeToString(sum[:]), toolkit)
 	for _, k := range ks {
 		fmt.Fprintf(&g, "%q, ", k.name)
@@ -233,8 +264,12 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 		}
 		fmt.Fprintf(&g, "},\n")
 	}
-	fmt.Fprintf(&g, "},\nPTX: map[int]string{\n")
-	for _, a := range archs {
+	fmt.Fprintf(&g, "},\n")
+	if min > 0 {
+		fmt.Fprintf(&g, "MinArch: %d,\n", min)
+	}
+	fmt.Fprintf(&g, "PTX: map[int]string{\n")
+	for _, a := range targets {
 		fmt.Fprintf(&g, "%d: %s,\n", a, strconv.Quote(ptx[a]))
 	}
 	fmt.Fprintf(&g, "},\n}\n\nfunc init() { modules = append(modules, %s) }\n", mod)
@@ -302,10 +337,10 @@ func ptxasSummary(w *bytes.Buffer, src string, arch int, out string) error {
 	return nil
 }
 
-// archList returns "sm_60, sm_70, sm_80".
-func archList() string {
+// archList returns "sm_60, sm_70, sm_80" for targets 60, 70, 80.
+func archList(targets []int) string {
 	var s []string
-	for _, a := range archs {
+	for _, a := range targets {
 		s = append(s, fmt.Sprintf("sm_%d", a))
 	}
 	return strings.Join(s, ", ")

@@ -96,3 +96,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestMinArch(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+		err  bool
+	}{
+		{"// x\nextern \"C\" __global__ void k() {}", 0, false},
+		{"// tensor cores\n// gen: min-arch 80\n", 80, false},
+		{"// gen: min-arch 75\n", 0, true},
+		{"  // gen: min-arch 80 (indented: not a directive)\n", 0, false},
+	} {
+		got, err := minArch(tc.src)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("minArch(%q) = %d, %v; want %d, error %v", tc.src, got, err, tc.want, tc.err)
+		}
+	}
+}
