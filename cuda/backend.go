@@ -29,6 +29,8 @@ type Backend struct {
 	mem   *Allocator
 	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
 	block int              // threads per block of the elementwise and row kernels
+	cc    int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
+	prec  Precision        // the precision of Gemm (SetPrecision)
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)
@@ -46,21 +48,31 @@ func NewBackend() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	prec, err := DefaultPrecision(d.Capability())
+	if err != nil {
+		return nil, err
+	}
 	b, err := newBackend(d, 256)
 	if err != nil {
 		return nil, unusable(err)
 	}
+	b.SetPrecision(prec)
 	return b, nil
 }
 
 // newBackend returns a backend on d whose elementwise and row kernels use
-// block threads (a multiple of 32; tests vary it).
+// block threads (a multiple of 32; tests vary it), with FP32 products
+// (NewBackend applies DefaultPrecision; tests set others explicitly).
 func newBackend(g GPU, block int) (*Backend, error) {
 	dummy, err := g.Alloc(256)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{g: g, mem: NewAllocator(g), dummy: dummy, block: block}, nil
+	be := &Backend{g: g, mem: NewAllocator(g), dummy: dummy, block: block, prec: FP32}
+	if c, ok := g.(interface{ Capability() int }); ok {
+		be.cc = c.Capability()
+	}
+	return be, nil
 }
 
 // Name returns "cuda".
@@ -411,7 +423,14 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 	}
 }
 
-// Gemm computes the batched product with sgemm_f32 (64 x 64 tiles).
+// gemmKernel is the launcher shared by sgemm_f32, gemm_tf32 and gemm_bf16.
+type gemmKernel = func(l kc.Launcher, cfg kc.Config, transA, transB, M, N, K int32, alpha float32,
+	A driver.DevicePtr, lda, strideA int64, B driver.DevicePtr, ldb, strideB int64,
+	beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
+
+// Gemm computes the batched product in the backend's precision: with
+// sgemm_f32 (FP32, 64 x 64 tiles), or on the tensor cores with gemm_tf32
+// or gemm_bf16 (128 x 128 tiles; see SetPrecision).
 func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
@@ -422,14 +441,22 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 		}
 		return 0
 	}
+	var launch gemmKernel = kc.SgemmF32
+	name, tile := "sgemm_f32", 64
+	switch be.prec {
+	case TF32:
+		launch, name, tile = kc.GemmTf32, "gemm_tf32", 128
+	case BF16:
+		launch, name, tile = kc.GemmBf16, "gemm_bf16", 128
+	}
 	cfg := kc.Config{
-		Grid:  driver.Dim3{X: (g.N + 63) / 64, Y: (g.M + 63) / 64, Z: min(g.Batch, 65535)},
+		Grid:  driver.Dim3{X: (g.N + tile - 1) / tile, Y: (g.M + tile - 1) / tile, Z: min(g.Batch, 65535)},
 		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
 	}
 	if cfg.Grid.Y > 65535 {
-		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one sgemm_f32 launch (grid limit)", g.M, 65535*64))
+		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one %s launch (grid limit)", g.M, 65535*tile, name))
 	}
-	be.queued("Gemm", kc.SgemmF32(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
+	be.queued("Gemm", launch(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
 		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),
 		be.ptr("Gemm", g.B, g.OffB), int64(g.LDB), int64(g.StrideB),
 		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))

@@ -1,0 +1,368 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// roundTF32 is cvt.rna.tf32.f32, written here independently of the
+// emulator's: x to 10 mantissa bits, to nearest, ties away from zero.
+func roundTF32(x float32) float32 {
+	if x != x || math.IsInf(float64(x), 0) {
+		return x
+	}
+	u := math.Float32bits(x)
+	lost := u & 0x1fff
+	u &^= 0x1fff
+	if lost >= 0x1000 { // half an ULP or more: away from zero (the magnitude grows; an exponent carry is right)
+		u += 0x2000
+	}
+	return math.Float32frombits(u)
+}
+
+// roundBF16 is x rounded to bfloat16 (7 mantissa bits), to nearest, ties
+// to even.
+func roundBF16(x float32) float32 {
+	if x != x || math.IsInf(float64(x), 0) {
+		return x
+	}
+	u := math.Float32bits(x)
+	lost, kept := u&0xffff, u&^0xffff
+	if lost > 0x8000 || (lost == 0x8000 && kept&0x10000 != 0) {
+		kept += 0x10000
+	}
+	return math.Float32frombits(kept)
+}
+
+func TestRoundTF32BF16(t *testing.T) {
+	one := float32(1)
+	for _, tc := range []struct {
+		f       func(float32) float32
+		x, want float32
+	}{
+		{roundTF32, one + 0x1p-11, one + 0x1p-10}, // tie: away from zero
+		{roundTF32, -(one + 0x1p-11), -(one + 0x1p-10)},
+		{roundTF32, one + 3*0x1p-11, one + 0x1p-9}, // tie: away from zero (odd or even)
+		{roundTF32, one + 0x1p-11 - 0x1p-23, 1},
+		{roundTF32, math.MaxFloat32, float32(math.Inf(1))},
+		{roundBF16, one + 0x1p-8, 1}, // tie: to even
+		{roundBF16, one + 3*0x1p-8, one + 0x1p-6},
+		{roundBF16, one + 0x1p-8 + 0x1p-20, one + 0x1p-7},
+		{roundBF16, -(one + 3*0x1p-8), -(one + 0x1p-6)},
+		{roundBF16, math.MaxFloat32, float32(math.Inf(1))},
+	} {
+		if got := tc.f(tc.x); got != tc.want {
+			t.Errorf("round(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+}
+
+// gemmPrecisionCases are the products of the precision tests: one
+// element, zero sizes, sizes off the 128 x 128 tiles and the 16- and
+// 32-deep panels (1, 7, 33, 130), several tiles, batches with strides and
+// broadcasts (stride 0), offsets, padded leading dimensions, alpha/beta and
+// beta = 0 over NaN.
+func gemmPrecisionCases(r *rand.Rand) []tensor.GemmArgs {
+	type shape struct{ m, n, k, batch int }
+	shapes := []shape{{1, 1, 1, 1}, {0, 3, 2, 1}, {3, 0, 2, 1}, {2, 3, 0, 1}, {0, 0, 0, 2}, {7, 33, 130, 1}, {130, 7, 33, 2},
+		{33, 130, 7, 1}, {129, 130, 40, 1}, {1, 200, 300, 1}, {17, 9, 64, 3}}
+	scalars := [][2]float32{{1, 0}, {1.25, 0.5}, {-0.5, 1}, {2, 0}}
+	var cs []tensor.GemmArgs
+	for i, s := range shapes {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				sc := scalars[(i+len(cs))%len(scalars)]
+				g := tensor.GemmArgs{TransA: ta, TransB: tb, M: s.m, N: s.n, K: s.k, Alpha: sc[0], Beta: sc[1], Batch: s.batch,
+					OffA: r.IntN(3), OffB: r.IntN(3), OffC: r.IntN(3)}
+				ra, ca, rb, cb := g.M, g.K, g.K, g.N
+				if ta {
+					ra, ca = ca, ra
+				}
+				if tb {
+					rb, cb = cb, rb
+				}
+				g.LDA, g.LDB, g.LDC = max(ca, 1)+r.IntN(3), max(cb, 1)+r.IntN(3), max(g.N, 1)+r.IntN(3)
+				if r.IntN(3) > 0 {
+					g.StrideA = ra*g.LDA + r.IntN(3)
+				}
+				if r.IntN(3) > 0 {
+					g.StrideB = rb*g.LDB + r.IntN(3)
+				}
+				g.StrideC = g.M*g.LDC + r.IntN(3)
+				cs = append(cs, g)
+			}
+		}
+	}
+	return cs
+}
+
+// gemmSizes returns the element counts of g's A, B and C from their
+// offsets on.
+func gemmSizes(g tensor.GemmArgs) (na, nb, nc int) {
+	ra, rb := g.M, g.K
+	if g.TransA {
+		ra = g.K
+	}
+	if g.TransB {
+		rb = g.N
+	}
+	last := max(g.Batch-1, 0)
+	return g.OffA + last*g.StrideA + ra*g.LDA, g.OffB + last*g.StrideB + rb*g.LDB, g.OffC + last*g.StrideC + g.M*g.LDC
+}
+
+// gemmWant returns C after g with the factors rounded by round (nil:
+// FP32), the products summed in float64, and per element the tolerance
+// u * (steps + 2) * |alpha| * sum_k |a_k b_k| + u * |beta c| with u = 2^-23
+// and steps the mma steps of K (kstep deep) the kernel rounds its FP32
+// accumulator after, times slack (1 for the emulator, which rounds each
+// step's exact sum once; more for the hardware, whose tensor cores align
+// and truncate within a step).
+func gemmWant(g tensor.GemmArgs, a, b, c []float32, round func(float32) float32, kstep int, slack float64) (want []float32, tol []float64) {
+	want = append([]float32(nil), c...)
+	tol = make([]float64, len(c))
+	if round == nil {
+		round = func(x float32) float32 { return x }
+	}
+	steps := float64((g.K + kstep - 1) / kstep)
+	const u = 0x1p-23
+	for bi := 0; bi < g.Batch; bi++ {
+		for i := 0; i < g.M; i++ {
+			for j := 0; j < g.N; j++ {
+				var acc, mag float64
+				for k := 0; k < g.K; k++ {
+					var x, y float32
+					if g.TransA {
+						x = a[g.OffA+bi*g.StrideA+k*g.LDA+i]
+					} else {
+						x = a[g.OffA+bi*g.StrideA+i*g.LDA+k]
+					}
+					if g.TransB {
+						y = b[g.OffB+bi*g.StrideB+j*g.LDB+k]
+					} else {
+						y = b[g.OffB+bi*g.StrideB+k*g.LDB+j]
+					}
+					p := float64(round(x)) * float64(round(y))
+					acc += p
+					mag += math.Abs(p)
+				}
+				o := g.OffC + bi*g.StrideC + i*g.LDC + j
+				v := float64(g.Alpha) * acc
+				tol[o] = slack * u * (steps + 2) * math.Abs(float64(g.Alpha)) * mag
+				if g.Beta != 0 {
+					v += float64(g.Beta) * float64(c[o])
+					tol[o] += slack * u * math.Abs(float64(g.Beta)*float64(c[o]))
+				}
+				want[o] = float32(v)
+			}
+		}
+	}
+	return want, tol
+}
+
+// testGemmPrecision runs gemmPrecisionCases on be in its precision against
+// gemmWant (slack as there), checking every element of C's buffer (the
+// padding and the elements of other batches untouched, bit for bit).
+func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
+	t.Helper()
+	round, kstep := func(x float32) float32 { return x }, 1
+	switch be.Precision() {
+	case TF32:
+		round, kstep = roundTF32, 8
+	case BF16:
+		round, kstep = roundBF16, 16
+	}
+	r := rand.New(rand.NewPCG(21, uint64(be.Precision())))
+	for _, g := range gemmPrecisionCases(r) {
+		na, nb, nc := gemmSizes(g)
+		a, b, c := make([]float32, na), make([]float32, nb), make([]float32, nc)
+		for i := range a {
+			a[i] = float32(r.Float64()*2 - 1)
+		}
+		for i := range b {
+			b[i] = float32(r.Float64()*2 - 1)
+		}
+		for i := range c {
+			c[i] = float32(r.Float64()*2 - 1)
+			if g.Beta == 0 && r.IntN(2) == 0 {
+				c[i] = float32(math.NaN()) // must not be read
+			}
+		}
+		want, tol := gemmWant(g, a, b, c, round, kstep, slack)
+		ga, gb, gc := be.Alloc(max(na, 1)), be.Alloc(max(nb, 1)), be.Alloc(max(nc, 1))
+		be.CopyIn(ga, 0, a)
+		be.CopyIn(gb, 0, b)
+		be.CopyIn(gc, 0, c)
+		g.A, g.B, g.C = ga, gb, gc
+		be.Gemm(g)
+		got := make([]float32, nc)
+		be.CopyOut(got, gc, 0)
+		what := fmt.Sprintf("%v Gemm tA=%v tB=%v m=%d n=%d k=%d batch=%d alpha=%v beta=%v", be.Precision(), g.TransA, g.TransB, g.M, g.N, g.K, g.Batch, g.Alpha, g.Beta)
+		bad := 0
+		for i := range got {
+			ok := math.Float32bits(got[i]) == math.Float32bits(want[i]) || (got[i] != got[i] && want[i] != want[i]) ||
+				math.Abs(float64(got[i])-float64(want[i])) <= tol[i]
+			if !ok {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: C[%d] = %v, want %v (tolerance %.3g)", what, i, got[i], want[i], tol[i])
+				}
+			}
+		}
+		for _, x := range []tensor.Buffer{ga, gb, gc} {
+			be.Release(x)
+		}
+	}
+}
+
+// TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (and sgemm_f32
+// for FP32) through the backend on the CPU emulator against gemmWant:
+// the factors rounded as the kernels round them, the emulator's mma
+// rounding its accumulator once per step.
+func TestGemmPrecisionEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	for _, p := range []Precision{TF32, BF16, FP32} {
+		t.Run(p.String(), func(t *testing.T) {
+			be, err := newBackend(e, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := be.SetPrecision(p); got != p {
+				t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
+			}
+			testGemmPrecision(t, be, 1)
+		})
+	}
+}
+
+// TestGemmPrecisionKernel runs the same products on the GPU (and on the
+// fake driver, TestGemmPrecisionFakeDriver): tensor cores from compute
+// capability 8.0 on, with 8 times the emulator's tolerance (the hardware's
+// accumulation within an mma is not IEEE's), and the FP32 fallback below
+// it. GPU only.
+func TestGemmPrecisionKernel(t *testing.T) {
+	d := needGPU(t)
+	for _, p := range []Precision{TF32, BF16, FP32} {
+		t.Run(p.String(), func(t *testing.T) {
+			be, err := newBackend(d, 256)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := be.SetPrecision(p)
+			if want := p; d.Capability() < 80 {
+				want = FP32
+				if got != want {
+					t.Fatalf("SetPrecision(%v) = %v on %v, want the FP32 fallback", p, got, d)
+				}
+			} else if got != want {
+				t.Fatalf("SetPrecision(%v) = %v on %v", p, got, d)
+			}
+			testGemmPrecision(t, be, 8)
+			if err := be.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestPrecisionDefault checks, where a GPU (or the fake driver) is
+// usable, the precision of the registered backend: $DUEL_CUDA_PRECISION
+// when set, else TF32 from compute capability 8.0 on.
+func TestPrecisionDefault(t *testing.T) {
+	d := needGPU(t)
+	be, err := Registered()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := DefaultPrecision(d.Capability())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != FP32 && d.Capability() < 80 {
+		want = FP32
+	}
+	t.Logf("registered backend on %v: %v (%s=%q)", d, be.Precision(), EnvPrecision, os.Getenv(EnvPrecision))
+	if be.Precision() != want {
+		t.Errorf("registered backend's precision %v, want %v", be.Precision(), want)
+	}
+}
+
+// TestGemmPrecisionFakeDriver runs the GPU tests above in child processes
+// with the fake libcuda (compute capability 8.0, the kernels on the
+// emulator): the tensor-core kernels through Device, the driver bindings
+// and the PTX module of sm_80, the default precision (TF32) and
+// $DUEL_CUDA_PRECISION.
+func TestGemmPrecisionFakeDriver(t *testing.T) {
+	lib := cudatest.FakeDriver(t)
+	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault)$")
+	for _, w := range []string{"--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
+		"--- PASS: TestPrecisionDefault", "sm_80): tf32"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	out = runFake(t, lib, "^TestPrecisionDefault$", EnvPrecision+"=bf16")
+	if !strings.Contains(out, "sm_80): bf16") || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
+		t.Errorf("with %s=bf16: output lacks the bf16 backend:\n%s", EnvPrecision, out)
+	}
+	if strings.Contains(out, "--- SKIP") {
+		t.Errorf("skipped with the fake driver:\n%s", out)
+	}
+}
+
+// capHost is a host GPU that reports a compute capability.
+type capHost struct {
+	*cudatest.Host
+	cc int
+}
+
+func (h capHost) Capability() int { return h.cc }
+
+// TestPrecisionSetting checks parsing, the default by compute capability
+// and $DUEL_CUDA_PRECISION, and the FP32 fallback below compute
+// capability 8.0, without a device.
+func TestPrecisionSetting(t *testing.T) {
+	for s, want := range map[string]Precision{"fp32": FP32, "TF32": TF32, " bf16": BF16} {
+		if p, err := ParsePrecision(s); err != nil || p != want {
+			t.Errorf("ParsePrecision(%q) = %v, %v; want %v", s, p, err, want)
+		}
+	}
+	if _, err := ParsePrecision("fp16"); err == nil || !strings.Contains(err.Error(), "expected fp32, tf32 or bf16") {
+		t.Errorf("ParsePrecision(fp16): %v", err)
+	}
+	t.Setenv(EnvPrecision, "")
+	for cc, want := range map[int]Precision{60: FP32, 75: FP32, 80: TF32, 90: TF32} {
+		if p, err := DefaultPrecision(cc); err != nil || p != want {
+			t.Errorf("DefaultPrecision(%d) = %v, %v; want %v", cc, p, err, want)
+		}
+	}
+	t.Setenv(EnvPrecision, "bf16")
+	if p, err := DefaultPrecision(90); err != nil || p != BF16 {
+		t.Errorf("DefaultPrecision(90) with %s=bf16 = %v, %v", EnvPrecision, p, err)
+	}
+	t.Setenv(EnvPrecision, "half")
+	if _, err := DefaultPrecision(90); err == nil || !strings.Contains(err.Error(), EnvPrecision+`="half"`) {
+		t.Errorf("DefaultPrecision with %s=half: %v", EnvPrecision, err)
+	}
+	for _, tc := range []struct {
+		cc   int
+		p    Precision
+		want Precision
+	}{{70, TF32, FP32}, {70, BF16, FP32}, {70, FP32, FP32}, {80, TF32, TF32}, {86, BF16, BF16}, {90, FP32, FP32}} {
+		be, err := newBackend(capHost{cudatest.NewHost(), tc.cc}, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if be.Precision() != FP32 {
+			t.Errorf("newBackend's precision %v, want FP32", be.Precision())
+		}
+		if got := be.SetPrecision(tc.p); got != tc.want || be.Precision() != tc.want {
+			t.Errorf("sm_%d: SetPrecision(%v) = %v (Precision %v), want %v", tc.cc, tc.p, got, be.Precision(), tc.want)
+		}
+	}
+}
