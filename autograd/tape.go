@@ -11,6 +11,7 @@ import (
 // mode: nothing is recorded.
 type Tape struct {
 	nodes []node
+	track bool // remember each node's inputs (TrackInputs)
 }
 
 // node is one recorded operation: its output and a closure that reads
@@ -18,6 +19,7 @@ type Tape struct {
 type node struct {
 	out      *Var
 	backward func(out *Var)
+	inputs   []*Var // kept only when the tape tracks inputs
 }
 
 // NewTape returns an empty tape that records operations.
@@ -50,7 +52,11 @@ func (tp *Tape) Record(value *tensor.Tensor, backward func(out *Var), inputs ...
 		return out
 	}
 	out.RequiresGrad = true
-	tp.nodes = append(tp.nodes, node{out: out, backward: backward})
+	nd := node{out: out, backward: backward}
+	if tp.track {
+		nd.inputs = append([]*Var(nil), inputs...)
+	}
+	tp.nodes = append(tp.nodes, nd)
 	return out
 }
 
@@ -74,17 +80,78 @@ func (tp *Tape) Backward(loss *Var) {
 	}
 	seed := tensor.ZerosOn(loss.Value.Device(), loss.Value.Shape()...)
 	seed.Fill(1)
-	tp.backward(loss, seed, true)
+	tp.backward(loss, seed, true, nil)
 }
 
 // BackwardWith runs the backward pass seeded with grad (of out's shape, not
 // kept) as the gradient of out, which may hold any number of elements.
 func (tp *Tape) BackwardWith(out *Var, grad *tensor.Tensor) {
-	tp.backward(out, grad, false)
+	tp.backward(out, grad, false, nil)
+}
+
+// TrackInputs makes the tape remember the inputs of every operation
+// recorded from now on, which BackwardNotify needs to tell when a leaf's
+// gradient is complete. It costs one small allocation per operation.
+func (tp *Tape) TrackInputs() {
+	if tp != nil {
+		tp.track = true
+	}
+}
+
+// BackwardNotify is Backward that also calls ready(i) as soon as no
+// operation left in the pass can add to leaves[i]'s gradient: right after
+// the earliest recorded operation that reads it has propagated, or before
+// the pass for a leaf that no operation reads. Data-parallel training
+// starts the all-reduce of a bucket of gradients there, while the rest of
+// the backward pass runs (as PyTorch's DDP does). Every leaf is reported
+// once, during the pass. The tape must have tracked its inputs since the
+// leaves' first use (TrackInputs); otherwise every leaf is reported after
+// the pass.
+func (tp *Tape) BackwardNotify(loss *Var, leaves []*Var, ready func(i int)) {
+	if n := loss.Value.Numel(); n != 1 {
+		panic(fmt.Sprintf("autograd.BackwardNotify: loss %v has %d elements, expected 1", loss, n))
+	}
+	seed := tensor.ZerosOn(loss.Value.Device(), loss.Value.Shape()...)
+	seed.Fill(1)
+	if tp == nil || !tp.track {
+		tp.backward(loss, seed, true, nil)
+		for i := range leaves {
+			ready(i)
+		}
+		return
+	}
+	index := make(map[*Var]int, len(leaves))
+	for i, v := range leaves {
+		index[v] = i
+	}
+	first := make([]int, len(leaves))
+	for i := range first {
+		first[i] = -1
+	}
+	for n, nd := range tp.nodes {
+		for _, in := range nd.inputs {
+			if i, ok := index[in]; ok && first[i] < 0 {
+				first[i] = n
+			}
+		}
+	}
+	at := make(map[int][]int) // node index -> leaves complete after it
+	for i, n := range first {
+		if n < 0 {
+			ready(i)
+			continue
+		}
+		at[n] = append(at[n], i)
+	}
+	tp.backward(loss, seed, true, func(n int) {
+		for _, i := range at[n] {
+			ready(i)
+		}
+	})
 }
 
 // backward runs the backward pass; owned says whether grad may be kept.
-func (tp *Tape) backward(out *Var, grad *tensor.Tensor, owned bool) {
+func (tp *Tape) backward(out *Var, grad *tensor.Tensor, owned bool, after func(n int)) {
 	if tp == nil {
 		panic(fmt.Sprintf("autograd: Backward of %v on a nil tape (no-grad mode recorded nothing)", out))
 	}
@@ -101,6 +168,9 @@ func (tp *Tape) backward(out *Var, grad *tensor.Tensor, owned bool) {
 		// Intermediate gradients are not needed once propagated.
 		nd.out.Grad = nil
 		tp.nodes[i] = node{}
+		if after != nil {
+			after(i)
+		}
 	}
 	tp.nodes = tp.nodes[:0]
 }

@@ -15,6 +15,13 @@ import (
 // N x C x H x W float32 (normalised), with the sample ids (image indices in
 // the dataset) and labels (for metrics only). An evaluation batch has only
 // Views[0].
+//
+// A loader of one rank of a data-parallel run (LoaderConfig.Ranks > 1)
+// augments only the rank's shard of the global batch, the images at
+// global positions Rank, Rank+Ranks, ... (N of them, in that order),
+// each with the draws it has in the whole batch, while IDs and Labels
+// describe the whole global batch (for the memory, which every rank
+// updates with the global batch).
 type Batch struct {
 	Step       int64
 	N, C, H, W int
@@ -30,6 +37,11 @@ type LoaderConfig struct {
 	Prefetch  int    // batches prepared ahead of Next; 0 means 2
 	Seed      uint64 // seed of the augmentations
 	StartStep int64  // first step, to resume a run
+	// Rank and Ranks shard the batch for data-parallel training: this
+	// loader augments the images at global positions Rank, Rank+Ranks,
+	// ... of each global batch of BatchSize. Ranks 0 or 1: the whole
+	// batch.
+	Rank, Ranks int
 }
 
 // ErrClosed is returned by Next after Close.
@@ -77,6 +89,12 @@ func NewLoader(ds *Dataset, s *Sampler, p *augment.Pipeline, cfg LoaderConfig) (
 	if cfg.BatchSize <= 0 {
 		return nil, fmt.Errorf("data loader: batch size %d, expected > 0", cfg.BatchSize)
 	}
+	if cfg.Ranks < 0 || cfg.Rank < 0 || (cfg.Ranks > 0 && cfg.Rank >= cfg.Ranks) {
+		return nil, fmt.Errorf("data loader: rank %d of %d ranks, expected 0 <= rank < ranks", cfg.Rank, cfg.Ranks)
+	}
+	if cfg.Ranks > cfg.BatchSize {
+		return nil, fmt.Errorf("data loader: %d ranks for a batch of %d images, expected at most one rank per image", cfg.Ranks, cfg.BatchSize)
+	}
 	if cfg.Workers < 0 || cfg.Prefetch < 0 {
 		return nil, fmt.Errorf("data loader: %d workers and prefetch %d, expected >= 0", cfg.Workers, cfg.Prefetch)
 	}
@@ -116,11 +134,19 @@ func (l *Loader) alloc() *Batch {
 		return b
 	default:
 	}
-	n, per := l.cfg.BatchSize, l.ds.C*l.oh*l.ow
+	n, per := l.shardLen(), l.ds.C*l.oh*l.ow
 	return &Batch{N: n, C: l.ds.C, H: l.oh, W: l.ow,
 		Views:  [2][]float32{make([]float32, n*per), make([]float32, n*per)},
-		IDs:    make([]int64, n),
-		Labels: make([]int32, n)}
+		IDs:    make([]int64, l.cfg.BatchSize),
+		Labels: make([]int32, l.cfg.BatchSize)}
+}
+
+// ranks returns the number of ranks the batch is sharded over (1: none).
+func (l *Loader) ranks() int { return max(l.cfg.Ranks, 1) }
+
+// shardLen returns the number of images this loader augments per batch.
+func (l *Loader) shardLen() int {
+	return (l.cfg.BatchSize - l.cfg.Rank + l.ranks() - 1) / l.ranks()
 }
 
 // dispatch draws each step's ids and hands out the augmentation tasks.
@@ -161,11 +187,12 @@ func (l *Loader) worker() {
 				return
 			}
 			b := t.p.b
-			for i := t.lo; i < t.hi; i++ {
+			for k := t.lo; k < t.hi; k++ {
+				i := k*l.ranks() + l.cfg.Rank // position in the global batch
 				img := d.Image(int(b.IDs[i]))
 				for v := 0; v < 2; v++ {
 					r := splitmix.New(splitmix.Derive(l.cfg.Seed, uint64(b.Step), uint64(i), uint64(v)))
-					l.pipe.Apply(b.Views[v][i*per:(i+1)*per], img, d.H, d.W, d.C, &r, &ws)
+					l.pipe.Apply(b.Views[v][k*per:(k+1)*per], img, d.H, d.W, d.C, &r, &ws)
 				}
 			}
 			if t.p.left.Add(-1) == 0 {
@@ -202,7 +229,7 @@ func (l *Loader) Next() (*Batch, error) {
 // Release gives a batch's memory back to the loader; b must not be used
 // afterwards.
 func (l *Loader) Release(b *Batch) {
-	if b == nil || b.N != l.cfg.BatchSize {
+	if b == nil || b.N != l.shardLen() || len(b.IDs) != l.cfg.BatchSize {
 		return
 	}
 	select {

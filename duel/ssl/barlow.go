@@ -25,6 +25,7 @@ type Barlow struct {
 	cfg  Config
 	enc  Encoder
 	proj *heads.MLP
+	g    group
 }
 
 func newBarlow(cfg Config) (*Barlow, error) {
@@ -43,7 +44,9 @@ func newBarlow(cfg Config) (*Barlow, error) {
 	if cfg.BarlowLambda == 0 {
 		cfg.BarlowLambda = loss.DefaultBarlowLambda
 	}
-	return &Barlow{cfg: cfg, enc: enc, proj: proj}, nil
+	g := groupOf(cfg)
+	setBNSplits(enc, g.localSplits(cfg.BNSplits))
+	return &Barlow{cfg: cfg, enc: enc, proj: proj, g: g}, nil
 }
 
 // Name returns "barlow".
@@ -70,8 +73,15 @@ func (m *Barlow) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	if err != nil {
 		return nil, fmt.Errorf("barlow: %w", err)
 	}
-	z1 := m.proj.Forward(tp, m.enc.Features(tp, x1))
-	z2 := m.proj.Forward(tp, m.enc.Features(tp, x2))
+	n := len(b.IDs)
+	z1, err := m.g.gather(tp, m.proj.Forward(tp, m.enc.Features(tp, x1)), n)
+	if err != nil {
+		return nil, fmt.Errorf("barlow: %w", err)
+	}
+	z2, err := m.g.gather(tp, m.proj.Forward(tp, m.enc.Features(tp, x2)), n)
+	if err != nil {
+		return nil, fmt.Errorf("barlow: %w", err)
+	}
 	return loss.BarlowTwins(tp, z1, z2, m.cfg.BarlowLambda), nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/heads"
 	"github.com/duel-ssl/duel/nn/loss"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 func init() {
@@ -26,6 +27,7 @@ type BYOL struct {
 	cfg              Config
 	enc, tenc        Encoder
 	proj, tprj, pred *heads.MLP
+	g                group
 }
 
 func newBYOL(cfg Config) (*BYOL, error) {
@@ -61,7 +63,10 @@ func newBYOL(cfg Config) (*BYOL, error) {
 	for _, p := range append(nn.Parameters(tenc), nn.Parameters(tprj)...) {
 		p.RequiresGrad = false
 	}
-	return &BYOL{cfg: cfg, enc: enc, tenc: tenc, proj: proj, tprj: tprj, pred: pred}, nil
+	g := groupOf(cfg)
+	setBNSplits(enc, g.localSplits(cfg.BNSplits))
+	setBNSplits(tenc, g.localSplits(cfg.BNSplits))
+	return &BYOL{cfg: cfg, enc: enc, tenc: tenc, proj: proj, tprj: tprj, pred: pred, g: g}, nil
 }
 
 // Name returns "byol".
@@ -93,10 +98,20 @@ func (m *BYOL) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	if err != nil {
 		return nil, fmt.Errorf("byol: %w", err)
 	}
-	p1 := m.pred.Forward(tp, m.proj.Forward(tp, m.enc.Features(tp, x1)))
-	p2 := m.pred.Forward(tp, m.proj.Forward(tp, m.enc.Features(tp, x2)))
-	t1 := autograd.Const(m.tprj.Forward(nil, m.tenc.Features(nil, x1)).Value)
-	t2 := autograd.Const(m.tprj.Forward(nil, m.tenc.Features(nil, x2)).Value)
+	n := len(b.IDs)
+	var p [2]*autograd.Var
+	var t [2]*tensor.Tensor
+	for i, x := range []*autograd.Var{x1, x2} {
+		if p[i], err = m.g.gather(tp, m.pred.Forward(tp, m.proj.Forward(tp, m.enc.Features(tp, x))), n); err != nil {
+			return nil, fmt.Errorf("byol: %w", err)
+		}
+	}
+	for i, x := range []*autograd.Var{x1, x2} {
+		if t[i], err = m.g.gatherConst(m.tprj.Forward(nil, m.tenc.Features(nil, x)).Value, n); err != nil {
+			return nil, fmt.Errorf("byol: %w", err)
+		}
+	}
+	p1, p2, t1, t2 := p[0], p[1], autograd.Const(t[0]), autograd.Const(t[1])
 	return autograd.Add(tp, loss.BYOL(tp, p1, t2), loss.BYOL(tp, p2, t1)), nil
 }
 

@@ -33,6 +33,7 @@ type DSimCLR struct {
 	enc  Encoder
 	proj *heads.MLP
 	mem  *memory.Memory
+	g    group
 
 	rows []float32 // the target view's projections, on the host (memory input)
 	imgs []float32 // the re-embedded samples' images
@@ -50,7 +51,7 @@ func newDSimCLR(cfg Config) (*DSimCLR, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DSimCLR{cfg: cfg, enc: s.enc, proj: s.proj, mem: mem}, nil
+	return &DSimCLR{cfg: cfg, enc: s.enc, proj: s.proj, mem: mem, g: s.g}, nil
 }
 
 // Name returns "dsimclr".
@@ -80,8 +81,10 @@ func (m *DSimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dsimclr: %w", err)
 	}
-	z1 := embed(tp, m.enc, m.proj, x1)
-	z2 := embed(tp, m.enc, m.proj, x2)
+	z1, z2, err := embedPair(tp, m.g, m.enc, m.proj, x1, x2, len(b.IDs))
+	if err != nil {
+		return nil, fmt.Errorf("dsimclr: %w", err)
+	}
 	if m.rows, err = toHost(m.rows, z1.Value); err != nil {
 		return nil, fmt.Errorf("dsimclr: %w", err)
 	}
@@ -128,7 +131,16 @@ func (m *DSimCLR) negatives(b *Batch, dev tensor.Device) (*autograd.Var, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dsimclr: memory samples: %w", err)
 	}
-	return autograd.Const(embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value), nil
+	z, err := m.g.spread(x, m.embedConst)
+	if err != nil {
+		return nil, fmt.Errorf("dsimclr: memory samples: %w", err)
+	}
+	return autograd.Const(z), nil
+}
+
+// embedConst embeds x with the current networks, without gradient.
+func (m *DSimCLR) embedConst(x *tensor.Tensor) (*tensor.Tensor, error) {
+	return embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value, nil
 }
 
 // Update offers the target view's projections to the memory, with their
@@ -139,16 +151,16 @@ func (m *DSimCLR) negatives(b *Batch, dev tensor.Device) (*autograd.Var, error) 
 // the model's device, the memory on the host.
 func (m *DSimCLR) Update(b *Batch) error {
 	dev := deviceOf(m.enc)
-	enc := func(x *tensor.Tensor) (*tensor.Tensor, error) {
-		return embed(nil, m.enc, m.proj, autograd.NewVar(x, false)).Value, nil
-	}
 	rows := m.rows
 	if m.cfg.MemoryFrom == "target" {
 		x, err := onDevice(b.Views[0], dev)
 		if err != nil {
 			return fmt.Errorf("dsimclr memory update at step %d: %w", b.Step, err)
 		}
-		z, err := enc(x)
+		z, err := m.embedConst(x)
+		if err == nil {
+			z, err = m.g.gatherConst(z, len(b.IDs))
+		}
 		if err == nil {
 			rows, err = toHost(nil, z)
 		}
@@ -161,7 +173,8 @@ func (m *DSimCLR) Update(b *Batch) error {
 	}
 	if m.cfg.MemRefresh > 0 {
 		var err error
-		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, 1, m.cfg.Images, b.Views[0], b.Step, dev, enc, m.imgs)
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.g.refreshGroups(m.cfg.BNSplits), m.cfg.Images, b.Views[0], b.Step, dev,
+			func(x *tensor.Tensor) (*tensor.Tensor, error) { return m.g.spread(x, m.embedConst) }, m.imgs)
 		if err != nil {
 			return fmt.Errorf("dsimclr memory refresh at step %d: %w", b.Step, err)
 		}

@@ -36,6 +36,7 @@ type MoCo struct {
 	enc, kenc  Encoder
 	proj, kprj *heads.MLP
 	mem        *memory.Memory
+	g          group
 
 	keys []float32 // the keys of the current step, on the host (memory input)
 	imgs []float32 // images of the memory rows refreshed
@@ -61,13 +62,14 @@ func newMoCo(name string, cfg Config) (*MoCo, error) {
 	for _, p := range append(nn.Parameters(kenc), nn.Parameters(kprj)...) {
 		p.RequiresGrad = false
 	}
-	setBNSplits(enc, cfg.BNSplits)
-	setBNSplits(kenc, cfg.BNSplits)
+	g := groupOf(cfg)
+	setBNSplits(enc, g.localSplits(cfg.BNSplits))
+	setBNSplits(kenc, g.localSplits(cfg.BNSplits))
 	mem, err := newMemory(cfg, cfg.ProjDim)
 	if err != nil {
 		return nil, err
 	}
-	return &MoCo{name: name, cfg: cfg, enc: enc, kenc: kenc, proj: proj, kprj: kprj, mem: mem}, nil
+	return &MoCo{name: name, cfg: cfg, enc: enc, kenc: kenc, proj: proj, kprj: kprj, mem: mem, g: g}, nil
 }
 
 // Name returns "moco" or "dmoco".
@@ -100,8 +102,12 @@ func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s queries: %w", m.name, err)
 	}
-	q := embed(tp, m.enc, m.proj, autograd.NewVar(x, false))
-	k, err := m.keyEmbed(b.Views[1], b.Step, 0, dev)
+	n := len(b.IDs)
+	q, err := m.g.gather(tp, embed(tp, m.enc, m.proj, autograd.NewVar(x, false)), n)
+	if err != nil {
+		return nil, fmt.Errorf("%s queries: %w", m.name, err)
+	}
+	k, err := m.keyEmbed(b.Views[1], n, b.Step, 0, dev)
 	if err != nil {
 		return nil, err
 	}
@@ -121,23 +127,48 @@ func (m *MoCo) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	}), nil
 }
 
-// keyEmbed encodes the images x (copied in to dev unless they are there)
-// with the key encoder on dev, without gradient, shuffling the batch across
-// the BatchNorm groups when ShuffleBN is set.
-func (m *MoCo) keyEmbed(x *tensor.Tensor, step, pass int, dev tensor.Device) (*tensor.Tensor, error) {
+// keyEmbed encodes the images x of this rank's shard of a global batch of
+// n (copied in to dev unless they are there) with the key encoder on dev,
+// without gradient, and returns the keys of the whole global batch (see
+// keyEmbedAll).
+func (m *MoCo) keyEmbed(x *tensor.Tensor, n, step, pass int, dev tensor.Device) (*tensor.Tensor, error) {
 	x, err := onDevice(x, dev)
 	if err != nil {
 		return nil, fmt.Errorf("%s keys: %w", m.name, err)
 	}
-	shuffle := m.cfg.ShuffleBN && m.cfg.BNSplits > 1
-	var perm []int
-	if shuffle {
-		perm = shufflePerm(x.Dim(0), m.cfg.Seed, step, pass)
-		x = permute(x, perm)
-	}
-	k := embed(nil, m.kenc, m.kprj, autograd.NewVar(x, false)).Value.Contiguous()
-	if !shuffle {
+	if !m.shuffles() {
+		k, err := m.g.gatherConst(embed(nil, m.kenc, m.kprj, autograd.NewVar(x, false)).Value.Contiguous(), n)
+		if err != nil {
+			return nil, fmt.Errorf("%s keys: %w", m.name, err)
+		}
 		return k, nil
+	}
+	all, err := m.g.gatherConst(x, n)
+	if err != nil {
+		return nil, fmt.Errorf("%s key images: %w", m.name, err)
+	}
+	return m.keyEmbedAll(all, step, pass)
+}
+
+// shuffles reports whether the key batch is shuffled across the
+// BatchNorm groups.
+func (m *MoCo) shuffles() bool { return m.cfg.ShuffleBN && m.cfg.BNSplits > 1 }
+
+// keyEmbedAll encodes the global batch x (on the model's device) with the
+// key encoder, without gradient, shuffling the batch across the BatchNorm
+// groups when ShuffleBN is set; each rank encodes its rows of the
+// (shuffled) batch and the keys are gathered.
+func (m *MoCo) keyEmbedAll(x *tensor.Tensor, step, pass int) (*tensor.Tensor, error) {
+	enc := func(local *tensor.Tensor) (*tensor.Tensor, error) {
+		return embed(nil, m.kenc, m.kprj, autograd.NewVar(local, false)).Value.Contiguous(), nil
+	}
+	if !m.shuffles() {
+		return m.g.spread(x, enc)
+	}
+	perm := shufflePerm(x.Dim(0), m.cfg.Seed, step, pass)
+	k, err := m.g.spread(permute(x, perm), enc)
+	if err != nil {
+		return nil, fmt.Errorf("%s keys: %w", m.name, err)
 	}
 	// Row i of k is sample perm[i]: put it back at perm[i].
 	inv := make([]int, len(perm))
@@ -159,7 +190,7 @@ func (m *MoCo) Update(b *Batch) error {
 	dev := deviceOf(m.enc)
 	rows := m.keys
 	if m.cfg.MemoryFrom == "target" {
-		k, err := m.keyEmbed(b.Views[0], b.Step, 1, dev)
+		k, err := m.keyEmbed(b.Views[0], len(b.IDs), b.Step, 1, dev)
 		if err != nil {
 			return err
 		}
@@ -172,8 +203,8 @@ func (m *MoCo) Update(b *Batch) error {
 	}
 	if m.cfg.MemRefresh > 0 {
 		var err error
-		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.cfg.BNSplits, m.cfg.Images, b.Views[1], b.Step, dev,
-			func(x *tensor.Tensor) (*tensor.Tensor, error) { return m.keyEmbed(x, b.Step, 2, dev) }, m.imgs)
+		m.imgs, err = refreshMemory(m.mem, m.cfg.MemRefresh, m.g.refreshGroups(m.cfg.BNSplits), m.cfg.Images, b.Views[1], b.Step, dev,
+			func(x *tensor.Tensor) (*tensor.Tensor, error) { return m.keyEmbedAll(x, b.Step, 2) }, m.imgs)
 		if err != nil {
 			return fmt.Errorf("%s memory refresh at step %d: %w", m.name, b.Step, err)
 		}

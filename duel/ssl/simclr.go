@@ -25,6 +25,7 @@ type SimCLR struct {
 	cfg  Config
 	enc  Encoder
 	proj *heads.MLP
+	g    group
 }
 
 func newSimCLR(cfg Config) (*SimCLR, error) {
@@ -36,7 +37,9 @@ func newSimCLR(cfg Config) (*SimCLR, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SimCLR{cfg: cfg, enc: enc, proj: proj}, nil
+	g := groupOf(cfg)
+	setBNSplits(enc, g.localSplits(cfg.BNSplits))
+	return &SimCLR{cfg: cfg, enc: enc, proj: proj, g: g}, nil
 }
 
 // Name returns "simclr".
@@ -63,11 +66,25 @@ func (m *SimCLR) Loss(tp *autograd.Tape, b *Batch) (*autograd.Var, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simclr: %w", err)
 	}
-	z1 := embed(tp, m.enc, m.proj, x1)
-	z2 := embed(tp, m.enc, m.proj, x2)
+	z1, z2, err := embedPair(tp, m.g, m.enc, m.proj, x1, x2, len(b.IDs))
+	if err != nil {
+		return nil, fmt.Errorf("simclr: %w", err)
+	}
 	return loss.NTXent(tp, z1, z2, nil, loss.ContrastiveOptions{
 		Tau: m.cfg.Tau, Eps: m.cfg.Eps, BatchNegatives: true,
 	}), nil
+}
+
+// embedPair embeds this rank's shards x1 and x2 of the two views and
+// gathers the n rows of each view's global batch.
+func embedPair(tp *autograd.Tape, g group, enc Encoder, head nn.Module, x1, x2 *autograd.Var, n int) (z1, z2 *autograd.Var, err error) {
+	if z1, err = g.gather(tp, embed(tp, enc, head, x1), n); err != nil {
+		return nil, nil, err
+	}
+	if z2, err = g.gather(tp, embed(tp, enc, head, x2), n); err != nil {
+		return nil, nil, err
+	}
+	return z1, z2, nil
 }
 
 // Update does nothing: SimCLR has neither momentum networks nor memory.

@@ -30,6 +30,7 @@ import (
 	"sort"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/tensor"
@@ -131,10 +132,14 @@ type Config struct {
 	MemNegatives int    // memory rows used as negatives per step; 0 = all
 	MemoryFrom   string // MoCo: "key" (the step's keys enter the memory) or "target" (Algorithm 3: the target view re-encoded by the key encoder after the update)
 	ShuffleBN    bool   // MoCo: shuffle the key batch across BatchNorm groups
-	BNSplits     int    // MoCo: ghost BatchNorm groups in the encoders (1 = ordinary BN)
+	BNSplits     int    // ghost BatchNorm groups of the encoders over the global batch (1 = ordinary BN)
 
 	Seed   uint64      // seeds the heads' initialisation and every random draw
 	Images ImageSource // D-SimCLR: images of the memory's sample ids
+
+	// Comm is the process group of data-parallel training (nil: one
+	// process). See dist.go for what each rank computes.
+	Comm dist.Comm
 }
 
 // Info describes a registered method.

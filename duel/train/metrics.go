@@ -21,7 +21,9 @@ type Metric struct {
 	Step    int     `json:"step"`      // completed steps
 	Loss    float64 `json:"loss"`      // loss of that step
 	LR      float64 `json:"lr"`        // learning rate of that step
-	ImgPerS float64 `json:"img_per_s"` // images (each giving two views) per second since the previous line, data loading included
+	ImgPerS float64 `json:"img_per_s"` // images (each giving two views) per second since the previous line, data loading included; all ranks together
+	// WorldSize is the number of data-parallel ranks (absent: one process).
+	WorldSize int `json:"world_size,omitempty"`
 	// MemoryClassEntropy is the entropy (nats) of the labels of the rows in
 	// the memory, for methods with a memory on labelled data.
 	MemoryClassEntropy *float64 `json:"memory_class_entropy,omitempty"`

@@ -6,6 +6,7 @@ import (
 
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
+	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
@@ -42,12 +43,20 @@ func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
 // NewMethod builds the method of c; images supplies the memory samples
 // D-SimCLR re-embeds (nil: none, an error if they are needed).
 func NewMethod(c *Config, images ssl.ImageSource) (ssl.Method, error) {
+	return newMethodIn(c, images, nil)
+}
+
+// newMethodIn is NewMethod for a rank of the data-parallel group comm
+// (nil: one process).
+func newMethodIn(c *Config, images ssl.ImageSource, comm dist.Comm) (ssl.Method, error) {
 	if images == nil {
 		images = ssl.ImageSourceFunc(func([]float32, []int64, int) error {
 			return fmt.Errorf("no dataset attached to re-embed memory samples")
 		})
 	}
-	return ssl.New(c.Method, sslConfig(c, images))
+	sc := sslConfig(c, images)
+	sc.Comm = comm
+	return ssl.New(c.Method, sc)
 }
 
 // normStats returns the per-channel normalisation of the training views.

@@ -39,6 +39,7 @@ import (
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
+	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
@@ -68,6 +69,22 @@ type Options struct {
 	Train, Test *data.Dataset
 	// AfterStep, when set, is called after every completed step.
 	AfterStep func(step int)
+
+	// Comm is the process group of data-parallel training (nil: this
+	// process alone). Every rank runs Train with the same configuration
+	// (checked); Config.Batch is the global batch, of which each rank
+	// loads and computes its shard (dist.ShardRows); the loss is that of
+	// the global batch, the gradients are summed over the ranks, the
+	// memory is updated with the global batch on every rank, and the
+	// BatchNorm statistics are averaged, so every rank holds the same
+	// model and memory (compared every AgreeEvery steps). Rank 0 alone
+	// writes the run directory, the log and the progress bar; on
+	// --resume every rank reads the checkpoint in Out, which must then
+	// be on a file system they share.
+	Comm dist.Comm
+	// AgreeEvery is how often the ranks compare their model and memory
+	// (0: DefaultAgreeEvery).
+	AgreeEvery int
 }
 
 // Result summarises a run.
@@ -100,6 +117,14 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	comm := opts.Comm
+	if comm == nil {
+		comm = dist.Single{}
+	}
+	if err := (&group{comm: comm}).checkConfig(&c); err != nil {
+		return nil, err
+	}
+	lead := comm.Rank() == 0
 
 	// Data.
 	ds := opts.Train
@@ -133,15 +158,17 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	// Model and optimizer, on the device; the run directory once the
 	// device is known to run the model.
-	method, err := NewMethod(&c, images)
+	method, err := newMethodIn(&c, images, comm)
 	if err != nil {
 		return nil, err
 	}
 	if err := placeMethod(method, dev, fmt.Sprintf("%s (%s)", c.Arch, c.Method)); err != nil {
 		return nil, err
 	}
-	if err := prepareDir(opts.Out, opts.Resume); err != nil {
-		return nil, err
+	if lead {
+		if err := prepareDir(opts.Out, opts.Resume); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range method.Parts() {
 		nn.NameParameters(p.Module)
@@ -157,6 +184,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	start, lastLoss := 0, 0.0
 	if opts.Resume {
 		ckpt, err := checkpointPath(opts.Out)
+		if err != nil && !lead {
+			return nil, fmt.Errorf("rank %d: --resume: %w (every rank reads the checkpoint: put --out on a file system the ranks share)", comm.Rank(), err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -166,16 +196,25 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 		start, lastLoss = st.Step, st.Loss
 	}
-	if err := WriteConfig(opts.Out, &c); err != nil {
+	grp := newGroup(comm, method, opts.AgreeEvery)
+	if err := grp.agree(method, start); err != nil {
 		return nil, err
 	}
-	mlog, err := openMetrics(opts.Out, start)
-	if err != nil {
-		return nil, err
+	var mlog *metricsLog
+	if lead {
+		if err := WriteConfig(opts.Out, &c); err != nil {
+			return nil, err
+		}
+		if mlog, err = openMetrics(opts.Out, start); err != nil {
+			return nil, err
+		}
+		defer mlog.close()
 	}
-	defer mlog.close()
 	res := &Result{Run: opts.Out, Steps: start, Loss: lastLoss}
 	save := func(step int, loss float64) error {
+		if !lead {
+			return nil
+		}
 		return saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt)
 	}
 	if start == 0 && !opts.Resume {
@@ -189,7 +228,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	arena := nn.NewArena()
 	var knn *knnMonitor
-	if c.KNNEvery > 0 {
+	if c.KNNEvery > 0 && lead {
 		test := opts.Test
 		if test == nil {
 			if test, err = data.Open(c.Dataset, c.Data, false); err != nil {
@@ -201,6 +240,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	loader, err := data.NewLoader(ds, sampler, pipe, data.LoaderConfig{
 		BatchSize: c.Batch, Workers: c.Workers, Seed: splitmix.Derive(c.Seed, seedLoader), StartStep: int64(start),
+		Rank: comm.Rank(), Ranks: comm.Size(),
 	})
 	if err != nil {
 		return nil, err
@@ -211,7 +251,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 
 	var bar *progressbar.ProgressBar
-	if opts.Progress != nil {
+	if opts.Progress != nil && lead {
 		bar = progressbar.NewOptions(c.Steps,
 			progressbar.OptionSetWriter(opts.Progress),
 			progressbar.OptionSetDescription(c.Method),
@@ -232,7 +272,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	window, windowSteps := time.Now(), 0
 	trainTime := time.Duration(0)
 	for step := start; step < c.Steps; step++ {
-		if err := ctx.Err(); err != nil {
+		stop, err := dist.AnyTrue(comm, ctx.Err() != nil)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", step+1, err)
+		}
+		if stop {
 			if serr := save(step, lastLoss); serr != nil {
 				return nil, serr
 			}
@@ -254,6 +298,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		opt.SetLR(lr)
 		arena.Reset()
 		tp := autograd.NewTape()
+		if grp.reducer != nil {
+			tp.TrackInputs()
+		}
 		l, err := method.Loss(tp, batch)
 		if err != nil {
 			return nil, err
@@ -262,11 +309,20 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		if math.IsNaN(lv) || math.IsInf(lv, 0) {
 			return nil, fmt.Errorf("step %d: the loss is %v (try a lower --lr than %g)", step+1, lv, c.LR)
 		}
-		tp.Backward(l)
+		if grp.reducer != nil {
+			if err := grp.reducer.Backward(tp, l); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step+1, err)
+			}
+		} else {
+			tp.Backward(l)
+		}
 		opt.Step()
 		opt.ZeroGrad()
 		if err := method.Update(batch); err != nil {
 			return nil, err
+		}
+		if err := grp.averageBuffers(); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step+1, err)
 		}
 		loader.Release(b)
 		trainTime += time.Since(ts)
@@ -278,10 +334,24 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			bar.Set(done)
 		}
 		last := done == c.Steps
+		if done%grp.every == 0 || last {
+			if err := grp.agree(method, done); err != nil {
+				return nil, err
+			}
+		}
+		if !lead {
+			if opts.AfterStep != nil {
+				opts.AfterStep(done)
+			}
+			continue
+		}
 		if done%c.LogEvery == 0 || last || (knn != nil && done%c.KNNEvery == 0) {
 			m := Metric{Step: done, Loss: lv, LR: lr,
 				ImgPerS:  float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
 				ElapsedS: time.Since(t0).Seconds()}
+			if grp.size() > 1 {
+				m.WorldSize = grp.size()
+			}
 			if mem := method.Memory(); mem != nil {
 				m.setMemory(mem, step, ds.NumClasses())
 			}

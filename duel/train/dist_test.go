@@ -1,0 +1,281 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/nn"
+)
+
+// trainRanks runs Train on n in-process ranks (dist.NewLocal) in dir and
+// returns each rank's error; a failing rank aborts the group, as the MPI
+// launcher does.
+func trainRanks(t *testing.T, n int, c *Config, dir string, edit func(*Options)) []error {
+	t.Helper()
+	comms := dist.NewLocal(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := tinyOptions(dir)
+			o.Comm = comms[r]
+			if edit != nil {
+				edit(&o)
+			}
+			_, errs[r] = Train(context.Background(), c, o)
+			if errs[r] != nil {
+				comms[r].Abort(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// readMemory decodes the memory of a run's checkpoint.
+func readMemory(t *testing.T, dir string) *memory.Memory {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, CheckpointDir, memoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m memory.Memory
+	if err := m.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	return &m
+}
+
+// TestDataParallelMatchesOneProcess trains the same configuration on one
+// process and on 2 ranks (global batch 16, 8 per rank) and compares: the
+// losses must agree up to float summation order, the memory must hold the
+// same sample ids, and the saved models must be close. Ghost BatchNorm
+// with 2 groups makes each rank's BatchNorm exactly one of the single
+// process's groups (dist's strided shards), so the runs compute the same
+// function.
+func TestDataParallelMatchesOneProcess(t *testing.T) {
+	for _, tc := range []struct {
+		method  string
+		shuffle bool
+	}{
+		{"dmoco", true},
+		{"moco", true},
+		{"dmoco", false},
+		{"simclr", false},
+		{"dsimclr", false},
+	} {
+		name := tc.method
+		if tc.shuffle {
+			name += "/shuffle-bn"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := tinyConfig(t, tc.method)
+			c.Steps, c.KNNEvery, c.BNSplits, c.ShuffleBN, c.LogEvery = 6, 0, 2, tc.shuffle, 1
+			if tc.method == "dsimclr" {
+				c.MemNegatives = 8
+			}
+			one, two := t.TempDir(), t.TempDir()
+			if _, err := Train(context.Background(), c, tinyOptions(one)); err != nil {
+				t.Fatal(err)
+			}
+			for r, err := range trainRanks(t, 2, c, two, func(o *Options) { o.AgreeEvery = 1 }) {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			ma, err := ReadMetrics(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mb, err := ReadMetrics(two)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ma) != len(mb) || len(ma) != c.Steps {
+				t.Fatalf("%d vs %d metric lines, expected %d", len(ma), len(mb), c.Steps)
+			}
+			worst := 0.0
+			for i := range ma {
+				d := math.Abs(ma[i].Loss-mb[i].Loss) / math.Max(1, math.Abs(ma[i].Loss))
+				worst = max(worst, d)
+				if mb[i].WorldSize != 2 || ma[i].WorldSize != 0 {
+					t.Errorf("step %d: world sizes %d and %d, expected 0 (absent) and 2", ma[i].Step, ma[i].WorldSize, mb[i].WorldSize)
+				}
+			}
+			t.Logf("largest relative loss difference over %d steps: %.3g", len(ma), worst)
+			if worst > 1e-4 {
+				t.Errorf("losses differ by up to %.3g (relative): one process %v, two ranks %v", worst, losses(ma), losses(mb))
+			}
+			if tc.method != "simclr" {
+				a, b := readMemory(t, one), readMemory(t, two)
+				if !slices.Equal(a.IDs(), b.IDs()) {
+					t.Errorf("memory sample ids differ:\none process %v\ntwo ranks   %v", a.IDs(), b.IDs())
+				}
+			}
+			ra, err := LoadRun(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := LoadRun(two)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worstParam := 0.0
+			sb := nn.StateDictOf(rb.Encoder)
+			for _, e := range nn.StateDictOf(ra.Encoder) {
+				o, ok := sb.Get(e.Name)
+				if !ok {
+					t.Fatalf("%s missing from the 2-rank model", e.Name)
+				}
+				x, y := e.Tensor.Contiguous().Data(), o.Contiguous().Data()
+				for i := range x {
+					worstParam = max(worstParam, math.Abs(float64(x[i]-y[i])))
+				}
+			}
+			t.Logf("largest encoder tensor difference: %.3g", worstParam)
+			if worstParam > 1e-3 {
+				t.Errorf("the encoders differ by up to %.3g", worstParam)
+			}
+		})
+	}
+}
+
+func losses(ms []Metric) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = m.Loss
+	}
+	return out
+}
+
+// TestDataParallelEveryMethod trains every method on 2 ranks: the ranks
+// must stay identical (compared every step) and write one run directory.
+func TestDataParallelEveryMethod(t *testing.T) {
+	for _, name := range []string{"byol", "barlow"} {
+		t.Run(name, func(t *testing.T) {
+			c := tinyConfig(t, name)
+			c.Steps, c.KNNEvery = 3, 3
+			dir := t.TempDir()
+			for r, err := range trainRanks(t, 2, c, dir, func(o *Options) { o.AgreeEvery = 1 }) {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			ms, err := ReadMetrics(dir)
+			if err != nil || len(ms) == 0 || ms[len(ms)-1].KNNTop1 == nil {
+				t.Fatalf("metrics %+v, %v: expected lines with a final kNN accuracy", ms, err)
+			}
+		})
+	}
+}
+
+// TestDataParallelRefusals: a global batch that does not shard, ghost
+// BatchNorm groups that do not divide among the ranks, and ranks started
+// with different flags are refused on every rank before training.
+func TestDataParallelRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		edit func(*Config)
+		want string
+	}{
+		{"batch", 3, func(c *Config) { c.Batch = 16 }, "--batch"},
+		{"bn-splits", 4, func(c *Config) { c.BNSplits = 2 }, "--bn-splits"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tinyConfig(t, "dmoco")
+			tc.edit(c)
+			for r, err := range trainRanks(t, tc.n, c, t.TempDir(), nil) {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("rank %d: error %v, expected one naming %s", r, err, tc.want)
+				}
+			}
+		})
+	}
+	t.Run("different-flags", func(t *testing.T) {
+		comms := dist.NewLocal(2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for r := range comms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := tinyConfig(t, "dmoco")
+				c.Seed = uint64(r) // rank 1 was started with another --seed
+				o := tinyOptions(t.TempDir())
+				o.Comm = comms[r]
+				_, errs[r] = Train(context.Background(), c, o)
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), "configuration") {
+				t.Errorf("rank %d: error %v, expected the ranks' configurations to differ", r, err)
+			}
+		}
+	})
+}
+
+// TestDataParallelInterrupt: a cancellation seen by one rank stops every
+// rank at the same step, and rank 0's checkpoint resumes on a different
+// number of ranks to the same memory as an uninterrupted run.
+func TestDataParallelInterrupt(t *testing.T) {
+	c := tinyConfig(t, "dmoco")
+	c.Steps, c.KNNEvery = 6, 0
+	whole, cut := t.TempDir(), t.TempDir()
+	if _, err := Train(context.Background(), c, tinyOptions(whole)); err != nil {
+		t.Fatal(err)
+	}
+	comms := dist.NewLocal(2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			o := tinyOptions(cut)
+			o.Comm = comms[r]
+			if r == 1 { // only rank 1 sees the interrupt
+				o.AfterStep = func(step int) {
+					if step == 3 {
+						cancel()
+					}
+				}
+			}
+			_, errs[r] = Train(ctx, c, o)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("rank %d: %v, expected ErrInterrupted", r, err)
+		}
+	}
+	st, err := readState(filepath.Join(cut, CheckpointDir))
+	if err != nil || st.Step != 3 {
+		t.Fatalf("checkpoint at step %d (%v), expected 3", st.Step, err)
+	}
+	// Resume on one process: the rest of the run is the single process's.
+	o := tinyOptions(cut)
+	o.Resume = true
+	if _, err := Train(context.Background(), c, o); err != nil {
+		t.Fatal(err)
+	}
+	a, b := readMemory(t, whole), readMemory(t, cut)
+	if !slices.Equal(a.IDs(), b.IDs()) {
+		t.Errorf("memory ids after resuming on one process differ from the uninterrupted run:\n%v\n%v", a.IDs(), b.IDs())
+	}
+}
