@@ -7,7 +7,10 @@
 # run: the driver, backend and GPU DUEL tests (GPU tests included: the
 # layers' kernels against the CPU; the CPU emulator's skipped with -short),
 # every method's training steps on the GPU against the CPU (duel/train's
-# TestTrainOnCUDA), the GPU benchmarks (GEMM, Add, row sums, convolution,
+# TestTrainOnCUDA), the GPU benchmarks (GEMM: BenchmarkGemm, and
+# BenchmarkGemmPrecision in fp32/tf32/bf16 at 1024 and 4096, the tensor-core
+# kernels' tests being TestGemmPrecisionKernel, TestTimeGemm and
+# TestPrecisionDefault in the cuda run; Add, row sums, convolution,
 # batch norm, DUEL update), and PyTorch's figures at the same shapes
 # (bench/gpu_peer.py) in the same script; every log goes to OUT. (nn/loss's
 # and duel/ssl's *CUDA tests run the same way; they are left out to keep

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,4 +80,33 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 		b.Fatal(err)
 	}
 	return el / time.Duration(max(n, 1))
+}
+
+// BenchmarkGemmPrecision times square products of 1024 and 4096 in every
+// precision (tensor cores from compute capability 8.0 on; below it TF32 and
+// BF16 fall back to FP32, and say so) and reports GFLOP/s. GPU only.
+func BenchmarkGemmPrecision(b *testing.B) {
+	d := needGPU(b)
+	for _, p := range []Precision{FP32, TF32, BF16} {
+		for _, n := range []int{1024, 4096} {
+			b.Run(fmt.Sprintf("%v/n%d", p, n), func(b *testing.B) {
+				be, err := newBackend(d, 256)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := be.SetPrecision(p); got != p {
+					b.Skipf("%v runs as %v on %v", p, got, d)
+				}
+				x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
+				defer func() {
+					for _, t := range []tensor.Buffer{x, y, z} {
+						be.Release(t)
+					}
+				}()
+				g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
+				per := deviceLoop(b, d, func() { be.Gemm(g) })
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)/per.Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
 }

@@ -292,6 +292,29 @@ func TestPrecisionDefault(t *testing.T) {
 	}
 }
 
+// TestTimeGemm times a small product in each precision (GPU only).
+func TestTimeGemm(t *testing.T) {
+	d := needGPU(t)
+	for _, p := range []Precision{FP32, TF32, BF16} {
+		r, err := TimeGemm(65, 70, 33, false, true, p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v", r)
+		want := p
+		if d.Capability() < 80 {
+			want = FP32
+		}
+		if r.Precision != want || r.Reps < 3 || r.PerCall <= 0 || r.GFLOPS <= 0 || r.Device != d.String() ||
+			r.Kernel != map[Precision]string{FP32: "sgemm_f32", TF32: "gemm_tf32", BF16: "gemm_bf16"}[want] {
+			t.Errorf("TimeGemm in %v: %+v", p, r)
+		}
+	}
+	if _, err := TimeGemm(0, 1, 1, false, false, FP32, 0); err == nil {
+		t.Error("TimeGemm of an empty product: no error")
+	}
+}
+
 // TestGemmPrecisionFakeDriver runs the GPU tests above in child processes
 // with the fake libcuda (compute capability 8.0, the kernels on the
 // emulator): the tensor-core kernels through Device, the driver bindings
@@ -299,8 +322,8 @@ func TestPrecisionDefault(t *testing.T) {
 // $DUEL_CUDA_PRECISION.
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
-	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault)$")
-	for _, w := range []string{"--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
+	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
+	for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
 		"--- PASS: TestPrecisionDefault", "sm_80): tf32"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)

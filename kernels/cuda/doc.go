@@ -1,5 +1,6 @@
 // Package cuda holds duel's CUDA kernels: one .cu file per kernel family
-// (elementwise, reduce, sgemm, im2col; conv: implicit-GEMM convolution
+// (elementwise, reduce, sgemm, im2col; gemm_tc: the TF32 and BF16 products
+// on tensor cores with mma.sync, compiled for sm_80 only; conv: implicit-GEMM convolution
 // passes with a split-K weight gradient summed in order; pool: max pooling
 // with device-side indices and adaptive average pooling; batchnorm:
 // ghost-group statistics in double, fused residual and ReLU, backward;
@@ -15,7 +16,8 @@
 //	go run ./kernels/cuda/gen
 //
 // which runs nvcc (CUDA 11.8) for sm_60, sm_70 and sm_80 (the sm_80 PTX is
-// also the forward-compatible one: newer devices JIT it), fails on any
+// also the forward-compatible one: newer devices JIT it; a file with a
+// "// gen: min-arch 80" line only from sm_80 on), fails on any
 // register spill reported by ptxas -v, and stamps every generated file with
 // the toolkit version and the SHA-256 of its source. They are committed, so
 // building duel needs no CUDA toolkit; a plain go test recomputes the hashes
