@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
 )
@@ -64,7 +66,7 @@ func trainCommand() *cli.Command {
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
 	}
-	flags = append(flags, modelDeviceFlag, jsonFlag)
+	flags = append(flags, modelDeviceFlag, distFlag, distCheckFlag, jsonFlag)
 	return &cli.Command{
 		Name:  "train",
 		Usage: "train an encoder with a self-supervised method on a class-imbalanced stream",
@@ -74,6 +76,8 @@ func trainCommand() *cli.Command {
 			"memory_class_entropy, knn_top1), model.safetensors (torchvision names for the encoder) and\n" +
 			"checkpoint/ (resumable state). Ctrl-C saves a checkpoint; --resume continues it exactly.\n" +
 			"Defaults come from --preset; the default cpu-small runs in a few minutes on 2 cores.\n" +
+			"Under mpirun (or srun) every process is a data-parallel rank: --batch is the global batch,\n" +
+			"each rank computes its share, rank 0 writes --out and prints (README, \"On a cluster\").\n" +
 			"--json prints {\"run\": DIR, \"steps\": N, \"loss\": F, \"img_per_s\": F} last.",
 		Flags:  flags,
 		Action: runTrain,
@@ -133,6 +137,21 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 }
 
 func runTrain(c *cli.Context) error {
+	comm, err := openGroup(c)
+	if err != nil {
+		return err
+	}
+	if err := trainOn(c, comm); err != nil {
+		if !errors.Is(err, train.ErrInterrupted) {
+			failGroup(comm, err)
+		}
+		return err
+	}
+	return comm.Close()
+}
+
+// trainOn runs duelctl train as one rank of comm.
+func trainOn(c *cli.Context, comm dist.Comm) error {
 	dev, err := computeDevice(c)
 	if err != nil {
 		return err
@@ -141,16 +160,27 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if out, err = broadcastString(comm, out); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w := c.App.Writer
+	w := rankWriter(comm, c.App.Writer)
 	what := "training"
 	if c.Bool("resume") {
 		what = "resuming"
 	}
-	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d) into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, out)
-	bar := progressWriter(c)
-	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w, Progress: bar})
+	ranks := ""
+	if comm.Size() > 1 {
+		ranks = fmt.Sprintf(" on %d ranks (%d images each)", comm.Size(), cfg.Batch/max(comm.Size(), 1))
+	}
+	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d)%s into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, ranks, out)
+	var bar io.Writer
+	if comm.Rank() == 0 {
+		bar = progressWriter(c)
+	}
+	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w, Progress: bar,
+		Comm: comm, AgreeEvery: c.Int(distCheckFlag.Name)})
 	if err != nil {
 		if errors.Is(err, train.ErrInterrupted) && bar != nil {
 			fmt.Fprintln(bar) // end the bar's line
@@ -163,5 +193,8 @@ func runTrain(c *cli.Context) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "next: duelctl eval --run %s --protocol knn | duelctl analyze --run %s | duelctl embed --run %s --input X.npy --out Y.npy\n", res.Run, res.Run, res.Run)
+	if comm.Rank() != 0 {
+		return nil
+	}
 	return emitJSON(c, res)
 }

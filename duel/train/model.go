@@ -43,12 +43,12 @@ func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
 // NewMethod builds the method of c; images supplies the memory samples
 // D-SimCLR re-embeds (nil: none, an error if they are needed).
 func NewMethod(c *Config, images ssl.ImageSource) (ssl.Method, error) {
-	return newMethodIn(c, images, nil)
+	return NewMethodIn(c, images, nil)
 }
 
-// newMethodIn is NewMethod for a rank of the data-parallel group comm
+// NewMethodIn is NewMethod for a rank of the data-parallel group comm
 // (nil: one process).
-func newMethodIn(c *Config, images ssl.ImageSource, comm dist.Comm) (ssl.Method, error) {
+func NewMethodIn(c *Config, images ssl.ImageSource, comm dist.Comm) (ssl.Method, error) {
 	if images == nil {
 		images = ssl.ImageSourceFunc(func([]float32, []int64, int) error {
 			return fmt.Errorf("no dataset attached to re-embed memory samples")

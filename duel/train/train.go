@@ -158,7 +158,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	// Model and optimizer, on the device; the run directory once the
 	// device is known to run the model.
-	method, err := newMethodIn(&c, images, comm)
+	method, err := NewMethodIn(&c, images, comm)
 	if err != nil {
 		return nil, err
 	}
