@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/loss"
@@ -29,6 +30,9 @@ func benchStepCommand() *cli.Command {
 		Description: "Builds --arch with 10 classes, runs --warmup untimed steps and --steps timed steps of\n" +
 			"supervised cross-entropy training (SGD, lr 0.1, momentum 0.9, weight decay 5e-4) on a fixed\n" +
 			"random batch, then --steps forward passes without gradient (training-mode BatchNorm).\n" +
+			"With a self-supervised --method it times that method's training step instead (duelctl train's\n" +
+			"step on fixed random views, --batch per rank); under mpirun every rank runs it (weak scaling)\n" +
+			"and bench/ddp_scaling.sh compares the scaling with PyTorch DDP's.\n" +
 			"Reports the median step time, images per second, forward images per second, heap\n" +
 			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
 			"model in PyTorch and prints the ratio.\n\n" +
@@ -39,7 +43,9 @@ func benchStepCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "arch", Value: "resnet18", Usage: "architecture: " + resnet.ValidNames},
 			&cli.IntFlag{Name: "batch", Value: 32, Usage: "images per step"},
-			&cli.StringFlag{Name: "method", Value: "supervised", Usage: "training method (only supervised is benchmarked for now)"},
+			&cli.StringFlag{Name: "method", Value: "supervised", Usage: "training method: supervised (cross-entropy), or a self-supervised method (" + strings.Join(ssl.Names(), ", ") + ": its training step as duelctl train runs it, on random views; with --dist, data-parallel)"},
+			&cli.IntFlag{Name: "threads", Usage: "compute threads of this process (0: GOMAXPROCS, all cores)"},
+			distFlag,
 			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported)"},
 			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
@@ -71,10 +77,16 @@ func runBenchStep(c *cli.Context) error {
 	if err := checkDevice(c); err != nil {
 		return err
 	}
-	if m := c.String("method"); m != "supervised" {
-		return flagError("method", fmt.Sprintf("%q", m), `"supervised" (the only method bench step measures for now)`)
-	}
 	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
+	if n := c.Int("threads"); n < 0 {
+		return flagError("threads", n, "a non-negative integer")
+	} else if n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
+	m := c.String("method")
+	if _, ok := ssl.Lookup(m); !ok && m != "supervised" {
+		return flagError("method", fmt.Sprintf("%q", m), "supervised, "+strings.Join(ssl.Names(), ", "))
+	}
 	switch {
 	case batch < 2:
 		return flagError("batch", batch, "an integer >= 2 (BatchNorm needs two samples)")
@@ -84,6 +96,17 @@ func runBenchStep(c *cli.Context) error {
 		return flagError("warmup", warmup, "a non-negative integer")
 	case size < 8 || size > 1024:
 		return flagError("size", size, "an integer in [8, 1024]")
+	}
+	if m != "supervised" {
+		comm, err := openGroup(c)
+		if err != nil {
+			return err
+		}
+		if err := runBenchSSLStep(c, comm); err != nil {
+			failGroup(comm, err)
+			return err
+		}
+		return comm.Close()
 	}
 	arch := c.String("arch")
 	model, err := resnet.New(arch, resnet.Options{NumClasses: 10, Seed: 1})

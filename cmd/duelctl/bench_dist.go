@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/optim"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// sslStepResult is the JSON answer of bench step for a self-supervised
+// method, on one process or on every rank of an MPI job.
+type sslStepResult struct {
+	Arch         string    `json:"arch"`
+	Method       string    `json:"method"`
+	Ranks        int       `json:"ranks"`
+	BatchPerRank int       `json:"batch_per_rank"`
+	Threads      int       `json:"threads"`
+	ImgPerS      float64   `json:"img_per_s"` // images of all ranks per second
+	StepMS       float64   `json:"step_ms"`
+	Buckets      int       `json:"buckets,omitempty"`
+	Overlapped   int       `json:"overlapped_buckets,omitempty"` // buckets whose all-reduce started during backward
+	StepMSAll    []float64 `json:"step_ms_all"`
+}
+
+// runBenchSSLStep times the training step of a self-supervised method
+// (train's step: loss, backward with the gradient all-reduce, optimizer
+// step, momentum and memory update) on fixed random views, with
+// --batch images per rank. Under mpirun every rank runs it (weak scaling:
+// the global batch is ranks x --batch) and rank 0 prints; img_per_s counts
+// the images of every rank. bench/ddp_scaling.sh compares its scaling with
+// PyTorch DDP's.
+func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
+	method, arch := c.String("method"), c.String("arch")
+	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
+	cfg, err := train.Preset(train.DefaultPreset, method)
+	if err != nil {
+		return fmt.Errorf("--method: %w", err)
+	}
+	ranks := comm.Size()
+	cfg.Arch, cfg.Batch, cfg.Optimizer, cfg.LR, cfg.WarmupSteps = arch, batch*ranks, "sgd", 0.1, 0
+	cfg.BNSplits *= ranks // each rank keeps the preset's ghost groups over its --batch
+	r := rand.New(rand.NewPCG(1, uint64(comm.Rank())))
+	images := ssl.ImageSourceFunc(func(dst []float32, _ []int64, _ int) error {
+		for i := range dst {
+			dst[i] = float32(r.NormFloat64())
+		}
+		return nil
+	})
+	m, err := train.NewMethodIn(&cfg, images, comm)
+	if err != nil {
+		return err
+	}
+	opt, err := optim.NewSGD(m.Parameters(), optim.SGDConfig{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4})
+	if err != nil {
+		return err
+	}
+	b := &ssl.Batch{IDs: make([]int64, batch*ranks), Labels: make([]int32, batch*ranks)}
+	for i := range b.IDs {
+		b.IDs[i], b.Labels[i] = int64(i), -1
+	}
+	for v := range b.Views {
+		x := tensor.New(batch, 3, size, size)
+		for i, d := 0, x.Data(); i < len(d); i++ {
+			d[i] = float32(r.NormFloat64())
+		}
+		b.Views[v] = x
+	}
+	var reducer *dist.Reducer
+	if ranks > 1 {
+		reducer = dist.NewReducer(comm, m.Parameters(), 0)
+	}
+	arena := nn.NewArena()
+	for _, p := range m.Parts() {
+		nn.UseArena(p.Module, arena)
+	}
+	step := func(s int) error {
+		b.Step = s
+		arena.Reset()
+		tp := autograd.NewTape()
+		if reducer != nil {
+			tp.TrackInputs()
+		}
+		l, err := m.Loss(tp, b)
+		if err != nil {
+			return err
+		}
+		if reducer != nil {
+			if err := reducer.Backward(tp, l); err != nil {
+				return err
+			}
+		} else {
+			tp.Backward(l)
+		}
+		opt.Step()
+		opt.ZeroGrad()
+		return m.Update(b)
+	}
+	for s := range warmup {
+		if err := step(s); err != nil {
+			return err
+		}
+	}
+	if err := comm.Barrier(); err != nil {
+		return err
+	}
+	times := make([]float64, steps)
+	for i := range steps {
+		t0 := time.Now()
+		if err := step(warmup + i); err != nil {
+			return err
+		}
+		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	// Every rank's step ends with the same collectives, so rank 0's times
+	// are the job's; the slowest rank's median is reported all the same.
+	med := []float64{median(times)}
+	if ranks > 1 {
+		all := make([]byte, 8*ranks)
+		if err := comm.AllGather(dist.Float64Bytes(med), all); err != nil {
+			return err
+		}
+		for _, v := range bytesFloat64(all) {
+			med[0] = max(med[0], v)
+		}
+	}
+	res := sslStepResult{Arch: arch, Method: method, Ranks: ranks, BatchPerRank: batch, Threads: runtime.GOMAXPROCS(0),
+		StepMS: med[0], ImgPerS: float64(batch*ranks) / med[0] * 1e3, StepMSAll: times}
+	if reducer != nil {
+		res.Buckets, res.Overlapped = reducer.Buckets(), reducer.Overlapped
+	}
+	if comm.Rank() != 0 {
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "%s %s, %d rank(s) x batch %d (%d threads each): step %.1f ms = %.1f img/s",
+		method, arch, ranks, batch, res.Threads, res.StepMS, res.ImgPerS)
+	if reducer != nil {
+		fmt.Fprintf(c.App.Writer, "; %d gradient buckets, %d started during backward", res.Buckets, res.Overlapped)
+	}
+	fmt.Fprintln(c.App.Writer)
+	return emitJSON(c, res)
+}
+
+// bytesFloat64 reads little-endian float64 values.
+func bytesFloat64(b []byte) []float64 {
+	out := make([]float64, len(b)/8)
+	copy(dist.Float64Bytes(out), b)
+	return out
+}
