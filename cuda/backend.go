@@ -48,7 +48,7 @@ func NewBackend() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	prec, err := DefaultPrecision(d.Capability())
+	prec, err := DefaultPrecision()
 	if err != nil {
 		return nil, err
 	}

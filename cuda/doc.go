@@ -23,9 +23,9 @@
 // Its matrix products (Gemm) run in a Precision: FP32 (sgemm_f32), or TF32
 // or BF16 on the tensor cores (gemm_tc.cu: the float32 factors rounded in
 // the kernel, FP32 accumulation) from compute capability 8.0 on, FP32
-// below. NewBackend, and so the registered backend, defaults to TF32 from
-// 8.0 on; DUEL_CUDA_PRECISION, UsePrecision and Backend.SetPrecision
-// choose another. The convolutions stay FP32.
+// below. NewBackend, and so the registered backend, defaults to FP32
+// (PyTorch's matmul default); DUEL_CUDA_PRECISION, UsePrecision and
+// Backend.SetPrecision choose another. The convolutions stay FP32.
 //
 // GPU is the device API that code running kernels/cuda kernels is written
 // against (allocation, copies, launches; SharedMemoryOptIn for the dynamic

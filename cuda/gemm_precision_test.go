@@ -272,14 +272,14 @@ func TestGemmPrecisionKernel(t *testing.T) {
 
 // TestPrecisionDefault checks, where a GPU (or the fake driver) is
 // usable, the precision of the registered backend: $DUEL_CUDA_PRECISION
-// when set, else TF32 from compute capability 8.0 on.
+// when set (FP32 below compute capability 8.0), else FP32.
 func TestPrecisionDefault(t *testing.T) {
 	d := needGPU(t)
 	be, err := Registered()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := DefaultPrecision(d.Capability())
+	want, err := DefaultPrecision()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,23 +318,25 @@ func TestTimeGemm(t *testing.T) {
 // TestGemmPrecisionFakeDriver runs the GPU tests above in child processes
 // with the fake libcuda (compute capability 8.0, the kernels on the
 // emulator): the tensor-core kernels through Device, the driver bindings
-// and the PTX module of sm_80, the default precision (TF32) and
-// $DUEL_CUDA_PRECISION.
+// and the PTX module of sm_80, the default precision (FP32) and
+// $DUEL_CUDA_PRECISION (tf32 and bf16).
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
 	for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
-		"--- PASS: TestPrecisionDefault", "sm_80): tf32"} {
+		"--- PASS: TestPrecisionDefault", "sm_80): fp32"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
-	out = runFake(t, lib, "^TestPrecisionDefault$", EnvPrecision+"=bf16")
-	if !strings.Contains(out, "sm_80): bf16") || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
-		t.Errorf("with %s=bf16: output lacks the bf16 backend:\n%s", EnvPrecision, out)
-	}
 	if strings.Contains(out, "--- SKIP") {
 		t.Errorf("skipped with the fake driver:\n%s", out)
+	}
+	for _, p := range []string{"tf32", "BF16"} {
+		out = runFake(t, lib, "^TestPrecisionDefault$", EnvPrecision+"="+p)
+		if w := "sm_80): " + strings.ToLower(p); !strings.Contains(out, w) || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
+			t.Errorf("with %s=%s: output lacks %q:\n%s", EnvPrecision, p, w, out)
+		}
 	}
 }
 
@@ -359,17 +361,15 @@ func TestPrecisionSetting(t *testing.T) {
 		t.Errorf("ParsePrecision(fp16): %v", err)
 	}
 	t.Setenv(EnvPrecision, "")
-	for cc, want := range map[int]Precision{60: FP32, 75: FP32, 80: TF32, 90: TF32} {
-		if p, err := DefaultPrecision(cc); err != nil || p != want {
-			t.Errorf("DefaultPrecision(%d) = %v, %v; want %v", cc, p, err, want)
-		}
+	if p, err := DefaultPrecision(); err != nil || p != FP32 {
+		t.Errorf("DefaultPrecision() = %v, %v; want fp32", p, err)
 	}
 	t.Setenv(EnvPrecision, "bf16")
-	if p, err := DefaultPrecision(90); err != nil || p != BF16 {
-		t.Errorf("DefaultPrecision(90) with %s=bf16 = %v, %v", EnvPrecision, p, err)
+	if p, err := DefaultPrecision(); err != nil || p != BF16 {
+		t.Errorf("DefaultPrecision() with %s=bf16 = %v, %v", EnvPrecision, p, err)
 	}
 	t.Setenv(EnvPrecision, "half")
-	if _, err := DefaultPrecision(90); err == nil || !strings.Contains(err.Error(), EnvPrecision+`="half"`) {
+	if _, err := DefaultPrecision(); err == nil || !strings.Contains(err.Error(), EnvPrecision+`="half"`) {
 		t.Errorf("DefaultPrecision with %s=half: %v", EnvPrecision, err)
 	}
 	for _, tc := range []struct {

@@ -60,21 +60,19 @@ func ParsePrecision(s string) (Precision, error) {
 	return FP32, fmt.Errorf("cuda: precision %q: expected fp32, tf32 or bf16", s)
 }
 
-// DefaultPrecision returns the precision NewBackend gives a device of
-// compute capability cc (10*major + minor): $DUEL_CUDA_PRECISION when it is
-// set, else TF32 from compute capability 8.0 on and FP32 below (where
-// TF32 or BF16 run as FP32 anyway: see Backend.SetPrecision). An invalid
-// value of the variable is an error.
-func DefaultPrecision(cc int) (Precision, error) {
+// DefaultPrecision returns the precision NewBackend gives its backend (and
+// so the one Available registers): $DUEL_CUDA_PRECISION when it is set,
+// else FP32, PyTorch's default for matrix products since 1.12
+// (torch.backends.cuda.matmul.allow_tf32 = False). TF32 and BF16 run as
+// FP32 below compute capability 8.0 (see Backend.SetPrecision). An
+// invalid value of the variable is an error.
+func DefaultPrecision() (Precision, error) {
 	if s, ok := os.LookupEnv(EnvPrecision); ok && s != "" {
 		p, err := ParsePrecision(s)
 		if err != nil {
 			return FP32, fmt.Errorf("cuda: %s=%q: expected fp32, tf32 or bf16 (or unset it)", EnvPrecision, s)
 		}
 		return p, nil
-	}
-	if cc >= tensorCoreCapability {
-		return TF32, nil
 	}
 	return FP32, nil
 }
