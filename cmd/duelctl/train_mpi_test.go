@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/duel/dist/mpi"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/train"
+)
+
+// mpiTrainEnv, in a process started by mpirunTrain, holds the arguments
+// of duelctl train, separated by newlines.
+const mpiTrainEnv = "DUEL_TEST_MPI_TRAIN"
+
+// TestMPITrainHelper is not a test: it is duelctl train in a rank started
+// by mpirunTrain (it skips in an ordinary test run). A rank whose
+// DUEL_TEST_MPI_FAIL_RANK is its own gets an invalid flag instead.
+func TestMPITrainHelper(t *testing.T) {
+	spec := os.Getenv(mpiTrainEnv)
+	if spec == "" {
+		t.Skip("helper of TestTrainMPIRun, run by mpirun")
+	}
+	args := append([]string{"duelctl", "train"}, strings.Split(spec, "\n")...)
+	if r := os.Getenv("DUEL_TEST_MPI_FAIL_RANK"); r != "" && r == os.Getenv("OMPI_COMM_WORLD_RANK") {
+		args = append(args, "--steps", "-1")
+	}
+	var out bytes.Buffer
+	if code := run(args, &out, os.Stderr); code != 0 {
+		t.Fatalf("duelctl %s: exit code %d\n%s", strings.Join(args[1:], " "), code, out.String())
+	}
+	os.Stdout.Write(out.Bytes())
+}
+
+// mpirunTrain runs duelctl train with args on 2 ranks under mpirun (this
+// test binary's TestMPITrainHelper), skipping the test without MPI.
+func mpirunTrain(t *testing.T, args []string, env ...string) (string, error) {
+	t.Helper()
+	cmd, err := mpi.LocalCommand(2, os.Args[0], "-test.run=^TestMPITrainHelper$", "-test.count=1", "-test.v")
+	if errors.Is(err, mpi.ErrNoMPI) {
+		t.Skipf("skipping the mpirun test: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd.Env = append(append(os.Environ(), mpiTrainEnv+"="+strings.Join(args, "\n")), env...)
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		t.Fatalf("mpirun did not end within 3 minutes:\n%s", out.String())
+	}
+	return out.String(), err
+}
+
+// TestTrainMPIRun is the must-show of data-parallel training, end to end:
+// mpirun -np 2 duelctl train with global batch 16 against one process with
+// batch 16, same seed and steps: the losses agree up to float summation
+// order, the memory holds the same sample ids, rank 0 alone wrote the run
+// directory, and metrics.jsonl records the world size.
+func TestTrainMPIRun(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--preset", "tiny", "--method", "dmoco", "--steps", "5", "--log-every", "1", "--knn-every", "0", "--seed", "3"}
+	two, one := filepath.Join(dir, "two"), filepath.Join(dir, "one")
+	out, err := mpirunTrain(t, append(slices.Clone(common), "--out", two, "--dist-check-every", "1"))
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "on 2 ranks (8 images each)") {
+		t.Errorf("rank 0's log does not announce 2 ranks:\n%s", out)
+	}
+	if n := strings.Count(out, "training dmoco"); n != 1 {
+		t.Errorf("%d ranks printed the log, expected rank 0 only:\n%s", n, out)
+	}
+	var buf bytes.Buffer
+	if code := run(append([]string{"duelctl", "train", "--out", one}, common...), &buf, &buf); code != 0 {
+		t.Fatalf("one process: %s", buf.String())
+	}
+	ma, err := train.ReadMetrics(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := train.ReadMetrics(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ma) != 5 || len(mb) != 5 {
+		t.Fatalf("%d and %d metric lines, expected 5", len(ma), len(mb))
+	}
+	worst := 0.0
+	for i := range ma {
+		worst = max(worst, math.Abs(ma[i].Loss-mb[i].Loss)/math.Max(1, math.Abs(ma[i].Loss)))
+		if mb[i].WorldSize != 2 {
+			t.Errorf("step %d: world_size %d, expected 2", mb[i].Step, mb[i].WorldSize)
+		}
+	}
+	t.Logf("largest relative loss difference, 2 ranks vs 1 process: %.3g", worst)
+	if worst > 1e-4 {
+		t.Errorf("losses differ by up to %.3g (relative)", worst)
+	}
+	ids := func(run string) []int64 {
+		b, err := os.ReadFile(filepath.Join(run, train.CheckpointDir, "memory.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m memory.Memory
+		if err := m.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		return m.IDs()
+	}
+	if a, b := ids(one), ids(two); !slices.Equal(a, b) {
+		t.Errorf("memory sample ids differ:\n%v\n%v", a, b)
+	}
+}
+
+// TestTrainMPIRankFails: one rank failing (here an invalid flag on rank 1)
+// ends the whole job with a non-zero status and a message naming the
+// rank, instead of leaving rank 0 waiting forever.
+func TestTrainMPIRankFails(t *testing.T) {
+	start := time.Now()
+	out, err := mpirunTrain(t, []string{"--preset", "tiny", "--steps", "3", "--out", filepath.Join(t.TempDir(), "run")},
+		"DUEL_TEST_MPI_FAIL_RANK=1")
+	if err == nil {
+		t.Fatalf("mpirun succeeded although rank 1 failed:\n%s", out)
+	}
+	if !strings.Contains(out, "rank 1 of 2") || !strings.Contains(out, "--steps") {
+		t.Errorf("the output does not name the failed rank and its error:\n%s", out)
+	}
+	t.Logf("the job ended %v after the start: %v", time.Since(start).Round(time.Millisecond), err)
+}
