@@ -131,6 +131,9 @@ func TestLoaderErrors(t *testing.T) {
 		{s, augment.Paper(32, []float32{0.5}, nil), LoaderConfig{BatchSize: 4}},
 		{small, augment.Paper(32, nil, nil), LoaderConfig{BatchSize: 4}},
 		{nil, augment.Paper(32, nil, nil), LoaderConfig{BatchSize: 4}},
+		{s, augment.Paper(32, nil, nil), LoaderConfig{BatchSize: 4, Rank: 2, Ranks: 2}},
+		{s, augment.Paper(32, nil, nil), LoaderConfig{BatchSize: 4, Rank: -1, Ranks: 2}},
+		{s, augment.Paper(32, nil, nil), LoaderConfig{BatchSize: 4, Ranks: 5}},
 	} {
 		if l, err := NewLoader(d, c.s, c.p, c.cfg); err == nil {
 			l.Close()
@@ -205,4 +208,50 @@ func BenchmarkLoaderPaper(b *testing.B) {
 		l.Release(bt)
 	}
 	b.ReportMetric(float64(b.N*512)/b.Elapsed().Seconds(), "views/s")
+}
+
+// TestLoaderShards: the loaders of 3 ranks together produce the single
+// loader's batches, rank r holding positions r, r+3, ... (37 images: the
+// shards have 13, 12 and 12), each image augmented with the draws it has
+// in the whole batch, and every rank seeing the whole batch's ids.
+func TestLoaderShards(t *testing.T) {
+	d := embeddedTrain(t)
+	whole := loaderBatches(t, d, 2, 2, 5)
+	s, err := NewSampler(d.Labels, d.NumClasses(), SamplerConfig{RhoMax: 0.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, std, _ := NormStats("cifar10")
+	const ranks = 3
+	for r := range ranks {
+		l, err := NewLoader(d, s, augment.Paper(32, mean, std), LoaderConfig{BatchSize: 37, Workers: 2, Seed: 9, StartStep: 5, Rank: r, Ranks: ranks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step, w := range whole {
+			b, err := l.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			per := b.C * b.H * b.W
+			if want := (37 - r + ranks - 1) / ranks; b.N != want || len(b.IDs) != 37 {
+				t.Fatalf("rank %d: %d images and %d ids, expected %d and 37", r, b.N, len(b.IDs), want)
+			}
+			for k := 0; k < b.N; k++ {
+				i := k*ranks + r
+				if b.IDs[i] != w.IDs[i] || b.Labels[i] != w.Labels[i] {
+					t.Fatalf("rank %d step %d: ids differ from the whole batch's", r, step)
+				}
+				for v := range b.Views {
+					got, want := b.Views[v][k*per:(k+1)*per], w.Views[v][i*per:(i+1)*per]
+					for j := range got {
+						if got[j] != want[j] {
+							t.Fatalf("rank %d step %d image %d view %d: not the whole batch's image %d", r, step, k, v, i)
+						}
+					}
+				}
+			}
+		}
+		l.Close()
+	}
 }
