@@ -29,6 +29,10 @@ type BatchNorm struct {
 	Eps      float64
 	Momentum float64
 	Splits   int
+	// Sync, when set, makes the layer a synchronised BatchNorm in
+	// training: the batch statistics are those of every process of a
+	// data-parallel group together (forwardSync). Splits is then unused.
+	Sync SyncFunc
 
 	Weight, Bias                      *autograd.Var
 	RunningMean, RunningVar, NumBatch *Buffer
@@ -107,6 +111,9 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	shape := x.Value.Shape()
 	if len(shape) < 2 || shape[1] != bn.Channels {
 		panic(fmt.Sprintf("nn.BatchNorm(%d): input of shape %v, expected (N, %d, ...)", bn.Channels, shape, bn.Channels))
+	}
+	if bn.Sync != nil && bn.training {
+		return bn.forwardSync(tp, x, relu, res)
 	}
 	n, c := shape[0], shape[1]
 	s := x.Value.Numel() / max(n*c, 1)

@@ -45,6 +45,9 @@ func TestGradcheck(t *testing.T) {
 	bn1d := NewBatchNorm1d(4)
 	ghost := NewBatchNorm2d(3)
 	ghost.Splits = 2
+	synced := NewBatchNorm2d(3) // a synchronised BatchNorm in a group of one
+	NormalInit(synced.Weight.Value, 1, r)
+	synced.Sync = func([]float32) error { return nil }
 	for _, tc := range []struct {
 		name string
 		m    Module
@@ -59,6 +62,7 @@ func TestGradcheck(t *testing.T) {
 		{"bn2d-train", bnTrain, randTensor(r, 4, 3, 2, 3)},
 		{"bn2d-eval", bnEval, randTensor(r, 4, 3, 2, 3)},
 		{"bn2d-ghost", ghost, randTensor(r, 4, 3, 2, 2)},
+		{"bn2d-sync", synced, randTensor(r, 4, 3, 2, 3)},
 		{"bn1d", bn1d, randTensor(r, 6, 4)},
 		{"relu", NewReLU(), awayFromZero(randTensor(r, 3, 7), 0.05)},
 		{"maxpool", NewMaxPool2d(3, 2, 1), spread(r, 2, 3, 7, 6)},

@@ -3,6 +3,7 @@ package ssl
 import (
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -82,4 +83,16 @@ func (g group) refreshGroups(s int) int {
 		x, y = y, x%y
 	}
 	return a / x * b
+}
+
+// syncBatchNorms makes every BatchNorm of m's parts a synchronised one
+// over comm (nn.BatchNorm.Sync).
+func syncBatchNorms(m Method, comm dist.Comm) {
+	for _, p := range m.Parts() {
+		for _, nm := range nn.Modules(p.Module) {
+			if bn, ok := nm.Module.(*nn.BatchNorm); ok {
+				bn.Sync = comm.AllReduce
+			}
+		}
+	}
 }

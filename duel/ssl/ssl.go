@@ -140,6 +140,11 @@ type Config struct {
 	// Comm is the process group of data-parallel training (nil: one
 	// process). See dist.go for what each rank computes.
 	Comm dist.Comm
+	// SyncBN makes every BatchNorm of every part a synchronised one when
+	// Comm has several ranks: the statistics of the whole global batch,
+	// as one process computes them (PyTorch's SyncBatchNorm). Without it
+	// each rank normalises its own shard.
+	SyncBN bool
 }
 
 // Info describes a registered method.
@@ -203,7 +208,14 @@ func New(name string, cfg Config) (Method, error) {
 	if err := cfg.validate(e.info); err != nil {
 		return nil, fmt.Errorf("ssl %s: %w", name, err)
 	}
-	return e.new(cfg)
+	m, err := e.new(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.SyncBN && cfg.Comm != nil && cfg.Comm.Size() > 1 {
+		syncBatchNorms(m, cfg.Comm)
+	}
+	return m, nil
 }
 
 // validate checks the fields a method with info uses.
@@ -252,6 +264,9 @@ func (c *Config) validate(info Info) error {
 	}
 	if c.BNSplits < 0 {
 		return fmt.Errorf("BatchNorm splits %d, expected >= 1", c.BNSplits)
+	}
+	if c.SyncBN && c.BNSplits > 1 {
+		return fmt.Errorf("synchronised BatchNorm with %d ghost groups: a synchronised BatchNorm normalises the whole global batch, expected 1 group", c.BNSplits)
 	}
 	return nil
 }

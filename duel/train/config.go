@@ -64,6 +64,7 @@ type Config struct {
 	HeadBN       bool    `json:"head_bn"`
 	BNSplits     int     `json:"bn_splits"`
 	ShuffleBN    bool    `json:"shuffle_bn"`
+	SyncBN       bool    `json:"sync_bn,omitempty"` // data-parallel: BatchNorm over the global batch
 	BarlowLambda float64 `json:"barlow_lambda"`
 
 	CheckpointEvery int  `json:"checkpoint_every"`
@@ -301,6 +302,8 @@ func (c *Config) Validate() error {
 		return bad("bn-splits", c.BNSplits, "an integer >= 1")
 	case c.Batch%c.BNSplits != 0 || c.Batch/c.BNSplits < 2:
 		return bad("bn-splits", c.BNSplits, fmt.Sprintf("a divisor of --batch %d leaving groups of at least 2", c.Batch))
+	case c.SyncBN && c.BNSplits != 1:
+		return bad("bn-splits", c.BNSplits, "1 with --sync-bn (a synchronised BatchNorm normalises the whole global batch)")
 	case !(c.BarlowLambda >= 0) || !finite(c.BarlowLambda):
 		return bad("barlow-lambda", c.BarlowLambda, "a number >= 0")
 	case c.CheckpointEvery < 0:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
 )
 
@@ -66,18 +67,25 @@ func readMemory(t *testing.T, dir string) *memory.Memory {
 // function.
 func TestDataParallelMatchesOneProcess(t *testing.T) {
 	for _, tc := range []struct {
-		method  string
-		shuffle bool
+		method        string
+		shuffle, sync bool
 	}{
-		{"dmoco", true},
-		{"moco", true},
-		{"dmoco", false},
-		{"simclr", false},
-		{"dsimclr", false},
+		{"dmoco", true, false},
+		{"moco", true, false},
+		{"dmoco", false, false},
+		{"simclr", false, false},
+		{"dsimclr", false, false},
+		{"simclr", false, true},
+		{"byol", false, true},
+		{"barlow", false, true},
+		{"dmoco", false, true},
 	} {
 		name := tc.method
 		if tc.shuffle {
 			name += "/shuffle-bn"
+		}
+		if tc.sync {
+			name += "/sync-bn"
 		}
 		t.Run(name, func(t *testing.T) {
 			c := tinyConfig(t, tc.method)
@@ -86,10 +94,16 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 				c.MemNegatives = 8
 			}
 			one, two := t.TempDir(), t.TempDir()
-			if _, err := Train(context.Background(), c, tinyOptions(one)); err != nil {
+			// With --sync-bn every BatchNorm (heads included) normalises
+			// the global batch: the single process uses one group.
+			single, multi := *c, *c
+			if tc.sync {
+				single.BNSplits, multi.BNSplits, multi.SyncBN = 1, 1, true
+			}
+			if _, err := Train(context.Background(), &single, tinyOptions(one)); err != nil {
 				t.Fatal(err)
 			}
-			for r, err := range trainRanks(t, 2, c, two, func(o *Options) { o.AgreeEvery = 1 }) {
+			for r, err := range trainRanks(t, 2, &multi, two, func(o *Options) { o.AgreeEvery = 1 }) {
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
 				}
@@ -117,7 +131,7 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 			if worst > 1e-4 {
 				t.Errorf("losses differ by up to %.3g (relative): one process %v, two ranks %v", worst, losses(ma), losses(mb))
 			}
-			if tc.method != "simclr" {
+			if info, _ := ssl.Lookup(c.Method); info.Memory {
 				a, b := readMemory(t, one), readMemory(t, two)
 				if !slices.Equal(a.IDs(), b.IDs()) {
 					t.Errorf("memory sample ids differ:\none process %v\ntwo ranks   %v", a.IDs(), b.IDs())
@@ -159,7 +173,9 @@ func losses(ms []Metric) []float64 {
 	return out
 }
 
-// TestDataParallelEveryMethod trains every method on 2 ranks: the ranks
+// TestDataParallelEveryMethod trains the methods with BatchNorm in their
+// heads on 2 ranks without synchronised BatchNorm (each rank normalises
+// its shard in the heads: not the single process's function): the ranks
 // must stay identical (compared every step) and write one run directory.
 func TestDataParallelEveryMethod(t *testing.T) {
 	for _, name := range []string{"byol", "barlow"} {
@@ -192,6 +208,7 @@ func TestDataParallelRefusals(t *testing.T) {
 	}{
 		{"batch", 3, func(c *Config) { c.Batch = 16 }, "--batch"},
 		{"bn-splits", 4, func(c *Config) { c.BNSplits = 2 }, "--bn-splits"},
+		{"sync-bn-with-splits", 2, func(c *Config) { c.BNSplits, c.SyncBN = 2, true }, "--bn-splits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tinyConfig(t, "dmoco")

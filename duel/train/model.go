@@ -34,7 +34,7 @@ func sslConfig(c *Config, images ssl.ImageSource) ssl.Config {
 		Tau: c.Tau, Eps: c.Eps, EMA: c.EMA, BarlowLambda: c.BarlowLambda,
 		Negatives: c.Negatives, MemorySize: c.MemorySize, Policy: c.Policy, Admission: c.Admission,
 		SafeUpdate: c.SafeUpdate, MaxAge: c.MaxAge, MemRefresh: c.MemRefresh, MemNegatives: c.MemNegatives, MemoryFrom: c.MemoryFrom,
-		ShuffleBN: c.ShuffleBN, BNSplits: c.BNSplits,
+		ShuffleBN: c.ShuffleBN, BNSplits: c.BNSplits, SyncBN: c.SyncBN,
 		Seed:   splitmix.Derive(c.Seed, seedMethod),
 		Images: images,
 	}
