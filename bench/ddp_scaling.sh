@@ -14,6 +14,10 @@
 #   PyTorch:          $PYTHON bench/ddp_pytorch.py --procs 1,2 --arch A --method simclr --batch B --steps S --warmup W
 #
 # Usage: bench/ddp_scaling.sh [--arch resnet18-w16] [--batch 32] [--steps 10] [--warmup 2]
+# duel's SimCLR computes NT-Xent over the global batch (each rank's
+# projections are all-gathered), so the PyTorch peer runs with --gather
+# (solo-learn's GatherLayer) unless PEER_FLAGS says otherwise (PEER_FLAGS=
+# for plain DDP, each rank's loss on its local batch).
 # Environment: DUELCTL (default duelctl), PYTHON (default /usr/bin/python3),
 # MPIRUN (default mpirun), MPIRUN_FLAGS (extra mpirun flags), PIN=0 to run
 # the single duel process without taskset (the PyTorch baseline is pinned to
@@ -98,9 +102,11 @@ mpi+=(${MPIRUN_FLAGS:-})
 echo "== duel, 2 ranks x 1 thread: $MPIRUN ${mpi[*]} $DUELCTL bench step --dist mpi ${common[*]}" >&2
 "$MPIRUN" "${mpi[@]}" "$DUELCTL" bench step --dist mpi "${common[@]}" | tee "$tmp/go2" >&2
 
-echo "== PyTorch DDP (gloo): $PYTHON $here/ddp_pytorch.py --procs 1,2 --arch $arch --method simclr --batch $batch --steps $steps --warmup $warmup" >&2
+# shellcheck disable=SC2206 # PEER_FLAGS is split on purpose
+peer=(${PEER_FLAGS---gather})
+echo "== PyTorch DDP (gloo): $PYTHON $here/ddp_pytorch.py --procs 1,2 --arch $arch --method simclr --batch $batch --steps $steps --warmup $warmup ${peer[*]}" >&2
 "$PYTHON" "$here/ddp_pytorch.py" --procs 1,2 --arch "$arch" --method simclr --batch "$batch" \
-	--steps "$steps" --warmup "$warmup" | tee "$tmp/pt" >&2
+	--steps "$steps" --warmup "$warmup" "${peer[@]}" | tee "$tmp/pt" >&2
 
 go1=$(img_per_s "$tmp/go1")
 go2=$(img_per_s "$tmp/go2")
