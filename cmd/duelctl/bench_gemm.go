@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/internal/cpu"
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
@@ -34,6 +35,8 @@ func benchGemmCommand() *cli.Command {
 			&cli.IntFlag{Name: "k", Value: 1024, Usage: "columns of op(A), rows of op(B)"},
 			&cli.StringFlag{Name: "trans", Value: "nn", Usage: "transpositions of A and B: nn, nt, tn, tt or all"},
 			&cli.Float64Flag{Name: "seconds", Value: 1, Usage: "minimum time per variant"},
+			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu (kernels/gemm), or cuda: the GPU's product in --precision, device time between events"},
+			precisionFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -58,6 +61,13 @@ func benchGemmCommand() *cli.Command {
 				names = []string{"nn", "nt", "tn", "tt"}
 			} else if _, ok := gemmVariants[names[0]]; !ok {
 				return flagError("trans", fmt.Sprintf("%q", c.String("trans")), "nn, nt, tn, tt or all")
+			}
+			if dev := c.String("device"); dev == "cuda" {
+				return benchGemmCUDA(c, m, n, k, names, secs)
+			} else if dev != "cpu" {
+				return flagError("device", fmt.Sprintf("%q", dev), "cpu or cuda")
+			} else if p := c.String("precision"); !strings.EqualFold(p, "fp32") {
+				return fmt.Errorf("--precision %s: the CPU computes in fp32; use --device cuda or --precision fp32", p)
 			}
 			a := make([]float32, m*k)
 			b := make([]float32, k*n)
@@ -119,4 +129,42 @@ func benchGemmCommand() *cli.Command {
 			return emitJSON(c, out)
 		},
 	}
+}
+
+// benchGemmCUDA times the variants names on the GPU (cuda.TimeGemm) in
+// --precision.
+func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) error {
+	if err := cuda.Available(); err != nil {
+		return fmt.Errorf("--device cuda: %w", err)
+	}
+	p, err := cuda.ParsePrecision(c.String("precision"))
+	if err != nil {
+		return flagError("precision", fmt.Sprintf("%q", c.String("precision")), "fp32, tf32 or bf16")
+	}
+	variants := map[string]float64{}
+	var first cuda.GemmTiming
+	for i, name := range names {
+		tr := gemmVariants[name]
+		r, err := cuda.TimeGemm(m, n, k, tr[0], tr[1], p, time.Duration(secs*float64(time.Second)))
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			first = r
+		}
+		variants[strings.ToUpper(name)] = r.GFLOPS
+		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s)\n",
+			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device)
+	}
+	out := map[string]any{
+		"gflops":    first.GFLOPS,
+		"device":    first.Device,
+		"precision": first.Precision.String(),
+		"kernel":    first.Kernel,
+		"ms":        first.PerCall.Seconds() * 1e3,
+	}
+	if len(names) > 1 {
+		out["variants"] = variants
+	}
+	return emitJSON(c, out)
 }

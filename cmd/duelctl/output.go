@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +34,15 @@ var modelDeviceFlag = &cli.StringFlag{
 		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either",
 }
 
+// precisionFlag is the --precision flag of train and bench gemm: the
+// precision of the matrix products on the GPU (cuda.UsePrecision).
+var precisionFlag = &cli.StringFlag{
+	Name:  "precision",
+	Value: "fp32",
+	Usage: "precision of the matrix products with --device cuda: fp32, tf32 or bf16 (the factors rounded to TF32 or bfloat16 " +
+		"and multiplied on tensor cores, FP32 accumulation; compute capability 8.0 and later, fp32 below); the CPU computes in fp32",
+}
+
 // emitJSON writes v as one line of JSON on stdout when --json is set.
 func emitJSON(c *cli.Context, v any) error {
 	if !c.Bool("json") {
@@ -60,10 +70,25 @@ func flagError(flag string, found any, expected string) error {
 func computeDevice(c *cli.Context) (string, error) {
 	switch d := c.String("device"); d {
 	case "cpu":
+		if p := c.String("precision"); c.IsSet("precision") && !strings.EqualFold(p, "fp32") {
+			return "", fmt.Errorf("--precision %s: the CPU computes in fp32; use --device cuda or --precision fp32", p)
+		}
 		return d, nil
 	case "cuda":
 		if err := cuda.Available(); err != nil {
 			return "", fmt.Errorf("--device cuda: %w", err)
+		}
+		if c.IsSet("precision") {
+			if _, err := cuda.ParsePrecision(c.String("precision")); err != nil {
+				return "", flagError("precision", fmt.Sprintf("%q", c.String("precision")), "fp32, tf32 or bf16")
+			}
+			p, err := cuda.UsePrecision(c.String("precision"))
+			if err != nil {
+				return "", fmt.Errorf("--precision: %w", err)
+			}
+			if !strings.EqualFold(p.String(), c.String("precision")) {
+				fmt.Fprintf(c.App.ErrWriter, "duelctl: --precision %s runs as %s on this GPU (tensor cores need compute capability 8.0)\n", c.String("precision"), p)
+			}
 		}
 		return d, nil
 	default:

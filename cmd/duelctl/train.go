@@ -66,7 +66,7 @@ func trainCommand() *cli.Command {
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
 	}
-	flags = append(flags, modelDeviceFlag, distFlag, distCheckFlag, jsonFlag)
+	flags = append(flags, modelDeviceFlag, precisionFlag, distFlag, distCheckFlag, jsonFlag)
 	return &cli.Command{
 		Name:  "train",
 		Usage: "train an encoder with a self-supervised method on a class-imbalanced stream",

@@ -68,6 +68,25 @@ func TestModelCommandsFakeCUDA(t *testing.T) {
 	}
 }
 
+// TestPrecisionFlag: --precision other than fp32 is refused on the CPU,
+// and an unknown precision is refused, naming the flag.
+func TestPrecisionFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--precision", "tf32"},
+		{"bench", "gemm", "--m", "8", "--n", "8", "--k", "8", "--precision", "bf16"},
+		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--device", "cuda", "--precision", "fp16"},
+	} {
+		code, _, stderr := runCLI(args...)
+		if code == 0 || !strings.Contains(stderr, "--precision") && !strings.Contains(stderr, "--device") {
+			t.Errorf("%v: exit %d, stderr %q: expected a refusal naming --precision", args, code, stderr)
+		}
+	}
+}
+
+// (The step resumed on the GPU in TestModelCommandsCUDABackend runs with
+// --precision tf32: tensor-core products where the device has them, FP32
+// below compute capability 8.0; the losses stay within the tolerance.)
+
 // TestModelCommandsCUDABackend runs in TestModelCommandsFakeCUDA's child
 // (or on a machine with a GPU): `duelctl train --device cuda` trains the
 // tiny preset a step, resumes it on the GPU for another, and the resumed
@@ -86,7 +105,7 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 	gpu, cpu := filepath.Join(dir, "gpu"), filepath.Join(dir, "cpu")
 	for _, args := range [][]string{
 		{"train", "--preset", "tiny", "--steps", "1", "--batch", "8", "--out", gpu, "--device", "cuda"},
-		{"train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda"},
+		{"train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--precision", "tf32"},
 		{"train", "--resume", "--out", gpu, "--steps", "3", "--device", "cpu"},
 		{"train", "--preset", "tiny", "--steps", "3", "--batch", "8", "--out", cpu},
 	} {
