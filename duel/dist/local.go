@@ -78,7 +78,7 @@ func (l *Local) start(data []byte) (*round, error) {
 	l.seq++
 	rd := h.rounds[seq]
 	if rd == nil {
-		rd = &round{parts: make([][]byte, h.n), left: h.n, done: make(chan struct{})}
+		rd = &round{parts: make([][]byte, h.n), done: make(chan struct{})}
 		h.rounds[seq] = rd
 	}
 	rd.parts[l.rank] = append([]byte(nil), data...)
@@ -142,16 +142,21 @@ func (l *Local) AllReduce(buf []float32) error {
 
 // sumFloat32 writes the element-wise sum of parts (float32 bytes), taken
 // in rank order, into buf.
-func sumFloat32(buf []float32, parts [][]byte) error {
+func sumFloat32(buf []float32, parts [][]byte) error { return sumParts("AllReduce", buf, parts) }
+
+// sumParts writes the element-wise sum of parts (the bytes of each rank's
+// values), taken in rank order, into buf.
+func sumParts[T float32 | float64](op string, buf []T, parts [][]byte) error {
+	size := int(unsafe.Sizeof(T(0)))
 	for r, p := range parts {
-		if len(p) != 4*len(buf) {
-			return fmt.Errorf("dist: AllReduce: rank %d sent %d values, this rank %d", r, len(p)/4, len(buf))
+		if len(p) != size*len(buf) {
+			return fmt.Errorf("dist: %s: rank %d sent %d values, this rank %d", op, r, len(p)/size, len(buf))
 		}
 	}
 	for i := range buf {
-		var s float32
+		var s T
 		for _, p := range parts {
-			s += unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(p))), len(buf))[i]
+			s += unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(p))), len(buf))[i]
 		}
 		buf[i] = s
 	}
@@ -164,19 +169,7 @@ func (l *Local) AllReduceFloat64(buf []float64) error {
 	if err != nil {
 		return err
 	}
-	for r, p := range parts {
-		if len(p) != 8*len(buf) {
-			return fmt.Errorf("dist: AllReduceFloat64: rank %d sent %d values, this rank %d", r, len(p)/8, len(buf))
-		}
-	}
-	for i := range buf {
-		var s float64
-		for _, p := range parts {
-			s += unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(p))), len(buf))[i]
-		}
-		buf[i] = s
-	}
-	return nil
+	return sumParts("AllReduceFloat64", buf, parts)
 }
 
 // IAllReduce starts AllReduce of buf: this rank's values are taken now,

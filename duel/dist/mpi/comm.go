@@ -87,20 +87,18 @@ func (c *Comm) Broadcast(buf []byte, root int) error {
 // the sums is MPI's: it may differ between runs with another number of
 // ranks or another implementation, never between the ranks of a run.
 func (c *Comm) AllReduce(buf []float32) error {
-	n, err := count("MPI_Allreduce", len(buf))
-	if err != nil {
-		return err
-	}
-	if err := c.lock("MPI_Allreduce"); err != nil {
-		return err
-	}
-	defer callMu.Unlock()
-	return check("MPI_Allreduce", callRaw(lib.MPI_Allreduce, lib.abi.inPlace, uintptr(unsafe.Pointer(unsafe.SliceData(buf))), n, lib.abi.float, lib.abi.sum, c.h))
+	return c.allReduce(unsafe.Pointer(unsafe.SliceData(buf)), len(buf), lib.abi.float)
 }
 
 // AllReduceFloat64 is AllReduce for float64 values (MPI_DOUBLE).
 func (c *Comm) AllReduceFloat64(buf []float64) error {
-	n, err := count("MPI_Allreduce", len(buf))
+	return c.allReduce(unsafe.Pointer(unsafe.SliceData(buf)), len(buf), lib.abi.double)
+}
+
+// allReduce sums the n values of MPI type dtype at p over the ranks, in
+// place (MPI_Allreduce with MPI_IN_PLACE and MPI_SUM).
+func (c *Comm) allReduce(p unsafe.Pointer, n int, dtype uintptr) error {
+	cn, err := count("MPI_Allreduce", n)
 	if err != nil {
 		return err
 	}
@@ -108,7 +106,7 @@ func (c *Comm) AllReduceFloat64(buf []float64) error {
 		return err
 	}
 	defer callMu.Unlock()
-	return check("MPI_Allreduce", callRaw(lib.MPI_Allreduce, lib.abi.inPlace, uintptr(unsafe.Pointer(unsafe.SliceData(buf))), n, lib.abi.double, lib.abi.sum, c.h))
+	return check("MPI_Allreduce", callRaw(lib.MPI_Allreduce, lib.abi.inPlace, uintptr(p), cn, dtype, lib.abi.sum, c.h))
 }
 
 // AllGather writes every rank's send, in rank order, into recv
