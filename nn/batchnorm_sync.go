@@ -109,8 +109,11 @@ func (bn *BatchNorm) updateRunning(mean, variance *tensor.Tensor, count float64)
 			copy(p.dst.Data(), p.src)
 			continue
 		}
-		h := tensor.FromSlice(p.src, p.dst.Shape()...)
-		tensor.CopyInto(p.dst, h)
+		d, err := tensor.FromSlice(p.src, p.dst.Shape()...).To(p.dst.Device())
+		if err != nil {
+			panic(fmt.Sprintf("nn.BatchNorm (synchronised): running statistics to %v: %v", p.dst.Device(), err))
+		}
+		tensor.CopyInto(p.dst, d)
 	}
 	nb := bn.NumBatch.Tensor
 	nb.Backend().Unary(tensor.OpAddScalar, nb.Operand(), nb.Operand(), 1)

@@ -110,7 +110,7 @@ func (g *group) averageBuffers() error {
 		if err != nil {
 			return fmt.Errorf("averaging BatchNorm statistics: %w", err)
 		}
-		b.Tensor = t
+		tensor.CopyInto(b.Tensor, t) // in place: the layer keeps its buffer
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
 // trainRanks runs Train on n in-process ranks (dist.NewLocal) in dir and
@@ -294,5 +295,32 @@ func TestDataParallelInterrupt(t *testing.T) {
 	a, b := readMemory(t, whole), readMemory(t, cut)
 	if !slices.Equal(a.IDs(), b.IDs()) {
 		t.Errorf("memory ids after resuming on one process differ from the uninterrupted run:\n%v\n%v", a.IDs(), b.IDs())
+	}
+}
+
+// TestDataParallelOnDevice trains 2 ranks on the host-less test device,
+// whose tensors have no host storage: gradients, gathered rows and
+// BatchNorm statistics cross to the host for the collectives only through
+// explicit copies, and the run directory is byte for byte that of 2 ranks
+// on the CPU (the same kernels compute both).
+func TestDataParallelOnDevice(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		c := tinyConfig(t, "dmoco")
+		c.Steps, c.KNNEvery, c.BNSplits, c.ShuffleBN = 3, 3, 2, true
+		if sync {
+			c.BNSplits, c.ShuffleBN, c.SyncBN = 1, false, true
+		}
+		cpu, dev := t.TempDir(), t.TempDir()
+		for r, err := range trainRanks(t, 2, c, cpu, nil) {
+			if err != nil {
+				t.Fatalf("CPU rank %d: %v", r, err)
+			}
+		}
+		for r, err := range trainRanks(t, 2, c, dev, func(o *Options) { o.Device = hostless.FusedName }) {
+			if err != nil {
+				t.Fatalf("device rank %d: %v", r, err)
+			}
+		}
+		sameRunFiles(t, cpu, dev)
 	}
 }
