@@ -1,0 +1,8 @@
+// lib_unarygrad.cpp: unarygrad.cu on the CPU emulator, exported for the Go tests of
+// package cuda (the emulated and fake-driver tests), which load the shared
+// library built from the lib_*.cpp files with purego and launch kernels
+// through it.
+#include "cuda_emu.h"
+#include "../unarygrad.cu"
+
+EMU_EXPORT(unary_grad_f32)
