@@ -49,6 +49,12 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 	ranks := comm.Size()
 	cfg.Arch, cfg.Batch, cfg.Optimizer, cfg.LR, cfg.WarmupSteps = arch, batch*ranks, "sgd", 0.1, 0
 	cfg.BNSplits *= ranks // each rank keeps the preset's ghost groups over its --batch
+	if batch%(cfg.BNSplits/ranks) != 0 || batch/(cfg.BNSplits/ranks) < 2 {
+		return flagError("batch", batch, fmt.Sprintf("a multiple of %d with at least 2 images per group (%s's %d ghost BatchNorm groups per rank)", cfg.BNSplits/ranks, method, cfg.BNSplits/ranks))
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(1, uint64(comm.Rank())))
 	images := ssl.ImageSourceFunc(func(dst []float32, _ []int64, _ int) error {
 		for i := range dst {

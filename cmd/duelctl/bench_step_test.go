@@ -25,6 +25,24 @@ func TestBenchStep(t *testing.T) {
 	}
 }
 
+// TestBenchStepSSL times a self-supervised method's step (one process:
+// no launcher) and checks its JSON answer.
+func TestBenchStepSSL(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"duelctl", "bench", "step", "--method", "dmoco", "--arch", "resnet18-w2", "--batch", "8", "--steps", "1", "--warmup", "1", "--size", "8", "--threads", "1", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if res["method"] != "dmoco" || res["ranks"] != 1.0 || res["batch_per_rank"] != 8.0 || !(res["img_per_s"].(float64) > 0) {
+		t.Errorf("answer %v", res)
+	}
+}
+
 func TestBenchStepErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -36,7 +54,10 @@ func TestBenchStepErrors(t *testing.T) {
 		{[]string{"--steps", "0"}, "--steps: got 0"},
 		{[]string{"--warmup", "-1"}, "--warmup"},
 		{[]string{"--size", "4"}, "--size"},
-		{[]string{"--method", "dmoco"}, "--method"},
+		{[]string{"--method", "mocov9"}, "--method"},
+		{[]string{"--threads", "-1"}, "--threads"},
+		{[]string{"--method", "dmoco", "--batch", "4"}, "--batch"},
+		{[]string{"--method", "simclr", "--dist", "nccl"}, "--dist"},
 		{[]string{"--device", "tpu"}, "--device"},
 	} {
 		var out, errb bytes.Buffer
