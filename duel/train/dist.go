@@ -139,3 +139,31 @@ func (g *group) agree(m ssl.Method, step int) error {
 	}
 	return dist.Agree(g.comm, what, h.Sum())
 }
+
+// broadcastModel copies rank 0's model (every tensor of every part) to the
+// other ranks: every rank starts from rank 0's parameters and statistics,
+// as DDP does, whatever its own initialisation or checkpoint read gave.
+func (g *group) broadcastModel(m ssl.Method) error {
+	if g.size() == 1 {
+		return nil
+	}
+	for _, p := range m.Parts() {
+		sd := nn.StateDictOf(p.Module)
+		for _, e := range sd {
+			h, err := e.Tensor.To(tensor.CPU)
+			if err != nil {
+				return fmt.Errorf("broadcasting %s: %w", e.Name, err)
+			}
+			vals := append([]float32(nil), h.Contiguous().Data()...)
+			if err := g.comm.Broadcast(dist.Float32Bytes(vals), 0); err != nil {
+				return fmt.Errorf("broadcasting %s from rank 0: %w", e.Name, err)
+			}
+			t, err := tensor.FromSlice(vals, e.Tensor.Shape()...).To(e.Tensor.Device())
+			if err != nil {
+				return fmt.Errorf("broadcasting %s: %w", e.Name, err)
+			}
+			tensor.CopyInto(e.Tensor, t)
+		}
+	}
+	return nil
+}

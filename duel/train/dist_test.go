@@ -324,3 +324,40 @@ func TestDataParallelOnDevice(t *testing.T) {
 		sameRunFiles(t, cpu, dev)
 	}
 }
+
+// TestBroadcastModel: after broadcastModel every rank holds rank 0's
+// tensors, though each rank built its model from another seed.
+func TestBroadcastModel(t *testing.T) {
+	comms := dist.NewLocal(2)
+	models := make([]ssl.Method, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range comms {
+		c := tinyConfig(t, "dmoco")
+		c.Seed = uint64(10 + r)
+		m, err := NewMethod(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models[r] = m
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = newGroup(comms[r], m, 0).broadcastModel(m)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for i, p := range models[0].Parts() {
+		a, b := nn.StateDictOf(p.Module), nn.StateDictOf(models[1].Parts()[i].Module)
+		for j := range a {
+			if !slices.Equal(a[j].Tensor.Contiguous().Data(), b[j].Tensor.Contiguous().Data()) {
+				t.Fatalf("%s: rank 1 does not hold rank 0's values", a[j].Name)
+			}
+		}
+	}
+}

@@ -197,6 +197,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		start, lastLoss = st.Step, st.Loss
 	}
 	grp := newGroup(comm, method, opts.AgreeEvery)
+	if err := grp.broadcastModel(method); err != nil {
+		return nil, err
+	}
 	if err := grp.agree(method, start); err != nil {
 		return nil, err
 	}
