@@ -6,8 +6,12 @@
 // ghost-group statistics in double, fused residual and ReLU, backward;
 // activation: ReLU, add+ReLU and their backward pass with the CPU's bit
 // operations; optim: fused SGD, LARS (norms reduced in a fixed order),
-// Adam/AdamW and EMA steps in kernels/optim's float64 arithmetic; duel: the
-// resident DUEL update), the PTX compiled from them for several
+// Adam/AdamW and EMA steps in kernels/optim's float64 arithmetic; rows:
+// softmax, log-softmax, L2 normalisation and cross-entropy, one block per
+// lane; contrastive: InfoNCE's and NT-Xent's rows, a float64 log-sum-exp
+// per anchor; losses: BYOL and Barlow Twins; unarygrad, index and linear:
+// autograd's unary backward passes, the gather/scatter along an axis and
+// the Linear layer's bias passes; duel: the resident DUEL update), the PTX compiled from them for several
 // compute capabilities, embedded in generated Go files, and typed
 // launchers that check their arguments before anything reaches a device.
 //
