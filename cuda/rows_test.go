@@ -54,12 +54,12 @@ var rowsCases = []rowsCase{
 	{[]int{5, 33}, 0}, {[]int{2, 3, 37}, 1}, {[]int{3, 1000}, 1}, {[]int{300, 3}, 1}, {[]int{2, 65, 3}, 2},
 }
 
-// rowsData returns n values of spread scale, with a zero lane's worth of
-// zeros at the start when zeros is set (L2 normalisation's eps branch).
-func rowsData(r *rand.Rand, n int, scale float64, zeros int) []float32 {
+// rowsData returns n values of spread scale, the first tiny ones of them
+// (a lane's worth, L2 normalisation's eps branch) scaled to about 1e-14.
+func rowsData(r *rand.Rand, n int, scale float64, tiny int) []float32 {
 	d := layerRandn(r, n, scale, 0)
-	for i := 0; i < zeros && i < n; i++ {
-		d[i] = 0
+	for i := 0; i < tiny && i < n; i++ {
+		d[i] *= 1e-14
 	}
 	return d
 }
@@ -109,13 +109,13 @@ func testRows(t *testing.T, be *Backend) {
 			be.LogSoftmaxBack(got, dg, d(wp, 2), axis)
 			note("LogSoftmaxBack", closeErr(t, "LogSoftmaxBack", layerOut(be, got), wdx, rowsAtol, rowsRtol))
 
-			// L2 normalisation: the first lane along the last axis zero
-			// (norm below eps) when the axis is last.
-			zeros := 0
+			// L2 normalisation: the first lane's norm below eps (its
+			// elements about 1e-14, y about 1e-2) when the axis is last.
+			tiny := 0
 			if axis == len(shape)-1 {
-				zeros = shape[axis]
+				tiny = shape[axis]
 			}
-			xz := rowsData(r, n, 2, zeros)
+			xz := rowsData(r, n, 2, tiny)
 			const eps = 1e-12
 			wn := make([]float32, n)
 			cpu.L2Normalize(h(wn), h(xz), axis, eps)
