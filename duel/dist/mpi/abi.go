@@ -42,8 +42,8 @@ const (
 	threadSerialized = 2 // MPI_THREAD_SERIALIZED
 	threadMultiple   = 3 // MPI_THREAD_MULTIPLE
 
-	// maxErrorString is MPICH's MPI_MAX_ERROR_STRING (1024), the larger of
-	// the two (Open MPI's is 256).
+	// maxErrorString is at least MPI_MAX_ERROR_STRING: 512 in MPICH 4.0.2's
+	// mpi.h, 256 in Open MPI's; 1024 leaves room for a larger one.
 	maxErrorString = 1024
 	// maxLibraryVersion is MPICH's MPI_MAX_LIBRARY_VERSION_STRING (8192),
 	// the larger of the two (Open MPI's is 256).
@@ -69,7 +69,7 @@ func threadLevelName(l int) string {
 // MPICH2 1.x and kept by the MPICH ABI compatibility initiative shared with
 // Intel MPI and MVAPICH2).
 var mpichABI = abi{
-	name:         "MPICH",
+	name:         implMPICH,
 	commWorld:    0x44000000,
 	float:        0x4c00040a,
 	double:       0x4c00080b,
@@ -103,7 +103,7 @@ var mpichSymbols = []string{"MPIR_Dup_fn", "MPIR_Err_create_code"}
 // returns its handles.
 func detectABI(h uintptr) (abi, error) {
 	if _, err := purego.Dlsym(h, "ompi_mpi_comm_world"); err == nil {
-		a := abi{name: "Open MPI", inPlace: 1, statusIgnore: 0}
+		a := abi{name: implOpenMPI, inPlace: 1, statusIgnore: 0}
 		for _, s := range openMPISymbols {
 			p, err := purego.Dlsym(h, s.name)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 // ErrNoMPI is returned (wrapped) by Init when no MPI library can be opened
 // (none of DefaultLibraries, or not DUEL_MPI_LIBRARY's file), e.g.
 //
-//	mpi: none of libmpi.so.40, libmpi.so.12, libmpi.so can be opened (no MPI library) [dlopen: ...]: install Open MPI (apt-get install openmpi-bin) or set DUEL_MPI_LIBRARY to the MPI library
+//	mpi: none of libmpi.so.40, libmpi.so.12, libmpich.so.12, libmpi.so can be opened (no MPI library) [dlopen: ...]: install Open MPI (apt-get install openmpi-bin) or set DUEL_MPI_LIBRARY to the MPI library
 var ErrNoMPI = errors.New("no MPI library")
 
 // Error is a failed MPI call: the communicator's error handler is

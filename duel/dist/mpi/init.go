@@ -3,7 +3,6 @@ package mpi
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"unsafe"
 )
@@ -19,24 +18,19 @@ var callMu sync.Mutex
 // Guarded by callMu.
 var world *Comm
 
-// signalEnv is the Open MPI parameter (as an environment variable) that
-// lists the signals whose handlers MPI_Init installs.
-const signalEnv = "OMPI_MCA_opal_signal"
-
 // Init initialises MPI (MPI_Init_thread at MPI_THREAD_SERIALIZED) and
 // returns the communicator of every rank of the job, MPI_COMM_WORLD, with
 // MPI_ERRORS_RETURN as its error handler so failed calls return *Error
 // values instead of aborting. It loads the MPI library first (Library);
 // without one the error wraps ErrNoMPI.
 //
-// Before MPI_Init_thread it sets OMPI_MCA_opal_signal to "" (in Go's and
-// in C's environment) unless the variable is already set, so that Open MPI
-// installs no handlers for SIGABRT, SIGBUS, SIGFPE and SIGSEGV: those
-// signals are the Go runtime's (a nil dereference becomes a panic through
-// its SIGSEGV handler), and a C handler in their place would print an Open
-// MPI stack trace and abort instead. Open MPI documents that it leaves
-// handlers that are already installed alone, as Go's are, so this is a
-// safeguard rather than a fix.
+// Before MPI_Init_thread (and before the library is opened, see
+// openLibrary) it sets OMPI_MCA_opal_signal and UCX_ERROR_SIGNALS to ""
+// unless they are already set, and after each it puts back Go's handlers of
+// SIGSEGV, SIGBUS, SIGFPE and SIGILL if they were replaced (see
+// quietMPISignals and restoreSignals): those signals are the Go runtime's
+// (a nil dereference becomes a panic through its SIGSEGV handler), and a C
+// handler in their place prints a stack trace and aborts instead.
 //
 // Init may be called again: while the communicator is open it returns the
 // same one; after its Close it fails (MPI cannot be initialised twice in
@@ -65,11 +59,20 @@ func Init() (*Comm, error) {
 	own := flag == 0
 	var provided int32
 	if own {
-		if err := quietOpenMPISignals(); err != nil {
+		if err := quietMPISignals(); err != nil {
 			return nil, err
 		}
-		if err := check("MPI_Init_thread", callRaw(lib.MPI_Init_thread, 0, 0, threadSerialized, uintptr(unsafe.Pointer(&provided)))); err != nil {
+		saved, err := saveSignals()
+		if err != nil {
 			return nil, err
+		}
+		initErr := check("MPI_Init_thread", callRaw(lib.MPI_Init_thread, 0, 0, threadSerialized, uintptr(unsafe.Pointer(&provided))))
+		restoreErr := restoreSignals(saved, "MPI_Init")
+		if initErr != nil {
+			return nil, errors.Join(initErr, restoreErr)
+		}
+		if restoreErr != nil {
+			return nil, errors.Join(restoreErr, check("MPI_Finalize", callRaw(lib.MPI_Finalize)))
 		}
 	} else if err := check("MPI_Query_thread", callRaw(lib.MPI_Query_thread, uintptr(unsafe.Pointer(&provided)))); err != nil {
 		return nil, err
@@ -107,25 +110,6 @@ func (c *Comm) setup() error {
 		return err
 	}
 	c.rank, c.size = int(rank), int(size)
-	return nil
-}
-
-// quietOpenMPISignals sets OMPI_MCA_opal_signal to "" unless it is set
-// (see Init): with os.Setenv for Go and with libc's setenv for Open MPI,
-// which reads the C environment (os.Setenv reaches it only in a cgo
-// build). Other implementations ignore the variable.
-func quietOpenMPISignals() error {
-	if _, set := os.LookupEnv(signalEnv); set {
-		return nil
-	}
-	if err := os.Setenv(signalEnv, ""); err != nil {
-		return fmt.Errorf("mpi: setting %s: %w", signalEnv, err)
-	}
-	name, val := cString(signalEnv), cString("")
-	// overwrite 0: a value already in C's environment is the user's.
-	if callRaw(lib.setenv, uintptr(unsafe.Pointer(&name[0])), uintptr(unsafe.Pointer(&val[0])), 0) != 0 {
-		return fmt.Errorf("mpi: setenv(%s) failed", signalEnv)
-	}
 	return nil
 }
 

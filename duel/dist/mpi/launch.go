@@ -1,6 +1,9 @@
 package mpi
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // LauncherVariables are the environment variables, any one of which set to
 // a non-empty value tells Launched that an MPI launcher started the
@@ -32,4 +35,25 @@ func Launched() bool {
 		}
 	}
 	return false
+}
+
+// RankVariables are the environment variables in which launchers give each
+// process its rank in MPI_COMM_WORLD: OMPI_COMM_WORLD_RANK (Open MPI's
+// mpirun), PMI_RANK (MPICH's Hydra, Intel MPI, srun --mpi=pmi2) and
+// PMIX_RANK (PMIx: Open MPI 4/5, PRRTE, srun --mpi=pmix).
+var RankVariables = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}
+
+// LauncherRank returns the rank the launcher gave this process, read from
+// the first of RankVariables that holds a non-negative integer, without
+// loading MPI; ok is false when none does. Under a launcher it is the rank
+// Init's Comm reports; a process that needs its rank before Init (a test
+// that makes one rank fail, say) reads it here instead of from one
+// implementation's variable.
+func LauncherRank() (rank int, ok bool) {
+	for _, v := range RankVariables {
+		if r, err := strconv.Atoi(os.Getenv(v)); err == nil && r >= 0 {
+			return r, true
+		}
+	}
+	return 0, false
 }

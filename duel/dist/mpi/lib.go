@@ -12,15 +12,18 @@ import (
 
 // EnvLibrary is the environment variable that names the MPI library to
 // open instead of the DefaultLibraries: a path such as
-// /opt/mpich/lib/libmpi.so.12, or a file name for the dynamic loader's
-// search.
+// /usr/lib/x86_64-linux-gnu/libmpich.so.12 (Debian's MPICH), or a file
+// name for the dynamic loader's search.
 const EnvLibrary = "DUEL_MPI_LIBRARY"
 
 // DefaultLibraries are the file names tried in order when EnvLibrary is
 // not set: Open MPI's (libmpi.so.40, Open MPI 3.0 to 5.x), MPICH's and its
 // ABI-compatible derivatives' (libmpi.so.12: MPICH 3.1 and later, Intel MPI,
-// MVAPICH2) and the development link libmpi.so.
-var DefaultLibraries = []string{"libmpi.so.40", "libmpi.so.12", "libmpi.so"}
+// MVAPICH2; libmpich.so.12: the same library under the name Debian's and
+// Ubuntu's libmpich12 package installs, without libmpi.so.12) and the
+// development link libmpi.so. Where Open MPI and MPICH are both installed,
+// Open MPI's comes first.
+var DefaultLibraries = []string{"libmpi.so.40", "libmpi.so.12", "libmpich.so.12", "libmpi.so"}
 
 // Library returns the files Init tries to open, in order, and whether they
 // come from DUEL_MPI_LIBRARY: that variable's value alone when it is set
@@ -61,7 +64,6 @@ var lib struct {
 	MPI_Wait                uintptr
 	MPI_Test                uintptr
 	MPI_Abort               uintptr
-	setenv                  uintptr // libc's, reached through libmpi's dependencies
 }
 
 // symbols lists each bound function with its exported name (all MPI-3; the
@@ -90,7 +92,6 @@ var symbols = []struct {
 	{&lib.MPI_Wait, "MPI_Wait"},
 	{&lib.MPI_Test, "MPI_Test"},
 	{&lib.MPI_Abort, "MPI_Abort"},
-	{&lib.setenv, "setenv"},
 }
 
 // loadMu guards lib while it is being filled. A failed load is not
@@ -121,19 +122,36 @@ func loadLib() error {
 // openLibrary opens the first of Library's files that the dynamic loader
 // can open (RTLD_GLOBAL: Open MPI's plugins resolve symbols of libmpi) and
 // returns its handle and name. Without one the error wraps ErrNoMPI and
-// names every file tried.
+// names every file tried. It sets the signal variables first and puts
+// Go's signal handlers back afterwards (quietMPISignals, restoreSignals).
 func openLibrary() (h uintptr, path string, err error) {
 	paths, fromEnv := Library()
+	// Loading the library runs its dependencies' constructors, and UCX's
+	// (libucs, under MPICH's ch4:ucx) reads UCX_ERROR_SIGNALS and installs
+	// handlers for Go's signals there, before MPI_Init.
+	if err := quietMPISignals(); err != nil {
+		return 0, "", err
+	}
+	saved, err := saveSignals()
+	if err != nil {
+		return 0, "", err
+	}
 	var fails []string
 	for _, p := range paths {
 		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err == nil {
+			if err := restoreSignals(saved, "dlopen "+p); err != nil {
+				return 0, "", err
+			}
 			return h, p, nil
 		}
 		fails = append(fails, err.Error()) // dlerror names the file
 	}
+	if err := restoreSignals(saved, "dlopen"); err != nil {
+		return 0, "", err
+	}
 	if fromEnv {
-		return 0, "", fmt.Errorf("mpi: %s=%s cannot be opened (%w) [dlopen: %s]: point %s at libmpi.so.40 (Open MPI) or libmpi.so.12 (MPICH), or unset it",
+		return 0, "", fmt.Errorf("mpi: %s=%s cannot be opened (%w) [dlopen: %s]: point %s at libmpi.so.40 (Open MPI) or libmpi.so.12 / libmpich.so.12 (MPICH), or unset it",
 			EnvLibrary, paths[0], ErrNoMPI, strings.Join(fails, "; "), EnvLibrary)
 	}
 	return 0, "", fmt.Errorf("mpi: none of %s can be opened (%w) [dlopen: %s]: install Open MPI (apt-get install openmpi-bin) or set %s to the MPI library",

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,49 +23,38 @@ const helperEnv = "DUEL_MPI_TEST_HELPER"
 const helperTag = "duel-mpi-helper"
 
 // mpirunHelpers runs this test binary's TestHelperRank in 2 ranks under
-// mpirun, in mode, and returns mpirun's combined output, the time it took
-// and its error (after at most limit). It skips the test where mpirun is
-// not on PATH or the MPI library does not load.
-func mpirunHelpers(t *testing.T, mode string, limit time.Duration) (string, time.Duration, error) {
+// the launcher of LocalCommand (DUEL_MPIRUN, else mpirun), in mode, with
+// env added to the environment, and returns the launcher's combined
+// output, the time it took and its error (after at most limit). It skips
+// the test where the launcher is not found or the MPI library does not
+// load (LocalCommand's error wraps ErrNoMPI), and fails it on any other
+// error of LocalCommand (a launcher of another implementation than the
+// library's).
+func mpirunHelpers(t *testing.T, mode string, limit time.Duration, env ...string) (string, time.Duration, error) {
 	t.Helper()
-	mpirun, err := exec.LookPath("mpirun")
+	local, err := LocalCommand(2, os.Args[0], "-test.run=^TestHelperRank$", "-test.count=1", "-test.timeout="+limit.String())
+	if errors.Is(err, ErrNoMPI) {
+		t.Skipf("skipping: the MPI integration tests need an MPI installation (e.g. apt-get install openmpi-bin): %v", err)
+	}
 	if err != nil {
-		t.Skip("skipping: mpirun is not on PATH (the MPI integration tests need an MPI installation, e.g. apt-get install openmpi-bin)")
+		t.Fatal(err)
 	}
-	h, path, err := openLibrary()
-	if err != nil {
-		t.Skipf("skipping: mpirun is on PATH but the MPI library does not load: %v", err)
-	}
-	a, err := detectABI(h)
-	if err != nil {
-		t.Skipf("skipping: %s: %v", path, err)
-	}
-	args := []string{"-np", "2"}
-	if a.name == "Open MPI" {
-		// Two ranks on a machine that may have one core, shared memory and
-		// loopback only; vader's single-copy mechanisms (CMA, KNEM) are
-		// often refused in containers.
-		args = append(args, "--oversubscribe", "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
-		if os.Geteuid() == 0 {
-			args = append(args, "--allow-run-as-root")
-		}
-	}
-	args = append(args, os.Args[0], "-test.run=^TestHelperRank$", "-test.count=1", "-test.timeout="+limit.String())
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, args...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
-	// On time-out, SIGTERM lets mpirun take its ranks down; SIGKILL
+	cmd := exec.CommandContext(ctx, local.Path, local.Args[1:]...)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+mode), env...)
+	// On time-out, SIGTERM lets the launcher take its ranks down; SIGKILL
 	// (the default) would leave them behind.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
+	line := strings.Join(cmd.Args, " ")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s did not end within %v:\n%s", mpirun, strings.Join(args, " "), limit, out)
+		t.Fatalf("%s did not end within %v:\n%s", line, limit, out)
 	}
-	t.Logf("%s %s (%v)", mpirun, strings.Join(args, " "), took.Round(time.Millisecond))
+	t.Logf("%s (%v)", line, took.Round(time.Millisecond))
 	return string(out), took, err
 }
 
@@ -105,12 +93,31 @@ func TestMPIAbort(t *testing.T) {
 	t.Logf("mpirun exit status %d after %v", ee.ExitCode(), took.Round(time.Millisecond))
 }
 
-// TestHelperRank is one rank of TestMPIRun and TestMPIAbort; it runs only
-// under mpirun, with helperEnv set.
+// TestMPISignals runs 2 ranks with the signal variables of signalEnvs
+// set to their libraries' defaults, so that MPI_Init may install handlers
+// for Go's signals (UCX does, under Debian's MPICH), and checks that Init
+// put Go's back: a nil dereference still panics in both ranks.
+func TestMPISignals(t *testing.T) {
+	out, _, err := mpirunHelpers(t, "signals", 30*time.Second, "OMPI_MCA_opal_signal=6,7,8,11", "UCX_ERROR_SIGNALS=ILL,SEGV,BUS,FPE")
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		if want := fmt.Sprintf("%s rank=%d ok", helperTag, r); !strings.Contains(out, want) {
+			t.Errorf("rank %d did not report %q:\n%s", r, want, out)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestHelperRank is one rank of TestMPIRun, TestMPIAbort and
+// TestMPISignals; it runs only under mpirun, with helperEnv set.
 func TestHelperRank(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
-		t.Skip("helper of TestMPIRun and TestMPIAbort: runs only under mpirun with " + helperEnv + " set")
+		t.Skip("helper of TestMPIRun, TestMPIAbort and TestMPISignals: runs only under mpirun with " + helperEnv + " set")
 	}
 	c, err := Init()
 	if err != nil {
@@ -120,6 +127,8 @@ func TestHelperRank(t *testing.T) {
 	switch mode {
 	case "collectives":
 		helperCollectives(t, c)
+	case "signals":
+		helperSignals(t, c)
 	case "abort":
 		if c.Rank() == 1 {
 			fmt.Printf("%s rank=1 aborting\n", helperTag)
@@ -149,14 +158,16 @@ func helperCollectives(t *testing.T, c *Comm) {
 	if n != 2 || r < 0 || r >= n {
 		fail("rank %d of %d, want 2 ranks", r, n)
 	}
-	if env := os.Getenv("OMPI_COMM_WORLD_RANK"); env != "" && env != strconv.Itoa(r) {
-		fail("Rank() = %d, OMPI_COMM_WORLD_RANK=%s", r, env)
+	if lr, ok := LauncherRank(); !ok || lr != r {
+		fail("Rank() = %d, LauncherRank() = %d, %v", r, lr, ok)
 	}
 	if !Launched() {
 		fail("Launched() = false under mpirun")
 	}
-	if v, set := os.LookupEnv(signalEnv); !set || v != "" {
-		fail("%s = %q, %v after Init; want it set to \"\"", signalEnv, v, set)
+	for _, env := range signalEnvs {
+		if v, set := os.LookupEnv(env); !set || v != "" {
+			fail("%s = %q, %v after Init; want it set to \"\"", env, v, set)
+		}
 	}
 	// Go's SIGSEGV handler survived MPI_Init: a nil dereference is still a
 	// panic that recover catches, not an Open MPI stack trace and abort.
@@ -361,6 +372,32 @@ func helperCollectives(t *testing.T, c *Comm) {
 	if !t.Failed() {
 		fmt.Printf("%s rank=%d ok\n", helperTag, r)
 	}
+}
+
+// helperSignals is a rank of TestMPISignals: the signal variables are the
+// user's (Init must leave them), and Go's SIGSEGV handler works after Init
+// whatever MPI_Init installed. Success prints "rank=R ok".
+func helperSignals(t *testing.T, c *Comm) {
+	r := c.Rank()
+	fail := func(format string, args ...any) {
+		fmt.Printf("%s rank=%d FAIL: %s\n", helperTag, r, fmt.Sprintf(format, args...))
+		_ = c.Abort(1)
+		t.FailNow()
+	}
+	if v := os.Getenv("UCX_ERROR_SIGNALS"); v != "ILL,SEGV,BUS,FPE" {
+		fail("UCX_ERROR_SIGNALS = %q after Init; want the user's value", v)
+	}
+	if !nilDerefPanics() {
+		fail("a nil dereference after Init did not panic")
+	}
+	fmt.Printf("%s rank=%d %s: handlers put back: %v\n", helperTag, r, c.Implementation(), replacedSignals)
+	if err := c.Barrier(); err != nil {
+		fail("Barrier: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		fail("Close: %v", err)
+	}
+	fmt.Printf("%s rank=%d ok\n", helperTag, r)
 }
 
 // nilDerefPanics reports whether dereferencing a nil pointer panics (with
