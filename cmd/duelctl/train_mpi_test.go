@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestMPITrainHelper(t *testing.T) {
 		t.Skip("helper of TestTrainMPIRun, run by mpirun")
 	}
 	args := append([]string{"duelctl", "train"}, strings.Split(spec, "\n")...)
-	if r := os.Getenv("DUEL_TEST_MPI_FAIL_RANK"); r != "" && r == os.Getenv("OMPI_COMM_WORLD_RANK") {
+	if r, ok := mpi.LauncherRank(); ok && os.Getenv("DUEL_TEST_MPI_FAIL_RANK") == strconv.Itoa(r) {
 		args = append(args, "--steps", "-1")
 	}
 	var out bytes.Buffer
