@@ -3,10 +3,13 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/optim"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -116,12 +119,20 @@ func (g *group) averageBuffers() error {
 }
 
 // agree fails unless every rank holds the same model (every tensor of
-// every part) and memory (rows and sample ids).
-func (g *group) agree(m ssl.Method, step int) error {
+// every part), optimizer state and memory (rows and sample ids).
+func (g *group) agree(m ssl.Method, opt optim.Optimizer, step int) error {
 	if g.size() == 1 {
 		return nil
 	}
 	h := dist.NewHasher()
+	sd := opt.StateDict()
+	for _, name := range slices.Sorted(maps.Keys(sd)) {
+		t, err := sd[name].To(tensor.CPU)
+		if err != nil {
+			return err
+		}
+		h.Float32s(t.Contiguous().Data())
+	}
 	for _, p := range m.Parts() {
 		sd, err := nn.StateDictOf(p.Module).ToHost()
 		if err != nil {
@@ -131,11 +142,11 @@ func (g *group) agree(m ssl.Method, step int) error {
 			h.Float32s(e.Tensor.Contiguous().Data())
 		}
 	}
-	what := fmt.Sprintf("the model after step %d", step)
+	what := fmt.Sprintf("the model or the optimizer state after step %d", step)
 	if mem := m.Memory(); mem != nil {
 		h.Float32s(mem.Rows()[:mem.Len()*mem.Dim()])
 		h.Int64s(mem.IDs())
-		what = fmt.Sprintf("the model or the memory after step %d", step)
+		what = fmt.Sprintf("the model, the optimizer state or the memory after step %d", step)
 	}
 	return dist.Agree(g.comm, what, h.Sum())
 }

@@ -200,7 +200,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err := grp.broadcastModel(method); err != nil {
 		return nil, err
 	}
-	if err := grp.agree(method, start); err != nil {
+	if err := grp.agree(method, opt, start); err != nil {
 		return nil, err
 	}
 	var mlog *metricsLog
@@ -338,7 +338,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 		last := done == c.Steps
 		if done%grp.every == 0 || last {
-			if err := grp.agree(method, done); err != nil {
+			if err := grp.agree(method, opt, done); err != nil {
 				return nil, err
 			}
 		}
