@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/duel-ssl/duel/kernels/topk"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -53,8 +54,9 @@ type KNNConfig struct {
 	Classes int
 	// Progress, when set, is called with the number of test rows done.
 	Progress func(done int)
-	// Device computes the similarities (zero: the CPU); the neighbours
-	// are selected on the host (see similarities).
+	// Device computes the similarities and selects each test row's k
+	// neighbours (zero: the CPU); only the neighbours' similarities and
+	// indices come back to the host (see neighbours).
 	Device tensor.Device
 }
 
@@ -72,9 +74,12 @@ const knnChunk = 256
 // neighbours among the rows of train (both L2-normalised first) and returns
 // the accuracy.
 //
-// The similarities are one SGEMM per chunk of test rows, on cfg.Device. Of equal
-// similarities, the training row of lower index is the nearer; of equal class
-// scores, the lower class wins.
+// The similarities are one SGEMM per chunk of test rows, on cfg.Device, and
+// the k nearest training rows of each test row are selected there too
+// (tensor.TopK). Of equal similarities, the training row of lower index is
+// the nearer; the neighbours' votes are summed nearest first, so the class
+// scores are the same bits on every device; of equal class scores, the
+// lower class wins.
 func KNN(train, test *Features, cfg KNNConfig) (Result, error) {
 	classes, err := knnCheck(train, test, &cfg)
 	if err != nil {
@@ -135,21 +140,14 @@ func knnCheck(train, test *Features, cfg *KNNConfig) (int, error) {
 // called from one goroutine at a time.
 func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i int, scores []float64)) error {
 	tr := train.Normalized()
-	simFn, err := similarities(tr, cfg.Device)
+	k := cfg.K
+	selFn, err := neighbours(tr, cfg.Device, k)
 	if err != nil {
 		return err
 	}
 	workers := runtime.GOMAXPROCS(0)
-	sims := make([]float32, knnChunk*tr.N)
 	q := make([]float32, knnChunk*tr.D)
-	type scratch struct {
-		heap   neighbourHeap
-		scores []float64
-	}
-	work := make([]scratch, workers)
-	for w := range work {
-		work[w] = scratch{heap: make(neighbourHeap, 0, cfg.K), scores: make([]float64, classes)}
-	}
+	vals, idx := make([]float32, knnChunk*k), make([]int32, knnChunk*k)
 	scores := make([][]float64, knnChunk)
 	for r := range scores {
 		scores[r] = make([]float64, classes)
@@ -160,33 +158,28 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 		for r := 0; r < m; r++ {
 			NormalizeInto(q[r*tr.D:(r+1)*tr.D], test.Row(start+r))
 		}
-		if err := simFn(sims, q, m); err != nil {
+		if err := selFn(vals[:m*k], idx[:m*k], q, m); err != nil {
 			return err
 		}
 		var wg sync.WaitGroup
 		per := (m + workers - 1) / workers
-		for w := 0; w < workers; w++ {
-			lo, hi := w*per, min((w+1)*per, m)
-			if lo >= hi {
-				break
-			}
+		for lo := 0; lo < m; lo += per {
+			hi := min(lo+per, m)
 			wg.Add(1)
-			go func(s *scratch) {
+			go func() {
 				defer wg.Done()
 				for r := lo; r < hi; r++ {
-					row := sims[r*tr.N : (r+1)*tr.N]
-					s.heap.topK(row, cfg.K)
 					sc := scores[r]
 					clear(sc)
-					for _, nb := range s.heap {
+					for j := r * k; j < (r+1)*k; j++ { // nearest first
 						w := 1.0
 						if cfg.Vote == Weighted {
-							w = math.Exp(float64(nb.sim) * invT)
+							w = math.Exp(float64(vals[j]) * invT)
 						}
-						sc[tr.Labels[nb.idx]] += w
+						sc[tr.Labels[idx[j]]] += w
 					}
 				}
-			}(&work[w])
+			}()
 		}
 		wg.Wait()
 		for r := 0; r < m; r++ {
@@ -199,61 +192,54 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 	return nil
 }
 
-// neighbour is a training row and its similarity to the query.
-type neighbour struct {
-	sim float32
-	idx int
-}
-
-// farther reports whether a is farther from the query than b: lower
-// similarity, or equal similarity and higher index.
-func farther(a, b neighbour) bool {
-	return a.sim < b.sim || (a.sim == b.sim && a.idx > b.idx)
-}
-
-// neighbourHeap is a binary heap with the farthest kept neighbour at the root.
-type neighbourHeap []neighbour
-
-// topK leaves in h the k nearest rows of sims (in heap order).
-func (h *neighbourHeap) topK(sims []float32, k int) {
-	hp := (*h)[:0]
-	for i, s := range sims {
-		nb := neighbour{s, i}
-		if len(hp) < k {
-			hp = append(hp, nb)
-			// sift up
-			c := len(hp) - 1
-			for c > 0 {
-				p := (c - 1) / 2
-				if !farther(hp[c], hp[p]) {
-					break
-				}
-				hp[c], hp[p] = hp[p], hp[c]
-				c = p
-			}
-			continue
+// neighbours returns a function that writes into vals and idx (m rows of
+// k, row-major) the similarities and indices of the k nearest training
+// rows of each of the m rows of q (m x tr.D), nearest first in
+// kernels/topk's order (larger similarity first, of equal ones the lower
+// index; a NaN similarity last). On the CPU the similarities are one Gemm
+// on the host slices (similarities) and kernels/topk.Rows selects from
+// them, rows in parallel. On another device the training rows are copied
+// there once, each chunk's similarities are a MatMul there and tensor.TopK
+// selects there (the backend's TopKBackend: only m·k values and indices
+// come back; a backend without it copies the m x tr.N block out and
+// selects on the host, with the same results).
+func neighbours(tr *Features, dev tensor.Device, k int) (func(vals []float32, idx []int32, q []float32, m int) error, error) {
+	if dev == "" || dev == tensor.CPU {
+		simFn, err := similarities(tr, tensor.CPU)
+		if err != nil {
+			return nil, err
 		}
-		if !farther(hp[0], nb) {
-			continue
-		}
-		hp[0] = nb
-		// sift down
-		p := 0
-		for {
-			l := 2*p + 1
-			if l >= len(hp) {
-				break
+		sims := make([]float32, knnChunk*tr.N)
+		return func(vals []float32, idx []int32, q []float32, m int) error {
+			if err := simFn(sims, q, m); err != nil {
+				return err
 			}
-			c := l
-			if r := l + 1; r < len(hp) && farther(hp[r], hp[l]) {
-				c = r
-			}
-			if !farther(hp[c], hp[p]) {
-				break
-			}
-			hp[c], hp[p] = hp[p], hp[c]
-			p = c
-		}
+			topk.Rows(m, tr.N, k, sims[:m*tr.N], vals, idx)
+			return nil
+		}, nil
 	}
-	*h = hp
+	bank, err := tensor.FromSlice(tr.X, tr.N, tr.D).To(dev)
+	if err != nil {
+		return nil, fmt.Errorf("kNN: copying %d training rows to %s: %w", tr.N, dev, err)
+	}
+	bankT := bank.T()
+	return func(vals []float32, idx []int32, q []float32, m int) error {
+		qd, err := tensor.FromSlice(q[:m*tr.D], m, tr.D).To(dev)
+		if err != nil {
+			return fmt.Errorf("kNN: copying %d test rows to %s: %w", m, dev, err)
+		}
+		defer qd.Release()
+		var s *tensor.Tensor
+		if err := tensor.CatchDeviceError(func() { s = tensor.MatMul(qd, bankT) }); err != nil {
+			return fmt.Errorf("kNN: similarities on %s: %w", dev, err)
+		}
+		defer s.Release()
+		v, ix, err := tensor.TopK(s, k)
+		if err != nil {
+			return fmt.Errorf("kNN: selecting %d neighbours on %s: %w", k, dev, err)
+		}
+		copy(vals, v)
+		copy(idx, ix)
+		return nil
+	}, nil
 }
