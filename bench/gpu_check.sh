@@ -11,7 +11,7 @@
 # BenchmarkGemmPrecision in fp32/tf32/bf16 at 1024 and 4096, the tensor-core
 # kernels' tests being TestGemmPrecisionKernel, TestTimeGemm and
 # TestPrecisionDefault in the cuda run; Add, row sums, convolution,
-# batch norm, DUEL update), and PyTorch's figures at the same shapes
+# batch norm, top-k, DUEL update), and PyTorch's figures at the same shapes
 # (bench/gpu_peer.py) in the same script; every log goes to OUT. (nn/loss's
 # and duel/ssl's *CUDA tests run the same way; they are left out to keep
 # the binaries under the device tool's 64 MiB.)
@@ -36,7 +36,7 @@ run)
 		grep -E '^(--- FAIL|FAIL|panic)' "$out/${p#*:}.log" | head -20
 		grep -cE '^--- PASS' "$out/${p#*:}.log"
 	done
-	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
+	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	;;

@@ -21,10 +21,11 @@
 // Features are extracted on the encoder's device (the Encoder copies each
 // batch in; Extract copies its features out) and kept on the host, where
 // they are cached and subset. KNN multiplies them on KNNConfig.Device (the
-// training rows copied in once, each chunk of test rows copied in, the
-// similarities copied out) and selects the neighbours and votes on the
-// host: the selection is a heap pass over each row, cheap next to the
-// product. LinearProbe trains its layer on LinearConfig.Device, each
+// training rows copied in once, each chunk of test rows copied in),
+// selects each test row's k nearest there (tensor.TopK: only the k
+// similarities and indices per row are copied out) and votes on the host,
+// adding the votes in one fixed order (larger similarity first, ties by
+// lower index) on every device. LinearProbe trains its layer on LinearConfig.Device, each
 // mini-batch copied in and the loss and test logits copied out. The zero
 // device is the CPU, where nothing is copied and the results are those of
 // earlier versions; on a device with the CPU's kernels they are the same

@@ -51,7 +51,8 @@ func spaced(ds *data.Dataset, n int) *data.Dataset {
 // Features and the weighted vote are those of duel/eval (Extract, KNN), as
 // in duelctl eval: the encoder runs on its device, each batch of images
 // copied in and its features copied out; the similarities are multiplied
-// there too, and the neighbours chosen on the host.
+// and the neighbours chosen there too (tensor.TopK), only the k best of
+// each test row coming back.
 func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	nn.Train(enc, false)
 	defer nn.Train(enc, true)

@@ -11,7 +11,9 @@
 // lane; contrastive: InfoNCE's and NT-Xent's rows, a float64 log-sum-exp
 // per anchor; losses: BYOL and Barlow Twins; unarygrad, index and linear:
 // autograd's unary backward passes, the gather/scatter along an axis and
-// the Linear layer's bias passes; duel: the resident DUEL update), the PTX compiled from them for several
+// the Linear layer's bias passes; topk: each row's k largest, byte-wise
+// radix select and a bitonic sort, for kNN; duel: the resident DUEL
+// update), the PTX compiled from them for several
 // compute capabilities, embedded in generated Go files, and typed
 // launchers that check their arguments before anything reaches a device.
 //
