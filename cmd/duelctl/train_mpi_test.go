@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -19,7 +20,7 @@ import (
 )
 
 // mpiTrainEnv, in a process started by mpirunTrain, holds the arguments
-// of duelctl train, separated by newlines.
+// of duelctl (the command first: train, bench), separated by newlines.
 const mpiTrainEnv = "DUEL_TEST_MPI_TRAIN"
 
 // TestMPITrainHelper is not a test: it is duelctl train in a rank started
@@ -30,7 +31,7 @@ func TestMPITrainHelper(t *testing.T) {
 	if spec == "" {
 		t.Skip("helper of TestTrainMPIRun, run by mpirun")
 	}
-	args := append([]string{"duelctl", "train"}, strings.Split(spec, "\n")...)
+	args := append([]string{"duelctl"}, strings.Split(spec, "\n")...)
 	if r, ok := mpi.LauncherRank(); ok && os.Getenv("DUEL_TEST_MPI_FAIL_RANK") == strconv.Itoa(r) {
 		args = append(args, "--steps", "-1")
 	}
@@ -41,8 +42,9 @@ func TestMPITrainHelper(t *testing.T) {
 	os.Stdout.Write(out.Bytes())
 }
 
-// mpirunTrain runs duelctl train with args on 2 ranks under mpirun (this
-// test binary's TestMPITrainHelper), skipping the test without MPI.
+// mpirunTrain runs duelctl with args (the command first) on 2 ranks under
+// mpirun (this test binary's TestMPITrainHelper), skipping the test
+// without MPI.
 func mpirunTrain(t *testing.T, args []string, env ...string) (string, error) {
 	t.Helper()
 	cmd, err := mpi.LocalCommand(2, os.Args[0], "-test.run=^TestMPITrainHelper$", "-test.count=1", "-test.v")
@@ -80,7 +82,7 @@ func TestTrainMPIRun(t *testing.T) {
 	dir := t.TempDir()
 	common := []string{"--preset", "tiny", "--method", "dmoco", "--steps", "5", "--log-every", "1", "--knn-every", "0", "--seed", "3"}
 	two, one := filepath.Join(dir, "two"), filepath.Join(dir, "one")
-	out, err := mpirunTrain(t, append(slices.Clone(common), "--out", two, "--dist-check-every", "1"))
+	out, err := mpirunTrain(t, append([]string{"train"}, append(slices.Clone(common), "--out", two, "--dist-check-every", "1")...))
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)
 	}
@@ -137,7 +139,7 @@ func TestTrainMPIRun(t *testing.T) {
 // rank, instead of leaving rank 0 waiting forever.
 func TestTrainMPIRankFails(t *testing.T) {
 	start := time.Now()
-	out, err := mpirunTrain(t, []string{"--preset", "tiny", "--steps", "3", "--out", filepath.Join(t.TempDir(), "run")},
+	out, err := mpirunTrain(t, []string{"train", "--preset", "tiny", "--steps", "3", "--out", filepath.Join(t.TempDir(), "run")},
 		"DUEL_TEST_MPI_FAIL_RANK=1")
 	if err == nil {
 		t.Fatalf("mpirun succeeded although rank 1 failed:\n%s", out)
@@ -146,4 +148,27 @@ func TestTrainMPIRankFails(t *testing.T) {
 		t.Errorf("the output does not name the failed rank and its error:\n%s", out)
 	}
 	t.Logf("the job ended %v after the start: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// TestBenchStepMPI: bench step of an SSL method on 2 ranks prints one
+// answer, rank 0's, counting the images of both ranks.
+func TestBenchStepMPI(t *testing.T) {
+	out, err := mpirunTrain(t, []string{"bench", "step", "--method", "simclr", "--arch", "resnet18-w2", "--batch", "4",
+		"--steps", "1", "--warmup", "1", "--size", "8", "--threads", "1", "--json"})
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	var answers []map[string]any
+	for _, line := range strings.Split(out, "\n") {
+		var m map[string]any
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil {
+			answers = append(answers, m)
+		}
+	}
+	if len(answers) != 1 {
+		t.Fatalf("%d JSON answers, expected rank 0's only:\n%s", len(answers), out)
+	}
+	if a := answers[0]; a["ranks"] != 2.0 || a["batch_per_rank"] != 4.0 || !(a["img_per_s"].(float64) > 0) || a["buckets"] == nil {
+		t.Errorf("answer %v", a)
+	}
 }
