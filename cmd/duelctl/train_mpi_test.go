@@ -118,18 +118,7 @@ func TestTrainMPIRun(t *testing.T) {
 	if worst > 1e-4 {
 		t.Errorf("losses differ by up to %.3g (relative)", worst)
 	}
-	ids := func(run string) []int64 {
-		b, err := os.ReadFile(filepath.Join(run, train.CheckpointDir, "memory.bin"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m memory.Memory
-		if err := m.UnmarshalBinary(b); err != nil {
-			t.Fatal(err)
-		}
-		return m.IDs()
-	}
-	if a, b := ids(one), ids(two); !slices.Equal(a, b) {
+	if a, b := memoryIDs(t, one), memoryIDs(t, two); !slices.Equal(a, b) {
 		t.Errorf("memory sample ids differ:\n%v\n%v", a, b)
 	}
 }
@@ -171,4 +160,65 @@ func TestBenchStepMPI(t *testing.T) {
 	if a := answers[0]; a["ranks"] != 2.0 || a["batch_per_rank"] != 4.0 || !(a["img_per_s"].(float64) > 0) || a["buckets"] == nil {
 		t.Errorf("answer %v", a)
 	}
+}
+
+// TestTrainMPIResume: a run of one process, stopped after step 3, resumes
+// on 2 ranks (every rank reading the checkpoint) and ends as the
+// uninterrupted run does: losses within float summation order, the same
+// memory ids. (A constant learning rate makes the 3-step run's schedule
+// that of the 6-step one.)
+func TestTrainMPIResume(t *testing.T) {
+	dir := t.TempDir()
+	whole, cut := filepath.Join(dir, "whole"), filepath.Join(dir, "cut")
+	common := []string{"--preset", "tiny", "--method", "dmoco", "--log-every", "1", "--knn-every", "0", "--seed", "5",
+		"--lr", "0.001", "--min-lr", "0.001", "--warmup-steps", "0"}
+	var buf bytes.Buffer
+	for _, args := range [][]string{
+		append([]string{"duelctl", "train", "--out", whole, "--steps", "6"}, common...),
+		append([]string{"duelctl", "train", "--out", cut, "--steps", "3"}, common...),
+	} {
+		if code := run(args, &buf, &buf); code != 0 {
+			t.Fatalf("%v: %s", args, buf.String())
+		}
+	}
+	out, err := mpirunTrain(t, []string{"train", "--resume", "--out", cut, "--steps", "6"})
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	ma, err := train.ReadMetrics(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := train.ReadMetrics(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ma) != 6 || len(mb) != 6 {
+		t.Fatalf("%d and %d metric lines, expected 6", len(ma), len(mb))
+	}
+	for i := range ma {
+		if d := math.Abs(ma[i].Loss-mb[i].Loss) / math.Max(1, math.Abs(ma[i].Loss)); d > 1e-4 {
+			t.Errorf("step %d: loss %v (one process) vs %v (resumed on 2 ranks)", ma[i].Step, ma[i].Loss, mb[i].Loss)
+		}
+	}
+	if mb[5].WorldSize != 2 || mb[2].WorldSize != 0 {
+		t.Errorf("world sizes %d (step 3, one process) and %d (step 6, 2 ranks)", mb[2].WorldSize, mb[5].WorldSize)
+	}
+	if a, b := memoryIDs(t, whole), memoryIDs(t, cut); !slices.Equal(a, b) {
+		t.Errorf("memory ids differ:\n%v\n%v", a, b)
+	}
+}
+
+// memoryIDs returns the sample ids of the memory in run's checkpoint.
+func memoryIDs(t *testing.T, run string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(run, train.CheckpointDir, "memory.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m memory.Memory
+	if err := m.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	return m.IDs()
 }
