@@ -16,6 +16,8 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
+#include "common.cuh"
+
 // bn_plane returns the memory plane of sample i, channel ch.
 __device__ __forceinline__ int bn_plane(int i, int ch, int N, int C, int cm) {
     return cm ? ch * N + i : i * C + ch;
@@ -27,26 +29,9 @@ __device__ __forceinline__ int bn_group_elem(int e, int grp, int ch, int N, int 
     return bn_plane(grp + j * splits, ch, N, C, cm) * S + r;
 }
 
-// The reductions shuffle through bn_block_sum, outside their bodies: the
+// The reductions shuffle through block_sum_f64 (common.cuh), outside their bodies: the
 // markers bn_stats_f32_warps and bn_back_sums_f32_warps give them launchers
 // that insist on whole warps (see kernels/cuda/gen).
-// bn_block_sum returns the sum of v over the block to every thread (part: 32 doubles of shared memory).
-__device__ __forceinline__ double bn_block_sum(double v, double* part) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? part[lane] : 0.0;
-        for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-        if (lane == 0) part[0] = v;
-    }
-    __syncthreads();
-    v = part[0];
-    __syncthreads();  // part is reused by the next sum
-    return v;
-}
-
 // bn_part_range sets [lo, hi) to part q of P of the cnt elements of a group.
 __device__ __forceinline__ void bn_part_range(int q, int P, int cnt, int& lo, int& hi) {
     const int chunk = (cnt + P - 1) / P;
@@ -69,8 +54,8 @@ extern "C" __global__ void bn_stats_f32(double* part, const float* x, int N, int
         s1 += d;
         s2 += d * d;
     }
-    s1 = bn_block_sum(s1, red);
-    s2 = bn_block_sum(s2, red);
+    s1 = block_sum_f64(s1, red);
+    s2 = block_sum_f64(s2, red);
     if (threadIdx.x == 0) {
         const long long at = 2 * ((long long)(grp * C + ch) * P + q);
         part[at] = s1;
@@ -158,8 +143,8 @@ extern "C" __global__ void bn_back_sums_f32(double* part, const float* x, const 
         a += g;
         b += g * ((double)x[at] - mu);
     }
-    a = bn_block_sum(a, red);
-    b = bn_block_sum(b, red);
+    a = block_sum_f64(a, red);
+    b = block_sum_f64(b, red);
     if (threadIdx.x == 0) {
         const long long at = 2 * ((long long)k * P + q);
         part[at] = a;

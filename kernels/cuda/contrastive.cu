@@ -19,36 +19,14 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-// The row kernel reduces through ctr_block_sum and ctr_block_max, outside
+#include "common.cuh"
+
+// The row kernel reduces through block_sum_f64 (common.cuh) and ctr_block_max, outside
 // its body: the marker contrast_rows_f32_warps gives it a launcher that
 // insists on whole warps (see kernels/cuda/gen).
 
-// ctr_fmul is a correctly rounded float product that nvcc never contracts
-#ifdef __CUDACC__
-__device__ __forceinline__ float ctr_fmul(float a, float b) { return __fmul_rn(a, b); }
-#else
-__device__ __forceinline__ float ctr_fmul(float a, float b) { return a * b; }
-#endif
-
 // ctr_neg_inf returns -Inf
 __device__ __forceinline__ double ctr_neg_inf() { return -__longlong_as_double(0x7ff0000000000000LL); }
-
-// ctr_block_sum returns the sum of v over the block to every thread (part: 32 doubles of shared memory).
-__device__ __forceinline__ double ctr_block_sum(double v, double* part) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? part[lane] : 0.0;
-        for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-        if (lane == 0) part[0] = v;
-    }
-    __syncthreads();
-    v = part[0];
-    __syncthreads();  // part is reused by the next reduction
-    return v;
-}
 
 // ctr_max returns the larger of a and b, a NaN b never being larger (the CPU's v > mx)
 __device__ __forceinline__ double ctr_max(double a, double b) { return b > a ? b : a; }
@@ -104,12 +82,12 @@ extern "C" __global__ void contrast_rows_f32(double* term, float* s, float* e, i
             z += ev;
             erow[j] = (float)ev;
         }
-        z = ep + ctr_block_sum(z, part);
+        z = ep + block_sum_f64(z, part);
         if (threadIdx.x == 0) term[r] = mx + log(z) - lp;
         const float scale = (float)(inv / z);
         for (int j = threadIdx.x; j < cands; j += blockDim.x)
-            srow[j] = j == pos ? (float)((ep / z - 1.0) * inv) : ctr_fmul(srow[j], scale);
-        for (int j = threadIdx.x; j < n; j += blockDim.x) erow[j] = ctr_fmul(erow[j], scale);
+            srow[j] = j == pos ? (float)((ep / z - 1.0) * inv) : rn_fmul(srow[j], scale);
+        for (int j = threadIdx.x; j < n; j += blockDim.x) erow[j] = rn_fmul(erow[j], scale);
     }
 }
 
@@ -117,5 +95,5 @@ extern "C" __global__ void contrast_rows_f32(double* term, float* s, float* e, i
 extern "C" __global__ void contrast_scale_f32(float* x, const float* seed, long long n, double tau) {
     const float alpha = seed[0] / (float)tau;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        x[i] = ctr_fmul(x[i], alpha);
+        x[i] = rn_fmul(x[i], alpha);
 }

@@ -16,6 +16,11 @@
 // update), the PTX compiled from them for several
 // compute capabilities, embedded in generated Go files, and typed
 // launchers that check their arguments before anything reaches a device.
+// Device code shared by several families lives in headers next to them,
+// included with #include "name.cuh": common.cuh holds the block-wide double
+// sum (warp shuffles, then shared memory) and the correctly rounded
+// products and sums (rn_fmul, rn_dmul, rn_fadd, rn_dadd) of rows,
+// contrastive, losses, batchnorm, optim and unarygrad.
 //
 // The generated files (zz_generated_*.go) are written by
 //
@@ -25,9 +30,10 @@
 // also the forward-compatible one: newer devices JIT it; a file with a
 // "// gen: min-arch 80" line only from sm_80 on), fails on any
 // register spill reported by ptxas -v, and stamps every generated file with
-// the toolkit version and the SHA-256 of its source. They are committed, so
-// building duel needs no CUDA toolkit; a plain go test recomputes the hashes
-// and fails when a .cu file changed without regenerating.
+// the toolkit version and the SHA-256 of its source and the headers it
+// includes (SourceSHA256). They are committed, so building duel needs no
+// CUDA toolkit; a plain go test recomputes the hashes and fails when a .cu
+// file or a header it includes changed without regenerating.
 //
 // Kernels run through a Launcher (package github.com/duel-ssl/duel/cuda
 // implements it on a device); the loader picks, for each module, the PTX of

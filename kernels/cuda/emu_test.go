@@ -44,7 +44,7 @@ func TestEmulated(t *testing.T) {
 // files the test process opens, reruns the test when g++'s inputs change.
 func touchSources(t *testing.T, dir string) {
 	t.Helper()
-	for _, pat := range []string{"*.cu", "emu/*"} {
+	for _, pat := range []string{"*.cu", "*.cuh", "emu/*"} {
 		files, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, f := range files {
 			if _, err := os.ReadFile(f); err != nil {

@@ -19,42 +19,18 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-// The block reductions shuffle in loss_block_sum, outside the kernels'
+#include "common.cuh"
+
+// The block reductions shuffle in block_sum_f64 (common.cuh), outside the kernels'
 // bodies: the markers byol_rows_f32_warps, barlow_loss_f32_warps and
 // loss_total_f64_warps give them launchers that insist on whole warps.
-
-// loss_dmul and loss_fmul are correctly rounded products that nvcc never contracts
-#ifdef __CUDACC__
-__device__ __forceinline__ double loss_dmul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float loss_fmul(float a, float b) { return __fmul_rn(a, b); }
-#else
-__device__ __forceinline__ double loss_dmul(double a, double b) { return a * b; }
-__device__ __forceinline__ float loss_fmul(float a, float b) { return a * b; }
-#endif
-
-// loss_block_sum returns the sum of v over the block to every thread (part: 32 doubles of shared memory).
-__device__ __forceinline__ double loss_block_sum(double v, double* part) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? part[lane] : 0.0;
-        for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-        if (lane == 0) part[0] = v;
-    }
-    __syncthreads();
-    v = part[0];
-    __syncthreads();  // part is reused by the next reduction
-    return v;
-}
 
 // out[0] = (float)(sum of v[0..n) / div) (one block)
 extern "C" __global__ void loss_total_f64(float* out, const double* v, int n, double div) {
     __shared__ double part[32];
     double s = 0.0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) s += v[i];
-    s = loss_block_sum(s, part);
+    s = block_sum_f64(s, part);
     if (threadIdx.x == 0) out[0] = (float)(s / div);
 }
 
@@ -67,20 +43,20 @@ extern "C" __global__ void byol_rows_f32(double* term, double* stat, const float
         double pp = 0.0, zz = 0.0, pz = 0.0;
         for (int j = threadIdx.x; j < d; j += blockDim.x) {
             const double x = (double)pr[j], y = (double)zr[j];
-            pp += loss_dmul(x, x);
-            zz += loss_dmul(y, y);
-            pz += loss_dmul(x, y);
+            pp += rn_dmul(x, x);
+            zz += rn_dmul(y, y);
+            pz += rn_dmul(x, y);
         }
-        pp = loss_block_sum(pp, part);
-        zz = loss_block_sum(zz, part);
-        pz = loss_block_sum(pz, part);
+        pp = block_sum_f64(pp, part);
+        zz = block_sum_f64(zz, part);
+        pz = block_sum_f64(pz, part);
         if (threadIdx.x == 0) {
             const double np = fmax(sqrt(pp), eps), nz = fmax(sqrt(zz), eps);
-            const double c = pz / loss_dmul(np, nz);
+            const double c = pz / rn_dmul(np, nz);
             stat[3 * (long long)i] = np;
             stat[3 * (long long)i + 1] = nz;
             stat[3 * (long long)i + 2] = c;
-            term[i] = 2.0 - loss_dmul(2.0, c);
+            term[i] = 2.0 - rn_dmul(2.0, c);
         }
     }
 }
@@ -93,8 +69,8 @@ extern "C" __global__ void byol_grad_f32(float* g, const float* x, const float* 
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total; k += (long long)gridDim.x * blockDim.x) {
         const long long i = k / d;
         const double nx = stat[3 * i + wrt_z], ny = stat[3 * i + 1 - wrt_z], c = stat[3 * i + 2];
-        const double a = scale / loss_dmul(nx, ny), cc = loss_dmul(scale, c) / loss_dmul(nx, nx);
-        g[k] = (float)(loss_dmul(a, (double)y[k]) - loss_dmul(cc, (double)x[k]));
+        const double a = scale / rn_dmul(nx, ny), cc = rn_dmul(scale, c) / rn_dmul(nx, nx);
+        g[k] = (float)(rn_dmul(a, (double)y[k]) - rn_dmul(cc, (double)x[k]));
     }
 }
 
@@ -107,7 +83,7 @@ extern "C" __global__ void barlow_norm_f32(float* h, double* std, const float* x
         double sq = 0.0;
         for (int r = 0; r < b; r++) {
             const double dv = (double)x[(long long)r * d + j] - mean;
-            sq += loss_dmul(dv, dv);
+            sq += rn_dmul(dv, dv);
         }
         const double sd = sqrt(sq / (double)b + eps);
         std[j] = sd;
@@ -125,14 +101,14 @@ extern "C" __global__ void barlow_loss_f32(double* term, float* c, int d, double
         for (int j = threadIdx.x; j < d; j += blockDim.x) {
             const double v = (double)row[j];
             if (j == i) {
-                t += loss_dmul(v - 1.0, v - 1.0);
-                row[j] = (float)loss_dmul(2.0, v - 1.0);
+                t += rn_dmul(v - 1.0, v - 1.0);
+                row[j] = (float)rn_dmul(2.0, v - 1.0);
             } else {
-                t += loss_dmul(loss_dmul(lambda, v), v);
-                row[j] = (float)loss_dmul(loss_dmul(2.0, lambda), v);
+                t += rn_dmul(rn_dmul(lambda, v), v);
+                row[j] = (float)rn_dmul(rn_dmul(2.0, lambda), v);
             }
         }
-        t = loss_block_sum(t, part);
+        t = block_sum_f64(t, part);
         if (threadIdx.x == 0) term[i] = t;
     }
 }
@@ -144,15 +120,15 @@ extern "C" __global__ void barlow_grad_f32(float* dz, float* gh, const float* h,
         double mg = 0.0, mgh = 0.0;
         for (int r = 0; r < b; r++) {
             const long long k = (long long)r * d + j;
-            const float v = loss_fmul(gh[k], alpha);
+            const float v = rn_fmul(gh[k], alpha);
             gh[k] = v;
             mg += (double)v;
-            mgh += loss_dmul((double)v, (double)h[k]);
+            mgh += rn_dmul((double)v, (double)h[k]);
         }
         for (int r = 0; r < b; r++) {
             const long long k = (long long)r * d + j;
             const double hv = (double)h[k];
-            dz[k] = (float)(((double)gh[k] - mg / (double)b - loss_dmul(hv, mgh) / (double)b) / std[j]);
+            dz[k] = (float)(((double)gh[k] - mg / (double)b - rn_dmul(hv, mgh) / (double)b) / std[j]);
         }
     }
 }

@@ -11,7 +11,7 @@ import (
 // capabilities.
 type Module struct {
 	Source  string         // file name of the .cu source in this directory
-	SHA256  string         // hex SHA-256 of the source the PTX came from
+	SHA256  string         // hex SHA-256 of the source the PTX came from and the headers it includes (SourceSHA256)
 	Toolkit string         // the nvcc that compiled it (nvcc --version)
 	PTX     map[int]string // PTX text by compute capability (60 = sm_60)
 	// MinArch is the lowest compute capability the module is compiled

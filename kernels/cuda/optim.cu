@@ -3,7 +3,7 @@
 // and in the same order), one launch per step (LARS: two, the first
 // reducing the norms). The arithmetic is kernels/optim's, operation for
 // operation: float64 per element with every product and sum rounded on its
-// own (opt_mul, opt_add: no contraction into FMAs, which kernels/optim does
+// own (rn_dmul, rn_dadd: no contraction into FMAs, which kernels/optim does
 // not do either), rounded once to float32 when stored; the EMA is float32.
 // LARS's norms are float64 sums of squares over P contiguous parts, each a
 // block's threads in a fixed order and then the block's partials summed in
@@ -14,31 +14,20 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-// opt_mul, opt_add and opt_fmul, opt_fadd are correctly rounded products and sums that nvcc never contracts
-#ifdef __CUDACC__
-__device__ __forceinline__ double opt_mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double opt_add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ float opt_fmul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float opt_fadd(float a, float b) { return __fadd_rn(a, b); }
-#else
-__device__ __forceinline__ double opt_mul(double a, double b) { return a * b; }
-__device__ __forceinline__ double opt_add(double a, double b) { return a + b; }
-__device__ __forceinline__ float opt_fmul(float a, float b) { return a * b; }
-__device__ __forceinline__ float opt_fadd(float a, float b) { return a + b; }
-#endif
+#include "common.cuh"
 
 // opt_sgd_elem applies kernels/optim's SGD/LARS update to element j: d = (g + decay*w)*scale, momentum, w -= lr*d
 __device__ __forceinline__ void opt_sgd_elem(float* w, const float* g, float* buf, long long j, double lr, double decay,
                                              double scale, double mom, double damp, int nesterov, int first) {
     const double wj = (double)w[j];
-    double d = opt_mul(opt_add((double)g[j], opt_mul(decay, wj)), scale);
+    double d = rn_dmul(rn_dadd((double)g[j], rn_dmul(decay, wj)), scale);
     if (mom != 0.0) {
         double v = d;
-        if (!first) v = opt_add(opt_mul(mom, (double)buf[j]), opt_mul(damp, d));
+        if (!first) v = rn_dadd(rn_dmul(mom, (double)buf[j]), rn_dmul(damp, d));
         buf[j] = (float)v;
-        d = nesterov ? opt_add(d, opt_mul(mom, v)) : v;
+        d = nesterov ? rn_dadd(d, rn_dmul(mom, v)) : v;
     }
-    w[j] = (float)opt_add(wj, -opt_mul(lr, d));
+    w[j] = (float)rn_dadd(wj, -rn_dmul(lr, d));
 }
 
 // SGD: d = g + wd*w; buf = d (first) or mom*buf + damp*d; d = d + mom*buf (nesterov) or buf; w = w - lr*d (scale 1: kernels/optim.SGDStep)
@@ -58,8 +47,8 @@ extern "C" __global__ void __launch_bounds__(1024) lars_norms_f32(double* part, 
     double sw = 0.0, sg = 0.0;
     for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x) {
         const double wj = (double)w[j], gj = (double)g[j];
-        sw = opt_add(sw, opt_mul(wj, wj));
-        sg = opt_add(sg, opt_mul(gj, gj));
+        sw = rn_dadd(sw, rn_dmul(wj, wj));
+        sg = rn_dadd(sg, rn_dmul(gj, gj));
     }
     red[0][threadIdx.x] = sw;
     red[1][threadIdx.x] = sg;
@@ -92,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(1024) lars_step_f32(float* w, const
             }
             const double pn = sqrt(sw), gn = sqrt(sg);
             if (pn != 0.0 && gn != 0.0) {
-                scale = opt_mul(eta, pn) / opt_add(opt_add(gn, opt_mul(pn, wd)), eps);
+                scale = rn_dmul(eta, pn) / rn_dadd(rn_dadd(gn, rn_dmul(pn, wd)), eps);
                 if (clip) {
                     scale = scale / lr;
                     if (!(scale < 1.0)) scale = scale != scale ? scale : 1.0;  // math.Min(scale, 1)
@@ -114,18 +103,18 @@ extern "C" __global__ void adam_step_f32(float* w, const float* g, float* m, flo
                                          double eps, double step, double inv_sqrt_bc2, double decay, double l2) {
     const double c1 = 1.0 - b1, c2 = 1.0 - b2;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
-        const double x = opt_mul((double)w[j], decay);
-        const double gj = opt_add((double)g[j], opt_mul(l2, x));
-        const double mj = opt_add(opt_mul(b1, (double)m[j]), opt_mul(c1, gj));
-        const double vj = opt_add(opt_mul(b2, (double)v[j]), opt_mul(opt_mul(c2, gj), gj));
+        const double x = rn_dmul((double)w[j], decay);
+        const double gj = rn_dadd((double)g[j], rn_dmul(l2, x));
+        const double mj = rn_dadd(rn_dmul(b1, (double)m[j]), rn_dmul(c1, gj));
+        const double vj = rn_dadd(rn_dmul(b2, (double)v[j]), rn_dmul(rn_dmul(c2, gj), gj));
         m[j] = (float)mj;
         v[j] = (float)vj;
-        w[j] = (float)opt_add(x, -(opt_mul(step, mj) / opt_add(opt_mul(sqrt(vj), inv_sqrt_bc2), eps)));
+        w[j] = (float)rn_dadd(x, -(rn_dmul(step, mj) / rn_dadd(rn_dmul(sqrt(vj), inv_sqrt_bc2), eps)));
     }
 }
 
 // target = mf*target + of*online in float32 (kernels/optim.EMA)
 extern "C" __global__ void ema_f32(float* target, const float* online, long long n, float mf, float of) {
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
-        target[j] = opt_fadd(opt_fmul(mf, target[j]), opt_fmul(of, online[j]));
+        target[j] = rn_fadd(rn_fmul(mf, target[j]), rn_fmul(of, online[j]));
 }

@@ -10,43 +10,19 @@
 // its sum in double, the softmax scaled by the float32 inverse of that sum,
 // log-softmax x - (max + (float)log(sum)); L2 normalisation divides in
 // double by max(sqrt(sum of squares), eps). Products whose rounding the CPU
-// keeps are written with rows_fmul/rows_dmul (no FMA contraction). Results
+// keeps are written with rn_fmul/rn_dmul (no FMA contraction). Results
 // agree with the CPU backend's to a few float32 ulps (expf and the order
 // of the double sums differ), not bit for bit.
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-// The kernels reduce through rows_block_sum and rows_block_max, outside
+#include "common.cuh"
+
+// The kernels reduce through block_sum_f64 (common.cuh) and rows_block_max, outside
 // their bodies: the markers softmax_f32_warps, log_softmax_f32_warps,
 // softmax_back_f32_warps, log_softmax_back_f32_warps, l2norm_f32_warps,
 // l2norm_back_f32_warps, cross_entropy_f32_warps and rows_mean_f64_warps
 // give them launchers that insist on whole warps (see kernels/cuda/gen).
-
-// rows_fmul and rows_dmul are correctly rounded products that nvcc never contracts
-#ifdef __CUDACC__
-__device__ __forceinline__ float rows_fmul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double rows_dmul(double a, double b) { return __dmul_rn(a, b); }
-#else
-__device__ __forceinline__ float rows_fmul(float a, float b) { return a * b; }
-__device__ __forceinline__ double rows_dmul(double a, double b) { return a * b; }
-#endif
-
-// rows_block_sum returns the sum of v over the block to every thread (part: 32 doubles of shared memory).
-__device__ __forceinline__ double rows_block_sum(double v, double* part) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? part[lane] : 0.0;
-        for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffffu, v, s);
-        if (lane == 0) part[0] = v;
-    }
-    __syncthreads();
-    v = part[0];
-    __syncthreads();  // part is reused by the next reduction
-    return v;
-}
 
 // rows_neg_inf returns -Inf
 __device__ __forceinline__ float rows_neg_inf() { return (float)-__longlong_as_double(0x7ff0000000000000LL); }
@@ -96,8 +72,8 @@ extern "C" __global__ void softmax_f32(float* y, const float* x, long long outer
             y[b + i * inner] = e;
             s += (double)e;
         }
-        const float inv = (float)(1.0 / rows_block_sum(s, part));
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) y[b + i * inner] = rows_fmul(y[b + i * inner], inv);
+        const float inv = (float)(1.0 / block_sum_f64(s, part));
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) y[b + i * inner] = rn_fmul(y[b + i * inner], inv);
     }
 }
 
@@ -114,12 +90,12 @@ extern "C" __global__ void log_softmax_f32(float* y, float* p, const float* x, l
             if (has_p) p[b + i * inner] = e;
             s += (double)e;
         }
-        s = rows_block_sum(s, part);
+        s = block_sum_f64(s, part);
         const float lse = m + (float)log(s);
         const float inv = (float)(1.0 / s);
         for (long long i = threadIdx.x; i < n; i += blockDim.x) {
             y[b + i * inner] = x[b + i * inner] - lse;
-            if (has_p) p[b + i * inner] = rows_fmul(p[b + i * inner], inv);
+            if (has_p) p[b + i * inner] = rn_fmul(p[b + i * inner], inv);
         }
     }
 }
@@ -131,9 +107,9 @@ extern "C" __global__ void softmax_back_f32(float* dx, const float* g, const flo
     for (long long l = blockIdx.x; l < outer * inner; l += gridDim.x) {
         const long long b = rows_base(l, n, inner);
         double s = 0.0;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) s += rows_dmul((double)g[b + i * inner], (double)y[b + i * inner]);
-        const float sgy = (float)rows_block_sum(s, part);
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) dx[b + i * inner] = rows_fmul(y[b + i * inner], g[b + i * inner] - sgy);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) s += rn_dmul((double)g[b + i * inner], (double)y[b + i * inner]);
+        const float sgy = (float)block_sum_f64(s, part);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) dx[b + i * inner] = rn_fmul(y[b + i * inner], g[b + i * inner] - sgy);
     }
 }
 
@@ -145,8 +121,8 @@ extern "C" __global__ void log_softmax_back_f32(float* dx, const float* g, const
         const long long b = rows_base(l, n, inner);
         double s = 0.0;
         for (long long i = threadIdx.x; i < n; i += blockDim.x) s += (double)g[b + i * inner];
-        const float sg = (float)rows_block_sum(s, part);
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) dx[b + i * inner] = g[b + i * inner] - rows_fmul(p[b + i * inner], sg);
+        const float sg = (float)block_sum_f64(s, part);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) dx[b + i * inner] = g[b + i * inner] - rn_fmul(p[b + i * inner], sg);
     }
 }
 
@@ -155,9 +131,9 @@ __device__ __forceinline__ double rows_lane_norm(const float* x, long long n, lo
     double s = 0.0;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         const double v = (double)x[i * inner];
-        s += rows_dmul(v, v);
+        s += rn_dmul(v, v);
     }
-    return fmax(sqrt(rows_block_sum(s, part)), eps);
+    return fmax(sqrt(block_sum_f64(s, part)), eps);
 }
 
 // y = x / max(||x||, eps) along each lane, in double per element rounded once
@@ -178,13 +154,13 @@ extern "C" __global__ void l2norm_back_f32(float* dx, const float* g, const floa
         const long long b = rows_base(l, n, inner);
         const double d = rows_lane_norm(x + b, n, inner, eps, part);
         double s = 0.0;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) s += rows_dmul((double)g[b + i * inner], (double)y[b + i * inner]);
-        s = rows_block_sum(s, part);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) s += rn_dmul((double)g[b + i * inner], (double)y[b + i * inner]);
+        s = block_sum_f64(s, part);
         if (!(d > eps)) s = 0.0;
         const double inv = 1.0 / d;
         for (long long i = threadIdx.x; i < n; i += blockDim.x) {
             const double gi = (double)g[b + i * inner], yi = (double)y[b + i * inner];
-            dx[b + i * inner] = (float)rows_dmul(gi - rows_dmul(yi, s), inv);
+            dx[b + i * inner] = (float)rn_dmul(gi - rn_dmul(yi, s), inv);
         }
     }
 }
@@ -201,11 +177,11 @@ extern "C" __global__ void cross_entropy_f32(double* nll, float* p, const float*
             if (has_p) p[b + j] = e;
             s += (double)e;
         }
-        s = rows_block_sum(s, part);
+        s = block_sum_f64(s, part);
         if (threadIdx.x == 0) nll[r] = (double)m + log(s) - (double)x[b + t[r]];
         if (has_p) {
             const float inv = (float)(1.0 / s);
-            for (int j = threadIdx.x; j < c; j += blockDim.x) p[b + j] = rows_fmul(p[b + j], inv);
+            for (int j = threadIdx.x; j < c; j += blockDim.x) p[b + j] = rn_fmul(p[b + j], inv);
         }
     }
 }
@@ -215,7 +191,7 @@ extern "C" __global__ void rows_mean_f64(float* out, const double* v, int n) {
     __shared__ double part[32];
     double s = 0.0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) s += v[i];
-    s = rows_block_sum(s, part);
+    s = block_sum_f64(s, part);
     if (threadIdx.x == 0) out[0] = (float)(s / (double)n);
 }
 
@@ -226,6 +202,6 @@ extern "C" __global__ void cross_entropy_back_f32(float* p, const int* t, int n,
         const long long r = i / c;
         float v = p[i];
         if (i - r * c == t[r]) v = v - 1.0f;
-        p[i] = rows_fmul(v, scale);
+        p[i] = rn_fmul(v, scale);
     }
 }
