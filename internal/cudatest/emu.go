@@ -131,7 +131,7 @@ func emuSources(t testing.TB) []string {
 		t.Fatal(err)
 	}
 	var srcs []string
-	for _, pat := range []string{"*.cu", "emu/*"} {
+	for _, pat := range []string{"*.cu", "*.cuh", "emu/*"} {
 		files, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, f := range files {
 			if _, err := os.ReadFile(f); err != nil { // seen by go test's cache
