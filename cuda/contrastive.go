@@ -95,19 +95,41 @@ func (be *Backend) scaleBySeed(op string, m matrix, seed tensor.Operand, tau flo
 	be.queued(op, kc.ContrastScaleF32(be.g, be.grid(int64(n)), be.matPtr(op, m), sp, int64(n), tau))
 }
 
+// infoNCEMatrices checks and resolves InfoNCE's operands: q and k (b×d),
+// the optional negatives (n×d) and the logits' derivatives gs (b×b) and ge
+// (b×n).
+func (be *Backend) infoNCEMatrices(op string, gs, ge, q, k, neg tensor.Operand) (qm, km, nm, sm, em matrix) {
+	if len(q.Shape) != 2 {
+		panic(fmt.Sprintf("cuda: Backend.%s: q has shape %v, want b×d", op, q.Shape))
+	}
+	b, d := q.Shape[0], q.Shape[1]
+	qm, km = be.denseMatrix(op, "q", q, b, d, false), be.denseMatrix(op, "k", k, b, d, false)
+	nm = be.denseMatrix(op, "neg", neg, -1, d, true)
+	sm, em = be.denseMatrix(op, "gs", gs, b, b, false), be.denseMatrix(op, "ge", ge, b, nm.rows, nm.rows == 0)
+	return qm, km, nm, sm, em
+}
+
+// ntXentMatrices checks and resolves NT-Xent's operands: z (2b×d), the
+// optional negatives (n×d) and the logits' derivatives gs (2b×2b) and ge
+// (2b×n).
+func (be *Backend) ntXentMatrices(op string, gs, ge, z, neg tensor.Operand) (zm, nm, sm, em matrix) {
+	if len(z.Shape) != 2 || z.Shape[0]%2 != 0 {
+		panic(fmt.Sprintf("cuda: Backend.%s: z has shape %v, want 2b×d", op, z.Shape))
+	}
+	m, d := z.Shape[0], z.Shape[1]
+	zm = be.denseMatrix(op, "z", z, m, d, false)
+	nm = be.denseMatrix(op, "neg", neg, -1, d, true)
+	sm, em = be.denseMatrix(op, "gs", gs, m, m, false), be.denseMatrix(op, "ge", ge, m, nm.rows, nm.rows == 0)
+	return zm, nm, sm, em
+}
+
 // InfoNCE computes the logits q·kᵀ/τ and q·negᵀ/τ with the backend's Gemm
 // and the rows' log-sum-exps, the loss and the kept derivatives with
 // contrast_rows_f32 (kernels/loss's arithmetic: float64 per row).
 func (be *Backend) InfoNCE(loss, gs, ge, q, k, neg tensor.Operand, a tensor.ContrastArgs) {
 	const op = "InfoNCE"
-	if len(q.Shape) != 2 {
-		panic(fmt.Sprintf("cuda: Backend.%s: q has shape %v, want b×d", op, q.Shape))
-	}
-	b, d := q.Shape[0], q.Shape[1]
-	qm, km := be.denseMatrix(op, "q", q, b, d, false), be.denseMatrix(op, "k", k, b, d, false)
-	nm := be.denseMatrix(op, "neg", neg, -1, d, true)
-	n := nm.rows
-	sm, em := be.denseMatrix(op, "gs", gs, b, b, false), be.denseMatrix(op, "ge", ge, b, n, n == 0)
+	qm, km, nm, sm, em := be.infoNCEMatrices(op, gs, ge, q, k, neg)
+	d := qm.cols
 	lm := be.scalar(op, "loss", loss)
 	invTau := float32(1 / a.Tau)
 	be.gemmRows(false, true, invTau, qm, km, false, sm, d)
@@ -119,14 +141,8 @@ func (be *Backend) InfoNCE(loss, gs, ge, q, k, neg tensor.Operand, a tensor.Cont
 // unless it is the zero Operand (Gemm products, then contrast_scale_f32).
 func (be *Backend) InfoNCEBack(dq, dk, gs, ge, q, k, neg, seed tensor.Operand, tau float64) {
 	const op = "InfoNCEBack"
-	if len(q.Shape) != 2 {
-		panic(fmt.Sprintf("cuda: Backend.%s: q has shape %v, want b×d", op, q.Shape))
-	}
-	b, d := q.Shape[0], q.Shape[1]
-	qm, km := be.denseMatrix(op, "q", q, b, d, false), be.denseMatrix(op, "k", k, b, d, false)
-	nm := be.denseMatrix(op, "neg", neg, -1, d, true)
-	n := nm.rows
-	sm, em := be.denseMatrix(op, "gs", gs, b, b, false), be.denseMatrix(op, "ge", ge, b, n, n == 0)
+	qm, km, nm, sm, em := be.infoNCEMatrices(op, gs, ge, q, k, neg)
+	b, d, n := qm.rows, qm.cols, nm.rows
 	if !tensor.IsZeroOperand(dq) {
 		dqm := be.denseMatrix(op, "dq", dq, b, d, false)
 		be.gemmRows(false, false, 1, sm, km, false, dqm, b)
@@ -145,14 +161,8 @@ func (be *Backend) InfoNCEBack(dq, dk, gs, ge, q, k, neg, seed tensor.Operand, t
 // excluded).
 func (be *Backend) NTXent(loss, gs, ge, z, neg tensor.Operand, a tensor.ContrastArgs) {
 	const op = "NTXent"
-	if len(z.Shape) != 2 || z.Shape[0]%2 != 0 {
-		panic(fmt.Sprintf("cuda: Backend.%s: z has shape %v, want 2b×d", op, z.Shape))
-	}
-	m, d := z.Shape[0], z.Shape[1]
-	zm := be.denseMatrix(op, "z", z, m, d, false)
-	nm := be.denseMatrix(op, "neg", neg, -1, d, true)
-	n := nm.rows
-	sm, em := be.denseMatrix(op, "gs", gs, m, m, false), be.denseMatrix(op, "ge", ge, m, n, n == 0)
+	zm, nm, sm, em := be.ntXentMatrices(op, gs, ge, z, neg)
+	m, d := zm.rows, zm.cols
 	lm := be.scalar(op, "loss", loss)
 	invTau := float32(1 / a.Tau)
 	be.gemmRows(false, true, invTau, zm, zm, false, sm, d)
@@ -164,14 +174,8 @@ func (be *Backend) NTXent(loss, gs, ge, z, neg tensor.Operand, a tensor.Contrast
 // contrast_scale_f32).
 func (be *Backend) NTXentBack(dz, gs, ge, z, neg, seed tensor.Operand, tau float64) {
 	const op = "NTXentBack"
-	if len(z.Shape) != 2 || z.Shape[0]%2 != 0 {
-		panic(fmt.Sprintf("cuda: Backend.%s: z has shape %v, want 2b×d", op, z.Shape))
-	}
-	m, d := z.Shape[0], z.Shape[1]
-	zm := be.denseMatrix(op, "z", z, m, d, false)
-	nm := be.denseMatrix(op, "neg", neg, -1, d, true)
-	n := nm.rows
-	sm, em := be.denseMatrix(op, "gs", gs, m, m, false), be.denseMatrix(op, "ge", ge, m, n, n == 0)
+	zm, nm, sm, em := be.ntXentMatrices(op, gs, ge, z, neg)
+	m, d, n := zm.rows, zm.cols, nm.rows
 	dzm := be.denseMatrix(op, "dz", dz, m, d, false)
 	be.gemmRows(false, false, 1, sm, zm, false, dzm, m)
 	be.gemmRows(true, false, 1, sm, zm, true, dzm, m)
