@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/duel-ssl/duel/cuda/driver"
+
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -28,31 +30,38 @@ func (be *Backend) alongGeom(op string, shape []int, axis int, idx []int) (lanes
 // TakeAlong gathers dst[r] = src[o, idx[r], j] (index.cu's take_along_f32,
 // the indices copied to the device as int32).
 func (be *Backend) TakeAlong(dst, src tensor.Operand, axis int, idx []int) {
-	const op = "TakeAlong"
-	lanes, n, inner := be.alongGeom(op, src.Shape, axis, idx)
-	sp := be.dense(op, "src", src, elems(src))
-	dp := be.dense(op, "dst", dst, lanes)
-	if lanes == 0 {
-		return
-	}
-	s := &scratch{mem: be.mem}
-	defer s.release()
-	ip := be.deviceTargets(op, s, idx)
-	be.queued(op, kc.TakeAlongF32(be.g, be.grid(int64(lanes)), dp, sp, ip, int64(lanes), int64(n), int64(inner)))
+	be.along("TakeAlong", dst, src, axis, idx, false)
 }
 
 // PutAlong scatters dst[o, idx[r], j] = src[r], leaving dst's other
 // elements (put_along_f32).
 func (be *Backend) PutAlong(dst, src tensor.Operand, axis int, idx []int) {
-	const op = "PutAlong"
-	lanes, n, inner := be.alongGeom(op, dst.Shape, axis, idx)
-	dp := be.dense(op, "dst", dst, elems(dst))
-	sp := be.dense(op, "src", src, lanes)
+	be.along("PutAlong", dst, src, axis, idx, true)
+}
+
+// along launches take_along_f32 (put false: the lanes are dst's, indexed
+// into src) or put_along_f32 (put: the lanes are src's, indexed into dst).
+func (be *Backend) along(op string, dst, src tensor.Operand, axis int, idx []int, put bool) {
+	indexed := src
+	if put {
+		indexed = dst
+	}
+	lanes, n, inner := be.alongGeom(op, indexed.Shape, axis, idx)
+	var dp, sp driver.DevicePtr
+	if put {
+		dp, sp = be.dense(op, "dst", dst, elems(dst)), be.dense(op, "src", src, lanes)
+	} else {
+		sp, dp = be.dense(op, "src", src, elems(src)), be.dense(op, "dst", dst, lanes)
+	}
 	if lanes == 0 {
 		return
 	}
 	s := &scratch{mem: be.mem}
 	defer s.release()
 	ip := be.deviceTargets(op, s, idx)
-	be.queued(op, kc.PutAlongF32(be.g, be.grid(int64(lanes)), dp, sp, ip, int64(lanes), int64(n), int64(inner)))
+	launch := kc.TakeAlongF32
+	if put {
+		launch = kc.PutAlongF32
+	}
+	be.queued(op, launch(be.g, be.grid(int64(lanes)), dp, sp, ip, int64(lanes), int64(n), int64(inner)))
 }
