@@ -14,6 +14,7 @@
 //    |a_k b_k| + 2^-23 * |beta c|: the kernel rounds its FP32 accumulator
 //    once per mma step (K/8 or K/16 of them), the reference once.
 #include "cuda_emu.h"
+#include "gemm_case.h"
 #include "../gemm_tc.cu"
 
 static float tf32f(float x) { return emu::bitsFloat(tf32_round(x)); }
@@ -126,24 +127,16 @@ int main() {
         for (const Shape& s : shapes)
             for (int ta = 0; ta < 2; ta++)
                 for (int tb = 0; tb < 2; tb++) {
-                    int rowsA = ta ? s.k : s.m, colsA = ta ? s.m : s.k;
-                    int rowsB = tb ? s.n : s.k, colsB = tb ? s.k : s.n;
-                    long long lda = colsA + r.intn(3), ldb = colsB + r.intn(3), ldc = s.n + r.intn(3);
-                    long long sa = r.intn(3) == 0 ? 0 : rowsA * lda + r.intn(4);
-                    long long sb = r.intn(3) == 0 ? 0 : rowsB * ldb + r.intn(4);
-                    long long sc = (long long)s.m * ldc + r.intn(4);
-                    std::vector<float> A(sa * (s.batch - 1) + rowsA * lda + 1), B(sb * (s.batch - 1) + rowsB * ldb + 1),
-                        C(sc * s.batch + 1);
-                    for (auto& x : A) x = (float)r.uniform(-1, 1);
-                    for (auto& x : B) x = (float)r.uniform(-1, 1);
+                    GemmCase g(r, s.m, s.n, s.k, s.batch, ta, tb);
+                    std::vector<float>& C = g.C;
                     for (float beta : {0.f, 0.5f}) {
                         float alpha = 1.25f;
                         for (auto& x : C) x = beta == 0 ? NAN : (float)r.uniform(-1, 1);
                         std::vector<float> C0 = C;
                         if (s.m > 0 && s.n > 0)
                             emu::launch(dim3((s.n + 127) / 128, (s.m + 127) / 128, std::min(s.batch, 2)), dim3(256), bf ? gemm_bf16 : gemm_tf32,
-                                        ta, tb, s.m, s.n, s.k, alpha, (const float*)A.data(), lda, sa, (const float*)B.data(), ldb, sb,
-                                        beta, C.data(), ldc, sc, s.batch);
+                                        ta, tb, s.m, s.n, s.k, alpha, (const float*)g.A.data(), g.lda, g.sa, (const float*)g.B.data(), g.ldb, g.sb,
+                                        beta, C.data(), g.ldc, g.sc, s.batch);
                         char what[96];
                         std::snprintf(what, sizeof what, "%s %dx%dx%d batch %d ta %d tb %d beta %g", bf ? "bf16" : "tf32", s.m, s.n, s.k,
                                       s.batch, ta, tb, beta);
@@ -157,12 +150,11 @@ int main() {
                                 for (int j = 0; j < s.n; j++) {
                                     double acc = 0, mag = 0;
                                     for (int p = 0; p < s.k; p++) {
-                                        float a = ta ? A[bi * sa + p * lda + i] : A[bi * sa + i * lda + p];
-                                        float b = tb ? B[bi * sb + j * ldb + p] : B[bi * sb + p * ldb + j];
+                                        float a = g.a(bi, i, p), b = g.b(bi, p, j);
                                         double x = bf ? (double)bf16f(a) * bf16f(b) : (double)tf32f(a) * tf32f(b);
                                         acc += x, mag += std::fabs(x);
                                     }
-                                    const long long o = bi * sc + i * ldc + j;
+                                    const long long o = g.c(bi, i, j);
                                     double v = alpha * acc;
                                     if (beta != 0) v += beta * (double)C0[o];
                                     want[o] = (float)v;
