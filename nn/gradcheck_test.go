@@ -48,6 +48,22 @@ func TestGradcheck(t *testing.T) {
 	synced := NewBatchNorm2d(3) // a synchronised BatchNorm in a group of one
 	NormalInit(synced.Weight.Value, 1, r)
 	synced.Sync = func([]float32) error { return nil }
+	// A synchronised BatchNorm with a second process whose batch is fixed:
+	// its per-channel sums and count join the statistics (forward calls
+	// carry this process's count, > 0, last); its outputs are not in the
+	// loss, so it adds nothing to the statistics' gradient (backward calls
+	// end with 0).
+	peered := NewBatchNorm2d(3)
+	NormalInit(peered.Weight.Value, 1, r)
+	peer := []float32{0.7, -1.1, 2.3, 5.5, 9.1, 12.4, 10} // Σx, Σx² per channel, count
+	peered.Sync = func(buf []float32) error {
+		if buf[len(buf)-1] > 0 {
+			for i := range buf {
+				buf[i] += peer[i]
+			}
+		}
+		return nil
+	}
 	for _, tc := range []struct {
 		name string
 		m    Module
@@ -63,6 +79,7 @@ func TestGradcheck(t *testing.T) {
 		{"bn2d-eval", bnEval, randTensor(r, 4, 3, 2, 3)},
 		{"bn2d-ghost", ghost, randTensor(r, 4, 3, 2, 2)},
 		{"bn2d-sync", synced, randTensor(r, 4, 3, 2, 3)},
+		{"bn2d-sync-peer", peered, randTensor(r, 4, 3, 2, 3)},
 		{"bn1d", bn1d, randTensor(r, 6, 4)},
 		{"relu", NewReLU(), awayFromZero(randTensor(r, 3, 7), 0.05)},
 		{"maxpool", NewMaxPool2d(3, 2, 1), spread(r, 2, 3, 7, 6)},

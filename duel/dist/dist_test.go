@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/autograd/gradcheck"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -275,4 +276,48 @@ func TestAgree(t *testing.T) {
 	if !stop[0] || !stop[1] {
 		t.Errorf("AnyTrue: %v, expected true on both ranks", stop)
 	}
+}
+
+// fixedPeer is rank 0 of a group of two whose rank 1 always sends the
+// same rows: AllGather is all Gather needs.
+type fixedPeer struct {
+	Single
+	rows []byte
+}
+
+func (fixedPeer) Size() int { return 2 }
+
+func (p fixedPeer) AllGather(send, recv []byte) error {
+	copy(recv, send)
+	copy(recv[len(send):], p.rows)
+	return nil
+}
+
+// TestGatherGradcheck checks Gather on rank 0 of two against float64
+// central differences (gradcheck): the loss mixes the gathered rows of
+// both ranks nonlinearly, and only rank 0's rows vary.
+func TestGatherGradcheck(t *testing.T) {
+	const n, width = 7, 3 // rank 0 holds rows 0, 2, 4, 6; rank 1 rows 1, 3, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	peerRows := make([]float32, 4*width) // padded to 4 rows, as GatherRowsHost sends
+	for i := range peerRows[:3*width] {
+		peerRows[i] = rng.Float32()*2 - 1
+	}
+	c := fixedPeer{rows: Float32Bytes(peerRows)}
+	x := tensor.New(ShardLen(n, 0, 2), width)
+	for i, d := 0, x.Data(); i < len(d); i++ {
+		d[i] = rng.Float32()*2 - 1
+	}
+	w := tensor.New(n, width)
+	for i, d := 0, w.Data(); i < len(d); i++ {
+		d[i] = rng.Float32()*2 - 1
+	}
+	gradcheck.Assert(t, func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
+		g, err := Gather(tp, c, in[0], n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := autograd.Mul(tp, g, autograd.Const(w))
+		return autograd.SumAll(tp, autograd.Mul(tp, y, y))
+	}, []*tensor.Tensor{x}, gradcheck.Options{})
 }
