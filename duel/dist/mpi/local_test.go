@@ -142,3 +142,17 @@ func TestLauncherRank(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLauncherKind: any launcher --version output gives a kind or an
+// error, never a panic, and a kind is one of the two implementations.
+func FuzzLauncherKind(f *testing.F) {
+	for _, s := range []string{"mpirun (Open MPI) 4.1.4\n", "HYDRA build details:\n    Version: 4.0.2\n", "", "srun slurm 23.02"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		kind, err := LauncherKind(out)
+		if err == nil && kind != "Open MPI" && kind != "MPICH" {
+			t.Errorf("LauncherKind(%q) = %q, neither implementation", out, kind)
+		}
+	})
+}
