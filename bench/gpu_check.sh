@@ -6,39 +6,62 @@
 #
 # run: the driver, backend and GPU DUEL tests (GPU tests included: the
 # layers' kernels against the CPU; the CPU emulator's skipped with -short),
-# every method's training steps on the GPU against the CPU (duel/train's
-# TestTrainOnCUDA), the GPU benchmarks (GEMM: BenchmarkGemm, and
-# BenchmarkGemmPrecision in fp32/tf32/bf16 at 1024 and 4096, the tensor-core
-# kernels' tests being TestGemmPrecisionKernel, TestTimeGemm and
-# TestPrecisionDefault in the cuda run; Add, row sums, convolution,
-# batch norm, top-k, DUEL update), and PyTorch's figures at the same shapes
-# (bench/gpu_peer.py) in the same script; every log goes to OUT. (nn/loss's
-# and duel/ssl's *CUDA tests run the same way; they are left out to keep
-# the binaries under the device tool's 64 MiB.)
+# the losses, every method's step and training on the GPU against the CPU,
+# kNN's device top-k; the GPU benchmarks (GEMM
+# in fp32/tf32/bf16 at 1024 and 4096, add, row sums, convolution, batch
+# norm, top-k, DUEL update) and PyTorch's figures at the same shapes
+# (bench/gpu_peer.py), then a ResNet-50 batch-256 training step beside
+# PyTorch's (bench/step_pytorch.py --device cuda), all in one script;
+# every log goes to OUT. The binaries travel gzipped (the device tool
+# carries 64 MiB).
 set -u
+# package:binary:tests to run (-test.run); "." is every test of the package.
+pkgs="cuda/driver:driver:. cuda:cuda:. duel/memory/cudaduel:cudaduel:.
+nn/loss:loss:^TestLossesOnCUDA$ duel/ssl:ssl:^TestStepsOnCUDA$ duel/eval:eval:^TestKNNOnCUDA$
+duel/train:train:^TestTrainOnCUDA$"
+# (cmd/duelctl's GPU tests stay here: with the embedded data its test binary
+# and duelctl would not both fit; duelctl's device path runs in the step.)
 case "${1:-}" in
 build)
 	d=$2
 	mkdir -p "$d"
-	for p in cuda/driver:driver cuda:cuda duel/memory/cudaduel:cudaduel duel/train:train; do
-		go test -c -ldflags="-s -w" -o "$d/${p#*:}.test" "./${p%:*}" || exit 1
+	for p in $pkgs; do
+		IFS=: read -r pkg bin _ <<<"$p"
+		go test -c -ldflags="-s -w" -o "$d/$bin.test" "./$pkg" || exit 1
 	done
+	go build -ldflags="-s -w" -o "$d/duelctl" ./cmd/duelctl || exit 1
+	gzip -9f "$d"/*.test "$d/duelctl" # the device tool carries 64 MiB at most
+	du -sh "$d"
 	;;
 run)
 	d=$(readlink -f "$2") out=$3 root=$PWD
 	mkdir -p "$out"
+	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+	chmod +x "$d"/*
 	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
-	for p in cuda/driver:driver cuda:cuda duel/memory/cudaduel:cudaduel duel/train:train; do
-		run=.
-		case ${p#*:} in train) run=CUDA ;; esac
-		(cd "${p%:*}" && "$d/${p#*:}.test" -test.v -test.short -test.run "$run" -test.timeout 240s) >"$out/${p#*:}.log" 2>&1
-		echo "${p%:*} tests: rc $?"
-		grep -E '^(--- FAIL|FAIL|panic)' "$out/${p#*:}.log" | head -20
-		grep -cE '^--- PASS' "$out/${p#*:}.log"
-	done
+	tests() { # the packages of pkgs named in $@, in that order
+		for want in "$@"; do
+			for p in $pkgs; do
+				IFS=: read -r pkg bin run <<<"$p"
+				[ "$bin" = "$want" ] || continue
+				[ -x "$d/$bin.test" ] || { echo "$pkg: no test binary in $d, skipped"; continue; }
+				t0=$(date +%s)
+				(cd "$pkg" && timeout 150 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 140s) >"$out/$bin.log" 2>&1
+				echo "$pkg tests: rc $? in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$bin.log") passed"
+				grep -E '^(--- FAIL|FAIL|panic)' "$out/$bin.log" | head -20
+			done
+		done
+	}
+	tests driver cuda
 	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	# A training step of ResNet-50 (CIFAR stem) at batch 256 beside PyTorch's,
+	# FP32 and TF32 (PyTorch's TF32 covers cuDNN's convolutions too).
+	for prec in fp32 tf32; do
+		python3 "$root/bench/step_pytorch.py" --device cuda --precision $prec --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl"
+	done 2>&1 | tee "$out/step.log"
+	tests cudaduel loss ssl eval train
 	;;
 *)
 	echo "usage: $0 build DIR | run DIR OUT" >&2

@@ -45,15 +45,27 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda (cuDNN autotuned; --precision fp32 turns TF32 off in matmul and cuDNN, tf32 on)")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"], help="with --device cuda: fp32 or tf32")
     ap.add_argument("--duelctl", help="duelctl binary to run with the same arguments for the ratio")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = build(a.arch)
+    dev = torch.device(a.device)
+    if a.device == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = a.precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+
+    def sync():
+        if a.device == "cuda":
+            torch.cuda.synchronize()
+
+    model = build(a.arch).to(dev)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(a.batch, 3, 32, 32)
-    y = torch.randint(0, 10, (a.batch,))
+    x = torch.randn(a.batch, 3, 32, 32).to(dev)
+    y = torch.randint(0, 10, (a.batch,)).to(dev)
     lossf = nn.CrossEntropyLoss()
 
     def step():
@@ -62,6 +74,7 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
+        sync()
 
     for _ in range(a.warmup):
         step()
@@ -77,21 +90,24 @@ def main():
         for _ in range(a.steps):
             t0 = time.perf_counter()
             model(x)
+            sync()
             ftimes.append((time.perf_counter() - t0) * 1e3)
     step_ms = statistics.median(times)
     res = {
-        "arch": a.arch, "batch": a.batch, "threads": torch.get_num_threads(), "torch": torch.__version__,
+        "arch": a.arch, "batch": a.batch, "device": a.device, "precision": a.precision, "threads": torch.get_num_threads(), "torch": torch.__version__,
         "img_per_s": a.batch / step_ms * 1e3, "step_ms": step_ms,
         "forward_img_per_s": a.batch / statistics.median(ftimes) * 1e3,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "step_ms_all": times, "cpu_ms_per_step": cpu_ms,
     }
-    print(f"pytorch {a.arch} batch {a.batch} ({res['threads']} threads): train step {step_ms:.1f} ms = "
+    print(f"pytorch {a.arch} batch {a.batch} on {a.device} {a.precision} ({res['threads']} threads): train step {step_ms:.1f} ms = "
           f"{res['img_per_s']:.1f} img/s; forward {res['forward_img_per_s']:.1f} img/s; peak RSS {res['peak_rss_mb']:.0f} MB; "
           f"CPU {cpu_ms:.0f} ms per step")
     if a.duelctl:
         cmd = [a.duelctl, "bench", "step", "--arch", a.arch, "--batch", str(a.batch),
-               "--steps", str(a.steps), "--warmup", str(a.warmup), "--json"]
+               "--steps", str(a.steps), "--warmup", str(a.warmup), "--device", a.device, "--json"]
+        if a.device == "cuda":
+            cmd += ["--precision", a.precision]
         env = dict(os.environ, GOMAXPROCS=str(a.threads))
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         lines = p.stdout.strip().splitlines()

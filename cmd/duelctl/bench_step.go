@@ -15,6 +15,7 @@ import (
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/loss"
@@ -51,6 +52,7 @@ func benchStepCommand() *cli.Command {
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
 			&cli.BoolFlag{Name: "tune-conv", Usage: "measure the convolution algorithms of this model and batch and store the fastest in the wisdom file"},
 			deviceFlag,
+			precisionFlag,
 			jsonFlag,
 		},
 		Action: runBenchStep,
@@ -60,6 +62,7 @@ func benchStepCommand() *cli.Command {
 // stepResult is the JSON answer of bench step.
 type stepResult struct {
 	Arch           string    `json:"arch"`
+	Device         string    `json:"device"`
 	Batch          int       `json:"batch"`
 	Threads        int       `json:"threads"`
 	ImgPerS        float64   `json:"img_per_s"`
@@ -74,7 +77,8 @@ type stepResult struct {
 }
 
 func runBenchStep(c *cli.Context) error {
-	if err := checkDevice(c); err != nil {
+	devName, err := computeDevice(c)
+	if err != nil {
 		return err
 	}
 	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
@@ -98,6 +102,9 @@ func runBenchStep(c *cli.Context) error {
 		return flagError("size", size, "an integer in [8, 1024]")
 	}
 	if m != "supervised" {
+		if devName != "cpu" {
+			return fmt.Errorf("--device %s: bench step times a self-supervised --method on the CPU only; time the supervised step on the device (--method supervised)", devName)
+		}
 		comm, err := openGroup(c)
 		if err != nil {
 			return err
@@ -127,6 +134,25 @@ func runBenchStep(c *cli.Context) error {
 	for i := range labels {
 		labels[i] = r.IntN(10)
 	}
+	dev, err := train.ResolveDevice(devName)
+	if err != nil {
+		return err
+	}
+	sync := func() error { return nil }
+	if dev != tensor.CPU {
+		if c.Bool("tune-conv") {
+			return fmt.Errorf("--tune-conv: tunes the CPU's convolutions; drop it with --device %s", devName)
+		}
+		if err := nn.To(model, dev); err != nil {
+			return fmt.Errorf("--device %s: %w", devName, err)
+		}
+		if x, err = x.To(dev); err != nil {
+			return fmt.Errorf("--device %s: %w", devName, err)
+		}
+		if sync, err = deviceSync(dev); err != nil {
+			return err
+		}
+	}
 	input := autograd.NewVar(x, false)
 	if c.Bool("tune-conv") {
 		if err := tuneConvs(c, model, input); err != nil {
@@ -136,7 +162,7 @@ func runBenchStep(c *cli.Context) error {
 	// Activations, their gradients and scratch are recycled step to step.
 	arena := nn.NewArena()
 	model.UseArena(arena)
-	step := func() {
+	step := func() error {
 		arena.Reset()
 		tp := autograd.NewTape()
 		out := model.Forward(tp, input)
@@ -144,9 +170,12 @@ func runBenchStep(c *cli.Context) error {
 		tp.Backward(l)
 		opt.Step()
 		opt.ZeroGrad()
+		return sync()
 	}
 	for range warmup {
-		step()
+		if err := step(); err != nil {
+			return err
+		}
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -155,7 +184,9 @@ func runBenchStep(c *cli.Context) error {
 	times := make([]float64, steps)
 	for i := range steps {
 		t0 := time.Now()
-		step()
+		if err := step(); err != nil {
+			return err
+		}
 		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
 	}
 	cpuMS := (cpuTime() - cpu0).Seconds() * 1e3 / float64(steps)
@@ -178,12 +209,16 @@ func runBenchStep(c *cli.Context) error {
 		t0 := time.Now()
 		arena.Reset()
 		model.Forward(nil, input)
+		if err := sync(); err != nil {
+			return err
+		}
 		ftimes[i] = float64(time.Since(t0).Microseconds()) / 1e3
 	}
 	res.ForwardImgPerS = float64(batch) / median(ftimes) * 1e3
 	res.PeakRSSMB = peakRSSMB()
-	fmt.Fprintf(c.App.Writer, "%s batch %d (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
-		arch, batch, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
+	res.Device = string(dev)
+	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
+		arch, batch, res.Device, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
 	return emitJSON(c, res)
 }
 

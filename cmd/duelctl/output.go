@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // jsonFlag is the --json flag every command carries.
@@ -112,4 +113,20 @@ func checkDevice(c *cli.Context) error {
 	default:
 		return flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
 	}
+}
+
+// deviceSync returns a function that waits for the work queued on dev's
+// backend (for timings: a device backend queues its launches and returns
+// at once), or an error naming dev when its backend is not registered.
+// Backends without a queue give a function that returns at once.
+func deviceSync(dev tensor.Device) (func() error, error) {
+	be, err := tensor.Lookup(dev.BackendName())
+	if err != nil {
+		return nil, fmt.Errorf("--device %s: %w", dev.BackendName(), err)
+	}
+	s, ok := be.(interface{ Synchronize() error })
+	if !ok {
+		return func() error { return nil }, nil
+	}
+	return s.Synchronize, nil
 }

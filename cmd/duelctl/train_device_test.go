@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,5 +130,39 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 		if math.IsNaN(b) || math.Abs(a-b) > 1e-3*math.Max(1, math.Abs(a)) {
 			t.Errorf("step %d: loss %v (GPU, then CPU from its checkpoint), %v (CPU)", onCPU[i].Step, b, a)
 		}
+	}
+}
+
+// TestBenchStepCUDABackend runs in TestBenchStepFakeCUDA's child (or on a
+// machine with a GPU): `duelctl bench step --device cuda` places the model
+// and the batch on the GPU, waits for the queued work around each timing
+// and reports the device in its JSON.
+func TestBenchStepCUDABackend(t *testing.T) {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
+		t.Skip("needs a usable GPU or TestBenchStepFakeCUDA's fake driver")
+	}
+	code, stdout, stderr := runCLI("bench", "step", "--device", "cuda", "--arch", "resnet18-w8", "--batch", "4", "--size", "8", "--steps", "1", "--warmup", "0", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res stepResult
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("%v in %q", err, stdout)
+	}
+	if res.Device != "cuda:0" || res.StepMS <= 0 || res.ImgPerS <= 0 {
+		t.Errorf("device %q, step %v ms, %v img/s: want cuda:0 and positive times", res.Device, res.StepMS, res.ImgPerS)
+	}
+	if code, _, stderr := runCLI("bench", "step", "--device", "cuda", "--method", "simclr", "--steps", "1"); code == 0 || !strings.Contains(stderr, "--device") {
+		t.Errorf("a self-supervised step on the device: exit %d, stderr %q: want a refusal naming --device", code, stderr)
+	}
+}
+
+// TestBenchStepFakeCUDA runs TestBenchStepCUDABackend on the CPU emulator
+// through the fake libcuda.
+func TestBenchStepFakeCUDA(t *testing.T) {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestBenchStepCUDABackend$")
+	if err != nil || !strings.Contains(out, "--- PASS: TestBenchStepCUDABackend") || strings.Contains(out, "--- SKIP") {
+		t.Fatalf("with the fake driver: %v\n%s", err, out)
 	}
 }
