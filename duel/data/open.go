@@ -292,6 +292,9 @@ func openFolder(dir string, train bool) (*Dataset, error) {
 
 // openDefault decodes the CIFAR-10 subset embedded in the binary.
 func openDefault(train bool) (*Dataset, error) {
+	if !embedded.Included {
+		return nil, fmt.Errorf("this binary was built with the tag duel_noembed, without the embedded CIFAR-10 subset; use --data with a fetched dataset (duelctl data fetch) or a binary built without the tag")
+	}
 	strip, labelsJSON, file := embedded.TestPNG, embedded.TestLabels, "embedded test_batch.png"
 	if train {
 		strip, labelsJSON, file = embedded.TrainPNG, embedded.TrainLabels, "embedded data_batch.png"

