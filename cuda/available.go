@@ -38,6 +38,7 @@ var register = sync.OnceValue(func() error {
 	}
 	tensor.Register(b)
 	registered = b
+	attachEnvProfile(b)
 	return nil
 })
 
@@ -55,8 +56,15 @@ func Registered() (*Backend, error) {
 	return registered, nil
 }
 
-// defaultDevice opens device 0 once.
-var defaultDevice = sync.OnceValues(func() (*Device, error) { return Open(0) })
+// defaultDevice opens device 0 once (and profiles it from then on under
+// DUEL_CUDA_PROFILE=1).
+var defaultDevice = sync.OnceValues(func() (*Device, error) {
+	d, err := Open(0)
+	if err == nil {
+		startEnvProfile(d)
+	}
+	return d, err
+})
 
 // Default returns device 0, opened once per process, or the error of
 // Available.

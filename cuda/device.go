@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
@@ -28,6 +29,9 @@ type Device struct {
 	mods map[*kc.Module]*loaded
 
 	staging staging // pinned buffers of CopyToDevice
+
+	prof      atomic.Pointer[profiler] // the profiler while a session is open (StartProfile), else nil
+	profState profState
 }
 
 // loaded is a module loaded on a device, with the PTX target that loaded.
@@ -96,11 +100,18 @@ func (d *Device) Capability() int { return d.cc }
 // (kernels/cuda.Launcher) and returns without waiting for it: a failure
 // while the kernel runs is reported by the next call that waits
 // (CopyFromDevice, Synchronize). The module is loaded on first use, from
-// the PTX of the highest compute capability the device accepts.
+// the PTX of the highest compute capability the device accepts. While a
+// profiling session is open (StartProfile) the launch is queued between
+// two events, which time it on the device.
 func (d *Device) Launch(m *kc.Module, kernel string, cfg kc.Config, args ...any) error {
 	f, err := d.function(m, kernel)
 	if err != nil {
 		return err
+	}
+	if p := d.profiling(); p != nil {
+		return p.around(profKey{m, kernel}, 0, func() error {
+			return f.LaunchAsync(d.stream, cfg.Grid, cfg.Block, cfg.Shared, args...)
+		})
 	}
 	return f.LaunchAsync(d.stream, cfg.Grid, cfg.Block, cfg.Shared, args...)
 }

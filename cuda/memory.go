@@ -58,17 +58,30 @@ type SharedMemoryOptIn interface {
 }
 
 // Alloc returns bytes of device memory (cuMemAlloc).
-func (d *Device) Alloc(bytes int) (driver.DevicePtr, error) { return d.ctx.MemAlloc(bytes) }
+func (d *Device) Alloc(bytes int) (driver.DevicePtr, error) {
+	if p := d.profiling(); p != nil {
+		p.count(func(c *profCounters) { c.deviceAllocs++ })
+	}
+	return d.ctx.MemAlloc(bytes)
+}
 
 // Free frees memory returned by Alloc (cuMemFree) once the work queued on
 // the device's stream is done (a kernel may still use p).
 func (d *Device) Free(p driver.DevicePtr) {
+	if pr := d.profiling(); pr != nil {
+		pr.count(func(c *profCounters) { c.syncs++; c.deviceFrees++ })
+	}
 	d.stream.Synchronize() // an earlier failure is reported by the next synchronising call too (sticky)
 	d.ctx.MemFree(p)
 }
 
 // Zero queues setting bytes bytes at p to 0 (cuMemsetD8Async).
-func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.stream.Memset8Async(p, 0, bytes) }
+func (d *Device) Zero(p driver.DevicePtr, bytes int) error {
+	if pr := d.profiling(); pr != nil {
+		return pr.around(keyMemset, bytes, func() error { return d.stream.Memset8Async(p, 0, bytes) })
+	}
+	return d.stream.Memset8Async(p, 0, bytes)
+}
 
 // CopyToDevice queues a copy of src to device memory at dst; src may be
 // reused when it returns. Copies of at least stageMin bytes (batches) go
@@ -77,6 +90,14 @@ func (d *Device) Zero(p driver.DevicePtr, bytes int) error { return d.stream.Mem
 // waiting for it; smaller ones are queued with cuMemcpyHtoDAsync from src,
 // which the driver stages itself.
 func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
+	if p := d.profiling(); p != nil {
+		return p.around(keyHtoD, len(src), func() error { return d.copyToDevice(dst, src) })
+	}
+	return d.copyToDevice(dst, src)
+}
+
+// copyToDevice is CopyToDevice without profiling.
+func (d *Device) copyToDevice(dst driver.DevicePtr, src []byte) error {
 	if len(src) >= stageMin {
 		return d.stage(dst, src)
 	}
@@ -101,6 +122,8 @@ type staging struct {
 	done [2]*driver.Event // recorded after the last copy from bufs[i]; nil before the first
 	next int
 	err  error // why pinned memory is unavailable: copies then go without staging
+
+	waits int64 // synchronisations on a buffer's event before refilling it (for profiles)
 }
 
 // stage copies src to dst through the pinned staging buffers (or directly,
@@ -123,6 +146,7 @@ func (d *Device) stage(dst driver.DevicePtr, src []byte) error {
 		i := s.next
 		s.next = 1 - i
 		if s.done[i] != nil {
+			s.waits++
 			if err := s.done[i].Synchronize(); err != nil { // the device still reads bufs[i]
 				return err
 			}
@@ -149,6 +173,13 @@ func (d *Device) stage(dst driver.DevicePtr, src []byte) error {
 // queued before it (cuMemcpyDtoHAsync, then cuStreamSynchronize); its
 // error may be that of an earlier launch.
 func (d *Device) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
+	if p := d.profiling(); p != nil {
+		if err := p.around(keyDtoH, len(dst), func() error { return driver.CopyDtoHAsync(d.stream, dst, src) }); err != nil {
+			return err
+		}
+		p.count(func(c *profCounters) { c.syncs++ })
+		return d.stream.Synchronize()
+	}
 	if err := driver.CopyDtoHAsync(d.stream, dst, src); err != nil {
 		return err
 	}
@@ -157,7 +188,12 @@ func (d *Device) CopyFromDevice(dst []byte, src driver.DevicePtr) error {
 
 // Synchronize waits for the work queued on the device's stream
 // (cuStreamSynchronize).
-func (d *Device) Synchronize() error { return d.stream.Synchronize() }
+func (d *Device) Synchronize() error {
+	if p := d.profiling(); p != nil {
+		p.count(func(c *profCounters) { c.syncs++ })
+	}
+	return d.stream.Synchronize()
+}
 
 // Multiprocessors returns the device's number of streaming multiprocessors.
 func (d *Device) Multiprocessors() int { return d.sms }

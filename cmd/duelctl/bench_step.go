@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/kernels/conv"
@@ -40,7 +42,17 @@ func benchStepCommand() *cli.Command {
 			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
 			"each algorithm that applies (im2col, Winograd, direct), keeps the fastest by CPU time and\n" +
 			"stores them in the wisdom file (entry nn.conv, see DUEL_WISDOM) for later processes; this\n" +
-			"one still runs the built-in rules.",
+			"one still runs the built-in rules.\n\n" +
+			"--profile (--device cuda only) times every kernel launch, copy and memset of the timed\n" +
+			"steps on the device (a pair of CUDA events around each) and prints, per kernel, the calls,\n" +
+			"total ms, mean us and share of the device time, largest first (25 rows and \"other\"), then\n" +
+			"the wall and summed device time of the timed steps (the difference is where the device\n" +
+			"idles: launch overhead, host work, synchronisations) and the host's counts: launches,\n" +
+			"copies each way with their bytes, memsets, synchronisations, cuMemAlloc/cuMemFree calls and\n" +
+			"the caching allocator's requests and cache hits. --json adds it all as \"profile\" (every\n" +
+			"row). The recording costs a few microseconds of host time per launch, included in the step\n" +
+			"times reported with it. (DUEL_CUDA_PROFILE=1 profiles any duelctl command on --device\n" +
+			"cuda from start to exit, printed to stderr.)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "arch", Value: "resnet18", Usage: "architecture: " + resnet.ValidNames},
 			&cli.IntFlag{Name: "batch", Value: 32, Usage: "images per step"},
@@ -51,6 +63,7 @@ func benchStepCommand() *cli.Command {
 			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
 			&cli.BoolFlag{Name: "tune-conv", Usage: "measure the convolution algorithms of this model and batch and store the fastest in the wisdom file"},
+			&cli.BoolFlag{Name: "profile", Usage: "with --device cuda: time each kernel, copy and memset of the timed steps on the device and print the table (and the JSON field \"profile\")"},
 			deviceFlag,
 			precisionFlag,
 			jsonFlag,
@@ -74,6 +87,9 @@ type stepResult struct {
 	CPUMSPerStep   float64   `json:"cpu_ms_per_step"`
 	Parameters     int       `json:"parameters"`
 	StepMSAll      []float64 `json:"step_ms_all"`
+	// Profile is the device profile of the timed steps (--profile):
+	// every kernel's row, largest total first.
+	Profile *cuda.Profile `json:"profile,omitempty"`
 }
 
 func runBenchStep(c *cli.Context) error {
@@ -86,6 +102,9 @@ func runBenchStep(c *cli.Context) error {
 		return flagError("threads", n, "a non-negative integer")
 	} else if n > 0 {
 		runtime.GOMAXPROCS(n)
+	}
+	if c.Bool("profile") && devName != "cuda" {
+		return fmt.Errorf("--profile: times the CUDA kernels on the device; it needs --device cuda (got --device %s)", devName)
 	}
 	m := c.String("method")
 	if _, ok := ssl.Lookup(m); !ok && m != "supervised" {
@@ -177,6 +196,16 @@ func runBenchStep(c *cli.Context) error {
 			return err
 		}
 	}
+	var prof *cuda.Profiling
+	if c.Bool("profile") {
+		be, err := cuda.Registered()
+		if err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+		if prof, err = be.StartProfile(); err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mallocs, bytes := ms.Mallocs, ms.TotalAlloc
@@ -191,6 +220,14 @@ func runBenchStep(c *cli.Context) error {
 	}
 	cpuMS := (cpuTime() - cpu0).Seconds() * 1e3 / float64(steps)
 	runtime.ReadMemStats(&ms)
+	var profile *cuda.Profile
+	if prof != nil {
+		p, err := prof.Stop()
+		if err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+		profile = &p
+	}
 	res := stepResult{
 		Arch: arch, Batch: batch, Threads: runtime.GOMAXPROCS(0),
 		StepMS:         median(times),
@@ -199,6 +236,7 @@ func runBenchStep(c *cli.Context) error {
 		Parameters:     0,
 		StepMSAll:      times,
 		CPUMSPerStep:   cpuMS,
+		Profile:        profile,
 	}
 	for _, p := range model.Parameters() {
 		res.Parameters += p.Value.Numel()
@@ -219,7 +257,26 @@ func runBenchStep(c *cli.Context) error {
 	res.Device = string(dev)
 	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
 		arch, batch, res.Device, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
+	if profile != nil {
+		if err := writeStepProfile(c.App.Writer, *profile, steps); err != nil {
+			return err
+		}
+	}
 	return emitJSON(c, res)
+}
+
+// stepProfileTop is the number of rows bench step --profile prints.
+const stepProfileTop = 25
+
+// writeStepProfile prints the profile of steps timed training steps: a
+// header with the per-step figures, then the table (25 rows and "other").
+func writeStepProfile(w io.Writer, p cuda.Profile, steps int) error {
+	n := float64(steps)
+	if _, err := fmt.Fprintf(w, "profile of the %d timed steps (device time per kernel, each between two CUDA events; step times above include the recording): per step %.2f ms wall, %.2f ms on the device, %.2f ms idle, %.0f launches\n",
+		steps, p.WallMS/n, p.DeviceMS/n, (p.WallMS-p.DeviceMS)/n, float64(p.Launches)/n); err != nil {
+		return err
+	}
+	return p.Top(stepProfileTop).WriteTable(w)
 }
 
 // tuneConvs runs model once to learn the geometry of its convolutions,

@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/cuda"
 )
 
 func main() {
@@ -31,7 +33,11 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdout, stderr)
-	if err := app.Run(args); err != nil {
+	err := app.Run(args)
+	if perr := cuda.WriteEnvProfile(stderr); perr != nil { // DUEL_CUDA_PROFILE=1
+		fmt.Fprintf(stderr, "duelctl: %s: %v\n", cuda.EnvProfile, perr)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "duelctl: %v\n", err)
 		return 1
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -164,5 +165,81 @@ func TestBenchStepFakeCUDA(t *testing.T) {
 	out, err := cudatest.RunOnFakeDriver(t, "^TestBenchStepCUDABackend$")
 	if err != nil || !strings.Contains(out, "--- PASS: TestBenchStepCUDABackend") || strings.Contains(out, "--- SKIP") {
 		t.Fatalf("with the fake driver: %v\n%s", err, out)
+	}
+}
+
+// TestBenchStepProfileCUDABackend runs in TestBenchStepProfileFakeCUDA's
+// child (or on a machine with a GPU): `duelctl bench step --device cuda
+// --profile` prints the per-kernel table of the timed steps and puts the
+// profile in its JSON: the rows add up, every kernel runs as often in each
+// timed step, and the warm-up is left out (the loss kernel runs once per
+// timed step).
+func TestBenchStepProfileCUDABackend(t *testing.T) {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
+		t.Skip("needs a usable GPU or TestBenchStepProfileFakeCUDA's fake driver")
+	}
+	const steps = 2
+	code, stdout, stderr := runCLI("bench", "step", "--device", "cuda", "--arch", "resnet18-w8", "--batch", "4", "--size", "8",
+		"--steps", strconv.Itoa(steps), "--warmup", "1", "--profile", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Log(stdout)
+	var res stepResult
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("%v in %q", err, stdout)
+	}
+	p := res.Profile
+	if p == nil {
+		t.Fatalf("no profile in the JSON: %s", lines[len(lines)-1])
+	}
+	var launches int64
+	sum := 0.0
+	names, calls := map[string]bool{}, map[string]int64{}
+	for _, r := range p.Kernels {
+		sum += r.TotalMS
+		names[r.Kernel] = true
+		calls[r.Kernel] += r.Calls
+		if r.Module != "" {
+			launches += r.Calls
+		}
+		if r.Calls%steps != 0 && r.Module != "" {
+			t.Errorf("kernel %s ran %d times in %d steps, want the same number each step", r.Kernel, r.Calls, steps)
+		}
+	}
+	if launches != p.Launches || launches == 0 || math.Abs(sum-p.DeviceMS) > 1e-6*p.DeviceMS || p.DeviceMS <= 0 || p.DeviceMS > p.WallMS {
+		t.Errorf("rows: %d launches summing to %v ms; profile: %d launches, device %v ms, wall %v ms", launches, sum, p.Launches, p.DeviceMS, p.WallMS)
+	}
+	if got := calls["cross_entropy_f32"]; got != steps || !names["conv_fwd_f32"] || !names[cuda.RowMemset] {
+		t.Errorf("cross_entropy_f32 ran %d times, want %d (once per timed step, none of the warm-up); conv_fwd_f32 and %s rows: %v, %v",
+			got, steps, cuda.RowMemset, names["conv_fwd_f32"], names[cuda.RowMemset])
+	}
+	if p.Allocator == nil || p.Allocator.Requests == 0 || p.Syncs < steps {
+		t.Errorf("allocator %+v, %d synchronisations: want the allocator's requests counted and a wait per step at least", p.Allocator, p.Syncs)
+	}
+	for _, w := range []string{"profile of the 2 timed steps", "kernel", "total ms", "mean us", "share", "wall ", "launches"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+}
+
+// TestBenchStepProfileFakeCUDA runs TestBenchStepProfileCUDABackend on the
+// CPU emulator through the fake libcuda.
+func TestBenchStepProfileFakeCUDA(t *testing.T) {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestBenchStepProfileCUDABackend$")
+	if err != nil || !strings.Contains(out, "--- PASS: TestBenchStepProfileCUDABackend") || strings.Contains(out, "--- SKIP") {
+		t.Fatalf("with the fake driver: %v\n%s", err, out)
+	}
+	t.Log(out)
+}
+
+// TestBenchStepProfileCPU: --profile times CUDA kernels; on the CPU it is
+// refused, naming the flag and --device cuda.
+func TestBenchStepProfileCPU(t *testing.T) {
+	code, _, stderr := runCLI("bench", "step", "--arch", "resnet18-w8", "--batch", "2", "--size", "8", "--steps", "1", "--profile")
+	if code == 0 || !strings.Contains(stderr, "--profile") || !strings.Contains(stderr, "--device cuda") {
+		t.Errorf("exit %d, stderr %q: want a refusal naming --profile and --device cuda", code, stderr)
 	}
 }
