@@ -38,11 +38,115 @@ func duelScoresHost(score []float64, sim []float32, w, k int) {
 	}
 }
 
-// duelSelectHost is duel_select_shared and duel_select_global: the b
-// sequential steps on sim (row J of it holds J's dots with every
-// position, w apart), from the scores scoreIn of the k rows held; it
-// writes evicted (b), kept (k) and the kept rows' scores scoreOut (k).
-func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, evicted, kept []int32, scoreOut []float64) {
+// duelBatchSumsHost is duel_batch_sums: p[i] = sum_{c<k+i} sim[(k+i)*w
+// + c] for i < b.
+func duelBatchSumsHost(p []int64, sim []float32, w, k, b int) {
+	for i := range b {
+		var s int64
+		for _, d := range sim[(k+i)*w : (k+i)*w+k+i] {
+			s += int64(d)
+		}
+		p[i] = s
+	}
+}
+
+// The packed keys of duel.cu's selection (see "The packed selection"
+// there): bit 63 a candidate, bit 62 not protected, then the biased
+// integer score, then posMask - position.
+const (
+	hostKeyValid = uint64(1) << 63
+	hostKeyFree  = uint64(1) << 62
+)
+
+// packKey is a candidate's key in duel.cu's packed selection: u the
+// biased integer score (below 2^(62-bits)), pos its position (below
+// 2^bits), free whether it is not protected.
+func packKey(u uint64, pos, bits int, free bool) uint64 {
+	posMask := uint64(1)<<bits - 1
+	flags := hostKeyValid
+	if free {
+		flags |= hostKeyFree
+	}
+	return u<<bits | flags | (posMask - uint64(pos))
+}
+
+// duelSelectHost is duel_select_shared and duel_select_global (the
+// packed selection): the b sequential steps on sim (row J of it holds
+// J's dots with every position, w apart), from the scores scoreIn of the
+// k rows held and the batch sums p (duel_batch_sums); it writes evicted
+// (b), kept (k) and the kept rows' scores scoreOut (k). The kernel's
+// threads split the positions and reduce their maxima; here one loop
+// visits them in order and keeps the maximum (a maximum does not depend
+// on the order).
+func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, p []int64, evicted, kept []int32, scoreOut []float64) {
+	n := k + b
+	bits := posBits(k, b)
+	posMask := uint64(1)<<bits - 1
+	off := uint64(k+2*b) << 24
+	batchFlags := hostKeyValid | hostKeyFree
+	if protect {
+		batchFlags = hostKeyValid
+	}
+	u := make([]uint64, n)
+	var best uint64
+	for c := range n {
+		var x uint64
+		if c < k {
+			x = off + uint64(int64((scoreIn[c]-0.5*float64(k))*0x1p23))
+			best = max(best, x<<bits|hostKeyValid|hostKeyFree|(posMask-uint64(c)))
+		} else {
+			x = off + uint64(p[c-k])
+		}
+		u[c] = x
+	}
+	v := best
+	for i := range b {
+		J := int(posMask - v&posMask)
+		top := k + i
+		del, ins := sim[J*w:], sim[top*w:]
+		evicted[i] = int32(J)
+		best = 0
+		for c := range n {
+			x := u[c]
+			dj := int32(del[c])
+			if c > top {
+				u[c] = x - uint64(int64(dj))
+				continue
+			}
+			if x == 0 {
+				continue
+			}
+			if c == J {
+				u[c] = 0
+				continue
+			}
+			x += uint64(int64(int32(ins[c]) - dj))
+			u[c] = x
+			flags := hostKeyValid | hostKeyFree
+			if c >= k {
+				flags = batchFlags
+			}
+			best = max(best, x<<bits|flags|(posMask-uint64(c)))
+		}
+		v = best
+	}
+	o := 0
+	for c := range n {
+		if x := u[c]; x != 0 {
+			kept[o] = int32(c)
+			scoreOut[o] = 0.5*float64(k) + float64(int64(x-off))*hostQUnit
+			o++
+		}
+	}
+}
+
+// duelSelectWideHost is duel_select_wide (the selection on double scores
+// and (score, dot sum, position) reductions, for memories too large for
+// the packed keys): the b sequential steps on sim (row J of it holds J's
+// dots with every position, w apart), from the scores scoreIn of the k
+// rows held; it writes evicted (b), kept (k) and the kept rows' scores
+// scoreOut (k).
+func duelSelectWideHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, evicted, kept []int32, scoreOut []float64) {
 	score := make([]float64, k+b)
 	flags := make([]uint8, k+b)
 	// key is a candidate's position, plus protBit when it is protected;
@@ -128,9 +232,16 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 // duelHost is one update as Memory runs it, on the host: the grid
 // rows of mem and batch, their dots (every pair: the carried block and the
 // batch's rows and columns), the scores when opt.Scores is nil, then the
-// steps. Arguments are those of Update, already validated; batch may
-// be empty (the result then holds the scores of mem).
+// steps (the packed selection where its keys fit). Arguments are those of
+// Update, already validated; batch may be empty (the result then holds
+// the scores of mem).
 func duelHost(mem, batch []float32, z int, opt Options) Result {
+	return duelHostWith(mem, batch, z, opt, false)
+}
+
+// duelHostWith is duelHost, with the wide selection (duel_select_wide)
+// when wide is set or the packed keys do not fit.
+func duelHostWith(mem, batch []float32, z int, opt Options, wide bool) Result {
 	k, b := len(mem)/z, len(batch)/z
 	w := k + b
 	grid := make([]float32, w*z)
@@ -154,7 +265,14 @@ func duelHost(mem, batch []float32, z int, opt Options) Result {
 	}
 	ev, kept := make([]int32, b), make([]int32, k)
 	res := Result{Scores: make([]float64, k)}
-	duelSelectHost(sim, w, k, b, opt.Admission == memory.Protected, score, ev, kept, res.Scores)
+	protect := opt.Admission == memory.Protected
+	if wide || !packedFits(k, b) {
+		duelSelectWideHost(sim, w, k, b, protect, score, ev, kept, res.Scores)
+	} else {
+		p := make([]int64, b)
+		duelBatchSumsHost(p, sim, w, k, b)
+		duelSelectHost(sim, w, k, b, protect, score, p, ev, kept, res.Scores)
+	}
 	res.Evicted, res.Kept = widen(ev), widen(kept)
 	return res
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/internal/cudatest"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -63,25 +65,56 @@ var hostKernels = map[string]cudatest.Kernel{
 		}
 		return nil
 	},
+	"duel_batch_sums": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		k, b := int(a.Int32(2)), int(a.Int32(3))
+		duelBatchSumsHost(i64(h, a.Ptr(4))[:b], h.F32(a.Ptr(0)), int(a.Int64(1)), k, b)
+		return nil
+	},
 	"duel_select_shared": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		if want := selectShared(int(a.Int32(2)), int(a.Int32(3))); cfg.Shared < want {
 			return fmt.Errorf("duel_select_shared launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
 		}
-		return selectOnHost(h, a, 6)
+		return selectOnHost(h, a, 7)
 	},
 	"duel_select_global": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		if cfg.Shared != 0 {
 			return fmt.Errorf("duel_select_global launched with %d bytes of shared memory", cfg.Shared)
 		}
+		if n := len(i64(h, a.Ptr(7))); n < int(a.Int32(2))+int(a.Int32(3)) {
+			return fmt.Errorf("duel_select_global's scratch holds %d values, needs K+B", n)
+		}
 		return selectOnHost(h, a, 8)
+	},
+	"duel_select_wide": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		if cfg.Shared != 0 {
+			return fmt.Errorf("duel_select_wide launched with %d bytes of shared memory", cfg.Shared)
+		}
+		k, b := int(a.Int32(2)), int(a.Int32(3))
+		duelSelectWideHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k],
+			h.I32(a.Ptr(8))[:b], h.I32(a.Ptr(9))[:k], h.F64(a.Ptr(10))[:k])
+		return nil
 	},
 }
 
-// selectOnHost runs duelSelectHost on the parameters of a selection
-// kernel whose outputs (evicted, kept, scoreOut) start at parameter out.
+// i64 returns the int64 elements from p to the end of its allocation
+// (cudatest.Host's F64, reinterpreted).
+func i64(h *cudatest.Host, p driver.DevicePtr) []int64 {
+	f := h.F64(p)
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// selectOnHost runs duelSelectHost on the parameters of a packed
+// selection kernel (the batch sums at parameter 6) whose outputs
+// (evicted, kept, scoreOut) start at parameter out.
 func selectOnHost(h *cudatest.Host, a cudatest.Args, out int) error {
 	k, b := int(a.Int32(2)), int(a.Int32(3))
-	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k],
+	if !packedFits(k, b) {
+		return fmt.Errorf("packed selection launched for K %d, B %d: the keys do not fit", k, b)
+	}
+	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k], i64(h, a.Ptr(6))[:b],
 		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:k], h.F64(a.Ptr(out + 2))[:k])
 	return nil
 }
@@ -89,8 +122,8 @@ func selectOnHost(h *cudatest.Host, a cudatest.Args, out int) error {
 // TestDUELUpdateOnHost checks Update's marshalling (buffer sizes, offsets,
 // parameter order, copies) with duel.cu's kernels replaced by their Go
 // transcriptions, on one update at a time and on resident streams (the
-// selection in shared and in global memory), and that every device buffer
-// is freed.
+// packed selection in shared and in global memory, the wide selection),
+// and that every device buffer is freed.
 func TestDUELUpdateOnHost(t *testing.T) {
 	h := newHost()
 	stream(t, "hostgpu", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
@@ -98,6 +131,7 @@ func TestDUELUpdateOnHost(t *testing.T) {
 	})
 	residentStream(t, "hostgpu-resident32", residentCases, openResident(h, 32, false))
 	residentStream(t, "hostgpu-resident64-global", residentCases, openResident(h, 64, true))
+	residentStream(t, "hostgpu-resident32-wide", residentCases, openWide(h, 32))
 	if n := h.Live(); n != 0 {
 		t.Errorf("%d device allocations left after the updates, want 0", n)
 	}

@@ -108,6 +108,9 @@ func checkDUEL(mem, batch []float32, z int, opt Options) (k, b, block int, err e
 	if opt.Scores != nil && len(opt.Scores) != k {
 		return 0, 0, 0, fmt.Errorf("cudaduel: %d carried scores for %d rows held", len(opt.Scores), k)
 	}
+	if err := checkScores(opt.Scores, k); err != nil {
+		return 0, 0, 0, err
+	}
 	if block, err = checkBlock(opt.BlockSize); err != nil {
 		return 0, 0, 0, err
 	}
@@ -186,10 +189,14 @@ type MemoryOptions struct {
 // An update is four steps on the device: the batch's grid rows
 // (duel_grid); its dots with the memory and with itself, B x (K+B), and
 // their transpose, K x B, as two tiled products (sgemm_f32: exact, see
-// kernels/cuda/duel.cu); the B sequential steps in one block, scores and
-// flags in shared memory when they fit (duel_select_shared, else
-// duel_select_global); and the kept rows' block, grid rows and scores moved
-// to positions 0..K-1 for the next update (duel_permute, duel_gather_rows).
+// kernels/cuda/duel.cu), and each batch row's sum of dots with the
+// positions before it (duel_batch_sums); the B sequential steps in one
+// block, the scores as exact integers packed with the victim order into
+// one uint64 per candidate, in shared memory when they fit
+// (duel_select_shared, else duel_select_global; duel_select_wide, the
+// former selection on double scores, when the keys would not fit:
+// packedFits); and the kept rows' block, grid rows and scores moved to
+// positions 0..K-1 for the next update (duel_permute, duel_gather_rows).
 //
 // Device memory is 8*(K+Bcap)^2 bytes for two similarity matrices
 // (K = 4096, Bcap = 256: 152 MB) plus 8*(K+Bcap)*Z for two grids. Free
@@ -210,13 +217,15 @@ type Memory struct {
 	grid  [2]driver.DevicePtr // (k+bcap) x z floats: grid rows, memory then batch
 	sim   [2]driver.DevicePtr // (k+bcap) x w floats: grid dots
 	score [2]driver.DevicePtr // k doubles: the memory's scores
-	gsc   driver.DevicePtr    // k+bcap doubles: duel_select_global's scores
-	gfl   driver.DevicePtr    // k+bcap bytes: duel_select_global's flags
+	gsc   driver.DevicePtr    // k+bcap 8-byte values: duel_select_global's and duel_select_wide's scores
+	gfl   driver.DevicePtr    // k+bcap bytes: duel_select_wide's flags
+	psum  driver.DevicePtr    // bcap int64s: duel_batch_sums' sums
 	ev    driver.DevicePtr    // bcap ints: evicted
 	kept  driver.DevicePtr    // k ints: kept
 
 	ev32, kept32 []int32
 	timing       *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
+	wide         bool        // run duel_select_wide even where the packed keys fit (tests)
 }
 
 // duelTiming accumulates the time of Update's phases (benchmarks). On a
@@ -337,7 +346,7 @@ func (m *Memory) alloc(bcap int) error {
 		{&m.grid[0], 4 * rows * m.z}, {&m.grid[1], 4 * rows * m.z},
 		{&m.sim[0], 4 * rows * m.w}, {&m.sim[1], 4 * rows * m.w},
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k},
-		{&m.gsc, 8 * rows}, {&m.gfl, rows}, {&m.ev, 4 * max(bcap, 1)}, {&m.kept, 4 * m.k},
+		{&m.gsc, 8 * rows}, {&m.gfl, rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.kept, 4 * m.k},
 	} {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
@@ -351,7 +360,7 @@ func (m *Memory) alloc(bcap int) error {
 // free releases the device buffers.
 func (m *Memory) free() {
 	for _, p := range []*driver.DevicePtr{&m.grid[0], &m.grid[1], &m.sim[0], &m.sim[1],
-		&m.score[0], &m.score[1], &m.gsc, &m.gfl, &m.ev, &m.kept} {
+		&m.score[0], &m.score[1], &m.gsc, &m.gfl, &m.psum, &m.ev, &m.kept} {
 		if *p != 0 {
 			m.g.Free(*p)
 			*p = 0
@@ -428,6 +437,9 @@ func (m *Memory) Load(rows []float32, scores []float64) error {
 		return fmt.Errorf("cudaduel: %d carried scores for %d rows held", len(scores), m.k)
 	}
 	if err := checkRows("memory", rows, m.z); err != nil {
+		return err
+	}
+	if err := checkScores(scores, m.k); err != nil {
 		return err
 	}
 	m.loaded = false
@@ -539,6 +551,15 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.dots(c, 0, k, k, b); err != nil {
 		return Result{}, err
 	}
+	packed := packedFits(k, b) && !m.wide
+	if packed {
+		// Each batch row's dots with the positions before it, one warp
+		// per row.
+		cfg := kc.Config{Grid: driver.Dim3{X: min((b+7)/8, 1<<16), Y: 1, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+		if err := kc.DuelBatchSums(m.g, cfg, m.sim[c], int64(m.w), int32(k), int32(b), m.psum); err != nil {
+			return Result{}, err
+		}
+	}
 	m.mark()
 	protect := int32(0)
 	if m.adm == memory.Protected {
@@ -546,13 +567,17 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	}
 	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
 	var err error
-	if sh := selectShared(k, b); sh <= m.shared {
+	switch sh := selectShared(k, b); {
+	case !packed:
+		err = kc.DuelSelectWide(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
+			m.gsc, m.gfl, m.ev, m.kept, m.score[n])
+	case sh <= m.shared:
 		one.Shared = sh
 		err = kc.DuelSelectShared(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
-			m.ev, m.kept, m.score[n])
-	} else {
+			m.psum, m.ev, m.kept, m.score[n])
+	default:
 		err = kc.DuelSelectGlobal(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
-			m.gsc, m.gfl, m.ev, m.kept, m.score[n])
+			m.psum, m.gsc, m.ev, m.kept, m.score[n])
 	}
 	if err != nil {
 		return Result{}, err
@@ -588,8 +613,41 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 }
 
 // selectShared returns the dynamic shared memory of duel_select_shared
-// for k rows held and b incoming: k+b doubles, then k+b flag bytes.
-func selectShared(k, b int) int { return 9 * (k + b) }
+// for k rows held and b incoming: k+b 8-byte scores.
+func selectShared(k, b int) int { return 8 * (k + b) }
+
+// posBits returns the bits of the largest position, k+b-1 (0 when k+b
+// is 1): the width of the position field of duel.cu's packed keys.
+func posBits(k, b int) int {
+	n := 0
+	for 1<<n < k+b {
+		n++
+	}
+	return n
+}
+
+// packedFits reports whether the packed keys of duel.cu hold k rows held
+// and b incoming: the biased integer scores, below 2*(k+2b)*2^24, shifted
+// past the position field, must stay below the protection bit (bit 62).
+// That holds exactly when k+b <= 2^18 (TestPackedFits).
+func packedFits(k, b int) bool {
+	return int64(k+2*b)<<25 <= int64(1)<<(62-posBits(k, b))
+}
+
+// checkScores reports why scores (carried scores of k rows held, nil
+// allowed) cannot be those of an update: each must be k/2 + S*2^-23 for
+// an integer S with |S| < k*2^24 (the dots are integers of magnitude
+// below 2^24, see kernels/cuda/duel.cu), which the kernels convert to
+// integers exactly.
+func checkScores(scores []float64, k int) error {
+	for j, s := range scores {
+		v := (s - 0.5*float64(k)) * 0x1p23
+		if !(math.Abs(v) < float64(int64(k)<<24)) || v != math.Trunc(v) || 0.5*float64(k)+v*0x1p-23 != s {
+			return fmt.Errorf("cudaduel: carried score %d is %v, expected K/2 + S*2^-23 with S an integer below K*2^24 in magnitude (the scores of a previous update)", j, s)
+		}
+	}
+	return nil
+}
 
 // Scores returns the scores of the rows held (the sum of each row's q with
 // the rows held, itself included), in order.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
 // unitRows returns n random unit rows of length z. Some rows repeat earlier
@@ -212,22 +213,207 @@ func openResident(g cuda.GPU, block int, global bool) func(k, z int, adm memory.
 	}
 }
 
-// TestDUELHost checks, on every machine, that the Go transcription of the
-// kernel makes memory.DUEL's decisions.
-func TestDUELHost(t *testing.T) {
-	stream(t, "host", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
-		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
-			return Result{}, err
+// openWide returns an opener of Memory on g with the given block size
+// whose selection is duel_select_wide (the fallback for memories too large
+// for the packed keys) whatever the shape.
+func openWide(g cuda.GPU, block int) func(k, z int, adm memory.Admission) (*Memory, error) {
+	return func(k, z int, adm memory.Admission) (*Memory, error) {
+		m, err := NewMemory(g, k, z, MemoryOptions{Admission: adm, BlockSize: block, Batch: 2})
+		if err == nil {
+			m.wide = true
 		}
-		return duelHost(mem, batch, z, opt), nil
-	})
+		return m, err
+	}
+}
+
+// TestDUELHost checks, on every machine, that the Go transcriptions of the
+// kernels (the packed selection and the wide one) make memory.DUEL's
+// decisions.
+func TestDUELHost(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		stream(t, fmt.Sprintf("host_wide%v", wide), duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
+			if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
+				return Result{}, err
+			}
+			return duelHostWith(mem, batch, z, opt, wide), nil
+		})
+	}
+}
+
+// tieRows returns n rows of length z drawn from g distinct unit rows
+// (row r is copy r % g; with g = 1 every row is the same): every score
+// ties with many others, so the positions decide.
+func tieRows(r *rand.Rand, n, z, g int) []float32 {
+	base := unitRows(r, g, z, nil)
+	out := make([]float32, 0, n*z)
+	for i := range n {
+		j := i % g
+		out = append(out, base[j*z:(j+1)*z]...)
+	}
+	return out
+}
+
+// TestDUELTies checks the decisions when scores tie (memories and batches
+// of copies of one or a few rows, where the victim is decided by the
+// protection and the position only) against memory.DUEL: the packed and
+// wide host transcriptions, and the kernels on the emulator (packed in
+// shared and in global memory, wide).
+func TestDUELTies(t *testing.T) {
+	type variant struct {
+		name   string
+		update func(mem, batch []float32, z int, adm memory.Admission) (Result, error)
+	}
+	variants := []variant{
+		{"host", func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
+			return duelHost(mem, batch, z, Options{Admission: adm}), nil
+		}},
+		{"host-wide", func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
+			return duelHostWith(mem, batch, z, Options{Admission: adm}, true), nil
+		}},
+	}
+	if !testing.Short() {
+		e := cudatest.NewEmulator(t)
+		for _, v := range []struct {
+			name         string
+			global, wide bool
+		}{{"emu-shared", false, false}, {"emu-global", true, false}, {"emu-wide", false, true}} {
+			variants = append(variants, variant{v.name, func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
+				m, err := NewMemory(e, len(mem)/z, z, MemoryOptions{Admission: adm, BlockSize: 64, Batch: len(batch) / z})
+				if err != nil {
+					return Result{}, err
+				}
+				defer m.Close()
+				if v.global {
+					m.shared = 0
+				}
+				m.wide = v.wide
+				if err := m.Load(mem, nil); err != nil {
+					return Result{}, err
+				}
+				res, err := m.Update(batch)
+				if err != nil {
+					return Result{}, err
+				}
+				res.Scores, err = m.Scores()
+				return res, err
+			}})
+		}
+	}
+	for _, c := range []struct{ k, b, z, g int }{{1, 1, 3, 1}, {5, 3, 4, 1}, {8, 8, 4, 1}, {70, 30, 5, 1}, {70, 30, 5, 3}, {33, 90, 2, 2}} {
+		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+			r := rand.New(rand.NewPCG(uint64(c.k), uint64(c.g)))
+			mem, batch := tieRows(r, c.k, c.z, c.g), tieRows(r, c.b, c.z, c.g)
+			want, err := memory.NewDUEL(adm).Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range variants {
+				got, err := v.update(mem, batch, c.z, adm)
+				if err != nil {
+					t.Fatalf("%s K%d B%d G%d %v: %v", v.name, c.k, c.b, c.g, adm, err)
+				}
+				if !slices.Equal(got.Evicted, want) {
+					t.Errorf("%s K%d B%d G%d %v: evicted %v, memory.DUEL evicts %v", v.name, c.k, c.b, c.g, adm, got.Evicted, want)
+				}
+				if kw := keptAfter(want, c.k); !slices.Equal(got.Kept, kw) {
+					t.Errorf("%s K%d B%d G%d %v: kept %v, want %v", v.name, c.k, c.b, c.g, adm, got.Kept, kw)
+				}
+			}
+		}
+	}
+}
+
+// TestPackedFits checks the bit budget of the packed keys: packedFits
+// holds exactly up to K+B = 2^18, and wherever it holds the largest biased
+// score (below 2*(K+2B)*2^24) shifted past the position field stays below
+// bit 62.
+func TestPackedFits(t *testing.T) {
+	for _, c := range []struct {
+		k, b int
+		want bool
+	}{
+		{1, 0, true}, {1, 1, true}, {4096, 256, true}, {25000, 1000, true},
+		{1<<18 - 256, 256, true}, {1<<18 - 1, 1, true}, {1 << 18, 0, true},
+		{1<<18 - 255, 256, false}, {1 << 18, 1, false}, {1<<28 - 256, 256, false},
+	} {
+		if got := packedFits(c.k, c.b); got != c.want {
+			t.Errorf("packedFits(%d, %d) = %v, want %v", c.k, c.b, got, c.want)
+		}
+	}
+	for _, n := range []int{1, 2, 3, 1000, 4352, 1<<17 + 5, 1 << 18, 1<<18 + 1, 1 << 20} {
+		for _, b := range []int{0, 1, n / 2, n} {
+			k := n - b
+			if k < 1 {
+				continue
+			}
+			bits := posBits(k, b)
+			if 1<<bits < n || bits > 0 && 1<<(bits-1) >= n {
+				t.Errorf("posBits(%d, %d) = %d: not the bits of %d", k, b, bits, n-1)
+			}
+			top := uint64(2*(k+2*b)) << 24 // above every biased score
+			if fits := top<<bits <= 1<<62 && top>>(64-bits) == 0; packedFits(k, b) != fits {
+				t.Errorf("packedFits(%d, %d) = %v, but the scores below %d shifted by %d bits fit: %v", k, b, packedFits(k, b), top, bits, fits)
+			}
+		}
+	}
+}
+
+// TestPackedKeyOrder checks that the packed keys order candidates as
+// duel/memory's evictsBefore does (not protected first, then the higher
+// score, then the lower position): on the extremes of the fields and on
+// random candidates with many ties, for several position widths.
+func TestPackedKeyOrder(t *testing.T) {
+	type cand struct {
+		u    uint64
+		pos  int
+		prot bool
+	}
+	before := func(a, b cand) bool { // evictsBefore on (protected, S = u - off, position)
+		switch {
+		case a.prot != b.prot:
+			return b.prot
+		case a.u != b.u:
+			return a.u > b.u
+		}
+		return a.pos < b.pos
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range []struct{ k, b int }{{1, 1}, {3, 5}, {4096, 256}, {1<<18 - 256, 256}} {
+		bits := posBits(sh.k, sh.b)
+		hi := uint64(2*(sh.k+2*sh.b))<<24 - 1 // the largest biased score
+		n := sh.k + sh.b
+		var cs []cand
+		for _, u := range []uint64{1, 2, hi / 2, hi - 1, hi} {
+			for _, pos := range []int{0, 1, n / 2, n - 1} {
+				for _, prot := range []bool{false, true} {
+					cs = append(cs, cand{u, min(pos, n-1), prot})
+				}
+			}
+		}
+		for range 300 {
+			cs = append(cs, cand{1 + uint64(r.IntN(4))*(hi/4), r.IntN(n), r.IntN(3) == 0})
+		}
+		for _, a := range cs {
+			ka := packKey(a.u, a.pos, bits, !a.prot)
+			if ka>>63 != 1 || (ka>>62&1 == 1) == a.prot || (ka<<2)>>(2+bits) != a.u || n > 1 && int(uint64(1)<<bits-1-ka&(uint64(1)<<bits-1)) != a.pos {
+				t.Fatalf("K %d B %d: key %#x of %+v does not hold its fields", sh.k, sh.b, ka, a)
+			}
+			for _, b := range cs {
+				kb := packKey(b.u, b.pos, bits, !b.prot)
+				if a != b && (ka > kb) != before(a, b) {
+					t.Fatalf("K %d B %d: keys %#x of %+v and %#x of %+v: key order %v, evictsBefore %v", sh.k, sh.b, ka, a, kb, b, ka > kb, before(a, b))
+				}
+			}
+		}
+	}
 }
 
 // TestDUELKernel checks the kernels against memory.DUEL at several block
 // sizes (GPU only): one update at a time (Update), then resident
-// streams (Memory) with the selection in shared and in global memory,
-// on small shapes and on shapes of a real memory, one of them beyond the
-// default 48 KiB of shared memory (K+B = 6200: the opt-in).
+// streams (Memory) with the packed selection in shared and in global
+// memory and with the wide selection, on small shapes and on shapes of a
+// real memory, one of them beyond the default 48 KiB of shared memory
+// (K+B = 6200: the opt-in).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
@@ -254,6 +440,7 @@ func TestDUELKernel(t *testing.T) {
 			residentStream(t, fmt.Sprintf("resident%d_global%v", bs, global), cases, openResident(d, bs, global))
 		}
 	}
+	residentStream(t, "resident256_wide", residentCases, openWide(d, 256))
 }
 
 func TestDUELBadInput(t *testing.T) {
@@ -272,6 +459,9 @@ func TestDUELBadInput(t *testing.T) {
 		{"admission", row, row, 2, Options{Admission: 7}, "admission mode 7"},
 		{"scores", row, row, 2, Options{Scores: []float64{1, 2}}, "2 carried scores for 1 rows"},
 		{"block", row, row, 2, Options{BlockSize: 48}, "block size 48"},
+		{"off-grid score", row, row, 2, Options{Scores: []float64{0.75 + 0x1p-30}}, "carried score 0"},
+		{"big score", row, row, 2, Options{Scores: []float64{0.5 + 2}}, "carried score 0"},
+		{"nan score", row, row, 2, Options{Scores: []float64{math.NaN()}}, "carried score 0"},
 		{"big block", row, row, 2, Options{BlockSize: 2048}, "block size 2048"},
 		{"nan", row, []float32{float32(math.NaN()), 0}, 2, Options{}, "batch row 0 column 0 is NaN"},
 		{"not unit", []float32{3, 0}, row, 2, Options{}, "memory row 0 column 0 is 3"},
@@ -303,9 +493,9 @@ func BenchmarkDUELHost(b *testing.B) {
 // benchmark's (K 2048, B 256, Z 256), for three block sizes of the
 // selection. Besides ns/op it reports each phase's share in ms/op
 // (device time between events recorded on the stream around it):
-// upload (batch copy and grid), dots (the two products), select (the B
-// steps in one block), permute (the kept block and grid rows), download
-// (evicted and kept).
+// upload (batch copy and grid), dots (the two products and the batch
+// sums), select (the B steps in one block), permute (the kept block and
+// grid rows), download (evicted and kept).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
