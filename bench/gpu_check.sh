@@ -11,8 +11,9 @@
 # in fp32/tf32/bf16 at 1024 and 4096, add, row sums, convolution, batch
 # norm, top-k, DUEL update) and PyTorch's figures at the same shapes
 # (bench/gpu_peer.py), then a ResNet-50 batch-256 training step beside
-# PyTorch's (bench/step_pytorch.py --device cuda), all in one script;
-# every log goes to OUT. The binaries travel gzipped and without the
+# PyTorch's (bench/step_pytorch.py --device cuda) and that step profiled
+# per kernel (duelctl bench step --profile: profile.log), all in one
+# script; every log goes to OUT. The binaries travel gzipped and without the
 # embedded data (the device tool carries 64 MiB).
 set -u
 # package:binary:tests to run (-test.run); "." is every test of the package.
@@ -63,6 +64,10 @@ run)
 	for prec in fp32 tf32; do
 		python3 "$root/bench/step_pytorch.py" --device cuda --precision $prec --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl"
 	done 2>&1 | tee "$out/step.log"
+	# Where the step's time goes: device time per kernel, copy and memset of
+	# 3 timed steps, wall vs device time, host counts (the JSON line has
+	# every row).
+	"$d/duelctl" bench step --device cuda --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee "$out/profile.log"
 	tests cudaduel loss ssl eval train
 	;;
 *)
