@@ -31,6 +31,7 @@ type Backend struct {
 	block int              // threads per block of the elementwise and row kernels
 	cc    int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
 	prec  Precision        // the precision of Gemm (SetPrecision)
+	tc    tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)
@@ -423,14 +424,17 @@ func (be *Backend) ArgMax(dst []int, src tensor.Operand, axis int) {
 	}
 }
 
-// gemmKernel is the launcher shared by sgemm_f32, gemm_tf32 and gemm_bf16.
+// gemmKernel is the launcher shared by sgemm_f32, gemm_tf32, gemm_bf16,
+// gemm_tc2_tf32 and gemm_tc2_bf16.
 type gemmKernel = func(l kc.Launcher, cfg kc.Config, transA, transB, M, N, K int32, alpha float32,
 	A driver.DevicePtr, lda, strideA int64, B driver.DevicePtr, ldb, strideB int64,
 	beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
 
 // Gemm computes the batched product in the backend's precision: with
-// sgemm_f32 (FP32, 64 x 64 tiles), or on the tensor cores with gemm_tf32
-// or gemm_bf16 (128 x 128 tiles; see SetPrecision).
+// sgemm_f32 (FP32, 64 x 64 tiles), or on the tensor cores (see
+// SetPrecision) with gemm_tc2_tf32 or gemm_tc2_bf16 (128 x 256 tiles,
+// cp.async pipeline) where the device gives them their shared memory, else
+// gemm_tf32 or gemm_bf16 (128 x 128 tiles): see Backend.gemmLaunch.
 func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
@@ -441,22 +445,16 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 		}
 		return 0
 	}
-	var launch gemmKernel = kc.SgemmF32
-	name, tile := "sgemm_f32", 64
-	switch be.prec {
-	case TF32:
-		launch, name, tile = kc.GemmTf32, "gemm_tf32", 128
-	case BF16:
-		launch, name, tile = kc.GemmBf16, "gemm_bf16", 128
-	}
+	k := be.gemmLaunch()
 	cfg := kc.Config{
-		Grid:  driver.Dim3{X: (g.N + tile - 1) / tile, Y: (g.M + tile - 1) / tile, Z: min(g.Batch, 65535)},
-		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
+		Grid:   driver.Dim3{X: (g.N + k.tileN - 1) / k.tileN, Y: (g.M + k.tileM - 1) / k.tileM, Z: min(g.Batch, 65535)},
+		Block:  driver.Dim3{X: 256, Y: 1, Z: 1},
+		Shared: k.shared,
 	}
 	if cfg.Grid.Y > 65535 {
-		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one %s launch (grid limit)", g.M, 65535*tile, name))
+		must("Gemm", fmt.Errorf("cuda: M = %d exceeds the %d rows of one %s launch (grid limit)", g.M, 65535*k.tileM, k.name))
 	}
-	be.queued("Gemm", launch(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
+	be.queued("Gemm", k.launch(be.g, cfg, b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha,
 		be.ptr("Gemm", g.A, g.OffA), int64(g.LDA), int64(g.StrideA),
 		be.ptr("Gemm", g.B, g.OffB), int64(g.LDB), int64(g.StrideB),
 		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))

@@ -84,29 +84,48 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 
 // BenchmarkGemmPrecision times square products of 1024 and 4096 in every
 // precision (tensor cores from compute capability 8.0 on; below it TF32 and
-// BF16 fall back to FP32, and say so) and reports GFLOP/s. GPU only.
+// BF16 fall back to FP32, and say so) and reports GFLOP/s. TF32 and BF16
+// run twice: v1 with gemm_tf32/gemm_bf16 (128 x 128 tiles, register
+// double buffering) and v2 with gemm_tc2_tf32/gemm_tc2_bf16 (128 x 256
+// tiles, 3-stage cp.async pipeline; skipped where the device cannot give
+// it its shared memory), e.g. tf32/n4096/v1 and tf32/n4096/v2; FP32 is
+// fp32/n4096. GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
 		for _, n := range []int{1024, 4096} {
-			b.Run(fmt.Sprintf("%v/n%d", p, n), func(b *testing.B) {
-				be, err := newBackend(d, 256)
-				if err != nil {
-					b.Fatal(err)
+			kinds := []TCKernel{TCV1, TCV2}
+			if p == FP32 {
+				kinds = []TCKernel{TCAuto}
+			}
+			for _, k := range kinds {
+				name := fmt.Sprintf("%v/n%d", p, n)
+				if p != FP32 {
+					name += "/" + k.String()
 				}
-				if got := be.SetPrecision(p); got != p {
-					b.Skipf("%v runs as %v on %v", p, got, d)
-				}
-				x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
-				defer func() {
-					for _, t := range []tensor.Buffer{x, y, z} {
-						be.Release(t)
+				b.Run(name, func(b *testing.B) {
+					be, err := newBackend(d, 256)
+					if err != nil {
+						b.Fatal(err)
 					}
-				}()
-				g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
-				per := deviceLoop(b, d, func() { be.Gemm(g) })
-				b.ReportMetric(2*float64(n)*float64(n)*float64(n)/per.Seconds()/1e9, "GFLOP/s")
-			})
+					if got := be.SetPrecision(p); got != p {
+						b.Skipf("%v runs as %v on %v", p, got, d)
+					}
+					be.SetTCKernel(k)
+					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) {
+						b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
+					}
+					x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
+					defer func() {
+						for _, t := range []tensor.Buffer{x, y, z} {
+							be.Release(t)
+						}
+					}()
+					g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
+					per := deviceLoop(b, d, func() { be.Gemm(g) })
+					b.ReportMetric(2*float64(n)*float64(n)*float64(n)/per.Seconds()/1e9, "GFLOP/s")
+				})
+			}
 		}
 	}
 }

@@ -5,10 +5,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -220,54 +225,142 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 	}
 }
 
-// TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (and sgemm_f32
-// for FP32) through the backend on the CPU emulator against gemmWant:
-// the factors rounded as the kernels round them, the emulator's mma
-// rounding its accumulator once per step.
+// TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
+// gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), and sgemm_f32 for FP32, through
+// the backend on the CPU emulator against gemmWant: the factors rounded as
+// the kernels round them, the emulator's mma rounding its accumulator once
+// per step.
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		t.Run(p.String(), func(t *testing.T) {
-			be, err := newBackend(e, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := be.SetPrecision(p); got != p {
-				t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
-			}
-			testGemmPrecision(t, be, 1)
-		})
+		kinds := []TCKernel{TCV1, TCV2}
+		if p == FP32 {
+			kinds = []TCKernel{TCAuto}
+		}
+		for _, k := range kinds {
+			t.Run(p.String()+"/"+k.String(), func(t *testing.T) {
+				be, err := newBackend(e, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := be.SetPrecision(p); got != p {
+					t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
+				}
+				be.SetTCKernel(k)
+				t.Logf("kernel %s", be.gemmKernelName())
+				testGemmPrecision(t, be, 1)
+			})
+		}
 	}
 }
 
 // TestGemmPrecisionKernel runs the same products on the GPU (and on the
 // fake driver, TestGemmPrecisionFakeDriver): tensor cores from compute
-// capability 8.0 on, with 8 times the emulator's tolerance (the hardware's
-// accumulation within an mma is not IEEE's), and the FP32 fallback below
-// it. GPU only.
+// capability 8.0 on, with the kernels TCAuto picks (gemm_tc2_* where the
+// device gives them their shared memory) and with TCV1, with 8 times the
+// emulator's tolerance (the hardware's accumulation within an mma is not
+// IEEE's), and the FP32 fallback below it. GPU only.
 func TestGemmPrecisionKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
 		t.Run(p.String(), func(t *testing.T) {
-			be, err := newBackend(d, 256)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := be.SetPrecision(p)
-			if want := p; d.Capability() < 80 {
-				want = FP32
-				if got != want {
-					t.Fatalf("SetPrecision(%v) = %v on %v, want the FP32 fallback", p, got, d)
+			for _, k := range []TCKernel{TCAuto, TCV1} {
+				be, err := newBackend(d, 256)
+				if err != nil {
+					t.Fatal(err)
 				}
-			} else if got != want {
-				t.Fatalf("SetPrecision(%v) = %v on %v", p, got, d)
-			}
-			testGemmPrecision(t, be, 8)
-			if err := be.Synchronize(); err != nil {
-				t.Fatal(err)
+				got := be.SetPrecision(p)
+				if want := p; d.Capability() < 80 {
+					want = FP32
+					if got != want {
+						t.Fatalf("SetPrecision(%v) = %v on %v, want the FP32 fallback", p, got, d)
+					}
+				} else if got != want {
+					t.Fatalf("SetPrecision(%v) = %v on %v", p, got, d)
+				}
+				be.SetTCKernel(k)
+				t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
+				testGemmPrecision(t, be, 8)
+				if err := be.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}
+}
+
+// TestTC2SharedConstants checks that tc2SharedTF32 and tc2SharedBF16 are
+// gemm_tc.cu's TC2_SHARED_TF32 and TC2_SHARED_BF16.
+func TestTC2SharedConstants(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_tc.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"TC2_SHARED_TF32": tc2SharedTF32, "TC2_SHARED_BF16": tc2SharedBF16} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
+		if m == nil {
+			t.Errorf("gemm_tc.cu lacks #define %s", name)
+		} else if string(m[1]) != strconv.Itoa(want) {
+			t.Errorf("gemm_tc.cu: %s = %s, the backend launches with %d", name, m[1], want)
+		}
+	}
+}
+
+// TestGemmKernelChoice checks which kernel a backend's products use by
+// precision, TCKernel and the device's shared memory: gemm_tc2_* under
+// TCAuto where the opt-in limit allows it (an A100's 163 KiB: TF32 only;
+// an H100's 227 KiB: both), else gemm_tf32/gemm_bf16.
+func TestGemmKernelChoice(t *testing.T) {
+	for _, tc := range []struct {
+		optIn int
+		k     TCKernel
+		p     Precision
+		want  string
+	}{
+		{163 << 10, TCAuto, TF32, "gemm_tc2_tf32"}, {163 << 10, TCAuto, BF16, "gemm_bf16"}, {227 << 10, TCAuto, BF16, "gemm_tc2_bf16"},
+		{227 << 10, TCV1, TF32, "gemm_tf32"}, {227 << 10, TCV1, BF16, "gemm_bf16"}, {100 << 10, TCAuto, TF32, "gemm_tf32"},
+		{100 << 10, TCV2, TF32, "gemm_tc2_tf32"}, {227 << 10, TCAuto, FP32, "sgemm_f32"}, {-1, TCAuto, TF32, "gemm_tf32"},
+	} {
+		g := &optInHost{Host: cudatest.NewHost(), max: tc.optIn}
+		be, err := newBackend(g, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be.SetPrecision(tc.p)
+		be.SetTCKernel(tc.k)
+		if got := be.gemmKernelName(); got != tc.want {
+			t.Errorf("opt-in limit %d, %v, %v: kernel %s, want %s", tc.optIn, tc.k, tc.p, got, tc.want)
+		}
+		if tc.want == "gemm_tc2_tf32" && tc.optIn >= tc2SharedTF32 && g.opted["gemm_tc2_tf32"] != tc2SharedTF32 {
+			t.Errorf("opt-in limit %d: gemm_tc2_tf32 opted in for %v bytes, want %d", tc.optIn, g.opted, tc2SharedTF32)
+		}
+	}
+}
+
+// optInHost is a host GPU with an opt-in shared memory limit (max; -1:
+// MaxSharedOptIn fails), recording the kernels opted in.
+type optInHost struct {
+	*cudatest.Host
+	max   int
+	opted map[string]int
+}
+
+func (h *optInHost) MaxSharedOptIn() (int, error) {
+	if h.max < 0 {
+		return 0, fmt.Errorf("no attribute")
+	}
+	return h.max, nil
+}
+
+func (h *optInHost) OptInShared(m *kc.Module, kernel string, bytes int) error {
+	if bytes > h.max {
+		return fmt.Errorf("%s: %d bytes beyond %d", kernel, bytes, h.max)
+	}
+	if h.opted == nil {
+		h.opted = map[string]int{}
+	}
+	h.opted[kernel] = bytes
+	return nil
 }
 
 // TestPrecisionDefault checks, where a GPU (or the fake driver) is
@@ -305,8 +398,8 @@ func TestTimeGemm(t *testing.T) {
 		if d.Capability() < 80 {
 			want = FP32
 		}
-		if r.Precision != want || r.Reps < 3 || r.PerCall <= 0 || r.GFLOPS <= 0 || r.Device != d.String() ||
-			r.Kernel != map[Precision]string{FP32: "sgemm_f32", TF32: "gemm_tf32", BF16: "gemm_bf16"}[want] {
+		kernels := map[Precision][]string{FP32: {"sgemm_f32"}, TF32: {"gemm_tc2_tf32", "gemm_tf32"}, BF16: {"gemm_tc2_bf16", "gemm_bf16"}}[want]
+		if r.Precision != want || r.Reps < 3 || r.PerCall <= 0 || r.GFLOPS <= 0 || r.Device != d.String() || !slices.Contains(kernels, r.Kernel) {
 			t.Errorf("TimeGemm in %v: %+v", p, r)
 		}
 	}
@@ -318,13 +411,16 @@ func TestTimeGemm(t *testing.T) {
 // TestGemmPrecisionFakeDriver runs the GPU tests above in child processes
 // with the fake libcuda (compute capability 8.0, the kernels on the
 // emulator): the tensor-core kernels through Device, the driver bindings
-// and the PTX module of sm_80, the default precision (FP32) and
-// $DUEL_CUDA_PRECISION (tf32 and bf16).
+// (the dynamic shared memory opt-in of gemm_tc2_tf32) and the PTX module
+// of sm_80, the default precision (FP32) and $DUEL_CUDA_PRECISION (tf32
+// and bf16).
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
 	for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
-		"--- PASS: TestPrecisionDefault", "sm_80): fp32"} {
+		"--- PASS: TestPrecisionDefault", "sm_80): fp32",
+		// the fake device allows an A100's 163 KiB per block: gemm_tc2_tf32 fits, gemm_tc2_bf16 falls back to gemm_bf16
+		"tf32 auto: kernel gemm_tc2_tf32", "tf32 v1: kernel gemm_tf32", "bf16 auto: kernel gemm_bf16", "bf16 v1: kernel gemm_bf16"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

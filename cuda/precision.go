@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
 // Precision is the arithmetic of the backend's matrix products (Gemm).
@@ -111,3 +113,117 @@ func UsePrecision(s string) (Precision, error) {
 	}
 	return be.SetPrecision(p), nil
 }
+
+// TCKernel selects the tensor-core kernels of TF32 and BF16 products.
+type TCKernel int
+
+const (
+	// TCAuto uses gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2) where the device
+	// gives them their dynamic shared memory (tc2Shared), else gemm_tf32
+	// and gemm_bf16 (TCV1). It is the default.
+	TCAuto TCKernel = iota
+	// TCV1 uses gemm_tf32 and gemm_bf16: 128 x 128 tiles, panels of 16
+	// words double-buffered through registers, 40 KiB of static shared
+	// memory.
+	TCV1
+	// TCV2 uses gemm_tc2_tf32 and gemm_tc2_bf16: 128 x 256 tiles (64 x 64
+	// per warp), a 3-stage cp.async pipeline of 32-deep panels, 162 KiB
+	// (TF32) or 180 KiB (BF16) of dynamic shared memory; products fail
+	// (a *tensor.DeviceError) where the device cannot give it.
+	TCV2
+)
+
+// String returns "auto", "v1" or "v2".
+func (k TCKernel) String() string {
+	switch k {
+	case TCAuto:
+		return "auto"
+	case TCV1:
+		return "v1"
+	case TCV2:
+		return "v2"
+	}
+	return fmt.Sprintf("TCKernel(%d)", int(k))
+}
+
+// Dynamic shared memory of gemm_tc2_tf32 and gemm_tc2_bf16 in bytes:
+// TC2_SHARED_TF32 and TC2_SHARED_BF16 of kernels/cuda/gemm_tc.cu (a test
+// reads them there).
+const (
+	tc2SharedTF32 = 165888
+	tc2SharedBF16 = 184320
+)
+
+// tcState is a backend's choice of tensor-core kernels and, per gemm_tc2
+// kernel, whether the device gave it its shared memory (0 not asked yet,
+// 1 yes, -1 no).
+type tcState struct {
+	kernel TCKernel
+	ok     [2]int8 // gemm_tc2_tf32, gemm_tc2_bf16
+}
+
+// SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
+// products (TCAuto by default; BenchmarkGemmPrecision times TCV1 and TCV2
+// side by side). It is not safe to call while other goroutines use the
+// backend.
+func (be *Backend) SetTCKernel(k TCKernel) {
+	if k != TCAuto && k != TCV1 && k != TCV2 {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1 or TCV2", k))
+	}
+	be.tc.kernel = k
+}
+
+// gemmChoice is the kernel of one product: its launcher and name, the
+// tile of C of one block (tileM x tileN) and its dynamic shared memory.
+type gemmChoice struct {
+	launch       gemmKernel
+	name         string
+	tileM, tileN int
+	shared       int
+}
+
+// gemmLaunch returns the kernel of the backend's products in its
+// precision: sgemm_f32 (FP32); gemm_tc2_tf32 or gemm_tc2_bf16 under TCV2,
+// and under TCAuto where tc2Allowed; else gemm_tf32 or gemm_bf16.
+func (be *Backend) gemmLaunch() gemmChoice {
+	switch be.prec {
+	case TF32, BF16:
+		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32}
+		if be.prec == BF16 {
+			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16}
+		}
+		switch be.tc.kernel {
+		case TCV1:
+			return v1
+		case TCV2:
+			be.tc2Allowed(i, v2) // opts in where it can; a launch beyond the device's limit fails
+			return v2
+		}
+		if be.tc2Allowed(i, v2) {
+			return v2
+		}
+		return v1
+	}
+	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0}
+}
+
+// tc2Allowed reports whether the device gives gemm_tc2 kernel c (index i
+// of tcState.ok) its dynamic shared memory, opting the kernel in on the
+// first call: a GPU with SharedMemoryOptIn (a Device) must allow c.shared
+// bytes per block (sm_80: 163 KiB, so gemm_tc2_tf32 only; sm_90: 227
+// KiB) and accept the opt-in; one without (the CPU emulator) has no limit.
+func (be *Backend) tc2Allowed(i int, c gemmChoice) bool {
+	if be.tc.ok[i] == 0 {
+		be.tc.ok[i] = 1
+		if s, ok := be.g.(SharedMemoryOptIn); ok {
+			if n, err := s.MaxSharedOptIn(); err != nil || n < c.shared || s.OptInShared(kc.GemmTcModule, c.name, c.shared) != nil {
+				be.tc.ok[i] = -1
+			}
+		}
+	}
+	return be.tc.ok[i] > 0
+}
+
+// gemmKernelName returns the name of the kernel the backend's products
+// run with (TimeGemm's Kernel).
+func (be *Backend) gemmKernelName() string { return be.gemmLaunch().name }

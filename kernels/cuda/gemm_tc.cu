@@ -243,3 +243,346 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
     float beta, float* C, long long ldc, long long strideC, int batch) {
     gemm_tc<true>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
 }
+
+// ---------------------------------------------------------------------------
+// gemm_tc2_tf32 and gemm_tc2_bf16: the same products (same arguments, same
+// rounding, same order of the mma steps along K, so the same bits as
+// gemm_tf32 and gemm_bf16) with a deeper pipeline and larger tiles.
+//
+// Each 256-thread block (8 warps, 2 x 4) computes a 128 x 256 tile of C
+// (blockIdx.x: columns, blockIdx.y: rows, blockIdx.z: batch, grid-stride),
+// each warp a 64 x 64 tile (4 x 8 mma tiles, 128 FP32 accumulators per
+// thread): a k step loads 16 A and 16 B fragment registers (TF32) for 32
+// mma, against 24 for 16 in gemm_tc.
+//
+// Panels of 32 k of op(A) (128 rows) and op(B) (256 columns) go through a
+// ring of TC2_STAGES stages of shared memory filled with cp.async
+// (cp.async.cg, 16 bytes, when the operand's rows start on 16 bytes:
+// pointer, leading dimension and batch stride multiples of 4 floats;
+// else four cp.async.ca of 4 bytes), TC2_STAGES - 1 panels ahead of the
+// products. Out-of-range elements are zero-filled by the copy (src-size
+// below the copy size). Each panel is stored as it lies in memory: rows
+// along k when k is contiguous (op(A) = A, op(B) = B^T), else k rows
+// along m or n, as FP32 words; every thread rounds the 16-byte chunks it
+// copied itself in place, once (TF32: cvt.rna.tf32.f32; BF16: the bf16
+// value kept in the upper half of the word, cvt.rn.bf16x2.f32), right
+// after its cp.async.wait_group and before the block's barrier, so the
+// copy needs no barrier of its own: one __syncthreads per panel. The BF16
+// fragments pack the upper halves of two such words (prmt), which gives
+// exactly bf16x2_round's word.
+//
+// The rows of the panels are padded (tc2_pk, tc2_pr) so that the fragment
+// loads hit 32 distinct banks, and every fragment address is a per-thread
+// base plus a constant.
+//
+// Dynamic shared memory: TC2_SHARED_TF32 bytes (162 KiB) or
+// TC2_SHARED_BF16 (180 KiB); the launch must opt in beyond 48 KiB (sm_80
+// allows 163 KiB per block, sm_90 227 KiB).
+// ---------------------------------------------------------------------------
+
+#define TC2_BM 128     // rows of op(A) per block
+#define TC2_BN 256     // columns of op(B) per block
+#define TC2_BK 32      // k per panel
+#define TC2_STAGES 3   // panels in the ring
+// TC2_SHARED_TF32 and TC2_SHARED_BF16 are the bytes of dynamic shared
+// memory of gemm_tc2_tf32 and gemm_tc2_bf16: TC2_STAGES stages of a
+// 128 x 32 and a 256 x 32 panel, padded (see tc2_pk).
+#define TC2_SHARED_TF32 165888
+#define TC2_SHARED_BF16 184320
+
+static_assert(TC2_SHARED_TF32 == TC2_STAGES * 4 * (TC2_BM * (TC2_BK + 4) + TC2_BN * (TC2_BK + 4)), "TC2_SHARED_TF32");
+static_assert(TC2_SHARED_BF16 == TC2_STAGES * 4 * (TC2_BM * (TC2_BK + 8) + TC2_BN * (TC2_BK + 8)), "TC2_SHARED_BF16");
+
+#ifdef __CUDA_ARCH__
+// cp_async16 copies src_bytes (0, 4, 8, 12 or 16) from global src to shared
+// dst and zero-fills the rest of the 16 bytes (cp.async.cg.shared.global
+// with src-size; both addresses 16-byte aligned).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// cp_async4 copies src_bytes (0 or 4) from global src to shared dst and
+// zero-fills the rest of the 4 bytes (cp.async.ca.shared.global).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, int src_bytes) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// cp_async_commit closes the thread's group of cp.async operands issued
+// since the previous commit (cp.async.commit_group).
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// cp_async_wait waits until at most N of the thread's committed groups
+// are pending (cp.async.wait_group N): the older ones have landed in
+// shared memory and are visible to the thread.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// tc2_f2u and tc2_u2f reinterpret a float's bits.
+__device__ __forceinline__ unsigned tc2_f2u(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ float tc2_u2f(unsigned u) { return __uint_as_float(u); }
+
+// tc2_hi2 packs the upper halves of lo and hi, lo's in the lower 16 bits.
+__device__ __forceinline__ unsigned tc2_hi2(unsigned lo, unsigned hi) { return __byte_perm(lo, hi, 0x7632); }
+
+#define TC2_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned name[]
+#else
+__device__ __forceinline__ unsigned tc2_f2u(float x) { return __builtin_bit_cast(unsigned, x); }
+__device__ __forceinline__ float tc2_u2f(unsigned u) { return __builtin_bit_cast(float, u); }
+__device__ __forceinline__ unsigned tc2_hi2(unsigned lo, unsigned hi) { return (lo >> 16) | (hi & 0xffff0000u); }
+#define TC2_DYNAMIC_SHARED(name) DYNAMIC_SHARED(unsigned, name)
+#endif
+
+// tc2_w4 is the 16-byte chunk of the conversion pass, tc2_w2 the 8-byte
+// pair of the BF16 fragment loads.
+struct alignas(16) tc2_w4 {
+    unsigned w[4];
+};
+struct alignas(8) tc2_w2 {
+    unsigned w[2];
+};
+
+// tc2_clamp4 returns n clamped to 0..4.
+__device__ __forceinline__ int tc2_clamp4(int n) { return n < 0 ? 0 : n > 4 ? 4 : n; }
+
+// Panel layouts, padded so that a warp's fragment loads hit 32 distinct
+// banks (per half warp for BF16's 64-bit loads): rows r of TC2_BK words
+// (k contiguous) have a pitch of tc2_pk words, 36 for TF32 (lane (g, t)
+// reads word t of row g: bank 4g + t) and 40 for BF16 (words 2t, 2t + 1
+// of row g: banks 8g + 2t, + 1); k rows of R words (r contiguous) have a
+// pitch of R + tc2_pr words, R + 8 for TF32 (word g of row t: bank
+// 8t + g) and R + 4 for BF16 (word g of rows 2t and 2t + 1: banks
+// 8t + g and 8t + 4 + g). Every pitch is a multiple of 4 words, so the
+// 16-byte chunks stay aligned.
+template <bool BF16>
+__device__ constexpr int tc2_pk() { return BF16 ? TC2_BK + 8 : TC2_BK + 4; }
+template <bool BF16>
+__device__ constexpr int tc2_pr() { return BF16 ? 4 : 8; }
+
+// tc2_words returns the words of one panel of R rows, in either layout.
+template <bool BF16, int R>
+__device__ constexpr int tc2_words() {
+    return R * tc2_pk<BF16>() > TC2_BK * (R + tc2_pr<BF16>()) ? R * tc2_pk<BF16>() : TC2_BK * (R + tc2_pr<BF16>());
+}
+
+// tc2_stage returns the words of one stage: the panel of op(A), then that
+// of op(B).
+template <bool BF16>
+__device__ constexpr int tc2_stage() { return tc2_words<BF16, TC2_BM>() + tc2_words<BF16, TC2_BN>(); }
+
+// tc2_off is the word offset of element (r, k) of a panel of R rows, k
+// contiguous (KC) or not.
+template <bool BF16, bool KC, int R>
+__device__ __forceinline__ int tc2_off(int r, int k) {
+    return KC ? r * tc2_pk<BF16>() + k : k * (R + tc2_pr<BF16>()) + r;
+}
+
+// tc2_copy issues the cp.async of this thread's chunks of panel k0 of X
+// (R rows from r0; element (r, k) at x[r*ld + k] when KC, else
+// x[k*ld + r]) into the panel at s: 16-byte copies when VEC, else 4-byte
+// ones.
+template <bool BF16, bool KC, int R, bool VEC>
+__device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K) {
+    constexpr int CH = R * TC2_BK / 4 / 256;  // chunks per thread
+#pragma unroll
+    for (int l = 0; l < CH; l++) {
+        const int e = threadIdx.x + 256 * l;
+        // KC: 8 chunks per row of 32 k; else R/4 chunks per k row.
+        const int r = KC ? (e >> 3) : (e % (R / 4)) * 4, k = KC ? (e & 7) * 4 : e / (R / 4);
+        unsigned* d = s + tc2_off<BF16, KC, R>(r, k);
+        const int gr = r0 + r, gk = k0 + k;
+        // valid elements of the chunk: along k (KC) or along r
+        const int n = KC ? (gr < Rn ? tc2_clamp4(K - gk) : 0) : (gk < K ? tc2_clamp4(Rn - gr) : 0);
+        const float* src = KC ? x + gr * ld + gk : x + gk * ld + gr;
+        if (VEC) {
+            cp_async16(d, n > 0 ? src : x, 4 * n);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const bool ok = i < n;
+                cp_async4(d + i, ok ? src + i : x, ok ? 4 : 0);  // element i of the chunk: src + i in both layouts
+            }
+        }
+    }
+}
+
+// tc2_round rounds this thread's chunks of the panel at s in place.
+template <bool BF16, bool KC, int R>
+__device__ __forceinline__ void tc2_round(unsigned* s) {
+    constexpr int CH = R * TC2_BK / 4 / 256;
+#pragma unroll
+    for (int l = 0; l < CH; l++) {
+        const int e = threadIdx.x + 256 * l;
+        const int r = KC ? (e >> 3) : (e % (R / 4)) * 4, k = KC ? (e & 7) * 4 : e / (R / 4);
+        tc2_w4* p = reinterpret_cast<tc2_w4*>(s + tc2_off<BF16, KC, R>(r, k));
+        tc2_w4 v = *p;
+        if (BF16) {
+            const unsigned p01 = bf16x2_round(tc2_u2f(v.w[0]), tc2_u2f(v.w[1]));
+            const unsigned p23 = bf16x2_round(tc2_u2f(v.w[2]), tc2_u2f(v.w[3]));
+            v.w[0] = p01 << 16, v.w[1] = p01 & 0xffff0000u;
+            v.w[2] = p23 << 16, v.w[3] = p23 & 0xffff0000u;
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++) v.w[i] = tf32_round(tc2_u2f(v.w[i]));
+        }
+        *p = v;
+    }
+}
+
+// tc2_frag returns the fragment word of element (r, k) of a panel: the
+// TF32 word, or (BF16) the pair (r, k), (r, k + 1) packed, k even.
+template <bool BF16, bool KC, int R>
+__device__ __forceinline__ unsigned tc2_frag(const unsigned* s, int r, int k) {
+    if (!BF16) return s[tc2_off<BF16, KC, R>(r, k)];
+    if (KC) {
+        const tc2_w2 v = *reinterpret_cast<const tc2_w2*>(s + tc2_off<BF16, KC, R>(r, k));
+        return tc2_hi2(v.w[0], v.w[1]);
+    }
+    return tc2_hi2(s[tc2_off<BF16, KC, R>(r, k)], s[tc2_off<BF16, KC, R>(r, k + 1)]);
+}
+
+template <bool BF16, bool AKC, bool BKC>
+__device__ __forceinline__ void gemm_tc2(
+    int M, int N, int K, float alpha,
+    const float* A, long long lda, long long strideA,
+    const float* B, long long ldb, long long strideB,
+    float beta, float* C, long long ldc, long long strideC, int batch) {
+    TC2_DYNAMIC_SHARED(smem);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 64;  // the warp's tile in the block's
+    const int m0 = blockIdx.y * TC2_BM, n0 = blockIdx.x * TC2_BN;
+    const int panels = (K + TC2_BK - 1) / TC2_BK;
+
+    for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        const float* a = A + bz * strideA;
+        const float* b = B + bz * strideB;
+        float* c = C + bz * strideC;
+        // 16-byte copies when every chunk's first element is 16-byte aligned
+        const bool va = ((reinterpret_cast<unsigned long long>(a) | (unsigned long long)lda * 4) & 15) == 0;
+        const bool vb = ((reinterpret_cast<unsigned long long>(b) | (unsigned long long)ldb * 4) & 15) == 0;
+        float acc[4][8][4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) acc[i][j][q] = 0.f;
+
+        auto issue = [&](int p) {
+            unsigned* s = smem + (p % TC2_STAGES) * tc2_stage<BF16>();
+            if (va)
+                tc2_copy<BF16, AKC, TC2_BM, true>(s, a, lda, m0, M, p * TC2_BK, K);
+            else
+                tc2_copy<BF16, AKC, TC2_BM, false>(s, a, lda, m0, M, p * TC2_BK, K);
+            if (vb)
+                tc2_copy<BF16, BKC, TC2_BN, true>(s + tc2_words<BF16, TC2_BM>(), b, ldb, n0, N, p * TC2_BK, K);
+            else
+                tc2_copy<BF16, BKC, TC2_BN, false>(s + tc2_words<BF16, TC2_BM>(), b, ldb, n0, N, p * TC2_BK, K);
+        };
+#pragma unroll
+        for (int p = 0; p < TC2_STAGES - 1; p++) {
+            if (p < panels) issue(p);
+            cp_async_commit();
+        }
+        for (int p = 0; p < panels; p++) {
+            cp_async_wait<TC2_STAGES - 2>();  // panel p's copies of this thread have landed
+            unsigned* as = smem + (p % TC2_STAGES) * tc2_stage<BF16>();
+            unsigned* bs = as + tc2_words<BF16, TC2_BM>();
+            tc2_round<BF16, AKC, TC2_BM>(as);
+            tc2_round<BF16, BKC, TC2_BN>(bs);
+            // panel p rounded by all; the stage of panel p - 1 read by all
+            __syncthreads();
+            if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
+            cp_async_commit();
+#pragma unroll
+            for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
+                unsigned fa[4][4], fb[8][2];
+                const int kk = ks + (BF16 ? 2 * t : t), kh = BF16 ? 8 : 4;  // fragment columns kk and kk + kh
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int r = wm + 16 * i + g;
+                    fa[i][0] = tc2_frag<BF16, AKC, TC2_BM>(as, r, kk);
+                    fa[i][1] = tc2_frag<BF16, AKC, TC2_BM>(as, r + 8, kk);
+                    fa[i][2] = tc2_frag<BF16, AKC, TC2_BM>(as, r, kk + kh);
+                    fa[i][3] = tc2_frag<BF16, AKC, TC2_BM>(as, r + 8, kk + kh);
+                }
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int n = wn + 8 * j + g;
+                    fb[j][0] = tc2_frag<BF16, BKC, TC2_BN>(bs, n, kk);
+                    fb[j][1] = tc2_frag<BF16, BKC, TC2_BN>(bs, n, kk + kh);
+                }
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        if (BF16)
+                            mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
+                        else
+                            mma_tf32_m16n8k8(acc[i][j], fa[i], fb[j]);
+                    }
+            }
+        }
+        cp_async_wait<0>();
+        __syncthreads();  // the stages are free for the next batch
+
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int gm = m0 + wm + 16 * i + g + 8 * h;
+                if (gm >= M) continue;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+#pragma unroll
+                    for (int u = 0; u < 2; u++) {
+                        const int gn = n0 + wn + 8 * j + 2 * t + u;
+                        if (gn >= N) continue;
+                        float* pc = c + gm * ldc + gn;
+                        float v = alpha * acc[i][j][2 * h + u];
+                        if (beta != 0.f) v = fmaf(beta, *pc, v);
+                        *pc = v;
+                    }
+            }
+    }
+}
+
+// gemm_tc2_layout dispatches on the layouts of op(A) and op(B) in memory.
+template <bool BF16>
+__device__ __forceinline__ void gemm_tc2_layout(
+    int transA, int transB, int M, int N, int K, float alpha,
+    const float* A, long long lda, long long strideA,
+    const float* B, long long ldb, long long strideB,
+    float beta, float* C, long long ldc, long long strideC, int batch) {
+    if (!transA) {
+        if (transB)
+            gemm_tc2<BF16, true, true>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+        else
+            gemm_tc2<BF16, true, false>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+    } else {
+        if (transB)
+            gemm_tc2<BF16, false, true>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+        else
+            gemm_tc2<BF16, false, false>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+    }
+}
+
+// C[b] = alpha*tf32(op(A[b]))*tf32(op(B[b])) + beta*C[b] on tensor cores (FP32 accumulation), 128 x 256 tiles per 256-thread block, cp.async pipeline; TC2_SHARED_TF32 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_tc2_tf32(
+    int transA, int transB, int M, int N, int K, float alpha,
+    const float* A, long long lda, long long strideA,
+    const float* B, long long ldb, long long strideB,
+    float beta, float* C, long long ldc, long long strideC, int batch) {
+    gemm_tc2_layout<false>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*bf16(op(A[b]))*bf16(op(B[b])) + beta*C[b] on tensor cores (FP32 accumulation), 128 x 256 tiles per 256-thread block, cp.async pipeline; TC2_SHARED_BF16 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_tc2_bf16(
+    int transA, int transB, int M, int N, int K, float alpha,
+    const float* A, long long lda, long long strideA,
+    const float* B, long long ldb, long long strideB,
+    float beta, float* C, long long ldc, long long strideC, int batch) {
+    gemm_tc2_layout<true>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+}

@@ -6,7 +6,8 @@
 // intrinsics (__shfl_down_sync, __ballot_sync) exchange values between the
 // lanes of a warp through a barrier of the warp (so do the tensor-core
 // mma_tf32_m16n8k8 and mma_bf16_m16n8k16, with PTX's fragment layouts and
-// conversions: see gemm_tc.cu). A barrier that can never
+// conversions: see gemm_tc.cu), and cp.async's copies land in shared
+// memory only at the issuing thread's cp.async.wait_group. A barrier that can never
 // complete (a __syncthreads reached by some threads only) aborts with a
 // message. This checks the kernels' index arithmetic, loops, barriers and
 // reductions; it does not model timing, memory coalescing, or the
@@ -32,6 +33,15 @@ struct dim3 {
 };
 
 namespace emu {
+// AsyncCopy is one cp.async of a thread not yet landed in shared memory:
+// the bytes read from global memory when it was issued, and its group
+// (the number of commits the thread had made then).
+struct AsyncCopy {
+    void* dst;
+    unsigned char data[16];
+    int bytes, group;
+};
+
 // Fiber is one emulated CUDA thread.
 struct Fiber {
     ucontext_t ctx;  // used once, to start the fiber on its stack
@@ -40,6 +50,8 @@ struct Fiber {
     dim3 tid;
     int waiting = -1;  // barrier id it waits on: 0 block, 1+w warp w; -1 runnable
     bool done = false;
+    std::vector<AsyncCopy> async;  // its cp.async not yet waited for, oldest first
+    int commits = 0;               // its cp.async.commit_group so far
 };
 
 struct Block {
@@ -233,6 +245,58 @@ inline void mma_tf32_m16n8k8(float (&d)[4], const unsigned (&a)[4], const unsign
 // mma_bf16_m16n8k16 is mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // d, a, b, d on the emulator.
 inline void mma_bf16_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { emu::mma(d, a, b, 16); }
+
+// Asynchronous copies from global to shared memory (sm_80's cp.async), as
+// PTX's "Data Movement and Conversion Instructions: cp.async" describes
+// them: cp.async.{ca,cg}.shared.global [dst], [src], cp-size, src-size
+// copies src-size bytes and zero-fills the rest of cp-size (both addresses
+// aligned to cp-size); the copy is asynchronous, and only
+// cp.async.commit_group (which closes the thread's group of copies issued
+// since its last commit) followed by cp.async.wait_group N (the thread
+// waits until at most its N most recent committed groups are pending)
+// guarantees that it has landed and is visible to the thread (to others
+// after a barrier). The emulator reads the source when the copy is issued
+// and writes shared memory only when the issuing thread's wait_group
+// covers it, so a read before the wait sees the old contents; copies
+// never committed are never written.
+namespace emu {
+inline void asyncCopy(void* dst, const void* src, int cpSize, int srcSize) {
+    if (reinterpret_cast<uintptr_t>(dst) % cpSize != 0 || reinterpret_cast<uintptr_t>(src) % cpSize != 0 || srcSize < 0 ||
+        srcSize > cpSize) {
+        std::fprintf(stderr, "emu: cp.async of %d bytes (src-size %d) from %p to %p: misaligned or bad size\n", cpSize, srcSize, src, dst);
+        std::exit(2);
+    }
+    Fiber& f = self();
+    AsyncCopy c{dst, {}, cpSize, f.commits};
+    std::memcpy(c.data, src, srcSize);
+    f.async.push_back(c);
+}
+inline void asyncWait(int n) {
+    Fiber& f = self();
+    size_t kept = 0;
+    for (size_t i = 0; i < f.async.size(); i++) {
+        AsyncCopy& c = f.async[i];
+        if (c.group < f.commits - n)
+            std::memcpy(c.dst, c.data, c.bytes);
+        else
+            f.async[kept++] = c;
+    }
+    f.async.resize(kept);
+}
+}  // namespace emu
+
+// cp_async16 is cp.async.cg.shared.global [dst], [src], 16, src_bytes.
+inline void cp_async16(void* dst, const void* src, int src_bytes) { emu::asyncCopy(dst, src, 16, src_bytes); }
+
+// cp_async4 is cp.async.ca.shared.global [dst], [src], 4, src_bytes.
+inline void cp_async4(void* dst, const void* src, int src_bytes) { emu::asyncCopy(dst, src, 4, src_bytes); }
+
+// cp_async_commit is cp.async.commit_group.
+inline void cp_async_commit() { emu::self().commits++; }
+
+// cp_async_wait<N> is cp.async.wait_group N.
+template <int N>
+inline void cp_async_wait() { emu::asyncWait(N); }
 
 namespace emu {
 inline std::function<void()> body;

@@ -12,13 +12,17 @@ struct GemmCase {
     long long lda, ldb, ldc, sa, sb, sc;
     std::vector<float> A, B, C;
 
-    GemmCase(emu::Rng& r, int m_, int n_, int k_, int batch_, int ta_, int tb_)
+    // align4 rounds lda, ldb and the batch strides of A and B up to
+    // multiples of 4 floats (16 bytes: gemm_tc2's cp.async of 16 bytes),
+    // after the same draws.
+    GemmCase(emu::Rng& r, int m_, int n_, int k_, int batch_, int ta_, int tb_, bool align4 = false)
         : m(m_), n(n_), k(k_), batch(batch_), ta(ta_), tb(tb_) {
         const int rowsA = ta ? k : m, colsA = ta ? m : k;
         const int rowsB = tb ? n : k, colsB = tb ? k : n;
-        lda = colsA + r.intn(3), ldb = colsB + r.intn(3), ldc = n + r.intn(3);
-        sa = r.intn(3) == 0 ? 0 : rowsA * lda + r.intn(4);
-        sb = r.intn(3) == 0 ? 0 : rowsB * ldb + r.intn(4);
+        auto up = [&](long long x) { return align4 ? (x + 3) / 4 * 4 : x; };
+        lda = up(colsA + r.intn(3)), ldb = up(colsB + r.intn(3)), ldc = n + r.intn(3);
+        sa = r.intn(3) == 0 ? 0 : up(rowsA * lda + r.intn(4));
+        sb = r.intn(3) == 0 ? 0 : up(rowsB * ldb + r.intn(4));
         sc = (long long)m * ldc + r.intn(4);
         A.resize(sa * (batch - 1) + rowsA * lda + 1);
         B.resize(sb * (batch - 1) + rowsB * ldb + 1);

@@ -13,6 +13,10 @@
 //    Tolerance per element: 2^-23 * (mma steps + 2) * |alpha| * sum_k
 //    |a_k b_k| + 2^-23 * |beta c|: the kernel rounds its FP32 accumulator
 //    once per mma step (K/8 or K/16 of them), the reference once.
+// 4. gemm_tc2_tf32 and gemm_tc2_bf16 (cp.async pipeline, 128 x 256 tiles)
+//    on the same 144 products and on 72 with 16-byte aligned rows (its
+//    16-byte copies), against the same reference and bit for bit against
+//    gemm_tf32 and gemm_bf16 (the same mma steps in the same order).
 #include "cuda_emu.h"
 #include "gemm_case.h"
 #include "../gemm_tc.cu"
@@ -116,13 +120,71 @@ static int probes(emu::Rng& r) {
     return bad;
 }
 
+// launchTC runs gemm_tf32/gemm_bf16 (v2 false: 128 x 128 tiles) or
+// gemm_tc2_tf32/gemm_tc2_bf16 (v2: 128 x 256 tiles, TC2_SHARED_* bytes of
+// dynamic shared memory) on case g into C, at most two blocks along the
+// batch (grid-stride).
+static void launchTC(bool bf, bool v2, const GemmCase& g, float alpha, float beta, std::vector<float>& C) {
+    if (g.m == 0 || g.n == 0) return;
+    auto k = v2 ? (bf ? gemm_tc2_bf16 : gemm_tc2_tf32) : (bf ? gemm_bf16 : gemm_tf32);
+    const int bn = v2 ? TC2_BN : 128, bm = v2 ? TC2_BM : 128;
+    emu::sharedBytes = v2 ? (bf ? TC2_SHARED_BF16 : TC2_SHARED_TF32) : 0;
+    emu::launch(dim3((g.n + bn - 1) / bn, (g.m + bm - 1) / bm, std::min(g.batch, 2)), dim3(256), k, g.ta, g.tb, g.m, g.n, g.k, alpha,
+                (const float*)g.A.data(), g.lda, g.sa, (const float*)g.B.data(), g.ldb, g.sb, beta, C.data(), g.ldc, g.sc, g.batch);
+    emu::sharedBytes = 0;
+}
+
+// checkTC checks C (the result of a product of case g from C0) against
+// the double reference, as the header says.
+static int checkTC(const char* what, bool bf, const GemmCase& g, float alpha, float beta, const std::vector<float>& C0, const std::vector<float>& C) {
+    emu::Check c{what};
+    const int steps = (g.k + (bf ? 15 : 7)) / (bf ? 16 : 8);
+    const double u = std::ldexp(1.0, -23);
+    std::vector<float> want = C0;
+    std::vector<double> tol(C.size(), 0);
+    for (int bi = 0; bi < g.batch; bi++)
+        for (int i = 0; i < g.m; i++)
+            for (int j = 0; j < g.n; j++) {
+                double acc = 0, mag = 0;
+                for (int p = 0; p < g.k; p++) {
+                    float a = g.a(bi, i, p), b = g.b(bi, p, j);
+                    double x = bf ? (double)bf16f(a) * bf16f(b) : (double)tf32f(a) * tf32f(b);
+                    acc += x, mag += std::fabs(x);
+                }
+                const long long o = g.c(bi, i, j);
+                double v = alpha * acc;
+                if (beta != 0) v += beta * (double)C0[o];
+                want[o] = (float)v;
+                tol[o] = u * (steps + 2) * alpha * mag + (beta != 0 ? u * std::fabs(beta * C0[o]) : 0);
+            }
+    for (size_t i = 0; i < C.size(); i++) c(C[i], want[i], tol[i], 0, (long long)i);
+    return c.bad;
+}
+
+// sameBits counts the elements where got and want differ in their bits
+// (any NaN equals any NaN), printing the first five.
+static int sameBits(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
+    int bad = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+        uint32_t x, y;
+        std::memcpy(&x, &got[i], 4);
+        std::memcpy(&y, &want[i], 4);
+        if (x != y && !(std::isnan(got[i]) && std::isnan(want[i])) && ++bad <= 5)
+            std::printf("%s: element %zu = %.9g (gemm_tc2), %.9g (gemm_tc)\n", what, i, got[i], want[i]);
+    }
+    return bad;
+}
+
 int main() {
     emu::Rng r(7);
-    int bad = conversions(), cases = 0;
+    int bad = conversions(), cases = 0, cases2 = 0;
     bad += probes(r);
     struct Shape { int m, n, k, batch; };
     const Shape shapes[] = {{1, 1, 1, 1}, {0, 3, 2, 1}, {3, 0, 2, 1}, {2, 3, 0, 1}, {7, 33, 130, 1},
                             {130, 7, 33, 2}, {129, 130, 40, 1}, {33, 5, 17, 3}, {128, 128, 32, 1}};
+    // 1. gemm_tf32/gemm_bf16 on the 144 products, and gemm_tc2_* on the
+    //    same operands (mostly unaligned: its 4-byte copies), bit for bit
+    //    the same (same mma steps in the same order) and within tolerance.
     for (int bf = 0; bf < 2; bf++)
         for (const Shape& s : shapes)
             for (int ta = 0; ta < 2; ta++)
@@ -132,38 +194,39 @@ int main() {
                     for (float beta : {0.f, 0.5f}) {
                         float alpha = 1.25f;
                         for (auto& x : C) x = beta == 0 ? NAN : (float)r.uniform(-1, 1);
-                        std::vector<float> C0 = C;
-                        if (s.m > 0 && s.n > 0)
-                            emu::launch(dim3((s.n + 127) / 128, (s.m + 127) / 128, std::min(s.batch, 2)), dim3(256), bf ? gemm_bf16 : gemm_tf32,
-                                        ta, tb, s.m, s.n, s.k, alpha, (const float*)g.A.data(), g.lda, g.sa, (const float*)g.B.data(), g.ldb, g.sb,
-                                        beta, C.data(), g.ldc, g.sc, s.batch);
+                        std::vector<float> C0 = C, C2 = C;
+                        launchTC(bf, false, g, alpha, beta, C);
+                        launchTC(bf, true, g, alpha, beta, C2);
                         char what[96];
                         std::snprintf(what, sizeof what, "%s %dx%dx%d batch %d ta %d tb %d beta %g", bf ? "bf16" : "tf32", s.m, s.n, s.k,
                                       s.batch, ta, tb, beta);
-                        emu::Check c{what};
-                        const int steps = (s.k + (bf ? 15 : 7)) / (bf ? 16 : 8);
-                        const double u = std::ldexp(1.0, -23);
-                        std::vector<float> want = C0;
-                        std::vector<double> tol(C.size(), 0);
-                        for (int bi = 0; bi < s.batch; bi++)
-                            for (int i = 0; i < s.m; i++)
-                                for (int j = 0; j < s.n; j++) {
-                                    double acc = 0, mag = 0;
-                                    for (int p = 0; p < s.k; p++) {
-                                        float a = g.a(bi, i, p), b = g.b(bi, p, j);
-                                        double x = bf ? (double)bf16f(a) * bf16f(b) : (double)tf32f(a) * tf32f(b);
-                                        acc += x, mag += std::fabs(x);
-                                    }
-                                    const long long o = g.c(bi, i, j);
-                                    double v = alpha * acc;
-                                    if (beta != 0) v += beta * (double)C0[o];
-                                    want[o] = (float)v;
-                                    tol[o] = u * (steps + 2) * alpha * mag + (beta != 0 ? u * std::fabs(beta * C0[o]) : 0);
-                                }
-                        for (size_t i = 0; i < C.size(); i++) c(C[i], want[i], tol[i], 0, (long long)i);
-                        bad += c.bad, cases++;
+                        bad += checkTC(what, bf, g, alpha, beta, C0, C), cases++;
+                        char what2[128];
+                        std::snprintf(what2, sizeof what2, "tc2 %s", what);
+                        bad += checkTC(what2, bf, g, alpha, beta, C0, C2) + sameBits(what2, C2, C), cases2++;
                     }
                 }
-    std::printf("%s: gemm_tc (conversions, mma probes, %d products), %d mismatches\n", bad ? "FAIL" : "PASS", cases, bad);
+    // 2. gemm_tc2_* with 16-byte aligned rows (its 16-byte copies, partial
+    //    chunks at the edges), on those shapes and larger ones (several
+    //    128 x 256 tiles, panels off 32), against gemm_tc and the reference.
+    const Shape aligned[] = {{1, 1, 1, 1}, {2, 3, 0, 1}, {7, 33, 130, 1}, {130, 7, 33, 2}, {129, 130, 40, 1},
+                             {33, 5, 17, 3}, {128, 256, 64, 1}, {131, 260, 45, 1}, {257, 9, 70, 2}};
+    for (int bf = 0; bf < 2; bf++)
+        for (const Shape& s : aligned)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++) {
+                    GemmCase g(r, s.m, s.n, s.k, s.batch, ta, tb, true);
+                    const float alpha = 0.75f, beta = r.intn(2) ? 0.f : -0.5f;
+                    for (auto& x : g.C) x = beta == 0 ? NAN : (float)r.uniform(-1, 1);
+                    std::vector<float> C0 = g.C, C2 = g.C;
+                    launchTC(bf, false, g, alpha, beta, g.C);
+                    launchTC(bf, true, g, alpha, beta, C2);
+                    char what[128];
+                    std::snprintf(what, sizeof what, "tc2 aligned %s %dx%dx%d batch %d ta %d tb %d beta %g", bf ? "bf16" : "tf32", s.m, s.n, s.k,
+                                  s.batch, ta, tb, beta);
+                    bad += checkTC(what, bf, g, alpha, beta, C0, C2) + sameBits(what, C2, g.C), cases2++;
+                }
+    std::printf("%s: gemm_tc (conversions, mma probes, %d products; gemm_tc2 %d products, bit for bit as gemm_tc), %d mismatches\n",
+                bad ? "FAIL" : "PASS", cases, cases2, bad);
     return bad != 0;
 }

@@ -6,3 +6,5 @@
 
 EMU_EXPORT(gemm_tf32)
 EMU_EXPORT(gemm_bf16)
+EMU_EXPORT(gemm_tc2_tf32)
+EMU_EXPORT(gemm_tc2_bf16)
