@@ -14,8 +14,28 @@ import (
 // im2col operand is gathered from the image tile by tile, never stored.
 var _ tensor.ConvBackend = (*Backend)(nil)
 
-// convTile is the edge of the square output tile of one conv.cu block.
-const convTile = 64
+// convTile and convWideTile are the edges of the square output tiles of
+// conv.cu's blocks: the 64 x 64 kernels, and the wide kernels
+// (conv_*_wide_f32, 8 x 8 accumulators a thread) that a product with more
+// rows than one narrow tile runs (convWide). Both sum every output
+// element's terms in the same order: their results are bit for bit equal.
+const (
+	convTile     = 64
+	convWideTile = 128
+)
+
+// convWide reports whether a product with m rows (O, or C for the input
+// gradient) runs the wide kernels: a product of at most 64 rows would
+// leave half of a wide tile's rows idle.
+func convWide(m int) bool { return m > convTile }
+
+// convTileOf is the tile edge of a product with m rows.
+func convTileOf(m int) int {
+	if convWide(m) {
+		return convWideTile
+	}
+	return convTile
+}
 
 // ConvAlgos returns tensor.ConvIm2col for every pass whatever req asks: the
 // CUDA backend has one algorithm, the implicit GEMM of conv.cu (im2col
@@ -88,12 +108,13 @@ func convArgs(op string, s tensor.ConvShape) [11]int32 {
 // convGrid returns the launch configuration of an m x n product in
 // 64 x 64 tiles, with z blocks along the third dimension.
 func convGrid(op string, m, n, z int) kc.Config {
-	gy := (m + convTile - 1) / convTile
+	tile := convTileOf(m)
+	gy := (m + tile - 1) / tile
 	if gy > 65535 {
-		must(op, fmt.Errorf("cuda: %d rows exceed the %d of one conv.cu launch (grid limit)", m, 65535*convTile))
+		must(op, fmt.Errorf("cuda: %d rows exceed the %d of one conv.cu launch (grid limit)", m, 65535*tile))
 	}
 	return kc.Config{
-		Grid:  driver.Dim3{X: max((n+convTile-1)/convTile, 1), Y: max(gy, 1), Z: z},
+		Grid:  driver.Dim3{X: max((n+tile-1)/tile, 1), Y: max(gy, 1), Z: z},
 		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
 	}
 }
@@ -123,7 +144,11 @@ func (be *Backend) ConvForward(y, x, w, b tensor.Operand, s tensor.ConvShape, al
 	if s.Out == 0 || cols == 0 {
 		return nil
 	}
-	be.queued(op, kc.ConvFwdF32(be.g, convGrid(op, s.Out, cols, 1), yp, xp, wp, bp, convFlag(hasBias),
+	fwd := kc.ConvFwdF32
+	if convWide(s.Out) {
+		fwd = kc.ConvFwdWideF32
+	}
+	be.queued(op, fwd(be.g, convGrid(op, s.Out, cols, 1), yp, xp, wp, bp, convFlag(hasBias),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 	return nil
 }
@@ -141,7 +166,11 @@ func (be *Backend) ConvInputGrad(dx, dy, w tensor.Operand, s tensor.ConvShape, a
 	if s.In == 0 || cols == 0 {
 		return
 	}
-	be.queued(op, kc.ConvDgradF32(be.g, convGrid(op, s.In, cols, 1), dxp, dyp, wp, convFlag(acc),
+	dgrad := kc.ConvDgradF32
+	if convWide(s.In) {
+		dgrad = kc.ConvDgradWideF32
+	}
+	be.queued(op, dgrad(be.g, convGrid(op, s.In, cols, 1), dxp, dyp, wp, convFlag(acc),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 }
 
@@ -174,10 +203,15 @@ func (be *Backend) ConvWeightGrad(dw, dy, x tensor.Operand, s tensor.ConvShape, 
 	if s.Out == 0 || r == 0 {
 		return
 	}
-	tiles := ((s.Out + convTile - 1) / convTile) * ((r + convTile - 1) / convTile)
+	tile := convTileOf(s.Out)
+	tiles := ((s.Out + tile - 1) / tile) * ((r + tile - 1) / tile)
 	splits, chunk := convSplits(p, tiles, be.g.Multiprocessors())
+	wgrad := kc.ConvWgradF32
+	if convWide(s.Out) {
+		wgrad = kc.ConvWgradWideF32
+	}
 	if splits <= 1 {
-		be.queued(op, kc.ConvWgradF32(be.g, convGrid(op, s.Out, r, 1), dwp, dyp, xp, convFlag(acc), int32(max(p, 0)),
+		be.queued(op, wgrad(be.g, convGrid(op, s.Out, r, 1), dwp, dyp, xp, convFlag(acc), int32(max(p, 0)),
 			a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 		return
 	}
@@ -185,7 +219,7 @@ func (be *Backend) ConvWeightGrad(dw, dy, x tensor.Operand, s tensor.ConvShape, 
 	defer sc.release() // the stream orders later users of the memory after these kernels
 	part, err := sc.alloc(4 * splits * s.Out * r)
 	must(op, err)
-	be.queued(op, kc.ConvWgradF32(be.g, convGrid(op, s.Out, r, splits), part, dyp, xp, 0, int32(chunk),
+	be.queued(op, wgrad(be.g, convGrid(op, s.Out, r, splits), part, dyp, xp, 0, int32(chunk),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 	n := int64(s.Out) * int64(r)
 	be.queued(op, kc.ConvWgradReduceF32(be.g, be.grid(n), dwp, part, int32(splits), n, convFlag(acc)))

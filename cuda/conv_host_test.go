@@ -27,7 +27,13 @@ func geomArgs(a cudatest.Args, i int) (convGeom, bool) {
 // loops over the definitions in conv.cu's comments, accumulating in
 // float32 in the kernels' order along each sum.
 func registerConvKernels(h *cudatest.Host) {
-	h.Register("conv_fwd_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+	// The wide kernels compute the same sums in the same order (conv.cu,
+	// "Wide tiles"): one Go version serves both names.
+	both := func(name string, k cudatest.Kernel) {
+		h.Register(name+"_f32", k)
+		h.Register(name+"_wide_f32", k)
+	}
+	both("conv_fwd", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		y, x, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
 		hasBias := a.Int32(4) != 0
 		g, cm := geomArgs(a, 5)
@@ -55,7 +61,7 @@ func registerConvKernels(h *cudatest.Host) {
 		}
 		return nil
 	})
-	h.Register("conv_dgrad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+	both("conv_dgrad", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		dx, dy, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
 		acc := a.Int32(3) != 0
 		g, cm := geomArgs(a, 4)
@@ -87,7 +93,7 @@ func registerConvKernels(h *cudatest.Host) {
 		}
 		return nil
 	})
-	h.Register("conv_wgrad_f32", func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+	both("conv_wgrad", func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		out, dy, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2))
 		acc, chunk := a.Int32(3) != 0, int(a.Int32(4))
 		g, cm := geomArgs(a, 5)

@@ -6,15 +6,19 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/kernels/conv"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 )
 
 // convCases are the geometries the CUDA convolution is checked on: odd
 // sizes, strides 1 and 2, padding 0, 1 and 3, kernels 1, 3 and 7, one
 // image, one channel, an empty batch, a kernel larger than the image,
-// products of several 64 x 64 tiles and weight gradients split into
+// products of several 64 x 64 tiles, products of more than 64 rows
+// (the wide 128 x 128 kernels: O for the forward pass and the weight
+// gradient, C for the input gradient) and weight gradients split into
 // several chunks.
 var convCases = []struct {
 	name string
@@ -32,6 +36,9 @@ var convCases = []struct {
 	{"KernelOverImage", tensor.ConvShape{N: 2, In: 2, Out: 3, H: 3, W: 4, K: 7, S: 1, P: 3}},
 	{"Tiles", tensor.ConvShape{N: 2, In: 9, Out: 70, H: 7, W: 6, K: 3, S: 1, P: 1}},
 	{"SplitWeightGrad", tensor.ConvShape{N: 4, In: 3, Out: 5, H: 16, W: 15, K: 3, S: 1, P: 1}},
+	{"WideStride2", tensor.ConvShape{N: 2, In: 67, Out: 131, H: 5, W: 6, K: 3, S: 2, P: 1}},
+	{"Wide1x1", tensor.ConvShape{N: 3, In: 130, Out: 129, H: 4, W: 5, K: 1, S: 1, P: 0}},
+	{"WideSplitWeightGrad", tensor.ConvShape{N: 4, In: 5, Out: 72, H: 16, W: 15, K: 3, S: 1, P: 1}},
 }
 
 // hostOperand returns a contiguous 1-d operand of data on the host.
@@ -243,6 +250,95 @@ func TestConvGPU(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("ResNet%dx%d", s.In, s.Out), func(t *testing.T) {
 			checkConv(t, be, cpuB.(tensor.ConvBackend), s, false, true, r)
+		})
+	}
+}
+
+// TestConvWideTiles: the wide kernels serve exactly the products of more
+// than 64 rows, and their grid covers the product with 128 x 128 tiles.
+func TestConvWideTiles(t *testing.T) {
+	for _, tc := range []struct {
+		m, n   int
+		wide   bool
+		gx, gy int
+	}{
+		{1, 1, false, 1, 1}, {64, 64, false, 1, 1}, {64, 65, false, 2, 1},
+		{65, 1, true, 1, 1}, {128, 129, true, 2, 1}, {129, 256, true, 2, 2}, {2048, 4096, true, 32, 16},
+	} {
+		if got := convWide(tc.m); got != tc.wide {
+			t.Errorf("convWide(%d) = %v, want %v", tc.m, got, tc.wide)
+		}
+		g := convGrid("test", tc.m, tc.n, 1).Grid
+		if g.X != tc.gx || g.Y != tc.gy {
+			t.Errorf("convGrid(%d, %d) = %d x %d blocks, want %d x %d", tc.m, tc.n, g.X, g.Y, tc.gx, tc.gy)
+		}
+	}
+}
+
+// TestConvWideEmulated runs the wide kernels and the 64 x 64 kernels of
+// conv.cu on the same products on the CPU emulator (the weight gradient
+// unsplit, both in one chunk) and requires equal bits: both sum every
+// output element's terms in increasing order, one FMA at a time. It skips
+// without g++ or under -short.
+func TestConvWideEmulated(t *testing.T) {
+	be, err := newBackend(cudatest.NewEmulator(t), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	cfg := func(tile, m, n int) kc.Config {
+		return kc.Config{Grid: driver.Dim3{X: max((n+tile-1)/tile, 1), Y: max((m+tile-1)/tile, 1), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	}
+	for _, s := range []tensor.ConvShape{
+		{N: 2, In: 67, Out: 131, H: 5, W: 6, K: 3, S: 2, P: 1},
+		{N: 3, In: 130, Out: 129, H: 4, W: 5, K: 1, S: 1, P: 0, ChannelMajor: true},
+		{N: 1, In: 3, Out: 200, H: 7, W: 7, K: 7, S: 2, P: 3},
+	} {
+		t.Run(fmt.Sprintf("%dx%dk%ds%d", s.In, s.Out, s.K, s.S), func(t *testing.T) {
+			oh, ow := s.OutH(), s.OutW()
+			nx, ny, nw := s.N*s.In*s.H*s.W, s.Out*s.N*oh*ow, s.Out*s.In*s.K*s.K
+			a := convArgs("test", s)
+			ptr := func(o tensor.Operand, n int) driver.DevicePtr { return be.convPtr("test", "operand", o, n) }
+			x, w, b, dy := devOperand(be, randSlice(r, nx)), devOperand(be, randSlice(r, nw)), devOperand(be, randSlice(r, s.Out)), devOperand(be, randSlice(r, ny))
+			type pass struct {
+				name   string
+				n      int
+				launch func(wide bool, out driver.DevicePtr) error
+			}
+			cols, p, rr := s.N*oh*ow, s.N*oh*ow, s.In*s.K*s.K
+			for _, ps := range []pass{
+				{"forward", ny, func(wide bool, out driver.DevicePtr) error {
+					f, tile := kc.ConvFwdF32, convTile
+					if wide {
+						f, tile = kc.ConvFwdWideF32, convWideTile
+					}
+					return f(be.g, cfg(tile, s.Out, cols), out, ptr(x, nx), ptr(w, nw), ptr(b, s.Out), 1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10])
+				}},
+				{"input grad", nx, func(wide bool, out driver.DevicePtr) error {
+					f, tile := kc.ConvDgradF32, convTile
+					if wide {
+						f, tile = kc.ConvDgradWideF32, convWideTile
+					}
+					return f(be.g, cfg(tile, s.In, s.N*s.H*s.W), out, ptr(dy, ny), ptr(w, nw), 0, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10])
+				}},
+				{"weight grad", nw, func(wide bool, out driver.DevicePtr) error {
+					f, tile := kc.ConvWgradF32, convTile
+					if wide {
+						f, tile = kc.ConvWgradWideF32, convWideTile
+					}
+					return f(be.g, cfg(tile, s.Out, rr), out, ptr(dy, ny), ptr(x, nx), 0, int32(p), a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10])
+				}},
+			} {
+				var got [2][]float32
+				for i, wide := range []bool{false, true} {
+					out := devOperand(be, make([]float32, ps.n))
+					if err := ps.launch(wide, ptr(out, ps.n)); err != nil {
+						t.Fatalf("%s (wide %v): %v", ps.name, wide, err)
+					}
+					got[i] = fromDev(be, out)
+				}
+				bitsEqual(t, ps.name+": wide kernel vs 64 x 64 kernel", got[1], got[0])
+			}
 		})
 	}
 }

@@ -329,3 +329,294 @@ extern "C" __global__ void conv_bias_grad_f32(float* db, const float* dy, int ro
         __syncthreads();
     }
 }
+
+// ---------------------------------------------------------------------------
+// Wide tiles: the same three passes with 128 x 128 output tiles per
+// 256-thread block, for products whose rows (O, or C for the input
+// gradient) exceed one 64-row tile (cuda/conv.go chooses). Each thread
+// accumulates an 8 x 8 sub-tile: rows ty*4 + i and 64 + ty*4 + i, columns
+// tx*4 + j and 64 + tx*4 + j (wideAt), read from shared memory four at a
+// time, so every panel element loaded feeds twice the multiply-adds of the
+// 64 x 64 kernels. Panels are 8 deep and double-buffered: the next panel's
+// elements are gathered into registers while the current one is
+// multiplied, then stored into the other buffer, one barrier per panel.
+// Every output element still sums its terms in increasing order of the
+// reduction index, one FMA at a time, so its value is bit for bit the
+// 64 x 64 kernels' (the tests check both).
+
+#define WT 128        // wide tile edge
+#define WD 8          // wide panel depth
+#define WP (WT + 4)   // padded panel row: conflict-free stores, 16-byte aligned rows
+
+#if !defined(__CUDACC__) && !defined(__align__)
+#define __align__(n) __attribute__((aligned(n)))  // the CPU emulator's spelling of the alignment
+#endif
+
+// LD4 reads v[0..3] from p, 16-byte aligned shared memory (one vector load
+// on the device).
+#ifdef __CUDACC__
+#define LD4(v, p)                                                        \
+    do {                                                                 \
+        const float4 t4 = *reinterpret_cast<const float4*>(p);           \
+        (v)[0] = t4.x, (v)[1] = t4.y, (v)[2] = t4.z, (v)[3] = t4.w;      \
+    } while (0)
+#else
+#define LD4(v, p) ((v)[0] = (p)[0], (v)[1] = (p)[1], (v)[2] = (p)[2], (v)[3] = (p)[3])
+#endif
+
+// wideAt is the tile row (t = ty) or column (t = tx) of a thread's i-th
+// accumulator row or column.
+__device__ __forceinline__ int wideAt(int t, int i) { return (i & 4) * 16 + t * 4 + (i & 3); }
+
+// conv_wide_mac is the 8 x 8 register tile update from one panel pair.
+__device__ __forceinline__ void conv_wide_mac(float (*As)[WP], float (*Bs)[WP], float acc[8][8], int tx, int ty) {
+#pragma unroll
+    for (int kk = 0; kk < WD; kk++) {
+        float ra[8], rb[8];
+        LD4(ra, &As[kk][ty * 4]);
+        LD4(ra + 4, &As[kk][64 + ty * 4]);
+        LD4(rb, &Bs[kk][tx * 4]);
+        LD4(rb + 4, &Bs[kk][64 + tx * 4]);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    }
+}
+
+// The panel element a thread gathers: l-th of its four, in the A panel
+// (WT rows x WD columns: row wideAm, column wideAk) and the B panel (WD
+// rows x WT columns: row wideBk, column tid & 127).
+__device__ __forceinline__ int wideAk(int tid, int l) { return (tid + 256 * l) & 7; }
+__device__ __forceinline__ int wideAm(int tid, int l) { return (tid + 256 * l) >> 3; }
+__device__ __forceinline__ int wideBk(int tid, int l) { return (tid >> 7) + 2 * l; }
+
+// conv_wide_loop runs the double-buffered panels k0 = kbeg, kbeg + WD, ...
+// < kend: fill(buf, k) writes the row decomposition of panel k into
+// buffer buf (threads tid < WD), gather(buf, k, a, b) reads a thread's four
+// A and B elements of panel k with decomposition buf.
+template <class Fill, class Gather>
+__device__ __forceinline__ void conv_wide_loop(float (*As)[WD][WP], float (*Bs)[WD][WP], float acc[8][8],
+                                               int kbeg, int kend, Fill fill, Gather gather) {
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
+    float ga[4], gb[4];
+    const auto store = [&](int s) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            As[s][wideAk(tid, l)][wideAm(tid, l)] = ga[l];
+            Bs[s][wideBk(tid, l)][tid & 127] = gb[l];
+        }
+    };
+    fill(0, kbeg);
+    __syncthreads();
+    gather(0, kbeg, ga, gb);
+    store(0);
+    fill(1, kbeg + WD);
+    __syncthreads();
+    int s = 0;
+    for (int k0 = kbeg; k0 < kend; k0 += WD) {
+        const bool more = k0 + WD < kend;
+        if (more) gather(s ^ 1, k0 + WD, ga, gb);
+        conv_wide_mac(As[s], Bs[s], acc, tx, ty);
+        if (more) {
+            store(s ^ 1);
+            fill(s, k0 + 2 * WD);
+        }
+        __syncthreads();
+        s ^= 1;
+    }
+}
+
+// y[o][p] = sum over r of w[o][r]*col[r][p] (+ b[o] when hasBias), 128 x 128 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256, 2) conv_fwd_wide_f32(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ __align__(16) float As[2][WD][WP];
+    __shared__ __align__(16) float Bs[2][WD][WP];
+    __shared__ int rowI[2][WD], rowJ[2][WD];
+    __shared__ long long rowOff[2][WD];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * WT, n0 = blockIdx.x * WT;
+    const int KK = K * K, R = C * KK, plane = OH * OW, cols = N * plane;
+    const int gn = n0 + (tid & 127);
+    int iy0 = 1 << 29, ix0 = 0;  // outside the image when gn >= cols
+    long long colBase = 0;
+    if (gn < cols) {
+        int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+        iy0 = oy * S - P, ix0 = ox * S - P;
+        colBase = (cm ? (long long)img * H * W : (long long)img * C * H * W) + (long long)iy0 * W + ix0;
+    }
+    const long long cstride = cm ? (long long)N * H * W : (long long)H * W;
+    const auto fill = [&](int buf, int k) {
+        if (tid < WD) {
+            int r = k + tid, i = 1 << 29, j = 0;
+            long long off = 0;
+            if (r < R) {
+                int c = r / KK, t = r - c * KK;
+                i = t / K, j = t - i * K;
+                off = c * cstride + (long long)i * W + j;
+            }
+            rowI[buf][tid] = i, rowJ[buf][tid] = j, rowOff[buf][tid] = off;
+        }
+    };
+    const auto gather = [&](int buf, int k0, float* ga, float* gb) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int gm = m0 + wideAm(tid, l), gk = k0 + wideAk(tid, l);
+            ga[l] = (gm < O && gk < R) ? w[(long long)gm * R + gk] : 0.f;
+            int kb = wideBk(tid, l);
+            int yy = iy0 + rowI[buf][kb], xx = ix0 + rowJ[buf][kb];
+            gb[l] = ((unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W) ? x[colBase + rowOff[buf][kb]] : 0.f;
+        }
+    };
+    float acc[8][8];
+    conv_wide_loop(As, Bs, acc, 0, R, fill, gather);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int gm = m0 + wideAt(ty, i);
+        if (gm >= O) continue;
+        float bias = hasBias ? b[gm] : 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int c = n0 + wideAt(tx, j);
+            if (c < cols) y[(long long)gm * cols + c] = acc[i][j] + bias;
+        }
+    }
+}
+
+// dx[c][q] (+)= sum over (o,i,j) of w[o][c][i][j]*dycol[(o*K+i)*K+j][q], 128 x 128 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256, 2) conv_dgrad_wide_f32(
+    float* dx, const float* dy, const float* w, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ __align__(16) float As[2][WD][WP];
+    __shared__ __align__(16) float Bs[2][WD][WP];
+    __shared__ int rowI[2][WD], rowJ[2][WD];
+    __shared__ long long rowO[2][WD], rowW[2][WD];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * WT, n0 = blockIdx.x * WT;
+    const int KK = K * K, R = O * KK, plane = H * W, cols = N * plane, oplane = OH * OW;
+    const long long ocols = (long long)N * oplane;
+    const int gn = n0 + (tid & 127);
+    int py = -(1 << 29), px = 0;  // no output position when gn >= cols
+    long long base = 0;
+    if (gn < cols) {
+        int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+        py = yy + P, px = xx + P;
+        base = (long long)img * oplane;
+    }
+    const auto fill = [&](int buf, int k) {
+        if (tid < WD) {
+            int r = k + tid, i = 1 << 29, j = 0;
+            long long ob = 0, wb = 0;
+            if (r < R) {
+                int o = r / KK, t = r - o * KK;
+                i = t / K, j = t - i * K;
+                ob = o * ocols, wb = (long long)o * C * KK + t;
+            }
+            rowI[buf][tid] = i, rowJ[buf][tid] = j, rowO[buf][tid] = ob, rowW[buf][tid] = wb;
+        }
+    };
+    const auto gather = [&](int buf, int k0, float* ga, float* gb) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int kk = wideAk(tid, l), gm = m0 + wideAm(tid, l), gk = k0 + kk;
+            ga[l] = (gm < C && gk < R) ? w[rowW[buf][kk] + (long long)gm * KK] : 0.f;
+            int kb = wideBk(tid, l);
+            int sy = py - rowI[buf][kb], sx = px - rowJ[buf][kb];
+            float v = 0.f;
+            if (sy >= 0 && sx >= 0) {
+                int oy = sy, ox = sx;
+                if (S != 1) {
+                    oy = sy / S, ox = sx / S;
+                    if (oy * S != sy || ox * S != sx) oy = OH;  // no output position: skip
+                }
+                if (oy < OH && ox < OW) v = dy[rowO[buf][kb] + base + (long long)oy * OW + ox];
+            }
+            gb[l] = v;
+        }
+    };
+    float acc[8][8];
+    conv_wide_loop(As, Bs, acc, 0, R, fill, gather);
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        int gn2 = n0 + wideAt(tx, j);
+        if (gn2 >= cols) continue;
+        int img = gn2 / plane, q = gn2 - img * plane;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            int c = m0 + wideAt(ty, i);
+            if (c >= C) continue;
+            long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
+            float v = acc[i][j];
+            if (accumulate) v += dx[at];
+            dx[at] = v;
+        }
+    }
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of dy[o][p]*col[r][p], 128 x 128 tiles per 256-thread block, chunks over blockIdx.z
+extern "C" __global__ void __launch_bounds__(256, 2) conv_wgrad_wide_f32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    __shared__ __align__(16) float As[2][WD][WP];
+    __shared__ __align__(16) float Bs[2][WD][WP];
+    __shared__ int rowY[2][WD], rowX[2][WD];
+    __shared__ long long rowOff[2][WD];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * WT, n0 = blockIdx.x * WT;
+    const int KK = K * K, R = C * KK, plane = OH * OW, cols = N * plane;
+    const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
+    float* o = out + (long long)blockIdx.z * O * R;
+    const int gn = n0 + (tid & 127);
+    const long long cstride = cm ? (long long)N * H * W : (long long)H * W;
+    const long long istride = cm ? (long long)H * W : (long long)C * H * W;
+    int ri = 1 << 29, rj = 0;  // outside the image when gn >= R
+    long long colOff = 0;
+    if (gn < R) {
+        int ci = gn / KK, t = gn - ci * KK;
+        ri = t / K - P, rj = t - (t / K) * K - P;
+        colOff = ci * cstride + (long long)ri * W + rj;
+    }
+    const auto fill = [&](int buf, int k) {
+        if (tid < WD) {
+            int p = k + tid, yv = 1 << 29, x0 = 0;
+            long long off = 0;
+            if (p < kend) {
+                int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+                yv = oy * S, x0 = ox * S;
+                off = img * istride + (long long)yv * W + x0;
+            }
+            rowY[buf][tid] = yv, rowX[buf][tid] = x0, rowOff[buf][tid] = off;
+        }
+    };
+    const auto gather = [&](int buf, int k0, float* ga, float* gb) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int gm = m0 + wideAm(tid, l), gk = k0 + wideAk(tid, l);
+            ga[l] = (gm < O && gk < kend) ? dy[(long long)gm * cols + gk] : 0.f;
+            int kb = wideBk(tid, l);
+            int yy = rowY[buf][kb] + ri, xx = rowX[buf][kb] + rj;
+            gb[l] = ((unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W) ? x[rowOff[buf][kb] + colOff] : 0.f;
+        }
+    };
+    float acc[8][8];
+    conv_wide_loop(As, Bs, acc, kbeg, kend, fill, gather);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int gm = m0 + wideAt(ty, i);
+        if (gm >= O) continue;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int c = n0 + wideAt(tx, j);
+            if (c >= R) continue;
+            float* q = o + (long long)gm * R + c;
+            float v = acc[i][j];
+            if (accumulate) v += *q;
+            *q = v;
+        }
+    }
+}
