@@ -88,15 +88,18 @@ def main():
     # FP32 (cuDNN without TF32).
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
-    x = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)
-    w = torch.randn(64, 64, 3, 3, device=dev, requires_grad=True)
-    flops = 2 * 256 * 64 * 64 * 9 * 32 * 32
-    s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=1), repeats=50)
-    print(json.dumps({"bench": "Conv forward 256x64x32x32 3x3", "ms": s * 1e3, "gflops": flops / s / 1e9}))
-    y = torch.nn.functional.conv2d(x, w, padding=1)
-    dy = torch.randn_like(y)
-    s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
-    print(json.dumps({"bench": "Conv input+weight grad 256x64x32x32 3x3", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+    # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16.
+    for prefix, c, side in (("", 64, 32), ("Wide ", 128, 16)):
+        x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
+        w = torch.randn(c, c, 3, 3, device=dev, requires_grad=True)
+        flops = 2 * 256 * c * c * 9 * side * side
+        shape = f"256x{c}x{side}x{side} 3x3"
+        s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=1), repeats=50)
+        print(json.dumps({"bench": f"{prefix}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+        y = torch.nn.functional.conv2d(x, w, padding=1)
+        dy = torch.randn_like(y)
+        s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
+        print(json.dumps({"bench": f"{prefix}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
     bn = torch.nn.BatchNorm2d(64).to(dev)
     xb = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)
     s = timed(lambda: bn(xb), repeats=50)

@@ -6,17 +6,25 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// BenchmarkConv times the passes of a ResNet-18 CIFAR layer (256 images,
-// 64 -> 64 channels, 32 x 32 maps, 3 x 3 kernel, stride 1, padding 1) on
-// the GPU and reports GFLOP/s (2*Out*In*K*K*N*OH*OW flops per pass,
-// device time from events). GPU only.
+// BenchmarkConv times the passes of two ResNet-18 CIFAR layers of 256
+// images, 3 x 3 kernels, stride 1, padding 1: 64 -> 64 channels on
+// 32 x 32 maps (the 64 x 64 kernels; sub-benchmarks without a prefix) and
+// 128 -> 128 channels on 16 x 16 maps (the wide kernels, "Wide/"), on the
+// GPU, and reports GFLOP/s (2*Out*In*K*K*N*OH*OW flops per pass, device
+// time from events). GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
 	be, err := newBackend(d, 256)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1}
+	benchConvLayer(b, d, be, "", tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1})
+	benchConvLayer(b, d, be, "Wide/", tensor.ConvShape{N: 256, In: 128, Out: 128, H: 16, W: 16, K: 3, S: 1, P: 1})
+}
+
+// benchConvLayer times the three passes of s, as sub-benchmarks named
+// prefix + pass.
+func benchConvLayer(b *testing.B, d *Device, be *Backend, prefix string, s tensor.ConvShape) {
 	oh, ow := s.OutH(), s.OutW()
 	op := func(n int) tensor.Operand {
 		return tensor.Operand{Buf: be.Alloc(n), Shape: []int{n}, Strides: []int{1}}
@@ -34,7 +42,7 @@ func BenchmarkConv(b *testing.B) {
 		{"InputGrad", func() { be.ConvInputGrad(dx, dy, w, s, al, nil, false) }},
 		{"WeightGrad", func() { be.ConvWeightGrad(dw, dy, x, s, al, false) }},
 	} {
-		b.Run(pass.name, func(b *testing.B) {
+		b.Run(prefix+pass.name, func(b *testing.B) {
 			pass.run() // warm the kernel cache and the allocator
 			if err := be.Synchronize(); err != nil {
 				b.Fatal(err)
