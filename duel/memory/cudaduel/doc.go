@@ -5,7 +5,7 @@
 //
 //   - Memory keeps a DUEL memory's rows on the similarity grid, their
 //     scores and their K x K block of grid dots on the device; an update
-//     copies in the batch and copies out the evicted and kept positions.
+//     copies in the batch and copies out the evicted positions.
 //   - Policy is a memory.Policy on a Memory: it loads the memory on the
 //     first arrival (again when the memory no longer holds the rows it
 //     kept) and then copies only batches.

@@ -12,8 +12,7 @@ import (
 // evictions, kept positions and carried scores bit for bit. One update at
 // a time on the streams of TestDUELHost at several block sizes, then
 // resident streams (batches of varying size, the capacity growing) with
-// the packed selection in dynamic shared memory and in global memory, and
-// with the wide selection (duel_select_wide).
+// the selection in dynamic shared memory and in global memory.
 func TestDUELEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	run := func(block int) func(mem, batch []float32, z int, opt Options) (Result, error) {
@@ -32,5 +31,4 @@ func TestDUELEmulated(t *testing.T) {
 	residentStream(t, "resident96-global", residentCases, openResident(e, 96, true))
 	residentStream(t, "resident256", []duelCase{{100, 37, 12}}, openResident(e, 256, false))
 	residentStream(t, "resident1024-global", []duelCase{{129, 31, 33}}, openResident(e, 1024, true))
-	residentStream(t, "resident64-wide", residentCases, openWide(e, 64))
 }

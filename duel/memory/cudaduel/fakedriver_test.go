@@ -29,9 +29,9 @@ func TestFakeDriver(t *testing.T) {
 }
 
 // TestDUELFakeDevice runs, on the fake driver only, Update and resident
-// streams on the device (the packed selection in shared memory after the
-// opt-in and in global memory, the wide selection) against memory.DUEL,
-// and the benchmarks' timing by events.
+// streams on the device (the selection in shared memory after the opt-in,
+// and in global memory) against memory.DUEL, and the benchmarks' timing
+// by events.
 func TestDUELFakeDevice(t *testing.T) {
 	if !cudatest.InFakeChild() {
 		t.Skip("runs in TestFakeDriver's child process, with the fake driver")
@@ -44,7 +44,6 @@ func TestDUELFakeDevice(t *testing.T) {
 	})
 	residentStream(t, "fake-resident32", small, openResident(d, 32, false))
 	residentStream(t, "fake-resident64-global", small, openResident(d, 64, true))
-	residentStream(t, "fake-resident32-wide", small, openWide(d, 32))
 	m, err := NewMemory(d, 6000, 8, MemoryOptions{Batch: 200})
 	if err != nil {
 		t.Fatal(err)

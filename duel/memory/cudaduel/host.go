@@ -13,11 +13,7 @@ import (
 // cudatest.Host runs them in place of the kernels (hostKernels) to check
 // Memory's buffers, offsets and launch parameters (TestDUELUpdateOnHost).
 
-const (
-	hostSel   = 1
-	hostProt  = 2
-	hostQUnit = 0x1p-23
-)
+const hostQUnit = 0x1p-23
 
 // duelGridHost is duel_grid: g[e] = floor(2048*x[e] + 1/2).
 func duelGridHost(g, x []float32) {
@@ -71,14 +67,17 @@ func packKey(u uint64, pos, bits int, free bool) uint64 {
 }
 
 // duelSelectHost is duel_select_shared and duel_select_global (the
-// packed selection): the b sequential steps on sim (row J of it holds
-// J's dots with every position, w apart), from the scores scoreIn of the
-// k rows held and the batch sums p (duel_batch_sums); it writes evicted
-// (b), kept (k) and the kept rows' scores scoreOut (k). The kernel's
-// threads split the positions and reduce their maxima; here one loop
+// packed selection, on slots): the b sequential steps on sim (row J of it
+// holds slot J's dots with every slot, w apart), from the scores scoreIn
+// of the k slots held and the batch sums p (duel_batch_sums); kept is
+// duel.cu's slot state (rank[k], slot[k], src[k], moves[b]): it reads the
+// rank and slot tables and writes the next ones, src and moves; evicted
+// gets the victims' positions (b), scoreOut the scores by slot (k). The
+// kernel's threads split the slots and reduce their maxima; here one loop
 // visits them in order and keeps the maximum (a maximum does not depend
-// on the order).
+// on the order), and the compactions run in order.
 func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, p []int64, evicted, kept []int32, scoreOut []float64) {
+	rank, slot, src, moves := kept[:k], kept[k:2*k], kept[2*k:3*k], kept[3*k:3*k+b]
 	n := k + b
 	bits := posBits(k, b)
 	posMask := uint64(1)<<bits - 1
@@ -92,25 +91,30 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 	for c := range n {
 		var x uint64
 		if c < k {
-			x = off + uint64(int64((scoreIn[c]-0.5*float64(k))*0x1p23))
-			best = max(best, x<<bits|hostKeyValid|hostKeyFree|(posMask-uint64(c)))
+			uc := off + uint64(int64((scoreIn[c]-0.5*float64(k))*0x1p23))
+			x = uc<<bits | hostKeyValid | hostKeyFree | (posMask - uint64(rank[c]))
+			best = max(best, x)
 		} else {
-			x = off + uint64(p[c-k])
+			x = (off+uint64(p[c-k]))<<bits | batchFlags | (posMask - uint64(c))
 		}
 		u[c] = x
 	}
 	v := best
 	for i := range b {
-		J := int(posMask - v&posMask)
+		r := int(posMask - v&posMask)
+		J := r
+		if r < k {
+			J = int(slot[r])
+		}
 		top := k + i
 		del, ins := sim[J*w:], sim[top*w:]
-		evicted[i] = int32(J)
+		evicted[i] = int32(r)
 		best = 0
 		for c := range n {
 			x := u[c]
 			dj := int32(del[c])
 			if c > top {
-				u[c] = x - uint64(int64(dj))
+				u[c] = x - uint64(int64(dj))<<bits
 				continue
 			}
 			if x == 0 {
@@ -120,128 +124,80 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 				u[c] = 0
 				continue
 			}
-			x += uint64(int64(int32(ins[c]) - dj))
+			x += uint64(int64(int32(ins[c])-dj)) << bits
 			u[c] = x
-			flags := hostKeyValid | hostKeyFree
-			if c >= k {
-				flags = batchFlags
-			}
-			best = max(best, x<<bits|flags|(posMask-uint64(c)))
+			best = max(best, x)
 		}
 		v = best
 	}
+	scoreOf := func(x uint64) float64 {
+		return 0.5*float64(k) + float64(int64((x<<2)>>(2+bits)-off))*hostQUnit
+	}
+	m := 0
+	for c := k; c < n; c++ {
+		if u[c] != 0 {
+			moves[m] = int32(c)
+			m++
+		}
+	}
+	j := 0
+	for t := range k {
+		from := t
+		if u[t] == 0 {
+			from = int(moves[j])
+			moves[j] = int32(t)
+			j++
+		}
+		src[t] = int32(from)
+		scoreOut[t] = scoreOf(u[from])
+	}
 	o := 0
-	for c := range n {
-		if x := u[c]; x != 0 {
-			kept[o] = int32(c)
-			scoreOut[o] = 0.5*float64(k) + float64(int64(x-off))*hostQUnit
+	for q := range k {
+		s := slot[q]
+		if u[s] != 0 {
+			slot[o], rank[s] = s, int32(o)
 			o++
 		}
 	}
-}
-
-// duelSelectWideHost is duel_select_wide (the selection on double scores
-// and (score, dot sum, position) reductions, for memories too large for
-// the packed keys): the b sequential steps on sim (row J of it holds J's
-// dots with every position, w apart), from the scores scoreIn of the k
-// rows held; it writes evicted (b), kept (k) and the kept rows' scores
-// scoreOut (k).
-func duelSelectWideHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, evicted, kept []int32, scoreOut []float64) {
-	score := make([]float64, k+b)
-	flags := make([]uint8, k+b)
-	// key is a candidate's position, plus protBit when it is protected;
-	// -1 is no candidate.
-	const protBit = 1 << 30
-	type cand struct {
-		score float64
-		key   int
-	}
-	before := func(s float64, key int, v cand) bool {
-		switch {
-		case key < 0:
-			return false
-		case v.key < 0:
-			return true
-		case (key^v.key)&protBit != 0:
-			return v.key&protBit != 0
-		case s != v.score:
-			return s > v.score
-		}
-		return key < v.key
-	}
-	v := cand{key: -1}
-	for c := range k {
-		flags[c] = hostSel
-		score[c] = scoreIn[c]
-		if before(score[c], c, v) {
-			v = cand{score[c], c}
-		}
-	}
-	for i := range b {
-		J := v.key &^ protBit
-		del, ins := sim[J*w:], sim[(k+i)*w:]
-		evicted[i] = int32(J)
-		r := cand{key: -1}
-		var t int64
-		for c := range k + i {
-			f := flags[c]
-			if f&hostSel == 0 {
-				continue
-			}
-			if c == J {
-				flags[c] = 0
-				continue
-			}
-			dI := ins[c]
-			s := score[c] - (0.5 + float64(del[c])*hostQUnit)
-			s = s + (0.5 + float64(dI)*hostQUnit)
-			score[c] = s
-			t += int64(dI)
-			key := c
-			if f&hostProt != 0 {
-				key |= protBit
-			}
-			if before(s, key, r) {
-				r = cand{s, key}
-			}
-		}
-		c := k + i
-		sNew := (0.5*float64(k-1) + float64(t)*hostQUnit) + (0.5 + float64(ins[c])*hostQUnit)
-		score[c] = sNew
-		flags[c] = hostSel
-		key := c
-		if protect {
-			flags[c] |= hostProt
-			key |= protBit
-		}
-		v = r
-		if before(sNew, key, v) {
-			v = cand{sNew, key}
-		}
-	}
-	p := 0
-	for c := range k + b {
-		if flags[c]&hostSel != 0 {
-			kept[p] = int32(c)
-			scoreOut[p] = score[c]
-			p++
+	for j := range b {
+		if j < m {
+			s := moves[j]
+			slot[k-m+j], rank[s] = s, int32(k-m+j)
+		} else {
+			moves[j] = -1
 		}
 	}
 }
 
-// duelHost is one update as Memory runs it, on the host: the grid
-// rows of mem and batch, their dots (every pair: the carried block and the
-// batch's rows and columns), the scores when opt.Scores is nil, then the
-// steps (the packed selection where its keys fit). Arguments are those of
-// Update, already validated; batch may be empty (the result then holds
-// the scores of mem).
+// duelMoveHost is duel_move: the slots moves[j] >= 0 (kept's moves) take
+// the sim rows, sim columns and grid rows of their batch slots src[slot].
+func duelMoveHost(sim []float32, w int, grid []float32, z, k, b int, kept []int32) {
+	src, moves := kept[2*k:3*k], kept[3*k:3*k+b]
+	for _, s := range moves {
+		if s < 0 {
+			break
+		}
+		from := int(src[s])
+		for t := range k {
+			st := int(src[t])
+			sim[int(s)*w+t] = sim[from*w+st]
+			if st == t {
+				sim[t*w+int(s)] = sim[t*w+from]
+			}
+		}
+		copy(grid[int(s)*z:(int(s)+1)*z], grid[from*z:(from+1)*z])
+	}
+}
+
+// duelHost is one update as Memory runs it, on the host, from the
+// memory in position order (slot p holding position p): the grid rows of
+// mem and batch, their dots (every pair: the carried block and the
+// batch's rows and columns), the scores when opt.Scores is nil, the batch
+// sums, then the steps; Kept from the evictions (as Memory.Update), the
+// scores by slot put in position order (as Memory.Scores). Arguments are
+// those of Update, already validated; batch may be empty (the result then
+// holds the scores of mem).
 func duelHost(mem, batch []float32, z int, opt Options) Result {
-	return duelHostWith(mem, batch, z, opt, false)
-}
-
-// duelHostWith is duelHost, with the wide selection (duel_select_wide)
-// when wide is set or the packed keys do not fit.
-func duelHostWith(mem, batch []float32, z int, opt Options, wide bool) Result {
 	k, b := len(mem)/z, len(batch)/z
 	w := k + b
 	grid := make([]float32, w*z)
@@ -263,17 +219,19 @@ func duelHostWith(mem, batch []float32, z int, opt Options, wide bool) Result {
 		score = make([]float64, k)
 		duelScoresHost(score, sim, w, k)
 	}
-	ev, kept := make([]int32, b), make([]int32, k)
-	res := Result{Scores: make([]float64, k)}
-	protect := opt.Admission == memory.Protected
-	if wide || !packedFits(k, b) {
-		duelSelectWideHost(sim, w, k, b, protect, score, ev, kept, res.Scores)
-	} else {
-		p := make([]int64, b)
-		duelBatchSumsHost(p, sim, w, k, b)
-		duelSelectHost(sim, w, k, b, protect, score, p, ev, kept, res.Scores)
+	ev, kept := make([]int32, b), make([]int32, 3*k+b)
+	for p := range k {
+		kept[p], kept[k+p] = int32(p), int32(p)
 	}
-	res.Evicted, res.Kept = widen(ev), widen(kept)
+	p := make([]int64, b)
+	duelBatchSumsHost(p, sim, w, k, b)
+	bySlot := make([]float64, k)
+	duelSelectHost(sim, w, k, b, opt.Admission == memory.Protected, score, p, ev, kept, bySlot)
+	res := Result{Evicted: widen(ev), Kept: make([]int, k), Scores: make([]float64, k)}
+	keptPositions(res.Kept, res.Evicted)
+	for q, s := range kept[k : 2*k] {
+		res.Scores[q] = bySlot[s]
+	}
 	return res
 }
 

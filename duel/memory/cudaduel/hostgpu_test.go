@@ -49,20 +49,9 @@ var hostKernels = map[string]cudatest.Kernel{
 		duelScoresHost(h.F64(a.Ptr(3)), h.F32(a.Ptr(0)), int(a.Int64(1)), int(a.Int32(2)))
 		return nil
 	},
-	"duel_permute": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		src, lds, kept, k, dst, ldd := h.F32(a.Ptr(0)), a.Int64(1), h.I32(a.Ptr(2)), int64(a.Int32(3)), h.F32(a.Ptr(4)), a.Int64(5)
-		for r := range k {
-			for c := range k {
-				dst[r*ldd+c] = src[int64(kept[r])*lds+int64(kept[c])]
-			}
-		}
-		return nil
-	},
-	"duel_gather_rows": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		src, kept, k, z, dst := h.F32(a.Ptr(0)), h.I32(a.Ptr(1)), int(a.Int32(2)), int(a.Int32(3)), h.F32(a.Ptr(4))
-		for r := range k {
-			copy(dst[r*z:(r+1)*z], src[int(kept[r])*z:(int(kept[r])+1)*z])
-		}
+	"duel_move": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		k, b := int(a.Int32(4)), int(a.Int32(5))
+		duelMoveHost(h.F32(a.Ptr(0)), int(a.Int64(1)), h.F32(a.Ptr(2)), int(a.Int32(3)), k, b, h.I32(a.Ptr(6))[:3*k+b])
 		return nil
 	},
 	"duel_batch_sums": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
@@ -85,15 +74,6 @@ var hostKernels = map[string]cudatest.Kernel{
 		}
 		return selectOnHost(h, a, 8)
 	},
-	"duel_select_wide": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
-		if cfg.Shared != 0 {
-			return fmt.Errorf("duel_select_wide launched with %d bytes of shared memory", cfg.Shared)
-		}
-		k, b := int(a.Int32(2)), int(a.Int32(3))
-		duelSelectWideHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k],
-			h.I32(a.Ptr(8))[:b], h.I32(a.Ptr(9))[:k], h.F64(a.Ptr(10))[:k])
-		return nil
-	},
 }
 
 // i64 returns the int64 elements from p to the end of its allocation
@@ -106,24 +86,24 @@ func i64(h *cudatest.Host, p driver.DevicePtr) []int64 {
 	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
-// selectOnHost runs duelSelectHost on the parameters of a packed
-// selection kernel (the batch sums at parameter 6) whose outputs
-// (evicted, kept, scoreOut) start at parameter out.
+// selectOnHost runs duelSelectHost on the parameters of a selection
+// kernel (the batch sums at parameter 6) whose outputs (evicted, kept,
+// scoreOut) start at parameter out.
 func selectOnHost(h *cudatest.Host, a cudatest.Args, out int) error {
 	k, b := int(a.Int32(2)), int(a.Int32(3))
 	if !packedFits(k, b) {
-		return fmt.Errorf("packed selection launched for K %d, B %d: the keys do not fit", k, b)
+		return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 	}
 	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k], i64(h, a.Ptr(6))[:b],
-		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:k], h.F64(a.Ptr(out + 2))[:k])
+		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:3*k+b], h.F64(a.Ptr(out + 2))[:k])
 	return nil
 }
 
 // TestDUELUpdateOnHost checks Update's marshalling (buffer sizes, offsets,
 // parameter order, copies) with duel.cu's kernels replaced by their Go
 // transcriptions, on one update at a time and on resident streams (the
-// packed selection in shared and in global memory, the wide selection),
-// and that every device buffer is freed.
+// selection in shared and in global memory), and that every device buffer
+// is freed.
 func TestDUELUpdateOnHost(t *testing.T) {
 	h := newHost()
 	stream(t, "hostgpu", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
@@ -131,7 +111,6 @@ func TestDUELUpdateOnHost(t *testing.T) {
 	})
 	residentStream(t, "hostgpu-resident32", residentCases, openResident(h, 32, false))
 	residentStream(t, "hostgpu-resident64-global", residentCases, openResident(h, 64, true))
-	residentStream(t, "hostgpu-resident32-wide", residentCases, openWide(h, 32))
 	if n := h.Live(); n != 0 {
 		t.Errorf("%d device allocations left after the updates, want 0", n)
 	}

@@ -47,10 +47,12 @@ type Result struct {
 // row's norm is below 2048*sqrt(2) + sqrt(Z)/2 < 3410, so every partial sum
 // of a dot product is an integer below 3410^2 < 2^24 (exact in float32 and
 // int32). Rows are meant to be unit rows; the bound leaves room for their
-// rounding.
+// rounding. duelMaxRows bounds K+B: the selection's packed keys hold
+// positions and scores up to there (packedFits), and the similarity
+// matrix of that many rows would take 256 GB.
 const (
 	duelMaxZ     = 1 << 20
-	duelMaxRows  = 1 << 28
+	duelMaxRows  = 1 << 18
 	duelMaxNorm2 = 2.0
 )
 
@@ -183,23 +185,26 @@ type MemoryOptions struct {
 // rows' scores and the K x K block of their grid dot products (as
 // duel/memory's fast path carries them), and all the scratch of an
 // update, allocated once. An update copies in only the batch and copies
-// out only the evicted and kept positions; its decisions are exactly those
-// of memory.DUEL with the same admission (the tests check them).
+// out only the evicted positions (the kept ones follow from them); its
+// decisions are exactly those of memory.DUEL with the same admission (the
+// tests check them).
 //
-// An update is four steps on the device: the batch's grid rows
-// (duel_grid); its dots with the memory and with itself, B x (K+B), and
-// their transpose, K x B, as two tiled products (sgemm_f32: exact, see
-// kernels/cuda/duel.cu), and each batch row's sum of dots with the
-// positions before it (duel_batch_sums); the B sequential steps in one
-// block, the scores as exact integers packed with the victim order into
-// one uint64 per candidate, in shared memory when they fit
-// (duel_select_shared, else duel_select_global; duel_select_wide, the
-// former selection on double scores, when the keys would not fit:
-// packedFits); and the kept rows' block, grid rows and scores moved to
-// positions 0..K-1 for the next update (duel_permute, duel_gather_rows).
+// The rows held live in K slots on the device, in no particular order
+// (a batch row kept takes the slot of a row evicted), with a table of the
+// position of each slot: nothing is compacted. An update is four steps on
+// the device: the batch's grid rows (duel_grid, into slots K..K+B-1); its
+// dots with the memory and with itself, B x (K+B), and their transpose,
+// K x B, as two tiled products (sgemm_f32: exact, see
+// kernels/cuda/duel.cu), and each batch row's sum of dots with the rows
+// before it (duel_batch_sums); the B sequential steps in one block, the
+// scores as exact integers packed with the victim order into one uint64
+// per candidate, in shared memory when they fit (duel_select_shared, else
+// duel_select_global), which also assigns the slots and renumbers the
+// positions; and the moved rows' grid rows and similarity rows and
+// columns copied into their slots (duel_move).
 //
-// Device memory is 8*(K+Bcap)^2 bytes for two similarity matrices
-// (K = 4096, Bcap = 256: 152 MB) plus 8*(K+Bcap)*Z for two grids. Free
+// Device memory is 4*(K+Bcap)^2 bytes for the similarity matrix
+// (K = 4096, Bcap = 256: 76 MB) plus 4*(K+Bcap)*Z for the grid. Free
 // it with Close: the garbage collector does not. A Memory is not safe
 // for concurrent use.
 type Memory struct {
@@ -212,23 +217,22 @@ type Memory struct {
 	w      int // k + bcap: the row stride of sim
 	loaded bool
 	closed bool
-	cur    int // which of the double buffers holds the memory
+	cur    int // which of the score buffers holds the memory's scores
 
-	grid  [2]driver.DevicePtr // (k+bcap) x z floats: grid rows, memory then batch
-	sim   [2]driver.DevicePtr // (k+bcap) x w floats: grid dots
-	score [2]driver.DevicePtr // k doubles: the memory's scores
-	gsc   driver.DevicePtr    // k+bcap 8-byte values: duel_select_global's and duel_select_wide's scores
-	gfl   driver.DevicePtr    // k+bcap bytes: duel_select_wide's flags
+	grid  driver.DevicePtr    // (k+bcap) x z floats: grid rows by slot, memory then batch
+	sim   driver.DevicePtr    // (k+bcap) x w floats: grid dots by slot
+	score [2]driver.DevicePtr // k doubles: the memory's scores by slot
+	slots driver.DevicePtr    // 3k+bcap ints: duel.cu's kept (rank, slot, src, moves)
+	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
 	psum  driver.DevicePtr    // bcap int64s: duel_batch_sums' sums
 	ev    driver.DevicePtr    // bcap ints: evicted
-	kept  driver.DevicePtr    // k ints: kept
 
-	ev32, kept32 []int32
-	timing       *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
-	wide         bool        // run duel_select_wide even where the packed keys fit (tests)
+	ev32   []int32
+	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
 }
 
-// duelTiming accumulates the time of Update's phases (benchmarks). On a
+// duelTiming accumulates the time of Update's phases (benchmarks; permute
+// is duel_move, which replaced the compaction of the K x K block). On a
 // *cuda.Device, whose launches do not wait for their kernels, a phase is
 // timed by events recorded on the device's stream around it; on other
 // GPUs (which finish the work before returning) by the wall clock.
@@ -324,7 +328,7 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	}
 	bcap := opt.Batch
 	if bcap == 0 {
-		bcap = min(256, k)
+		bcap = min(256, k, duelMaxRows-k)
 	}
 	if err := m.alloc(bcap); err != nil {
 		m.Close()
@@ -343,10 +347,9 @@ func (m *Memory) alloc(bcap int) error {
 		p *driver.DevicePtr
 		n int
 	}{
-		{&m.grid[0], 4 * rows * m.z}, {&m.grid[1], 4 * rows * m.z},
-		{&m.sim[0], 4 * rows * m.w}, {&m.sim[1], 4 * rows * m.w},
-		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k},
-		{&m.gsc, 8 * rows}, {&m.gfl, rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.kept, 4 * m.k},
+		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * rows * m.w},
+		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
+		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)},
 	} {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
@@ -359,8 +362,7 @@ func (m *Memory) alloc(bcap int) error {
 
 // free releases the device buffers.
 func (m *Memory) free() {
-	for _, p := range []*driver.DevicePtr{&m.grid[0], &m.grid[1], &m.sim[0], &m.sim[1],
-		&m.score[0], &m.score[1], &m.gsc, &m.gfl, &m.psum, &m.ev, &m.kept} {
+	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev} {
 		if *p != 0 {
 			m.g.Free(*p)
 			*p = 0
@@ -407,8 +409,8 @@ func (m *Memory) toGrid(p driver.DevicePtr, n int) error {
 }
 
 // dots writes sim[r*w + c] = grid(r).grid(c) for rows r0..r0+nr-1 and
-// columns c0..c0+nc-1 of the grid buffer buf (sgemm_f32, exact).
-func (m *Memory) dots(buf int, r0, nr, c0, nc int) error {
+// columns c0..c0+nc-1 (sgemm_f32, exact).
+func (m *Memory) dots(r0, nr, c0, nc int) error {
 	if nr == 0 || nc == 0 {
 		return nil
 	}
@@ -416,10 +418,10 @@ func (m *Memory) dots(buf int, r0, nr, c0, nc int) error {
 		return fmt.Errorf("cudaduel: %d rows exceed one sgemm_f32 launch (%d)", nr, 65535*64)
 	}
 	cfg := kc.Config{Grid: driver.Dim3{X: (nc + 63) / 64, Y: (nr + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-	g, z := m.grid[buf], int64(m.z)
+	g, z := m.grid, int64(m.z)
 	return kc.SgemmF32(m.g, cfg, 0, 1, int32(nr), int32(nc), int32(m.z), 1,
 		g+driver.DevicePtr(4*int64(r0)*z), z, 0, g+driver.DevicePtr(4*int64(c0)*z), z, 0,
-		0, m.sim[buf]+driver.DevicePtr(4*(int64(r0)*int64(m.w)+int64(c0))), int64(m.w), 0, 1)
+		0, m.sim+driver.DevicePtr(4*(int64(r0)*int64(m.w)+int64(c0))), int64(m.w), 0, 1)
 }
 
 // Load replaces the rows held by rows (K x Z, L2-normalised, oldest
@@ -444,13 +446,16 @@ func (m *Memory) Load(rows []float32, scores []float64) error {
 	}
 	m.loaded = false
 	c := m.cur
-	if err := m.g.CopyToDevice(m.grid[c], cuda.Bytes(rows)); err != nil {
+	if err := m.g.CopyToDevice(m.grid, cuda.Bytes(rows)); err != nil {
 		return err
 	}
-	if err := m.toGrid(m.grid[c], m.k*m.z); err != nil {
+	if err := m.toGrid(m.grid, m.k*m.z); err != nil {
 		return err
 	}
-	if err := m.dots(c, 0, m.k, 0, m.k); err != nil {
+	if err := m.identitySlots(); err != nil {
+		return err
+	}
+	if err := m.dots(0, m.k, 0, m.k); err != nil {
 		return err
 	}
 	if scores != nil {
@@ -460,7 +465,7 @@ func (m *Memory) Load(rows []float32, scores []float64) error {
 	} else {
 		warps := int64(m.k)
 		cfg := kc.Config{Grid: driver.Dim3{X: int(min((warps+7)/8, 1<<16)), Y: 1, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-		if err := kc.DuelScores(m.g, cfg, m.sim[c], int64(m.w), int32(m.k), m.score[c]); err != nil {
+		if err := kc.DuelScores(m.g, cfg, m.sim, int64(m.w), int32(m.k), m.score[c]); err != nil {
 			return err
 		}
 	}
@@ -468,30 +473,60 @@ func (m *Memory) Load(rows []float32, scores []float64) error {
 	return nil
 }
 
+// identitySlots makes slot p hold position p (rank and slot tables of
+// duel.cu's kept).
+func (m *Memory) identitySlots() error {
+	id := make([]int32, 2*m.k)
+	for p := range m.k {
+		id[p], id[m.k+p] = int32(p), int32(p)
+	}
+	return m.g.CopyToDevice(m.slots, cuda.Bytes(id))
+}
+
+// slotTable returns the slot of each position (duel.cu's kept slot table).
+func (m *Memory) slotTable() ([]int32, error) {
+	slot := make([]int32, m.k)
+	if err := m.g.CopyFromDevice(cuda.Bytes(slot), m.slots+driver.DevicePtr(4*int64(m.k))); err != nil {
+		return nil, err
+	}
+	return slot, nil
+}
+
 // grow reallocates the buffers for batches of b rows, keeping the memory:
-// its grid rows and scores move to the new buffers and its block is
-// recomputed.
+// its grid rows and scores move to the new buffers in position order
+// (slot p holding position p) and its block is recomputed.
 func (m *Memory) grow(b int) error {
 	k, z := m.k, m.z
 	grid := make([]float32, k*z) // grid values are exact floats: a round trip keeps them
-	scores := make([]float64, k)
-	if err := m.g.CopyFromDevice(cuda.Bytes(grid), m.grid[m.cur]); err != nil {
+	if err := m.g.CopyFromDevice(cuda.Bytes(grid), m.grid); err != nil {
 		return err
 	}
-	if err := m.g.CopyFromDevice(cuda.Bytes(scores), m.score[m.cur]); err != nil {
+	scores, err := m.Scores()
+	if err != nil {
 		return err
+	}
+	slot, err := m.slotTable()
+	if err != nil {
+		return err
+	}
+	rows := make([]float32, 0, k*z)
+	for _, s := range slot {
+		rows = append(rows, grid[int(s)*z:(int(s)+1)*z]...)
 	}
 	if err := m.alloc(b); err != nil {
 		return err
 	}
 	m.cur = 0
-	if err := m.g.CopyToDevice(m.grid[0], cuda.Bytes(grid)); err != nil {
+	if err := m.g.CopyToDevice(m.grid, cuda.Bytes(rows)); err != nil {
 		return err
 	}
 	if err := m.g.CopyToDevice(m.score[0], cuda.Bytes(scores)); err != nil {
 		return err
 	}
-	if err := m.dots(0, 0, k, 0, k); err != nil {
+	if err := m.identitySlots(); err != nil {
+		return err
+	}
+	if err := m.dots(0, k, 0, k); err != nil {
 		return err
 	}
 	m.loaded = true
@@ -534,7 +569,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	m.mark()
 	defer m.account()
 	c, n := m.cur, 1-m.cur
-	gridB := m.grid[c] + driver.DevicePtr(4*int64(k)*int64(z))
+	gridB := m.grid + driver.DevicePtr(4*int64(k)*int64(z))
 	if err := m.g.CopyToDevice(gridB, cuda.Bytes(batch)); err != nil {
 		return Result{}, err
 	}
@@ -544,21 +579,20 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	m.mark()
 	// The batch's rows of sim (dots with the memory and the batch), then
 	// its columns over the memory's rows: row J of sim is then complete
-	// for every position J.
-	if err := m.dots(c, k, b, 0, k+b); err != nil {
+	// for every slot J; then each batch row's dots with the rows before
+	// it, one warp per row.
+	if err := m.dots(k, b, 0, k+b); err != nil {
 		return Result{}, err
 	}
-	if err := m.dots(c, 0, k, k, b); err != nil {
+	if err := m.dots(0, k, k, b); err != nil {
 		return Result{}, err
 	}
-	packed := packedFits(k, b) && !m.wide
-	if packed {
-		// Each batch row's dots with the positions before it, one warp
-		// per row.
-		cfg := kc.Config{Grid: driver.Dim3{X: min((b+7)/8, 1<<16), Y: 1, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-		if err := kc.DuelBatchSums(m.g, cfg, m.sim[c], int64(m.w), int32(k), int32(b), m.psum); err != nil {
-			return Result{}, err
-		}
+	if !packedFits(k, b) { // unreachable: NewMemory and Update bound K+B
+		return Result{}, fmt.Errorf("cudaduel: %d rows held plus %d incoming exceed the selection's keys", k, b)
+	}
+	sums := kc.Config{Grid: driver.Dim3{X: min((b+7)/8, 1<<16), Y: 1, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	if err := kc.DuelBatchSums(m.g, sums, m.sim, int64(m.w), int32(k), int32(b), m.psum); err != nil {
+		return Result{}, err
 	}
 	m.mark()
 	protect := int32(0)
@@ -567,54 +601,60 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	}
 	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
 	var err error
-	switch sh := selectShared(k, b); {
-	case !packed:
-		err = kc.DuelSelectWide(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
-			m.gsc, m.gfl, m.ev, m.kept, m.score[n])
-	case sh <= m.shared:
+	if sh := selectShared(k, b); sh <= m.shared {
 		one.Shared = sh
-		err = kc.DuelSelectShared(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
-			m.psum, m.ev, m.kept, m.score[n])
-	default:
-		err = kc.DuelSelectGlobal(m.g, one, m.sim[c], int64(m.w), int32(k), int32(b), protect, m.score[c],
-			m.psum, m.gsc, m.ev, m.kept, m.score[n])
+		err = kc.DuelSelectShared(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
+			m.psum, m.ev, m.slots, m.score[n])
+	} else {
+		err = kc.DuelSelectGlobal(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
+			m.psum, m.gsc, m.ev, m.slots, m.score[n])
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	m.mark()
-	// The kept rows' block and grid rows move to positions 0..K-1 of the
-	// other buffers.
-	perm := kc.Config{Grid: driver.Dim3{X: (k + 255) / 256, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-	if err := kc.DuelPermute(m.g, perm, m.sim[c], int64(m.w), m.kept, int32(k), m.sim[n], int64(m.w)); err != nil {
-		return Result{}, err
-	}
-	if err := kc.DuelGatherRows(m.g, elementwise(int64(k)*int64(z)), m.grid[c], m.kept, int32(k), int32(z), m.grid[n]); err != nil {
+	// The batch rows kept move into the slots freed: their grid rows,
+	// their rows of sim and their columns.
+	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	if err := kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots); err != nil {
 		return Result{}, err
 	}
 	m.cur = n
 	m.mark()
 	m.ev32 = growInt32(m.ev32, b)
-	m.kept32 = growInt32(m.kept32, k)
 	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
-		return Result{}, err
-	}
-	if err := m.g.CopyFromDevice(cuda.Bytes(m.kept32), m.kept); err != nil {
 		return Result{}, err
 	}
 	m.mark()
 	for i, v := range m.ev32 {
 		res.Evicted[i] = int(v)
 	}
-	for i, v := range m.kept32 {
-		res.Kept[i] = int(v)
-	}
+	keptPositions(res.Kept, res.Evicted)
 	return res, nil
 }
 
+// keptPositions writes into kept (K values) the positions held after the
+// evictions ev (memory.Policy's contract: positions 0..K-1 the rows held,
+// K+b batch row b), in order.
+func keptPositions(kept, ev []int) {
+	k := len(kept)
+	gone := make([]bool, k+len(ev))
+	for _, p := range ev {
+		gone[p] = true
+	}
+	o := 0
+	for p, g := range gone {
+		if !g && o < k {
+			kept[o] = p
+			o++
+		}
+	}
+}
+
 // selectShared returns the dynamic shared memory of duel_select_shared
-// for k rows held and b incoming: k+b 8-byte scores.
-func selectShared(k, b int) int { return 8 * (k + b) }
+// for k rows held and b incoming: k+b 8-byte keys, then the slot of each
+// of the k positions.
+func selectShared(k, b int) int { return 8*(k+b) + 4*k }
 
 // posBits returns the bits of the largest position, k+b-1 (0 when k+b
 // is 1): the width of the position field of duel.cu's packed keys.
@@ -655,9 +695,20 @@ func (m *Memory) Scores() ([]float64, error) {
 	if err := m.usable(true); err != nil {
 		return nil, err
 	}
-	s := make([]float64, m.k)
-	if err := m.g.CopyFromDevice(cuda.Bytes(s), m.score[m.cur]); err != nil {
+	bySlot := make([]float64, m.k)
+	if err := m.g.CopyFromDevice(cuda.Bytes(bySlot), m.score[m.cur]); err != nil {
 		return nil, err
+	}
+	slot, err := m.slotTable()
+	if err != nil {
+		return nil, err
+	}
+	s := make([]float64, m.k)
+	for p, sl := range slot {
+		if sl < 0 || int(sl) >= m.k {
+			return nil, fmt.Errorf("cudaduel: position %d in slot %d of %d: corrupt slot table", p, sl, m.k)
+		}
+		s[p] = bySlot[sl]
 	}
 	return s, nil
 }

@@ -213,31 +213,15 @@ func openResident(g cuda.GPU, block int, global bool) func(k, z int, adm memory.
 	}
 }
 
-// openWide returns an opener of Memory on g with the given block size
-// whose selection is duel_select_wide (the fallback for memories too large
-// for the packed keys) whatever the shape.
-func openWide(g cuda.GPU, block int) func(k, z int, adm memory.Admission) (*Memory, error) {
-	return func(k, z int, adm memory.Admission) (*Memory, error) {
-		m, err := NewMemory(g, k, z, MemoryOptions{Admission: adm, BlockSize: block, Batch: 2})
-		if err == nil {
-			m.wide = true
-		}
-		return m, err
-	}
-}
-
-// TestDUELHost checks, on every machine, that the Go transcriptions of the
-// kernels (the packed selection and the wide one) make memory.DUEL's
-// decisions.
+// TestDUELHost checks, on every machine, that the Go transcription of the
+// kernels makes memory.DUEL's decisions.
 func TestDUELHost(t *testing.T) {
-	for _, wide := range []bool{false, true} {
-		stream(t, fmt.Sprintf("host_wide%v", wide), duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
-			if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
-				return Result{}, err
-			}
-			return duelHostWith(mem, batch, z, opt, wide), nil
-		})
-	}
+	stream(t, "host", duelCases, func(mem, batch []float32, z int, opt Options) (Result, error) {
+		if _, _, _, err := checkDUEL(mem, batch, z, opt); err != nil {
+			return Result{}, err
+		}
+		return duelHost(mem, batch, z, opt), nil
+	})
 }
 
 // tieRows returns n rows of length z drawn from g distinct unit rows
@@ -255,51 +239,14 @@ func tieRows(r *rand.Rand, n, z, g int) []float32 {
 
 // TestDUELTies checks the decisions when scores tie (memories and batches
 // of copies of one or a few rows, where the victim is decided by the
-// protection and the position only) against memory.DUEL: the packed and
-// wide host transcriptions, and the kernels on the emulator (packed in
-// shared and in global memory, wide).
+// protection and the position only) against memory.DUEL: the host
+// transcription on single updates, and resident streams of such batches
+// (the rows then sit in slots out of position order, so the positions of
+// the tie rule come from the slot tables) on cudatest.Host and on the
+// emulator, selection in shared and in global memory.
 func TestDUELTies(t *testing.T) {
-	type variant struct {
-		name   string
-		update func(mem, batch []float32, z int, adm memory.Admission) (Result, error)
-	}
-	variants := []variant{
-		{"host", func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
-			return duelHost(mem, batch, z, Options{Admission: adm}), nil
-		}},
-		{"host-wide", func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
-			return duelHostWith(mem, batch, z, Options{Admission: adm}, true), nil
-		}},
-	}
-	if !testing.Short() {
-		e := cudatest.NewEmulator(t)
-		for _, v := range []struct {
-			name         string
-			global, wide bool
-		}{{"emu-shared", false, false}, {"emu-global", true, false}, {"emu-wide", false, true}} {
-			variants = append(variants, variant{v.name, func(mem, batch []float32, z int, adm memory.Admission) (Result, error) {
-				m, err := NewMemory(e, len(mem)/z, z, MemoryOptions{Admission: adm, BlockSize: 64, Batch: len(batch) / z})
-				if err != nil {
-					return Result{}, err
-				}
-				defer m.Close()
-				if v.global {
-					m.shared = 0
-				}
-				m.wide = v.wide
-				if err := m.Load(mem, nil); err != nil {
-					return Result{}, err
-				}
-				res, err := m.Update(batch)
-				if err != nil {
-					return Result{}, err
-				}
-				res.Scores, err = m.Scores()
-				return res, err
-			}})
-		}
-	}
-	for _, c := range []struct{ k, b, z, g int }{{1, 1, 3, 1}, {5, 3, 4, 1}, {8, 8, 4, 1}, {70, 30, 5, 1}, {70, 30, 5, 3}, {33, 90, 2, 2}} {
+	cases := []struct{ k, b, z, g int }{{1, 1, 3, 1}, {5, 3, 4, 1}, {8, 8, 4, 1}, {70, 30, 5, 1}, {70, 30, 5, 3}, {33, 90, 2, 2}}
+	for _, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 			r := rand.New(rand.NewPCG(uint64(c.k), uint64(c.g)))
 			mem, batch := tieRows(r, c.k, c.z, c.g), tieRows(r, c.b, c.z, c.g)
@@ -307,16 +254,71 @@ func TestDUELTies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range variants {
-				got, err := v.update(mem, batch, c.z, adm)
-				if err != nil {
-					t.Fatalf("%s K%d B%d G%d %v: %v", v.name, c.k, c.b, c.g, adm, err)
-				}
-				if !slices.Equal(got.Evicted, want) {
-					t.Errorf("%s K%d B%d G%d %v: evicted %v, memory.DUEL evicts %v", v.name, c.k, c.b, c.g, adm, got.Evicted, want)
-				}
-				if kw := keptAfter(want, c.k); !slices.Equal(got.Kept, kw) {
-					t.Errorf("%s K%d B%d G%d %v: kept %v, want %v", v.name, c.k, c.b, c.g, adm, got.Kept, kw)
+			got := duelHost(mem, batch, c.z, Options{Admission: adm})
+			if !slices.Equal(got.Evicted, want) {
+				t.Errorf("host K%d B%d G%d %v: evicted %v, memory.DUEL evicts %v", c.k, c.b, c.g, adm, got.Evicted, want)
+			}
+		}
+	}
+	gpus := []struct {
+		name string
+		g    cuda.GPU
+	}{{"hostgpu", newHost()}}
+	if !testing.Short() {
+		gpus = append(gpus, struct {
+			name string
+			g    cuda.GPU
+		}{"emu", cudatest.NewEmulator(t)})
+	}
+	for _, gpu := range gpus {
+		for _, global := range []bool{false, true} {
+			for _, c := range cases {
+				for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+					name := fmt.Sprintf("%s_global%v/K%d_B%d_G%d_%v", gpu.name, global, c.k, c.b, c.g, adm)
+					r := rand.New(rand.NewPCG(uint64(c.k)+7, uint64(c.g)))
+					m, err := NewMemory(gpu.g, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: 64, Batch: c.b})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if global {
+						m.shared = 0
+					}
+					mem := tieRows(r, c.k, c.z, c.g)
+					if err := m.Load(mem, nil); err != nil {
+						t.Fatal(err)
+					}
+					policy := memory.NewDUEL(adm)
+					for step := range 4 {
+						batch := tieRows(r, c.b, c.z, c.g)
+						want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := m.Update(batch)
+						if err != nil {
+							t.Fatalf("%s step %d: %v", name, step, err)
+						}
+						if !slices.Equal(got.Evicted, want) {
+							t.Fatalf("%s step %d: evicted %v, memory.DUEL evicts %v", name, step, got.Evicted, want)
+						}
+						next := make([]float32, 0, len(mem))
+						for _, p := range got.Kept {
+							if p < c.k {
+								next = append(next, mem[p*c.z:(p+1)*c.z]...)
+							} else {
+								next = append(next, batch[(p-c.k)*c.z:(p-c.k+1)*c.z]...)
+							}
+						}
+						mem = next
+						scores, err := m.Scores()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if fresh := duelHost(mem, nil, c.z, Options{Admission: adm}); !slices.Equal(scores, fresh.Scores) {
+							t.Fatalf("%s step %d: carried scores %v differ from recomputed %v", name, step, scores, fresh.Scores)
+						}
+					}
+					m.Close()
 				}
 			}
 		}
@@ -410,10 +412,9 @@ func TestPackedKeyOrder(t *testing.T) {
 
 // TestDUELKernel checks the kernels against memory.DUEL at several block
 // sizes (GPU only): one update at a time (Update), then resident
-// streams (Memory) with the packed selection in shared and in global
-// memory and with the wide selection, on small shapes and on shapes of a
-// real memory, one of them beyond the default 48 KiB of shared memory
-// (K+B = 6200: the opt-in).
+// streams (Memory) with the selection in shared and in global memory,
+// on small shapes and on shapes of a real memory, one of them beyond the
+// default 48 KiB of shared memory (K+B = 6200: the opt-in).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
@@ -440,7 +441,7 @@ func TestDUELKernel(t *testing.T) {
 			residentStream(t, fmt.Sprintf("resident%d_global%v", bs, global), cases, openResident(d, bs, global))
 		}
 	}
-	residentStream(t, "resident256_wide", residentCases, openWide(d, 256))
+
 }
 
 func TestDUELBadInput(t *testing.T) {
@@ -494,8 +495,10 @@ func BenchmarkDUELHost(b *testing.B) {
 // selection. Besides ns/op it reports each phase's share in ms/op
 // (device time between events recorded on the stream around it):
 // upload (batch copy and grid), dots (the two products and the batch
-// sums), select (the B steps in one block), permute (the kept block and
-// grid rows), download (evicted and kept).
+// sums), select (the B steps in one block), permute (duel_move: the kept
+// batch rows' grid rows and similarity rows and columns into their slots;
+// it replaced the compaction of the K x K block and keeps its name for
+// comparisons), download (evicted).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {

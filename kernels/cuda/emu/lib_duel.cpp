@@ -25,9 +25,7 @@ inline unsigned __reduce_max_sync(unsigned, unsigned v) {
 
 EMU_EXPORT(duel_grid)
 EMU_EXPORT(duel_scores)
-EMU_EXPORT(duel_permute)
-EMU_EXPORT(duel_gather_rows)
+EMU_EXPORT(duel_move)
 EMU_EXPORT(duel_batch_sums)
 EMU_EXPORT(duel_select_shared)
 EMU_EXPORT(duel_select_global)
-EMU_EXPORT(duel_select_wide)
