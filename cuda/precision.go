@@ -128,7 +128,7 @@ const (
 	TCV1
 	// TCV2 uses gemm_tc2_tf32 and gemm_tc2_bf16: 128 x 256 tiles (64 x 64
 	// per warp), a 3-stage cp.async pipeline of 32-deep panels, 162 KiB
-	// (TF32) or 180 KiB (BF16) of dynamic shared memory; products fail
+	// (TF32) or 204 KiB (BF16) of dynamic shared memory; products fail
 	// (a *tensor.DeviceError) where the device cannot give it.
 	TCV2
 )
@@ -151,7 +151,7 @@ func (k TCKernel) String() string {
 // reads them there).
 const (
 	tc2SharedTF32 = 165888
-	tc2SharedBF16 = 184320
+	tc2SharedBF16 = 208896
 )
 
 // tcState is a backend's choice of tensor-core kernels and, per gemm_tc2

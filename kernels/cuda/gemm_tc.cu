@@ -261,23 +261,27 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
 // pointer, leading dimension and batch stride multiples of 4 floats;
 // else four cp.async.ca of 4 bytes), TC2_STAGES - 1 panels ahead of the
 // products. Out-of-range elements are zero-filled by the copy (src-size
-// below the copy size). Each panel is stored as it lies in memory: rows
-// along k when k is contiguous (op(A) = A, op(B) = B^T), else k rows
-// along m or n, as FP32 words; every thread rounds the 16-byte chunks it
-// copied itself in place, once (TF32: cvt.rna.tf32.f32; BF16: the bf16
-// value kept in the upper half of the word, cvt.rn.bf16x2.f32), right
-// after its cp.async.wait_group and before the block's barrier, so the
-// copy needs no barrier of its own: one __syncthreads per panel. The BF16
-// fragments pack the upper halves of two such words (prmt), which gives
-// exactly bf16x2_round's word.
+// below the copy size). Each panel lands as it lies in memory: rows along
+// k when k is contiguous (op(A) = A, op(B) = B^T), else k rows along m or
+// n, as FP32 words. Every thread rounds the 16-byte chunks it copied
+// itself, once, right after its cp.async.wait_group and before the
+// block's barrier, so the copy needs no barrier of its own: one
+// __syncthreads per panel. TF32 rounds in place (cvt.rna.tf32.f32); BF16
+// writes the pairs of consecutive k rounded and packed as gemm_bf16's
+// words (cvt.rn.bf16x2.f32: bf16x2_round(x(r, k), x(r, k + 1))) into a
+// separate panel of 16 words of k, double-buffered (a thread copying k
+// rows takes the chunks of two consecutive k, so it holds both halves of
+// its pairs). The fragments are then read as gemm_tc's, from the same
+// words, and the mma steps run in the same order: the same bits.
 //
-// The rows of the panels are padded (tc2_pk, tc2_pr) so that the fragment
-// loads hit 32 distinct banks, and every fragment address is a per-thread
-// base plus a constant.
+// The rows of the panels the fragments are read from are padded so that
+// a warp's loads hit 32 distinct banks (lane (g, t) reads word t of row g,
+// or word g of row t), and every fragment address is a per-thread base
+// plus a constant: see tc2_pk, tc2_pr.
 //
 // Dynamic shared memory: TC2_SHARED_TF32 bytes (162 KiB) or
-// TC2_SHARED_BF16 (180 KiB); the launch must opt in beyond 48 KiB (sm_80
-// allows 163 KiB per block, sm_90 227 KiB).
+// TC2_SHARED_BF16 (204 KiB); the launch must opt in beyond 48 KiB (sm_80
+// allows 163 KiB per block, so gemm_tc2_tf32 only; sm_90 227 KiB).
 // ---------------------------------------------------------------------------
 
 #define TC2_BM 128     // rows of op(A) per block
@@ -286,12 +290,13 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
 #define TC2_STAGES 3   // panels in the ring
 // TC2_SHARED_TF32 and TC2_SHARED_BF16 are the bytes of dynamic shared
 // memory of gemm_tc2_tf32 and gemm_tc2_bf16: TC2_STAGES stages of a
-// 128 x 32 and a 256 x 32 panel, padded (see tc2_pk).
+// 128 x 32 and a 256 x 32 panel (TF32: padded, see tc2_pk), and for BF16
+// two packed panels of 16 words of k (padded).
 #define TC2_SHARED_TF32 165888
-#define TC2_SHARED_BF16 184320
+#define TC2_SHARED_BF16 208896
 
 static_assert(TC2_SHARED_TF32 == TC2_STAGES * 4 * (TC2_BM * (TC2_BK + 4) + TC2_BN * (TC2_BK + 4)), "TC2_SHARED_TF32");
-static_assert(TC2_SHARED_BF16 == TC2_STAGES * 4 * (TC2_BM * (TC2_BK + 8) + TC2_BN * (TC2_BK + 8)), "TC2_SHARED_BF16");
+static_assert(TC2_SHARED_BF16 == TC2_STAGES * 4 * (TC2_BM + TC2_BN) * TC2_BK + 2 * 4 * (TC2_BM + TC2_BN) * (TC2_BK / 2 + 4), "TC2_SHARED_BF16");
 
 #ifdef __CUDA_ARCH__
 // cp_async16 copies src_bytes (0, 4, 8, 12 or 16) from global src to shared
@@ -323,19 +328,16 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 __device__ __forceinline__ unsigned tc2_f2u(float x) { return __float_as_uint(x); }
 __device__ __forceinline__ float tc2_u2f(unsigned u) { return __uint_as_float(u); }
 
-// tc2_hi2 packs the upper halves of lo and hi, lo's in the lower 16 bits.
-__device__ __forceinline__ unsigned tc2_hi2(unsigned lo, unsigned hi) { return __byte_perm(lo, hi, 0x7632); }
 
 #define TC2_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned name[]
 #else
 __device__ __forceinline__ unsigned tc2_f2u(float x) { return __builtin_bit_cast(unsigned, x); }
 __device__ __forceinline__ float tc2_u2f(unsigned u) { return __builtin_bit_cast(float, u); }
-__device__ __forceinline__ unsigned tc2_hi2(unsigned lo, unsigned hi) { return (lo >> 16) | (hi & 0xffff0000u); }
 #define TC2_DYNAMIC_SHARED(name) DYNAMIC_SHARED(unsigned, name)
 #endif
 
-// tc2_w4 is the 16-byte chunk of the conversion pass, tc2_w2 the 8-byte
-// pair of the BF16 fragment loads.
+// tc2_w4 is the 16-byte chunk of the conversion pass, tc2_w2 the two
+// packed BF16 words it writes for a chunk of a k-contiguous row.
 struct alignas(16) tc2_w4 {
     unsigned w[4];
 };
@@ -346,50 +348,78 @@ struct alignas(8) tc2_w2 {
 // tc2_clamp4 returns n clamped to 0..4.
 __device__ __forceinline__ int tc2_clamp4(int n) { return n < 0 ? 0 : n > 4 ? 4 : n; }
 
-// Panel layouts, padded so that a warp's fragment loads hit 32 distinct
-// banks (per half warp for BF16's 64-bit loads): rows r of TC2_BK words
-// (k contiguous) have a pitch of tc2_pk words, 36 for TF32 (lane (g, t)
-// reads word t of row g: bank 4g + t) and 40 for BF16 (words 2t, 2t + 1
-// of row g: banks 8g + 2t, + 1); k rows of R words (r contiguous) have a
-// pitch of R + tc2_pr words, R + 8 for TF32 (word g of row t: bank
-// 8t + g) and R + 4 for BF16 (word g of rows 2t and 2t + 1: banks
-// 8t + g and 8t + 4 + g). Every pitch is a multiple of 4 words, so the
-// 16-byte chunks stay aligned.
+// Panel layouts. The FP32 panels the copies land in: rows r of TC2_BK
+// words (k contiguous) with a pitch of tc2_pk words, or k rows of R words
+// (r contiguous) with a pitch of R + tc2_pr. For TF32 the fragments are
+// read from them, so they are padded: 36 (lane (g, t) reads word t of row
+// g: bank 4g + t) and R + 8 (word g of row t: bank 8t + g); for BF16 only
+// their owner reads them back, 16 bytes at a time, unpadded. The packed
+// BF16 panels (tc2_poff) hold 16 words of k per row with a pitch of 20
+// words (bank 20g + t: 32 distinct), or 16 k rows of R + 8 words. Every
+// pitch is a multiple of 4 words, so the 16-byte chunks stay aligned.
 template <bool BF16>
-__device__ constexpr int tc2_pk() { return BF16 ? TC2_BK + 8 : TC2_BK + 4; }
+__device__ constexpr int tc2_pk() { return BF16 ? TC2_BK : TC2_BK + 4; }
 template <bool BF16>
-__device__ constexpr int tc2_pr() { return BF16 ? 4 : 8; }
+__device__ constexpr int tc2_pr() { return BF16 ? 0 : 8; }
 
-// tc2_words returns the words of one panel of R rows, in either layout.
+// tc2_words returns the words of one FP32 panel of R rows, in either
+// layout.
 template <bool BF16, int R>
 __device__ constexpr int tc2_words() {
     return R * tc2_pk<BF16>() > TC2_BK * (R + tc2_pr<BF16>()) ? R * tc2_pk<BF16>() : TC2_BK * (R + tc2_pr<BF16>());
 }
 
-// tc2_stage returns the words of one stage: the panel of op(A), then that
-// of op(B).
+// tc2_stage returns the words of one stage: the FP32 panel of op(A), then
+// that of op(B).
 template <bool BF16>
 __device__ constexpr int tc2_stage() { return tc2_words<BF16, TC2_BM>() + tc2_words<BF16, TC2_BN>(); }
 
-// tc2_off is the word offset of element (r, k) of a panel of R rows, k
-// contiguous (KC) or not.
+// tc2_pwords returns the words of one packed BF16 panel of R rows.
+template <int R>
+__device__ constexpr int tc2_pwords() { return R * 20 > 16 * (R + 8) ? R * 20 : 16 * (R + 8); }
+
+// tc2_off is the word offset of element (r, k) of an FP32 panel of R
+// rows, k contiguous (KC) or not.
 template <bool BF16, bool KC, int R>
 __device__ __forceinline__ int tc2_off(int r, int k) {
     return KC ? r * tc2_pk<BF16>() + k : k * (R + tc2_pr<BF16>()) + r;
 }
 
+// tc2_poff is the word offset of packed word w (k = 2w, 2w + 1) of row r
+// of a packed BF16 panel of R rows.
+template <bool KC, int R>
+__device__ __forceinline__ int tc2_poff(int r, int w) {
+    return KC ? r * 20 + w : w * (R + 8) + r;
+}
+
+// tc2_chunk returns the first element (r, k) of this thread's chunk l of
+// a panel of R rows: KC, 8 chunks along each row of 32 k; else R/4 chunks
+// along each k row, for BF16 in pairs (l even: k, l odd: k + 1, same r).
+template <bool BF16, bool KC, int R>
+__device__ __forceinline__ void tc2_chunk(int l, int& r, int& k) {
+    if (KC) {
+        const int e = threadIdx.x + 256 * l;
+        r = e >> 3, k = (e & 7) * 4;
+    } else if (BF16) {
+        const int e = threadIdx.x + 256 * (l >> 1);
+        r = (e % (R / 4)) * 4, k = 2 * (e / (R / 4)) + (l & 1);
+    } else {
+        const int e = threadIdx.x + 256 * l;
+        r = (e % (R / 4)) * 4, k = e / (R / 4);
+    }
+}
+
 // tc2_copy issues the cp.async of this thread's chunks of panel k0 of X
 // (R rows from r0; element (r, k) at x[r*ld + k] when KC, else
-// x[k*ld + r]) into the panel at s: 16-byte copies when VEC, else 4-byte
-// ones.
+// x[k*ld + r]) into the FP32 panel at s: 16-byte copies when VEC, else
+// 4-byte ones.
 template <bool BF16, bool KC, int R, bool VEC>
 __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K) {
     constexpr int CH = R * TC2_BK / 4 / 256;  // chunks per thread
 #pragma unroll
     for (int l = 0; l < CH; l++) {
-        const int e = threadIdx.x + 256 * l;
-        // KC: 8 chunks per row of 32 k; else R/4 chunks per k row.
-        const int r = KC ? (e >> 3) : (e % (R / 4)) * 4, k = KC ? (e & 7) * 4 : e / (R / 4);
+        int r, k;
+        tc2_chunk<BF16, KC, R>(l, r, k);
         unsigned* d = s + tc2_off<BF16, KC, R>(r, k);
         const int gr = r0 + r, gk = k0 + k;
         // valid elements of the chunk: along k (KC) or along r
@@ -407,39 +437,42 @@ __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long 
     }
 }
 
-// tc2_round rounds this thread's chunks of the panel at s in place.
+// tc2_round rounds this thread's chunks of the FP32 panel at s: TF32 in
+// place, BF16 packed into the panel at pk.
 template <bool BF16, bool KC, int R>
-__device__ __forceinline__ void tc2_round(unsigned* s) {
+__device__ __forceinline__ void tc2_round(unsigned* s, unsigned* pk) {
     constexpr int CH = R * TC2_BK / 4 / 256;
 #pragma unroll
     for (int l = 0; l < CH; l++) {
-        const int e = threadIdx.x + 256 * l;
-        const int r = KC ? (e >> 3) : (e % (R / 4)) * 4, k = KC ? (e & 7) * 4 : e / (R / 4);
+        int r, k;
+        tc2_chunk<BF16, KC, R>(l, r, k);
         tc2_w4* p = reinterpret_cast<tc2_w4*>(s + tc2_off<BF16, KC, R>(r, k));
         tc2_w4 v = *p;
-        if (BF16) {
-            const unsigned p01 = bf16x2_round(tc2_u2f(v.w[0]), tc2_u2f(v.w[1]));
-            const unsigned p23 = bf16x2_round(tc2_u2f(v.w[2]), tc2_u2f(v.w[3]));
-            v.w[0] = p01 << 16, v.w[1] = p01 & 0xffff0000u;
-            v.w[2] = p23 << 16, v.w[3] = p23 & 0xffff0000u;
-        } else {
+        if (!BF16) {
 #pragma unroll
             for (int i = 0; i < 4; i++) v.w[i] = tf32_round(tc2_u2f(v.w[i]));
+            *p = v;
+        } else if (KC) {  // k .. k+3 of row r: words k/2, k/2 + 1
+            tc2_w2 q;
+            q.w[0] = bf16x2_round(tc2_u2f(v.w[0]), tc2_u2f(v.w[1]));
+            q.w[1] = bf16x2_round(tc2_u2f(v.w[2]), tc2_u2f(v.w[3]));
+            *reinterpret_cast<tc2_w2*>(pk + tc2_poff<KC, R>(r, k >> 1)) = q;
+        } else if (l & 1) {  // rows r .. r+3 at k - 1 (chunk l - 1) and k: word (k - 1)/2 of each
+            const tc2_w4 v0 = *reinterpret_cast<const tc2_w4*>(s + tc2_off<BF16, KC, R>(r, k - 1));
+            tc2_w4 q;
+#pragma unroll
+            for (int i = 0; i < 4; i++) q.w[i] = bf16x2_round(tc2_u2f(v0.w[i]), tc2_u2f(v.w[i]));
+            *reinterpret_cast<tc2_w4*>(pk + tc2_poff<KC, R>(r, k >> 1)) = q;
         }
-        *p = v;
     }
 }
 
-// tc2_frag returns the fragment word of element (r, k) of a panel: the
-// TF32 word, or (BF16) the pair (r, k), (r, k + 1) packed, k even.
+// tc2_frag returns the fragment word at row r, word w of the panel the
+// fragments are read from: TF32, the word of element (r, w) of the FP32
+// panel; BF16, packed word w (k = 2w, 2w + 1) of the packed panel.
 template <bool BF16, bool KC, int R>
-__device__ __forceinline__ unsigned tc2_frag(const unsigned* s, int r, int k) {
-    if (!BF16) return s[tc2_off<BF16, KC, R>(r, k)];
-    if (KC) {
-        const tc2_w2 v = *reinterpret_cast<const tc2_w2*>(s + tc2_off<BF16, KC, R>(r, k));
-        return tc2_hi2(v.w[0], v.w[1]);
-    }
-    return tc2_hi2(s[tc2_off<BF16, KC, R>(r, k)], s[tc2_off<BF16, KC, R>(r, k + 1)]);
+__device__ __forceinline__ unsigned tc2_frag(const unsigned* s, int r, int w) {
+    return BF16 ? s[tc2_poff<KC, R>(r, w)] : s[tc2_off<BF16, KC, R>(r, w)];
 }
 
 template <bool BF16, bool AKC, bool BKC>
@@ -490,16 +523,25 @@ __device__ __forceinline__ void gemm_tc2(
             cp_async_wait<TC2_STAGES - 2>();  // panel p's copies of this thread have landed
             unsigned* as = smem + (p % TC2_STAGES) * tc2_stage<BF16>();
             unsigned* bs = as + tc2_words<BF16, TC2_BM>();
-            tc2_round<BF16, AKC, TC2_BM>(as);
-            tc2_round<BF16, BKC, TC2_BN>(bs);
-            // panel p rounded by all; the stage of panel p - 1 read by all
+            if (BF16) {  // the packed panels, double-buffered after the ring
+                unsigned* pa = smem + TC2_STAGES * tc2_stage<BF16>() + (p & 1) * (tc2_pwords<TC2_BM>() + tc2_pwords<TC2_BN>());
+                unsigned* pb = pa + tc2_pwords<TC2_BM>();
+                tc2_round<BF16, AKC, TC2_BM>(as, pa);
+                tc2_round<BF16, BKC, TC2_BN>(bs, pb);
+                as = pa, bs = pb;
+            } else {
+                tc2_round<BF16, AKC, TC2_BM>(as, nullptr);
+                tc2_round<BF16, BKC, TC2_BN>(bs, nullptr);
+            }
+            // panel p rounded by all; the stage of panel p - 1 (and the
+            // packed BF16 panels of p - 2) read by all
             __syncthreads();
             if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
             cp_async_commit();
 #pragma unroll
             for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
                 unsigned fa[4][4], fb[8][2];
-                const int kk = ks + (BF16 ? 2 * t : t), kh = BF16 ? 8 : 4;  // fragment columns kk and kk + kh
+                const int kk = (BF16 ? ks / 2 : ks) + t, kh = 4;  // fragment words kk and kk + kh of rows g, g + 8
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int r = wm + 16 * i + g;
