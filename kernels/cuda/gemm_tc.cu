@@ -277,7 +277,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
 // The rows of the panels the fragments are read from are padded so that
 // a warp's loads hit 32 distinct banks (lane (g, t) reads word t of row g,
 // or word g of row t), and every fragment address is a per-thread base
-// plus a constant: see tc2_pk, tc2_pr.
+// plus a constant: see tc2_pk, tc2_pr. Where k is contiguous, ldmatrix.x4
+// loads four fragment registers at once (a row of an 8 x 8 b16 matrix is
+// 4 words, and lane l receives word l % 4 of row l / 4: an mma fragment);
+// k rows take one 32-bit load per register (ldmatrix's .trans works on
+// 16-bit elements, not on TF32 words or bf16 pairs).
 //
 // Dynamic shared memory: TC2_SHARED_TF32 bytes (162 KiB) or
 // TC2_SHARED_BF16 (204 KiB); the launch must opt in beyond 48 KiB (sm_80
@@ -323,6 +327,18 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // shared memory and are visible to the thread.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// ldmatrix_x4 loads four 8 x 8 matrices of 16-bit elements
+// (ldmatrix.sync.aligned.m8n8.x4.shared.b16): lanes 8i .. 8i+7 give the
+// 16-byte rows of matrix i, and lane l receives in r[i] word l % 4 of row
+// l / 4 of matrix i. On 32-bit words (TF32, packed bf16 pairs) a row is 4
+// words, and r[i] is exactly an mma fragment register: word t of row g.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const unsigned* row) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
 
 // tc2_f2u and tc2_u2f reinterpret a float's bits.
 __device__ __forceinline__ unsigned tc2_f2u(float x) { return __float_as_uint(x); }
@@ -467,12 +483,53 @@ __device__ __forceinline__ void tc2_round(unsigned* s, unsigned* pk) {
     }
 }
 
-// tc2_frag returns the fragment word at row r, word w of the panel the
-// fragments are read from: TF32, the word of element (r, w) of the FP32
-// panel; BF16, packed word w (k = 2w, 2w + 1) of the packed panel.
+// tc2_foff is the offset of word w of row r of the panel the fragments
+// are read from: TF32, element (r, w) of the FP32 panel; BF16, packed
+// word w (k = 2w, 2w + 1) of the packed panel.
 template <bool BF16, bool KC, int R>
-__device__ __forceinline__ unsigned tc2_frag(const unsigned* s, int r, int w) {
-    return BF16 ? s[tc2_poff<KC, R>(r, w)] : s[tc2_off<BF16, KC, R>(r, w)];
+__device__ __forceinline__ int tc2_foff(int r, int w) {
+    return BF16 ? tc2_poff<KC, R>(r, w) : tc2_off<BF16, KC, R>(r, w);
+}
+
+// tc2_frags loads the fragments of one k step (words w and w + 4 of the
+// rows of the panel at s) for the warp's 4 m16 tiles from row wm (A) or
+// its 8 n8 tiles from row wn (B, as n rows). Rows along k (KC): ldmatrix,
+// one x4 per m16 tile or per two n8 tiles, rows 16 bytes apart in words
+// w .. w+3 and w+4 .. w+7 (the padded pitches, 36 and 20 words, keep
+// every 8 rows on distinct banks); k rows: one 32-bit load per register.
+template <bool BF16, bool KC, int R, bool ISA>
+__device__ __forceinline__ void tc2_frags(unsigned (&f)[ISA ? 4 : 8][ISA ? 4 : 2], const unsigned* s, int r0, int w) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    if (KC) {
+        const int q = lane >> 3, j = lane & 7;  // this lane gives row j of matrix q
+        if (ISA) {  // matrices: rows 0-7 / 8-15 (q & 1), words w / w + 4 (q >> 1): a0, a1, a2, a3
+#pragma unroll
+            for (int i = 0; i < 4; i++) ldmatrix_x4(reinterpret_cast<unsigned (&)[4]>(f[i]), s + tc2_foff<BF16, KC, R>(r0 + 16 * i + 8 * (q & 1) + j, w + 4 * (q >> 1)));
+        } else {  // matrices: tile j or j + 1 (q >> 1), words w / w + 4 (q & 1): b0, b1 of both
+#pragma unroll
+            for (int jj = 0; jj < 8; jj += 2) {
+                unsigned v[4];
+                ldmatrix_x4(v, s + tc2_foff<BF16, KC, R>(r0 + 8 * (jj + (q >> 1)) + j, w + 4 * (q & 1)));
+                f[jj][0] = v[0], f[jj][1] = v[1], f[jj + 1][0] = v[2], f[jj + 1][1] = v[3];
+            }
+        }
+    } else if (ISA) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int r = r0 + 16 * i + g;
+            f[i][0] = s[tc2_foff<BF16, KC, R>(r, w + t)];
+            f[i][1] = s[tc2_foff<BF16, KC, R>(r + 8, w + t)];
+            f[i][2] = s[tc2_foff<BF16, KC, R>(r, w + t + 4)];
+            f[i][3] = s[tc2_foff<BF16, KC, R>(r + 8, w + t + 4)];
+        }
+    } else {
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) {
+            const int n = r0 + 8 * jj + g;
+            f[jj][0] = s[tc2_foff<BF16, KC, R>(n, w + t)];
+            f[jj][1] = s[tc2_foff<BF16, KC, R>(n, w + t + 4)];
+        }
+    }
 }
 
 template <bool BF16, bool AKC, bool BKC>
@@ -541,21 +598,9 @@ __device__ __forceinline__ void gemm_tc2(
 #pragma unroll
             for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
                 unsigned fa[4][4], fb[8][2];
-                const int kk = (BF16 ? ks / 2 : ks) + t, kh = 4;  // fragment words kk and kk + kh of rows g, g + 8
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int r = wm + 16 * i + g;
-                    fa[i][0] = tc2_frag<BF16, AKC, TC2_BM>(as, r, kk);
-                    fa[i][1] = tc2_frag<BF16, AKC, TC2_BM>(as, r + 8, kk);
-                    fa[i][2] = tc2_frag<BF16, AKC, TC2_BM>(as, r, kk + kh);
-                    fa[i][3] = tc2_frag<BF16, AKC, TC2_BM>(as, r + 8, kk + kh);
-                }
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    const int n = wn + 8 * j + g;
-                    fb[j][0] = tc2_frag<BF16, BKC, TC2_BN>(bs, n, kk);
-                    fb[j][1] = tc2_frag<BF16, BKC, TC2_BN>(bs, n, kk + kh);
-                }
+                const int w = BF16 ? ks / 2 : ks;  // the step's first word: fragment words w + t and w + t + 4
+                tc2_frags<BF16, AKC, TC2_BM, true>(fa, as, wm, w);
+                tc2_frags<BF16, BKC, TC2_BN, false>(fb, bs, wn, w);
 #pragma unroll
                 for (int i = 0; i < 4; i++)
 #pragma unroll

@@ -6,8 +6,9 @@
 // intrinsics (__shfl_down_sync, __ballot_sync) exchange values between the
 // lanes of a warp through a barrier of the warp (so do the tensor-core
 // mma_tf32_m16n8k8 and mma_bf16_m16n8k16, with PTX's fragment layouts and
-// conversions: see gemm_tc.cu), and cp.async's copies land in shared
-// memory only at the issuing thread's cp.async.wait_group. A barrier that can never
+// conversions: see gemm_tc.cu; so does ldmatrix_x4), and cp.async's
+// copies land in shared memory only at the issuing thread's
+// cp.async.wait_group. A barrier that can never
 // complete (a __syncthreads reached by some threads only) aborts with a
 // message. This checks the kernels' index arithmetic, loops, barriers and
 // reductions; it does not model timing, memory coalescing, or the
@@ -284,6 +285,32 @@ inline void asyncWait(int n) {
     f.async.resize(kept);
 }
 }  // namespace emu
+
+// ldmatrix_x4 is ldmatrix.sync.aligned.m8n8.x4.shared.b16 r, [row], a warp
+// collective as PTX's "Warp-level matrix load instruction: ldmatrix"
+// describes it: four 8 x 8 matrices of 16-bit elements, lanes 8i .. 8i+7
+// giving the addresses of rows 0..7 of matrix i (16 bytes each, 16-byte
+// aligned); lane l receives in r[i] the two elements of matrix i at row
+// l / 4, columns 2*(l % 4) and 2*(l % 4) + 1 (lower column in the lower
+// half): word l % 4 of row l / 4. Every lane deposits its row address,
+// the warp meets, every lane gathers its words, the warp meets again.
+inline void ldmatrix_x4(unsigned (&r)[4], const unsigned* row) {
+    const unsigned th = emuThread(), w = th / 32, lane = th % 32;
+    if (emu::blk->expected[1 + w] != 32) {
+        std::fprintf(stderr, "emu: ldmatrix in a warp of %d threads (needs all 32)\n", emu::blk->expected[1 + w]);
+        std::exit(2);
+    }
+    if (reinterpret_cast<uintptr_t>(row) % 16 != 0) {
+        std::fprintf(stderr, "emu: ldmatrix row address %p not 16-byte aligned\n", (const void*)row);
+        std::exit(2);
+    }
+    emu::blk->slot[th] = reinterpret_cast<uintptr_t>(row);
+    emu::wait(1 + w);
+    unsigned out[4];
+    for (int i = 0; i < 4; i++) out[i] = reinterpret_cast<const unsigned*>(emu::blk->slot[32 * w + 8 * i + lane / 4])[lane % 4];
+    emu::wait(1 + w);
+    for (int i = 0; i < 4; i++) r[i] = out[i];
+}
 
 // cp_async16 is cp.async.cg.shared.global [dst], [src], 16, src_bytes.
 inline void cp_async16(void* dst, const void* src, int src_bytes) { emu::asyncCopy(dst, src, 16, src_bytes); }

@@ -13,7 +13,9 @@
 //    Tolerance per element: 2^-23 * (mma steps + 2) * |alpha| * sum_k
 //    |a_k b_k| + 2^-23 * |beta c|: the kernel rounds its FP32 accumulator
 //    once per mma step (K/8 or K/16 of them), the reference once.
-// 4. gemm_tc2_tf32 and gemm_tc2_bf16 (cp.async pipeline, 128 x 256 tiles)
+// 4. The emulated ldmatrix.x4 against PTX's table, on a one-warp probe
+//    with scattered row addresses.
+// 5. gemm_tc2_tf32 and gemm_tc2_bf16 (cp.async pipeline, 128 x 256 tiles)
 //    on the same 144 products and on 72 with 16-byte aligned rows (its
 //    16-byte copies), against the same reference and bit for bit against
 //    gemm_tf32 and gemm_bf16 (the same mma steps in the same order).
@@ -67,6 +69,40 @@ __global__ void mma_probe(int kdim, const float* A, const float* B, const float*
         int row = i < 2 ? groupID : groupID + 8, col = threadID_in_group * 2 + (i & 1);
         D[row * 8 + col] = d[i];
     }
+}
+
+// ldsm_probe runs one ldmatrix.x4 on a warp: matrix i's row j (4 words,
+// word c = 1000 i + 10 j + c) lies at words ((8i + j) * 8 + 4 ((i + j) % 2))
+// of shared memory (16-byte aligned, scattered), lane l gives the address
+// of row l % 8 of matrix l / 8, and out[4l + i] receives its register i.
+__global__ void ldsm_probe(unsigned* out) {
+    alignas(16) __shared__ unsigned sm[32 * 8];
+    const int lane = threadIdx.x % 32;
+    for (int e = lane; e < 32 * 4; e += 32) {
+        const int i = e / 32, j = e / 4 % 8, c = e % 4;
+        sm[(8 * i + j) * 8 + 4 * ((i + j) % 2) + c] = 1000 * i + 10 * j + c;
+    }
+    __syncthreads();
+    const int i = lane / 8, j = lane % 8;
+    unsigned r[4];
+    ldmatrix_x4(r, sm + (8 * i + j) * 8 + 4 * ((i + j) % 2));
+    for (int q = 0; q < 4; q++) out[4 * lane + q] = r[q];
+}
+
+// ldsm checks ldsm_probe against PTX's table for ldmatrix .x4 .b16: the
+// lane with %laneid l holds, in register i, the elements of matrix i at
+// row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1: the 32-bit word l % 4
+// of that row.
+static int ldsm() {
+    std::vector<unsigned> out(128);
+    emu::launch(dim3(1), dim3(32), ldsm_probe, out.data());
+    int bad = 0;
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < 4; i++) {
+            const unsigned want = 1000 * i + 10 * (l / 4) + l % 4;
+            if (out[4 * l + i] != want && ++bad <= 5) std::printf("ldmatrix: lane %d register %d = %u, want %u\n", l, i, out[4 * l + i], want);
+        }
+    return bad;
 }
 
 static int conversions() {
@@ -178,7 +214,7 @@ static int sameBits(const char* what, const std::vector<float>& got, const std::
 int main() {
     emu::Rng r(7);
     int bad = conversions(), cases = 0, cases2 = 0;
-    bad += probes(r);
+    bad += probes(r) + ldsm();
     struct Shape { int m, n, k, batch; };
     const Shape shapes[] = {{1, 1, 1, 1}, {0, 3, 2, 1}, {3, 0, 2, 1}, {2, 3, 0, 1}, {7, 33, 130, 1},
                             {130, 7, 33, 2}, {129, 130, 40, 1}, {33, 5, 17, 3}, {128, 128, 32, 1}};
@@ -226,7 +262,7 @@ int main() {
                                   s.batch, ta, tb, beta);
                     bad += checkTC(what, bf, g, alpha, beta, C0, C2) + sameBits(what, C2, g.C), cases2++;
                 }
-    std::printf("%s: gemm_tc (conversions, mma probes, %d products; gemm_tc2 %d products, bit for bit as gemm_tc), %d mismatches\n",
+    std::printf("%s: gemm_tc (conversions, mma and ldmatrix probes, %d products; gemm_tc2 %d products, bit for bit as gemm_tc), %d mismatches\n",
                 bad ? "FAIL" : "PASS", cases, cases2, bad);
     return bad != 0;
 }
