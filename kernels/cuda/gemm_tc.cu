@@ -87,6 +87,48 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], const unsigned 
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+
+// tc_mmas runs a warp's MI x NJ mma tiles of one k step:
+// acc[i][j] += fa[i] x fb[j] (gemm_tc and gemm_tc2 alike).
+template <bool BF16, int MI, int NJ>
+__device__ __forceinline__ void tc_mmas(float (&acc)[MI][NJ][4], unsigned (&fa)[MI][4], unsigned (&fb)[NJ][2]) {
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+            if (BF16)
+                mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
+            else
+                mma_tf32_m16n8k8(acc[i][j], fa[i], fb[j]);
+        }
+}
+
+// tc_store writes a warp's accumulators, acc[i][j][2h+u] the element of
+// row r0 + 16i + g + 8h and column c0 + 8j + 2t + u (the mma fragment
+// layout; g = lane/4, t = lane%4), as alpha*acc + beta*C inside the
+// M x N matrix (C not read when beta is 0).
+template <int MI, int NJ>
+__device__ __forceinline__ void tc_store(float* c, long long ldc, int M, int N, int r0, int c0, int g, int t,
+                                         float alpha, float beta, float (&acc)[MI][NJ][4]) {
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gm = r0 + 16 * i + g + 8 * h;
+            if (gm >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NJ; j++)
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const int gn = c0 + 8 * j + 2 * t + u;
+                    if (gn >= N) continue;
+                    float* pc = c + gm * ldc + gn;
+                    float v = alpha * acc[i][j][2 * h + u];
+                    if (beta != 0.f) v = fmaf(beta, *pc, v);
+                    *pc = v;
+                }
+        }
+}
 #endif
 
 #define TC_TILE 128  // rows of op(A) and columns of op(B) per block
@@ -191,38 +233,13 @@ __device__ __forceinline__ void gemm_tc(
                     fb[j][0] = col[0];
                     fb[j][1] = col[4];
                 }
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++) {
-                        if (BF16)
-                            mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
-                        else
-                            mma_tf32_m16n8k8(acc[i][j], fa[i], fb[j]);
-                    }
+                tc_mmas<BF16>(acc, fa, fb);
             }
             if (p + 1 < panels) store(s ^ 1);  // the other buffer: last read before the previous barrier
             __syncthreads();
         }
 
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gm = m0 + wm + 16 * i + g + 8 * h;
-                if (gm >= M) continue;
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-#pragma unroll
-                    for (int u = 0; u < 2; u++) {
-                        const int gn = n0 + wn + 8 * j + 2 * t + u;
-                        if (gn >= N) continue;
-                        float* pc = c + gm * ldc + gn;
-                        float v = alpha * acc[i][j][2 * h + u];
-                        if (beta != 0.f) v = fmaf(beta, *pc, v);
-                        *pc = v;
-                    }
-            }
+        tc_store(c, ldc, M, N, m0 + wm, n0 + wn, g, t, alpha, beta, acc);
     }
 }
 
@@ -601,38 +618,13 @@ __device__ __forceinline__ void gemm_tc2(
                 const int w = BF16 ? ks / 2 : ks;  // the step's first word: fragment words w + t and w + t + 4
                 tc2_frags<BF16, AKC, TC2_BM, true>(fa, as, wm, w);
                 tc2_frags<BF16, BKC, TC2_BN, false>(fb, bs, wn, w);
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        if (BF16)
-                            mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
-                        else
-                            mma_tf32_m16n8k8(acc[i][j], fa[i], fb[j]);
-                    }
+                tc_mmas<BF16>(acc, fa, fb);
             }
         }
         cp_async_wait<0>();
         __syncthreads();  // the stages are free for the next batch
 
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gm = m0 + wm + 16 * i + g + 8 * h;
-                if (gm >= M) continue;
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-#pragma unroll
-                    for (int u = 0; u < 2; u++) {
-                        const int gn = n0 + wn + 8 * j + 2 * t + u;
-                        if (gn >= N) continue;
-                        float* pc = c + gm * ldc + gn;
-                        float v = alpha * acc[i][j][2 * h + u];
-                        if (beta != 0.f) v = fmaf(beta, *pc, v);
-                        *pc = v;
-                    }
-            }
+        tc_store(c, ldc, M, N, m0 + wm, n0 + wn, g, t, alpha, beta, acc);
     }
 }
 
