@@ -88,6 +88,8 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], const unsigned 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+#endif
+
 // tc_mmas runs a warp's MI x NJ mma tiles of one k step:
 // acc[i][j] += fa[i] x fb[j] (gemm_tc and gemm_tc2 alike).
 template <bool BF16, int MI, int NJ>
@@ -129,8 +131,6 @@ __device__ __forceinline__ void tc_store(float* c, long long ldc, int M, int N, 
                 }
         }
 }
-#endif
-
 #define TC_TILE 128  // rows of op(A) and columns of op(B) per block
 #define TC_WORDS 16  // words of k per staged panel row
 #define TC_PITCH 20  // words per staged row (padded: conflict-free fragment loads)
