@@ -94,15 +94,7 @@ func stream(t *testing.T, name string, cases []duelCase, update func(mem, batch 
 					if kw := keptAfter(want, c.k); !slices.Equal(got.Kept, kw) {
 						t.Fatalf("step %d: kept %v, want %v", step, got.Kept, kw)
 					}
-					next := make([]float32, 0, len(mem))
-					for _, p := range got.Kept {
-						if p < c.k {
-							next = append(next, mem[p*c.z:(p+1)*c.z]...)
-						} else {
-							next = append(next, batch[(p-c.k)*c.z:(p-c.k+1)*c.z]...)
-						}
-					}
-					mem = next
+					mem = keptRows(mem, batch, got.Kept, c.k, c.z)
 					// Carried scores equal the scores computed from scratch,
 					// bit for bit.
 					fresh := duelHost(mem, nil, c.z, Options{Admission: adm})
@@ -165,15 +157,7 @@ func residentStream(t *testing.T, name string, cases []duelCase, open func(k, z 
 					if kw := keptAfter(want, c.k); !slices.Equal(got.Kept, kw) {
 						t.Fatalf("step %d (B %d): kept %v, want %v", step, b, got.Kept, kw)
 					}
-					next := make([]float32, 0, len(mem))
-					for _, p := range got.Kept {
-						if p < c.k {
-							next = append(next, mem[p*c.z:(p+1)*c.z]...)
-						} else {
-							next = append(next, batch[(p-c.k)*c.z:(p-c.k+1)*c.z]...)
-						}
-					}
-					mem = next
+					mem = keptRows(mem, batch, got.Kept, c.k, c.z)
 					scores, err := m.Scores()
 					if err != nil {
 						t.Fatal(err)
@@ -301,15 +285,7 @@ func TestDUELTies(t *testing.T) {
 						if !slices.Equal(got.Evicted, want) {
 							t.Fatalf("%s step %d: evicted %v, memory.DUEL evicts %v", name, step, got.Evicted, want)
 						}
-						next := make([]float32, 0, len(mem))
-						for _, p := range got.Kept {
-							if p < c.k {
-								next = append(next, mem[p*c.z:(p+1)*c.z]...)
-							} else {
-								next = append(next, batch[(p-c.k)*c.z:(p-c.k+1)*c.z]...)
-							}
-						}
-						mem = next
+						mem = keptRows(mem, batch, got.Kept, c.k, c.z)
 						scores, err := m.Scores()
 						if err != nil {
 							t.Fatal(err)
@@ -562,4 +538,19 @@ func BenchmarkDUELMemoryOnHost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// keptRows returns the memory after an update: the rows at positions kept
+// (below k the memory's rows mem, from k on the batch's rows), z floats
+// each, in that order.
+func keptRows(mem, batch []float32, kept []int, k, z int) []float32 {
+	next := make([]float32, 0, len(mem))
+	for _, p := range kept {
+		if p < k {
+			next = append(next, mem[p*z:(p+1)*z]...)
+		} else {
+			next = append(next, batch[(p-k)*z:(p-k+1)*z]...)
+		}
+	}
+	return next
 }
