@@ -140,15 +140,28 @@ T __shfl_down_sync(unsigned, T v, int s) {
     return out;
 }
 
-inline unsigned __ballot_sync(unsigned, bool p) {
+// emuWarpFold is a warp collective: every lane deposits v, the warp meets,
+// every lane folds the lanes' values in lane order (m = fold(m, lane,
+// value) from m = 0), and the warp meets again before the slots are reused.
+template <class F>
+inline unsigned emuWarpFold(uint64_t v, F fold) {
     const unsigned t = emuThread(), w = t / 32;
-    emu::blk->slot[t] = p;
+    emu::blk->slot[t] = v;
     emu::wait(1 + w);
     unsigned m = 0;
-    for (unsigned l = 0; l < (unsigned)emu::blk->expected[1 + w]; l++)
-        if (emu::blk->slot[32 * w + l]) m |= 1u << l;
+    for (unsigned l = 0; l < (unsigned)emu::blk->expected[1 + w]; l++) m = fold(m, l, emu::blk->slot[32 * w + l]);
     emu::wait(1 + w);
     return m;
+}
+
+inline unsigned __ballot_sync(unsigned, bool p) {
+    return emuWarpFold(p, [](unsigned m, unsigned l, uint64_t x) { return x ? m | 1u << l : m; });
+}
+
+// __reduce_max_sync is sm_80's warp maximum (REDUX; duel.cu's warpMax uses
+// it from sm_80 on when DUEL_REDUX is defined, and H100s run that path).
+inline unsigned __reduce_max_sync(unsigned, unsigned v) {
+    return emuWarpFold(v, [](unsigned m, unsigned, uint64_t x) { return m > x ? m : (unsigned)x; });
 }
 
 // Tensor-core operations (sm_80): the PTX conversions bit for bit and
