@@ -3,6 +3,7 @@ package cudatest
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda/driver"
@@ -29,4 +30,16 @@ func RunOnFakeDriver(t testing.TB, run string, env ...string) (string, error) {
 	cmd.Env = append(os.Environ(), append([]string{driver.EnvLibrary + "=" + lib, EnvFake + "=1"}, env...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// PassOnFakeDriver runs the test named test of the calling test binary on
+// the fake libcuda (RunOnFakeDriver) and fails t unless it passed without
+// skipping. It returns the child's output.
+func PassOnFakeDriver(t testing.TB, test string) string {
+	t.Helper()
+	out, err := RunOnFakeDriver(t, "^"+test+"$")
+	if err != nil || !strings.Contains(out, "--- PASS: "+test) || strings.Contains(out, "--- SKIP") {
+		t.Fatalf("%s with the fake driver: %v\n%s", test, err, out)
+	}
+	return out
 }
