@@ -6,10 +6,13 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// Arena recycles the float32 buffers of a training loop on the CPU: layer
-// outputs and activation gradients (the kernels' scratch is the CPU
-// backend's own pool, internal/scratch). A loop whose shapes repeat (the
-// usual case) allocates nothing after its first step.
+// Arena recycles the buffers of a training loop: layer outputs and
+// activation gradients, float32 slices on the CPU (the kernels' scratch is
+// the CPU backend's own pool, internal/scratch) and device tensors on
+// other devices (which would otherwise go back to the device's allocator
+// only when the garbage collector finds them, each new one zeroed). A loop
+// whose shapes repeat (the usual case) allocates nothing after its first
+// step.
 //
 // Buffers handed out during a step stay valid until Reset: call Reset at
 // the start of each step, once the previous step's outputs are no longer
@@ -23,15 +26,25 @@ import (
 // An Arena is safe for concurrent use, but a network sharing one must not
 // be stepped concurrently with Reset.
 type Arena struct {
-	mu     sync.Mutex
-	free   map[int][][]float32    // by length
-	inUse  map[*float32][]float32 // handed out since Reset, by first element
-	allocs int
+	mu       sync.Mutex
+	free     map[int][][]float32    // by length
+	inUse    map[*float32][]float32 // handed out since Reset, by first element
+	devFree  map[devKey][]*tensor.Tensor
+	devInUse map[devKey][]*tensor.Tensor // handed out since Reset
+	allocs   int
+}
+
+// devKey groups an arena's device buffers: contiguous 1-d tensors of n
+// elements on dev.
+type devKey struct {
+	dev tensor.Device
+	n   int
 }
 
 // NewArena returns an empty arena.
 func NewArena() *Arena {
-	return &Arena{free: map[int][][]float32{}, inUse: map[*float32][]float32{}}
+	return &Arena{free: map[int][][]float32{}, inUse: map[*float32][]float32{},
+		devFree: map[devKey][]*tensor.Tensor{}, devInUse: map[devKey][]*tensor.Tensor{}}
 }
 
 // ArenaUser is implemented by modules that allocate from an arena.
@@ -59,6 +72,10 @@ func (a *Arena) Reset() {
 	for p, b := range a.inUse {
 		a.free[len(b)] = append(a.free[len(b)], b)
 		delete(a.inUse, p)
+	}
+	for k, ts := range a.devInUse {
+		a.devFree[k] = append(a.devFree[k], ts...)
+		delete(a.devInUse, k)
 	}
 }
 
@@ -94,11 +111,52 @@ func (a *Arena) get(n int) []float32 {
 	return b
 }
 
+// devGet returns a contiguous 1-d tensor of n > 0 elements on dev (not
+// the CPU), valid until Reset (or release), with arbitrary contents: a
+// buffer handed out before, or a new zero one.
+func (a *Arena) devGet(dev tensor.Device, n int) *tensor.Tensor {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := devKey{dev, n}
+	var t *tensor.Tensor
+	if l := a.devFree[k]; len(l) > 0 {
+		t = l[len(l)-1]
+		l[len(l)-1] = nil
+		a.devFree[k] = l[:len(l)-1]
+	} else {
+		t = tensor.ZerosOn(dev, n)
+		a.allocs++
+	}
+	a.devInUse[k] = append(a.devInUse[k], t)
+	return t
+}
+
+// devTensor returns a contiguous tensor of the given shape on dev (not the
+// CPU): from the arena (arbitrary contents), or a zero one for a nil
+// arena or an empty shape.
+func (a *Arena) devTensor(dev tensor.Device, shape ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if a == nil || n == 0 {
+		return tensor.ZerosOn(dev, shape...)
+	}
+	return a.devGet(dev, n).Reshape(shape...)
+}
+
 // release takes back the buffer of t before Reset when it came from the
 // arena: layers release their output's gradient at the end of their
 // backward pass, after which the tape drops it.
 func (a *Arena) release(t *tensor.Tensor) {
-	if a == nil || t == nil || t.Device() != tensor.CPU || len(t.Storage()) == 0 {
+	if a == nil || t == nil {
+		return
+	}
+	if t.Device() != tensor.CPU && t.Device() != "" {
+		a.releaseDev(t)
+		return
+	}
+	if len(t.Storage()) == 0 {
 		return
 	}
 	a.mu.Lock()
@@ -110,6 +168,27 @@ func (a *Arena) release(t *tensor.Tensor) {
 	if b, ok := a.inUse[p]; ok && t.Offset() == 0 && t.Numel() == len(b) {
 		delete(a.inUse, p)
 		a.free[len(b)] = append(a.free[len(b)], b)
+	}
+}
+
+// releaseDev is release for a device tensor: only a tensor covering a
+// whole buffer of the arena is given back, as on the CPU.
+func (a *Arena) releaseDev(t *tensor.Tensor) {
+	if t.Offset() != 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := devKey{t.Device(), t.Numel()}
+	l := a.devInUse[k]
+	for i, u := range l {
+		if u.SharesStorage(t) {
+			l[i] = l[len(l)-1]
+			l[len(l)-1] = nil
+			a.devInUse[k] = l[:len(l)-1]
+			a.devFree[k] = append(a.devFree[k], u)
+			return
+		}
 	}
 }
 

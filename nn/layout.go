@@ -112,17 +112,17 @@ func inLayoutOn(t *tensor.Tensor, cm bool) *tensor.Tensor {
 }
 
 // act returns a tensor of the given shape (N, C, ...) on dev in the
-// requested layout: from the arena on the CPU (arbitrary contents, see
-// Arena.tensor), zero elsewhere.
+// requested layout, from the arena (arbitrary contents, see Arena.tensor
+// and Arena.devTensor; zero for a nil arena).
 func (a *Arena) act(dev tensor.Device, cm bool, shape ...int) *tensor.Tensor {
 	if dev == tensor.CPU || dev == "" {
 		return a.tensor(cm, shape...)
 	}
 	if !cm || len(shape) < 2 {
-		return tensor.ZerosOn(dev, shape...)
+		return a.devTensor(dev, shape...)
 	}
 	perm := append([]int{shape[1], shape[0]}, shape[2:]...)
-	return tensor.ZerosOn(dev, perm...).Permute(swapAxes(len(shape))...)
+	return a.devTensor(dev, perm...).Permute(swapAxes(len(shape))...)
 }
 
 // actGrad returns out's gradient in a backward closure, dense in the

@@ -52,14 +52,14 @@ func planesOf(x *tensor.Tensor) (*tensor.Tensor, bool) {
 	return x.Contiguous(), false
 }
 
-// tensorOn returns a tensor of the given shape on dev: from the arena in
-// the requested layout on the CPU (arbitrary contents, see Arena.tensor), a
-// zero contiguous one elsewhere.
+// tensorOn returns a tensor of the given shape on dev from the arena
+// (arbitrary contents; zero for a nil arena): in the requested layout on
+// the CPU (Arena.tensor), contiguous elsewhere (Arena.devTensor).
 func (a *Arena) tensorOn(dev tensor.Device, cm bool, shape ...int) *tensor.Tensor {
 	if dev == tensor.CPU || dev == "" {
 		return a.tensor(cm, shape...)
 	}
-	return tensor.ZerosOn(dev, shape...)
+	return a.devTensor(dev, shape...)
 }
 
 // gradIn returns out's gradient in a backward closure, dense in the memory
@@ -74,9 +74,9 @@ func gradIn(out *autograd.Var) *tensor.Tensor {
 
 // gradTensor is v's gradient for the layers using planesOf's layouts:
 // dense in the layout of v's value on the CPU (from the arena when fresh:
-// actGradSlot), contiguous on a device, and whether the caller must add
-// into it (acc) or may overwrite it. It returns nil when v needs no
-// gradient.
+// actGradSlot), contiguous on a device (from the arena too when fresh),
+// and whether the caller must add into it (acc) or may overwrite it. It
+// returns nil when v needs no gradient.
 func (a *Arena) gradTensor(v *autograd.Var) (*tensor.Tensor, bool) {
 	if !v.RequiresGrad {
 		return nil, false
@@ -85,7 +85,7 @@ func (a *Arena) gradTensor(v *autograd.Var) (*tensor.Tensor, bool) {
 		return a.actGradSlot(v)
 	}
 	if v.Grad == nil {
-		v.Grad = tensor.ZerosOn(v.Value.Device(), v.Value.Shape()...)
+		v.Grad = a.devTensor(v.Value.Device(), v.Value.Shape()...)
 		return v.Grad, false
 	}
 	if !v.Grad.IsContiguous() {
