@@ -13,8 +13,8 @@
 # (bench/gpu_peer.py), then a ResNet-50 batch-256 training step beside
 # PyTorch's (bench/step_pytorch.py --device cuda) and that step profiled
 # per kernel (duelctl bench step --profile: profile.log), all in one
-# script; every log goes to OUT. The binaries travel gzipped and without the
-# embedded data (the device tool carries 64 MiB).
+# script; every log goes into OUT/logs.tar.gz. The binaries travel gzipped
+# and without the embedded data (the device tool carries 64 MiB).
 set -u
 # package:binary:tests to run (-test.run); "." is every test of the package.
 pkgs="cuda/driver:driver:. cuda:cuda:. duel/memory/cudaduel:cudaduel:.
@@ -37,8 +37,14 @@ build)
 	du -sh "$d"
 	;;
 run)
-	d=$(readlink -f "$2") out=$3 root=$PWD
-	mkdir -p "$out"
+	d=$(readlink -f "$2") root=$PWD
+	mkdir -p "$3"
+	# The logs are written to a scratch folder and packed into one
+	# OUT/logs.tar.gz at the end, also when a time limit stops the script
+	# (the device tool brings back a limited number of files).
+	final=$(readlink -f "$3") out=$(mktemp -d)
+	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
+	trap 'exit 143' TERM INT
 	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 	chmod +x "$d"/*
 	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
