@@ -22,7 +22,9 @@ type Options struct {
 	// memory: the update then skips summing the K x K similarities.
 	Scores []float64
 	// BlockSize is the number of threads of the selection kernel's one
-	// block: a multiple of 32 up to 1024; 0 means 1024 (the fastest on an H100).
+	// block: a multiple of 32 up to 1024; 0 chooses from K and the batch
+	// (about four positions a thread, 256 to 1024: the fastest measured on
+	// an H100).
 	BlockSize int
 }
 
@@ -56,14 +58,24 @@ const (
 	duelMaxNorm2 = 2.0
 )
 
-// defaultDUELBlock is the selection kernel's block size when none is given.
-const defaultDUELBlock = 1024
+// autoBlock is the selection kernel's block size when none is given, for
+// n positions (K + batch capacity): the largest power of two up to n/4
+// (about four positions a thread), within 256..1024. Measured on an H100
+// (bench/RESULTS.md): K 4096 + 256 takes 1024 (0.84 ms an update, 1.00
+// with 512), K 2048 + 256 takes 512 (0.72 ms, 0.84 with 1024).
+func autoBlock(n int) int {
+	b := 256
+	for b < 1024 && 2*b <= n/4 {
+		b *= 2
+	}
+	return b
+}
 
-// checkBlock returns the selection kernel's block size for n (0: the
-// default), or why it is not one.
+// checkBlock returns the selection kernel's block size for n (0: chosen
+// by autoBlock from the positions, then), or why it is not one.
 func checkBlock(n int) (int, error) {
 	if n == 0 {
-		return defaultDUELBlock, nil
+		return 0, nil
 	}
 	if n < 32 || n > 1024 || n%32 != 0 {
 		return 0, fmt.Errorf("cudaduel: block size %d, expected a multiple of 32 in 32..1024", n)
@@ -115,6 +127,9 @@ func checkDUEL(mem, batch []float32, z int, opt Options) (k, b, block int, err e
 	}
 	if block, err = checkBlock(opt.BlockSize); err != nil {
 		return 0, 0, 0, err
+	}
+	if block == 0 {
+		block = autoBlock(k + b)
 	}
 	if err := checkRows("memory", mem, z); err != nil {
 		return 0, 0, 0, err
@@ -173,7 +188,9 @@ type MemoryOptions struct {
 	// the same batch: memory.Protected or memory.Compete.
 	Admission memory.Admission
 	// BlockSize is the number of threads of the selection kernel's one
-	// block: a multiple of 32 up to 1024; 0 means 1024 (the fastest on an H100).
+	// block: a multiple of 32 up to 1024; 0 chooses from K and the batch
+	// (about four positions a thread, 256 to 1024: the fastest measured on
+	// an H100).
 	BlockSize int
 	// Batch is the batch size to allocate for (0: 256, or K when smaller);
 	// a larger batch reallocates the memory's device buffers once.
@@ -329,6 +346,9 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	bcap := opt.Batch
 	if bcap == 0 {
 		bcap = min(256, k, duelMaxRows-k)
+	}
+	if m.block == 0 {
+		m.block = autoBlock(k + bcap)
 	}
 	if err := m.alloc(bcap); err != nil {
 		m.Close()

@@ -554,3 +554,16 @@ func keptRows(mem, batch []float32, kept []int, k, z int) []float32 {
 	}
 	return next
 }
+
+// TestAutoBlock: the selection's default block size, about four positions
+// a thread, a power of two in 256..1024 (the H100's best at the two
+// benchmarked shapes).
+func TestAutoBlock(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{
+		{1, 256}, {1024, 256}, {2047, 256}, {2048, 512}, {2304, 512}, {4095, 512}, {4096, 1024}, {4352, 1024}, {1 << 18, 1024},
+	} {
+		if got := autoBlock(tc.n); got != tc.want {
+			t.Errorf("autoBlock(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}
