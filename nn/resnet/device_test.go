@@ -2,7 +2,6 @@ package resnet
 
 import (
 	"bytes"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -33,6 +32,19 @@ func toDevice(t *testing.T, m nn.Module, dev tensor.Device) {
 	}
 }
 
+// randOn returns a tensor of the given shape on dev with standard normal
+// elements drawn from r.
+func randOn(t *testing.T, r *rand.Rand, dev tensor.Device, shape ...int) *tensor.Tensor {
+	t.Helper()
+	x := tensor.New(shape...)
+	nn.NormalInit(x, 1, r)
+	v, err := x.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // deviceRun is what one training step of a network leaves behind.
 type deviceRun struct {
 	names  []string    // of the results
@@ -53,15 +65,7 @@ func stepOn(t *testing.T, dev tensor.Device, name string, opts Options, n, size 
 	}
 	toDevice(t, m, dev)
 	r := rand.New(rand.NewPCG(11, 12))
-	host := func(shape ...int) *tensor.Tensor {
-		x := tensor.New(shape...)
-		nn.NormalInit(x, 1, r)
-		v, err := x.To(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	host := func(shape ...int) *tensor.Tensor { return randOn(t, r, dev, shape...) }
 	x := autograd.NewVar(host(n, 3, size, size), false)
 	tp := autograd.NewTape()
 	out := m.Forward(tp, x)
@@ -156,61 +160,5 @@ func TestResNetOnHostless(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestArenaOnDevice is TestArena on "hostlessfused": with an arena, a
-// network's outputs and gradients on a device are those it computes
-// without one (the recycled device buffers' old contents never read),
-// step after step, and the arena stops allocating device buffers after
-// the first step.
-func TestArenaOnDevice(t *testing.T) {
-	dev := hostless.FusedDevice
-	r := rand.New(rand.NewPCG(5, 5))
-	plain, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
-	pooled, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
-	toDevice(t, plain, dev)
-	toDevice(t, pooled, dev)
-	a := nn.NewArena()
-	pooled.UseArena(a)
-	onDev := func(shape ...int) *tensor.Tensor {
-		x := tensor.New(shape...)
-		nn.NormalInit(x, 1, r)
-		v, err := x.To(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	x, g := onDev(4, 3, 16, 16), onDev(4, 3)
-	var allocs int
-	for step := range 4 {
-		a.Reset()
-		var outs [2][]float32
-		for k, m := range []*ResNet{plain, pooled} {
-			in := autograd.NewVar(x, true)
-			tp := autograd.NewTape()
-			out := m.Forward(tp, in)
-			tp.BackwardWith(out, g)
-			outs[k] = append(hostless.HostData(t, out.Value), hostless.HostData(t, in.Grad)...)
-			for _, p := range m.Parameters() {
-				outs[k] = append(outs[k], hostless.HostData(t, p.Grad)...)
-				p.Grad = nil
-			}
-		}
-		for i := range outs[0] {
-			if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
-				t.Fatalf("step %d: value %d differs with the arena: %g vs %g", step, i, outs[1][i], outs[0][i])
-			}
-		}
-		if step == 1 {
-			allocs = a.Allocs()
-		}
-		if step > 1 && a.Allocs() != allocs {
-			t.Errorf("step %d: arena allocated %d buffers, %d after step 1", step, a.Allocs(), allocs)
-		}
-	}
-	if allocs == 0 {
-		t.Error("the arena handed out no device buffer")
 	}
 }

@@ -3,6 +3,7 @@ package resnet
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/internal/fixture"
 	"github.com/duel-ssl/duel/tensor"
+	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
 const (
@@ -196,42 +198,52 @@ func checkParity(t *testing.T, g *fixture.Group, c fixture.Case, m *ResNet) {
 }
 
 // TestArena checks that a network using an arena computes exactly what it
-// computes without one, step after step, and stops allocating.
+// computes without one, step after step (the recycled buffers' old
+// contents never read), and stops allocating after the first step: on the
+// CPU and on "hostlessfused" (the arena's device buffers).
 func TestArena(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 5))
-	plain, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
-	pooled, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
-	a := nn.NewArena()
-	pooled.UseArena(a)
-	x := tensor.New(4, 3, 16, 16)
-	nn.NormalInit(x, 1, r)
-	g := tensor.New(4, 3)
-	nn.NormalInit(g, 1, r)
-	var allocs int
-	for step := range 4 {
-		a.Reset()
-		var outs [2][]float32
-		for k, m := range []*ResNet{plain, pooled} {
-			in := autograd.NewVar(x, true)
-			tp := autograd.NewTape()
-			out := m.Forward(tp, in)
-			tp.BackwardWith(out, g)
-			outs[k] = append(append([]float32(nil), out.Value.Data()...), in.Grad.Contiguous().Data()...)
-			for _, p := range m.Parameters() {
-				outs[k] = append(outs[k], p.Grad.Data()...)
-				p.Grad.Zero()
+	for _, dev := range []tensor.Device{tensor.CPU, hostless.FusedDevice} {
+		t.Run(string(dev), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(5, 5))
+			plain, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
+			pooled, _ := New("resnet18-w4", Options{NumClasses: 3, Seed: 9})
+			if dev != tensor.CPU {
+				toDevice(t, plain, dev)
+				toDevice(t, pooled, dev)
 			}
-		}
-		for i := range outs[0] {
-			if outs[0][i] != outs[1][i] {
-				t.Fatalf("step %d: value %d differs with the arena: %g vs %g", step, i, outs[1][i], outs[0][i])
+			a := nn.NewArena()
+			pooled.UseArena(a)
+			x, g := randOn(t, r, dev, 4, 3, 16, 16), randOn(t, r, dev, 4, 3)
+			var allocs int
+			for step := range 4 {
+				a.Reset()
+				var outs [2][]float32
+				for k, m := range []*ResNet{plain, pooled} {
+					in := autograd.NewVar(x, true)
+					tp := autograd.NewTape()
+					out := m.Forward(tp, in)
+					tp.BackwardWith(out, g)
+					outs[k] = append(hostless.HostData(t, out.Value), hostless.HostData(t, in.Grad)...)
+					for _, p := range m.Parameters() {
+						outs[k] = append(outs[k], hostless.HostData(t, p.Grad)...)
+						p.Grad = nil
+					}
+				}
+				for i := range outs[0] {
+					if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
+						t.Fatalf("step %d: value %d differs with the arena: %g vs %g", step, i, outs[1][i], outs[0][i])
+					}
+				}
+				if step == 1 {
+					allocs = a.Allocs()
+				}
+				if step > 1 && a.Allocs() != allocs {
+					t.Errorf("step %d: arena allocated %d buffers, %d after step 1", step, a.Allocs(), allocs)
+				}
 			}
-		}
-		if step == 1 {
-			allocs = a.Allocs()
-		}
-		if step > 1 && a.Allocs() != allocs {
-			t.Errorf("step %d: arena allocated %d buffers, %d after step 1", step, a.Allocs(), allocs)
-		}
+			if allocs == 0 {
+				t.Error("the arena handed out no buffer")
+			}
+		})
 	}
 }
