@@ -83,3 +83,55 @@ func TestConv2dEmulated(t *testing.T) {
 		})
 	}
 }
+
+// TestArenaMaxPoolEmulated steps nn's MaxPool2d with an arena on the CUDA
+// backend (pool.cu on the emulator) three times: the indices it keeps for
+// the backward pass come from the arena and go back to it, never to the
+// backend (a buffer released to the backend and handed out again by the
+// arena would panic as used after Release), and every step gives the
+// CPU's output and input gradient.
+func TestArenaMaxPoolEmulated(t *testing.T) {
+	dev := emuTensorDevice(t)
+	r := rand.New(rand.NewPCG(8, 9))
+	host := tensor.New(2, 3, 9, 7)
+	for i, d := 0, host.Data(); i < len(d); i++ {
+		d[i] = float32(r.NormFloat64())
+	}
+	onDev, err := host.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(x *tensor.Tensor, a *nn.Arena) (out, grad []float32) {
+		mp := nn.NewMaxPool2d(3, 2, 1)
+		mp.SetArena(a)
+		in := autograd.NewVar(x, true)
+		tp := autograd.NewTape()
+		y := mp.Forward(tp, in)
+		tp.Backward(autograd.SumAll(tp, y))
+		yh, err := y.Value.To(tensor.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gh, err := in.Grad.To(tensor.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return yh.Contiguous().Data(), gh.Contiguous().Data()
+	}
+	wantY, wantG := run(host, nil)
+	a := nn.NewArena()
+	for step := range 3 {
+		a.Reset()
+		y, g := run(onDev, a)
+		for i := range wantY {
+			if y[i] != wantY[i] {
+				t.Fatalf("step %d: output %d = %g, want %g (CPU)", step, i, y[i], wantY[i])
+			}
+		}
+		for i := range wantG {
+			if g[i] != wantG[i] {
+				t.Fatalf("step %d: input gradient %d = %g, want %g (CPU)", step, i, g[i], wantG[i])
+			}
+		}
+	}
+}

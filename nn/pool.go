@@ -118,10 +118,12 @@ func (ap *AdaptiveAvgPool2d) Forward(tp *autograd.Tape, x *autograd.Var) *autogr
 }
 
 // releaseIndices gives back the indices of a max pooling once its backward
-// pass ran: to the arena on the CPU, to the backend's cache on a device
-// (tensor.Releaser) rather than waiting for the garbage collector.
+// pass ran: to the arena they came from (on any device: the arena hands
+// them out again, so they must not go back to the backend), else, on a
+// device, to the backend's cache (tensor.Releaser) rather than waiting for
+// the garbage collector.
 func releaseIndices(a *Arena, arg *tensor.Tensor) {
-	if onHost(arg) {
+	if a != nil || onHost(arg) {
 		a.release(arg)
 		return
 	}
