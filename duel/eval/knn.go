@@ -205,7 +205,7 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 // selects on the host, with the same results).
 func neighbours(tr *Features, dev tensor.Device, k int) (func(vals []float32, idx []int32, q []float32, m int) error, error) {
 	if dev == "" || dev == tensor.CPU {
-		simFn, err := similarities(tr, tensor.CPU)
+		simFn, err := similarities(tr)
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ func heapKNN(t *testing.T, train, test *Features, cfg KNNConfig) (Result, []int)
 		t.Fatal(err)
 	}
 	tr := train.Normalized()
-	simFn, err := similarities(tr, tensor.CPU)
+	simFn, err := similarities(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestNeighboursMatchHeap(t *testing.T) {
 			qs[i] = float32(r.IntN(3) - 1)
 		}
 		sims := make([]float32, m*n)
-		simFn, _ := similarities(tr, tensor.CPU)
+		simFn, _ := similarities(tr)
 		if err := simFn(sims, qs, m); err != nil {
 			t.Fatal(err)
 		}
