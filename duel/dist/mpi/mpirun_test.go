@@ -65,14 +65,7 @@ func TestMPIRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)
 	}
-	for r := range 2 {
-		if want := fmt.Sprintf("%s rank=%d ok", helperTag, r); !strings.Contains(out, want) {
-			t.Errorf("rank %d did not report %q:\n%s", r, want, out)
-		}
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Logf("output:\n%s", out)
-	}
+	checkRanksOK(t, out)
 }
 
 // TestMPIAbort checks that Abort in one rank ends the whole job, the other
@@ -102,14 +95,7 @@ func TestMPISignals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)
 	}
-	for r := range 2 {
-		if want := fmt.Sprintf("%s rank=%d ok", helperTag, r); !strings.Contains(out, want) {
-			t.Errorf("rank %d did not report %q:\n%s", r, want, out)
-		}
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Logf("output:\n%s", out)
-	}
+	checkRanksOK(t, out)
 }
 
 // TestHelperRank is one rank of TestMPIRun, TestMPIAbort and
@@ -408,4 +394,18 @@ func nilDerefPanics() (panicked bool) {
 	var p *int
 	_ = *p
 	return false
+}
+
+// checkRanksOK fails t unless both ranks of a helper job reported success
+// in out, and logs out when t failed or runs verbosely.
+func checkRanksOK(t *testing.T, out string) {
+	t.Helper()
+	for r := range 2 {
+		if want := fmt.Sprintf("%s rank=%d ok", helperTag, r); !strings.Contains(out, want) {
+			t.Errorf("rank %d did not report %q:\n%s", r, want, out)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("output:\n%s", out)
+	}
 }
