@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/duel-ssl/duel/tensor"
+	"github.com/duel-ssl/duel/tensor/backendtest"
 )
 
 // topKCases are (m, n, k, levels): values drawn from `levels` quantised
@@ -22,23 +23,6 @@ var topKCases = [][4]int{
 	{3, 1025, 1024, 7}, {1, 70001, 200, 3}, {700, 12, 5, 4}, {2, 1500, 1100, 9},
 }
 
-// topKData returns m·n quantised values with a few specials.
-func topKData(r *rand.Rand, n, levels int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(r.IntN(levels)-levels/2) / 4
-		switch r.IntN(50) {
-		case 0:
-			x[i] = float32(math.Copysign(0, -1))
-		case 1:
-			x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-		case 2:
-			x[i] = float32(math.NaN())
-		}
-	}
-	return x
-}
-
 // testTopK checks be's TopK (topk.cu) against the CPU backend's
 // (kernels/topk) bit for bit, values and columns, at offsets inside the
 // operands' buffers.
@@ -48,7 +32,7 @@ func testTopK(t *testing.T, be *Backend) {
 	for _, tc := range topKCases {
 		m, n, k, levels := tc[0], tc[1], tc[2], tc[3]
 		t.Run(fmt.Sprintf("%dx%d_k%d_levels%d", m, n, k, levels), func(t *testing.T) {
-			x := topKData(r, m*n, levels)
+			x := backendtest.TopKValues(r, m*n, levels, 50)
 			wv, wi := make([]float32, m*k), make([]float32, m*k)
 			cpu.TopK(layerHostOp(wv, m, k), layerHostOp(wi, m, k), layerHostOp(x, m, n), k)
 			v, ix := layerDevOp(be, make([]float32, m*k), 3, m, k), layerDevOp(be, make([]float32, m*k), 1, m, k)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/tensor"
+	"github.com/duel-ssl/duel/tensor/backendtest"
 	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
@@ -55,18 +56,7 @@ func TestTopK(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	for _, tc := range [][3]int{{0, 5, 2}, {1, 1, 1}, {3, 7, 7}, {5, 9, 1}, {4, 33, 5}, {2, 1000, 200}, {9, 257, 256}, {37, 301, 20}, {3, 4, 0}} {
 		m, n, k := tc[0], tc[1], tc[2]
-		x := make([]float32, m*n)
-		for i := range x {
-			x[i] = float32(r.IntN(17)-8) / 4
-			switch r.IntN(40) {
-			case 0:
-				x[i] = float32(math.Copysign(0, -1))
-			case 1:
-				x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-			case 2:
-				x[i] = float32(math.NaN())
-			}
-		}
+		x := backendtest.TopKValues(r, m*n, 17, 40)
 		for _, transposed := range []bool{false, true} {
 			xt := tensor.FromSlice(x, m, n)
 			if transposed {
