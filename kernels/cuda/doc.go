@@ -28,7 +28,8 @@
 //
 // which runs nvcc (CUDA 11.8) for sm_60, sm_70 and sm_80 (the sm_80 PTX is
 // also the forward-compatible one: newer devices JIT it; a file with a
-// "// gen: min-arch 80" line only from sm_80 on), fails on any
+// "// gen: min-arch 80" line only from sm_80 on, one with "// gen:
+// min-arch 90" for sm_90 alone), fails on any
 // register spill reported by ptxas -v, and stamps every generated file with
 // the toolkit version and the SHA-256 of its source and the headers it
 // includes (SourceSHA256). They are committed, so building duel needs no

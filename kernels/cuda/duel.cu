@@ -54,13 +54,7 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-#define QUNIT 0x1p-23
-
-#ifndef DYNAMIC_SHARED
-// DYNAMIC_SHARED declares the block's dynamic shared memory (the CPU
-// emulator defines its own).
-#define DYNAMIC_SHARED(T, name) extern __shared__ T name[]
-#endif
+#include "duel.cuh"
 
 // g[e] = floor(2048*x[e] + 1/2) for e < n, in place allowed (the similarity grid, as exact floats)
 extern "C" __global__ void duel_grid(const float* x, long long n, float* g) {
@@ -138,31 +132,7 @@ extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z
 // (sim is symmetric: the dots are exact), and at step i the row gets the
 // update of every row held, + d(i, K+i) - d(J_i, K+i): its score is final
 // and it competes in the same reduction as the rows held.
-#define KEY_VALID (1ull << 63)
-#define KEY_FREE (1ull << 62)  // not protected
 #define PSTEP 5                // slots per thread whose dots the packed pass loads at once (64 registers: no more)
-
-#if !defined(DUEL_REDUX) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define DUEL_REDUX 1
-#endif
-
-// warpMax returns, in every lane, the maximum of k over the warp: with
-// sm_80's __reduce_max_sync on the high then the low halves, else five
-// butterfly shuffles.
-__device__ __forceinline__ unsigned long long warpMax(unsigned long long k) {
-#ifdef DUEL_REDUX
-    const unsigned hi = __reduce_max_sync(0xffffffffu, (unsigned)(k >> 32));
-    const unsigned lo = __reduce_max_sync(0xffffffffu, (unsigned)(k >> 32) == hi ? (unsigned)k : 0u);
-    return (unsigned long long)hi << 32 | lo;
-#else
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const unsigned long long x = __shfl_xor_sync(0xffffffffu, k, o);
-        k = x > k ? x : k;
-    }
-    return k;
-#endif
-}
 
 // blockMax returns, in every thread, the maximum of k over the block: a
 // warp maximum, the warps' partials in part[0..31], one barrier, then
@@ -177,25 +147,6 @@ __device__ __forceinline__ unsigned long long blockMax(unsigned long long k, uns
     if (lane == 0) part[threadIdx.x >> 5] = k;
     __syncthreads();
     return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
-}
-
-// chunkOffset is one chunk of a block's stream compaction: it returns,
-// for a thread with on set, the number of threads with on set before it
-// in this chunk plus *base, and advances *base (shared) by the chunk's
-// count. Three barriers: every thread of the block must call it.
-__device__ __forceinline__ int chunkOffset(bool on, int* wcount, int* base) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    const unsigned mask = __ballot_sync(0xffffffffu, on);
-    if (lane == 0) wcount[warp] = __popc(mask);
-    __syncthreads();
-    int o = *base;
-    for (int k = 0; k < warp; k++) o += wcount[k];
-    o += __popc(mask & ((1u << lane) - 1u));
-    __syncthreads();
-    if (threadIdx.x == 0)
-        for (int k = 0; k < nwarps; k++) *base += wcount[k];
-    __syncthreads();
-    return o;
 }
 
 // The selection kernels reduce with warp intrinsics in their helpers: the
@@ -215,10 +166,8 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
                                              const double* scoreIn, const long long* P, unsigned long long* U,
                                              int* slotTab, int* evicted, int* kept, double* scoreOut) {
     __shared__ unsigned long long parts[2][32];
-    int* const rank = kept;
+    const int* const rank = kept;
     int* const slot = kept + K;
-    int* const src = kept + 2 * K;
-    int* const moves = kept + 3 * K;
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
     int posBits = 0;
     while ((1 << posBits) < N) posBits++;
@@ -305,60 +254,9 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
         v = blockMax(best, parts[i & 1]);
     }
 
-    // The next layout, by three block compactions (every slot's key is
-    // final: the barriers below publish them to every thread).
-    __shared__ int wcount[32];
-    __shared__ int base;
-    if (tid == 0) base = 0;
-    __syncthreads();
-    // moves[j] = the slot K+b of the j-th batch row kept.
-    for (int c0 = K; c0 < N; c0 += nt) {
-        const int c = c0 + tid;
-        const bool on = c < N && U[c] != 0;
-        const int o = chunkOffset(on, wcount, &base);
-        if (on) moves[o] = c;
-    }
-    const int M = base;
-    __syncthreads();
-    if (tid == 0) base = 0;
-    __syncthreads();
-    // The j-th slot freed takes it: src, then moves[j] = that slot; the
-    // scores by slot.
-    for (int t0 = 0; t0 < K; t0 += nt) {
-        const int t = t0 + tid;
-        const unsigned long long x = t < K ? U[t] : 1ull;
-        const int o = chunkOffset(x == 0, wcount, &base);
-        if (t < K) {
-            int from = t;
-            if (x == 0) {
-                from = moves[o];
-                moves[o] = t;
-            }
-            src[t] = from;
-            const unsigned long long u = (U[from] << 2) >> (2 + posBits);
-            scoreOut[t] = 0.5 * (double)K + (double)(long long)(u - off) * QUNIT;
-        }
-    }
-    if (tid == 0) base = 0;
-    __syncthreads();
-    // Positions: the rows held that stay, in position order (slot is
-    // compacted in place: a chunk's reads precede its writes, which go
-    // no further than the chunk), then the batch rows kept.
-    for (int p0 = 0; p0 < K; p0 += nt) {
-        const int p = p0 + tid;
-        const int s = p < K ? slot[p] : 0;
-        const bool on = p < K && U[s] != 0;
-        const int o = chunkOffset(on, wcount, &base);
-        if (on) slot[o] = s, rank[s] = o;
-    }
-    for (int j = tid; j < B; j += nt) {
-        if (j < M) {
-            const int s = moves[j];
-            slot[K - M + j] = s, rank[s] = K - M + j;
-        } else {
-            moves[j] = -1;
-        }
-    }
+    // The next layout (every slot's key is final: compactPacked's first
+    // barrier publishes them to every thread).
+    compactPacked(U, K, B, posBits, off, kept, scoreOut);
 }
 
 // P[i] = sum_{c<K+i} sim[(K+i)*W + c] for i < B (the batch rows' dots with the slots before them), one warp per row

@@ -41,14 +41,20 @@ func TestGeneratedUpToDate(t *testing.T) {
 }
 
 // TestModulesComplete checks that every module carries PTX for every
-// target from its MinArch on (and none below), that each PTX targets its capability and defines every kernel,
+// target from its MinArch on (and none below; sm_90 only for MinArch 90), that each PTX targets its capability and defines every kernel,
 // and that the toolkit is the one the docs name.
 func TestModulesComplete(t *testing.T) {
 	for _, m := range Modules() {
 		if !strings.Contains(m.Toolkit, "release 11.8") {
 			t.Errorf("%s: built with %q, expected CUDA 11.8", m.Source, m.Toolkit)
 		}
-		for _, cc := range []int{60, 70, 80} {
+		for _, cc := range []int{60, 70, 80, 90} {
+			if cc == 90 && m.MinArch < 90 { // sm_90 PTX only for a module whose min-arch is 90 (duel_cluster.cu)
+				if _, ok := m.PTX[cc]; ok {
+					t.Errorf("%s: PTX for sm_90, but min-arch sm_%d (its sm_80 PTX serves sm_90)", m.Source, m.MinArch)
+				}
+				continue
+			}
 			if cc < m.MinArch {
 				if _, ok := m.PTX[cc]; ok {
 					t.Errorf("%s: PTX for sm_%d, below its min-arch sm_%d", m.Source, cc, m.MinArch)

@@ -2,6 +2,7 @@ package cudaduel
 
 import (
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,44 @@ func TestFakeDriver(t *testing.T) {
 			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
 		}
 	}
+	// A device of compute capability 9.0: duel_select_cluster by default.
+	run = "^(TestDUELPolicyKernel|TestDUELClusterFakeDevice)$"
+	out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC=90")
+	if err != nil {
+		t.Fatalf("%s with the fake driver at compute capability 9.0: %v\n%s", run, err, out)
+	}
+	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELClusterFakeDevice"} {
+		if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+			t.Errorf("with the fake driver at compute capability 9.0: output lacks %q or skips:\n%s", w, out)
+		}
+	}
+}
+
+// TestDUELClusterFakeDevice runs, on the fake driver at compute
+// capability 9.0 only (TestFakeDriver's second child), Update and resident
+// streams against memory.DUEL with the default selection, which must be
+// duel_select_cluster (its module loads, its shared memory opts in, the
+// driver launches one cluster), and with the one-block kernels forced.
+func TestDUELClusterFakeDevice(t *testing.T) {
+	if !cudatest.InFakeChild() || os.Getenv("DUEL_FAKE_CUDA_CC") != "90" {
+		t.Skip("runs in TestFakeDriver's child process, with the fake driver at compute capability 9.0")
+	}
+	d := needGPU(t)
+	if d.Capability() != 90 {
+		t.Fatalf("%v: compute capability %d, want 90", d, d.Capability())
+	}
+	small := []duelCase{{1, 3, 2}, {3, 5, 4}, {16, 4, 8}, {40, 64, 3}}
+	stream(t, "fake-cluster", small, updateSelect(d, 0, SelectAuto, "duel_select_cluster"))
+	residentStream(t, "fake-resident-cluster64", small, openSelect(d, 64, SelectAuto, nil, "duel_select_cluster"))
+	residentStream(t, "fake-resident-block64", small, openSelect(d, 64, SelectBlock, nil, "duel_select_shared"))
+	m, err := NewMemory(d, 4096, 128, MemoryOptions{Batch: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if need := clusterShared(4096, 256, 128); m.cshared < need {
+		t.Errorf("duel_select_cluster may use %d bytes of dynamic shared memory, needs %d at K 4096, B 256, Z 128: the opt-in failed", m.cshared, need)
+	}
+	m.Close()
 }
 
 // TestDUELFakeDevice runs, on the fake driver only, Update and resident

@@ -63,7 +63,7 @@ var hostKernels = map[string]cudatest.Kernel{
 		if want := selectShared(int(a.Int32(2)), int(a.Int32(3))); cfg.Shared < want {
 			return fmt.Errorf("duel_select_shared launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
 		}
-		return selectOnHost(h, a, 7)
+		return selectOnHost(h, a, 0, 7)
 	},
 	"duel_select_global": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		if cfg.Shared != 0 {
@@ -72,7 +72,26 @@ var hostKernels = map[string]cudatest.Kernel{
 		if n := len(i64(h, a.Ptr(7))); n < int(a.Int32(2))+int(a.Int32(3)) {
 			return fmt.Errorf("duel_select_global's scratch holds %d values, needs K+B", n)
 		}
-		return selectOnHost(h, a, 8)
+		return selectOnHost(h, a, 0, 8)
+	},
+	// duel_select_cluster's results are defined as duel_select_shared's
+	// (the emulator checks the kernel against it): the same Go code, on
+	// its parameters (grid and Z after W, U before the outputs).
+	"duel_select_cluster": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		k, b, z := int(a.Int32(4)), int(a.Int32(5)), int(a.Int32(3))
+		if cfg.Grid.X != clusterSize || cfg.Grid.Y != 1 || cfg.Grid.Z != 1 {
+			return fmt.Errorf("duel_select_cluster launched on a grid of %v blocks, expected one cluster of %d", cfg.Grid, clusterSize)
+		}
+		if want := clusterShared(k, b, z); cfg.Shared < want {
+			return fmt.Errorf("duel_select_cluster launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
+		}
+		if n := len(h.F32(a.Ptr(2))); n < (k+b)*z {
+			return fmt.Errorf("duel_select_cluster's grid holds %d values, needs (K+B)*Z = %d", n, (k+b)*z)
+		}
+		if n := len(i64(h, a.Ptr(9))); n < k+b {
+			return fmt.Errorf("duel_select_cluster's scratch holds %d values, needs K+B", n)
+		}
+		return selectOnHost(h, a, 2, 10)
 	},
 }
 
@@ -87,14 +106,15 @@ func i64(h *cudatest.Host, p driver.DevicePtr) []int64 {
 }
 
 // selectOnHost runs duelSelectHost on the parameters of a selection
-// kernel (the batch sums at parameter 6) whose outputs (evicted, kept,
-// scoreOut) start at parameter out.
-func selectOnHost(h *cudatest.Host, a cudatest.Args, out int) error {
-	k, b := int(a.Int32(2)), int(a.Int32(3))
+// kernel: sim and W first, then, from parameter 2+skip, K, B, protect,
+// the scores and the batch sums; its outputs (evicted, kept, scoreOut)
+// start at parameter out.
+func selectOnHost(h *cudatest.Host, a cudatest.Args, skip, out int) error {
+	k, b := int(a.Int32(2+skip)), int(a.Int32(3+skip))
 	if !packedFits(k, b) {
 		return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 	}
-	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4) != 0, h.F64(a.Ptr(5))[:k], i64(h, a.Ptr(6))[:b],
+	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4+skip) != 0, h.F64(a.Ptr(5 + skip))[:k], i64(h, a.Ptr(6+skip))[:b],
 		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:3*k+b], h.F64(a.Ptr(out + 2))[:k])
 	return nil
 }

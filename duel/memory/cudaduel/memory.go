@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/duel-ssl/duel/cuda"
@@ -195,6 +196,47 @@ type MemoryOptions struct {
 	// Batch is the batch size to allocate for (0: 256, or K when smaller);
 	// a larger batch reallocates the memory's device buffers once.
 	Batch int
+	// Selection chooses the selection kernel: SelectAuto (the zero value)
+	// picks duel_select_cluster where it runs and fits, SelectBlock and
+	// SelectCluster force one family (tests, benchmarks).
+	Selection Selection
+}
+
+// EnvSelect names the environment variable that overrides SelectAuto
+// (MemoryOptions.Selection's zero value): "block" or "cluster" force one
+// family, as SelectBlock and SelectCluster do; "auto" or unset decide by
+// the device.
+const EnvSelect = "DUEL_CUDADUEL_SELECT"
+
+// Selection chooses the kernel that runs an update's B sequential steps.
+type Selection int
+
+const (
+	// SelectAuto runs duel_select_cluster (kernels/cuda/duel_cluster.cu: a
+	// cluster of eight blocks holding the grid rows in shared memory) on
+	// devices of compute capability 9.0 and later when its shared memory
+	// fits, else SelectBlock's kernels.
+	SelectAuto Selection = iota
+	// SelectBlock runs the one-block kernels: duel_select_shared when the
+	// keys fit in shared memory, else duel_select_global.
+	SelectBlock
+	// SelectCluster runs duel_select_cluster whenever its shared memory
+	// fits, whatever compute capability the GPU reports (the emulator's
+	// tests), else SelectBlock's kernels.
+	SelectCluster
+)
+
+// String returns the selection's name: auto, block or cluster.
+func (s Selection) String() string {
+	switch s {
+	case SelectAuto:
+		return "auto"
+	case SelectBlock:
+		return "block"
+	case SelectCluster:
+		return "cluster"
+	}
+	return fmt.Sprintf("Selection(%d)", int(s))
 }
 
 // Memory is a DUEL memory of K rows of length Z resident on a device:
@@ -230,6 +272,20 @@ type Memory struct {
 	adm    memory.Admission
 	block  int
 	shared int // dynamic shared memory the selection kernel may use
+	sel    Selection
+	cc     int // the GPU's compute capability (10*major + minor), 0 when it does not say
+	// cshared is the dynamic shared memory duel_select_cluster's blocks
+	// may use (0: the cluster kernel is not to run).
+	cshared int
+	// cblock is duel_select_cluster's block size (0: clusterBlock).
+	cblock int
+	ran    string // the selection kernel of the last update (tests, benchmarks)
+	// clusterErr is why the driver refused duel_select_cluster's launch,
+	// after which the memory runs the one-block kernels (nil: never).
+	clusterErr error
+	// check, when not nil, vets each update's selection kernel once it is
+	// launched (tests: the update fails with its error).
+	check  func(kernel string) error
 	bcap   int // batch rows the buffers hold
 	w      int // k + bcap: the row stride of sim
 	loaded bool
@@ -330,16 +386,40 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
+	case opt.Selection < SelectAuto || opt.Selection > SelectCluster:
+		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d) or cluster (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, shared: defaultShared}
+	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, shared: defaultShared, sel: opt.Selection}
+	if m.sel == SelectAuto {
+		switch v := os.Getenv(EnvSelect); v {
+		case "", "auto":
+		case "block":
+			m.sel = SelectBlock
+		case "cluster":
+			m.sel = SelectCluster
+		default:
+			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block or cluster", EnvSelect, v)
+		}
+	}
+	if c, ok := g.(interface{ Capability() int }); ok {
+		m.cc = c.Capability()
+	}
+	if m.sel == SelectCluster || m.sel == SelectAuto && m.cc >= clusterCapability {
+		m.cshared = defaultShared
+	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
 		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
 			if err := s.OptInShared(kc.DuelModule, "duel_select_shared", n-staticShared); err == nil {
 				m.shared = n - staticShared
+			}
+			if m.cshared > 0 {
+				if err := s.OptInShared(kc.DuelClusterModule, "duel_select_cluster", n-staticShared); err == nil {
+					m.cshared = n - staticShared
+				}
 			}
 		}
 	}
@@ -621,16 +701,42 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	}
 	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
 	var err error
-	if sh := selectShared(k, b); sh <= m.shared {
+	launched := false
+	if sh := clusterShared(k, b, z); sh <= m.cshared {
+		bs := m.cblock
+		if bs == 0 {
+			bs = clusterBlock(k, b)
+		}
+		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: bs, Y: 1, Z: 1}, Shared: sh}
+		m.ran = "duel_select_cluster"
+		if err = kc.DuelSelectCluster(m.g, cfg, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), protect, m.score[c],
+			m.psum, m.gsc, m.ev, m.slots, m.score[n]); err != nil {
+			// A launch the driver refuses (a cluster it cannot place):
+			// the one-block kernels from now on, the reason kept.
+			m.clusterErr = fmt.Errorf("cudaduel: duel_select_cluster refused, the one-block selection runs instead: %w", err)
+			m.cshared = 0
+		}
+		launched = err == nil
+	}
+	if launched {
+		// duel_select_cluster runs the steps.
+	} else if sh := selectShared(k, b); sh <= m.shared {
 		one.Shared = sh
+		m.ran = "duel_select_shared"
 		err = kc.DuelSelectShared(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
 			m.psum, m.ev, m.slots, m.score[n])
 	} else {
+		m.ran = "duel_select_global"
 		err = kc.DuelSelectGlobal(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
 			m.psum, m.gsc, m.ev, m.slots, m.score[n])
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if m.check != nil {
+		if err := m.check(m.ran); err != nil {
+			return Result{}, err
+		}
 	}
 	m.mark()
 	// The batch rows kept move into the slots freed: their grid rows,
@@ -669,6 +775,38 @@ func keptPositions(kept, ev []int) {
 			o++
 		}
 	}
+}
+
+// clusterSize is duel_select_cluster's cluster (CLUSTER in
+// duel_cluster.cu, compiled in): its launch is one cluster of that many
+// blocks. clusterCapability is the compute capability of clusters.
+const (
+	clusterSize       = 8
+	clusterCapability = 90
+)
+
+// clusterSlots returns the slots each block of duel_select_cluster owns
+// for k rows held and b incoming.
+func clusterSlots(k, b int) int { return (k + b + clusterSize - 1) / clusterSize }
+
+// clusterShared returns the dynamic shared memory of each block of
+// duel_select_cluster for k rows held, b incoming and rows of z values
+// (duel_cluster.cu's layout): per keys (rounded up to an even count), 2 x
+// 32 warp and 2 x clusterSize block maxima with their slots (1 KiB), 2 x
+// clusterSize split grid rows of zw = ceil(z/8)*4 words, and per grid rows
+// of zw + 4 words. At K 4096, B 256, Z 128: 153.7 KiB.
+func clusterShared(k, b, z int) int {
+	per := clusterSlots(k, b)
+	zw := (z + 7) / 8 * 4
+	return 8*((per+1)/2*2) + 1024 + 4*2*clusterSize*zw + 4*per*(zw+4)
+}
+
+// clusterBlock returns duel_select_cluster's block size when none is
+// given: a thread per slot of a block (whole warps, 64 to 1024), so that
+// each thread's one slot has its incoming dot loaded a step ahead. Not yet
+// measured on a GPU.
+func clusterBlock(k, b int) int {
+	return min(1024, max(64, (clusterSlots(k, b)+31)/32*32))
 }
 
 // selectShared returns the dynamic shared memory of duel_select_shared

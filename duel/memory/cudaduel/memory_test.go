@@ -390,7 +390,9 @@ func TestPackedKeyOrder(t *testing.T) {
 // sizes (GPU only): one update at a time (Update), then resident
 // streams (Memory) with the selection in shared and in global memory,
 // on small shapes and on shapes of a real memory, one of them beyond the
-// default 48 KiB of shared memory (K+B = 6200: the opt-in).
+// default 48 KiB of shared memory (K+B = 6200: the opt-in); on sm_90,
+// duel_select_cluster too (resident streams, and its device state
+// against duel_select_shared's).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, bs := range []int{32, 64, 256, 1024} {
@@ -417,6 +419,21 @@ func TestDUELKernel(t *testing.T) {
 			residentStream(t, fmt.Sprintf("resident%d_global%v", bs, global), cases, openResident(d, bs, global))
 		}
 	}
+	// duel_select_cluster (sm_90): against memory.DUEL, and its device
+	// state against duel_select_shared's bit for bit, on small shapes and
+	// on a real memory's.
+	if d.Capability() < clusterCapability {
+		t.Logf("%v: compute capability %d: duel_select_cluster (sm_90) not tested", d, d.Capability())
+		return
+	}
+	for _, bs := range []int{0, 64, 1024} {
+		cases := residentCases
+		if bs == 0 {
+			cases = append(slices.Clone(residentCases), big...)
+		}
+		residentStream(t, fmt.Sprintf("resident-cluster%d", bs), cases, openSelect(d, bs, SelectCluster, nil, "duel_select_cluster"))
+	}
+	twinStream(t, "twin-cluster", d, append(slices.Clone(duelCases), duelCase{4096, 256, 128}), 0)
 
 }
 
@@ -468,10 +485,12 @@ func BenchmarkDUELHost(b *testing.B) {
 // scores and block carried; at the shape of PyTorch's figure
 // (bench/gpu_peer.py: K 4096, B 256, Z 128) and at duel/memory's CPU
 // benchmark's (K 2048, B 256, Z 256), for three block sizes of the
-// selection. Besides ns/op it reports each phase's share in ms/op
+// one-block selection and for duel_select_cluster (its default block, a
+// thread per slot of a block, and 1024). Besides ns/op it reports each phase's share in ms/op
 // (device time between events recorded on the stream around it):
 // upload (batch copy and grid), dots (the two products and the batch
-// sums), select (the B steps in one block), permute (duel_move: the kept
+// sums), select (the B steps: in one block, blockN, or, clusterN, in
+// duel_select_cluster's cluster of eight blocks, sm_90 only), permute (duel_move: the kept
 // batch rows' grid rows and similarity rows and columns into their slots;
 // it replaced the compaction of the K x K block and keeps its name for
 // comparisons), download (evicted).
@@ -484,13 +503,33 @@ func BenchmarkDUELKernel(b *testing.B) {
 		for range 8 {
 			pool = append(pool, unitRows(r, c.b, c.z, nil))
 		}
-		for _, bs := range []int{256, 512, 1024} {
-			b.Run(fmt.Sprintf("K%d_B%d_Z%d/block%d", c.k, c.b, c.z, bs), func(b *testing.B) {
-				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: bs, Batch: c.b})
+		for _, v := range []struct {
+			name string
+			bs   int
+			sel  Selection
+		}{
+			{"block256", 256, SelectBlock}, {"block512", 512, SelectBlock}, {"block1024", 1024, SelectBlock},
+			{"cluster", 0, SelectCluster}, {"cluster1024", 1024, SelectCluster},
+		} {
+			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
+				if v.sel == SelectCluster && d.Capability() < clusterCapability {
+					b.Skipf("%v: compute capability %d, thread-block clusters need %d", d, d.Capability(), clusterCapability)
+				}
+				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer m.Close()
+				want := "duel_select_cluster"
+				if v.sel == SelectBlock {
+					want = "duel_select_shared"
+				}
+				m.check = func(ran string) error {
+					if ran != want {
+						return fmt.Errorf("the update ran %s, want %s (shared memory: %d bytes for the cluster's blocks, %d for one block)", ran, want, m.cshared, m.shared)
+					}
+					return nil
+				}
 				if err := m.Load(mem, nil); err != nil {
 					b.Fatal(err)
 				}

@@ -10,9 +10,18 @@
 // copies land in shared memory only at the issuing thread's
 // cp.async.wait_group. A barrier that can never
 // complete (a __syncthreads reached by some threads only) aborts with a
-// message. This checks the kernels' index arithmetic, loops, barriers and
-// reductions; it does not model timing, memory coalescing, or the
-// floating-point contractions (FMA) nvcc may choose.
+// message. A kernel exported with a cluster shape (EMU_EXPORT_CLUSTER:
+// sm_90's thread-block clusters, __cluster_dims__) runs the blocks of
+// each cluster together, all their fibers in one scheduler: each block
+// keeps its own barriers and its own dynamic shared memory, cluster_sync
+// is a barrier of every thread of the cluster, and st_cluster_u64 (PTX's
+// mapa + st.shared::cluster) stores into the same offset of another
+// block's dynamic shared memory (static __shared__ variables are one per
+// kernel, as for blocks run one after another: a cluster kernel keeps its
+// per-block state in dynamic shared memory). This checks the kernels'
+// index arithmetic, loops, barriers and reductions; it does not model
+// timing, memory coalescing, or the floating-point contractions (FMA)
+// nvcc may choose.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -56,6 +65,9 @@ struct Fiber {
 };
 
 struct Block {
+    dim3 idx;                      // blockIdx
+    unsigned rank = 0;             // in its cluster
+    std::vector<uint64_t> shared;  // its dynamic shared memory, then the canary
     std::vector<Fiber> fibers;
     std::vector<int> arrived;      // per barrier: fibers arrived
     std::vector<int> expected;     // per barrier: fibers that must arrive
@@ -71,9 +83,22 @@ inline Block* blk;
 // EMU_EXPORT from the launch (0 for direct emu::launch calls), filled with
 // garbage before each block and followed by a canary checked after it.
 inline unsigned sharedBytes = 0;
-inline std::vector<uint64_t> sharedMem;
 constexpr unsigned sharedCanary = 64;
-inline void* dynamicShared() { return sharedMem.data(); }
+inline void* dynamicShared() { return blk->shared.data(); }
+
+// Clusters: clusterX blocks along x (1: none) run together, set by
+// EMU_EXPORT_CLUSTER around a launch; cluster holds the running cluster's
+// blocks, and clusterArrived counts the threads at its barrier
+// (clusterBarrier, a waiting id of its own).
+inline unsigned clusterX = 1;
+inline std::vector<Block>* cluster;
+inline unsigned clusterArrived = 0;
+constexpr int clusterBarrier = 1 << 30;
+// After the n-th release of a cluster barrier, block n % (clusterX + 1)
+// of the cluster (none for clusterX) stalls for clusterStallRounds rounds
+// of the scheduler while other fibers can run (see launch).
+inline unsigned clusterReleases = 0, clusterStalled = 0, clusterStallLeft = 0;
+constexpr unsigned clusterStallRounds = 64;
 
 // stack returns the reusable stack of fiber t (64 KiB, never freed).
 inline char* stack(unsigned t) {
@@ -83,6 +108,24 @@ inline char* stack(unsigned t) {
 }
 
 inline Fiber& self() { return blk->fibers[blk->cur]; }
+
+// clusterWait arrives at the cluster's barrier and switches to the
+// scheduler until every thread of the cluster has arrived.
+inline void clusterWait() {
+    unsigned n = 0;
+    for (auto& b : *cluster) n += b.fibers.size();
+    if (++clusterArrived == n) {
+        clusterArrived = 0;
+        clusterStalled = clusterReleases++ % (cluster->size() + 1);
+        clusterStallLeft = clusterStallRounds;
+        for (auto& b : *cluster)
+            for (auto& f : b.fibers)
+                if (f.waiting == clusterBarrier) f.waiting = -1;
+        return;
+    }
+    self().waiting = clusterBarrier;
+    if (!_setjmp(self().jb)) _longjmp(blk->sched, 1);
+}
 
 // wait arrives at barrier id and switches to the scheduler until the
 // barrier completes.
@@ -107,6 +150,7 @@ inline void wait(int id) {
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __shared__ static
 // DYNAMIC_SHARED(T, name) is CUDA's extern __shared__ T name[]: the
 // launch's dynamic shared memory (a .cu defines it as such when the
@@ -122,6 +166,53 @@ inline double __longlong_as_double(long long v) {
 }
 
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline int __ffs(int v) { return __builtin_ffs(v); }
+inline void __threadfence() {}
+
+// uint4 is CUDA's vector of four unsigned (16-byte aligned).
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+
+// __dp2a_lo and __dp2a_hi are dp2a.lo.s32.s32 and dp2a.hi.s32.s32: c plus
+// the two signed 16-bit halves of a times two signed bytes of b (bytes 0
+// and 1, or 2 and 3), in wrapping 32-bit arithmetic.
+inline int emuDp2a(int a, int b, int c, int sh) {
+    const int64_t s = (int64_t)(int16_t)(a & 0xffff) * (int8_t)((b >> sh) & 0xff) + (int64_t)(int16_t)((unsigned)a >> 16) * (int8_t)((b >> (sh + 8)) & 0xff);
+    return (int)(uint32_t)((int64_t)c + s);
+}
+inline int __dp2a_lo(int a, int b, int c) { return emuDp2a(a, b, c, 0); }
+inline int __dp2a_hi(int a, int b, int c) { return emuDp2a(a, b, c, 16); }
+
+// clusterRank is %cluster_ctarank, clusterSync barrier.cluster.arrive
+// then wait (every thread of the cluster), and storeCluster64 stores v at
+// p's offset in the dynamic shared memory of block rank of the cluster
+// (mapa.shared::cluster + st.shared::cluster.u64), as duel_cluster.cu
+// names them; outside a cluster launch they abort.
+inline void emuNeedCluster(const char* what) {
+    if (!emu::cluster) {
+        std::fprintf(stderr, "emu: %s outside a cluster launch (EMU_EXPORT_CLUSTER)\n", what);
+        std::exit(2);
+    }
+}
+inline unsigned clusterRank() {
+    emuNeedCluster("%cluster_ctarank");
+    return emu::blk->rank;
+}
+inline void clusterSync() {
+    emuNeedCluster("barrier.cluster");
+    emu::clusterWait();
+}
+inline void storeCluster64(unsigned long long* p, unsigned rank, unsigned long long v) {
+    emuNeedCluster("st.shared::cluster");
+    const uintptr_t off = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(emu::blk->shared.data());
+    if (rank >= emu::cluster->size() || off % 8 != 0 || off + 8 > emu::sharedBytes) {
+        std::fprintf(stderr, "emu: st.shared::cluster.u64 to block %u of %zu at offset %ld of %u bytes of dynamic shared memory\n", rank,
+                     emu::cluster->size(), (long)off, emu::sharedBytes);
+        std::exit(2);
+    }
+    std::memcpy(reinterpret_cast<char*>((*emu::cluster)[rank].shared.data()) + off, &v, 8);
+}
 
 inline unsigned emuThread() { return emu::blk->cur; }
 
@@ -346,49 +437,74 @@ inline void trampoline() {
     _longjmp(blk->sched, 1);
 }
 
-// launch runs kernel k on grid x block threads, one block at a time.
+// launch runs kernel k on grid x block threads, one block at a time, or
+// one cluster of clusterX blocks at a time.
 template <class... P, class... A>
 void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
     gDim = grid;
     bDim = block;
-    const unsigned n = block.x * block.y * block.z, nw = (n + 31) / 32;
+    const unsigned n = block.x * block.y * block.z, nw = (n + 31) / 32, cx = clusterX;
+    if (grid.x % cx != 0) {
+        std::fprintf(stderr, "emu: grid of %u blocks along x, not a multiple of the cluster's %u\n", grid.x, cx);
+        std::exit(2);
+    }
     body = [=] { k(P(args)...); };
     for (unsigned bz = 0; bz < grid.z; bz++)
         for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx = 0; bx < grid.x; bx++) {
-                bIdx = dim3(bx, by, bz);
-                Block b;
-                b.fibers.resize(n);
-                b.arrived.assign(1 + nw, 0);
-                b.expected.assign(1 + nw, 0);
-                b.expected[0] = n;
-                for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
-                b.slot.assign(n, 0);
-                b.frag.assign(6 * n, 0);
-                sharedMem.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
-                blk = &b;
-                for (unsigned t = 0; t < n; t++) {
-                    Fiber& f = b.fibers[t];
-                    f.tid = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-                    getcontext(&f.ctx);
-                    f.ctx.uc_stack.ss_sp = stack(t);
-                    f.ctx.uc_stack.ss_size = 64 << 10;
-                    f.ctx.uc_link = nullptr;
-                    makecontext(&f.ctx, trampoline, 0);
+            for (unsigned bx0 = 0; bx0 < grid.x; bx0 += cx) {
+                std::vector<Block> bs(cx);
+                for (unsigned r = 0; r < cx; r++) {
+                    Block& b = bs[r];
+                    b.idx = dim3(bx0 + r, by, bz);
+                    b.rank = r;
+                    b.fibers.resize(n);
+                    b.arrived.assign(1 + nw, 0);
+                    b.expected.assign(1 + nw, 0);
+                    b.expected[0] = n;
+                    for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
+                    b.slot.assign(n, 0);
+                    b.frag.assign(6 * n, 0);
+                    b.shared.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
+                    for (unsigned t = 0; t < n; t++) {
+                        Fiber& f = b.fibers[t];
+                        f.tid = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+                        getcontext(&f.ctx);
+                        f.ctx.uc_stack.ss_sp = stack(r * n + t);
+                        f.ctx.uc_stack.ss_size = 64 << 10;
+                        f.ctx.uc_link = nullptr;
+                        makecontext(&f.ctx, trampoline, 0);
+                    }
                 }
+                cluster = cx > 1 ? &bs : nullptr;
+                clusterArrived = 0;
                 // Round robin over runnable fibers until all are done,
                 // alternating the direction (and starting point) of the
                 // rounds, so that a missing barrier between a write and a
-                // read of another thread shows in either order.
+                // read of another thread shows in either order. In a
+                // cluster, after each release of its barrier, one block in
+                // turn also stalls for a few rounds while others can run,
+                // so that the others run ahead of it (a block's writes
+                // into another's shared memory that no cluster barrier
+                // orders after that block's reads show).
+                const unsigned all = cx * n;
+                clusterReleases = 0, clusterStallLeft = 0;
                 for (unsigned round = 0;; round++) {
-                    bool ran = false, left = false;
-                    const unsigned start = (round * 7919u) % n;
-                    for (unsigned q = 0; q < n; q++) {
-                        const unsigned t = (round & 1) ? (start + n - q) % n : (start + q) % n;
+                    bool ran = false, left = false, stalled = false;
+                    const unsigned start = (round * 7919u) % all;
+                    for (unsigned q = 0; q < all; q++) {
+                        const unsigned g = (round & 1) ? (start + all - q) % all : (start + q) % all;
+                        Block& b = bs[g / n];
+                        const unsigned t = g % n;
                         Fiber& f = b.fibers[t];
                         if (f.done) continue;
                         left = true;
                         if (f.waiting >= 0) continue;
+                        if (clusterStallLeft > 0 && g / n == clusterStalled) {  // from the release on, in this round too
+                            stalled = true;
+                            continue;
+                        }
+                        blk = &b;
+                        bIdx = b.idx;
                         b.cur = t;
                         ran = true;
                         if (!_setjmp(b.sched)) {
@@ -400,18 +516,28 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                         }
                     }
                     if (!left) break;
+                    if (clusterStallLeft > 0) clusterStallLeft--;
+                    if (!ran && stalled) {
+                        clusterStallLeft = 0;  // only the stalled block can run: the next round runs it
+                        continue;
+                    }
                     if (!ran) {
-                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u): a barrier some threads never reach\n", bx, by, bz);
+                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u)%s: a barrier some threads never reach\n", bx0, by, bz,
+                                     cx > 1 ? "'s cluster" : "");
                         std::exit(2);
                     }
                 }
                 blk = nullptr;
-                const unsigned char* sm = reinterpret_cast<const unsigned char*>(sharedMem.data());
-                for (unsigned i = sharedBytes; i < sharedBytes + sharedCanary; i++)
-                    if (sm[i] != 0xa5) {
-                        std::fprintf(stderr, "emu: block (%u,%u,%u) wrote byte %u of its %u bytes of dynamic shared memory\n", bx, by, bz, i, sharedBytes);
-                        std::exit(2);
-                    }
+                cluster = nullptr;
+                for (Block& b : bs) {
+                    const unsigned char* sm = reinterpret_cast<const unsigned char*>(b.shared.data());
+                    for (unsigned i = sharedBytes; i < sharedBytes + sharedCanary; i++)
+                        if (sm[i] != 0xa5) {
+                            std::fprintf(stderr, "emu: block (%u,%u,%u) wrote byte %u of its %u bytes of dynamic shared memory\n", b.idx.x, b.idx.y,
+                                         b.idx.z, i, sharedBytes);
+                            std::exit(2);
+                        }
+                }
             }
 }
 
@@ -433,6 +559,19 @@ void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::in
                             unsigned shared, void** params) {                                              \
         emu::sharedBytes = shared;                                                                          \
         emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
+        emu::sharedBytes = 0;                                                                               \
+    }                                                                                                       \
+    extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
+
+// EMU_EXPORT_CLUSTER(k, cx) is EMU_EXPORT for a kernel compiled with
+// __cluster_dims__(cx, 1, 1): its launches run clusters of cx blocks.
+#define EMU_EXPORT_CLUSTER(k, cx)                                                                           \
+    extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+                            unsigned shared, void** params) {                                              \
+        emu::sharedBytes = shared;                                                                          \
+        emu::clusterX = cx;                                                                                 \
+        emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
+        emu::clusterX = 1;                                                                                  \
         emu::sharedBytes = 0;                                                                               \
     }                                                                                                       \
     extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }

@@ -18,6 +18,10 @@
 //                                 (sticky, as on a device)
 //   DUEL_FAKE_CUDA_MEMORY=bytes   device memory size (default 1 GiB): beyond
 //                                 it cuMemAlloc returns CUDA_ERROR_OUT_OF_MEMORY
+//   DUEL_FAKE_CUDA_CC=90          compute capability 9.0 (default 8.0): an
+//                                 H100's 227 KiB of opt-in shared memory, and
+//                                 the sm_90 modules load (duel_cluster.cu,
+//                                 whose clusters the emulator runs)
 #include <dlfcn.h>
 
 #include <chrono>
@@ -79,6 +83,18 @@ void* self() {
     return h;
 }
 
+// capability returns the compute capability the device reports (10*major
+// + minor: 80, or DUEL_FAKE_CUDA_CC).
+int capability() {
+    const char* v = std::getenv("DUEL_FAKE_CUDA_CC");
+    return v ? std::atoi(v) : 80;
+}
+
+// optInShared returns the most shared memory a block may opt in to: an
+// A100's 163 KiB (gemm_tc2_tf32's 162 KiB fit, gemm_tc2_bf16's 204 do
+// not), an H100's 227 KiB from 9.0 on.
+int optInShared() { return capability() >= 90 ? 227 << 10 : 163 << 10; }
+
 size_t memoryLimit() {
     const char* v = std::getenv("DUEL_FAKE_CUDA_MEMORY");
     return v ? std::strtoull(v, nullptr, 10) : size_t(1) << 30;
@@ -118,9 +134,9 @@ API cuDeviceGetAttribute(int* v, int attr, int dev) {
     case 8: *v = 48 << 10; break;        // shared memory per block
     case 10: *v = 32; break;             // warp size
     case 16: *v = 4; break;              // multiprocessors
-    case 75: *v = 8; break;              // compute capability 8.0
-    case 76: *v = 0; break;
-    case 97: *v = 163 << 10; break;      // shared memory per block, opt-in (A100's 163 KiB: gemm_tc2_tf32's 162 KiB fit, gemm_tc2_bf16's 204 do not)
+    case 75: *v = capability() / 10; break;  // compute capability, major
+    case 76: *v = capability() % 10; break;
+    case 97: *v = optInShared(); break;      // shared memory per block, opt-in
     default: return INVALID_VALUE;
     }
     return OK;
@@ -152,7 +168,7 @@ API cuModuleGetFunction(void** f, void*, const char* name) {
     return OK;
 }
 API cuFuncSetAttribute(void* f, int attr, int v) {
-    if (attr != 8 || v < 0 || v > (163 << 10)) return INVALID_VALUE;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (at most the opt-in limit, attribute 97)
+    if (attr != 8 || v < 0 || v > optInShared()) return INVALID_VALUE;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (at most the opt-in limit, attribute 97)
     ((Func*)f)->maxShared = v;
     return OK;
 }

@@ -9,6 +9,8 @@
 //     it on newer devices); a file with a line "// gen: min-arch NN" is
 //     compiled only for the targets from sm_NN on (gemm_tc.cu: sm_80, for
 //     its tensor-core instructions), and its module records MinArch NN;
+//     NN may also be 90 (duel_cluster.cu: thread-block clusters), whose
+//     module then embeds sm_90 PTX only;
 //   - runs nvcc -cubin -Xptxas -v for the same targets and sm_90 and fails if ptxas
 //     reports any spill store or load; the per-kernel summary goes to
 //     dir/ptxas.txt;
@@ -110,7 +112,10 @@ type kernel struct {
 
 type param struct{ ctype, name string }
 
-var kernelRE = regexp.MustCompile(`(?m)^extern "C" __global__ void\s+(?:__launch_bounds__\((\d+)(?:\s*,\s*\d+)?\)\s+)?(\w+)\s*\(([^)]*)\)`)
+// kernelRE matches a kernel's declaration: its __launch_bounds__ (group
+// 1), name (2) and parameters (3); a __cluster_dims__ after the launch
+// bounds (a cluster shape compiled in, duel_cluster.cu) is skipped.
+var kernelRE = regexp.MustCompile(`(?m)^extern "C" __global__ void\s+(?:__launch_bounds__\((\d+)(?:\s*,\s*\d+)?\)\s+)?(?:__cluster_dims__\([^)]*\)\s+)?(\w+)\s*\(([^)]*)\)`)
 
 // parse returns the kernels defined in src.
 func parse(src string) ([]kernel, error) {
@@ -185,8 +190,8 @@ func minArch(src string) (int, error) {
 		return 0, nil
 	}
 	a, _ := strconv.Atoi(m[1])
-	if !slices.Contains(archs, a) {
-		return 0, fmt.Errorf("gen: min-arch %d: not one of the targets %v", a, archs)
+	if !slices.Contains(checkArchs, a) {
+		return 0, fmt.Errorf("gen: min-arch %d: not one of the targets %v", a, checkArchs)
 	}
 	return a, nil
 }
@@ -214,6 +219,9 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 		if a >= min {
 			targets = append(targets, a)
 		}
+	}
+	if min > 0 && !slices.Contains(targets, min) {
+		targets = append(targets, min) // a checked arch beyond archs (sm_90: clusters): its own PTX only
 	}
 	tmp, err := os.MkdirTemp("", "duel-cuda-gen")
 	if err != nil {

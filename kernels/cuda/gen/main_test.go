@@ -38,6 +38,18 @@ extern "C" __global__ void zero(int* z) { z[0] = 0; }
 	}
 }
 
+// TestParseCluster: a __cluster_dims__ after the launch bounds is not the
+// kernel's name.
+func TestParseCluster(t *testing.T) {
+	ks, err := parse("// c = 1\nextern \"C\" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 1, 1) sel(int* c, long long n) { c[0] = 1; }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || ks[0].name != "sel" || ks[0].bounds != 1024 || len(ks[0].params) != 2 || ks[0].comment != "c = 1" {
+		t.Errorf("parsed %+v", ks)
+	}
+}
+
 func TestParseBad(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"none", "int x;", "no extern"},
@@ -106,6 +118,8 @@ func TestMinArch(t *testing.T) {
 		{"// x\nextern \"C\" __global__ void k() {}", 0, false},
 		{"// tensor cores\n// gen: min-arch 80\n", 80, false},
 		{"// gen: min-arch 75\n", 0, true},
+		{"// clusters\n// gen: min-arch 90\n", 90, false},
+		{"// gen: min-arch 100\n", 0, true},
 		{"  // gen: min-arch 80 (indented: not a directive)\n", 0, false},
 	} {
 		got, err := minArch(tc.src)
