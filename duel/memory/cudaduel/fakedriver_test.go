@@ -3,10 +3,12 @@ package cudaduel
 import (
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
@@ -65,6 +67,29 @@ func TestDUELClusterFakeDevice(t *testing.T) {
 		t.Errorf("duel_select_cluster may use %d bytes of dynamic shared memory, needs %d at K 4096, B 256, Z 128: the opt-in failed", m.cshared, need)
 	}
 	m.Close()
+	// The largest batch whose blocks fit the fake H100's 227 KiB (less
+	// staticShared) at K 250, Z 2048: 62 rows (39 slots a block, 227248
+	// bytes) run duel_select_cluster, 63 (40 slots) the one-block kernel.
+	for _, tc := range []struct {
+		b    int
+		want string
+	}{{62, "duel_select_cluster"}, {63, "duel_select_shared"}} {
+		const k, z = 250, 2048
+		r := rand.New(rand.NewPCG(uint64(tc.b), 7))
+		mem, batch := unitRows(r, k, z, nil), unitRows(r, tc.b, z, nil)
+		want, err := memory.NewDUEL(memory.Compete).Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		update := updateSelect(d, 0, SelectAuto, tc.want)
+		got, err := update(mem, batch, z, Options{Admission: memory.Compete})
+		if err != nil {
+			t.Fatalf("K %d B %d Z %d: %v", k, tc.b, z, err)
+		}
+		if !slices.Equal(got.Evicted, want) {
+			t.Errorf("K %d B %d Z %d: %s evicted %v, memory.DUEL evicts %v", k, tc.b, z, tc.want, got.Evicted, want)
+		}
+	}
 }
 
 // TestDUELFakeDevice runs, on the fake driver only, Update and resident
