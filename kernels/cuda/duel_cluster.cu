@@ -207,6 +207,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
         // come (c > top): -= d(J,c).
 #pragma unroll 1
         for (int c = lo + tid; c < hi; c += nt) {
+            unsigned long long x = key[c - lo];
+            if (c <= top && x == 0) continue;  // evicted (never the incoming row: its key has bit 63): no dot
+            if (c == J) {                      // the victim: no dot either
+                key[c - lo] = 0;
+                continue;
+            }
             const uint4* const rc = (const uint4*)(rows + (c - lo) * rs);
             int ah = 0, al = 0;
 #pragma unroll 4
@@ -222,14 +228,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
                 al = __dp2a_hi((int)a.w, (int)j.w, al);
             }
             const int dj = 64 * ah + al;  // d(J, c), exact
-            unsigned long long x = key[c - lo];
             if (c > top) {
                 key[c - lo] = x - ((unsigned long long)(long long)dj << posBits);
-                continue;
-            }
-            if (x == 0) continue;  // evicted (never the incoming row: its key has bit 63)
-            if (c == J) {
-                key[c - lo] = 0;
                 continue;
             }
             const int di = (int)(c == lo + tid ? pre : ins[c]);

@@ -154,6 +154,7 @@ func TestDUELClusterEmulated(t *testing.T) {
 		{"cluster96", small, 96},
 		{"cluster64", []duelCase{{64, 16, 17}, {100, 37, 12}}, 64},
 		{"clusterAuto", []duelCase{{129, 31, 33}}, 0},
+		{"cluster1024", []duelCase{{16, 4, 8}}, 1024}, // all 32 warps' partials, 8192 fibers
 	} {
 		stream(t, tc.name, tc.cases, updateSelect(e, tc.block, SelectCluster, cl))
 	}
