@@ -25,13 +25,14 @@ import (
 // when the garbage collector finds its tensor unreachable. EmptyCache
 // returns the cached memory to the device.
 type Backend struct {
-	g     GPU
-	mem   *Allocator
-	dummy driver.DevicePtr // a valid address for pointers a kernel will not read
-	block int              // threads per block of the elementwise and row kernels
-	cc    int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
-	prec  Precision        // the precision of Gemm (SetPrecision)
-	tc    tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
+	g      GPU
+	mem    *Allocator
+	dummy  driver.DevicePtr // a valid address for pointers a kernel will not read
+	block  int              // threads per block of the elementwise and row kernels
+	cc     int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
+	prec   Precision        // the precision of Gemm (SetPrecision)
+	tc     tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
+	convTC convTCState      // which conv_tc.cu kernels the device allows (conv_tc.go)
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)

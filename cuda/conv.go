@@ -10,8 +10,10 @@ import (
 )
 
 // The backend runs the passes of a convolution with the implicit-GEMM
-// kernels of kernels/cuda/conv.cu: the whole batch is one product whose
-// im2col operand is gathered from the image tile by tile, never stored.
+// kernels of kernels/cuda/conv.cu (FP32) or, in precisions tf32 and bf16,
+// of conv_tc.cu (tensor cores, conv_tc.go): the whole batch is one
+// product whose im2col operand is gathered from the image tile by tile,
+// never stored.
 var _ tensor.ConvBackend = (*Backend)(nil)
 
 // convTile and convWideTile are the edges of the square output tiles of
@@ -144,6 +146,10 @@ func (be *Backend) ConvForward(y, x, w, b tensor.Operand, s tensor.ConvShape, al
 	if s.Out == 0 || cols == 0 {
 		return nil
 	}
+	if k, ok := be.convTCFor("fwd", s.Out); ok {
+		be.convForwardTC(op, k, yp, xp, wp, bp, hasBias, s, a)
+		return nil
+	}
 	fwd := kc.ConvFwdF32
 	if convWide(s.Out) {
 		fwd = kc.ConvFwdWideF32
@@ -164,6 +170,10 @@ func (be *Backend) ConvInputGrad(dx, dy, w tensor.Operand, s tensor.ConvShape, a
 	dyp := be.convPtr(op, "dy", dy, s.Out*s.N*s.OutH()*s.OutW())
 	wp := be.convPtr(op, "w", w, s.Out*s.In*s.K*s.K)
 	if s.In == 0 || cols == 0 {
+		return
+	}
+	if k, ok := be.convTCFor("dgrad", s.In); ok {
+		be.convInputGradTC(op, k, dxp, dyp, wp, acc, s, a)
 		return
 	}
 	dgrad := kc.ConvDgradF32
@@ -201,6 +211,10 @@ func (be *Backend) ConvWeightGrad(dw, dy, x tensor.Operand, s tensor.ConvShape, 
 	dyp := be.convPtr(op, "dy", dy, s.Out*p)
 	xp := be.convPtr(op, "x", x, s.N*s.In*s.H*s.W)
 	if s.Out == 0 || r == 0 {
+		return
+	}
+	if k, ok := be.convTCFor("wgrad", s.Out); ok {
+		be.convWeightGradTC(op, k, dwp, dyp, xp, acc, s, a)
 		return
 	}
 	tile := convTileOf(s.Out)

@@ -97,7 +97,13 @@ func convClose(t *testing.T, what string, got, want []float32, terms int) float6
 // testConv runs every pass of every case of convCases, in both input
 // layouts, with and without accumulation and bias, on be and on the CPU
 // backend, and compares them.
-func testConv(t *testing.T, be *Backend) {
+func testConv(t *testing.T, be *Backend) { testConvRounded(t, be, nil) }
+
+// testConvRounded is testConv with the factors (x, w and dy) rounded by
+// round first, when not nil: the products of such factors are exact in
+// float32, so a tensor-core pass that rounds its factors the same way
+// agrees with the CPU's on them within float32 summation error.
+func testConvRounded(t *testing.T, be *Backend, round func(float32) float32) {
 	cpuB, err := tensor.Lookup("cpu")
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +117,7 @@ func testConv(t *testing.T, be *Backend) {
 				s := tc.s
 				s.ChannelMajor = cm
 				t.Run(fmt.Sprintf("%s/cm=%v/acc=%v", tc.name, cm, acc), func(t *testing.T) {
-					checkConv(t, be, cpu, s, acc, bias, r)
+					checkConv(t, be, cpu, s, acc, bias, r, round)
 				})
 			}
 		}
@@ -119,11 +125,19 @@ func testConv(t *testing.T, be *Backend) {
 }
 
 // checkConv compares the four passes of s on be with cpu's.
-func checkConv(t *testing.T, be *Backend, cpu tensor.ConvBackend, s tensor.ConvShape, acc, bias bool, r *rand.Rand) {
+// The factors x, w and dy are rounded by round when it is not nil.
+func checkConv(t *testing.T, be *Backend, cpu tensor.ConvBackend, s tensor.ConvShape, acc, bias bool, r *rand.Rand, round func(float32) float32) {
 	t.Helper()
 	oh, ow := s.OutH(), s.OutW()
 	nx, ny, nw := s.N*s.In*s.H*s.W, s.Out*s.N*oh*ow, s.Out*s.In*s.K*s.K
 	x, w, b, dy := randSlice(r, nx), randSlice(r, nw), randSlice(r, s.Out), randSlice(r, ny)
+	if round != nil {
+		for _, v := range [][]float32{x, w, dy} {
+			for i := range v {
+				v[i] = round(v[i])
+			}
+		}
+	}
 	dx0, dw0, db0 := randSlice(r, nx), randSlice(r, nw), randSlice(r, s.Out)
 	al := cpu.ConvAlgos(s, conv.Auto)
 	gal := be.ConvAlgos(s, conv.Auto)
@@ -249,7 +263,7 @@ func TestConvGPU(t *testing.T) {
 		{N: 8, In: 3, Out: 64, H: 32, W: 32, K: 7, S: 2, P: 3},
 	} {
 		t.Run(fmt.Sprintf("ResNet%dx%d", s.In, s.Out), func(t *testing.T) {
-			checkConv(t, be, cpuB.(tensor.ConvBackend), s, false, true, r)
+			checkConv(t, be, cpuB.(tensor.ConvBackend), s, false, true, r, nil)
 		})
 	}
 }

@@ -25,7 +25,10 @@
 // the kernel, FP32 accumulation) from compute capability 8.0 on, FP32
 // below. NewBackend, and so the registered backend, defaults to FP32
 // (PyTorch's matmul default); DUEL_CUDA_PRECISION, UsePrecision and
-// Backend.SetPrecision choose another. The convolutions stay FP32.
+// Backend.SetPrecision choose another. The convolutions follow the same
+// setting: FP32 with conv.cu, TF32 or BF16 with conv_tc.cu's tensor-core
+// implicit GEMMs (as PyTorch's convolutions follow
+// torch.backends.cudnn.allow_tf32).
 //
 // GPU is the device API that code running kernels/cuda kernels is written
 // against (allocation, copies, launches; SharedMemoryOptIn for the dynamic

@@ -80,10 +80,10 @@ func DefaultPrecision() (Precision, error) {
 }
 
 // SetPrecision sets the precision of the backend's matrix products and
-// returns the one they will run in: p, or FP32 when p needs tensor cores
-// (TF32, BF16) and the device's compute capability is below 8.0 (there
-// the products fall back to sgemm_f32). Products already queued keep
-// theirs. It is not safe to call while other goroutines use the backend.
+// convolutions and returns the one they will run in: p, or FP32 when p
+// needs tensor cores (TF32, BF16) and the device's compute capability is
+// below 8.0 (there the products fall back to sgemm_f32 and the
+// convolutions to conv.cu). Products already queued keep theirs. It is not safe to call while other goroutines use the backend.
 func (be *Backend) SetPrecision(p Precision) Precision {
 	if p != FP32 && p != TF32 && p != BF16 {
 		panic(fmt.Sprintf("cuda: Backend.SetPrecision(%v): expected FP32, TF32 or BF16", p))

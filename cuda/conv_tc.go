@@ -1,0 +1,197 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// The convolutions follow the backend's precision (SetPrecision), as
+// PyTorch's follow torch.backends.cudnn.allow_tf32: in tf32 and bf16 they
+// run conv_tc.cu's tensor-core implicit GEMMs, their factors rounded as
+// Gemm's are, where the device gives those kernels their shared memory
+// (convTCFor); in fp32, or where it does not, conv.cu's FP32 kernels.
+
+// The bytes of dynamic shared memory of conv_tc.cu's kernels
+// (CTC_SHARED_*: TestConvTCSharedConstants), and of their static tables.
+const (
+	convTCSharedTF32x128 = 165888
+	convTCSharedTF32x64  = 138240
+	convTCSharedBF16x128 = 208896
+	convTCSharedBF16x64  = 174080
+	convTCStatic         = 768
+
+	convTCTileN = 256 // columns of the product per block
+	convTCChunk = 32  // k per panel: the weight gradient's chunks are multiples of it
+)
+
+// convTCKernel is one of conv_tc.cu's kernels: its name, the rows of its
+// tile and its dynamic shared memory.
+type convTCKernel struct {
+	name   string
+	rows   int
+	shared int
+}
+
+// convTCState records, per kernel name, whether the device gave it its
+// shared memory (1), refused (-1) or was not asked yet (absent).
+type convTCState map[string]int8
+
+// convTCFor returns the tensor-core kernel of pass ("fwd", "dgrad" or
+// "wgrad") for a product of m rows in the backend's precision: 64-row
+// tiles for m <= 64, else 128; BF16 where the device allows its shared
+// memory, else TF32 (a bf16 backend on sm_80, whose 163 KiB do not hold
+// BF16's panels); ok is false in fp32, or where neither fits (conv.cu's
+// FP32 kernels then).
+func (be *Backend) convTCFor(pass string, m int) (k convTCKernel, ok bool) {
+	if be.prec != TF32 && be.prec != BF16 {
+		return convTCKernel{}, false
+	}
+	rows := 128
+	if m <= 64 {
+		rows = 64
+	}
+	tile := ""
+	if rows == 64 {
+		tile = "64"
+	}
+	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32", pass, tile), rows, convTCShared(false, rows)}}
+	if be.prec == BF16 {
+		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows)}}, cands...)
+	}
+	for _, c := range cands {
+		if be.convTCAllowed(c) {
+			return c, true
+		}
+	}
+	return convTCKernel{}, false
+}
+
+// convTCShared is the dynamic shared memory of a conv_tc.cu kernel.
+func convTCShared(bf16 bool, rows int) int {
+	switch {
+	case bf16 && rows == 128:
+		return convTCSharedBF16x128
+	case bf16:
+		return convTCSharedBF16x64
+	case rows == 128:
+		return convTCSharedTF32x128
+	}
+	return convTCSharedTF32x64
+}
+
+// convTCAllowed reports whether the device gives kernel c its shared
+// memory, opting it in on the first call: a GPU with SharedMemoryOptIn
+// must allow c.shared plus the static tables per block and accept the
+// opt-in; one without (the CPU emulator) has no limit.
+func (be *Backend) convTCAllowed(c convTCKernel) bool {
+	if be.convTC == nil {
+		be.convTC = convTCState{}
+	}
+	st, seen := be.convTC[c.name]
+	if !seen {
+		st = 1
+		if s, ok := be.g.(SharedMemoryOptIn); ok {
+			if n, err := s.MaxSharedOptIn(); err != nil || n < c.shared+convTCStatic || s.OptInShared(kc.ConvTcModule, c.name, c.shared) != nil {
+				st = -1
+			}
+		}
+		be.convTC[c.name] = st
+	}
+	return st > 0
+}
+
+// convTCLaunch is the launch configuration of kernel k over an m x n
+// product with z blocks along the third dimension.
+func convTCLaunch(op string, k convTCKernel, m, n, z int) kc.Config {
+	gy := (m + k.rows - 1) / k.rows
+	if gy > 65535 {
+		must(op, fmt.Errorf("cuda: %d rows exceed the %d of one conv_tc.cu launch (grid limit)", m, 65535*k.rows))
+	}
+	return kc.Config{
+		Grid:   driver.Dim3{X: max((n+convTCTileN-1)/convTCTileN, 1), Y: max(gy, 1), Z: z},
+		Block:  driver.Dim3{X: 256, Y: 1, Z: 1},
+		Shared: k.shared,
+	}
+}
+
+// convTCLaunchers are conv_tc.cu's launchers by kernel name, by pass.
+var (
+	convTCFwd = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32,
+		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
+		"conv_fwd_tc_tf32": kc.ConvFwdTcTf32, "conv_fwd_tc64_tf32": kc.ConvFwdTc64Tf32,
+		"conv_fwd_tc_bf16": kc.ConvFwdTcBf16, "conv_fwd_tc64_bf16": kc.ConvFwdTc64Bf16,
+	}
+	convTCDgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32,
+		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
+		"conv_dgrad_tc_tf32": kc.ConvDgradTcTf32, "conv_dgrad_tc64_tf32": kc.ConvDgradTc64Tf32,
+		"conv_dgrad_tc_bf16": kc.ConvDgradTcBf16, "conv_dgrad_tc64_bf16": kc.ConvDgradTc64Bf16,
+	}
+	convTCWgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32, int32,
+		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
+		"conv_wgrad_tc_tf32": kc.ConvWgradTcTf32, "conv_wgrad_tc64_tf32": kc.ConvWgradTc64Tf32,
+		"conv_wgrad_tc_bf16": kc.ConvWgradTcBf16, "conv_wgrad_tc64_bf16": kc.ConvWgradTc64Bf16,
+	}
+)
+
+// convForwardTC runs the forward pass with kernel k (see ConvForward).
+func (be *Backend) convForwardTC(op string, k convTCKernel, yp, xp, wp, bp driver.DevicePtr, hasBias bool, s tensor.ConvShape, a [11]int32) {
+	cols := s.N * s.OutH() * s.OutW()
+	be.queued(op, convTCFwd[k.name](be.g, convTCLaunch(op, k, s.Out, cols, 1), yp, xp, wp, bp, convFlag(hasBias),
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+}
+
+// convInputGradTC runs the input gradient with kernel k: conv_wt_f32
+// writes w^T' (C x O*K*K) into scratch memory, the A operand of the
+// product.
+func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) {
+	kk := s.K * s.K
+	n := int64(s.Out) * int64(s.In) * int64(kk)
+	sc := &scratch{mem: be.mem}
+	defer sc.release() // the stream orders later users of the memory after these kernels
+	wt, err := sc.alloc(4 * int(n))
+	must(op, err)
+	be.queued(op, kc.ConvWtF32(be.g, be.grid(n), wt, wp, int32(s.Out), int32(s.In), int32(kk)))
+	cols := s.N * s.H * s.W
+	be.queued(op, convTCDgrad[k.name](be.g, convTCLaunch(op, k, s.In, cols, 1), dxp, dyp, wt, convFlag(acc),
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+}
+
+// convWeightGradTC runs the weight gradient with kernel k, its reduction
+// split as conv_wgrad_f32's (chunks of whole panels) and the partial
+// products summed by conv_wgrad_reduce_f32.
+func (be *Backend) convWeightGradTC(op string, k convTCKernel, dwp, dyp, xp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) {
+	p := s.N * s.OutH() * s.OutW()
+	r := s.In * s.K * s.K
+	tiles := ((s.Out + k.rows - 1) / k.rows) * ((r + convTCTileN - 1) / convTCTileN)
+	splits, chunk := convTCSplits(p, tiles, be.g.Multiprocessors())
+	wgrad := convTCWgrad[k.name]
+	if splits <= 1 {
+		be.queued(op, wgrad(be.g, convTCLaunch(op, k, s.Out, r, 1), dwp, dyp, xp, convFlag(acc), int32(max(p, 0)),
+			a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+		return
+	}
+	sc := &scratch{mem: be.mem}
+	defer sc.release()
+	part, err := sc.alloc(4 * splits * s.Out * r)
+	must(op, err)
+	be.queued(op, wgrad(be.g, convTCLaunch(op, k, s.Out, r, splits), part, dyp, xp, 0, int32(chunk),
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+	n := int64(s.Out) * int64(r)
+	be.queued(op, kc.ConvWgradReduceF32(be.g, be.grid(n), dwp, part, int32(splits), n, convFlag(acc)))
+}
+
+// convTCSplits is convSplits for conv_tc.cu's weight gradient: one block
+// a multiprocessor (their shared memory allows no more), chunks of whole
+// panels of 32 and at least 8 panels each.
+func convTCSplits(p, tiles, sms int) (splits, chunk int) {
+	splits = min(max(sms/max(tiles, 1), 1), max(p/(8*convTCChunk), 1), 65535)
+	chunk = (p + splits - 1) / splits
+	chunk = (chunk + convTCChunk - 1) / convTCChunk * convTCChunk
+	if chunk == 0 {
+		return 1, 0
+	}
+	return (p + chunk - 1) / chunk, chunk
+}

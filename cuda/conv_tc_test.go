@@ -1,0 +1,152 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// convTCCases add to convCases the shapes that exercise conv_tc.cu's own
+// paths: several 128 x 256 and 64 x 256 tiles, reductions of several
+// panels of 32 with a partial last one, the dense 1 x 1 paths (stride 1,
+// no padding) with rows on 16 bytes and off them, and weight gradients
+// split into several chunks of whole panels.
+var convTCCases = []struct {
+	name string
+	s    tensor.ConvShape
+}{
+	{"Rows130Cols300", tensor.ConvShape{N: 3, In: 7, Out: 130, H: 10, W: 10, K: 3, S: 1, P: 1}},
+	{"Rows64Panels", tensor.ConvShape{N: 2, In: 9, Out: 64, H: 9, W: 8, K: 3, S: 2, P: 1}},
+	{"Dense1x1Aligned", tensor.ConvShape{N: 2, In: 40, Out: 72, H: 8, W: 8, K: 1, S: 1, P: 0}},
+	{"Dense1x1Odd", tensor.ConvShape{N: 3, In: 37, Out: 33, H: 5, W: 3, K: 1, S: 1, P: 0}},
+	{"SplitChunks", tensor.ConvShape{N: 8, In: 2, Out: 3, H: 16, W: 16, K: 3, S: 1, P: 1}},
+	{"Stride3Pad2", tensor.ConvShape{N: 2, In: 3, Out: 5, H: 11, W: 10, K: 5, S: 3, P: 2}},
+}
+
+// TestConvTCEmulated runs the passes in precisions tf32 and bf16 (so with
+// conv_tc.cu's kernels) on the CPU emulator against the CPU backend, on
+// factors rounded to TF32 or BF16 beforehand (whose products are exact
+// in float32: the results agree within float32 summation error), on
+// convCases and convTCCases in both input layouts, with and without
+// accumulation and bias. It skips without g++ or under -short.
+func TestConvTCEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	cpuB, err := tensor.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := cpuB.(tensor.ConvBackend)
+	for _, p := range []struct {
+		prec  Precision
+		round func(float32) float32
+	}{{TF32, roundTF32}, {BF16, roundBF16}} {
+		t.Run(p.prec.String(), func(t *testing.T) {
+			be, err := newBackend(e, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := be.SetPrecision(p.prec); got != p.prec {
+				t.Fatalf("SetPrecision(%v) = %v on the emulator", p.prec, got)
+			}
+			for _, m := range []int{1, 64, 65, 300} {
+				for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
+					k, ok := be.convTCFor(pass, m)
+					want := fmt.Sprintf("conv_%s_tc%s_%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec)
+					if !ok || k.name != want {
+						t.Fatalf("convTCFor(%s, %d) = %q, %v; want %q", pass, m, k.name, ok, want)
+					}
+				}
+			}
+			r := rand.New(rand.NewPCG(21, uint64(p.prec)))
+			for i, tc := range append(convCases[:len(convCases):len(convCases)], convTCCases...) {
+				s := tc.s
+				s.ChannelMajor = (i+int(p.prec))%2 == 0 // each case in one layout per precision, the other in the other
+				t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
+					checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round)
+				})
+			}
+		})
+	}
+}
+
+// TestConvTCChoice: fp32 keeps conv.cu's kernels; tf32 and bf16 pick the
+// tile by the product's rows; a device whose opt-in limit is below a
+// kernel's shared memory gets the next candidate (bf16 on sm_80's 163 KiB:
+// TF32 at 128 rows, since BF16 needs 204 KiB, and 170 KiB at 64 rows) or
+// conv.cu's.
+func TestConvTCChoice(t *testing.T) {
+	for _, tc := range []struct {
+		prec  Precision
+		limit int // the device's opt-in limit; 0: no SharedMemoryOptIn
+		m     int
+		want  string // "" for conv.cu's kernels
+	}{
+		{FP32, 0, 300, ""},
+		{TF32, 0, 64, "conv_fwd_tc64_tf32"},
+		{TF32, 0, 65, "conv_fwd_tc_tf32"},
+		{BF16, 0, 200, "conv_fwd_tc_bf16"},
+		{BF16, 232448, 200, "conv_fwd_tc_bf16"},
+		{BF16, 232448, 10, "conv_fwd_tc64_bf16"},
+		{BF16, 166912, 200, "conv_fwd_tc_tf32"},
+		{BF16, 166912, 10, "conv_fwd_tc64_tf32"},
+		{TF32, 166912, 200, "conv_fwd_tc_tf32"},
+		{TF32, 101376, 200, ""},
+		{TF32, 101376, 64, ""},
+	} {
+		t.Run(fmt.Sprintf("%v/%d/%d", tc.prec, tc.limit, tc.m), func(t *testing.T) {
+			be := &Backend{prec: tc.prec}
+			if tc.limit > 0 {
+				be.g = &optInHost{max: tc.limit}
+			}
+			k, ok := be.convTCFor("fwd", tc.m)
+			if got := map[bool]string{true: k.name, false: ""}[ok]; got != tc.want {
+				t.Errorf("convTCFor = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestConvTCSharedConstants checks the launchers' shared memory against
+// conv_tc.cu's CTC_SHARED_* (which the kernel checks against its panel
+// layout with static_assert).
+func TestConvTCSharedConstants(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_tc.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{
+		"CTC_SHARED_TF32_128": convTCSharedTF32x128, "CTC_SHARED_TF32_64": convTCSharedTF32x64,
+		"CTC_SHARED_BF16_128": convTCSharedBF16x128, "CTC_SHARED_BF16_64": convTCSharedBF16x64,
+	} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("conv_tc.cu has no #define %s", name)
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != want {
+			t.Errorf("%s = %d in conv_tc.cu, %d in conv_tc.go", name, got, want)
+		}
+	}
+}
+
+// TestConvTCSplits: chunks are whole panels covering the reduction, at
+// most one block a multiprocessor.
+func TestConvTCSplits(t *testing.T) {
+	for _, tc := range []struct{ p, tiles, sms int }{
+		{0, 1, 132}, {1, 1, 132}, {960, 1, 4}, {262144, 2, 132}, {262144, 400, 132}, {1000, 1, 1},
+	} {
+		splits, chunk := convTCSplits(tc.p, tc.tiles, tc.sms)
+		if chunk%convTCChunk != 0 || splits < 1 || (tc.p > 0 && (splits*chunk < tc.p || (splits-1)*chunk >= tc.p)) {
+			t.Errorf("convTCSplits(%d, %d, %d) = %d chunks of %d", tc.p, tc.tiles, tc.sms, splits, chunk)
+		}
+		if splits > 1 && splits*tc.tiles > tc.sms {
+			t.Errorf("convTCSplits(%d, %d, %d) = %d chunks: more blocks than multiprocessors", tc.p, tc.tiles, tc.sms, splits)
+		}
+	}
+}

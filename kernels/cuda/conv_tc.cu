@@ -1,0 +1,467 @@
+// conv_tc.cu: conv.cu's three passes (forward, input gradient, weight
+// gradient; the same geometry, layouts and arguments, see conv.cu's
+// header) on tensor cores, the factors rounded to TF32 or BF16 as
+// gemm_tc.cu rounds them, accumulated in FP32: the backend's convolutions
+// in precisions tf32 and bf16 (cuda/conv.go), as cuDNN's with
+// torch.backends.cudnn.allow_tf32.
+//
+// Each pass is one implicit GEMM over the whole batch, run by the
+// cp.async pipeline of gemm_tc2 (tc.cuh): 256-thread blocks of 8 warps
+// (2 x 4), a BM x 256 tile of the product a block (BM = 128: warps of
+// 64 x 64, 4 x 8 mma tiles; BM = 64 for products of at most 64 rows:
+// warps of 32 x 64, 2 x 8 tiles), panels of 32 k in a ring of 3 stages
+// of dynamic shared memory, one __syncthreads a panel. The A operand (the
+// product's rows) is a dense k-contiguous matrix in every pass -- w (O x
+// C*K*K) forward, dy (O x N*OH*OW) for the weight gradient, and for the
+// input gradient w^T' (C x O*K*K), which conv_wt_f32 writes first -- so
+// it is copied by tc2_copy, 16 bytes at a time where rows are aligned.
+// The B operand (the virtual im2col matrix: col, dycol or col^T) is
+// gathered: each thread copies 4-byte elements with cp.async, zero-filled
+// (src-size 0) outside the image, past the edges and past K, into the
+// k-row panel layout of tc2 (k rows of 256 columns), from the element's
+// address computed as conv.cu computes it: a per-thread base for each of
+// its 4 columns (the same 4 columns for every panel) plus a per-row
+// offset from a table of the panel's 32 rows (two slots in static shared
+// memory, filled by the first warp two panels ahead). Where the B operand
+// is itself a dense matrix (a 1 x 1 kernel, stride 1, no padding: x
+// forward when channel-major, dy for the input gradient), tc2_copy copies
+// it 16 bytes at a time. Each thread then rounds the words it copied
+// (tc2_round), and the fragments and mma steps are gemm_tc2's.
+//
+// The weight gradient's reduction over N*OH*OW is split over blockIdx.z
+// into chunks (multiples of 32) whose partial products
+// conv_wgrad_reduce_f32 (conv.cu) sums in a fixed order, as in conv.cu.
+// The mma's accumulation order is the hardware's: results agree with
+// conv.cu's within TF32/BF16 rounding, not bit for bit.
+//
+// Dynamic shared memory: conv_tc_shared below (TF32: 165888 bytes at
+// BM 128, 138240 at BM 64; BF16: 208896 and 174080), plus 768 bytes of
+// static tables; the launch opts in (cuda.SharedMemoryOptIn).
+//
+// Build: go run ./kernels/cuda/gen (see docs/cuda.md).
+// gen: min-arch 80
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "conv_tc.cu needs sm_80 or later (mma.sync with TF32/BF16 operands)"
+#endif
+
+#include "tc.cuh"
+
+#define CTC_BN 256  // columns of the product per block
+
+// ctc_shared returns the bytes of dynamic shared memory of a BM-row
+// block: the ring of FP32 panels, and for BF16 the double-buffered
+// packed panels.
+template <bool BF16, int BM>
+__device__ constexpr int ctc_shared() {
+    return 4 * (TC2_STAGES * (tc2_words<BF16, BM>() + tc2_words<BF16, CTC_BN>()) +
+                (BF16 ? 2 * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>()) : 0));
+}
+
+// The bytes the launchers give (cuda/conv.go's convTCShared; TestConvTCSharedConstants).
+#define CTC_SHARED_TF32_128 165888
+#define CTC_SHARED_TF32_64 138240
+#define CTC_SHARED_BF16_128 208896
+#define CTC_SHARED_BF16_64 174080
+static_assert(ctc_shared<false, 128>() == CTC_SHARED_TF32_128, "CTC_SHARED_TF32_128");
+static_assert(ctc_shared<false, 64>() == CTC_SHARED_TF32_64, "CTC_SHARED_TF32_64");
+static_assert(ctc_shared<true, 128>() == CTC_SHARED_BF16_128, "CTC_SHARED_BF16_128");
+static_assert(ctc_shared<true, 64>() == CTC_SHARED_BF16_64, "CTC_SHARED_BF16_64");
+
+// ctc_col returns column i (0..3) of this thread's B chunks, relative to
+// the block's first: the same 4 columns in every chunk of every panel
+// (tc2_chunk's k-row layout of 256 columns).
+__device__ __forceinline__ int ctc_col(int i) { return (threadIdx.x & 63) * 4 + i; }
+
+// ctc_gather issues this thread's cp.async of the B panel of rows k0 ..
+// k0+31 into the k-row panel at s: element (k, column i of ctc_col) is
+// *src(i, k) (k relative to k0), or zero where src returns nullptr.
+template <bool BF16, class Src>
+__device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Src src) {
+    constexpr int CH = CTC_BN * TC2_BK / 4 / 256;
+#pragma unroll
+    for (int l = 0; l < CH; l++) {
+        int r, k;
+        tc2_chunk<BF16, false, CTC_BN>(l, r, k);
+        unsigned* d = s + tc2_off<BF16, false, CTC_BN>(r, k);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float* p = src(i, k);
+            cp_async4(d + i, p ? p : any, p ? 4 : 0);
+        }
+    }
+}
+
+// ctc_loop runs the panels of rows kbeg .. kend-1 of the product into acc
+// (a warp's MI x 8 tiles): fill(slot, k0) writes the table of the panel
+// from k0 into slot (threads 0..31), copyA(s, k0) and copyB(s, k0, slot)
+// issue this thread's copies of the panel into stage s. One barrier a
+// panel; the tables of panel p + 2 are written before the barrier of
+// panel p into panel p's slot, whose last reader, the copies of panel p,
+// were issued before the barrier of panel p - 1 (or, for panel 0, before
+// the barrier that closes the prologue).
+template <bool BF16, int BM, class Fill, class CopyA, class CopyB>
+__device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8][4], int kbeg, int kend,
+                                         Fill fill, CopyA copyA, CopyB copyB) {
+    constexpr int MI = BM / 32;
+    constexpr int stage = tc2_words<BF16, BM>() + tc2_words<BF16, CTC_BN>();
+    const int warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * (BM / 2), wn = (warp & 3) * 64;
+    const int panels = (kend - kbeg + TC2_BK - 1) / TC2_BK;
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[i][j][q] = 0.f;
+    const auto issue = [&](int p) {
+        unsigned* s = smem + (p % TC2_STAGES) * stage;
+        copyA(s, kbeg + p * TC2_BK);
+        copyB(s + tc2_words<BF16, BM>(), kbeg + p * TC2_BK, p & 1);
+    };
+    fill(0, kbeg);
+    fill(1, kbeg + TC2_BK);
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < TC2_STAGES - 1; p++) {
+        if (p < panels) issue(p);
+        cp_async_commit();
+    }
+    __syncthreads();  // the copies of panel 0 issued: its table's slot may take panel 2's
+    for (int p = 0; p < panels; p++) {
+        cp_async_wait<TC2_STAGES - 2>();  // panel p's copies of this thread have landed
+        unsigned* as = smem + (p % TC2_STAGES) * stage;
+        unsigned* bs = as + tc2_words<BF16, BM>();
+        if (BF16) {
+            unsigned* pa = smem + TC2_STAGES * stage + (p & 1) * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>());
+            unsigned* pb = pa + tc2_pwords<BM>();
+            tc2_round<BF16, true, BM>(as, pa);
+            tc2_round<BF16, false, CTC_BN>(bs, pb);
+            as = pa, bs = pb;
+        } else {
+            tc2_round<BF16, true, BM>(as, nullptr);
+            tc2_round<BF16, false, CTC_BN>(bs, nullptr);
+        }
+        if (p + TC2_STAGES - 1 < panels) fill((p + TC2_STAGES - 1) & 1, kbeg + (p + TC2_STAGES - 1) * TC2_BK);
+        __syncthreads();
+        if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
+        cp_async_commit();
+#pragma unroll
+        for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
+            unsigned fa[MI][4], fb[8][2];
+            const int w = BF16 ? ks / 2 : ks;
+            tc2_frags<BF16, true, BM, true, MI>(fa, as, wm, w);
+            tc2_frags<BF16, false, CTC_BN, false>(fb, bs, wn, w);
+            tc_mmas<BF16>(acc, fa, fb);
+        }
+    }
+    cp_async_wait<0>();
+}
+
+// ctc_each calls out(row, column, value) for every accumulator of this
+// thread's warp tile inside the M x N product (the mma fragment layout:
+// acc[i][j][2h+u] is row wm + 16i + g + 8h, column wn + 8j + 2t + u).
+template <int BM, class Out>
+__device__ __forceinline__ void ctc_each(float (&acc)[BM / 32][8][4], int m0, int n0, int M, int N, Out out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int r0 = m0 + (warp >> 2) * (BM / 2), c0 = n0 + (warp & 3) * 64;
+#pragma unroll
+    for (int i = 0; i < BM / 32; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gm = r0 + 16 * i + g + 8 * h;
+            if (gm >= M) continue;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const int gn = c0 + 8 * j + 2 * t + u;
+                    if (gn < N) out(gm, gn, acc[i][j][2 * h + u]);
+                }
+        }
+}
+
+// ctc_aligned reports whether rows of p with leading dimension ld start on
+// 16 bytes (tc2_copy's 16-byte copies).
+__device__ __forceinline__ bool ctc_aligned(const float* p, long long ld) {
+    return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * 4) & 15) == 0;
+}
+
+// ctc_copy_dense issues tc2_copy of panel k0 of the R-row matrix x (rows
+// r0.., Rn rows, K columns; element (r, k) at x[r*ld + k] when KC, else
+// x[k*ld + r]), 16 bytes at a time when vec.
+template <bool BF16, bool KC, int R>
+__device__ __forceinline__ void ctc_copy_dense(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K,
+                                               bool vec) {
+    if (vec)
+        tc2_copy<BF16, KC, R, true>(s, x, ld, r0, Rn, k0, K);
+    else
+        tc2_copy<BF16, KC, R, false>(s, x, ld, r0, Rn, k0, K);
+}
+
+template <bool BF16, int BM>
+__device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const float* w, const float* b, int hasBias,
+                                            int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                            int cm) {
+    TC2_DYNAMIC_SHARED(smem);
+    __shared__ int tabI[2][TC2_BK], tabJ[2][TC2_BK], tabOff[2][TC2_BK];
+    const int KK = K * K, Rn = C * KK, plane = OH * OW, cols = N * plane;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
+    const bool dense = K == 1 && S == 1 && P == 0 && cm;  // col is x itself (C x cols)
+    const int cstride = cm ? N * H * W : H * W;
+    // This thread's 4 columns (output positions): the top-left tap and
+    // the image offset of its window.
+    int iy0[4], ix0[4], base[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gn = n0 + ctc_col(i);
+        iy0[i] = 1 << 29, ix0[i] = 0, base[i] = 0;  // outside the image when gn >= cols
+        if (gn < cols) {
+            const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+            iy0[i] = oy * S - P, ix0[i] = ox * S - P;
+            base[i] = (cm ? img * H * W : img * C * H * W) + iy0[i] * W + ix0[i];
+        }
+    }
+    const auto fill = [&](int slot, int k0) {
+        const int tid = threadIdx.x;
+        if (tid < TC2_BK) {
+            const int r = k0 + tid;
+            int i = 0, j = 0, off = 0;
+            if (r < Rn) {
+                const int c = r / KK, t = r - c * KK;
+                i = t / K, j = t - i * K, off = c * cstride + i * W + j;
+            }
+            tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
+        }
+    };
+    const bool va = ctc_aligned(w, Rn), vb = ctc_aligned(x, cols);
+    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, w, Rn, m0, O, k0, Rn, va); };
+    const auto copyB = [&](unsigned* s, int k0, int slot) {
+        if (dense) {
+            ctc_copy_dense<BF16, false, CTC_BN>(s, x, cols, n0, cols, k0, Rn, vb);
+            return;
+        }
+        ctc_gather<BF16>(s, x, [&](int i, int k) -> const float* {
+            const int yy = iy0[i] + tabI[slot][k], xx = ix0[i] + tabJ[slot][k];
+            const bool in = k0 + k < Rn && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+            return in ? x + base[i] + tabOff[slot][k] : nullptr;
+        });
+    };
+    float acc[BM / 32][8][4];
+    ctc_loop<BF16, BM>(smem, acc, 0, Rn, fill, copyA, copyB);
+    ctc_each<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v) {
+        y[(long long)gm * cols + gn] = hasBias ? v + b[gm] : v;
+    });
+}
+
+template <bool BF16, int BM>
+__device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const float* wt, int accumulate,
+                                              int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                              int cm) {
+    TC2_DYNAMIC_SHARED(smem);
+    __shared__ int tabI[2][TC2_BK], tabJ[2][TC2_BK], tabOff[2][TC2_BK];
+    const int KK = K * K, Rn = O * KK, plane = H * W, cols = N * plane, oplane = OH * OW;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
+    const bool dense = K == 1 && S == 1 && P == 0;  // dycol is dy itself (O x cols)
+    // This thread's 4 columns (input positions): the padded position and
+    // the image's offset in dy's planes.
+    int py[4], px[4], base[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gn = n0 + ctc_col(i);
+        py[i] = -(1 << 29), px[i] = 0, base[i] = 0;  // no output position when gn >= cols
+        if (gn < cols) {
+            const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+            py[i] = yy + P, px[i] = xx + P, base[i] = img * oplane;
+        }
+    }
+    const auto fill = [&](int slot, int k0) {
+        const int tid = threadIdx.x;
+        if (tid < TC2_BK) {
+            const int r = k0 + tid;
+            int i = 0, j = 0, off = 0;
+            if (r < Rn) {
+                const int o = r / KK, t = r - o * KK;
+                i = t / K, j = t - i * K, off = o * N * oplane;
+            }
+            tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
+        }
+    };
+    const bool va = ctc_aligned(wt, Rn), vb = ctc_aligned(dy, cols);
+    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, wt, Rn, m0, C, k0, Rn, va); };
+    const auto copyB = [&](unsigned* s, int k0, int slot) {
+        if (dense) {
+            ctc_copy_dense<BF16, false, CTC_BN>(s, dy, cols, n0, cols, k0, Rn, vb);
+            return;
+        }
+        ctc_gather<BF16>(s, dy, [&](int i, int k) -> const float* {
+            const int sy = py[i] - tabI[slot][k], sx = px[i] - tabJ[slot][k];
+            if (k0 + k >= Rn || sy < 0 || sx < 0) return nullptr;
+            int oy = sy, ox = sx;
+            if (S != 1) {
+                oy = sy / S, ox = sx / S;
+                if (oy * S != sy || ox * S != sx) return nullptr;  // no output position
+            }
+            return oy < OH && ox < OW ? dy + tabOff[slot][k] + base[i] + oy * OW + ox : nullptr;
+        });
+    };
+    float acc[BM / 32][8][4];
+    ctc_loop<BF16, BM>(smem, acc, 0, Rn, fill, copyA, copyB);
+    ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
+        const int img = gn / plane, q = gn - img * plane;
+        const long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
+        if (accumulate) v += dx[at];
+        dx[at] = v;
+    });
+}
+
+template <bool BF16, int BM>
+__device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const float* x, int accumulate, int chunk,
+                                              int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                              int cm) {
+    TC2_DYNAMIC_SHARED(smem);
+    __shared__ int tabY[2][TC2_BK], tabX[2][TC2_BK], tabOff[2][TC2_BK];
+    const int KK = K * K, Rn = C * KK, plane = OH * OW, cols = N * plane;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
+    const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
+    float* o = out + (long long)blockIdx.z * O * Rn;
+    const int cstride = cm ? N * H * W : H * W, istride = cm ? H * W : C * H * W;
+    // This thread's 4 columns (c, i, j) of w: the tap's offset from the
+    // output position's top-left and the channel's offset in x.
+    int ri[4], rj[4], coff[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gn = n0 + ctc_col(i);
+        ri[i] = 1 << 29, rj[i] = 0, coff[i] = 0;  // outside the image when gn >= Rn
+        if (gn < Rn) {
+            const int ci = gn / KK, t = gn - ci * KK, ti = t / K;
+            ri[i] = ti - P, rj[i] = t - ti * K - P, coff[i] = ci * cstride + ri[i] * W + rj[i];
+        }
+    }
+    // The panel's rows p = (n, oy, ox): the window's top-left and its
+    // offset in x.
+    const auto fill = [&](int slot, int k0) {
+        const int tid = threadIdx.x;
+        if (tid < TC2_BK) {
+            const int p = k0 + tid;
+            int yv = 0, xv = 0, off = 0;
+            if (p < kend) {
+                const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+                yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
+            }
+            tabY[slot][tid] = yv, tabX[slot][tid] = xv, tabOff[slot][tid] = off;
+        }
+    };
+    const bool va = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
+    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, dy, cols, m0, O, k0, kend, va); };
+    const auto copyB = [&](unsigned* s, int k0, int slot) {
+        ctc_gather<BF16>(s, x, [&](int i, int k) -> const float* {
+            const int yy = tabY[slot][k] + ri[i], xx = tabX[slot][k] + rj[i];
+            const bool in = k0 + k < kend && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+            return in ? x + tabOff[slot][k] + coff[i] : nullptr;
+        });
+    };
+    float acc[BM / 32][8][4];
+    ctc_loop<BF16, BM>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    ctc_each<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v) {
+        float* q = o + (long long)gm * Rn + gn;
+        if (accumulate) v += *q;
+        *q = v;
+    });
+}
+
+#define CTC_ARGS N, C, H, W, O, K, S, P, OH, OW, cm
+
+// y[o][p] = sum over r of tf32(w[o][r])*tf32(col[r][p]) (+ b[o]), tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_tf32(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<false, 128>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// y[o][p] = sum over r of tf32(w[o][r])*tf32(col[r][p]) (+ b[o]), tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_tf32(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<false, 64>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// y[o][p] = sum over r of bf16(w[o][r])*bf16(col[r][p]) (+ b[o]), tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_bf16(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<true, 128>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// y[o][p] = sum over r of bf16(w[o][r])*bf16(col[r][p]) (+ b[o]), tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_bf16(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<true, 64>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// dx[c][q] (+)= sum over k of tf32(wt[c][k])*tf32(dycol[k][q]), wt from conv_wt_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_tf32(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<false, 128>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// dx[c][q] (+)= sum over k of tf32(wt[c][k])*tf32(dycol[k][q]), wt from conv_wt_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_tf32(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<false, 64>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// dx[c][q] (+)= sum over k of bf16(wt[c][k])*bf16(dycol[k][q]), wt from conv_wt_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_bf16(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<true, 128>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// dx[c][q] (+)= sum over k of bf16(wt[c][k])*bf16(dycol[k][q]), wt from conv_wt_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_bf16(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<true, 64>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of tf32(dy[o][p])*tf32(col[r][p]), tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_tf32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<false, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of tf32(dy[o][p])*tf32(col[r][p]), tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<false, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of bf16(dy[o][p])*bf16(col[r][p]), tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_bf16(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<true, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of bf16(dy[o][p])*bf16(col[r][p]), tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_bf16(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<true, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// wt[c][o*KK + t] = w[o][c][t] for o < O, c < C, t < KK (the input gradient's A operand), grid-stride
+extern "C" __global__ void conv_wt_f32(float* wt, const float* w, int O, int C, int KK) {
+    const long long n = (long long)O * C * KK;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+        const long long o = e / ((long long)C * KK), rest = e - o * C * KK, c = rest / KK, t = rest - c * KK;
+        wt[(c * O + o) * KK + t] = w[e];
+    }
+}
