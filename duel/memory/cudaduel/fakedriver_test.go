@@ -29,9 +29,9 @@ func TestFakeDriver(t *testing.T) {
 			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
 		}
 	}
-	// A device of compute capability 9.0: duel_select_cluster by default.
+	// A device of compute capability 9.0, duel_select_cluster asked for.
 	run = "^(TestDUELPolicyKernel|TestDUELClusterFakeDevice)$"
-	out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC=90")
+	out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC=90", EnvSelect+"=cluster")
 	if err != nil {
 		t.Fatalf("%s with the fake driver at compute capability 9.0: %v\n%s", run, err, out)
 	}
@@ -44,12 +44,13 @@ func TestFakeDriver(t *testing.T) {
 
 // TestDUELClusterFakeDevice runs, on the fake driver at compute
 // capability 9.0 only (TestFakeDriver's second child), Update and resident
-// streams against memory.DUEL with the default selection, which must be
-// duel_select_cluster (its module loads, its shared memory opts in, the
-// driver launches one cluster), and with the one-block kernels forced.
+// streams against memory.DUEL with the selection SelectAuto under
+// DUEL_CUDADUEL_SELECT=cluster, which must be duel_select_cluster (its
+// module loads, its shared memory opts in, the driver launches one
+// cluster), and with the one-block kernels forced.
 func TestDUELClusterFakeDevice(t *testing.T) {
-	if !cudatest.InFakeChild() || os.Getenv("DUEL_FAKE_CUDA_CC") != "90" {
-		t.Skip("runs in TestFakeDriver's child process, with the fake driver at compute capability 9.0")
+	if !cudatest.InFakeChild() || os.Getenv("DUEL_FAKE_CUDA_CC") != "90" || os.Getenv(EnvSelect) != "cluster" {
+		t.Skip("runs in TestFakeDriver's child process, with the fake driver at compute capability 9.0 and " + EnvSelect + "=cluster")
 	}
 	d := needGPU(t)
 	if d.Capability() != 90 {

@@ -197,7 +197,8 @@ type MemoryOptions struct {
 	// a larger batch reallocates the memory's device buffers once.
 	Batch int
 	// Selection chooses the selection kernel: SelectAuto (the zero value)
-	// picks duel_select_cluster where it runs and fits, SelectBlock and
+	// runs the one-block kernels until duel_select_cluster has been
+	// measured and checked on a GPU (see SelectAuto), SelectBlock and
 	// SelectCluster force one family (tests, benchmarks).
 	Selection Selection
 }
@@ -212,10 +213,13 @@ const EnvSelect = "DUEL_CUDADUEL_SELECT"
 type Selection int
 
 const (
-	// SelectAuto runs duel_select_cluster (kernels/cuda/duel_cluster.cu: a
-	// cluster of eight blocks holding the grid rows in shared memory) on
-	// devices of compute capability 9.0 and later when its shared memory
-	// fits, else SelectBlock's kernels.
+	// SelectAuto runs SelectBlock's kernels. duel_select_cluster
+	// (kernels/cuda/duel_cluster.cu: a cluster of eight blocks holding the
+	// grid rows in shared memory, compute capability 9.0 and later) is
+	// verified on the CPU emulator only: it becomes the default on sm_90
+	// once a GPU run has checked its decisions (TestDUELKernel) and timed
+	// it (BenchmarkDUELKernel/cluster); until then it is asked for with
+	// SelectCluster or DUEL_CUDADUEL_SELECT=cluster.
 	SelectAuto Selection = iota
 	// SelectBlock runs the one-block kernels: duel_select_shared when the
 	// keys fit in shared memory, else duel_select_global.
@@ -408,7 +412,7 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	if c, ok := g.(interface{ Capability() int }); ok {
 		m.cc = c.Capability()
 	}
-	if m.sel == SelectCluster || m.sel == SelectAuto && m.cc >= clusterCapability {
+	if m.sel == SelectCluster {
 		m.cshared = defaultShared
 	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
