@@ -66,16 +66,17 @@ run)
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	# A training step of ResNet-50 (CIFAR stem) at batch 256 beside PyTorch's
-	# in FP32, then PyTorch's alone in TF32 (cuBLAS and cuDNN; ours would be
-	# the FP32 step again: our convolutions have no TF32 path).
+	# in FP32, then in TF32 (ours: conv_tc.cu and gemm_tc2; PyTorch's: cuBLAS
+	# and cuDNN with TF32).
 	{
 		python3 "$root/bench/step_pytorch.py" --device cuda --precision fp32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl"
-		python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2
+		python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl"
 	} 2>&1 | tee "$out/step.log"
 	# Where the step's time goes: device time per kernel, copy and memset of
 	# 3 timed steps, wall vs device time, host counts (the JSON line has
 	# every row).
 	"$d/duelctl" bench step --device cuda --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee "$out/profile.log"
+	"$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee -a "$out/profile.log"
 	tests cudaduel loss ssl eval train
 	;;
 *)

@@ -84,22 +84,28 @@ def main():
     out = torch.empty(4096, device=dev)
     s = timed(lambda: torch.sum(r, dim=1, out=out), repeats=200)
     print(json.dumps({"bench": "ReduceRows4096", "ms": s * 1e3, "gbps": 4 * 4096 * 4096 / s / 1e9}))
-    # BenchmarkConv's layer: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
-    # FP32 (cuDNN without TF32).
-    torch.backends.cudnn.allow_tf32 = False
+    # BenchmarkConv's layers: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
+    # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16, in FP32
+    # (cuDNN without TF32) and in TF32; and BenchmarkConv/tf32/1x1's,
+    # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, in TF32.
     torch.backends.cudnn.benchmark = True
-    # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16.
-    for prefix, c, side in (("", 64, 32), ("Wide ", 128, 16)):
-        x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
-        w = torch.randn(c, c, 3, 3, device=dev, requires_grad=True)
-        flops = 2 * 256 * c * c * 9 * side * side
-        shape = f"256x{c}x{side}x{side} 3x3"
-        s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=1), repeats=50)
-        print(json.dumps({"bench": f"{prefix}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
-        y = torch.nn.functional.conv2d(x, w, padding=1)
-        dy = torch.randn_like(y)
-        s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
-        print(json.dumps({"bench": f"{prefix}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+    for tf32 in (False, True):
+        torch.backends.cudnn.allow_tf32 = tf32
+        layers = [("", 64, 64, 32, 3), ("Wide ", 128, 128, 16, 3)] + ([("1x1 ", 64, 256, 32, 1)] if tf32 else [])
+        for prefix, c, o, side, k in layers:
+            x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
+            w = torch.randn(o, c, k, k, device=dev, requires_grad=True)
+            flops = 2 * 256 * c * o * k * k * side * side
+            shape = f"256x{c}x{side}x{side} {k}x{k}" + (f" to {o}" if o != c else "")
+            pad = k // 2
+            tag = ("tf32 " if tf32 else "") + prefix
+            s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=pad), repeats=50)
+            print(json.dumps({"bench": f"{tag}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+            y = torch.nn.functional.conv2d(x, w, padding=pad)
+            dy = torch.randn_like(y)
+            s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
+            print(json.dumps({"bench": f"{tag}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+    torch.backends.cudnn.allow_tf32 = False
     bn = torch.nn.BatchNorm2d(64).to(dev)
     xb = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)
     s = timed(lambda: bn(xb), repeats=50)

@@ -6,20 +6,35 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// BenchmarkConv times the passes of two ResNet-18 CIFAR layers of 256
-// images, 3 x 3 kernels, stride 1, padding 1: 64 -> 64 channels on
-// 32 x 32 maps (the 64 x 64 kernels; sub-benchmarks without a prefix) and
-// 128 -> 128 channels on 16 x 16 maps (the wide kernels, "Wide/"), on the
-// GPU, and reports GFLOP/s (2*Out*In*K*K*N*OH*OW flops per pass, device
-// time from events). GPU only.
+// BenchmarkConv times the passes of ResNet CIFAR layers of 256 images on
+// the GPU and reports GFLOP/s (2*Out*In*K*K*N*OH*OW flops per pass,
+// device time from events): 3 x 3, stride 1, padding 1, 64 -> 64 channels
+// on 32 x 32 maps (conv.cu's 64 x 64 kernels; sub-benchmarks without a
+// prefix) and 128 -> 128 on 16 x 16 (the wide kernels, "Wide/"), in FP32;
+// then, from compute capability 8.0, those two and ResNet-50's 1 x 1
+// 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) in TF32 and BF16
+// ("tf32/", "bf16/", "tf32/Wide/", "tf32/1x1/", ...; bench/gpu_peer.py
+// times cuDNN on the same layers with and without TF32). GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
 	be, err := newBackend(d, 256)
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchConvLayer(b, d, be, "", tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1})
-	benchConvLayer(b, d, be, "Wide/", tensor.ConvShape{N: 256, In: 128, Out: 128, H: 16, W: 16, K: 3, S: 1, P: 1})
+	layer := tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1}
+	wide := tensor.ConvShape{N: 256, In: 128, Out: 128, H: 16, W: 16, K: 3, S: 1, P: 1}
+	expand := tensor.ConvShape{N: 256, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}
+	benchConvLayer(b, d, be, "", layer)
+	benchConvLayer(b, d, be, "Wide/", wide)
+	for _, p := range []Precision{TF32, BF16} {
+		if be.SetPrecision(p) != p {
+			continue // below compute capability 8.0
+		}
+		benchConvLayer(b, d, be, p.String()+"/", layer)
+		benchConvLayer(b, d, be, p.String()+"/Wide/", wide)
+		benchConvLayer(b, d, be, p.String()+"/1x1/", expand)
+	}
+	be.SetPrecision(FP32)
 }
 
 // benchConvLayer times the three passes of s, as sub-benchmarks named

@@ -69,8 +69,59 @@ func TestConvTCEmulated(t *testing.T) {
 				s := tc.s
 				s.ChannelMajor = (i+int(p.prec))%2 == 0 // each case in one layout per precision, the other in the other
 				t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
-					checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round)
+					checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 				})
+			}
+		})
+	}
+}
+
+// TestConvTCGPU runs the passes in tf32 and bf16 on a real device of
+// compute capability 8.0 or later (conv_tc.cu's kernels where it gives
+// them their shared memory) against the CPU backend on pre-rounded
+// factors, on convCases, convTCCases and three ResNet layers of 32
+// images, with 8 times the emulator's tolerance (the hardware's mma
+// accumulation is not IEEE's). GPU only.
+func TestConvTCGPU(t *testing.T) {
+	d := needGPU(t)
+	cpuB, err := tensor.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		prec  Precision
+		round func(float32) float32
+	}{{TF32, roundTF32}, {BF16, roundBF16}} {
+		t.Run(p.prec.String(), func(t *testing.T) {
+			be, err := newBackend(d, 256)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := be.SetPrecision(p.prec); got != p.prec {
+				t.Skipf("%v: compute capability %d: %v runs in %v", d, d.Capability(), p.prec, got)
+			}
+			for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
+				k, ok := be.convTCFor(pass, 128)
+				t.Logf("%s: %q (tensor cores: %v)", pass, k.name, ok)
+			}
+			testConvRounded(t, be, p.round, 8)
+			r := rand.New(rand.NewPCG(22, uint64(p.prec)))
+			cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []struct {
+				name string
+				s    tensor.ConvShape
+			}{
+				{"ResNet64", tensor.ConvShape{N: 32, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1, ChannelMajor: true}},
+				{"ResNet1x1", tensor.ConvShape{N: 32, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}},
+				{"ResNetDown", tensor.ConvShape{N: 32, In: 128, Out: 256, H: 16, W: 16, K: 3, S: 2, P: 1, ChannelMajor: true}},
+			}...)
+			for _, tc := range cases {
+				for _, cm := range []bool{false, true} {
+					s := tc.s
+					s.ChannelMajor = cm
+					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, cm), func(t *testing.T) {
+						checkConv(t, be, cpuB.(tensor.ConvBackend), s, cm, !cm, r, p.round, 8)
+					})
+				}
 			}
 		})
 	}

@@ -36,12 +36,13 @@ var modelDeviceFlag = &cli.StringFlag{
 }
 
 // precisionFlag is the --precision flag of train and bench gemm: the
-// precision of the matrix products on the GPU (cuda.UsePrecision).
+// precision of the matrix products and convolutions on the GPU
+// (cuda.UsePrecision).
 var precisionFlag = &cli.StringFlag{
 	Name:  "precision",
 	Value: "fp32",
-	Usage: "precision of the matrix products with --device cuda: fp32, tf32 or bf16 (the factors rounded to TF32 or bfloat16 " +
-		"and multiplied on tensor cores, FP32 accumulation; compute capability 8.0 and later, fp32 below); the CPU computes in fp32",
+	Usage: "precision of the matrix products and convolutions with --device cuda: fp32, tf32 or bf16 (the factors rounded to TF32 or bfloat16 " +
+		"and multiplied on tensor cores, FP32 accumulation, as PyTorch with allow_tf32; compute capability 8.0 and later, fp32 below); the CPU computes in fp32",
 }
 
 // emitJSON writes v as one line of JSON on stdout when --json is set.
