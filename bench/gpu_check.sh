@@ -3,6 +3,10 @@
 #
 #   bench/gpu_check.sh build DIR      # here: the test binaries into DIR
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
+#   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
+#                                            # binaries and compute-sanitizer
+#   bench/gpu_check.sh run-sanitize DIR OUT  # there: the kernel tests under
+#                                            # memcheck, racecheck, synccheck
 #
 # run: the driver, backend and GPU DUEL tests (GPU tests included: the
 # layers' kernels against the CPU; the CPU emulator's skipped with -short),
@@ -79,8 +83,48 @@ run)
 	"$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee -a "$out/profile.log"
 	tests cudaduel loss ssl eval train
 	;;
+build-sanitize)
+	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
+	# knows sm_90), its libraries beside it, as NVIDIA lays it out.
+	d=$2
+	cs=/usr/lib/nvidia-cuda-toolkit/compute-sanitizer
+	[ -x /usr/bin/compute-sanitizer ] && [ -d "$cs" ] || { echo "no compute-sanitizer here (apt-get install nvidia-cuda-toolkit)" >&2; exit 1; }
+	mkdir -p "$d"
+	go test -c -tags duel_noembed -ldflags="-s -w" -o "$d/cuda.test" ./cuda || exit 1
+	go test -c -tags duel_noembed -ldflags="-s -w" -o "$d/cudaduel.test" ./duel/memory/cudaduel || exit 1
+	st=$(mktemp -d)
+	cp -r "$cs" "$st/" && cp /usr/bin/compute-sanitizer "$st/compute-sanitizer/" && tar -czf "$d/sanitizer.tgz" -C "$st" compute-sanitizer || exit 1
+	rm -rf "$st"
+	gzip -9f "$d"/*.test
+	du -sh "$d"
+	;;
+run-sanitize)
+	# Each tool over the GPU kernel tests at small shapes (DUEL_SANITIZE=1:
+	# the tests leave out their large layers and memories), 150 s each; a
+	# tool's findings make it exit 9. sanitize.log sums it up.
+	d=$(readlink -f "$2") root=$PWD
+	mkdir -p "$3"
+	final=$(readlink -f "$3") out=$(mktemp -d)
+	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
+	trap 'exit 143' TERM INT
+	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+	tar -xzf "$d/sanitizer.tgz" -C "$d" && chmod +x "$d"/*.test
+	cs="$d/compute-sanitizer/compute-sanitizer"
+	"$cs" --version 2>&1 | tail -1 | tee "$out/sanitize.log"
+	export DUEL_SANITIZE=1
+	for tool in memcheck racecheck synccheck; do
+		for t in "cuda:cuda:^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)$" "duel/memory/cudaduel:cudaduel:^(TestDUELKernel|TestDUELPolicyKernel)$"; do
+			IFS=: read -r pkg bin run <<<"$t"
+			t0=$(date +%s)
+			(cd "$pkg" && timeout 150 "$cs" --tool "$tool" --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 145s) >"$out/$tool-$bin.log" 2>&1
+			rc=$?
+			echo "$tool $bin: rc $rc in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$tool-$bin.log") passed, $(grep -cE '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|Error)' "$out/$tool-$bin.log") findings" | tee -a "$out/sanitize.log"
+			grep -E '^(--- FAIL|FAIL|panic)|^========= [A-Z]' "$out/$tool-$bin.log" | head -12 | tee -a "$out/sanitize.log"
+		done
+	done
+	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT" >&2
+	echo "usage: $0 build DIR | run DIR OUT | build-sanitize DIR | run-sanitize DIR OUT" >&2
 	exit 2
 	;;
 esac

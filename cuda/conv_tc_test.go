@@ -80,8 +80,9 @@ func TestConvTCEmulated(t *testing.T) {
 // compute capability 8.0 or later (conv_tc.cu's kernels where it gives
 // them their shared memory) against the CPU backend on pre-rounded
 // factors, on convCases, convTCCases and three ResNet layers of 32
-// images, with 8 times the emulator's tolerance (the hardware's mma
-// accumulation is not IEEE's). GPU only.
+// images (left out under compute-sanitizer: sanitizing), with 8 times the
+// emulator's tolerance (the hardware's mma accumulation is not IEEE's).
+// GPU only.
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -114,6 +115,9 @@ func TestConvTCGPU(t *testing.T) {
 				{"ResNet1x1", tensor.ConvShape{N: 32, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}},
 				{"ResNetDown", tensor.ConvShape{N: 32, In: 128, Out: 256, H: 16, W: 16, K: 3, S: 2, P: 1, ChannelMajor: true}},
 			}...)
+			if sanitizing() {
+				cases = convTCCases
+			}
 			for _, tc := range cases {
 				for _, cm := range []bool{false, true} {
 					s := tc.s
@@ -201,3 +205,8 @@ func TestConvTCSplits(t *testing.T) {
 		}
 	}
 }
+
+// sanitizing reports whether the GPU tests run under compute-sanitizer
+// (bench/gpu_check.sh run-sanitize sets DUEL_SANITIZE): they then leave
+// out their ResNet-sized layers, which the tools slow down a hundredfold.
+func sanitizing() bool { return os.Getenv("DUEL_SANITIZE") != "" }
