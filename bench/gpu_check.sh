@@ -28,6 +28,18 @@ duel/train:train:^TestTrainOnCUDA$"
 # 13 MB each, which the GPU tests do not use. cmd/duelctl's GPU tests stay
 # here all the same: its test binary would not fit beside the others;
 # duelctl's device path runs in the step.)
+# start_run DIR OUT sets d (the binaries), root, out and final and
+# unpacks the binaries. The logs are written to a scratch folder (out) and
+# packed into one OUT/logs.tar.gz at the end, also when a time limit stops
+# the script (the device tool brings back a limited number of files).
+start_run() {
+	d=$(readlink -f "$1") root=$PWD
+	mkdir -p "$2"
+	final=$(readlink -f "$2") out=$(mktemp -d)
+	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
+	trap 'exit 143' TERM INT
+	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+}
 case "${1:-}" in
 build)
 	d=$2
@@ -41,15 +53,7 @@ build)
 	du -sh "$d"
 	;;
 run)
-	d=$(readlink -f "$2") root=$PWD
-	mkdir -p "$3"
-	# The logs are written to a scratch folder and packed into one
-	# OUT/logs.tar.gz at the end, also when a time limit stops the script
-	# (the device tool brings back a limited number of files).
-	final=$(readlink -f "$3") out=$(mktemp -d)
-	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
-	trap 'exit 143' TERM INT
-	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+	start_run "$2" "$3"
 	chmod +x "$d"/*
 	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
 	tests() { # the packages of pkgs named in $@, in that order
@@ -102,12 +106,7 @@ run-sanitize)
 	# Each tool over the GPU kernel tests at small shapes (DUEL_SANITIZE=1:
 	# the tests leave out their large layers and memories), 150 s each; a
 	# tool's findings make it exit 9. sanitize.log sums it up.
-	d=$(readlink -f "$2") root=$PWD
-	mkdir -p "$3"
-	final=$(readlink -f "$3") out=$(mktemp -d)
-	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
-	trap 'exit 143' TERM INT
-	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+	start_run "$2" "$3"
 	tar -xzf "$d/sanitizer.tgz" -C "$d" && chmod +x "$d"/*.test
 	cs="$d/compute-sanitizer/compute-sanitizer"
 	"$cs" --version 2>&1 | tail -1 | tee "$out/sanitize.log"
@@ -116,7 +115,7 @@ run-sanitize)
 		for t in "cuda:cuda:^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)$" "duel/memory/cudaduel:cudaduel:^(TestDUELKernel|TestDUELPolicyKernel)$"; do
 			IFS=: read -r pkg bin run <<<"$t"
 			t0=$(date +%s)
-			(cd "$pkg" && timeout 150 "$cs" --tool "$tool" --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 145s) >"$out/$tool-$bin.log" 2>&1
+			(cd "$pkg" && timeout 150 "$cs" --tool "$tool" --target-processes all --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 145s) >"$out/$tool-$bin.log" 2>&1
 			rc=$?
 			echo "$tool $bin: rc $rc in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$tool-$bin.log") passed, $(grep -cE '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|Error)' "$out/$tool-$bin.log") findings" | tee -a "$out/sanitize.log"
 			grep -E '^(--- FAIL|FAIL|panic)|^========= [A-Z]' "$out/$tool-$bin.log" | head -12 | tee -a "$out/sanitize.log"

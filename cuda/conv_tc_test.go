@@ -18,10 +18,7 @@ import (
 // panels of 32 with a partial last one, the dense 1 x 1 paths (stride 1,
 // no padding) with rows on 16 bytes and off them, and weight gradients
 // split into several chunks of whole panels.
-var convTCCases = []struct {
-	name string
-	s    tensor.ConvShape
-}{
+var convTCCases = []convCase{
 	{"Rows130Cols300", tensor.ConvShape{N: 3, In: 7, Out: 130, H: 10, W: 10, K: 3, S: 1, P: 1}},
 	{"Rows64Panels", tensor.ConvShape{N: 2, In: 9, Out: 64, H: 9, W: 8, K: 3, S: 2, P: 1}},
 	{"Dense1x1Aligned", tensor.ConvShape{N: 2, In: 40, Out: 72, H: 8, W: 8, K: 1, S: 1, P: 0}},
@@ -29,6 +26,13 @@ var convTCCases = []struct {
 	{"SplitChunks", tensor.ConvShape{N: 8, In: 2, Out: 3, H: 16, W: 16, K: 3, S: 1, P: 1}},
 	{"Stride3Pad2", tensor.ConvShape{N: 2, In: 3, Out: 5, H: 11, W: 10, K: 5, S: 3, P: 2}},
 }
+
+// tcPrecisions are the tensor-core precisions and the rounding of their
+// factors (the tests' independent transcription, gemm_precision_test.go).
+var tcPrecisions = []struct {
+	prec  Precision
+	round func(float32) float32
+}{{TF32, roundTF32}, {BF16, roundBF16}}
 
 // TestConvTCEmulated runs the passes in precisions tf32 and bf16 (so with
 // conv_tc.cu's kernels) on the CPU emulator against the CPU backend, on
@@ -43,10 +47,7 @@ func TestConvTCEmulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := cpuB.(tensor.ConvBackend)
-	for _, p := range []struct {
-		prec  Precision
-		round func(float32) float32
-	}{{TF32, roundTF32}, {BF16, roundBF16}} {
+	for _, p := range tcPrecisions {
 		t.Run(p.prec.String(), func(t *testing.T) {
 			be, err := newBackend(e, 64)
 			if err != nil {
@@ -89,10 +90,7 @@ func TestConvTCGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []struct {
-		prec  Precision
-		round func(float32) float32
-	}{{TF32, roundTF32}, {BF16, roundBF16}} {
+	for _, p := range tcPrecisions {
 		t.Run(p.prec.String(), func(t *testing.T) {
 			be, err := newBackend(d, 256)
 			if err != nil {
@@ -107,10 +105,7 @@ func TestConvTCGPU(t *testing.T) {
 			}
 			testConvRounded(t, be, p.round, 8)
 			r := rand.New(rand.NewPCG(22, uint64(p.prec)))
-			cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []struct {
-				name string
-				s    tensor.ConvShape
-			}{
+			cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []convCase{
 				{"ResNet64", tensor.ConvShape{N: 32, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1, ChannelMajor: true}},
 				{"ResNet1x1", tensor.ConvShape{N: 32, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}},
 				{"ResNetDown", tensor.ConvShape{N: 32, In: 128, Out: 256, H: 16, W: 16, K: 3, S: 2, P: 1, ChannelMajor: true}},

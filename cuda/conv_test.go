@@ -13,6 +13,12 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
+// convCase is a named convolution geometry of the tests.
+type convCase struct {
+	name string
+	s    tensor.ConvShape
+}
+
 // convCases are the geometries the CUDA convolution is checked on: odd
 // sizes, strides 1 and 2, padding 0, 1 and 3, kernels 1, 3 and 7, one
 // image, one channel, an empty batch, a kernel larger than the image,
@@ -20,10 +26,7 @@ import (
 // (the wide 128 x 128 kernels: O for the forward pass and the weight
 // gradient, C for the input gradient) and weight gradients split into
 // several chunks.
-var convCases = []struct {
-	name string
-	s    tensor.ConvShape
-}{
+var convCases = []convCase{
 	{"1x1", tensor.ConvShape{N: 2, In: 3, Out: 4, H: 5, W: 5, K: 1, S: 1, P: 0}},
 	{"3x3Odd", tensor.ConvShape{N: 3, In: 5, Out: 7, H: 9, W: 11, K: 3, S: 1, P: 1}},
 	{"3x3Stride2", tensor.ConvShape{N: 2, In: 4, Out: 6, H: 9, W: 7, K: 3, S: 2, P: 1}},

@@ -211,13 +211,7 @@ func TestDUELClusterEmulated(t *testing.T) {
 					t.Fatalf("%s step %d: %s evicted %v, memory.DUEL evicts %v", name, step, m.ran, got.Evicted, want)
 				}
 				mem = keptRows(mem, batch, got.Kept, c.k, c.z)
-				scores, err := m.Scores()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fresh := duelHost(mem, nil, c.z, Options{Admission: adm}); !slices.Equal(scores, fresh.Scores) {
-					t.Fatalf("%s step %d: carried scores %v differ from recomputed %v", name, step, scores, fresh.Scores)
-				}
+				checkCarried(t, name, step, m, mem, c.z, adm)
 			}
 			m.Close()
 		}

@@ -287,18 +287,25 @@ func TestDUELTies(t *testing.T) {
 							t.Fatalf("%s step %d: evicted %v, memory.DUEL evicts %v", name, step, got.Evicted, want)
 						}
 						mem = keptRows(mem, batch, got.Kept, c.k, c.z)
-						scores, err := m.Scores()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if fresh := duelHost(mem, nil, c.z, Options{Admission: adm}); !slices.Equal(scores, fresh.Scores) {
-							t.Fatalf("%s step %d: carried scores %v differ from recomputed %v", name, step, scores, fresh.Scores)
-						}
+						checkCarried(t, name, step, m, mem, c.z, adm)
 					}
 					m.Close()
 				}
 			}
 		}
+	}
+}
+
+// checkCarried fails t unless m's carried scores are those recomputed
+// from the rows it now holds, mem.
+func checkCarried(t *testing.T, name string, step int, m *Memory, mem []float32, z int, adm memory.Admission) {
+	t.Helper()
+	scores, err := m.Scores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh := duelHost(mem, nil, z, Options{Admission: adm}); !slices.Equal(scores, fresh.Scores) {
+		t.Fatalf("%s step %d: carried scores %v differ from recomputed %v", name, step, scores, fresh.Scores)
 	}
 }
 
