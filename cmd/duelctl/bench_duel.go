@@ -31,7 +31,9 @@ func benchDuelCommand() *cli.Command {
 			"with the pseudocode in PyTorch, see bench/duel_pytorch.py.\n\n" +
 			"With --device cuda it also times, in the same process, the update on the GPU with the memory\n" +
 			"resident there (cudaduel.Policy in the same memory, and cudaduel.Memory's update alone), and\n" +
-			"checks that its evictions equal the fast path's; without a usable GPU it refuses.",
+			"checks that its evictions equal the fast path's; without a usable GPU it refuses. The GPU's\n" +
+			"sequential steps run in one block; DUEL_CUDADUEL_SELECT=cluster runs them on a thread-block\n" +
+			"cluster instead (compute capability 9.0; verified on the CPU emulator, not yet on a GPU).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
