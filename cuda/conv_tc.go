@@ -39,8 +39,9 @@ type convTCKernel struct {
 // shared memory (1), refused (-1) or was not asked yet (absent).
 type convTCState map[string]int8
 
-// convTCFor returns the tensor-core kernel of pass ("fwd", "dgrad" or
-// "wgrad") for a product of m rows in the backend's precision: 64-row
+// convTCFor returns the tensor-core kernel of pass ("fwd", "dgrad",
+// "wgrad" or "wgradt", the transposed weight gradient) for a product of m
+// rows in the backend's precision: 64-row
 // tiles for m <= 64, else 128; BF16 where the device allows its shared
 // memory, else TF32 (a bf16 backend on sm_80, whose 163 KiB do not hold
 // BF16's panels); ok is false in fp32, or where neither fits (conv.cu's
@@ -133,6 +134,8 @@ var (
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
 		"conv_wgrad_tc_tf32": kc.ConvWgradTcTf32, "conv_wgrad_tc64_tf32": kc.ConvWgradTc64Tf32,
 		"conv_wgrad_tc_bf16": kc.ConvWgradTcBf16, "conv_wgrad_tc64_bf16": kc.ConvWgradTc64Bf16,
+		"conv_wgradt_tc_tf32": kc.ConvWgradtTcTf32, "conv_wgradt_tc64_tf32": kc.ConvWgradtTc64Tf32,
+		"conv_wgradt_tc_bf16": kc.ConvWgradtTcBf16, "conv_wgradt_tc64_bf16": kc.ConvWgradtTc64Bf16,
 	}
 )
 
@@ -159,17 +162,30 @@ func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp drive
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 }
 
-// convWeightGradTC runs the weight gradient with kernel k, its reduction
-// split as conv_wgrad_f32's (chunks of whole panels) and the partial
-// products summed by conv_wgrad_reduce_f32.
+// convTCTileArea is the area the tiles of a kernel of rows-row tiles
+// cover on an m x n product: the work it does, useful or not.
+func convTCTileArea(rows, m, n int) int {
+	return (m + rows - 1) / rows * rows * ((n + convTCTileN - 1) / convTCTileN * convTCTileN)
+}
+
+// convWeightGradTC runs the weight gradient with kernel k (conv_wgrad_tc*,
+// an O x C*K*K product) or, where its transposed product C*K*K x O covers
+// less area with its tiles (few weight columns: ResNet-50's 1 x 1 kernels
+// on 64 or 128 channels), with the matching conv_wgradt_tc* kernel; its
+// reduction split as conv_wgrad_f32's (chunks of whole panels) and the
+// partial products summed by conv_wgrad_reduce_f32.
 func (be *Backend) convWeightGradTC(op string, k convTCKernel, dwp, dyp, xp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) {
 	p := s.N * s.OutH() * s.OutW()
 	r := s.In * s.K * s.K
-	tiles := ((s.Out + k.rows - 1) / k.rows) * ((r + convTCTileN - 1) / convTCTileN)
+	m, n := s.Out, r
+	if t, ok := be.convTCTransposed(k, s.Out, r); ok {
+		k, m, n = t, r, s.Out
+	}
+	tiles := ((m + k.rows - 1) / k.rows) * ((n + convTCTileN - 1) / convTCTileN)
 	splits, chunk := convTCSplits(p, tiles, be.g.Multiprocessors())
 	wgrad := convTCWgrad[k.name]
 	if splits <= 1 {
-		be.queued(op, wgrad(be.g, convTCLaunch(op, k, s.Out, r, 1), dwp, dyp, xp, convFlag(acc), int32(max(p, 0)),
+		be.queued(op, wgrad(be.g, convTCLaunch(op, k, m, n, 1), dwp, dyp, xp, convFlag(acc), int32(max(p, 0)),
 			a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
 		return
 	}
@@ -177,10 +193,22 @@ func (be *Backend) convWeightGradTC(op string, k convTCKernel, dwp, dyp, xp driv
 	defer sc.release()
 	part, err := sc.alloc(4 * splits * s.Out * r)
 	must(op, err)
-	be.queued(op, wgrad(be.g, convTCLaunch(op, k, s.Out, r, splits), part, dyp, xp, 0, int32(chunk),
+	be.queued(op, wgrad(be.g, convTCLaunch(op, k, m, n, splits), part, dyp, xp, 0, int32(chunk),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
-	n := int64(s.Out) * int64(r)
-	be.queued(op, kc.ConvWgradReduceF32(be.g, be.grid(n), dwp, part, int32(splits), n, convFlag(acc)))
+	total := int64(s.Out) * int64(r)
+	be.queued(op, kc.ConvWgradReduceF32(be.g, be.grid(total), dwp, part, int32(splits), total, convFlag(acc)))
+}
+
+// convTCTransposed returns the conv_wgradt_tc* kernel of the weight
+// gradient's transposed product (r x o) when its tiles cover less area
+// than those of k, the chosen conv_wgrad_tc* kernel of the o x r product,
+// and the device allows it; else ok is false.
+func (be *Backend) convTCTransposed(k convTCKernel, o, r int) (convTCKernel, bool) {
+	t, ok := be.convTCFor("wgradt", r)
+	if !ok || convTCTileArea(t.rows, r, o) >= convTCTileArea(k.rows, o, r) {
+		return convTCKernel{}, false
+	}
+	return t, true
 }
 
 // convTCSplits is convSplits for conv_tc.cu's weight gradient: one block

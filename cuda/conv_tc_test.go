@@ -16,8 +16,10 @@ import (
 // convTCCases add to convCases the shapes that exercise conv_tc.cu's own
 // paths: several 128 x 256 and 64 x 256 tiles, reductions of several
 // panels of 32 with a partial last one, the dense 1 x 1 paths (stride 1,
-// no padding) with rows on 16 bytes and off them, and weight gradients
-// split into several chunks of whole panels.
+// no padding) with rows on 16 bytes and off them, weight gradients split
+// into several chunks of whole panels, and transposed weight gradients
+// (conv_wgradt_tc*: Rows130Cols300, Dense1x1Aligned, and convCases'
+// WideStride2 and WideSplitWeightGrad; TestConvTCTransposed).
 var convTCCases = []convCase{
 	{"Rows130Cols300", tensor.ConvShape{N: 3, In: 7, Out: 130, H: 10, W: 10, K: 3, S: 1, P: 1}},
 	{"Rows64Panels", tensor.ConvShape{N: 2, In: 9, Out: 64, H: 9, W: 8, K: 3, S: 2, P: 1}},
@@ -160,6 +162,35 @@ func TestConvTCChoice(t *testing.T) {
 				t.Errorf("convTCFor = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestConvTCTransposed: the weight gradient takes the transposed product
+// exactly where its tiles cover less area (ResNet-50's 1 x 1 kernels on
+// 64 and 128 channels), never on a tie.
+func TestConvTCTransposed(t *testing.T) {
+	be := &Backend{prec: TF32}
+	for _, tc := range []struct {
+		o, r int
+		want string // "" for conv_wgrad_tc*
+	}{
+		{256, 64, "conv_wgradt_tc64_tf32"}, // 1 x 1, 64 -> 256: 64 x 256 against 256 x 256
+		{512, 128, "conv_wgradt_tc_tf32"},  // 1 x 1, 128 -> 512
+		{64, 576, ""},                      // 3 x 3, 64 -> 64
+		{128, 1152, ""},                    // 3 x 3, 128 -> 128
+		{64, 256, ""},                      // 1 x 1, 256 -> 64
+		{7, 45, ""},                        // a tie: 64 x 256 both ways
+		{131, 603, "conv_wgradt_tc_tf32"},  // 640 x 256 against 256 x 768
+		{72, 45, "conv_wgradt_tc64_tf32"},
+	} {
+		k, _ := be.convTCFor("wgrad", tc.o)
+		got := ""
+		if tk, ok := be.convTCTransposed(k, tc.o, tc.r); ok {
+			got = tk.name
+		}
+		if got != tc.want {
+			t.Errorf("O %d, C*K*K %d: transposed %q, want %q", tc.o, tc.r, got, tc.want)
+		}
 	}
 }
 

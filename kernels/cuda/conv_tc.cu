@@ -92,15 +92,41 @@ __device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Src sr
     }
 }
 
+// ctc_gather_rows issues this thread's cp.async of the k-contiguous A
+// panel (BM rows, rows k0 .. k0+31 of the reduction) at s: element (row
+// ctc_row<BM>(l), k) is *src(l, k) (k relative to k0), or zero where src
+// returns nullptr. A thread's chunks are 4 consecutive k of BM/32 rows,
+// the same rows and k in every panel.
+template <bool BF16, int BM, class Src>
+__device__ __forceinline__ void ctc_gather_rows(unsigned* s, const float* any, Src src) {
+    constexpr int CH = BM * TC2_BK / 4 / 256;
+#pragma unroll
+    for (int l = 0; l < CH; l++) {
+        int r, k;
+        tc2_chunk<BF16, true, BM>(l, r, k);
+        unsigned* d = s + tc2_off<BF16, true, BM>(r, k);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float* p = src(l, k + i);
+            cp_async4(d + i, p ? p : any, p ? 4 : 0);
+        }
+    }
+}
+
+// ctc_row returns the row of this thread's l-th chunk of a k-contiguous
+// panel of BM rows, relative to the block's first (tc2_chunk's layout).
+__device__ __forceinline__ int ctc_row(int l) { return (threadIdx.x >> 3) + 32 * l; }
+
 // ctc_loop runs the panels of rows kbeg .. kend-1 of the product into acc
-// (a warp's MI x 8 tiles): fill(slot, k0) writes the table of the panel
+// (a warp's MI x 8 tiles), the A and B panels in tc2's k-contiguous (AKC,
+// BKC) or k-row layouts: fill(slot, k0) writes the table of the panel
 // from k0 into slot (threads 0..31), copyA(s, k0) and copyB(s, k0, slot)
 // issue this thread's copies of the panel into stage s. One barrier a
 // panel; the tables of panel p + 2 are written before the barrier of
 // panel p into panel p's slot, whose last reader, the copies of panel p,
 // were issued before the barrier of panel p - 1 (or, for panel 0, before
 // the barrier that closes the prologue).
-template <bool BF16, int BM, class Fill, class CopyA, class CopyB>
+template <bool BF16, int BM, bool AKC, bool BKC, class Fill, class CopyA, class CopyB>
 __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8][4], int kbeg, int kend,
                                          Fill fill, CopyA copyA, CopyB copyB) {
     constexpr int MI = BM / 32;
@@ -135,12 +161,12 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
         if (BF16) {
             unsigned* pa = smem + TC2_STAGES * stage + (p & 1) * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>());
             unsigned* pb = pa + tc2_pwords<BM>();
-            tc2_round<BF16, true, BM>(as, pa);
-            tc2_round<BF16, false, CTC_BN>(bs, pb);
+            tc2_round<BF16, AKC, BM>(as, pa);
+            tc2_round<BF16, BKC, CTC_BN>(bs, pb);
             as = pa, bs = pb;
         } else {
-            tc2_round<BF16, true, BM>(as, nullptr);
-            tc2_round<BF16, false, CTC_BN>(bs, nullptr);
+            tc2_round<BF16, AKC, BM>(as, nullptr);
+            tc2_round<BF16, BKC, CTC_BN>(bs, nullptr);
         }
         if (p + TC2_STAGES - 1 < panels) fill((p + TC2_STAGES - 1) & 1, kbeg + (p + TC2_STAGES - 1) * TC2_BK);
         __syncthreads();
@@ -150,8 +176,8 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
         for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
             unsigned fa[MI][4], fb[8][2];
             const int w = BF16 ? ks / 2 : ks;
-            tc2_frags<BF16, true, BM, true, MI>(fa, as, wm, w);
-            tc2_frags<BF16, false, CTC_BN, false>(fb, bs, wn, w);
+            tc2_frags<BF16, AKC, BM, true, MI>(fa, as, wm, w);
+            tc2_frags<BF16, BKC, CTC_BN, false>(fb, bs, wn, w);
             tc_mmas<BF16>(acc, fa, fb);
         }
     }
@@ -248,7 +274,7 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
         });
     };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM>(smem, acc, 0, Rn, fill, copyA, copyB);
+    ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     ctc_each<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v) {
         y[(long long)gm * cols + gn] = hasBias ? v + b[gm] : v;
     });
@@ -306,7 +332,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
         });
     };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM>(smem, acc, 0, Rn, fill, copyA, copyB);
+    ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
         const int img = gn / plane, q = gn - img * plane;
         const long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
@@ -362,9 +388,73 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
         });
     };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
     ctc_each<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v) {
         float* q = o + (long long)gm * Rn + gn;
+        if (accumulate) v += *q;
+        *q = v;
+    });
+}
+
+// conv_wgradt_tc is the weight gradient as the transposed product, for
+// weights of few columns C*K*K (a 1 x 1 kernel on 64 channels would fill
+// a quarter of conv_wgrad_tc's 256 columns): dw^T (C*K*K x O) = col (C*K*K
+// x N*OH*OW) * dy^T, the im2col rows gathered into the k-contiguous A
+// panel (4 consecutive output positions a chunk) and dy^T, dense and
+// k-contiguous (dy's rows), copied as gemm_tc2 copies B^T; the partial
+// products are written in dw's own layout, out[z][o][r].
+template <bool BF16, int BM>
+__device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, const float* x, int accumulate, int chunk,
+                                               int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                               int cm) {
+    TC2_DYNAMIC_SHARED(smem);
+    __shared__ int tabY[2][TC2_BK], tabX[2][TC2_BK], tabOff[2][TC2_BK];
+    const int KK = K * K, Rn = C * KK, plane = OH * OW, cols = N * plane;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
+    const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
+    float* o = out + (long long)blockIdx.z * O * Rn;
+    const int cstride = cm ? N * H * W : H * W, istride = cm ? H * W : C * H * W;
+    constexpr int CH = BM * TC2_BK / 4 / 256;
+    // This thread's rows (c, i, j) of w: the tap's offset from the output
+    // position's top-left and the channel's offset in x.
+    int ri[CH], rj[CH], coff[CH];
+#pragma unroll
+    for (int l = 0; l < CH; l++) {
+        const int gm = m0 + ctc_row(l);
+        ri[l] = 1 << 29, rj[l] = 0, coff[l] = 0;  // outside the image when gm >= Rn
+        if (gm < Rn) {
+            const int ci = gm / KK, t = gm - ci * KK, ti = t / K;
+            ri[l] = ti - P, rj[l] = t - ti * K - P, coff[l] = ci * cstride + ri[l] * W + rj[l];
+        }
+    }
+    const auto fill = [&](int slot, int k0) {
+        const int tid = threadIdx.x;
+        if (tid < TC2_BK) {
+            const int p = k0 + tid;
+            int yv = 0, xv = 0, off = 0;
+            if (p < kend) {
+                const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+                yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
+            }
+            tabY[slot][tid] = yv, tabX[slot][tid] = xv, tabOff[slot][tid] = off;
+        }
+    };
+    const bool vb = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
+    const auto copyA = [&](unsigned* s, int k0) {
+        const int slot = ((k0 - kbeg) / TC2_BK) & 1;
+        ctc_gather_rows<BF16, BM>(s, x, [&](int l, int k) -> const float* {
+            const int yy = tabY[slot][k] + ri[l], xx = tabX[slot][k] + rj[l];
+            const bool in = k0 + k < kend && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+            return in ? x + tabOff[slot][k] + coff[l] : nullptr;
+        });
+    };
+    const auto copyB = [&](unsigned* s, int k0, int) {
+        ctc_copy_dense<BF16, true, CTC_BN>(s, dy, cols, n0, O, k0, kend, vb);
+    };
+    float acc[BM / 32][8][4];
+    ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    ctc_each<BM>(acc, m0, n0, Rn, O, [&](int r, int gm, float v) {
+        float* q = o + (long long)gm * Rn + r;
         if (accumulate) v += *q;
         *q = v;
     });
@@ -454,6 +544,34 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_bf16(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
     conv_wgrad_tc<true, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of tf32(col[r][p])*tf32(dy[o][p]) as the product col*dy^T, tensor cores, 128 x 256 tiles (rows r, columns o); CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc_tf32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<false, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of tf32(col[r][p])*tf32(dy[o][p]) as the product col*dy^T, tensor cores, 64 x 256 tiles (rows r, columns o); CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_tf32(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<false, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of bf16(col[r][p])*bf16(dy[o][p]) as the product col*dy^T, tensor cores, 128 x 256 tiles (rows r, columns o); CTC_SHARED_BF16_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc_bf16(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<true, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// out[z][o][r] (+)= sum over p in chunk z of bf16(col[r][p])*bf16(dy[o][p]) as the product col*dy^T, tensor cores, 64 x 256 tiles (rows r, columns o); CTC_SHARED_BF16_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_bf16(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<true, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // wt[c][o*KK + t] = w[o][c][t] for o < O, c < C, t < KK (the input gradient's A operand), grid-stride
