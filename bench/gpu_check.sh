@@ -103,14 +103,14 @@ build-sanitize)
 	du -sh "$d"
 	;;
 run-sanitize)
-	# Each tool over the GPU kernel tests at small shapes (DUEL_SANITIZE=1:
+	# Each tool over the GPU kernel tests at small shapes (DUEL_GPU_SMALL=1:
 	# the tests leave out their large layers and memories), 150 s each; a
 	# tool's findings make it exit 9. sanitize.log sums it up.
 	start_run "$2" "$3"
 	tar -xzf "$d/sanitizer.tgz" -C "$d" && chmod +x "$d"/*.test
 	cs="$d/compute-sanitizer/compute-sanitizer"
 	"$cs" --version 2>&1 | tail -1 | tee "$out/sanitize.log"
-	export DUEL_SANITIZE=1
+	export DUEL_GPU_SMALL=1
 	for tool in memcheck racecheck synccheck; do
 		for t in "cuda:cuda:^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)$" "duel/memory/cudaduel:cudaduel:^(TestDUELKernel|TestDUELPolicyKernel)$"; do
 			IFS=: read -r pkg bin run <<<"$t"

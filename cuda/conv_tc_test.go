@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -83,9 +84,9 @@ func TestConvTCEmulated(t *testing.T) {
 // compute capability 8.0 or later (conv_tc.cu's kernels where it gives
 // them their shared memory) against the CPU backend on pre-rounded
 // factors, on convCases, convTCCases and three ResNet layers of 32
-// images (left out under compute-sanitizer: sanitizing), with 8 times the
-// emulator's tolerance (the hardware's mma accumulation is not IEEE's).
-// GPU only.
+// images (convCases and the ResNet layers left out where sanitizing),
+// with 8 times the emulator's tolerance (the hardware's mma accumulation
+// is not IEEE's). GPU only (and TestConvTCFakeDriver's children).
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -105,7 +106,9 @@ func TestConvTCGPU(t *testing.T) {
 				k, ok := be.convTCFor(pass, 128)
 				t.Logf("%s: %q (tensor cores: %v)", pass, k.name, ok)
 			}
-			testConvRounded(t, be, p.round, 8)
+			if !sanitizing() {
+				testConvRounded(t, be, p.round, 8)
+			}
 			r := rand.New(rand.NewPCG(22, uint64(p.prec)))
 			cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []convCase{
 				{"ResNet64", tensor.ConvShape{N: 32, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1, ChannelMajor: true}},
@@ -125,6 +128,27 @@ func TestConvTCGPU(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConvTCFakeDriver runs TestConvTCGPU's small shapes through the
+// whole driver path without a GPU (the fake libcuda: module load,
+// cuFuncSetAttribute's shared-memory opt-in, launches with dynamic shared
+// memory beyond 48 KiB): tf32 on the default fake A100 (sm_80, 163 KiB:
+// conv_*_tc_tf32 fit), bf16 on a fake H100 (sm_90, 227 KiB: the 204 KiB
+// of conv_*_tc_bf16 fit). It skips without g++ or under -short.
+func TestConvTCFakeDriver(t *testing.T) {
+	lib := cudatest.FakeDriver(t)
+	for _, tc := range []struct{ prec, cc, want string }{
+		{"tf32", "80", "fwd: \"conv_fwd_tc_tf32\" (tensor cores: true)"},
+		{"bf16", "90", "fwd: \"conv_fwd_tc_bf16\" (tensor cores: true)"},
+	} {
+		out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$", "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
+		for _, w := range []string{"--- PASS: TestConvTCGPU/" + tc.prec, tc.want, "Rows130Cols300/cm=true"} {
+			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+				t.Errorf("%s at sm_%s with the fake driver: output lacks %q or skips:\n%s", tc.prec, tc.cc, w, out)
+			}
+		}
 	}
 }
 
@@ -232,7 +256,8 @@ func TestConvTCSplits(t *testing.T) {
 	}
 }
 
-// sanitizing reports whether the GPU tests run under compute-sanitizer
-// (bench/gpu_check.sh run-sanitize sets DUEL_SANITIZE): they then leave
-// out their ResNet-sized layers, which the tools slow down a hundredfold.
-func sanitizing() bool { return os.Getenv("DUEL_SANITIZE") != "" }
+// sanitizing reports whether the GPU tests are to leave out their
+// ResNet-sized layers: DUEL_GPU_SMALL is set by bench/gpu_check.sh's
+// run-sanitize (compute-sanitizer slows them down a hundredfold) and by
+// TestConvTCFakeDriver (the fake driver runs the kernels on the emulator).
+func sanitizing() bool { return os.Getenv("DUEL_GPU_SMALL") != "" }

@@ -623,6 +623,6 @@ func TestAutoBlock(t *testing.T) {
 }
 
 // sanitizing reports whether the GPU tests run under compute-sanitizer
-// (bench/gpu_check.sh run-sanitize sets DUEL_SANITIZE): they then leave
+// (bench/gpu_check.sh run-sanitize sets DUEL_GPU_SMALL): they then leave
 // out their largest memories, which the tools slow down a hundredfold.
-func sanitizing() bool { return os.Getenv("DUEL_SANITIZE") != "" }
+func sanitizing() bool { return os.Getenv("DUEL_GPU_SMALL") != "" }
