@@ -192,27 +192,7 @@ func TestDUELClusterEmulated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem := tieRows(r, c.k, c.z, c.g)
-			if err := m.Load(mem, nil); err != nil {
-				t.Fatal(err)
-			}
-			policy := memory.NewDUEL(adm)
-			for step := range 3 {
-				batch := tieRows(r, c.b, c.z, c.g)
-				want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := m.Update(batch)
-				if err != nil {
-					t.Fatalf("%s step %d: %v", name, step, err)
-				}
-				if m.ran != cl || !slices.Equal(got.Evicted, want) {
-					t.Fatalf("%s step %d: %s evicted %v, memory.DUEL evicts %v", name, step, m.ran, got.Evicted, want)
-				}
-				mem = keptRows(mem, batch, got.Kept, c.k, c.z)
-				checkCarried(t, name, step, m, mem, c.z, adm)
-			}
+			tieSteps(t, name, m, r, c.k, c.b, c.z, c.g, 3, adm, cl)
 			m.Close()
 		}
 	}

@@ -268,31 +268,40 @@ func TestDUELTies(t *testing.T) {
 					if global {
 						m.shared = 0
 					}
-					mem := tieRows(r, c.k, c.z, c.g)
-					if err := m.Load(mem, nil); err != nil {
-						t.Fatal(err)
-					}
-					policy := memory.NewDUEL(adm)
-					for step := range 4 {
-						batch := tieRows(r, c.b, c.z, c.g)
-						want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z})
-						if err != nil {
-							t.Fatal(err)
-						}
-						got, err := m.Update(batch)
-						if err != nil {
-							t.Fatalf("%s step %d: %v", name, step, err)
-						}
-						if !slices.Equal(got.Evicted, want) {
-							t.Fatalf("%s step %d: evicted %v, memory.DUEL evicts %v", name, step, got.Evicted, want)
-						}
-						mem = keptRows(mem, batch, got.Kept, c.k, c.z)
-						checkCarried(t, name, step, m, mem, c.z, adm)
-					}
+					tieSteps(t, name, m, r, c.k, c.b, c.z, c.g, 4, adm, "")
 					m.Close()
 				}
 			}
 		}
+	}
+}
+
+// tieSteps loads m with k tied rows of z values (g distinct ones, tieRows)
+// and offers it steps batches of b tied rows, each against memory.DUEL's
+// evictions and the carried scores against recomputed ones; kernel, when
+// not empty, is the selection kernel every update must have run.
+func tieSteps(t *testing.T, name string, m *Memory, r *rand.Rand, k, b, z, g, steps int, adm memory.Admission, kernel string) {
+	t.Helper()
+	mem := tieRows(r, k, z, g)
+	if err := m.Load(mem, nil); err != nil {
+		t.Fatal(err)
+	}
+	policy := memory.NewDUEL(adm)
+	for step := range steps {
+		batch := tieRows(r, b, z, g)
+		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Update(batch)
+		if err != nil {
+			t.Fatalf("%s step %d: %v", name, step, err)
+		}
+		if kernel != "" && m.ran != kernel || !slices.Equal(got.Evicted, want) {
+			t.Fatalf("%s step %d: %s evicted %v, memory.DUEL evicts %v", name, step, m.ran, got.Evicted, want)
+		}
+		mem = keptRows(mem, batch, got.Kept, k, z)
+		checkCarried(t, name, step, m, mem, z, adm)
 	}
 }
 
