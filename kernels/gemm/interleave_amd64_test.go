@@ -5,14 +5,17 @@ package gemm
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/duel-ssl/duel/internal/cpu"
 )
 
-// TestInterleaveAsm checks the scalar and AVX-512 interleaves against the Go
-// loop for every width, odd strides and power-of-two ones.
+// TestInterleaveAsm checks the scalar, AVX2 (width 16) and AVX-512
+// interleaves and the dispatch between them against the Go loop for every
+// width, odd strides and power-of-two ones.
 func TestInterleaveAsm(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, w := range []int{6, 14, 16, 32} {
-		for _, kc := range []int{1, 5, 16, 31, 48, 100} {
+		for _, kc := range []int{1, 5, 8, 15, 16, 31, 48, 100} {
 			for _, extra := range []int{0, 1, 17, 1024} {
 				ld := kc + extra
 				src := randSlice(r, (w-1)*ld+kc)
@@ -25,6 +28,13 @@ func TestInterleaveAsm(t *testing.T) {
 				variants := map[string]func(dst []float32) bool{
 					"scalar": func(dst []float32) bool { return scalarInterleaveAsm(dst, src, w, ld, kc) },
 				}
+				if cpu.Detect().AVX2 && w == 16 && kc >= 8 {
+					variants["transposeAVX2"] = func(dst []float32) bool {
+						transpose16AVX2(&dst[0], &src[0], ld, kc&^7)
+						return kc%8 == 0 || scalarInterleaveAsm(dst[(kc&^7)*w:], src[kc&^7:], w, ld, kc%8)
+					}
+				}
+				variants["dispatch"] = func(dst []float32) bool { return interleaveAsm(dst, src, w, ld, kc) }
 				if hasTranspose && kc >= 16 {
 					variants["transpose"] = func(dst []float32) bool {
 						return transposeAsm(dst, src, w, ld, kc&^15) &&
