@@ -225,6 +225,37 @@ __device__ __forceinline__ void ctc_copy_dense(unsigned* s, const float* x, long
         tc2_copy<BF16, KC, R, false>(s, x, ld, r0, Rn, k0, K);
 }
 
+// ctc_tap sets, for column gm = (c, i, j) of w (Rn = C*K*K of them), the
+// tap's offset (ri, rj) from an output position's top-left corner in the
+// padded image and its offset coff in x (channel stride cstride); past Rn,
+// ri is far outside the image.
+__device__ __forceinline__ void ctc_tap(int gm, int Rn, int KK, int K, int P, int W, int cstride, int& ri, int& rj,
+                                        int& coff) {
+    ri = 1 << 29, rj = 0, coff = 0;
+    if (gm < Rn) {
+        const int ci = gm / KK, t = gm - ci * KK, ti = t / K;
+        ri = ti - P, rj = t - ti * K - P, coff = ci * cstride + ri * W + rj;
+    }
+}
+
+// ctc_fill_positions writes, by threads 0..31, the table of the weight
+// gradient's panel of output positions p = k0 + tid < kend, p = (n, oy,
+// ox): the window's top-left (oy*S, ox*S) and its offset in x (image
+// stride istride).
+__device__ __forceinline__ void ctc_fill_positions(int* tabY, int* tabX, int* tabOff, int k0, int kend, int plane,
+                                                   int OW, int S, int W, int istride) {
+    const int tid = threadIdx.x;
+    if (tid < TC2_BK) {
+        const int p = k0 + tid;
+        int yv = 0, xv = 0, off = 0;
+        if (p < kend) {
+            const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
+            yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
+        }
+        tabY[tid] = yv, tabX[tid] = xv, tabOff[tid] = off;
+    }
+}
+
 template <bool BF16, int BM>
 __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const float* w, const float* b, int hasBias,
                                             int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
@@ -356,27 +387,10 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
     // output position's top-left and the channel's offset in x.
     int ri[4], rj[4], coff[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int gn = n0 + ctc_col(i);
-        ri[i] = 1 << 29, rj[i] = 0, coff[i] = 0;  // outside the image when gn >= Rn
-        if (gn < Rn) {
-            const int ci = gn / KK, t = gn - ci * KK, ti = t / K;
-            ri[i] = ti - P, rj[i] = t - ti * K - P, coff[i] = ci * cstride + ri[i] * W + rj[i];
-        }
-    }
-    // The panel's rows p = (n, oy, ox): the window's top-left and its
-    // offset in x.
+    for (int i = 0; i < 4; i++) ctc_tap(n0 + ctc_col(i), Rn, KK, K, P, W, cstride, ri[i], rj[i], coff[i]);
+    // The panel's rows p = (n, oy, ox).
     const auto fill = [&](int slot, int k0) {
-        const int tid = threadIdx.x;
-        if (tid < TC2_BK) {
-            const int p = k0 + tid;
-            int yv = 0, xv = 0, off = 0;
-            if (p < kend) {
-                const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
-                yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
-            }
-            tabY[slot][tid] = yv, tabX[slot][tid] = xv, tabOff[slot][tid] = off;
-        }
+        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, W, istride);
     };
     const bool va = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
     const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, dy, cols, m0, O, k0, kend, va); };
@@ -419,25 +433,9 @@ __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, cons
     // position's top-left and the channel's offset in x.
     int ri[CH], rj[CH], coff[CH];
 #pragma unroll
-    for (int l = 0; l < CH; l++) {
-        const int gm = m0 + ctc_row(l);
-        ri[l] = 1 << 29, rj[l] = 0, coff[l] = 0;  // outside the image when gm >= Rn
-        if (gm < Rn) {
-            const int ci = gm / KK, t = gm - ci * KK, ti = t / K;
-            ri[l] = ti - P, rj[l] = t - ti * K - P, coff[l] = ci * cstride + ri[l] * W + rj[l];
-        }
-    }
+    for (int l = 0; l < CH; l++) ctc_tap(m0 + ctc_row(l), Rn, KK, K, P, W, cstride, ri[l], rj[l], coff[l]);
     const auto fill = [&](int slot, int k0) {
-        const int tid = threadIdx.x;
-        if (tid < TC2_BK) {
-            const int p = k0 + tid;
-            int yv = 0, xv = 0, off = 0;
-            if (p < kend) {
-                const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
-                yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
-            }
-            tabY[slot][tid] = yv, tabX[slot][tid] = xv, tabOff[slot][tid] = off;
-        }
+        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, W, istride);
     };
     const bool vb = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
     const auto copyA = [&](unsigned* s, int k0) {
