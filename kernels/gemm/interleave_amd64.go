@@ -101,9 +101,38 @@ var hasTranspose = cpu.Detect().AVX512F
 //go:noescape
 func transpose16AVX2(dst, src *float32, ld, kc8 int)
 
+// copyRows16AVX2 copies a full 16-wide panel of plain B: the equivalent
+// Go loop is
+//
+//	for p := 0; p < kc; p++ {
+//		copy(dst[p*16:p*16+16], src[p*ld:p*ld+16])
+//	}
+//
+// (copy's memmove calls on 64-byte rows were most of packB in a
+// ResNet-18-w16 step on a Zen 3).
+//
+//go:noescape
+func copyRows16AVX2(dst, src *float32, ld, kc int)
+
+// copyPanelAsm runs copyRows16AVX2 for w = 16 where the CPU has AVX2
+// (after checking the bounds: a short slice panics, as copy's would not).
+func copyPanelAsm(dst, src []float32, w, ld, kc int) bool {
+	if !hasAVX2 || w != 16 || kc == 0 {
+		return false
+	}
+	_ = dst[kc*w-1]
+	_ = src[(kc-1)*ld+w-1]
+	copyRows16AVX2(&dst[0], &src[0], ld, kc)
+	return true
+}
+
+// hasAVX2 tells whether the AVX2 packing routines can run; set once at
+// initialisation.
+var hasAVX2 = cpu.Detect().AVX2
+
 // hasTransposeAVX2 tells whether transpose16AVX2 can run (and no AVX-512
 // transpose serves instead); set once at initialisation.
-var hasTransposeAVX2 = !hasTranspose && cpu.Detect().AVX2
+var hasTransposeAVX2 = !hasTranspose && hasAVX2
 
 // interleaveAsm runs the assembly interleave for width w, if there is one.
 // The caller has checked the bounds.

@@ -62,6 +62,38 @@ func TestInterleaveAsm(t *testing.T) {
 	}
 }
 
+// TestCopyPanelAsm checks copyRows16AVX2 against the Go loop (and that
+// it writes nothing past the panel) for odd and power-of-two strides.
+func TestCopyPanelAsm(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, kc := range []int{1, 2, 7, 64, 100} {
+		for _, ld := range []int{16, 17, 33, 1024} {
+			src := randSlice(r, (kc-1)*ld+16)
+			dst := make([]float32, kc*16+1)
+			dst[kc*16] = 42
+			if !copyPanelAsm(dst[:kc*16], src, 16, ld, kc) {
+				t.Fatal("copyPanelAsm declined a 16-wide panel on an AVX2 machine")
+			}
+			for p := 0; p < kc; p++ {
+				for j := 0; j < 16; j++ {
+					if dst[p*16+j] != src[p*ld+j] {
+						t.Fatalf("kc=%d ld=%d: dst[%d] = %v, want %v", kc, ld, p*16+j, dst[p*16+j], src[p*ld+j])
+					}
+				}
+			}
+			if dst[kc*16] != 42 {
+				t.Fatalf("kc=%d ld=%d: wrote past the panel", kc, ld)
+			}
+		}
+	}
+	if copyPanelAsm(make([]float32, 32), make([]float32, 32), 32, 32, 1) {
+		t.Error("copyPanelAsm took a 32-wide panel")
+	}
+}
+
 // TestPackRowsAsm checks the AVX-512 packRows against the Go loop.
 func TestPackRowsAsm(t *testing.T) {
 	if !hasTranspose {

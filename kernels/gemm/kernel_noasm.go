@@ -9,6 +9,9 @@ func detect() []*kernel { return []*kernel{genericKernel} }
 // interleaveAsm reports that a pure-Go build has no assembly interleave.
 func interleaveAsm(dst, src []float32, w, ld, kc int) bool { return false }
 
+// copyPanelAsm reports that a pure-Go build has no assembly panel copy.
+func copyPanelAsm(dst, src []float32, w, ld, kc int) bool { return false }
+
 // packRowsAsm reports that a pure-Go build has no assembly packRows.
 func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool { return false }
 

@@ -52,19 +52,8 @@ func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr, 
 		cols := min(nr, nc-q*nr)
 		c0 := j0 + q*nr
 		switch {
-		case !trans && cols == nr && nr == 16:
-			// The AVX2 and AVX-512x16 panels, full: fixed-size copies, which
-			// the compiler inlines (copy's memmove call dominated packing
-			// for small products: 38% of packB in a ResNet-18-w16 step).
-			for p := 0; p < kc; p++ {
-				s := (p0+p)*ldb + c0
-				*(*[16]float32)(panel[p*16:]) = *(*[16]float32)(b[s:])
-			}
-		case !trans && cols == nr && nr == 32:
-			for p := 0; p < kc; p++ {
-				s := (p0+p)*ldb + c0
-				*(*[32]float32)(panel[p*32:]) = *(*[32]float32)(b[s:])
-			}
+		case !trans && cols == nr && copyPanelAsm(panel, b[p0*ldb+c0:], nr, ldb, kc):
+			// A full panel copied by assembly (AVX2, 16 wide).
 		case !trans:
 			// op(B)[p, j] = b[p*ldb+j]: each k step is a contiguous run of columns.
 			for p := 0; p < kc; p++ {

@@ -76,3 +76,27 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func copyRows16AVX2(dst, src *float32, ld, kc int)
+// dst[p*16+j] = src[p*ld+j] for j < 16, p < kc: a full 16-wide panel of
+// plain B, two 32-byte moves a row.
+TEXT ·copyRows16AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ kc+24(FP), CX
+	SHLQ $2, R8
+	TESTQ CX, CX
+	JEQ copydone
+copyloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE copyloop
+copydone:
+	VZEROUPPER
+	RET
