@@ -63,7 +63,7 @@ run)
 				[ "$bin" = "$want" ] || continue
 				[ -x "$d/$bin.test" ] || { echo "$pkg: no test binary in $d, skipped"; continue; }
 				t0=$(date +%s)
-				(cd "$pkg" && timeout 150 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 140s) >"$out/$bin.log" 2>&1
+				(cd "$pkg" && timeout 240 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 230s) >"$out/$bin.log" 2>&1
 				echo "$pkg tests: rc $? in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$bin.log") passed"
 				grep -E '^(--- FAIL|FAIL|panic)' "$out/$bin.log" | head -20
 			done
