@@ -32,7 +32,7 @@ type Backend struct {
 	cc     int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
 	prec   Precision        // the precision of Gemm (SetPrecision)
 	tc     tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
-	convTC convTCState      // which conv_tc.cu kernels the device allows (conv_tc.go)
+	convTC convTCState      // convTCFor's cached choices of conv_tc.cu kernels (conv_tc.go)
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)

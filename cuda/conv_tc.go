@@ -35,24 +35,41 @@ type convTCKernel struct {
 	shared int
 }
 
-// convTCState records, per kernel name, whether the device gave it its
-// shared memory (1), refused (-1) or was not asked yet (absent).
-type convTCState map[string]int8
+// convTCKey names a choice of convTCFor: the pass, the tile's rows and
+// the precision.
+type convTCKey struct {
+	pass string
+	rows int
+	prec Precision
+}
+
+// convTCChoice is convTCFor's answer for a key.
+type convTCChoice struct {
+	k  convTCKernel
+	ok bool
+}
+
+// convTCState caches convTCFor's answers (the device's opt-in is asked
+// once per key, and a convolution's launch builds no kernel name).
+type convTCState map[convTCKey]convTCChoice
 
 // convTCFor returns the tensor-core kernel of pass ("fwd", "dgrad",
 // "wgrad" or "wgradt", the transposed weight gradient) for a product of m
-// rows in the backend's precision: 64-row
-// tiles for m <= 64, else 128; BF16 where the device allows its shared
-// memory, else TF32 (a bf16 backend on sm_80, whose 163 KiB do not hold
-// BF16's panels); ok is false in fp32, or where neither fits (conv.cu's
-// FP32 kernels then).
-func (be *Backend) convTCFor(pass string, m int) (k convTCKernel, ok bool) {
+// rows in the backend's precision: 64-row tiles for m <= 64, else 128;
+// BF16 where the device allows its shared memory, else TF32 (a bf16
+// backend on sm_80, whose 163 KiB do not hold BF16's panels); ok is false
+// in fp32, or where neither fits (conv.cu's FP32 kernels then).
+func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	if be.prec != TF32 && be.prec != BF16 {
 		return convTCKernel{}, false
 	}
 	rows := 128
 	if m <= 64 {
 		rows = 64
+	}
+	key := convTCKey{pass, rows, be.prec}
+	if c, seen := be.convTC[key]; seen {
+		return c.k, c.ok
 	}
 	tile := ""
 	if rows == 64 {
@@ -62,12 +79,18 @@ func (be *Backend) convTCFor(pass string, m int) (k convTCKernel, ok bool) {
 	if be.prec == BF16 {
 		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows)}}, cands...)
 	}
-	for _, c := range cands {
-		if be.convTCAllowed(c) {
-			return c, true
+	var c convTCChoice
+	for _, k := range cands {
+		if be.convTCAllowed(k) {
+			c = convTCChoice{k, true}
+			break
 		}
 	}
-	return convTCKernel{}, false
+	if be.convTC == nil {
+		be.convTC = convTCState{}
+	}
+	be.convTC[key] = c
+	return c.k, c.ok
 }
 
 // convTCShared is the dynamic shared memory of a conv_tc.cu kernel.
@@ -84,24 +107,16 @@ func convTCShared(bf16 bool, rows int) int {
 }
 
 // convTCAllowed reports whether the device gives kernel c its shared
-// memory, opting it in on the first call: a GPU with SharedMemoryOptIn
-// must allow c.shared plus the static tables per block and accept the
-// opt-in; one without (the CPU emulator) has no limit.
+// memory, opting it in: a GPU with SharedMemoryOptIn must allow c.shared
+// plus the static tables per block and accept the opt-in; one without
+// (the CPU emulator) has no limit.
 func (be *Backend) convTCAllowed(c convTCKernel) bool {
-	if be.convTC == nil {
-		be.convTC = convTCState{}
+	s, ok := be.g.(SharedMemoryOptIn)
+	if !ok {
+		return true
 	}
-	st, seen := be.convTC[c.name]
-	if !seen {
-		st = 1
-		if s, ok := be.g.(SharedMemoryOptIn); ok {
-			if n, err := s.MaxSharedOptIn(); err != nil || n < c.shared+convTCStatic || s.OptInShared(kc.ConvTcModule, c.name, c.shared) != nil {
-				st = -1
-			}
-		}
-		be.convTC[c.name] = st
-	}
-	return st > 0
+	n, err := s.MaxSharedOptIn()
+	return err == nil && n >= c.shared+convTCStatic && s.OptInShared(kc.ConvTcModule, c.name, c.shared) == nil
 }
 
 // convTCLaunch is the launch configuration of kernel k over an m x n

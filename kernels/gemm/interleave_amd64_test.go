@@ -5,6 +5,7 @@ package gemm
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/duel-ssl/duel/internal/cpu"
 )
@@ -126,5 +127,47 @@ func TestPackRowsAsm(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkPackPanel16AVX2 times the AVX2 packing of one 16-wide panel of
+// B (kc 256, the row stride of a 32x32 image plane: ld 1024) against its
+// peers in the same run: transpose16AVX2 against the scalar interleave16
+// (transposed B), copyRows16AVX2 against the Go loop of copy calls (plain
+// B). It reports each one's GB/s (bytes packed) and "x-peer", the peer's
+// time over the routine's.
+//
+//	go test -run '^$' -bench PackPanel16AVX2 ./kernels/gemm
+func BenchmarkPackPanel16AVX2(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("no AVX2")
+	}
+	const kc, ld = 256, 1024
+	src := randSlice(rand.New(rand.NewPCG(1, 2)), kc*ld) // kc rows of plain B, 16 rows of transposed B
+	dst := make([]float32, kc*16)
+	for _, bc := range []struct {
+		name      string
+		run, peer func()
+	}{
+		{"transpose", func() { transpose16AVX2(&dst[0], &src[0], ld, kc) }, func() { interleave16(&dst[0], &src[0], ld, kc) }},
+		{"copy", func() { copyRows16AVX2(&dst[0], &src[0], ld, kc) }, func() {
+			for p := 0; p < kc; p++ {
+				copy(dst[p*16:p*16+16], src[p*ld:p*ld+16])
+			}
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				bc.run()
+			}
+			mine := b.Elapsed()
+			start := time.Now()
+			for range b.N {
+				bc.peer()
+			}
+			peer := time.Since(start)
+			b.ReportMetric(float64(4*kc*16*b.N)/mine.Seconds()/1e9, "GB/s")
+			b.ReportMetric(peer.Seconds()/mine.Seconds(), "x-peer")
+		})
 	}
 }
