@@ -277,7 +277,6 @@ type Memory struct {
 	block  int
 	shared int // dynamic shared memory the selection kernel may use
 	sel    Selection
-	cc     int // the GPU's compute capability (10*major + minor), 0 when it does not say
 	// cshared is the dynamic shared memory duel_select_cluster's blocks
 	// may use (0: the cluster kernel is not to run).
 	cshared int
@@ -408,9 +407,6 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		default:
 			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block or cluster", EnvSelect, v)
 		}
-	}
-	if c, ok := g.(interface{ Capability() int }); ok {
-		m.cc = c.Capability()
 	}
 	if m.sel == SelectCluster {
 		m.cshared = defaultShared
@@ -722,14 +718,14 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 		launched = err == nil
 	}
-	if launched {
-		// duel_select_cluster runs the steps.
-	} else if sh := selectShared(k, b); sh <= m.shared {
+	switch sh := selectShared(k, b); {
+	case launched: // duel_select_cluster ran the steps
+	case sh <= m.shared:
 		one.Shared = sh
 		m.ran = "duel_select_shared"
 		err = kc.DuelSelectShared(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
 			m.psum, m.ev, m.slots, m.score[n])
-	} else {
+	default:
 		m.ran = "duel_select_global"
 		err = kc.DuelSelectGlobal(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
 			m.psum, m.gsc, m.ev, m.slots, m.score[n])
