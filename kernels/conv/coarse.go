@@ -44,6 +44,16 @@ func coarsePlan(n, chunk int, flops float64) (c, threads int, sg sgemmFunc, parI
 	return c, min(p, (n+c-1)/c), gemm.SgemmSerial, false
 }
 
+// sourceGemm returns the gemm.PanelSource form of the GEMM coarsePlan
+// chose: the threaded one when it let im2col split itself (par), else the
+// serial one.
+func sourceGemm(par bool) func(m, n, k int, a []float32, lda int, src gemm.PanelSource, beta float32, c []float32, ldc int) {
+	if par {
+		return gemm.SgemmSource
+	}
+	return gemm.SgemmSerialSource
+}
+
 // runChunks calls f(w, n0, cnt) for the chunks [n0, n0+cnt) of chunk images
 // covering [0, n), on threads goroutines (w is the goroutine's index, for
 // its private buffers). When static, goroutine w takes chunks w, w+threads,

@@ -25,6 +25,14 @@ func gemmForward(sc Scratch, g geom, wd, xd, yd []float32) {
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	if g.implicitPatches(g.cout) {
+		tabs, sgs := g.patchTables(), sourceGemm(par)
+		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
+			src := &patchSource{g: g, x: xd, n0: n0, cnt: cnt, tabs: tabs}
+			sgs(g.cout, cnt*ohw, ckk, wd, ckk, src, 0, yd[n0*ohw:], ldy)
+		})
+		return
+	}
 	cols := scratchSet(sc, threads, ckk*chunk*ohw)
 	defer putScratchSet(sc, cols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
@@ -159,6 +167,14 @@ func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
 	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
 	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
+	if tg.implicitPatches(g.cin) {
+		tabs, sgs := tg.patchTables(), sourceGemm(par)
+		runChunks(g.n, chunk, threads, false, func(_, n0, cnt int) {
+			src := &patchSource{g: tg, x: dy, n0: n0, cnt: cnt, tabs: tabs}
+			sgs(g.cin, cnt*hw, ckk, wt, ckk, src, beta(acc), dx[n0*hw:], ld)
+		})
+		return
+	}
 	cols := scratchSet(sc, threads, ckk*chunk*hw)
 	defer putScratchSet(sc, cols)
 	runChunks(g.n, chunk, threads, false, func(w, n0, cnt int) {

@@ -98,10 +98,10 @@ func (c *call) run(t int) {
 				}
 				switch {
 				case !c.directB:
-					packB(bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, q, q+1)
+					p.packB(bp, pc, kc, jc, nc, nr, q, q+1)
 				case (q+1)*nr > nc:
 					// Reading B in place, only the partial panel is packed, alone.
-					packB(bp, p.b, p.ldb, p.transB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
+					p.packB(bp, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
 				}
 				blk.packDone.Add(1)
 			}
@@ -175,7 +175,7 @@ func (c *call) runRows(t int) {
 			}
 			pc, q0 := i/groups*kn.kc, i%groups*prepackGroup
 			q1 := min(ceilDiv(p.n, nr), q0+prepackGroup)
-			packB(c.packAll[pc/kn.kc*stride:], p.b, p.ldb, p.transB, pc, min(kn.kc, p.k-pc), 0, p.n, nr, q0, q1)
+			p.packB(c.packAll[pc/kn.kc*stride:], pc, min(kn.kc, p.k-pc), 0, p.n, nr, q0, q1)
 			c.preDone.Add(1)
 		}
 		spinWait(&c.preDone, int32(tasks))
@@ -195,7 +195,7 @@ func (c *call) runRows(t int) {
 				kc := min(kn.kc, p.k-pc)
 				if c.directB && nc%nr != 0 {
 					q := panels - 1
-					packB(ws.edgeB, p.b, p.ldb, p.transB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
+					p.packB(ws.edgeB, pc, kc, jc+q*nr, nc-q*nr, nr, 0, 1)
 				}
 				beta := p.beta
 				if pc > 0 {
@@ -254,7 +254,7 @@ func (c *call) runCols(t int) {
 			kc := min(kn.kc, p.k-pc)
 			if q1*nr > p.n {
 				q := q1 - 1
-				packB(ws.edgeB, p.b, p.ldb, p.transB, pc, kc, q*nr, p.n-q*nr, nr, 0, 1)
+				p.packB(ws.edgeB, pc, kc, q*nr, p.n-q*nr, nr, 0, 1)
 			}
 			beta := p.beta
 			if pc > 0 {
@@ -278,7 +278,7 @@ func (c *call) macro(ws *workspace, pa, bp []float32, ic, mc, jc, nc, pc, kc, q0
 	qstep := max(1, kn.ns/nr)
 	for qq := q0; qq < q1; qq += qstep {
 		if c.privateB {
-			packB(ws.subB, p.b, p.ldb, p.transB, pc, kc, jc+qq*nr, nc-qq*nr, nr, 0, min(q1, qq+qstep)-qq)
+			p.packB(ws.subB, pc, kc, jc+qq*nr, nc-qq*nr, nr, 0, min(q1, qq+qstep)-qq)
 		}
 		for ir := 0; ir < mc; ir += mr {
 			mrb := min(mr, mc-ir)

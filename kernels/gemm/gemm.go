@@ -152,7 +152,7 @@ import (
 // as in BLAS. Sgemm panics, like gonum's BLAS, when a dimension is negative,
 // a stride is too small or a slice is too short.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, runtime.GOMAXPROCS(0))
+	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}, runtime.GOMAXPROCS(0))
 }
 
 // SgemmSerial is Sgemm computed entirely on the caller's goroutine, whatever
@@ -162,7 +162,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // synchronisation of the threaded Sgemm. The result is bit-identical to
 // Sgemm's for the same arguments.
 func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, 1)
+	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}, 1)
 }
 
 // Threads returns the number of goroutines Sgemm uses for large problems:
@@ -181,6 +181,9 @@ type problem struct {
 	beta           float32
 	c              []float32
 	ldc            int
+	// src, when not nil, is B: its micro-panels are written by
+	// src.PackPanels, and b, ldb and transB are unused.
+	src PanelSource
 }
 
 // check panics with a clear message when the arguments are inconsistent.
@@ -189,7 +192,9 @@ func (p *problem) check() {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", p.m, p.n, p.k))
 	}
 	checkMatrix("A", p.a, p.lda, p.transA, p.m, p.k)
-	checkMatrix("B", p.b, p.ldb, p.transB, p.k, p.n)
+	if p.src == nil {
+		checkMatrix("B", p.b, p.ldb, p.transB, p.k, p.n)
+	}
 	checkMatrix("C", p.c, p.ldc, false, p.m, p.n)
 }
 

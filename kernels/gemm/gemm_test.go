@@ -92,7 +92,7 @@ func newProblem(r *rand.Rand, tA, tB bool, m, n, k, pad int, alpha, beta float32
 	return problem{tA, tB, m, n, k, alpha,
 		trim(ra, ca, lda, randSlice(r, ra*lda)), lda,
 		trim(rb, cb, ldb, randSlice(r, rb*ldb)), ldb,
-		beta, trim(m, n, ldc, c), ldc}
+		beta, trim(m, n, ldc, c), ldc, nil}
 }
 
 // checkProblem runs p with kernel kn and compares with the reference.

@@ -204,7 +204,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	// floats ldb apart, which the hardware prefetchers follow as well as a
 	// packed panel (measured), and copying it would cost as much as using it
 	// when C has few rows. Only edge panels are packed.
-	c.directB = !p.transB && kn.bInPlace && !packBInstead(kn, p, machine)
+	c.directB = p.src == nil && !p.transB && kn.bInPlace && !packBInstead(kn, p, machine)
 	// A is read in place when C has few columns: each element of A then
 	// serves only 2*n flops and packing it would cost a good part of that.
 	c.directA = !p.transA && p.alpha == 1 && kn.microDirectA != nil && p.n <= directAMaxCols &&

@@ -222,14 +222,14 @@ func measure(ks []*kernel, shapes [][3]int, ops [][3][]float32, threads, calls i
 		m, n, k := sh[0], sh[1], sh[2]
 		a, b, c := ops[s][0], ops[s][1], ops[s][2]
 		for _, kn := range ks { // warm-up: buffers, workers, pages
-			sgemm(kn, problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n}, threads)
+			sgemm(kn, problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n, nil}, threads)
 		}
 		for rep := 0; rep < calls; rep++ {
 			for j := range ks {
 				i := (j + rep) % len(ks)
 				c0, _ := processCPU()
 				t0 := time.Now()
-				sgemm(ks[i], problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n}, threads)
+				sgemm(ks[i], problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n, nil}, threads)
 				wall := time.Since(t0)
 				c1, _ := processCPU()
 				bestWall[i][s] = min(bestWall[i][s], wall)

@@ -72,7 +72,7 @@ func TestTune(t *testing.T) {
 		for r := 0; r < max(1, reps); r++ {
 			for i := range kns {
 				t0 := time.Now()
-				sgemm(&kns[i], problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n}, runtime.GOMAXPROCS(0))
+				sgemm(&kns[i], problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n, nil}, runtime.GOMAXPROCS(0))
 				best[i] = min(best[i], time.Since(t0))
 			}
 		}
