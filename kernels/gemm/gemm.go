@@ -20,15 +20,18 @@
 //	            micro-kernel: C[ir:ir+mr, jr:jr+nr] += A-panel * B-panel
 //
 // Edge tiles are computed whole into a scratch tile and merged, so any m, n,
-// k, lda, ldb and ldc work; the 14x32 kernel has reduced-row variants for
-// the last m mod 14 rows, which then cost their own FMAs only. Shortcuts
+// k, lda, ldb and ldc work; the 14x32 and 6x16 kernels have reduced-row
+// variants for the last m mod mr rows, which then cost their own FMAs only
+// (a 16-channel convolution's 16 rows on the AVX2 tile: 6+6+4 rows of
+// FMAs instead of 18, and no merge). Shortcuts
 // skip copies that cost more than they save: with the AVX-512 (and
 // generic) kernel a B that is not transposed is read in place (its rows
 // are the micro-panels, ldb apart; only a partial panel at the right edge
 // is packed), unless C has at least 256 rows and a kc x ns sub-block read
 // with B's stride would crowd the sets of L2 (power-of-two strides: see
 // packBInstead); the narrower AVX2 tile always packs it (see
-// kernel.bInPlace). With the AVX-512 kernel, an A that is not transposed
+// kernel.bInPlace), or lets a PanelSource write the panels (SgemmSource:
+// a convolution's patch matrix gathered straight into them). With the AVX-512 kernel, an A that is not transposed
 // is read in place when C has at most 256 columns and the stride of A does
 // not crowd its rows into few L1 sets (see l1Crowding). The packing of
 // transposed operands uses AVX-512 16x16 register transposes and row-wise
@@ -42,7 +45,7 @@
 //
 //	avx512         14x32 tile: 28 zmm accumulators, 2 zmm of B + 14 VBROADCASTSS per k step, B prefetched 16 rows ahead
 //	avx512-16x16   16x16 tile, for products whose rows the 14-row tile pads badly (see kernel.forRows)
-//	avx2            6x16 tile: 12 ymm accumulators
+//	avx2            6x16 tile: 12 ymm accumulators, reduced-row variants
 //	generic         4x4 tile in plain Go (any CPU, and builds tagged noasm)
 //
 // The best one the CPU (internal/cpu) and DUEL_ISA allow runs. Between the

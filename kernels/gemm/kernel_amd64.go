@@ -77,7 +77,7 @@ func detect() []*kernel {
 		ks = append(ks, &kernel{
 			name: "avx2",
 			mr:   mrAVX2, nr: nrAVX2, lanes: 8,
-			micro: kernelAVX2,
+			micro: kernelAVX2, short: shortAVX2[:],
 		})
 	}
 	return append(ks, genericKernel)

@@ -82,3 +82,32 @@ func kernelAVX512Rows12(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 //
 //go:noescape
 func kernelAVX512Rows13(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// shortAVX2[r] is kernelAVX2 for the first r rows of its packed A panel
+// (r = 1..5; entry 0 is nil).
+var shortAVX2 = [mrAVX2]microKernel{nil, kernelAVX2Rows1, kernelAVX2Rows2, kernelAVX2Rows3, kernelAVX2Rows4, kernelAVX2Rows5}
+
+// kernelAVX2Rows1 is kernelAVX2 for rows 0..0 of the tile.
+//
+//go:noescape
+func kernelAVX2Rows1(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX2Rows2 is kernelAVX2 for rows 0..1 of the tile.
+//
+//go:noescape
+func kernelAVX2Rows2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX2Rows3 is kernelAVX2 for rows 0..2 of the tile.
+//
+//go:noescape
+func kernelAVX2Rows3(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX2Rows4 is kernelAVX2 for rows 0..3 of the tile.
+//
+//go:noescape
+func kernelAVX2Rows4(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX2Rows5 is kernelAVX2 for rows 0..4 of the tile.
+//
+//go:noescape
+func kernelAVX2Rows5(kc int, a, b, c *float32, ldb, ldc int, beta float32)
