@@ -183,7 +183,7 @@ func directWeightGrad(sc Scratch, g geom, pl *Plan, xd, dy, dw []float32, acc bo
 	bs := directBufs(sc, g, pl, threads)
 	defer putDirectBufs(sc, bs)
 	ohw := g.oh * g.ow
-	weightGrad(sc, g.cout, dw, acc, false, g.n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+	weightGrad(sc, g.cout, dw, acc, sumInPlace, g.n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 		runs(n0, cnt, g.directRun(), func(i, m int) {
 			x, ldx := g.input(pl, bs[w], xd, i, m)
 			WeightGrad(pl, dst, dy[i*ohw:], g.n*ohw, x, ldx, g.cout, g.cin, m, b != 0 || i > n0)

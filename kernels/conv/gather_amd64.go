@@ -33,3 +33,20 @@ func gatherRowsAsm(dst, x []float32, start, cs int, tabs []patchTap, t0, rows in
 // The assembly reads patchTap's fields at fixed offsets.
 var _ = [1]struct{}{}[unsafe.Offsetof(patchTap{}.mask)-8]
 var _ = [1]struct{}{}[unsafe.Sizeof(patchTap{})-72]
+
+// transposeGather16 is transposeGather in AVX assembly (gather_amd64.s):
+// per 8 positions, the 16 rows' 8 values loaded and masked, two 8x8
+// transposes, 8 panel rows stored.
+//
+//go:noescape
+func transposeGather16(dst *float32, rows *[patchPanel]*float32, masks *[patchPanel]*uint32, n8 int)
+
+// transposeGatherAsm runs transposeGather16 and reports true, or reports
+// false when the CPU lacks AVX2.
+func transposeGatherAsm(dst []float32, rows *[patchPanel]*float32, masks *[patchPanel]*uint32, n int) bool {
+	if !gatherFast() {
+		return false
+	}
+	transposeGather16(&dst[0], rows, masks, n/patchBlock)
+	return true
+}

@@ -10,3 +10,8 @@ func gatherFast() bool { return false }
 func gatherRowsAsm(dst, x []float32, start, cs int, tabs []patchTap, t0, rows int) bool {
 	return false
 }
+
+// transposeGatherAsm reports false: transposeGather runs in Go.
+func transposeGatherAsm(dst []float32, rows *[patchPanel]*float32, masks *[patchPanel]*uint32, n int) bool {
+	return false
+}

@@ -48,20 +48,36 @@ func gemmWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	ldy := n * ohw
 	if g.pointwise() && g.xcm {
 		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
-		weightGrad(sc, g.cout, dw, acc, false, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+		weightGrad(sc, g.cout, dw, acc, sumInPlace, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 			sg(false, true, g.cout, g.cin, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, g.cin)
 		})
 		return
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	sum := sumInPlace
+	if g.transposedWeightGrad() {
+		sum = sumTransposed
+	}
+	if g.implicitPatchesT(g.cout) {
+		// The gathered operand is col^T: where the stored one is
+		// multiplied transposed, the private sums keep its bits.
+		masks, sgs := g.patchTablesT(), sourceGemm(par)
+		if sum == sumTransposed {
+			sum = sumPrivate
+		}
+		weightGrad(sc, g.cout, dw, acc, sum, n, chunk, threads, func(_, n0, cnt int, dst []float32, b float32) {
+			src := &patchSourceT{g: g, x: xd, n0: n0, cnt: cnt, masks: masks}
+			sgs(g.cout, ckk, cnt*ohw, dy[n0*ohw:], ldy, src, b, dst, ckk)
+		})
+		return
+	}
 	cols := scratchSet(sc, threads, ckk*chunk*ohw)
 	defer putScratchSet(sc, cols)
-	trans := g.transposedWeightGrad()
-	weightGrad(sc, g.cout, dw, acc, trans, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+	weightGrad(sc, g.cout, dw, acc, sum, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 		ld := cnt * ohw
 		g.im2colImages(cols[w], xd, n0, cnt, par)
-		if trans {
+		if sum == sumTransposed {
 			sg(false, true, ckk, g.cout, ld, 1, cols[w], ld, dy[n0*ohw:], ldy, b, dst, g.cout)
 			return
 		}
@@ -194,18 +210,33 @@ func (g geom) transposedWeightGrad() bool {
 	return g.cout%32 == 0 && g.n*g.ohw() >= 4096
 }
 
+// partSum is how weightGrad sums the goroutines' gradients.
+type partSum int
+
+const (
+	// sumInPlace: goroutine 0 accumulates into dw itself, the others into
+	// private buffers that are added to dw at the end.
+	sumInPlace partSum = iota
+	// sumPrivate: every goroutine accumulates into a private buffer from
+	// zero; the buffers are added to dw in order at the end.
+	sumPrivate
+	// sumTransposed is sumPrivate with buffers holding the transposed
+	// gradient (In*K*K x Out).
+	sumTransposed
+)
+
 // weightGrad accumulates the weight gradient over the chunks of the batch
 // into dw (added to it when acc): gemmChunk(w, n0, cnt, dst, beta) runs
-// goroutine w's GEMM of images [n0, n0+cnt) into dst with the given beta.
-// Goroutine 0 accumulates into dw itself, the others into private buffers
-// that are added to dw at the end; when trans, every goroutine accumulates
-// the transposed gradient (In*K*K x Out) into a private buffer. The chunks
-// are assigned statically, so the sums do not depend on timing.
-func weightGrad(sc Scratch, out int, dw []float32, acc, trans bool, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
+// goroutine w's GEMM of images [n0, n0+cnt) into dst with the given beta,
+// and the goroutines' sums are added as sum says. The chunks are assigned
+// statically, so the sums do not depend on timing. sumPrivate gives the
+// bits of sumTransposed: each element is the same additions in the same
+// order.
+func weightGrad(sc Scratch, out int, dw []float32, acc bool, sum partSum, n, chunk, threads int, gemmChunk func(w, n0, cnt int, dst []float32, b float32)) {
 	parts := make([][]float32, threads)
 	used := make([]bool, threads)
 	for w := range parts {
-		if w == 0 && !trans {
+		if w == 0 && sum == sumInPlace {
 			parts[0], used[0] = dw, acc
 			continue
 		}
@@ -215,11 +246,15 @@ func weightGrad(sc Scratch, out int, dw []float32, acc, trans bool, n, chunk, th
 		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
 		used[w] = true
 	})
-	if trans {
+	if sum != sumInPlace {
 		first := !acc
 		for w, part := range parts {
 			if used[w] {
-				addTransposed(dw, part, out, len(dw)/out, first)
+				if sum == sumTransposed {
+					addTransposed(dw, part, out, len(dw)/out, first)
+				} else {
+					addPart(dw, part, first)
+				}
 				first = false
 			}
 			put(sc, part)
@@ -237,6 +272,18 @@ func weightGrad(sc Scratch, out int, dw []float32, acc, trans bool, n, chunk, th
 			gemm.Saxpy(1, parts[w], dw)
 		}
 		put(sc, parts[w])
+	}
+}
+
+// addPart adds src into dst (copies it when overwrite), element by
+// element as addTransposed does.
+func addPart(dst, src []float32, overwrite bool) {
+	if overwrite {
+		copy(dst, src)
+		return
+	}
+	for i, v := range src[:len(dst)] {
+		dst[i] += v
 	}
 }
 
