@@ -3,7 +3,13 @@
 // algorithms, and the rules that choose between them (AutoAlgos):
 //
 //   - im2col + GEMM (Im2colForward, Im2colWeightGrad, Im2colInputGrad;
-//     im2col.go, im2col_passes.go), any geometry;
+//     im2col.go, im2col_passes.go), any geometry; where the GEMM packs its
+//     B operand into 16-wide panels (the AVX2 tile) and the convolution is
+//     stride-1 and as wide as its input, the patch matrix (forward,
+//     transposed input gradient) or its transpose (weight gradient) is
+//     never stored: gemm.SgemmSource takes it from a patchSource or
+//     patchSourceT, which gather it straight into the panels (patches.go,
+//     patches_t.go), with the same values and so the same bits;
 //   - Winograd F(2x2, 3x3) (WinogradForward, WinogradWeightGrad,
 //     WinogradInputGrad; winograd*.go), 3x3 stride-1 padding-1;
 //   - the direct kernels (DirectForward, DirectWeightGrad,
