@@ -44,3 +44,32 @@ func BenchmarkTrainStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForwardNoGrad times the forward pass without gradient of
+// CIFAR-stem ResNets in training mode (batch statistics), as D-SimCLR
+// re-embeds its memory's samples every step.
+func BenchmarkForwardNoGrad(b *testing.B) {
+	for _, tc := range []struct {
+		arch  string
+		batch int
+	}{{"resnet18-w16", 256}, {"resnet18", 32}} {
+		b.Run(fmt.Sprintf("%s/b%d", tc.arch, tc.batch), func(b *testing.B) {
+			m, err := New(tc.arch, Options{NumClasses: 10})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			x := tensor.New(tc.batch, 3, 32, 32)
+			nn.NormalInit(x, 1, r)
+			in := autograd.NewVar(x, false)
+			a := nn.NewArena()
+			m.UseArena(a)
+			b.ReportAllocs()
+			for b.Loop() {
+				a.Reset()
+				m.Forward(nil, in)
+			}
+			b.ReportMetric(float64(tc.batch*b.N)/b.Elapsed().Seconds(), "img/s")
+		})
+	}
+}
