@@ -48,11 +48,85 @@ done:
 	VZEROUPPER
 	RET
 
+// TRANSPOSE8 transposes the 8x8 block in Y0-Y7 (rows) through Y8-Y15 and
+// stores column p, the p-th value of every row, at p*64+half(DI): the
+// 8 rows' half of panel rows p = 0..7 (as kernels/gemm's transpose16AVX2).
+#define TRANSPOSE8(half) \
+	VUNPCKLPS Y1, Y0, Y8 \
+	VUNPCKHPS Y1, Y0, Y9 \
+	VUNPCKLPS Y3, Y2, Y10 \
+	VUNPCKHPS Y3, Y2, Y11 \
+	VUNPCKLPS Y5, Y4, Y12 \
+	VUNPCKHPS Y5, Y4, Y13 \
+	VUNPCKLPS Y7, Y6, Y14 \
+	VUNPCKHPS Y7, Y6, Y15 \
+	VSHUFPS $0x44, Y10, Y8, Y0 \
+	VSHUFPS $0xEE, Y10, Y8, Y1 \
+	VSHUFPS $0x44, Y11, Y9, Y2 \
+	VSHUFPS $0xEE, Y11, Y9, Y3 \
+	VSHUFPS $0x44, Y14, Y12, Y4 \
+	VSHUFPS $0xEE, Y14, Y12, Y5 \
+	VSHUFPS $0x44, Y15, Y13, Y6 \
+	VSHUFPS $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15 \
+	VMOVUPS Y8, (0*64+half)(DI) \
+	VMOVUPS Y9, (1*64+half)(DI) \
+	VMOVUPS Y10, (2*64+half)(DI) \
+	VMOVUPS Y11, (3*64+half)(DI) \
+	VMOVUPS Y12, (4*64+half)(DI) \
+	VMOVUPS Y13, (5*64+half)(DI) \
+	VMOVUPS Y14, (6*64+half)(DI) \
+	VMOVUPS Y15, (7*64+half)(DI)
+
+// LOADMASKED8(first) loads, into Y0-Y7, 8 values of rows first..first+7:
+// row i's pointer at i*8(AX), its masks' at i*8(BX), both offset by R9
+// bytes, the values ANDed with the masks.
+#define LOADMASKED8(first) \
+	MOVQ ((first+0)*8)(AX), R10 \
+	MOVQ ((first+0)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y0 \
+	VANDPS (R11)(R9*1), Y0, Y0 \
+	MOVQ ((first+1)*8)(AX), R10 \
+	MOVQ ((first+1)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y1 \
+	VANDPS (R11)(R9*1), Y1, Y1 \
+	MOVQ ((first+2)*8)(AX), R10 \
+	MOVQ ((first+2)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y2 \
+	VANDPS (R11)(R9*1), Y2, Y2 \
+	MOVQ ((first+3)*8)(AX), R10 \
+	MOVQ ((first+3)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y3 \
+	VANDPS (R11)(R9*1), Y3, Y3 \
+	MOVQ ((first+4)*8)(AX), R10 \
+	MOVQ ((first+4)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y4 \
+	VANDPS (R11)(R9*1), Y4, Y4 \
+	MOVQ ((first+5)*8)(AX), R10 \
+	MOVQ ((first+5)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y5 \
+	VANDPS (R11)(R9*1), Y5, Y5 \
+	MOVQ ((first+6)*8)(AX), R10 \
+	MOVQ ((first+6)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y6 \
+	VANDPS (R11)(R9*1), Y6, Y6 \
+	MOVQ ((first+7)*8)(AX), R10 \
+	MOVQ ((first+7)*8)(BX), R11 \
+	VMOVUPS (R10)(R9*1), Y7 \
+	VANDPS (R11)(R9*1), Y7, Y7
+
 // func transposeGather16(dst *float32, rows *[16]*float32, masks *[16]*uint32, n8 int)
 //
 // dst[p*16+i] = rows[i][p] AND masks[i][p] for i < 16, p < 8*n8: per 8
-// positions, rows 0-7 and then 8-15 loaded, masked, transposed (as
-// transpose16AVX2 does) and stored as the two halves of 8 panel rows.
+// positions, rows 0-7 and then 8-15 loaded, masked, transposed and
+// stored as the two halves of 8 panel rows.
 TEXT ·transposeGather16(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ rows+8(FP), AX
@@ -62,134 +136,10 @@ TEXT ·transposeGather16(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JLE tgdone
 tgloop:
-	MOVQ 0(AX), R10
-	MOVQ 0(BX), R11
-	VMOVUPS (R10)(R9*1), Y0
-	VANDPS (R11)(R9*1), Y0, Y0
-	MOVQ 8(AX), R10
-	MOVQ 8(BX), R11
-	VMOVUPS (R10)(R9*1), Y1
-	VANDPS (R11)(R9*1), Y1, Y1
-	MOVQ 16(AX), R10
-	MOVQ 16(BX), R11
-	VMOVUPS (R10)(R9*1), Y2
-	VANDPS (R11)(R9*1), Y2, Y2
-	MOVQ 24(AX), R10
-	MOVQ 24(BX), R11
-	VMOVUPS (R10)(R9*1), Y3
-	VANDPS (R11)(R9*1), Y3, Y3
-	MOVQ 32(AX), R10
-	MOVQ 32(BX), R11
-	VMOVUPS (R10)(R9*1), Y4
-	VANDPS (R11)(R9*1), Y4, Y4
-	MOVQ 40(AX), R10
-	MOVQ 40(BX), R11
-	VMOVUPS (R10)(R9*1), Y5
-	VANDPS (R11)(R9*1), Y5, Y5
-	MOVQ 48(AX), R10
-	MOVQ 48(BX), R11
-	VMOVUPS (R10)(R9*1), Y6
-	VANDPS (R11)(R9*1), Y6, Y6
-	MOVQ 56(AX), R10
-	MOVQ 56(BX), R11
-	VMOVUPS (R10)(R9*1), Y7
-	VANDPS (R11)(R9*1), Y7, Y7
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-	VSHUFPS $0x44, Y10, Y8, Y0
-	VSHUFPS $0xEE, Y10, Y8, Y1
-	VSHUFPS $0x44, Y11, Y9, Y2
-	VSHUFPS $0xEE, Y11, Y9, Y3
-	VSHUFPS $0x44, Y14, Y12, Y4
-	VSHUFPS $0xEE, Y14, Y12, Y5
-	VSHUFPS $0x44, Y15, Y13, Y6
-	VSHUFPS $0xEE, Y15, Y13, Y7
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
-	VMOVUPS Y8, 0(DI)
-	VMOVUPS Y9, 64(DI)
-	VMOVUPS Y10, 128(DI)
-	VMOVUPS Y11, 192(DI)
-	VMOVUPS Y12, 256(DI)
-	VMOVUPS Y13, 320(DI)
-	VMOVUPS Y14, 384(DI)
-	VMOVUPS Y15, 448(DI)
-	MOVQ 64(AX), R10
-	MOVQ 64(BX), R11
-	VMOVUPS (R10)(R9*1), Y0
-	VANDPS (R11)(R9*1), Y0, Y0
-	MOVQ 72(AX), R10
-	MOVQ 72(BX), R11
-	VMOVUPS (R10)(R9*1), Y1
-	VANDPS (R11)(R9*1), Y1, Y1
-	MOVQ 80(AX), R10
-	MOVQ 80(BX), R11
-	VMOVUPS (R10)(R9*1), Y2
-	VANDPS (R11)(R9*1), Y2, Y2
-	MOVQ 88(AX), R10
-	MOVQ 88(BX), R11
-	VMOVUPS (R10)(R9*1), Y3
-	VANDPS (R11)(R9*1), Y3, Y3
-	MOVQ 96(AX), R10
-	MOVQ 96(BX), R11
-	VMOVUPS (R10)(R9*1), Y4
-	VANDPS (R11)(R9*1), Y4, Y4
-	MOVQ 104(AX), R10
-	MOVQ 104(BX), R11
-	VMOVUPS (R10)(R9*1), Y5
-	VANDPS (R11)(R9*1), Y5, Y5
-	MOVQ 112(AX), R10
-	MOVQ 112(BX), R11
-	VMOVUPS (R10)(R9*1), Y6
-	VANDPS (R11)(R9*1), Y6, Y6
-	MOVQ 120(AX), R10
-	MOVQ 120(BX), R11
-	VMOVUPS (R10)(R9*1), Y7
-	VANDPS (R11)(R9*1), Y7, Y7
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-	VSHUFPS $0x44, Y10, Y8, Y0
-	VSHUFPS $0xEE, Y10, Y8, Y1
-	VSHUFPS $0x44, Y11, Y9, Y2
-	VSHUFPS $0xEE, Y11, Y9, Y3
-	VSHUFPS $0x44, Y14, Y12, Y4
-	VSHUFPS $0xEE, Y14, Y12, Y5
-	VSHUFPS $0x44, Y15, Y13, Y6
-	VSHUFPS $0xEE, Y15, Y13, Y7
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
-	VMOVUPS Y8, 32(DI)
-	VMOVUPS Y9, 96(DI)
-	VMOVUPS Y10, 160(DI)
-	VMOVUPS Y11, 224(DI)
-	VMOVUPS Y12, 288(DI)
-	VMOVUPS Y13, 352(DI)
-	VMOVUPS Y14, 416(DI)
-	VMOVUPS Y15, 480(DI)
+	LOADMASKED8(0)
+	TRANSPOSE8(0)
+	LOADMASKED8(8)
+	TRANSPOSE8(32)
 	ADDQ $32, R9
 	ADDQ $512, DI
 	DECQ CX

@@ -29,16 +29,8 @@ func TestPatchSourceTPanels(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, g0 := range patchGeoms {
 		g := withOut(g0)
-		x := randSlice(r, g.n*g.cin*g.h*g.w)
-		for i := range x {
-			switch r.IntN(40) {
-			case 0:
-				x[i] = float32(math.NaN())
-			case 1:
-				x[i] = float32(math.Copysign(0, -1))
-			}
-		}
-		for _, chunk := range [][2]int{{0, g.n}, {g.n / 2, g.n - g.n/2}, {max(0, g.n-1), min(1, g.n)}} {
+		x := nastyInput(r, g.n*g.cin*g.h*g.w)
+		for _, chunk := range chunksOf(g.n) {
 			n0, cnt := chunk[0], chunk[1]
 			ld := cnt * g.ohw()
 			col := make([]float32, g.ckk()*ld)

@@ -39,6 +39,27 @@ func withOut(g geom) geom {
 	return g
 }
 
+// nastyInput returns n normal values with NaNs and negative zeros among
+// them, so that a value taken from the wrong place or zeroed wrongly shows.
+func nastyInput(r *rand.Rand, n int) []float32 {
+	x := randSlice(r, n)
+	for i := range x {
+		switch r.IntN(40) {
+		case 0:
+			x[i] = float32(math.NaN())
+		case 1:
+			x[i] = float32(math.Copysign(0, -1))
+		}
+	}
+	return x
+}
+
+// chunksOf returns chunks [n0, n0+cnt) of a batch of n images to gather:
+// all of it, its second half and its last image.
+func chunksOf(n int) [][2]int {
+	return [][2]int{{0, n}, {n / 2, n - n/2}, {max(0, n-1), min(1, n)}}
+}
+
 // storedPanels packs panels q0 <= q < q1 of col[p0:p0+kc, j0:j0+nc] (row
 // stride ld) element by element, as gemm.PanelSource specifies.
 func storedPanels(col []float32, ld, p0, kc, j0, nc, nr, q0, q1 int) []float32 {
@@ -65,16 +86,8 @@ func TestPatchSourcePanels(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, g0 := range patchGeoms {
 		g := withOut(g0)
-		x := randSlice(r, g.n*g.cin*g.h*g.w)
-		for i := range x {
-			switch r.IntN(40) {
-			case 0:
-				x[i] = float32(math.NaN())
-			case 1:
-				x[i] = float32(math.Copysign(0, -1))
-			}
-		}
-		for _, chunk := range [][2]int{{0, g.n}, {g.n / 2, g.n - g.n/2}, {max(0, g.n-1), min(1, g.n)}} {
+		x := nastyInput(r, g.n*g.cin*g.h*g.w)
+		for _, chunk := range chunksOf(g.n) {
 			n0, cnt := chunk[0], chunk[1]
 			ld := cnt * g.ohw()
 			col := make([]float32, g.ckk()*ld)

@@ -18,19 +18,9 @@ func BenchmarkTrainStep(b *testing.B) {
 		batch int
 	}{{"resnet18-w16", 128}, {"resnet18", 32}, {"resnet50", 32}} {
 		b.Run(fmt.Sprintf("%s/b%d", tc.arch, tc.batch), func(b *testing.B) {
-			m, err := New(tc.arch, Options{NumClasses: 10})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(1, 1))
-			x := tensor.New(tc.batch, 3, 32, 32)
-			nn.NormalInit(x, 1, r)
-			in := autograd.NewVar(x, false)
+			m, in, a, r := benchModel(b, tc.arch, tc.batch)
 			g := tensor.New(tc.batch, 10)
 			nn.NormalInit(g, 1, r)
-			a := nn.NewArena()
-			m.UseArena(a)
-			b.ReportAllocs()
 			for b.Loop() {
 				a.Reset()
 				tp := autograd.NewTape()
@@ -54,17 +44,7 @@ func BenchmarkForwardNoGrad(b *testing.B) {
 		batch int
 	}{{"resnet18-w16", 256}, {"resnet18", 32}} {
 		b.Run(fmt.Sprintf("%s/b%d", tc.arch, tc.batch), func(b *testing.B) {
-			m, err := New(tc.arch, Options{NumClasses: 10})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(1, 1))
-			x := tensor.New(tc.batch, 3, 32, 32)
-			nn.NormalInit(x, 1, r)
-			in := autograd.NewVar(x, false)
-			a := nn.NewArena()
-			m.UseArena(a)
-			b.ReportAllocs()
+			m, in, a, _ := benchModel(b, tc.arch, tc.batch)
 			for b.Loop() {
 				a.Reset()
 				m.Forward(nil, in)
@@ -72,4 +52,21 @@ func BenchmarkForwardNoGrad(b *testing.B) {
 			b.ReportMetric(float64(tc.batch*b.N)/b.Elapsed().Seconds(), "img/s")
 		})
 	}
+}
+
+// benchModel returns arch with 10 classes on an arena, a random batch of
+// 32x32 images and the random source that made it, and reports the
+// benchmark's allocations.
+func benchModel(b *testing.B, arch string, batch int) (*ResNet, *autograd.Var, *nn.Arena, *rand.Rand) {
+	m, err := New(arch, Options{NumClasses: 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	x := tensor.New(batch, 3, 32, 32)
+	nn.NormalInit(x, 1, r)
+	a := nn.NewArena()
+	m.UseArena(a)
+	b.ReportAllocs()
+	return m, autograd.NewVar(x, false), a, r
 }
