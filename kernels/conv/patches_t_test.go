@@ -60,24 +60,8 @@ func TestPatchSourceTPanels(t *testing.T) {
 							j0 = r.IntN(g.ckk())
 							nc = 1 + r.IntN(g.ckk()-j0)
 						}
-						panels := (nc + nr - 1) / nr
-						q0 := 0
-						if panels > 1 {
-							q0 = r.IntN(panels)
-						}
-						want := storedPanels(colT, g.ckk(), p0, kc, j0, nc, nr, q0, panels)
-						got := make([]float32, len(want))
-						for i := range got {
-							got[i] = 7
-						}
-						clear(got[:q0*nr*kc])
-						src.PackPanels(got, p0, kc, j0, nc, nr, q0, panels)
-						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%+v images [%d,%d) tables %v nr %d block p0 %d kc %d j0 %d nc %d panels [%d,%d): element %d = %v, im2col %v",
-									g, n0, n0+cnt, tabs, nr, p0, kc, j0, nc, q0, panels, i, got[i], want[i])
-							}
-						}
+						what := fmt.Sprintf("%+v images [%d,%d) tables %v", g, n0, n0+cnt, tabs)
+						checkPanels(t, r, what, src, colT, g.ckk(), p0, kc, j0, nc, nr)
 					}
 				}
 			}

@@ -76,6 +76,31 @@ func storedPanels(col []float32, ld, p0, kc, j0, nc, nr, q0, q1 int) []float32 {
 	return dst
 }
 
+// checkPanels asks src for the panels of the block [p0:p0+kc, j0:j0+nc]
+// from a random one to the last and compares them, bit for bit, with the
+// stored matrix m (row stride ld) packed by the definition; every element
+// of the panels must be written.
+func checkPanels(t *testing.T, r *rand.Rand, what string, src gemm.PanelSource, m []float32, ld, p0, kc, j0, nc, nr int) {
+	t.Helper()
+	panels := (nc + nr - 1) / nr
+	q0 := 0
+	if panels > 1 {
+		q0 = r.IntN(panels)
+	}
+	want := storedPanels(m, ld, p0, kc, j0, nc, nr, q0, panels)
+	got := make([]float32, len(want))
+	for i := range got {
+		got[i] = 7
+	}
+	clear(got[:q0*nr*kc])
+	src.PackPanels(got, p0, kc, j0, nc, nr, q0, panels)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s, nr %d, block p0 %d kc %d j0 %d nc %d, panels [%d,%d): element %d = %v, stored %v", what, nr, p0, kc, j0, nc, q0, panels, i, got[i], want[i])
+		}
+	}
+}
+
 // TestPatchSourcePanels checks patchSource's panels against im2col's
 // matrix packed by the definition, for chunks of images in the middle
 // of the batch, blocks of rows and columns that start anywhere (inside a
@@ -111,24 +136,8 @@ func TestPatchSourcePanels(t *testing.T) {
 							}
 							nc = 1 + r.IntN(ld-j0)
 						}
-						panels := (nc + nr - 1) / nr
-						q0 := 0
-						if panels > 1 {
-							q0 = r.IntN(panels)
-						}
-						want := storedPanels(col, ld, p0, kc, j0, nc, nr, q0, panels)
-						got := make([]float32, len(want))
-						for i := range got {
-							got[i] = 7 // every element must be written
-						}
-						clear(got[:q0*nr*kc])
-						src.PackPanels(got, p0, kc, j0, nc, nr, q0, panels)
-						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%+v images [%d,%d) tables %v nr %d block p0 %d kc %d j0 %d nc %d panels [%d,%d): element %d = %v, im2col %v",
-									g, n0, n0+cnt, tabs, nr, p0, kc, j0, nc, q0, panels, i, got[i], want[i])
-							}
-						}
+						what := fmt.Sprintf("%+v images [%d,%d) tables %v", g, n0, n0+cnt, tabs)
+						checkPanels(t, r, what, src, col, ld, p0, kc, j0, nc, nr)
 					}
 				}
 			}
