@@ -235,7 +235,7 @@ func same(t *testing.T, name string, got, want []float32) {
 	t.Helper()
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v, im2col + Sgemm %v", name, i, got[i], want[i])
+			t.Fatalf("%s[%d] = %v, want %v (the reference path)", name, i, got[i], want[i])
 		}
 	}
 }
