@@ -63,16 +63,16 @@ func (g geom) patchTables() []patchTap {
 		for ki := range g.k {
 			for kj := range g.k {
 				e := &tabs[q*kk+ki*g.k+kj]
-				any := false
+				inside := false
 				for t := range patchPanel {
 					pos := pos0 + t
 					ih, iw := pos/g.ow+ki-g.p, pos%g.ow+kj-g.p
 					if ih >= 0 && ih < g.h && iw >= 0 && iw < g.w {
 						e.mask[t] = ^uint32(0)
-						any = true
+						inside = true
 					}
 				}
-				if any {
+				if inside {
 					e.off = (ki-g.p)*g.w + kj - g.p
 				}
 			}
