@@ -32,11 +32,7 @@ func TestPatchSourceTPanels(t *testing.T) {
 		x := nastyInput(r, g.n*g.cin*g.h*g.w)
 		for _, chunk := range chunksOf(g.n) {
 			n0, cnt := chunk[0], chunk[1]
-			ld := cnt * g.ohw()
-			col := make([]float32, g.ckk()*ld)
-			if ld > 0 {
-				g.im2colImages(col, x, n0, cnt, false)
-			}
+			col, ld := patchMatrix(g, x, n0, cnt)
 			colT := transposed(col, g.ckk(), ld, ld) // ld x ckk
 			for _, tabs := range []bool{false, true} {
 				src := &patchSourceT{g: g, x: x, n0: n0, cnt: cnt}

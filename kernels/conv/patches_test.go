@@ -60,6 +60,17 @@ func chunksOf(n int) [][2]int {
 	return [][2]int{{0, n}, {n / 2, n - n/2}, {max(0, n-1), min(1, n)}}
 }
 
+// patchMatrix returns im2col's patch matrix of images [n0, n0+cnt) of x
+// and its row stride.
+func patchMatrix(g geom, x []float32, n0, cnt int) ([]float32, int) {
+	ld := cnt * g.ohw()
+	col := make([]float32, g.ckk()*ld)
+	if ld > 0 {
+		g.im2colImages(col, x, n0, cnt, false)
+	}
+	return col, ld
+}
+
 // storedPanels packs panels q0 <= q < q1 of col[p0:p0+kc, j0:j0+nc] (row
 // stride ld) element by element, as gemm.PanelSource specifies.
 func storedPanels(col []float32, ld, p0, kc, j0, nc, nr, q0, q1 int) []float32 {
@@ -114,11 +125,7 @@ func TestPatchSourcePanels(t *testing.T) {
 		x := nastyInput(r, g.n*g.cin*g.h*g.w)
 		for _, chunk := range chunksOf(g.n) {
 			n0, cnt := chunk[0], chunk[1]
-			ld := cnt * g.ohw()
-			col := make([]float32, g.ckk()*ld)
-			if ld > 0 {
-				g.im2colImages(col, x, n0, cnt, false)
-			}
+			col, ld := patchMatrix(g, x, n0, cnt)
 			for _, tabs := range []bool{false, true} {
 				src := &patchSource{g: g, x: x, n0: n0, cnt: cnt}
 				if tabs && g.gatherShape() {
