@@ -28,6 +28,8 @@ var convTCCases = []convCase{
 	{"Dense1x1Odd", tensor.ConvShape{N: 3, In: 37, Out: 33, H: 5, W: 3, K: 1, S: 1, P: 0}},
 	{"SplitChunks", tensor.ConvShape{N: 8, In: 2, Out: 3, H: 16, W: 16, K: 3, S: 1, P: 1}},
 	{"Stride3Pad2", tensor.ConvShape{N: 2, In: 3, Out: 5, H: 11, W: 10, K: 5, S: 3, P: 2}},
+	{"5x5Pad1", tensor.ConvShape{N: 2, In: 3, Out: 4, H: 7, W: 9, K: 5, S: 1, P: 1}},
+	{"2x2Even", tensor.ConvShape{N: 2, In: 3, Out: 5, H: 6, W: 5, K: 2, S: 1, P: 1}},
 }
 
 // tcPrecisions are the tensor-core precisions and the rounding of their

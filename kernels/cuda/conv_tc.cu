@@ -73,20 +73,29 @@ static_assert(ctc_shared<true, 64>() == CTC_SHARED_BF16_64, "CTC_SHARED_BF16_64"
 // (tc2_chunk's k-row layout of 256 columns).
 __device__ __forceinline__ int ctc_col(int i) { return (threadIdx.x & 63) * 4 + i; }
 
+// ctc_rowv is what a gather reads of a panel row's table once for all of
+// a thread's elements in that row: two table words and an offset.
+struct ctc_rowv {
+    int a, b, off;
+};
+
 // ctc_gather issues this thread's cp.async of the B panel of rows k0 ..
 // k0+31 into the k-row panel at s: element (k, column i of ctc_col) is
-// *src(i, k) (k relative to k0), or zero where src returns nullptr.
-template <bool BF16, class Src>
-__device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Src src) {
+// *src(i, row(k)) (k relative to k0), or zero where src returns nullptr.
+// row(k) reads the panel's tables once for the chunk's 4 columns (the
+// copies' "memory" clobber would make every element read them again).
+template <bool BF16, class Row, class Src>
+__device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Row row, Src src) {
     constexpr int CH = CTC_BN * TC2_BK / 4 / 256;
 #pragma unroll
     for (int l = 0; l < CH; l++) {
         int r, k;
         tc2_chunk<BF16, false, CTC_BN>(l, r, k);
         unsigned* d = s + tc2_off<BF16, false, CTC_BN>(r, k);
+        const ctc_rowv v = row(k);
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const float* p = src(i, k);
+            const float* p = src(i, v);
             cp_async4(d + i, p ? p : any, p ? 4 : 0);
         }
     }
@@ -94,24 +103,53 @@ __device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Src sr
 
 // ctc_gather_rows issues this thread's cp.async of the k-contiguous A
 // panel (BM rows, rows k0 .. k0+31 of the reduction) at s: element (row
-// ctc_row<BM>(l), k) is *src(l, k) (k relative to k0), or zero where src
-// returns nullptr. A thread's chunks are 4 consecutive k of BM/32 rows,
-// the same rows and k in every panel.
-template <bool BF16, int BM, class Src>
-__device__ __forceinline__ void ctc_gather_rows(unsigned* s, const float* any, Src src) {
+// ctc_row<BM>(l), k + i) is *src(l, key(k + i)) (k relative to k0), or
+// zero where src returns nullptr. A thread's chunks are 4 consecutive k
+// of BM/32 rows, the same rows and k in every panel: the 4 keys are read
+// once.
+template <bool BF16, int BM, class Key, class Src>
+__device__ __forceinline__ void ctc_gather_rows(unsigned* s, const float* any, Key key, Src src) {
     constexpr int CH = BM * TC2_BK / 4 / 256;
+    int r, k;
+    tc2_chunk<BF16, true, BM>(0, r, k);
+    ctc_rowv v[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) v[i] = key(k + i);
 #pragma unroll
     for (int l = 0; l < CH; l++) {
-        int r, k;
         tc2_chunk<BF16, true, BM>(l, r, k);
         unsigned* d = s + tc2_off<BF16, true, BM>(r, k);
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const float* p = src(l, k + i);
+            const float* p = src(l, v[i]);
             cp_async4(d + i, p ? p : any, p ? 4 : 0);
         }
     }
 }
+
+// CTC_TAPS is the most taps (K*K) a kernel may have for the masked
+// gathers: a window's valid taps are the bits of one word, bit i*K + j
+// for tap (i, j), and tap CTC_TAPS (bit 31) is never valid (the tables'
+// value for rows past the reduction, the columns' past the product). A
+// masked element costs a shift, an and and an add; larger kernels (the
+// 7 x 7 stem) take the checked gathers.
+#define CTC_TAPS 31
+
+// ctc_taps returns the valid taps of a window: bit i*K + j set where
+// (unsigned)(y0 + d*i) < H and (unsigned)(x0 + d*j) < W (d = 1: the
+// forward window from its top-left corner; d = -1: the output positions
+// an input position reaches, stride 1).
+__device__ __forceinline__ unsigned ctc_taps(int y0, int x0, int d, int H, int W, int K) {
+    unsigned cm = 0, m = 0;
+    for (int j = 0; j < K; j++)
+        if ((unsigned)(x0 + d * j) < (unsigned)W) cm |= 1u << j;
+    for (int i = 0; i < K; i++)
+        if ((unsigned)(y0 + d * i) < (unsigned)H) m |= cm << (i * K);
+    return m;
+}
+
+// ctc_valid reports whether tap t is set in taps.
+__device__ __forceinline__ bool ctc_valid(unsigned taps, int t) { return (taps >> t) & 1u; }
 
 // ctc_row returns the row of this thread's l-th chunk of a k-contiguous
 // panel of BM rows, relative to the block's first (tc2_chunk's layout).
@@ -227,34 +265,64 @@ __device__ __forceinline__ void ctc_copy_dense(unsigned* s, const float* x, long
 
 // ctc_tap sets, for column gm = (c, i, j) of w (Rn = C*K*K of them), the
 // tap's offset (ri, rj) from an output position's top-left corner in the
-// padded image and its offset coff in x (channel stride cstride); past Rn,
-// ri is far outside the image.
+// padded image, its index t = i*K + j and its offset coff in x (channel
+// stride cstride); past Rn, ri is far outside the image and t is
+// CTC_TAPS (never valid).
 __device__ __forceinline__ void ctc_tap(int gm, int Rn, int KK, int K, int P, int W, int cstride, int& ri, int& rj,
-                                        int& coff) {
-    ri = 1 << 29, rj = 0, coff = 0;
+                                        int& t, int& coff) {
+    ri = 1 << 29, rj = 0, t = CTC_TAPS, coff = 0;
     if (gm < Rn) {
-        const int ci = gm / KK, t = gm - ci * KK, ti = t / K;
+        const int ci = gm / KK;
+        t = gm - ci * KK;
+        const int ti = t / K;
         ri = ti - P, rj = t - ti * K - P, coff = ci * cstride + ri * W + rj;
     }
 }
 
 // ctc_fill_positions writes, by threads 0..31, the table of the weight
 // gradient's panel of output positions p = k0 + tid < kend, p = (n, oy,
-// ox): the window's top-left (oy*S, ox*S) and its offset in x (image
-// stride istride).
+// ox): the window's offset in x (image stride istride) and, when masked,
+// its valid taps (ctc_taps; none past kend), else its top-left (oy*S,
+// ox*S; far outside the image past kend).
 __device__ __forceinline__ void ctc_fill_positions(int* tabY, int* tabX, int* tabOff, int k0, int kend, int plane,
-                                                   int OW, int S, int W, int istride) {
+                                                   int OW, int S, int P, int H, int W, int K, int istride,
+                                                   bool masked) {
     const int tid = threadIdx.x;
     if (tid < TC2_BK) {
         const int p = k0 + tid;
-        int yv = 0, xv = 0, off = 0;
+        int yv = masked ? 0 : 1 << 29, xv = 0, off = 0;
         if (p < kend) {
             const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
             yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
+            if (masked) yv = (int)ctc_taps(yv - P, xv - P, 1, H, W, K), xv = 0;
         }
         tabY[tid] = yv, tabX[tid] = xv, tabOff[tid] = off;
     }
 }
+
+// ctc_fill_taps writes, by threads 0..31, the table of a panel of rows
+// r = k0 + tid = (c, i, j) of the reduction over Rn = C*K*K rows: the
+// tap t = i*K + j (CTC_TAPS past Rn) and the offset c*cstride + i*di + j*dj.
+__device__ __forceinline__ void ctc_fill_taps(int* tabT, int* tabOff, int k0, int Rn, int KK, int K, int cstride,
+                                              int di, int dj) {
+    const int tid = threadIdx.x;
+    if (tid < TC2_BK) {
+        const int r = k0 + tid;
+        int t = CTC_TAPS, off = 0;
+        if (r < Rn) {
+            const int c = r / KK;
+            t = r - c * KK;
+            const int i = t / K;
+            off = c * cstride + i * di + (t - i * K) * dj;
+        }
+        tabT[tid] = t, tabOff[tid] = off;
+    }
+}
+
+// The passes below take, where the kernel has at most CTC_TAPS taps, the
+// masked gathers (each column's or row's valid taps precomputed once, an
+// element tested by one bit), else the checked ones (each element's
+// position tested against the image); both write the same panels.
 
 template <bool BF16, int BM>
 __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const float* w, const float* b, int hasBias,
@@ -266,46 +334,75 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
     const bool dense = K == 1 && S == 1 && P == 0 && cm;  // col is x itself (C x cols)
     const int cstride = cm ? N * H * W : H * W;
-    // This thread's 4 columns (output positions): the top-left tap and
-    // the image offset of its window.
-    int iy0[4], ix0[4], base[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int gn = n0 + ctc_col(i);
-        iy0[i] = 1 << 29, ix0[i] = 0, base[i] = 0;  // outside the image when gn >= cols
-        if (gn < cols) {
-            const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
-            iy0[i] = oy * S - P, ix0[i] = ox * S - P;
-            base[i] = (cm ? img * H * W : img * C * H * W) + iy0[i] * W + ix0[i];
-        }
-    }
-    const auto fill = [&](int slot, int k0) {
-        const int tid = threadIdx.x;
-        if (tid < TC2_BK) {
-            const int r = k0 + tid;
-            int i = 0, j = 0, off = 0;
-            if (r < Rn) {
-                const int c = r / KK, t = r - c * KK;
-                i = t / K, j = t - i * K, off = c * cstride + i * W + j;
-            }
-            tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
-        }
-    };
     const bool va = ctc_aligned(w, Rn), vb = ctc_aligned(x, cols);
     const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, w, Rn, m0, O, k0, Rn, va); };
-    const auto copyB = [&](unsigned* s, int k0, int slot) {
-        if (dense) {
-            ctc_copy_dense<BF16, false, CTC_BN>(s, x, cols, n0, cols, k0, Rn, vb);
-            return;
-        }
-        ctc_gather<BF16>(s, x, [&](int i, int k) -> const float* {
-            const int yy = iy0[i] + tabI[slot][k], xx = ix0[i] + tabJ[slot][k];
-            const bool in = k0 + k < Rn && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
-            return in ? x + base[i] + tabOff[slot][k] : nullptr;
-        });
-    };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    if (KK <= CTC_TAPS) {
+        // This thread's 4 columns (output positions): the image offset of
+        // the window's top-left tap and the window's valid taps.
+        int base[4];
+        unsigned taps[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int gn = n0 + ctc_col(i);
+            base[i] = 0, taps[i] = 0;  // no valid tap when gn >= cols
+            if (gn < cols) {
+                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+                const int iy0 = oy * S - P, ix0 = ox * S - P;
+                base[i] = (cm ? img * H * W : img * C * H * W) + iy0 * W + ix0;
+                taps[i] = ctc_taps(iy0, ix0, 1, H, W, K);
+            }
+        }
+        const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1); };
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            if (dense) {
+                ctc_copy_dense<BF16, false, CTC_BN>(s, x, cols, n0, cols, k0, Rn, vb);
+                return;
+            }
+            ctc_gather<BF16>(
+                s, x, [&](int k) { return ctc_rowv{tabI[slot][k], 0, tabOff[slot][k]}; },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    return ctc_valid(taps[i], v.a) ? x + (base[i] + v.off) : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    } else {
+        // This thread's 4 columns (output positions): the top-left tap and
+        // the image offset of its window.
+        int iy0[4], ix0[4], base[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int gn = n0 + ctc_col(i);
+            iy0[i] = 1 << 29, ix0[i] = 0, base[i] = 0;  // outside the image when gn >= cols
+            if (gn < cols) {
+                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+                iy0[i] = oy * S - P, ix0[i] = ox * S - P;
+                base[i] = (cm ? img * H * W : img * C * H * W) + iy0[i] * W + ix0[i];
+            }
+        }
+        const auto fill = [&](int slot, int k0) {
+            const int tid = threadIdx.x;
+            if (tid < TC2_BK) {
+                const int r = k0 + tid;
+                int i = 1 << 29, j = 0, off = 0;  // past Rn: outside the image
+                if (r < Rn) {
+                    const int c = r / KK, t = r - c * KK;
+                    i = t / K, j = t - i * K, off = c * cstride + i * W + j;
+                }
+                tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
+            }
+        };
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            ctc_gather<BF16>(
+                s, x, [&](int k) { return ctc_rowv{tabI[slot][k], tabJ[slot][k], tabOff[slot][k]}; },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    const int yy = iy0[i] + v.a, xx = ix0[i] + v.b;
+                    const bool in = (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+                    return in ? x + base[i] + v.off : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    }
     ctc_each<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v) {
         y[(long long)gm * cols + gn] = hasBias ? v + b[gm] : v;
     });
@@ -320,50 +417,82 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
     const int KK = K * K, Rn = O * KK, plane = H * W, cols = N * plane, oplane = OH * OW;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
     const bool dense = K == 1 && S == 1 && P == 0;  // dycol is dy itself (O x cols)
-    // This thread's 4 columns (input positions): the padded position and
-    // the image's offset in dy's planes.
-    int py[4], px[4], base[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int gn = n0 + ctc_col(i);
-        py[i] = -(1 << 29), px[i] = 0, base[i] = 0;  // no output position when gn >= cols
-        if (gn < cols) {
-            const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
-            py[i] = yy + P, px[i] = xx + P, base[i] = img * oplane;
-        }
-    }
-    const auto fill = [&](int slot, int k0) {
-        const int tid = threadIdx.x;
-        if (tid < TC2_BK) {
-            const int r = k0 + tid;
-            int i = 0, j = 0, off = 0;
-            if (r < Rn) {
-                const int o = r / KK, t = r - o * KK;
-                i = t / K, j = t - i * K, off = o * N * oplane;
-            }
-            tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
-        }
-    };
     const bool va = ctc_aligned(wt, Rn), vb = ctc_aligned(dy, cols);
     const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, wt, Rn, m0, C, k0, Rn, va); };
-    const auto copyB = [&](unsigned* s, int k0, int slot) {
-        if (dense) {
-            ctc_copy_dense<BF16, false, CTC_BN>(s, dy, cols, n0, cols, k0, Rn, vb);
-            return;
-        }
-        ctc_gather<BF16>(s, dy, [&](int i, int k) -> const float* {
-            const int sy = py[i] - tabI[slot][k], sx = px[i] - tabJ[slot][k];
-            if (k0 + k >= Rn || sy < 0 || sx < 0) return nullptr;
-            int oy = sy, ox = sx;
-            if (S != 1) {
-                oy = sy / S, ox = sx / S;
-                if (oy * S != sy || ox * S != sx) return nullptr;  // no output position
-            }
-            return oy < OH && ox < OW ? dy + tabOff[slot][k] + base[i] + oy * OW + ox : nullptr;
-        });
-    };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    if (S == 1 && KK <= CTC_TAPS) {
+        // Stride 1: input position (y, x) meets tap (i, j) of output
+        // position (y + P - i, x + P - j), at offset base - i*OW - j from
+        // base, the offset of (y + P, x + P) in dy's plane: this thread's
+        // 4 columns' bases and valid taps.
+        int base[4];
+        unsigned taps[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int gn = n0 + ctc_col(i);
+            base[i] = 0, taps[i] = 0;  // no output position when gn >= cols
+            if (gn < cols) {
+                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+                base[i] = img * oplane + (yy + P) * OW + xx + P;
+                taps[i] = ctc_taps(yy + P, xx + P, -1, OH, OW, K);
+            }
+        }
+        const auto fill = [&](int slot, int k0) {
+            ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, -OW, -1);
+        };
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            if (dense) {
+                ctc_copy_dense<BF16, false, CTC_BN>(s, dy, cols, n0, cols, k0, Rn, vb);
+                return;
+            }
+            ctc_gather<BF16>(
+                s, dy, [&](int k) { return ctc_rowv{tabI[slot][k], 0, tabOff[slot][k]}; },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    return ctc_valid(taps[i], v.a) ? dy + (base[i] + v.off) : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    } else {
+        // This thread's 4 columns (input positions): the padded position
+        // and the image's offset in dy's planes.
+        int py[4], px[4], base[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int gn = n0 + ctc_col(i);
+            py[i] = -(1 << 29), px[i] = 0, base[i] = 0;  // no output position when gn >= cols
+            if (gn < cols) {
+                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+                py[i] = yy + P, px[i] = xx + P, base[i] = img * oplane;
+            }
+        }
+        const auto fill = [&](int slot, int k0) {
+            const int tid = threadIdx.x;
+            if (tid < TC2_BK) {
+                const int r = k0 + tid;
+                int i = 1 << 29, j = 0, off = 0;  // past Rn: no output position
+                if (r < Rn) {
+                    const int o = r / KK, t = r - o * KK;
+                    i = t / K, j = t - i * K, off = o * N * oplane;
+                }
+                tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
+            }
+        };
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            ctc_gather<BF16>(
+                s, dy, [&](int k) { return ctc_rowv{tabI[slot][k], tabJ[slot][k], tabOff[slot][k]}; },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    const int sy = py[i] - v.a, sx = px[i] - v.b;
+                    if (sy < 0 || sx < 0) return nullptr;
+                    int oy = sy, ox = sx;
+                    if (S != 1) {
+                        oy = sy / S, ox = sx / S;
+                        if (oy * S != sy || ox * S != sx) return nullptr;  // no output position
+                    }
+                    return oy < OH && ox < OW ? dy + v.off + base[i] + oy * OW + ox : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    }
     ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
         const int img = gn / plane, q = gn - img * plane;
         const long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
@@ -383,26 +512,41 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
     const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
     float* o = out + (long long)blockIdx.z * O * Rn;
     const int cstride = cm ? N * H * W : H * W, istride = cm ? H * W : C * H * W;
+    const bool masked = KK <= CTC_TAPS;
     // This thread's 4 columns (c, i, j) of w: the tap's offset from the
-    // output position's top-left and the channel's offset in x.
-    int ri[4], rj[4], coff[4];
+    // output position's top-left, its index and the channel's offset in x.
+    int ri[4], rj[4], tap[4], coff[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) ctc_tap(n0 + ctc_col(i), Rn, KK, K, P, W, cstride, ri[i], rj[i], coff[i]);
+    for (int i = 0; i < 4; i++) ctc_tap(n0 + ctc_col(i), Rn, KK, K, P, W, cstride, ri[i], rj[i], tap[i], coff[i]);
     // The panel's rows p = (n, oy, ox).
     const auto fill = [&](int slot, int k0) {
-        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, W, istride);
+        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, P, H, W, K, istride, masked);
     };
     const bool va = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
     const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, dy, cols, m0, O, k0, kend, va); };
-    const auto copyB = [&](unsigned* s, int k0, int slot) {
-        ctc_gather<BF16>(s, x, [&](int i, int k) -> const float* {
-            const int yy = tabY[slot][k] + ri[i], xx = tabX[slot][k] + rj[i];
-            const bool in = k0 + k < kend && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
-            return in ? x + tabOff[slot][k] + coff[i] : nullptr;
-        });
-    };
+    const auto row = [&](int slot, int k) { return ctc_rowv{tabY[slot][k], tabX[slot][k], tabOff[slot][k]}; };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    if (masked) {
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            ctc_gather<BF16>(
+                s, x, [&](int k) { return row(slot, k); },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    return ctc_valid((unsigned)v.a, tap[i]) ? x + (v.off + coff[i]) : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    } else {
+        const auto copyB = [&](unsigned* s, int k0, int slot) {
+            ctc_gather<BF16>(
+                s, x, [&](int k) { return row(slot, k); },
+                [&](int i, const ctc_rowv& v) -> const float* {
+                    const int yy = v.a + ri[i], xx = v.b + rj[i];
+                    const bool in = (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+                    return in ? x + v.off + coff[i] : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    }
     ctc_each<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v) {
         float* q = o + (long long)gm * Rn + gn;
         if (accumulate) v += *q;
@@ -428,29 +572,45 @@ __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, cons
     const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
     float* o = out + (long long)blockIdx.z * O * Rn;
     const int cstride = cm ? N * H * W : H * W, istride = cm ? H * W : C * H * W;
+    const bool masked = KK <= CTC_TAPS;
     constexpr int CH = BM * TC2_BK / 4 / 256;
     // This thread's rows (c, i, j) of w: the tap's offset from the output
-    // position's top-left and the channel's offset in x.
-    int ri[CH], rj[CH], coff[CH];
+    // position's top-left, its index and the channel's offset in x.
+    int ri[CH], rj[CH], tap[CH], coff[CH];
 #pragma unroll
-    for (int l = 0; l < CH; l++) ctc_tap(m0 + ctc_row(l), Rn, KK, K, P, W, cstride, ri[l], rj[l], coff[l]);
+    for (int l = 0; l < CH; l++) ctc_tap(m0 + ctc_row(l), Rn, KK, K, P, W, cstride, ri[l], rj[l], tap[l], coff[l]);
     const auto fill = [&](int slot, int k0) {
-        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, W, istride);
+        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, P, H, W, K, istride, masked);
     };
     const bool vb = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
-    const auto copyA = [&](unsigned* s, int k0) {
-        const int slot = ((k0 - kbeg) / TC2_BK) & 1;
-        ctc_gather_rows<BF16, BM>(s, x, [&](int l, int k) -> const float* {
-            const int yy = tabY[slot][k] + ri[l], xx = tabX[slot][k] + rj[l];
-            const bool in = k0 + k < kend && (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
-            return in ? x + tabOff[slot][k] + coff[l] : nullptr;
-        });
-    };
     const auto copyB = [&](unsigned* s, int k0, int) {
         ctc_copy_dense<BF16, true, CTC_BN>(s, dy, cols, n0, O, k0, kend, vb);
     };
+    const auto slotOf = [&](int k0) { return ((k0 - kbeg) / TC2_BK) & 1; };
     float acc[BM / 32][8][4];
-    ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    if (masked) {
+        const auto copyA = [&](unsigned* s, int k0) {
+            const int slot = slotOf(k0);
+            ctc_gather_rows<BF16, BM>(
+                s, x, [&](int k) { return ctc_rowv{tabY[slot][k], 0, tabOff[slot][k]}; },
+                [&](int l, const ctc_rowv& v) -> const float* {
+                    return ctc_valid((unsigned)v.a, tap[l]) ? x + (v.off + coff[l]) : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    } else {
+        const auto copyA = [&](unsigned* s, int k0) {
+            const int slot = slotOf(k0);
+            ctc_gather_rows<BF16, BM>(
+                s, x, [&](int k) { return ctc_rowv{tabY[slot][k], tabX[slot][k], tabOff[slot][k]}; },
+                [&](int l, const ctc_rowv& v) -> const float* {
+                    const int yy = v.a + ri[l], xx = v.b + rj[l];
+                    const bool in = (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
+                    return in ? x + v.off + coff[l] : nullptr;
+                });
+        };
+        ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+    }
     ctc_each<BM>(acc, m0, n0, Rn, O, [&](int r, int gm, float v) {
         float* q = o + (long long)gm * Rn + r;
         if (accumulate) v += *q;
