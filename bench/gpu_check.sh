@@ -3,10 +3,13 @@
 #
 #   bench/gpu_check.sh build DIR      # here: the test binaries into DIR
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
+#   bench/gpu_check.sh conv DIR OUT   # there: the convolutions' tests and
+#                                     # benchmarks, the TF32 step (short)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
-#   bench/gpu_check.sh run-sanitize DIR OUT  # there: the kernel tests under
-#                                            # memcheck, racecheck, synccheck
+#   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
+#                   # there: the kernel tests under memcheck, racecheck,
+#                   # synccheck (DIR may be run's: it has both binaries)
 #
 # run: the driver, backend and GPU DUEL tests (GPU tests included: the
 # layers' kernels against the CPU; the CPU emulator's skipped with -short),
@@ -17,8 +20,8 @@
 # (bench/gpu_peer.py), then a ResNet-50 batch-256 training step beside
 # PyTorch's (bench/step_pytorch.py --device cuda) and that step profiled
 # per kernel (duelctl bench step --profile: profile.log), all in one
-# script; every log goes into OUT/logs.tar.gz. The binaries travel gzipped
-# and without the embedded data (the device tool carries 64 MiB).
+# script; every log goes into OUT/logs.tar.gz. The binaries travel as one
+# xz archive, without the embedded data (the device tool carries 64 MiB).
 set -u
 # package:binary:tests to run (-test.run); "." is every test of the package.
 pkgs="cuda/driver:driver:. cuda:cuda:. duel/memory/cudaduel:cudaduel:.
@@ -39,6 +42,31 @@ start_run() {
 	trap 'tar -czf "$final/logs.tar.gz" -C "$out" .; trap - EXIT' EXIT
 	trap 'exit 143' TERM INT
 	for f in "$d"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+	if [ -e "$d/bins.tar.xz" ]; then # python3's lzma where there is no xz
+		tar -xJf "$d/bins.tar.xz" -C "$d" 2>/dev/null ||
+			python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$d/bins.tar.xz" "$d" || exit 1
+		rm -f "$d/bins.tar.xz"
+	fi
+}
+# machine writes the GPU, its driver and the host's CPU to machine.txt.
+machine() {
+	chmod +x "$d"/*
+	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
+}
+# tests BIN... runs the tests of the packages of pkgs named BIN, in that
+# order (those of $only where it is set), 240 s each (or $limit).
+tests() {
+	for want in "$@"; do
+		for p in $pkgs; do
+			IFS=: read -r pkg bin run <<<"$p"
+			[ "$bin" = "$want" ] || continue
+			[ -x "$d/$bin.test" ] || { echo "$pkg: no test binary in $d, skipped"; continue; }
+			t0=$(date +%s) l=${limit:-240}
+			(cd "$pkg" && timeout "$l" "$d/$bin.test" -test.v -test.short -test.run "${only:-$run}" -test.timeout $((l - 10))s) >"$out/$bin.log" 2>&1
+			echo "$pkg tests: rc $? in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$bin.log") passed"
+			grep -E '^(--- FAIL|FAIL|panic)' "$out/$bin.log" | head -20
+		done
+	done
 }
 case "${1:-}" in
 build)
@@ -49,26 +77,15 @@ build)
 		go test -c -tags duel_noembed -ldflags="-s -w" -o "$d/$bin.test" "./$pkg" || exit 1
 	done
 	go build -tags duel_noembed -ldflags="-s -w" -o "$d/duelctl" ./cmd/duelctl || exit 1
-	gzip -9f "$d"/*.test "$d/duelctl" # the device tool carries 64 MiB at most
+	# The device tool carries 64 MiB with the working tree: the binaries
+	# travel as one xz archive (they share most of their code: 11 MB
+	# against 36 as separate gzip files).
+	(cd "$d" && tar -cf - ./*.test duelctl | xz -9 -T0 >bins.tar.xz && rm -f ./*.test duelctl) || exit 1
 	du -sh "$d"
 	;;
 run)
 	start_run "$2" "$3"
-	chmod +x "$d"/*
-	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
-	tests() { # the packages of pkgs named in $@, in that order
-		for want in "$@"; do
-			for p in $pkgs; do
-				IFS=: read -r pkg bin run <<<"$p"
-				[ "$bin" = "$want" ] || continue
-				[ -x "$d/$bin.test" ] || { echo "$pkg: no test binary in $d, skipped"; continue; }
-				t0=$(date +%s)
-				(cd "$pkg" && timeout 240 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 230s) >"$out/$bin.log" 2>&1
-				echo "$pkg tests: rc $? in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$bin.log") passed"
-				grep -E '^(--- FAIL|FAIL|panic)' "$out/$bin.log" | head -20
-			done
-		done
-	}
+	machine
 	tests driver cuda
 	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
@@ -87,6 +104,20 @@ run)
 	"$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee -a "$out/profile.log"
 	tests cudaduel loss ssl eval train
 	;;
+conv)
+	# The short run after a change to the tensor-core convolutions: their
+	# GPU tests and cudaduel's kernel test, the convolution benchmarks and
+	# PyTorch's peers, the TF32 ResNet-50 step beside PyTorch's and its
+	# profile (about 3 minutes).
+	start_run "$2" "$3"
+	machine
+	only='^(TestConvTCGPU|TestConvGPU|TestConformance)$' limit=90 tests cuda
+	only='^TestDUELKernel$' limit=90 tests cudaduel
+	(cd cuda && timeout 90 "$d/cuda.test" -test.run '^$' -test.bench 'Conv' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
+	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
 	# knows sm_90), its libraries beside it, as NVIDIA lays it out.
@@ -103,19 +134,26 @@ build-sanitize)
 	du -sh "$d"
 	;;
 run-sanitize)
-	# Each tool over the GPU kernel tests at small shapes (DUEL_GPU_SMALL=1:
-	# the tests leave out their large layers and memories), 150 s each; a
-	# tool's findings make it exit 9. sanitize.log sums it up.
+	# Each tool (memcheck racecheck synccheck, or those named in TOOLS)
+	# over the GPU kernel tests at small shapes (DUEL_GPU_SMALL=1: the
+	# tests leave out their large layers and memories), SECONDS each (150);
+	# a tool's findings make it exit 9. sanitize.log sums it up. The GPU
+	# machine's own compute-sanitizer when it has one, else the carried one.
 	start_run "$2" "$3"
-	tar -xzf "$d/sanitizer.tgz" -C "$d" && chmod +x "$d"/*.test
-	cs="$d/compute-sanitizer/compute-sanitizer"
+	tools=${4:-memcheck racecheck synccheck} limit=${5:-150}
+	cs=$(command -v compute-sanitizer || true)
+	if [ -z "$cs" ]; then
+		tar -xzf "$d/sanitizer.tgz" -C "$d" || exit 1
+		cs="$d/compute-sanitizer/compute-sanitizer"
+	fi
+	chmod +x "$d"/*.test
 	"$cs" --version 2>&1 | tail -1 | tee "$out/sanitize.log"
 	export DUEL_GPU_SMALL=1
-	for tool in memcheck racecheck synccheck; do
+	for tool in $tools; do
 		for t in "cuda:cuda:^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)$" "duel/memory/cudaduel:cudaduel:^(TestDUELKernel|TestDUELPolicyKernel)$"; do
 			IFS=: read -r pkg bin run <<<"$t"
 			t0=$(date +%s)
-			(cd "$pkg" && timeout 150 "$cs" --tool "$tool" --target-processes all --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout 145s) >"$out/$tool-$bin.log" 2>&1
+			(cd "$pkg" && timeout "$limit" "$cs" --tool "$tool" --target-processes all --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout $((limit - 5))s) >"$out/$tool-$bin.log" 2>&1
 			rc=$?
 			echo "$tool $bin: rc $rc in $(($(date +%s) - t0)) s, $(grep -cE '^--- PASS' "$out/$tool-$bin.log") passed, $(grep -cE '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|Error)' "$out/$tool-$bin.log") findings" | tee -a "$out/sanitize.log"
 			grep -E '^(--- FAIL|FAIL|panic)|^========= [A-Z]' "$out/$tool-$bin.log" | head -12 | tee -a "$out/sanitize.log"
@@ -123,7 +161,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | build-sanitize DIR | run-sanitize DIR OUT" >&2
+	echo "usage: $0 build DIR | run DIR OUT | conv DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
