@@ -493,9 +493,14 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
         };
         ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     }
+    // Channel-major, (c, img, q) is c*cols + gn: no division by the plane
+    // for each accumulator.
     ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
-        const int img = gn / plane, q = gn - img * plane;
-        const long long at = cm ? ((long long)c * N + img) * plane + q : ((long long)img * C + c) * plane + q;
+        long long at = (long long)c * cols + gn;
+        if (!cm) {
+            const int img = gn / plane, q = gn - img * plane;
+            at = ((long long)img * C + c) * plane + q;
+        }
         if (accumulate) v += dx[at];
         dx[at] = v;
     });
