@@ -197,9 +197,8 @@ type MemoryOptions struct {
 	// a larger batch reallocates the memory's device buffers once.
 	Batch int
 	// Selection chooses the selection kernel: SelectAuto (the zero value)
-	// runs the one-block kernels until duel_select_cluster has been
-	// measured and checked on a GPU (see SelectAuto), SelectBlock and
-	// SelectCluster force one family (tests, benchmarks).
+	// runs the one-block kernels, the faster on an H100 (see SelectAuto);
+	// SelectBlock and SelectCluster force one family (tests, benchmarks).
 	Selection Selection
 }
 
@@ -215,11 +214,12 @@ type Selection int
 const (
 	// SelectAuto runs SelectBlock's kernels. duel_select_cluster
 	// (kernels/cuda/duel_cluster.cu: a cluster of eight blocks holding the
-	// grid rows in shared memory, compute capability 9.0 and later) is
-	// verified on the CPU emulator only: it becomes the default on sm_90
-	// once a GPU run has checked its decisions (TestDUELKernel) and timed
-	// it (BenchmarkDUELKernel/cluster); until then it is asked for with
-	// SelectCluster or DUEL_CUDADUEL_SELECT=cluster.
+	// grid rows in shared memory, compute capability 9.0 and later) makes
+	// the same decisions on an H100 (TestDUELKernel) but is slower there
+	// (BenchmarkDUELKernel/cluster, bench/RESULTS.md: the selection 0.65
+	// ms against the one-block kernel's 0.52 at K 4096 + 256, 0.68
+	// against 0.36 at K 2048 + 256), so it is asked for with
+	// SelectCluster or DUEL_CUDADUEL_SELECT=cluster only.
 	SelectAuto Selection = iota
 	// SelectBlock runs the one-block kernels: duel_select_shared when the
 	// keys fit in shared memory, else duel_select_global.
