@@ -86,25 +86,33 @@ def main():
     print(json.dumps({"bench": "ReduceRows4096", "ms": s * 1e3, "gbps": 4 * 4096 * 4096 / s / 1e9}))
     # BenchmarkConv's layers: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
     # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16, in FP32
-    # (cuDNN without TF32) and in TF32; and BenchmarkConv/tf32/1x1's,
-    # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, in TF32.
+    # (cuDNN without TF32) and in TF32; and, in TF32, BenchmarkConv/tf32/1x1's,
+    # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, and BenchmarkConv/tf32/Stride2's,
+    # ResNet-50's 3 x 3 128 -> 128 at stride 2 from 32 x 32 (its input
+    # gradient also alone).
     torch.backends.cudnn.benchmark = True
     for tf32 in (False, True):
         torch.backends.cudnn.allow_tf32 = tf32
-        layers = [("", 64, 64, 32, 3), ("Wide ", 128, 128, 16, 3)] + ([("1x1 ", 64, 256, 32, 1)] if tf32 else [])
-        for prefix, c, o, side, k in layers:
+        layers = [("", 64, 64, 32, 3, 1), ("Wide ", 128, 128, 16, 3, 1)]
+        if tf32:
+            layers += [("1x1 ", 64, 256, 32, 1, 1), ("Stride2 ", 128, 128, 32, 3, 2)]
+        for prefix, c, o, side, k, stride in layers:
             x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
             w = torch.randn(o, c, k, k, device=dev, requires_grad=True)
-            flops = 2 * 256 * c * o * k * k * side * side
-            shape = f"256x{c}x{side}x{side} {k}x{k}" + (f" to {o}" if o != c else "")
+            out_side = (side + 2 * (k // 2) - k) // stride + 1
+            flops = 2 * 256 * c * o * k * k * out_side * out_side
+            shape = f"256x{c}x{side}x{side} {k}x{k}" + (f" to {o}" if o != c else "") + (f" stride {stride}" if stride > 1 else "")
             pad = k // 2
             tag = ("tf32 " if tf32 else "") + prefix
-            s = timed(lambda: torch.nn.functional.conv2d(x, w, padding=pad), repeats=50)
+            s = timed(lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad), repeats=50)
             print(json.dumps({"bench": f"{tag}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
-            y = torch.nn.functional.conv2d(x, w, padding=pad)
+            y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
             dy = torch.randn_like(y)
             s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
             print(json.dumps({"bench": f"{tag}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+            if stride > 1:
+                s = timed(lambda: torch.autograd.grad(y, (x,), dy, retain_graph=True), repeats=50)
+                print(json.dumps({"bench": f"{tag}Conv input grad {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
     torch.backends.cudnn.allow_tf32 = False
     bn = torch.nn.BatchNorm2d(64).to(dev)
     xb = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)

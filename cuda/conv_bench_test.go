@@ -11,10 +11,13 @@ import (
 // device time from events): 3 x 3, stride 1, padding 1, 64 -> 64 channels
 // on 32 x 32 maps (conv.cu's 64 x 64 kernels; sub-benchmarks without a
 // prefix) and 128 -> 128 on 16 x 16 (the wide kernels, "Wide/"), in FP32;
-// then, from compute capability 8.0, those two and ResNet-50's 1 x 1
-// 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) in TF32 and BF16
-// ("tf32/", "bf16/", "tf32/Wide/", "tf32/1x1/", ...; bench/gpu_peer.py
-// times cuDNN on the same layers with and without TF32). GPU only.
+// then, from compute capability 8.0, those two, ResNet-50's 1 x 1
+// 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) and its 3 x 3 128 -> 128
+// at stride 2 from 32 x 32 (the strided input gradient, and its checked
+// gather as "Stride2/InputGradChecked") in TF32 and BF16 ("tf32/",
+// "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
+// bench/gpu_peer.py times cuDNN on the same layers with and without
+// TF32). GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
 	be, err := newBackend(d, 256)
@@ -24,6 +27,7 @@ func BenchmarkConv(b *testing.B) {
 	layer := tensor.ConvShape{N: 256, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1}
 	wide := tensor.ConvShape{N: 256, In: 128, Out: 128, H: 16, W: 16, K: 3, S: 1, P: 1}
 	expand := tensor.ConvShape{N: 256, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}
+	stride2 := tensor.ConvShape{N: 256, In: 128, Out: 128, H: 32, W: 32, K: 3, S: 2, P: 1, ChannelMajor: true}
 	benchConvLayer(b, d, be, "", layer)
 	benchConvLayer(b, d, be, "Wide/", wide)
 	for _, p := range []Precision{TF32, BF16} {
@@ -33,6 +37,10 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, p.String()+"/", layer)
 		benchConvLayer(b, d, be, p.String()+"/Wide/", wide)
 		benchConvLayer(b, d, be, p.String()+"/1x1/", expand)
+		benchConvLayer(b, d, be, p.String()+"/Stride2/", stride2)
+		be.checkedStrided = true
+		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradChecked")
+		be.checkedStrided = false
 	}
 	be.SetPrecision(FP32)
 }
@@ -40,6 +48,12 @@ func BenchmarkConv(b *testing.B) {
 // benchConvLayer times the three passes of s, as sub-benchmarks named
 // prefix + pass.
 func benchConvLayer(b *testing.B, d *Device, be *Backend, prefix string, s tensor.ConvShape) {
+	benchConvPasses(b, d, be, prefix, s, "Forward", "InputGrad", "WeightGrad")
+}
+
+// benchConvPasses times the named passes of s (Forward, InputGrad or
+// InputGradChecked, WeightGrad), as sub-benchmarks named prefix + pass.
+func benchConvPasses(b *testing.B, d *Device, be *Backend, prefix string, s tensor.ConvShape, passes ...string) {
 	oh, ow := s.OutH(), s.OutW()
 	op := func(n int) tensor.Operand {
 		return tensor.Operand{Buf: be.Alloc(n), Shape: []int{n}, Strides: []int{1}}
@@ -49,20 +63,21 @@ func benchConvLayer(b *testing.B, d *Device, be *Backend, prefix string, s tenso
 	w, dw, bias := op(s.Out*s.In*s.K*s.K), op(s.Out*s.In*s.K*s.K), op(s.Out)
 	al := be.ConvAlgos(s, 0)
 	flops := 2 * float64(s.Out*s.In*s.K*s.K) * float64(s.N*oh*ow)
-	for _, pass := range []struct {
-		name string
-		run  func()
-	}{
-		{"Forward", func() { be.ConvForward(y, x, w, bias, s, al, false) }},
-		{"InputGrad", func() { be.ConvInputGrad(dx, dy, w, s, al, nil, false) }},
-		{"WeightGrad", func() { be.ConvWeightGrad(dw, dy, x, s, al, false) }},
-	} {
-		b.Run(prefix+pass.name, func(b *testing.B) {
-			pass.run() // warm the kernel cache and the allocator
+	inputGrad := func() { be.ConvInputGrad(dx, dy, w, s, al, nil, false) }
+	runs := map[string]func(){
+		"Forward":          func() { be.ConvForward(y, x, w, bias, s, al, false) },
+		"InputGrad":        inputGrad,
+		"InputGradChecked": inputGrad,
+		"WeightGrad":       func() { be.ConvWeightGrad(dw, dy, x, s, al, false) },
+	}
+	for _, name := range passes {
+		run := runs[name]
+		b.Run(prefix+name, func(b *testing.B) {
+			run() // warm the kernel cache and the allocator
 			if err := be.Synchronize(); err != nil {
 				b.Fatal(err)
 			}
-			per := deviceLoop(b, d, pass.run)
+			per := deviceLoop(b, d, run)
 			b.ReportMetric(flops/per.Seconds()/1e9, "GFLOP/s")
 		})
 	}

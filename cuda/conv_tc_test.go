@@ -77,6 +77,14 @@ func TestConvTCEmulated(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 					checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 				})
+				if s.S > 1 { // the strided input gradient's other path: the checked gather
+					s.ChannelMajor = !s.ChannelMajor
+					t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
+						be.checkedStrided = true
+						defer func() { be.checkedStrided = false }()
+						checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
+					})
+				}
 			}
 		})
 	}
