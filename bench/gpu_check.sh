@@ -139,6 +139,9 @@ run-sanitize)
 	# tests leave out their large layers and memories), SECONDS each (150);
 	# a tool's findings make it exit 9. sanitize.log sums it up. The GPU
 	# machine's own compute-sanitizer when it has one, else the carried one.
+	# CUDA_TESTS and DUEL_TESTS replace the two packages' -test.run
+	# patterns (racecheck is slow: in 25 s it got through part of
+	# TestConformance; give it e.g. CUDA_TESTS='^TestConvTCGPU$').
 	start_run "$2" "$3"
 	tools=${4:-memcheck racecheck synccheck} limit=${5:-150}
 	cs=$(command -v compute-sanitizer || true)
@@ -150,7 +153,7 @@ run-sanitize)
 	"$cs" --version 2>&1 | tail -1 | tee "$out/sanitize.log"
 	export DUEL_GPU_SMALL=1
 	for tool in $tools; do
-		for t in "cuda:cuda:^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)$" "duel/memory/cudaduel:cudaduel:^(TestDUELKernel|TestDUELPolicyKernel)$"; do
+		for t in "cuda:cuda:${CUDA_TESTS:-^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)\$}" "duel/memory/cudaduel:cudaduel:${DUEL_TESTS:-^(TestDUELKernel|TestDUELPolicyKernel)\$}"; do
 			IFS=: read -r pkg bin run <<<"$t"
 			t0=$(date +%s)
 			(cd "$pkg" && timeout "$limit" "$cs" --tool "$tool" --target-processes all --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout $((limit - 5))s) >"$out/$tool-$bin.log" 2>&1

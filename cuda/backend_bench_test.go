@@ -88,15 +88,19 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // run twice: v1 with gemm_tf32/gemm_bf16 (128 x 128 tiles, register
 // double buffering) and v2 with gemm_tc2_tf32/gemm_tc2_bf16 (128 x 256
 // tiles, 3-stage cp.async pipeline; skipped where the device cannot give
-// it its shared memory), e.g. tf32/n4096/v1 and tf32/n4096/v2; FP32 is
+// it its shared memory), e.g. tf32/n4096/v1 and tf32/n4096/v2, and TF32
+// also v3 with gemm_tc3_tf32 (v2's factors rounded in registers); FP32 is
 // fp32/n4096. GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
 		for _, n := range []int{1024, 4096} {
 			kinds := []TCKernel{TCV1, TCV2}
-			if p == FP32 {
+			switch p {
+			case FP32:
 				kinds = []TCKernel{TCAuto}
+			case TF32:
+				kinds = append(kinds, TCV3)
 			}
 			for _, k := range kinds {
 				name := fmt.Sprintf("%v/n%d", p, n)
@@ -112,7 +116,7 @@ func BenchmarkGemmPrecision(b *testing.B) {
 						b.Skipf("%v runs as %v on %v", p, got, d)
 					}
 					be.SetTCKernel(k)
-					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) {
+					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
 						b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
 					}
 					x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)

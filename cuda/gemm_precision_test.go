@@ -226,7 +226,8 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 }
 
 // TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
-// gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), and sgemm_f32 for FP32, through
+// gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3), and
+// sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
 // per step.
@@ -234,8 +235,11 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
 		kinds := []TCKernel{TCV1, TCV2}
-		if p == FP32 {
+		switch p {
+		case FP32:
 			kinds = []TCKernel{TCAuto}
+		case TF32:
+			kinds = append(kinds, TCV3)
 		}
 		for _, k := range kinds {
 			t.Run(p.String()+"/"+k.String(), func(t *testing.T) {
@@ -257,14 +261,15 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 // TestGemmPrecisionKernel runs the same products on the GPU (and on the
 // fake driver, TestGemmPrecisionFakeDriver): tensor cores from compute
 // capability 8.0 on, with the kernels TCAuto picks (gemm_tc2_* where the
-// device gives them their shared memory) and with TCV1, with 8 times the
+// device gives them their shared memory), with TCV1 and, for TF32, with
+// TCV3 (gemm_tc3_tf32, where the device gives it its shared memory), with 8 times the
 // emulator's tolerance (the hardware's accumulation within an mma is not
 // IEEE's), and the FP32 fallback below it. GPU only.
 func TestGemmPrecisionKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
 		t.Run(p.String(), func(t *testing.T) {
-			for _, k := range []TCKernel{TCAuto, TCV1} {
+			for _, k := range []TCKernel{TCAuto, TCV1, TCV3} {
 				be, err := newBackend(d, 256)
 				if err != nil {
 					t.Fatal(err)
@@ -279,6 +284,9 @@ func TestGemmPrecisionKernel(t *testing.T) {
 					t.Fatalf("SetPrecision(%v) = %v on %v", p, got, d)
 				}
 				be.SetTCKernel(k)
+				if k == TCV3 && (p != TF32 || got != TF32 || !be.tc2Allowed(2, be.gemmLaunch())) {
+					continue // gemm_tc3_tf32 only, where the device gives it its shared memory
+				}
 				t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
 				testGemmPrecision(t, be, 8)
 				if err := be.Synchronize(); err != nil {
@@ -320,6 +328,7 @@ func TestGemmKernelChoice(t *testing.T) {
 		{163 << 10, TCAuto, TF32, "gemm_tc2_tf32"}, {163 << 10, TCAuto, BF16, "gemm_bf16"}, {227 << 10, TCAuto, BF16, "gemm_tc2_bf16"},
 		{227 << 10, TCV1, TF32, "gemm_tf32"}, {227 << 10, TCV1, BF16, "gemm_bf16"}, {100 << 10, TCAuto, TF32, "gemm_tf32"},
 		{100 << 10, TCV2, TF32, "gemm_tc2_tf32"}, {227 << 10, TCAuto, FP32, "sgemm_f32"}, {-1, TCAuto, TF32, "gemm_tf32"},
+		{227 << 10, TCV3, TF32, "gemm_tc3_tf32"}, {227 << 10, TCV3, BF16, "gemm_tc2_bf16"},
 	} {
 		g := &optInHost{Host: cudatest.NewHost(), max: tc.optIn}
 		be, err := newBackend(g, 32)

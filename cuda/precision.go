@@ -131,9 +131,15 @@ const (
 	// (TF32) or 204 KiB (BF16) of dynamic shared memory; products fail
 	// (a *tensor.DeviceError) where the device cannot give it.
 	TCV2
+	// TCV3 uses gemm_tc3_tf32 for TF32 products: gemm_tc2's pipeline with
+	// the factors rounded in registers after each fragment load instead
+	// of by a pass over each panel in shared memory before the panel's
+	// barrier (the same bits; an alternative for BenchmarkGemmPrecision
+	// to time against TCV2). BF16 products run gemm_tc2_bf16.
+	TCV3
 )
 
-// String returns "auto", "v1" or "v2".
+// String returns "auto", "v1", "v2" or "v3".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -142,6 +148,8 @@ func (k TCKernel) String() string {
 		return "v1"
 	case TCV2:
 		return "v2"
+	case TCV3:
+		return "v3"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -152,6 +160,7 @@ func (k TCKernel) String() string {
 const (
 	tc2SharedTF32 = 165888
 	tc2SharedBF16 = 208896
+	tc3SharedTF32 = tc2SharedTF32 // gemm_tc3_tf32's
 )
 
 // tcState is a backend's choice of tensor-core kernels and, per gemm_tc2
@@ -159,16 +168,16 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [2]int8 // gemm_tc2_tf32, gemm_tc2_bf16
+	ok     [3]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
-// products (TCAuto by default; BenchmarkGemmPrecision times TCV1 and TCV2
-// side by side). It is not safe to call while other goroutines use the
+// products (TCAuto by default; BenchmarkGemmPrecision times TCV1, TCV2
+// and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k != TCAuto && k != TCV1 && k != TCV2 {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1 or TCV2", k))
+	if k != TCAuto && k != TCV1 && k != TCV2 && k != TCV3 {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2 or TCV3", k))
 	}
 	be.tc.kernel = k
 }
@@ -184,7 +193,8 @@ type gemmChoice struct {
 
 // gemmLaunch returns the kernel of the backend's products in its
 // precision: sgemm_f32 (FP32); gemm_tc2_tf32 or gemm_tc2_bf16 under TCV2,
-// and under TCAuto where tc2Allowed; else gemm_tf32 or gemm_bf16.
+// and under TCAuto where tc2Allowed; gemm_tc3_tf32 (TF32) or
+// gemm_tc2_bf16 under TCV3; else gemm_tf32 or gemm_bf16.
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
 	case TF32, BF16:
@@ -195,6 +205,14 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		switch be.tc.kernel {
 		case TCV1:
 			return v1
+		case TCV3:
+			if be.prec == TF32 {
+				v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32}
+				be.tc2Allowed(2, v3) // opts in where it can; a launch beyond the device's limit fails
+				return v3
+			}
+			be.tc2Allowed(i, v2)
+			return v2
 		case TCV2:
 			be.tc2Allowed(i, v2) // opts in where it can; a launch beyond the device's limit fails
 			return v2

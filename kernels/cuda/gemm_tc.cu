@@ -249,7 +249,20 @@ static_assert(TC2_SHARED_BF16 == TC2_STAGES * 4 * (TC2_BM + TC2_BN) * TC2_BK + 2
 template <bool BF16>
 __device__ constexpr int tc2_stage() { return tc2_words<BF16, TC2_BM>() + tc2_words<BF16, TC2_BN>(); }
 
-template <bool BF16, bool AKC, bool BKC>
+// tc2_round_frags rounds a k step's TF32 fragments in registers
+// (gemm_tc3_tf32: the same words as tc2_round's pass over the panels).
+__device__ __forceinline__ void tc2_round_frags(unsigned (&fa)[4][4], unsigned (&fb)[8][2]) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) fa[i][q] = tf32_round(tc2_u2f(fa[i][q]));
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+#pragma unroll
+        for (int q = 0; q < 2; q++) fb[j][q] = tf32_round(tc2_u2f(fb[j][q]));
+}
+
+template <bool BF16, bool AKC, bool BKC, bool RR = false>
 __device__ __forceinline__ void gemm_tc2(
     int M, int N, int K, float alpha,
     const float* A, long long lda, long long strideA,
@@ -303,12 +316,12 @@ __device__ __forceinline__ void gemm_tc2(
                 tc2_round<BF16, AKC, TC2_BM>(as, pa);
                 tc2_round<BF16, BKC, TC2_BN>(bs, pb);
                 as = pa, bs = pb;
-            } else {
+            } else if (!RR) {
                 tc2_round<BF16, AKC, TC2_BM>(as, nullptr);
                 tc2_round<BF16, BKC, TC2_BN>(bs, nullptr);
             }
-            // panel p rounded by all; the stage of panel p - 1 (and the
-            // packed BF16 panels of p - 2) read by all
+            // panel p rounded by all (RR: landed for all); the stage of
+            // panel p - 1 (and the packed BF16 panels of p - 2) read by all
             __syncthreads();
             if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
             cp_async_commit();
@@ -318,6 +331,7 @@ __device__ __forceinline__ void gemm_tc2(
                 const int w = BF16 ? ks / 2 : ks;  // the step's first word: fragment words w + t and w + t + 4
                 tc2_frags<BF16, AKC, TC2_BM, true>(fa, as, wm, w);
                 tc2_frags<BF16, BKC, TC2_BN, false>(fb, bs, wn, w);
+                if (!BF16 && RR) tc2_round_frags(fa, fb);
                 tc_mmas<BF16>(acc, fa, fb);
             }
         }
@@ -328,8 +342,9 @@ __device__ __forceinline__ void gemm_tc2(
     }
 }
 
-// gemm_tc2_layout dispatches on the layouts of op(A) and op(B) in memory.
-template <bool BF16>
+// gemm_tc2_layout dispatches on the layouts of op(A) and op(B) in memory
+// (RR: the TF32 factors rounded in registers, gemm_tc3_tf32).
+template <bool BF16, bool RR = false>
 __device__ __forceinline__ void gemm_tc2_layout(
     int transA, int transB, int M, int N, int K, float alpha,
     const float* A, long long lda, long long strideA,
@@ -337,14 +352,14 @@ __device__ __forceinline__ void gemm_tc2_layout(
     float beta, float* C, long long ldc, long long strideC, int batch) {
     if (!transA) {
         if (transB)
-            gemm_tc2<BF16, true, true>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+            gemm_tc2<BF16, true, true, RR>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
         else
-            gemm_tc2<BF16, true, false>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+            gemm_tc2<BF16, true, false, RR>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
     } else {
         if (transB)
-            gemm_tc2<BF16, false, true>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+            gemm_tc2<BF16, false, true, RR>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
         else
-            gemm_tc2<BF16, false, false>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+            gemm_tc2<BF16, false, false, RR>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
     }
 }
 
@@ -364,4 +379,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tc2_bf16(
     const float* B, long long ldb, long long strideB,
     float beta, float* C, long long ldc, long long strideC, int batch) {
     gemm_tc2_layout<true>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*tf32(op(A[b]))*tf32(op(B[b])) + beta*C[b] as gemm_tc2_tf32, the factors rounded in registers after each fragment load instead of by a pass over each panel in shared memory (the same words and bits); TC2_SHARED_TF32 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_tc3_tf32(
+    int transA, int transB, int M, int N, int K, float alpha,
+    const float* A, long long lda, long long strideA,
+    const float* B, long long ldb, long long strideB,
+    float beta, float* C, long long ldc, long long strideC, int batch) {
+    gemm_tc2_layout<false, true>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch);
 }
