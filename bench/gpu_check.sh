@@ -3,8 +3,8 @@
 #
 #   bench/gpu_check.sh build DIR      # here: the test binaries into DIR
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
-#   bench/gpu_check.sh conv DIR OUT   # there: the convolutions' tests and
-#                                     # benchmarks, the TF32 step (short)
+#   bench/gpu_check.sh quick DIR OUT  # there: the tensor-core kernels'
+#                                     # tests and benchmarks, the TF32 step
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -104,16 +104,16 @@ run)
 	"$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile --json 2>&1 | tee -a "$out/profile.log"
 	tests cudaduel loss ssl eval train
 	;;
-conv)
-	# The short run after a change to the tensor-core convolutions: their
-	# GPU tests and cudaduel's kernel test, the convolution benchmarks and
-	# PyTorch's peers, the TF32 ResNet-50 step beside PyTorch's and its
-	# profile (about 3 minutes).
+quick)
+	# The short run after a change to the tensor-core kernels: their GPU
+	# tests (convolutions, GEMMs) and cudaduel's kernel test, the
+	# convolution and tensor-core GEMM benchmarks and PyTorch's peers, the
+	# TF32 ResNet-50 step beside PyTorch's and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
-	only='^(TestConvTCGPU|TestConvGPU|TestConformance)$' limit=90 tests cuda
+	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=90 tests cudaduel
-	(cd cuda && timeout 90 "$d/cuda.test" -test.run '^$' -test.bench 'Conv' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
+	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
@@ -164,7 +164,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | conv DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
