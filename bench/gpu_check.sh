@@ -116,6 +116,11 @@ quick)
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	# The same step with the tensor-core kernels that round in registers
+	# (TCV3: gemm_tc3_tf32, conv_tc's *_tf32rr), then the default again.
+	for v in v3 auto; do
+		DUEL_CUDA_TC_KERNEL=$v timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$v: /" | tee -a "$out/step.log"
+	done
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;
 build-sanitize)

@@ -57,11 +57,16 @@ func NewBackend() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	tck, err := DefaultTCKernel()
+	if err != nil {
+		return nil, err
+	}
 	b, err := newBackend(d, 256)
 	if err != nil {
 		return nil, unusable(err)
 	}
 	b.SetPrecision(prec)
+	b.SetTCKernel(tck)
 	return b, nil
 }
 

@@ -41,6 +41,7 @@ type convTCKey struct {
 	pass string
 	rows int
 	prec Precision
+	rr   bool // TF32 under TCV3: the *_tf32rr kernels
 }
 
 // convTCChoice is convTCFor's answer for a key.
@@ -57,8 +58,9 @@ type convTCState map[convTCKey]convTCChoice
 // "wgrad" or "wgradt", the transposed weight gradient) for a product of m
 // rows in the backend's precision: 64-row tiles for m <= 64, else 128;
 // BF16 where the device allows its shared memory, else TF32 (a bf16
-// backend on sm_80, whose 163 KiB do not hold BF16's panels); ok is false
-// in fp32, or where neither fits (conv.cu's FP32 kernels then).
+// backend on sm_80, whose 163 KiB do not hold BF16's panels), TF32 under
+// TCV3 with the *_tf32rr kernels (rounding in registers); ok is false in
+// fp32, or where neither fits (conv.cu's FP32 kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	if be.prec != TF32 && be.prec != BF16 {
 		return convTCKernel{}, false
@@ -67,7 +69,8 @@ func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	if m <= 64 {
 		rows = 64
 	}
-	key := convTCKey{pass, rows, be.prec}
+	rr := be.prec == TF32 && be.tc.kernel == TCV3
+	key := convTCKey{pass, rows, be.prec, rr}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok
 	}
@@ -75,7 +78,11 @@ func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	if rows == 64 {
 		tile = "64"
 	}
-	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32", pass, tile), rows, convTCShared(false, rows)}}
+	suffix := ""
+	if rr {
+		suffix = "rr"
+	}
+	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows)}}
 	if be.prec == BF16 {
 		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows)}}, cands...)
 	}
@@ -139,11 +146,13 @@ var (
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
 		"conv_fwd_tc_tf32": kc.ConvFwdTcTf32, "conv_fwd_tc64_tf32": kc.ConvFwdTc64Tf32,
 		"conv_fwd_tc_bf16": kc.ConvFwdTcBf16, "conv_fwd_tc64_bf16": kc.ConvFwdTc64Bf16,
+		"conv_fwd_tc_tf32rr": kc.ConvFwdTcTf32rr, "conv_fwd_tc64_tf32rr": kc.ConvFwdTc64Tf32rr,
 	}
 	convTCDgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
 		"conv_dgrad_tc_tf32": kc.ConvDgradTcTf32, "conv_dgrad_tc64_tf32": kc.ConvDgradTc64Tf32,
 		"conv_dgrad_tc_bf16": kc.ConvDgradTcBf16, "conv_dgrad_tc64_bf16": kc.ConvDgradTc64Bf16,
+		"conv_dgrad_tc_tf32rr": kc.ConvDgradTcTf32rr, "conv_dgrad_tc64_tf32rr": kc.ConvDgradTc64Tf32rr,
 	}
 	convTCWgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
@@ -151,6 +160,8 @@ var (
 		"conv_wgrad_tc_bf16": kc.ConvWgradTcBf16, "conv_wgrad_tc64_bf16": kc.ConvWgradTc64Bf16,
 		"conv_wgradt_tc_tf32": kc.ConvWgradtTcTf32, "conv_wgradt_tc64_tf32": kc.ConvWgradtTc64Tf32,
 		"conv_wgradt_tc_bf16": kc.ConvWgradtTcBf16, "conv_wgradt_tc64_bf16": kc.ConvWgradtTc64Bf16,
+		"conv_wgrad_tc_tf32rr": kc.ConvWgradTcTf32rr, "conv_wgrad_tc64_tf32rr": kc.ConvWgradTc64Tf32rr,
+		"conv_wgradt_tc_tf32rr": kc.ConvWgradtTcTf32rr, "conv_wgradt_tc64_tf32rr": kc.ConvWgradtTc64Tf32rr,
 	}
 )
 

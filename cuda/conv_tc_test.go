@@ -44,7 +44,8 @@ var tcPrecisions = []struct {
 // factors rounded to TF32 or BF16 beforehand (whose products are exact
 // in float32: the results agree within float32 summation error), on
 // convCases and convTCCases in both input layouts, with and without
-// accumulation and bias. It skips without g++ or under -short.
+// accumulation and bias; TF32 also with TCV3 (the *_tf32rr kernels,
+// rounding in registers). It skips without g++ or under -short.
 func TestConvTCEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -53,40 +54,47 @@ func TestConvTCEmulated(t *testing.T) {
 	}
 	cpu := cpuB.(tensor.ConvBackend)
 	for _, p := range tcPrecisions {
-		t.Run(p.prec.String(), func(t *testing.T) {
-			be, err := newBackend(e, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := be.SetPrecision(p.prec); got != p.prec {
-				t.Fatalf("SetPrecision(%v) = %v on the emulator", p.prec, got)
-			}
-			for _, m := range []int{1, 64, 65, 300} {
-				for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
-					k, ok := be.convTCFor(pass, m)
-					want := fmt.Sprintf("conv_%s_tc%s_%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec)
-					if !ok || k.name != want {
-						t.Fatalf("convTCFor(%s, %d) = %q, %v; want %q", pass, m, k.name, ok, want)
+		kinds := []TCKernel{TCAuto}
+		if p.prec == TF32 {
+			kinds = append(kinds, TCV3) // the *_tf32rr kernels
+		}
+		for _, tck := range kinds {
+			t.Run(p.prec.String()+"/"+tck.String(), func(t *testing.T) {
+				be, err := newBackend(e, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := be.SetPrecision(p.prec); got != p.prec {
+					t.Fatalf("SetPrecision(%v) = %v on the emulator", p.prec, got)
+				}
+				be.SetTCKernel(tck)
+				for _, m := range []int{1, 64, 65, 300} {
+					for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
+						k, ok := be.convTCFor(pass, m)
+						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec, map[bool]string{true: "rr"}[tck == TCV3])
+						if !ok || k.name != want {
+							t.Fatalf("convTCFor(%s, %d) = %q, %v; want %q", pass, m, k.name, ok, want)
+						}
 					}
 				}
-			}
-			r := rand.New(rand.NewPCG(21, uint64(p.prec)))
-			for i, tc := range append(convCases[:len(convCases):len(convCases)], convTCCases...) {
-				s := tc.s
-				s.ChannelMajor = (i+int(p.prec))%2 == 0 // each case in one layout per precision, the other in the other
-				t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
-					checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
-				})
-				if s.S > 1 { // the strided input gradient's other path: the checked gather
-					s.ChannelMajor = !s.ChannelMajor
-					t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
-						be.checkedStrided = true
-						defer func() { be.checkedStrided = false }()
+				r := rand.New(rand.NewPCG(21, uint64(p.prec)))
+				for i, tc := range append(convCases[:len(convCases):len(convCases)], convTCCases...) {
+					s := tc.s
+					s.ChannelMajor = (i+int(p.prec))%2 == 0 // each case in one layout per precision, the other in the other
+					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 						checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 					})
+					if s.S > 1 { // the strided input gradient's other path: the checked gather
+						s.ChannelMajor = !s.ChannelMajor
+						t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
+							be.checkedStrided = true
+							defer func() { be.checkedStrided = false }()
+							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
+						})
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -28,7 +28,9 @@
 // Backend.SetPrecision choose another. The convolutions follow the same
 // setting: FP32 with conv.cu, TF32 or BF16 with conv_tc.cu's tensor-core
 // implicit GEMMs (as PyTorch's convolutions follow
-// torch.backends.cudnn.allow_tf32).
+// torch.backends.cudnn.allow_tf32). DUEL_CUDA_TC_KERNEL (and
+// Backend.SetTCKernel) picks among versions of the tensor-core kernels
+// for timing them against each other (TCKernel).
 //
 // GPU is the device API that code running kernels/cuda kernels is written
 // against (allocation, copies, launches; SharedMemoryOptIn for the dynamic

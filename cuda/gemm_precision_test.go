@@ -494,3 +494,36 @@ func TestPrecisionSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestTCKernelSetting checks ParseTCKernel and $DUEL_CUDA_TC_KERNEL
+// (DefaultTCKernel), without a device.
+func TestTCKernelSetting(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want TCKernel
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}} {
+		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
+			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
+		}
+	}
+	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2 or v3") {
+		t.Errorf("ParseTCKernel(v4): %v", err)
+	}
+	for _, tc := range []struct {
+		env  string
+		want TCKernel
+		err  string
+	}{{"", TCAuto, ""}, {"v3", TCV3, ""}, {"fast", TCAuto, EnvTCKernel + `="fast"`}} {
+		t.Setenv(EnvTCKernel, tc.env)
+		k, err := DefaultTCKernel()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("DefaultTCKernel with %s=%q: %v, want an error naming %s", EnvTCKernel, tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || k != tc.want {
+			t.Errorf("DefaultTCKernel with %s=%q = %v, %v; want %v", EnvTCKernel, tc.env, k, err, tc.want)
+		}
+	}
+}

@@ -131,13 +131,45 @@ const (
 	// (TF32) or 204 KiB (BF16) of dynamic shared memory; products fail
 	// (a *tensor.DeviceError) where the device cannot give it.
 	TCV2
-	// TCV3 uses gemm_tc3_tf32 for TF32 products: gemm_tc2's pipeline with
-	// the factors rounded in registers after each fragment load instead
-	// of by a pass over each panel in shared memory before the panel's
-	// barrier (the same bits; an alternative for BenchmarkGemmPrecision
-	// to time against TCV2). BF16 products run gemm_tc2_bf16.
+	// TCV3 uses gemm_tc3_tf32 for TF32 products and conv_tc.cu's
+	// *_tf32rr kernels for TF32 convolutions: gemm_tc2's and conv_tc's
+	// pipelines with the factors rounded in registers after each fragment
+	// load instead of by a pass over each panel in shared memory before
+	// the panel's barrier (the same bits; an alternative to time against
+	// TCV2: BenchmarkGemmPrecision's v3, BenchmarkConv's tf32v3/, the
+	// step with DUEL_CUDA_TC_KERNEL=v3). BF16 runs as under TCAuto.
 	TCV3
 )
+
+// EnvTCKernel names the environment variable that sets the tensor-core
+// kernels of the backends NewBackend returns: auto, v1, v2 or v3 (see
+// TCKernel; unset: auto).
+const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
+
+// ParseTCKernel parses "auto", "v1", "v2" or "v3" (any case).
+func ParseTCKernel(s string) (TCKernel, error) {
+	for _, k := range []TCKernel{TCAuto, TCV1, TCV2, TCV3} {
+		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
+			return k, nil
+		}
+	}
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2 or v3", s)
+}
+
+// DefaultTCKernel returns the tensor-core kernels NewBackend gives its
+// backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
+// value of the variable is an error.
+func DefaultTCKernel() (TCKernel, error) {
+	s, ok := os.LookupEnv(EnvTCKernel)
+	if !ok || s == "" {
+		return TCAuto, nil
+	}
+	k, err := ParseTCKernel(s)
+	if err != nil {
+		return TCAuto, fmt.Errorf("cuda: %s=%q: expected auto, v1, v2 or v3 (or unset it)", EnvTCKernel, s)
+	}
+	return k, nil
+}
 
 // String returns "auto", "v1", "v2" or "v3".
 func (k TCKernel) String() string {

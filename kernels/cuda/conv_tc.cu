@@ -164,7 +164,7 @@ __device__ __forceinline__ int ctc_row(int l) { return (threadIdx.x >> 3) + 32 *
 // panel p into panel p's slot, whose last reader, the copies of panel p,
 // were issued before the barrier of panel p - 1 (or, for panel 0, before
 // the barrier that closes the prologue).
-template <bool BF16, int BM, bool AKC, bool BKC, class Fill, class CopyA, class CopyB>
+template <bool BF16, int BM, bool RR, bool AKC, bool BKC, class Fill, class CopyA, class CopyB>
 __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8][4], int kbeg, int kend,
                                          Fill fill, CopyA copyA, CopyB copyB) {
     constexpr int MI = BM / 32;
@@ -202,7 +202,7 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
             tc2_round<BF16, AKC, BM>(as, pa);
             tc2_round<BF16, BKC, CTC_BN>(bs, pb);
             as = pa, bs = pb;
-        } else {
+        } else if (!RR) {
             tc2_round<BF16, AKC, BM>(as, nullptr);
             tc2_round<BF16, BKC, CTC_BN>(bs, nullptr);
         }
@@ -216,6 +216,7 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
             const int w = BF16 ? ks / 2 : ks;
             tc2_frags<BF16, AKC, BM, true, MI>(fa, as, wm, w);
             tc2_frags<BF16, BKC, CTC_BN, false>(fb, bs, wn, w);
+            if (!BF16 && RR) tc2_round_frags<MI>(fa, fb);
             tc_mmas<BF16>(acc, fa, fb);
         }
     }
@@ -324,7 +325,7 @@ __device__ __forceinline__ void ctc_fill_taps(int* tabT, int* tabOff, int k0, in
 // element tested by one bit), else the checked ones (each element's
 // position tested against the image); both write the same panels.
 
-template <bool BF16, int BM>
+template <bool BF16, int BM, bool RR = false>
 __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const float* w, const float* b, int hasBias,
                                             int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
                                             int cm) {
@@ -365,7 +366,7 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
                     return ctc_valid(taps[i], v.a) ? x + (base[i] + v.off) : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     } else {
         // This thread's 4 columns (output positions): the top-left tap and
         // the image offset of its window.
@@ -401,14 +402,14 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
                     return in ? x + base[i] + v.off : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     }
     ctc_each<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v) {
         y[(long long)gm * cols + gn] = hasBias ? v + b[gm] : v;
     });
 }
 
-template <bool BF16, int BM>
+template <bool BF16, int BM, bool RR = false>
 __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const float* wt, int accumulate,
                                               int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
                                               int cm) {
@@ -451,7 +452,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
                     return ctc_valid(taps[i], v.a) ? dy + (base[i] + v.off) : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     } else {
         // This thread's 4 columns (input positions): the padded position
         // and the image's offset in dy's planes.
@@ -491,7 +492,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
                     return oy < OH && ox < OW ? dy + v.off + base[i] + oy * OW + ox : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     }
     // Channel-major, (c, img, q) is c*cols + gn: no division by the plane
     // for each accumulator.
@@ -506,7 +507,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
     });
 }
 
-template <bool BF16, int BM>
+template <bool BF16, int BM, bool RR = false>
 __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const float* x, int accumulate, int chunk,
                                               int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
                                               int cm) {
@@ -539,7 +540,7 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
                     return ctc_valid((unsigned)v.a, tap[i]) ? x + (v.off + coff[i]) : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
     } else {
         const auto copyB = [&](unsigned* s, int k0, int slot) {
             ctc_gather<BF16>(
@@ -550,7 +551,7 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
                     return in ? x + v.off + coff[i] : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
     }
     ctc_each<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v) {
         float* q = o + (long long)gm * Rn + gn;
@@ -566,7 +567,7 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
 // panel (4 consecutive output positions a chunk) and dy^T, dense and
 // k-contiguous (dy's rows), copied as gemm_tc2 copies B^T; the partial
 // products are written in dw's own layout, out[z][o][r].
-template <bool BF16, int BM>
+template <bool BF16, int BM, bool RR = false>
 __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, const float* x, int accumulate, int chunk,
                                                int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
                                                int cm) {
@@ -602,7 +603,7 @@ __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, cons
                     return ctc_valid((unsigned)v.a, tap[l]) ? x + (v.off + coff[l]) : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
     } else {
         const auto copyA = [&](unsigned* s, int k0) {
             const int slot = slotOf(k0);
@@ -614,7 +615,7 @@ __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, cons
                     return in ? x + v.off + coff[l] : nullptr;
                 });
         };
-        ctc_loop<BF16, BM, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
+        ctc_loop<BF16, BM, RR, true, true>(smem, acc, kbeg, kend, fill, copyA, copyB);
     }
     ctc_each<BM>(acc, m0, n0, Rn, O, [&](int r, int gm, float v) {
         float* q = o + (long long)gm * Rn + r;
@@ -735,6 +736,62 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_bf16(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
     conv_wgradt_tc<true, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_fwd_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_tf32rr(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<false, 128, true>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// conv_fwd_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_tf32rr(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_tc<false, 64, true>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// conv_dgrad_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_tf32rr(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<false, 128, true>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// conv_dgrad_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_tf32rr(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_tc<false, 64, true>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// conv_wgrad_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_tf32rr(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<false, 128, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_wgrad_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32rr(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_tc<false, 64, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_wgradt_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc_tf32rr(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<false, 128, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_wgradt_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_tf32rr(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgradt_tc<false, 64, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // wt[c][o*KK + t] = w[o][c][t] for o < O, c < C, t < KK (the input gradient's A operand), grid-stride

@@ -249,19 +249,6 @@ static_assert(TC2_SHARED_BF16 == TC2_STAGES * 4 * (TC2_BM + TC2_BN) * TC2_BK + 2
 template <bool BF16>
 __device__ constexpr int tc2_stage() { return tc2_words<BF16, TC2_BM>() + tc2_words<BF16, TC2_BN>(); }
 
-// tc2_round_frags rounds a k step's TF32 fragments in registers
-// (gemm_tc3_tf32: the same words as tc2_round's pass over the panels).
-__device__ __forceinline__ void tc2_round_frags(unsigned (&fa)[4][4], unsigned (&fb)[8][2]) {
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int q = 0; q < 4; q++) fa[i][q] = tf32_round(tc2_u2f(fa[i][q]));
-#pragma unroll
-    for (int j = 0; j < 8; j++)
-#pragma unroll
-        for (int q = 0; q < 2; q++) fb[j][q] = tf32_round(tc2_u2f(fb[j][q]));
-}
-
 template <bool BF16, bool AKC, bool BKC, bool RR = false>
 __device__ __forceinline__ void gemm_tc2(
     int M, int N, int K, float alpha,

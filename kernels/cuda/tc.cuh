@@ -262,6 +262,22 @@ __device__ __forceinline__ void tc2_round(unsigned* s, unsigned* pk) {
     }
 }
 
+// tc2_round_frags rounds a k step's TF32 fragments in registers (the
+// "RR" kernels, gemm_tc3_tf32 and conv_tc.cu's *_tf32rr: the same words
+// as tc2_round's pass over the panels, without that pass and its place
+// before the panel's barrier).
+template <int MI>
+__device__ __forceinline__ void tc2_round_frags(unsigned (&fa)[MI][4], unsigned (&fb)[8][2]) {
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) fa[i][q] = tf32_round(tc2_u2f(fa[i][q]));
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+#pragma unroll
+        for (int q = 0; q < 2; q++) fb[j][q] = tf32_round(tc2_u2f(fb[j][q]));
+}
+
 // tc2_foff is the offset of word w of row r of the panel the fragments
 // are read from: TF32, element (r, w) of the FP32 panel; BF16, packed
 // word w (k = 2w, 2w + 1) of the packed panel.
