@@ -146,7 +146,7 @@ func (be *Backend) ConvForward(y, x, w, b tensor.Operand, s tensor.ConvShape, al
 	if s.Out == 0 || cols == 0 {
 		return nil
 	}
-	if k, ok := be.convTCFor("fwd", s.Out); ok {
+	if k, ok := be.convTCForProduct("fwd", s.Out, cols); ok {
 		be.convForwardTC(op, k, yp, xp, wp, bp, hasBias, s, a)
 		return nil
 	}
@@ -172,7 +172,7 @@ func (be *Backend) ConvInputGrad(dx, dy, w tensor.Operand, s tensor.ConvShape, a
 	if s.In == 0 || cols == 0 {
 		return
 	}
-	if k, ok := be.convTCFor("dgrad", s.In); ok {
+	if k, ok := be.convTCForProduct("dgrad", s.In, cols); ok {
 		be.convInputGradTC(op, k, dxp, dyp, wp, acc, s, a)
 		return
 	}

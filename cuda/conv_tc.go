@@ -62,12 +62,40 @@ type convTCState map[convTCKey]convTCChoice
 // TCV3 with the *_tf32rr kernels (rounding in registers); ok is false in
 // fp32, or where neither fits (conv.cu's FP32 kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
-	if be.prec != TF32 && be.prec != BF16 {
-		return convTCKernel{}, false
-	}
 	rows := 128
 	if m <= 64 {
 		rows = 64
+	}
+	return be.convTCForRows(pass, rows)
+}
+
+// convTCForProduct is convTCFor for an m x n product on the backend's
+// device: its tiles' rows from convTCRows.
+func (be *Backend) convTCForProduct(pass string, m, n int) (convTCKernel, bool) {
+	return be.convTCForRows(pass, convTCRows(m, n, be.g.Multiprocessors()))
+}
+
+// convTCRows returns the rows of the tiles of an m x n product on sms
+// multiprocessors: 64 for m <= 64, and where 128-row tiles would keep at
+// most half of the multiprocessors busy (one block each: ResNet-50's
+// last stage, 512 rows of 4096 columns in 64 tiles on an H100's 132)
+// while 64-row ones make more blocks; else 128.
+func convTCRows(m, n, sms int) int {
+	if m <= 64 {
+		return 64
+	}
+	cols := (n + convTCTileN - 1) / convTCTileN
+	t128, t64 := (m+127)/128*cols, (m+63)/64*cols
+	if 2*t128 <= sms && t64 > t128 {
+		return 64
+	}
+	return 128
+}
+
+// convTCForRows is convTCFor with the tiles' rows given.
+func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
+	if be.prec != TF32 && be.prec != BF16 {
+		return convTCKernel{}, false
 	}
 	rr := be.prec == TF32 && be.tc.kernel == TCV3
 	key := convTCKey{pass, rows, be.prec, rr}
@@ -214,7 +242,7 @@ func (be *Backend) convInputGradStridedTC(op string, dxp, dyp, wp driver.DeviceP
 	if int64(r)*int64(p)*4 > convStridedScratch {
 		return false
 	}
-	k, ok := be.convTCFor("fwd", r)
+	k, ok := be.convTCForProduct("fwd", r, p)
 	if !ok {
 		return false
 	}

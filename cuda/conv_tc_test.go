@@ -279,3 +279,27 @@ func TestConvTCSplits(t *testing.T) {
 // run-sanitize (compute-sanitizer slows them down a hundredfold) and by
 // TestConvTCFakeDriver (the fake driver runs the kernels on the emulator).
 func sanitizing() bool { return os.Getenv("DUEL_GPU_SMALL") != "" }
+
+// TestConvTCRows: 64-row tiles for products of at most 64 rows, and for
+// larger ones where 128-row tiles would leave more than half of the
+// multiprocessors idle and 64-row ones make more blocks.
+func TestConvTCRows(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, sms, want int
+	}{
+		{64, 1 << 20, 132, 64},    // few rows
+		{1, 1, 132, 64},           // one element
+		{512, 4096, 132, 64},      // ResNet-50's last stage: 64 tiles of 128 rows, 128 of 64
+		{512, 16384, 132, 128},    // 256 tiles of 128 rows: every multiprocessor busy
+		{256, 16384, 132, 128},    // 128 tiles: just under a wave, not half
+		{70, 84, 2, 64},           // the emulator's 2: one tile of 128 rows, two of 64
+		{130, 300, 2, 128},        // 4 tiles of 128 rows
+		{2048, 256, 132, 64},      // 16 tiles of 128 rows, 32 of 64
+		{65, 256, 132, 64},        // 1 tile either way in columns, 2 of 64 rows
+		{4096, 1 << 20, 132, 128}, // large
+	} {
+		if got := convTCRows(tc.m, tc.n, tc.sms); got != tc.want {
+			t.Errorf("convTCRows(%d, %d, %d) = %d, want %d", tc.m, tc.n, tc.sms, got, tc.want)
+		}
+	}
+}
