@@ -104,7 +104,8 @@ func TestConvTCEmulated(t *testing.T) {
 // factors, on convCases, convTCCases and three ResNet layers of 32
 // images (convCases and the ResNet layers left out where sanitizing),
 // with 8 times the emulator's tolerance (the hardware's mma accumulation
-// is not IEEE's). GPU only (and TestConvTCFakeDriver's children).
+// is not IEEE's); TF32 also under TCV3 (the *_tf32rr kernels). GPU only
+// (and TestConvTCFakeDriver's children).
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -112,40 +113,47 @@ func TestConvTCGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range tcPrecisions {
-		t.Run(p.prec.String(), func(t *testing.T) {
-			be, err := newBackend(d, 256)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := be.SetPrecision(p.prec); got != p.prec {
-				t.Skipf("%v: compute capability %d: %v runs in %v", d, d.Capability(), p.prec, got)
-			}
-			for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
-				k, ok := be.convTCFor(pass, 128)
-				t.Logf("%s: %q (tensor cores: %v)", pass, k.name, ok)
-			}
-			if !sanitizing() {
-				testConvRounded(t, be, p.round, 8)
-			}
-			r := rand.New(rand.NewPCG(22, uint64(p.prec)))
-			cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []convCase{
-				{"ResNet64", tensor.ConvShape{N: 32, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1, ChannelMajor: true}},
-				{"ResNet1x1", tensor.ConvShape{N: 32, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}},
-				{"ResNetDown", tensor.ConvShape{N: 32, In: 128, Out: 256, H: 16, W: 16, K: 3, S: 2, P: 1, ChannelMajor: true}},
-			}...)
-			if sanitizing() {
-				cases = convTCCases
-			}
-			for _, tc := range cases {
-				for _, cm := range []bool{false, true} {
-					s := tc.s
-					s.ChannelMajor = cm
-					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, cm), func(t *testing.T) {
-						checkConv(t, be, cpuB.(tensor.ConvBackend), s, cm, !cm, r, p.round, 8)
-					})
+		kinds := []TCKernel{TCAuto}
+		if p.prec == TF32 {
+			kinds = append(kinds, TCV3) // the *_tf32rr kernels
+		}
+		for _, tck := range kinds {
+			t.Run(p.prec.String()+"/"+tck.String(), func(t *testing.T) {
+				be, err := newBackend(d, 256)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				if got := be.SetPrecision(p.prec); got != p.prec {
+					t.Skipf("%v: compute capability %d: %v runs in %v", d, d.Capability(), p.prec, got)
+				}
+				be.SetTCKernel(tck)
+				for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
+					k, ok := be.convTCFor(pass, 128)
+					t.Logf("%s: %q (tensor cores: %v)", pass, k.name, ok)
+				}
+				if !sanitizing() {
+					testConvRounded(t, be, p.round, 8)
+				}
+				r := rand.New(rand.NewPCG(22, uint64(p.prec)))
+				cases := append(convTCCases[:len(convTCCases):len(convTCCases)], []convCase{
+					{"ResNet64", tensor.ConvShape{N: 32, In: 64, Out: 64, H: 32, W: 32, K: 3, S: 1, P: 1, ChannelMajor: true}},
+					{"ResNet1x1", tensor.ConvShape{N: 32, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}},
+					{"ResNetDown", tensor.ConvShape{N: 32, In: 128, Out: 256, H: 16, W: 16, K: 3, S: 2, P: 1, ChannelMajor: true}},
+				}...)
+				if sanitizing() {
+					cases = convTCCases
+				}
+				for _, tc := range cases {
+					for _, cm := range []bool{false, true} {
+						s := tc.s
+						s.ChannelMajor = cm
+						t.Run(fmt.Sprintf("%s/cm=%v", tc.name, cm), func(t *testing.T) {
+							checkConv(t, be, cpuB.(tensor.ConvBackend), s, cm, !cm, r, p.round, 8)
+						})
+					}
+				}
+			})
+		}
 	}
 }
 

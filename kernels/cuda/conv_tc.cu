@@ -320,6 +320,26 @@ __device__ __forceinline__ void ctc_fill_taps(int* tabT, int* tabOff, int k0, in
     }
 }
 
+// ctc_copy_masked issues this thread's copies of B panel k0 of a masked
+// pass (Rn rows, cols columns): where dense, src is that matrix, copied
+// as tc2_copy copies (16 bytes at a time when vec); else element (k,
+// column i) is src[base[i] + tabOff[k]] where tap tabT[k] is valid in
+// taps[i], or zero.
+template <bool BF16>
+__device__ __forceinline__ void ctc_copy_masked(unsigned* s, const float* src, int cols, int n0, int k0, int Rn,
+                                                bool vec, bool dense, const int* tabT, const int* tabOff,
+                                                const unsigned (&taps)[4], const int (&base)[4]) {
+    if (dense) {
+        ctc_copy_dense<BF16, false, CTC_BN>(s, src, cols, n0, cols, k0, Rn, vec);
+        return;
+    }
+    ctc_gather<BF16>(
+        s, src, [&](int k) { return ctc_rowv{tabT[k], 0, tabOff[k]}; },
+        [&](int i, const ctc_rowv& v) -> const float* {
+            return ctc_valid(taps[i], v.a) ? src + (base[i] + v.off) : nullptr;
+        });
+}
+
 // The passes below take, where the kernel has at most CTC_TAPS taps, the
 // masked gathers (each column's or row's valid taps precomputed once, an
 // element tested by one bit), else the checked ones (each element's
@@ -356,15 +376,7 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
         }
         const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1); };
         const auto copyB = [&](unsigned* s, int k0, int slot) {
-            if (dense) {
-                ctc_copy_dense<BF16, false, CTC_BN>(s, x, cols, n0, cols, k0, Rn, vb);
-                return;
-            }
-            ctc_gather<BF16>(
-                s, x, [&](int k) { return ctc_rowv{tabI[slot][k], 0, tabOff[slot][k]}; },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    return ctc_valid(taps[i], v.a) ? x + (base[i] + v.off) : nullptr;
-                });
+            ctc_copy_masked<BF16>(s, x, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
         };
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     } else {
@@ -442,15 +454,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
             ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, -OW, -1);
         };
         const auto copyB = [&](unsigned* s, int k0, int slot) {
-            if (dense) {
-                ctc_copy_dense<BF16, false, CTC_BN>(s, dy, cols, n0, cols, k0, Rn, vb);
-                return;
-            }
-            ctc_gather<BF16>(
-                s, dy, [&](int k) { return ctc_rowv{tabI[slot][k], 0, tabOff[slot][k]}; },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    return ctc_valid(taps[i], v.a) ? dy + (base[i] + v.off) : nullptr;
-                });
+            ctc_copy_masked<BF16>(s, dy, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
         };
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     } else {
