@@ -3,8 +3,9 @@
 #
 #   bench/gpu_check.sh build DIR      # here: the test binaries into DIR
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
-#   bench/gpu_check.sh quick DIR OUT  # there: the tensor-core kernels'
-#                                     # tests and benchmarks, the TF32 step
+#   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
+#                   # kernels' tests and benchmarks, the TF32 step (and
+#                   # racecheck over the convolutions and DUEL kernels)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -122,6 +123,11 @@ quick)
 		DUEL_CUDA_TC_KERNEL=$v timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$v: /" | tee -a "$out/step.log"
 	done
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	# quick DIR OUT race: then racecheck over the tensor-core convolutions'
+	# and the DUEL kernels' tests, 90 s each (OUT/san/logs.tar.gz).
+	if [ "${4:-}" = race ]; then
+		CUDA_TESTS='^TestConvTCGPU$' DUEL_TESTS='^TestDUELKernel$' bash "$0" run-sanitize "$2" "$final/san" racecheck 90
+	fi
 	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
