@@ -33,8 +33,8 @@ type Backend struct {
 	prec   Precision        // the precision of Gemm (SetPrecision)
 	tc     tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
 	convTC convTCState      // convTCFor's cached choices of conv_tc.cu kernels (conv_tc.go)
-	// checkedStrided makes the input gradient at stride > 1 run
-	// conv_dgrad_tc's checked gather, never convInputGradStridedTC (tests).
+	// checkedStrided makes the input gradient at stride > 1 run the
+	// direct kernels (conv_dgrad_*), never convInputGradStrided (tests).
 	checkedStrided bool
 
 	mu      sync.Mutex

@@ -172,6 +172,9 @@ func (be *Backend) ConvInputGrad(dx, dy, w tensor.Operand, s tensor.ConvShape, a
 	if s.In == 0 || cols == 0 {
 		return
 	}
+	if s.S > 1 && !be.checkedStrided && be.convInputGradStrided(op, dxp, dyp, wp, acc, s, a) {
+		return
+	}
 	if k, ok := be.convTCForProduct("dgrad", s.In, cols); ok {
 		be.convInputGradTC(op, k, dxp, dyp, wp, acc, s, a)
 		return
@@ -182,6 +185,56 @@ func (be *Backend) ConvInputGrad(dx, dy, w tensor.Operand, s tensor.ConvShape, a
 	}
 	be.queued(op, dgrad(be.g, convGrid(op, s.In, cols, 1), dxp, dyp, wp, convFlag(acc),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+}
+
+// convStridedScratch bounds the scratch product of the strided input
+// gradient (convInputGradStrided), in bytes: beyond it (large images
+// under a large kernel, e.g. an ImageNet stem's) the direct kernels run.
+const convStridedScratch = 1 << 30
+
+// convInputGradStrided runs the input gradient of a convolution of
+// stride S > 1 as a dense product and a gather, and reports whether it
+// did. The direct kernels' columns are the input positions (conv_dgrad_*:
+// dx = w^T' * dycol), and at stride S only 1 in S^2 of them meets a given
+// tap, so their product is mostly zeros (4x the work at stride 2).
+// Instead: w^T (C*K*K x O, conv_wtt_f32); dcol = w^T * dy, C*K*K x
+// N*OH*OW, as the forward pass of a 1 x 1 convolution from dy's O
+// channel-major maps (conv_tc.cu's dense path in tf32 and bf16, conv.cu's
+// forward kernels in fp32); then conv_col2im_f32 gathers each input
+// element's taps from dcol (conv.cu). It runs where dcol fits in
+// convStridedScratch.
+func (be *Backend) convInputGradStrided(op string, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) bool {
+	r := s.In * s.K * s.K
+	oh, ow := s.OutH(), s.OutW()
+	p := s.N * oh * ow
+	if int64(r)*int64(p)*4 > convStridedScratch {
+		return false
+	}
+	sc := &scratch{mem: be.mem}
+	defer sc.release() // the stream orders later users of the memory after these kernels
+	wT, err := sc.alloc(4 * r * s.Out)
+	must(op, err)
+	dcol, err := sc.alloc(4 * r * p)
+	must(op, err)
+	be.queued(op, kc.ConvWttF32(be.g, be.grid(int64(s.Out)*int64(r)), wT, wp, int32(s.Out), int32(r)))
+	// The forward pass of a 1 x 1 convolution from O channels of oh x ow
+	// maps (dy) to r channels (dcol), channel-major.
+	g := [11]int32{a[0], int32(s.Out), int32(oh), int32(ow), int32(r), 1, 1, 0, int32(oh), int32(ow), 1}
+	if k, ok := be.convTCForProduct("fwd", r, p); ok {
+		be.queued(op, convTCFwd[k.name](be.g, convTCLaunch(op, k, r, p, 1), dcol, dyp, wT, be.dummy, 0,
+			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10]))
+	} else {
+		fwd := kc.ConvFwdF32
+		if convWide(r) {
+			fwd = kc.ConvFwdWideF32
+		}
+		be.queued(op, fwd(be.g, convGrid(op, r, p, 1), dcol, dyp, wT, be.dummy, 0,
+			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10]))
+	}
+	n := int64(s.N) * int64(s.In) * int64(s.H) * int64(s.W)
+	be.queued(op, kc.ConvCol2imF32(be.g, be.grid(n), dxp, dcol, convFlag(acc),
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+	return true
 }
 
 // convSplits returns how many chunks conv_wgrad_f32 splits a reduction of

@@ -139,6 +139,44 @@ func registerConvKernels(h *cudatest.Host) {
 		}
 		return nil
 	})
+	h.Register("conv_wtt_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		wT, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
+		o, r := int(a.Int32(2)), int(a.Int32(3))
+		for e := range o * r {
+			wT[e%r*o+e/r] = w[e]
+		}
+		return nil
+	})
+	h.Register("conv_col2im_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		dx, dcol := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
+		acc := a.Int32(2) != 0
+		g, cm := geomArgs(a, 3)
+		ocols := g.n * g.oh * g.ow
+		for img := range g.n {
+			for c := range g.c {
+				for yy := range g.h {
+					for xx := range g.w {
+						var s float32
+						for i := range g.k {
+							for j := range g.k {
+								sy, sx := yy+g.p-i, xx+g.p-j
+								if sy < 0 || sx < 0 || sy%g.s != 0 || sx%g.s != 0 || sy/g.s >= g.oh || sx/g.s >= g.ow {
+									continue
+								}
+								s += dcol[((c*g.k+i)*g.k+j)*ocols+(img*g.oh+sy/g.s)*g.ow+sx/g.s]
+							}
+						}
+						at := g.xIndex(cm, img, c, yy, xx)
+						if acc {
+							s = dx[at] + s
+						}
+						dx[at] = s
+					}
+				}
+			}
+		}
+		return nil
+	})
 	h.Register("conv_bias_grad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		db, dy := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
 		rows, n := int(a.Int32(2)), int(a.Int64(3))

@@ -202,12 +202,9 @@ func (be *Backend) convForwardTC(op string, k convTCKernel, yp, xp, wp, bp drive
 
 // convInputGradTC runs the input gradient with kernel k: conv_wt_f32
 // writes w^T' (C x O*K*K) into scratch memory, the A operand of the
-// product. A strided convolution takes convInputGradStridedTC where it
-// can.
+// product (a strided convolution takes convInputGradStrided first, where
+// it can: ConvInputGrad).
 func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) {
-	if s.S > 1 && !be.checkedStrided && be.convInputGradStridedTC(op, dxp, dyp, wp, acc, s, a) {
-		return
-	}
 	kk := s.K * s.K
 	n := int64(s.Out) * int64(s.In) * int64(kk)
 	sc := &scratch{mem: be.mem}
@@ -218,49 +215,6 @@ func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp drive
 	cols := s.N * s.H * s.W
 	be.queued(op, convTCDgrad[k.name](be.g, convTCLaunch(op, k, s.In, cols, 1), dxp, dyp, wt, convFlag(acc),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
-}
-
-// convStridedScratch bounds the scratch product of the strided input
-// gradient (convInputGradStridedTC), in bytes: beyond it (large images
-// under a large kernel, e.g. an ImageNet stem's) the checked gather runs.
-const convStridedScratch = 1 << 30
-
-// convInputGradStridedTC runs the input gradient of a convolution of
-// stride S > 1 as a dense product and a gather, and reports whether it
-// did. conv_dgrad_tc's columns are the input positions, and at stride S
-// only 1 in S^2 of them meets a given tap, so its product would be
-// mostly zeros (4x the work at stride 2). Instead: w^T (C*K*K x O,
-// conv_wtt_f32); dcol = w^T * dy, C*K*K x N*OH*OW, on the forward
-// kernel's dense 1 x 1 path (dy is O x N*OH*OW, channel-major); then
-// conv_col2im_f32 gathers each input element's taps from dcol. It runs
-// where the forward kernel of C*K*K rows is available and dcol fits in
-// convStridedScratch.
-func (be *Backend) convInputGradStridedTC(op string, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) bool {
-	r := s.In * s.K * s.K
-	oh, ow := s.OutH(), s.OutW()
-	p := s.N * oh * ow
-	if int64(r)*int64(p)*4 > convStridedScratch {
-		return false
-	}
-	k, ok := be.convTCForProduct("fwd", r, p)
-	if !ok {
-		return false
-	}
-	sc := &scratch{mem: be.mem}
-	defer sc.release() // the stream orders later users of the memory after these kernels
-	wT, err := sc.alloc(4 * r * s.Out)
-	must(op, err)
-	dcol, err := sc.alloc(4 * r * p)
-	must(op, err)
-	be.queued(op, kc.ConvWttF32(be.g, be.grid(int64(s.Out)*int64(r)), wT, wp, int32(s.Out), int32(r)))
-	// The forward pass of a 1 x 1 convolution from O channels of oh x ow
-	// maps (dy) to r channels (dcol), channel-major: its dense path.
-	be.queued(op, convTCFwd[k.name](be.g, convTCLaunch(op, k, r, p, 1), dcol, dyp, wT, be.dummy, 0,
-		a[0], int32(s.Out), int32(oh), int32(ow), int32(r), 1, 1, 0, int32(oh), int32(ow), 1))
-	n := int64(s.N) * int64(s.In) * int64(s.H) * int64(s.W)
-	be.queued(op, kc.ConvCol2imF32(be.g, be.grid(n), dxp, dcol, convFlag(acc),
-		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
-	return true
 }
 
 // convTCTileArea is the area the tiles of a kernel of rows-row tiles

@@ -123,6 +123,13 @@ func testConvRounded(t *testing.T, be *Backend, round func(float32) float32, sla
 				t.Run(fmt.Sprintf("%s/cm=%v/acc=%v", tc.name, cm, acc), func(t *testing.T) {
 					checkConv(t, be, cpu, s, acc, bias, r, round, slack)
 				})
+				if s.S > 1 && cm == acc { // the strided input gradient's other path: the direct kernels
+					t.Run(fmt.Sprintf("%s/checked/cm=%v/acc=%v", tc.name, cm, acc), func(t *testing.T) {
+						be.checkedStrided = true
+						defer func() { be.checkedStrided = false }()
+						checkConv(t, be, cpu, s, acc, bias, r, round, slack)
+					})
+				}
 			}
 		}
 	}

@@ -807,39 +807,3 @@ extern "C" __global__ void conv_wt_f32(float* wt, const float* w, int O, int C, 
         wt[(c * O + o) * KK + t] = w[e];
     }
 }
-
-// wT[r][o] = w[o][r] for o < O, r < R (the strided input gradient's A operand: w^T, R = C*K*K), grid-stride
-extern "C" __global__ void conv_wtt_f32(float* wT, const float* w, int O, int R) {
-    const long long n = (long long)O * R;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
-        const long long o = e / R, r = e - o * R;
-        wT[r * O + o] = w[e];
-    }
-}
-
-// dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= sum over taps (i, j) with S dividing y+P-i and x+P-j, the quotients (oy, ox) inside the output, of dcol[(c*K+i)*K+j][(n*OH+oy)*OW+ox], in increasing (i, j), in float: the strided input gradient's taps gathered from dcol = w^T * dy (a C*K*K x N*OH*OW product), one thread an element, grid-stride
-extern "C" __global__ void conv_col2im_f32(float* dx, const float* dcol, int accumulate,
-                                           int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                           int cm) {
-    const long long n = (long long)N * C * H * W, cols = (long long)N * OH * OW;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
-        const int x = (int)(e % W);
-        const long long t = e / W;
-        const int y = (int)(t % H);
-        const long long u = t / H;  // c*N + img (cm) or img*C + c
-        const int c = cm ? (int)(u / N) : (int)(u % C), img = cm ? (int)(u % N) : (int)(u / C);
-        float v = 0.f;
-        for (int i = 0; i < K; i++) {
-            const int ty = y + P - i;
-            if (ty < 0 || ty % S != 0 || ty / S >= OH) continue;
-            for (int j = 0; j < K; j++) {
-                const int tx = x + P - j;
-                if (tx < 0 || tx % S != 0 || tx / S >= OW) continue;
-                v += dcol[((long long)(c * K + i) * K + j) * cols + ((long long)img * OH + ty / S) * OW + tx / S];
-            }
-        }
-        dx[e] = accumulate ? dx[e] + v : v;
-    }
-}
