@@ -17,6 +17,21 @@ func (g convGeom) xIndex(cm bool, img, c, y, x int) int {
 	return ((img*g.c+c)*g.h+y)*g.w + x
 }
 
+// eachTap calls f for every tap (i, j), in increasing order, through
+// which input position (y, x) reaches an output position (oy, ox):
+// oy*s = y+p-i and ox*s = x+p-j inside the output.
+func (g convGeom) eachTap(y, x int, f func(i, j, oy, ox int)) {
+	for i := range g.k {
+		for j := range g.k {
+			sy, sx := y+g.p-i, x+g.p-j
+			if sy < 0 || sx < 0 || sy%g.s != 0 || sx%g.s != 0 || sy/g.s >= g.oh || sx/g.s >= g.ow {
+				continue
+			}
+			f(i, j, sy/g.s, sx/g.s)
+		}
+	}
+}
+
 // geomArgs reads the 11 geometry parameters starting at parameter i.
 func geomArgs(a cudatest.Args, i int) (convGeom, bool) {
 	v := func(j int) int { return int(a.Int32(i + j)) }
@@ -72,15 +87,9 @@ func registerConvKernels(h *cudatest.Host) {
 					for xx := range g.w {
 						var s float32
 						for o := range g.o {
-							for i := range g.k {
-								for j := range g.k {
-									sy, sx := yy+g.p-i, xx+g.p-j
-									if sy < 0 || sx < 0 || sy%g.s != 0 || sx%g.s != 0 || sy/g.s >= g.oh || sx/g.s >= g.ow {
-										continue
-									}
-									s += w[((o*g.c+c)*g.k+i)*g.k+j] * dy[o*ocols+(img*g.oh+sy/g.s)*g.ow+sx/g.s]
-								}
-							}
+							g.eachTap(yy, xx, func(i, j, oy, ox int) {
+								s += w[((o*g.c+c)*g.k+i)*g.k+j] * dy[o*ocols+(img*g.oh+oy)*g.ow+ox]
+							})
 						}
 						at := g.xIndex(cm, img, c, yy, xx)
 						if acc {
@@ -157,15 +166,9 @@ func registerConvKernels(h *cudatest.Host) {
 				for yy := range g.h {
 					for xx := range g.w {
 						var s float32
-						for i := range g.k {
-							for j := range g.k {
-								sy, sx := yy+g.p-i, xx+g.p-j
-								if sy < 0 || sx < 0 || sy%g.s != 0 || sx%g.s != 0 || sy/g.s >= g.oh || sx/g.s >= g.ow {
-									continue
-								}
-								s += dcol[((c*g.k+i)*g.k+j)*ocols+(img*g.oh+sy/g.s)*g.ow+sx/g.s]
-							}
-						}
+						g.eachTap(yy, xx, func(i, j, oy, ox int) {
+							s += dcol[((c*g.k+i)*g.k+j)*ocols+(img*g.oh+oy)*g.ow+ox]
+						})
 						at := g.xIndex(cm, img, c, yy, xx)
 						if acc {
 							s = dx[at] + s

@@ -32,6 +32,15 @@ var convTCCases = []convCase{
 	{"2x2Even", tensor.ConvShape{N: 2, In: 3, Out: 5, H: 6, W: 5, K: 2, S: 1, P: 1}},
 }
 
+// tcKinds are the tensor-core kernel versions the convolution tests run
+// in precision p: TCAuto, and in TF32 also TCV3 (the *_tf32rr kernels).
+func tcKinds(p Precision) []TCKernel {
+	if p == TF32 {
+		return []TCKernel{TCAuto, TCV3}
+	}
+	return []TCKernel{TCAuto}
+}
+
 // tcPrecisions are the tensor-core precisions and the rounding of their
 // factors (the tests' independent transcription, gemm_precision_test.go).
 var tcPrecisions = []struct {
@@ -54,11 +63,7 @@ func TestConvTCEmulated(t *testing.T) {
 	}
 	cpu := cpuB.(tensor.ConvBackend)
 	for _, p := range tcPrecisions {
-		kinds := []TCKernel{TCAuto}
-		if p.prec == TF32 {
-			kinds = append(kinds, TCV3) // the *_tf32rr kernels
-		}
-		for _, tck := range kinds {
+		for _, tck := range tcKinds(p.prec) {
 			t.Run(p.prec.String()+"/"+tck.String(), func(t *testing.T) {
 				be, err := newBackend(e, 64)
 				if err != nil {
@@ -113,11 +118,7 @@ func TestConvTCGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range tcPrecisions {
-		kinds := []TCKernel{TCAuto}
-		if p.prec == TF32 {
-			kinds = append(kinds, TCV3) // the *_tf32rr kernels
-		}
-		for _, tck := range kinds {
+		for _, tck := range tcKinds(p.prec) {
 			t.Run(p.prec.String()+"/"+tck.String(), func(t *testing.T) {
 				be, err := newBackend(d, 256)
 				if err != nil {

@@ -340,6 +340,24 @@ __device__ __forceinline__ void ctc_copy_masked(unsigned* s, const float* src, i
         });
 }
 
+// ctc_fill_ij writes, by threads 0..31, the checked gathers' table of a
+// panel of rows r = k0 + tid = (c, i, j) of the reduction over Rn =
+// C*K*K rows: i and j (i far outside any image past Rn) and the offset
+// c*cstride + i*di + j*dj.
+__device__ __forceinline__ void ctc_fill_ij(int* tabI, int* tabJ, int* tabOff, int k0, int Rn, int KK, int K,
+                                            int cstride, int di, int dj) {
+    const int tid = threadIdx.x;
+    if (tid < TC2_BK) {
+        const int r = k0 + tid;
+        int i = 1 << 29, j = 0, off = 0;
+        if (r < Rn) {
+            const int c = r / KK, t = r - c * KK;
+            i = t / K, j = t - i * K, off = c * cstride + i * di + j * dj;
+        }
+        tabI[tid] = i, tabJ[tid] = j, tabOff[tid] = off;
+    }
+}
+
 // The passes below take, where the kernel has at most CTC_TAPS taps, the
 // masked gathers (each column's or row's valid taps precomputed once, an
 // element tested by one bit), else the checked ones (each element's
@@ -394,16 +412,7 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
             }
         }
         const auto fill = [&](int slot, int k0) {
-            const int tid = threadIdx.x;
-            if (tid < TC2_BK) {
-                const int r = k0 + tid;
-                int i = 1 << 29, j = 0, off = 0;  // past Rn: outside the image
-                if (r < Rn) {
-                    const int c = r / KK, t = r - c * KK;
-                    i = t / K, j = t - i * K, off = c * cstride + i * W + j;
-                }
-                tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
-            }
+            ctc_fill_ij(tabI[slot], tabJ[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1);
         };
         const auto copyB = [&](unsigned* s, int k0, int slot) {
             ctc_gather<BF16>(
@@ -471,16 +480,7 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
             }
         }
         const auto fill = [&](int slot, int k0) {
-            const int tid = threadIdx.x;
-            if (tid < TC2_BK) {
-                const int r = k0 + tid;
-                int i = 1 << 29, j = 0, off = 0;  // past Rn: no output position
-                if (r < Rn) {
-                    const int o = r / KK, t = r - o * KK;
-                    i = t / K, j = t - i * K, off = o * N * oplane;
-                }
-                tabI[slot][tid] = i, tabJ[slot][tid] = j, tabOff[slot][tid] = off;
-            }
+            ctc_fill_ij(tabI[slot], tabJ[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, 0, 0);
         };
         const auto copyB = [&](unsigned* s, int k0, int slot) {
             ctc_gather<BF16>(
