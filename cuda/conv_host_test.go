@@ -32,6 +32,24 @@ func (g convGeom) eachTap(y, x int, f func(i, j, oy, ox int)) {
 	}
 }
 
+// setInputs sets (adds to, when acc: old value first) every element of
+// dx, an input-shaped tensor (CNHW when cm), to sum(img, c, y, x).
+func (g convGeom) setInputs(dx []float32, cm, acc bool, sum func(img, c, y, x int) float32) {
+	for img := range g.n {
+		for c := range g.c {
+			for y := range g.h {
+				for x := range g.w {
+					s, at := sum(img, c, y, x), g.xIndex(cm, img, c, y, x)
+					if acc {
+						s = dx[at] + s
+					}
+					dx[at] = s
+				}
+			}
+		}
+	}
+}
+
 // geomArgs reads the 11 geometry parameters starting at parameter i.
 func geomArgs(a cudatest.Args, i int) (convGeom, bool) {
 	v := func(j int) int { return int(a.Int32(i + j)) }
@@ -81,25 +99,14 @@ func registerConvKernels(h *cudatest.Host) {
 		acc := a.Int32(3) != 0
 		g, cm := geomArgs(a, 4)
 		ocols := g.n * g.oh * g.ow
-		for img := range g.n {
-			for c := range g.c {
-				for yy := range g.h {
-					for xx := range g.w {
-						var s float32
-						for o := range g.o {
-							g.eachTap(yy, xx, func(i, j, oy, ox int) {
-								s += w[((o*g.c+c)*g.k+i)*g.k+j] * dy[o*ocols+(img*g.oh+oy)*g.ow+ox]
-							})
-						}
-						at := g.xIndex(cm, img, c, yy, xx)
-						if acc {
-							s += dx[at]
-						}
-						dx[at] = s
-					}
-				}
+		g.setInputs(dx, cm, acc, func(img, c, yy, xx int) (s float32) {
+			for o := range g.o {
+				g.eachTap(yy, xx, func(i, j, oy, ox int) {
+					s += w[((o*g.c+c)*g.k+i)*g.k+j] * dy[o*ocols+(img*g.oh+oy)*g.ow+ox]
+				})
 			}
-		}
+			return s
+		})
 		return nil
 	})
 	both("conv_wgrad", func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
@@ -161,23 +168,12 @@ func registerConvKernels(h *cudatest.Host) {
 		acc := a.Int32(2) != 0
 		g, cm := geomArgs(a, 3)
 		ocols := g.n * g.oh * g.ow
-		for img := range g.n {
-			for c := range g.c {
-				for yy := range g.h {
-					for xx := range g.w {
-						var s float32
-						g.eachTap(yy, xx, func(i, j, oy, ox int) {
-							s += dcol[((c*g.k+i)*g.k+j)*ocols+(img*g.oh+oy)*g.ow+ox]
-						})
-						at := g.xIndex(cm, img, c, yy, xx)
-						if acc {
-							s = dx[at] + s
-						}
-						dx[at] = s
-					}
-				}
-			}
-		}
+		g.setInputs(dx, cm, acc, func(img, c, yy, xx int) (s float32) {
+			g.eachTap(yy, xx, func(i, j, oy, ox int) {
+				s += dcol[((c*g.k+i)*g.k+j)*ocols+(img*g.oh+oy)*g.ow+ox]
+			})
+			return s
+		})
 		return nil
 	})
 	h.Register("conv_bias_grad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
