@@ -246,6 +246,54 @@ __device__ __forceinline__ void ctc_each(float (&acc)[BM / 32][8][4], int m0, in
         }
 }
 
+// ctc_each_pair calls out(row, column, v0, v1, two) for every pair of
+// accumulators of this thread's warp tile at columns (gn, gn + 1) of a
+// row of the M x N product with gn < N (two: gn + 1 < N as well), gn
+// even (ctc_each's layout: acc[i][j][2h] and acc[i][j][2h+1]).
+template <int BM, class Out>
+__device__ __forceinline__ void ctc_each_pair(float (&acc)[BM / 32][8][4], int m0, int n0, int M, int N, Out out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int r0 = m0 + (warp >> 2) * (BM / 2), c0 = n0 + (warp & 3) * 64;
+#pragma unroll
+    for (int i = 0; i < BM / 32; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gm = r0 + 16 * i + g + 8 * h;
+            if (gm >= M) continue;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int gn = c0 + 8 * j + 2 * t;
+                if (gn < N) out(gm, gn, acc[i][j][2 * h], acc[i][j][2 * h + 1], gn + 1 < N);
+            }
+        }
+}
+
+// ctc_f2 is two floats stored (or loaded) as one 8-byte access.
+struct alignas(8) ctc_f2 {
+    float x, y;
+};
+
+// ctc_put2 stores v0 at p[0] and, when two, v1 at p[1], each plus the
+// value it replaces when accumulate (old + new, as the scalar stores
+// add): one 8-byte access where both go and p is on 8 bytes.
+__device__ __forceinline__ void ctc_put2(float* p, float v0, float v1, bool two, bool accumulate) {
+    if (two && (reinterpret_cast<unsigned long long>(p) & 7) == 0) {
+        ctc_f2* q = reinterpret_cast<ctc_f2*>(p);
+        if (accumulate) {
+            const ctc_f2 old = *q;
+            v0 += old.x, v1 += old.y;
+        }
+        *q = ctc_f2{v0, v1};
+        return;
+    }
+    if (accumulate) v0 += p[0];
+    p[0] = v0;
+    if (two) {
+        if (accumulate) v1 += p[1];
+        p[1] = v1;
+    }
+}
+
 // ctc_aligned reports whether rows of p with leading dimension ld start on
 // 16 bytes (tc2_copy's 16-byte copies).
 __device__ __forceinline__ bool ctc_aligned(const float* p, long long ld) {
@@ -425,8 +473,9 @@ __device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const floa
         };
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     }
-    ctc_each<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v) {
-        y[(long long)gm * cols + gn] = hasBias ? v + b[gm] : v;
+    ctc_each_pair<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v0, float v1, bool two) {
+        if (hasBias) v0 += b[gm], v1 += b[gm];
+        ctc_put2(y + (long long)gm * cols + gn, v0, v1, two, false);
     });
 }
 
@@ -499,16 +548,19 @@ __device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const 
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
     }
     // Channel-major, (c, img, q) is c*cols + gn: no division by the plane
-    // for each accumulator.
-    ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
-        long long at = (long long)c * cols + gn;
-        if (!cm) {
+    // for each accumulator, and columns gn, gn + 1 adjacent.
+    if (cm) {
+        ctc_each_pair<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v0, float v1, bool two) {
+            ctc_put2(dx + (long long)c * cols + gn, v0, v1, two, accumulate);
+        });
+    } else {
+        ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
             const int img = gn / plane, q = gn - img * plane;
-            at = ((long long)img * C + c) * plane + q;
-        }
-        if (accumulate) v += dx[at];
-        dx[at] = v;
-    });
+            const long long at = ((long long)img * C + c) * plane + q;
+            if (accumulate) v += dx[at];
+            dx[at] = v;
+        });
+    }
 }
 
 template <bool BF16, int BM, bool RR = false>
@@ -557,10 +609,8 @@ __device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const
         };
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
     }
-    ctc_each<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v) {
-        float* q = o + (long long)gm * Rn + gn;
-        if (accumulate) v += *q;
-        *q = v;
+    ctc_each_pair<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v0, float v1, bool two) {
+        ctc_put2(o + (long long)gm * Rn + gn, v0, v1, two, accumulate);
     });
 }
 
