@@ -223,33 +223,11 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
     cp_async_wait<0>();
 }
 
-// ctc_each calls out(row, column, value) for every accumulator of this
-// thread's warp tile inside the M x N product (the mma fragment layout:
-// acc[i][j][2h+u] is row wm + 16i + g + 8h, column wn + 8j + 2t + u).
-template <int BM, class Out>
-__device__ __forceinline__ void ctc_each(float (&acc)[BM / 32][8][4], int m0, int n0, int M, int N, Out out) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    const int r0 = m0 + (warp >> 2) * (BM / 2), c0 = n0 + (warp & 3) * 64;
-#pragma unroll
-    for (int i = 0; i < BM / 32; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int gm = r0 + 16 * i + g + 8 * h;
-            if (gm >= M) continue;
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-#pragma unroll
-                for (int u = 0; u < 2; u++) {
-                    const int gn = c0 + 8 * j + 2 * t + u;
-                    if (gn < N) out(gm, gn, acc[i][j][2 * h + u]);
-                }
-        }
-}
-
 // ctc_each_pair calls out(row, column, v0, v1, two) for every pair of
 // accumulators of this thread's warp tile at columns (gn, gn + 1) of a
 // row of the M x N product with gn < N (two: gn + 1 < N as well), gn
-// even (ctc_each's layout: acc[i][j][2h] and acc[i][j][2h+1]).
+// even: the mma fragment layout, acc[i][j][2h+u] is row wm + 16i + g +
+// 8h, column wn + 8j + 2t + u.
 template <int BM, class Out>
 __device__ __forceinline__ void ctc_each_pair(float (&acc)[BM / 32][8][4], int m0, int n0, int M, int N, Out out) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -266,6 +244,16 @@ __device__ __forceinline__ void ctc_each_pair(float (&acc)[BM / 32][8][4], int m
                 if (gn < N) out(gm, gn, acc[i][j][2 * h], acc[i][j][2 * h + 1], gn + 1 < N);
             }
         }
+}
+
+// ctc_each calls out(row, column, value) for every accumulator of this
+// thread's warp tile inside the M x N product, in ctc_each_pair's order.
+template <int BM, class Out>
+__device__ __forceinline__ void ctc_each(float (&acc)[BM / 32][8][4], int m0, int n0, int M, int N, Out out) {
+    ctc_each_pair<BM>(acc, m0, n0, M, N, [&](int gm, int gn, float v0, float v1, bool two) {
+        out(gm, gn, v0);
+        if (two) out(gm, gn + 1, v1);
+    });
 }
 
 // ctc_f2 is two floats stored (or loaded) as one 8-byte access.
