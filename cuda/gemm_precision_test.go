@@ -527,3 +527,29 @@ func TestTCKernelSetting(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSettings: ParsePrecision and ParseTCKernel accept exactly
+// their names (any case, surrounding space) and name what they expect
+// otherwise.
+func FuzzParseSettings(f *testing.F) {
+	for _, s := range []string{"fp32", " TF32", "bf16\n", "v3", "auto", "", "fp16", "v4", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		name := strings.ToLower(strings.TrimSpace(s))
+		if p, err := ParsePrecision(s); err != nil {
+			if !strings.Contains(err.Error(), "expected fp32, tf32 or bf16") {
+				t.Errorf("ParsePrecision(%q): %v", s, err)
+			}
+		} else if p.String() != name {
+			t.Errorf("ParsePrecision(%q) = %v", s, p)
+		}
+		if k, err := ParseTCKernel(s); err != nil {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2 or v3") {
+				t.Errorf("ParseTCKernel(%q): %v", s, err)
+			}
+		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {
+			t.Errorf("ParseTCKernel(%q) = %v", s, k)
+		}
+	})
+}
