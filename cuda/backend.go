@@ -25,14 +25,15 @@ import (
 // when the garbage collector finds its tensor unreachable. EmptyCache
 // returns the cached memory to the device.
 type Backend struct {
-	g      GPU
-	mem    *Allocator
-	dummy  driver.DevicePtr // a valid address for pointers a kernel will not read
-	block  int              // threads per block of the elementwise and row kernels
-	cc     int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
-	prec   Precision        // the precision of Gemm (SetPrecision)
-	tc     tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
-	convTC convTCState      // convTCFor's cached choices of conv_tc.cu kernels (conv_tc.go)
+	g        GPU
+	mem      *Allocator
+	dummy    driver.DevicePtr // a valid address for pointers a kernel will not read
+	block    int              // threads per block of the elementwise and row kernels
+	cc       int              // the device's compute capability (0: unknown, e.g. the emulator: tensor cores allowed)
+	prec     Precision        // the precision of Gemm (SetPrecision)
+	convPrec Precision        // the precision of the convolutions (SetConvPrecision)
+	tc       tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
+	convTC   convTCState      // convTCFor's cached choices of conv_tc.cu kernels (conv_tc.go)
 	// checkedStrided makes the input gradient at stride > 1 run the
 	// direct kernels (conv_dgrad_*), never convInputGradStrided (tests).
 	checkedStrided bool
@@ -57,6 +58,10 @@ func NewBackend() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	convPrec, err := DefaultConvPrecision()
+	if err != nil {
+		return nil, err
+	}
 	tck, err := DefaultTCKernel()
 	if err != nil {
 		return nil, err
@@ -66,6 +71,7 @@ func NewBackend() (*Backend, error) {
 		return nil, unusable(err)
 	}
 	b.SetPrecision(prec)
+	b.SetConvPrecision(convPrec)
 	b.SetTCKernel(tck)
 	return b, nil
 }

@@ -8,8 +8,10 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// The convolutions follow the backend's precision (SetPrecision), as
-// PyTorch's follow torch.backends.cudnn.allow_tf32: in tf32 and bf16 they
+// The convolutions run in the backend's convolution precision
+// (SetConvPrecision, which SetPrecision sets too; TF32 by default where the
+// device has tensor cores, as PyTorch's torch.backends.cudnn.allow_tf32
+// is True by default): in tf32 and bf16 they
 // run conv_tc.cu's tensor-core implicit GEMMs, their factors rounded as
 // Gemm's are, where the device gives those kernels their shared memory
 // (convTCFor); in fp32, or where it does not, conv.cu's FP32 kernels.
@@ -94,11 +96,11 @@ func convTCRows(m, n, sms int) int {
 
 // convTCForRows is convTCFor with the tiles' rows given.
 func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
-	if be.prec != TF32 && be.prec != BF16 {
+	if be.convPrec != TF32 && be.convPrec != BF16 {
 		return convTCKernel{}, false
 	}
-	rr := be.prec == TF32 && be.tc.kernel == TCV3
-	key := convTCKey{pass, rows, be.prec, rr}
+	rr := be.convPrec == TF32 && be.tc.kernel == TCV3
+	key := convTCKey{pass, rows, be.convPrec, rr}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok
 	}
@@ -111,7 +113,7 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 		suffix = "rr"
 	}
 	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows)}}
-	if be.prec == BF16 {
+	if be.convPrec == BF16 {
 		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows)}}, cands...)
 	}
 	var c convTCChoice

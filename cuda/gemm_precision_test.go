@@ -385,12 +385,17 @@ func TestPrecisionDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want != FP32 && d.Capability() < 80 {
-		want = FP32
+	wantConv, err := DefaultConvPrecision()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("registered backend on %v: %v (%s=%q)", d, be.Precision(), EnvPrecision, os.Getenv(EnvPrecision))
-	if be.Precision() != want {
-		t.Errorf("registered backend's precision %v, want %v", be.Precision(), want)
+	if d.Capability() < 80 {
+		want, wantConv = FP32, FP32
+	}
+	t.Logf("registered backend on %v: %v, convolutions %v (%s=%q, %s=%q)", d, be.Precision(), be.ConvPrecision(),
+		EnvPrecision, os.Getenv(EnvPrecision), EnvConvPrecision, os.Getenv(EnvConvPrecision))
+	if be.Precision() != want || be.ConvPrecision() != wantConv {
+		t.Errorf("registered backend's precision %v, convolutions %v; want %v, %v", be.Precision(), be.ConvPrecision(), want, wantConv)
 	}
 }
 
@@ -421,8 +426,9 @@ func TestTimeGemm(t *testing.T) {
 // with the fake libcuda (compute capability 8.0, the kernels on the
 // emulator): the tensor-core kernels through Device, the driver bindings
 // (the dynamic shared memory opt-in of gemm_tc2_tf32) and the PTX module
-// of sm_80, the default precision (FP32) and $DUEL_CUDA_PRECISION (tf32
-// and bf16).
+// of sm_80, the default precisions (FP32 products, TF32 convolutions),
+// $DUEL_CUDA_PRECISION (tf32 and bf16: the convolutions follow) and
+// $DUEL_CUDA_CONV_PRECISION.
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
@@ -437,10 +443,18 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	if strings.Contains(out, "--- SKIP") {
 		t.Errorf("skipped with the fake driver:\n%s", out)
 	}
-	for _, p := range []string{"tf32", "BF16"} {
-		out = runFake(t, lib, "^TestPrecisionDefault$", EnvPrecision+"="+p)
-		if w := "sm_80): " + strings.ToLower(p); !strings.Contains(out, w) || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
-			t.Errorf("with %s=%s: output lacks %q:\n%s", EnvPrecision, p, w, out)
+	if w := "sm_80): fp32, convolutions tf32"; !strings.Contains(out, w) {
+		t.Errorf("output lacks %q (the default: FP32 products, TF32 convolutions):\n%s", w, out)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{EnvPrecision + "=tf32", "tf32, convolutions tf32"},
+		{EnvPrecision + "=BF16", "bf16, convolutions bf16"},
+		{EnvConvPrecision + "=fp32", "fp32, convolutions fp32"},
+		{EnvConvPrecision + "=bf16", "fp32, convolutions bf16"},
+	} {
+		out = runFake(t, lib, "^TestPrecisionDefault$", tc.env)
+		if w := "sm_80): " + tc.want; !strings.Contains(out, w) || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
+			t.Errorf("with %s: output lacks %q:\n%s", tc.env, w, out)
 		}
 	}
 }

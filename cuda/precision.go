@@ -79,29 +79,40 @@ func DefaultPrecision() (Precision, error) {
 	return FP32, nil
 }
 
-// SetPrecision sets the precision of the backend's matrix products and
-// convolutions and returns the one they will run in: p, or FP32 when p
-// needs tensor cores (TF32, BF16) and the device's compute capability is
-// below 8.0 (there the products fall back to sgemm_f32 and the
-// convolutions to conv.cu). Products already queued keep theirs. It is not safe to call while other goroutines use the backend.
+// SetPrecision sets the precision of the backend's matrix products and of
+// its convolutions (SetConvPrecision then sets the convolutions' alone)
+// and returns the one they will run in: p, or FP32 when p needs tensor
+// cores (TF32, BF16) and the device's compute capability is below 8.0
+// (there the products fall back to sgemm_f32 and the convolutions to
+// conv.cu). Products already queued keep theirs. It is not safe to call
+// while other goroutines use the backend.
 func (be *Backend) SetPrecision(p Precision) Precision {
 	if p != FP32 && p != TF32 && p != BF16 {
 		panic(fmt.Sprintf("cuda: Backend.SetPrecision(%v): expected FP32, TF32 or BF16", p))
 	}
+	be.prec = be.supported(p)
+	be.convPrec = be.prec
+	return be.prec
+}
+
+// supported returns p where the device runs it, FP32 where p needs tensor
+// cores the device lacks (compute capability below 8.0; 0, unknown, as on
+// the emulator, allows them).
+func (be *Backend) supported(p Precision) Precision {
 	if p != FP32 && be.cc != 0 && be.cc < tensorCoreCapability {
-		p = FP32
+		return FP32
 	}
-	be.prec = p
 	return p
 }
 
 // Precision returns the precision the backend's matrix products run in.
 func (be *Backend) Precision() Precision { return be.prec }
 
-// UsePrecision sets the precision of the backend registered as "cuda"
-// (calling Available first) from s ("fp32", "tf32" or "bf16", as a
-// --precision flag gives it) and returns the precision its products will
-// run in (FP32 for TF32 and BF16 below compute capability 8.0).
+// UsePrecision sets the precision of the products and convolutions of the
+// backend registered as "cuda" (calling Available first) from s ("fp32",
+// "tf32" or "bf16", as a --precision flag gives it) and returns the
+// precision its products will run in (FP32 for TF32 and BF16 below
+// compute capability 8.0).
 func UsePrecision(s string) (Precision, error) {
 	p, err := ParsePrecision(s)
 	if err != nil {

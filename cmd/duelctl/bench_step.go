@@ -66,6 +66,7 @@ func benchStepCommand() *cli.Command {
 			&cli.BoolFlag{Name: "profile", Usage: "with --device cuda: time each kernel, copy and memset of the timed steps on the device and print the table (and the JSON field \"profile\")"},
 			deviceFlag,
 			precisionFlag,
+			convPrecisionFlag,
 			jsonFlag,
 		},
 		Action: runBenchStep,
@@ -74,8 +75,12 @@ func benchStepCommand() *cli.Command {
 
 // stepResult is the JSON answer of bench step.
 type stepResult struct {
-	Arch           string    `json:"arch"`
-	Device         string    `json:"device"`
+	Arch   string `json:"arch"`
+	Device string `json:"device"`
+	// Precision and ConvPrecision are the GPU's precisions of the matrix
+	// products and of the convolutions (--device cuda only).
+	Precision      string    `json:"precision,omitempty"`
+	ConvPrecision  string    `json:"conv_precision,omitempty"`
 	Batch          int       `json:"batch"`
 	Threads        int       `json:"threads"`
 	ImgPerS        float64   `json:"img_per_s"`
@@ -255,8 +260,15 @@ func runBenchStep(c *cli.Context) error {
 	res.ForwardImgPerS = float64(batch) / median(ftimes) * 1e3
 	res.PeakRSSMB = peakRSSMB()
 	res.Device = string(dev)
+	where := res.Device
+	if devName == "cuda" {
+		if res.Precision, res.ConvPrecision, err = cudaPrecisions(); err != nil {
+			return err
+		}
+		where += fmt.Sprintf(" (products %s, convolutions %s)", res.Precision, res.ConvPrecision)
+	}
 	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
-		arch, batch, res.Device, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
+		arch, batch, where, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
 	if profile != nil {
 		if err := writeStepProfile(c.App.Writer, *profile, steps); err != nil {
 			return err

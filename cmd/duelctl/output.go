@@ -35,14 +35,24 @@ var modelDeviceFlag = &cli.StringFlag{
 		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either",
 }
 
-// precisionFlag is the --precision flag of train and bench gemm: the
-// precision of the matrix products and convolutions on the GPU
-// (cuda.UsePrecision).
+// precisionFlag is the --precision flag of train, bench gemm and bench
+// step: the precision of the matrix products on the GPU, and of the
+// convolutions unless --conv-precision is given (cuda.UsePrecision).
 var precisionFlag = &cli.StringFlag{
 	Name:  "precision",
 	Value: "fp32",
-	Usage: "precision of the matrix products and convolutions with --device cuda: fp32, tf32 or bf16 (the factors rounded to TF32 or bfloat16 " +
-		"and multiplied on tensor cores, FP32 accumulation, as PyTorch with allow_tf32; compute capability 8.0 and later, fp32 below); the CPU computes in fp32",
+	Usage: "precision of the matrix products with --device cuda, and of the convolutions when given without --conv-precision: fp32, tf32 or bf16 " +
+		"(the factors rounded to TF32 or bfloat16 and multiplied on tensor cores, FP32 accumulation, as PyTorch with allow_tf32; compute capability 8.0 " +
+		"and later, fp32 below); the CPU computes in fp32",
+}
+
+// convPrecisionFlag is the --conv-precision flag of train and bench step:
+// the precision of the convolutions on the GPU (cuda.UseConvPrecision).
+var convPrecisionFlag = &cli.StringFlag{
+	Name: "conv-precision",
+	Usage: "precision of the convolutions with --device cuda: fp32, tf32 or bf16 (default: --precision when it is given, else tf32, " +
+		"as PyTorch's torch.backends.cudnn.allow_tf32; $DUEL_CUDA_CONV_PRECISION overrides that default; fp32 below compute capability 8.0); " +
+		"the CPU computes in fp32",
 }
 
 // emitJSON writes v as one line of JSON on stdout when --json is set.
@@ -72,30 +82,61 @@ func flagError(flag string, found any, expected string) error {
 func computeDevice(c *cli.Context) (string, error) {
 	switch d := c.String("device"); d {
 	case "cpu":
-		if p := c.String("precision"); c.IsSet("precision") && !strings.EqualFold(p, "fp32") {
-			return "", fmt.Errorf("--precision %s: the CPU computes in fp32; use --device cuda or --precision fp32", p)
+		for _, f := range []string{"precision", "conv-precision"} {
+			if p := c.String(f); c.IsSet(f) && !strings.EqualFold(p, "fp32") {
+				return "", fmt.Errorf("--%s %s: the CPU computes in fp32; use --device cuda or --%s fp32", f, p, f)
+			}
 		}
 		return d, nil
 	case "cuda":
 		if err := cuda.Available(); err != nil {
 			return "", fmt.Errorf("--device cuda: %w", err)
 		}
-		if c.IsSet("precision") {
-			if _, err := cuda.ParsePrecision(c.String("precision")); err != nil {
-				return "", flagError("precision", fmt.Sprintf("%q", c.String("precision")), "fp32, tf32 or bf16")
-			}
-			p, err := cuda.UsePrecision(c.String("precision"))
-			if err != nil {
-				return "", fmt.Errorf("--precision: %w", err)
-			}
-			if !strings.EqualFold(p.String(), c.String("precision")) {
-				fmt.Fprintf(c.App.ErrWriter, "duelctl: --precision %s runs as %s on this GPU (tensor cores need compute capability 8.0)\n", c.String("precision"), p)
+		// --precision sets the products' and the convolutions' precision,
+		// then --conv-precision the convolutions' alone.
+		for _, f := range []struct {
+			name string
+			use  func(string) (cuda.Precision, error)
+		}{{"precision", cuda.UsePrecision}, {"conv-precision", cuda.UseConvPrecision}} {
+			if err := usePrecision(c, f.name, f.use); err != nil {
+				return "", err
 			}
 		}
 		return d, nil
 	default:
 		return "", flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
 	}
+}
+
+// cudaPrecisions returns the precisions of the registered CUDA backend's
+// matrix products and convolutions ("fp32", "tf32" or "bf16").
+func cudaPrecisions() (products, convs string, err error) {
+	be, err := cuda.Registered()
+	if err != nil {
+		return "", "", err
+	}
+	return be.Precision().String(), be.ConvPrecision().String(), nil
+}
+
+// usePrecision applies the precision flag name, when it is set and the
+// command has it, through use, and says on stderr when the GPU runs it in
+// FP32 (no tensor cores).
+func usePrecision(c *cli.Context, name string, use func(string) (cuda.Precision, error)) error {
+	if !c.IsSet(name) {
+		return nil
+	}
+	s := c.String(name)
+	if _, err := cuda.ParsePrecision(s); err != nil {
+		return flagError(name, fmt.Sprintf("%q", s), "fp32, tf32 or bf16")
+	}
+	p, err := use(s)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", name, err)
+	}
+	if !strings.EqualFold(p.String(), s) {
+		fmt.Fprintf(c.App.ErrWriter, "duelctl: --%s %s runs as %s on this GPU (tensor cores need compute capability 8.0)\n", name, s, p)
+	}
+	return nil
 }
 
 // checkDevice validates --device. "cuda" needs a usable GPU (cuda.Available

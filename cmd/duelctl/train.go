@@ -66,7 +66,7 @@ func trainCommand() *cli.Command {
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
 	}
-	flags = append(flags, modelDeviceFlag, precisionFlag, distFlag, distCheckFlag, jsonFlag)
+	flags = append(flags, modelDeviceFlag, precisionFlag, convPrecisionFlag, distFlag, distCheckFlag, jsonFlag)
 	return &cli.Command{
 		Name:  "train",
 		Usage: "train an encoder with a self-supervised method on a class-imbalanced stream",
@@ -173,6 +173,13 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	ranks := ""
 	if comm.Size() > 1 {
 		ranks = fmt.Sprintf(" on %d ranks (%d images each)", comm.Size(), cfg.Batch/max(comm.Size(), 1))
+	}
+	if dev == "cuda" {
+		products, convs, err := cudaPrecisions()
+		if err != nil {
+			return err
+		}
+		ranks += fmt.Sprintf(" on the GPU (products %s, convolutions %s)", products, convs)
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d)%s into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, ranks, out)
 	var bar io.Writer

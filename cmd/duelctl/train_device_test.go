@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,24 +68,28 @@ func TestModelCommandsFakeCUDA(t *testing.T) {
 	cudatest.PassOnFakeDriver(t, "TestModelCommandsCUDABackend")
 }
 
-// TestPrecisionFlag: --precision other than fp32 is refused on the CPU,
-// and an unknown precision is refused, naming the flag.
+// TestPrecisionFlag: --precision or --conv-precision other than fp32 is
+// refused on the CPU, and an unknown precision is refused, naming the
+// flag.
 func TestPrecisionFlag(t *testing.T) {
 	for _, args := range [][]string{
 		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--precision", "tf32"},
 		{"bench", "gemm", "--m", "8", "--n", "8", "--k", "8", "--precision", "bf16"},
 		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--device", "cuda", "--precision", "fp16"},
+		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--conv-precision", "bf16"},
+		{"bench", "step", "--arch", "resnet18", "--batch", "2", "--steps", "1", "--conv-precision", "tf32"},
 	} {
 		code, _, stderr := runCLI(args...)
-		if code == 0 || !strings.Contains(stderr, "--precision") && !strings.Contains(stderr, "--device") {
-			t.Errorf("%v: exit %d, stderr %q: expected a refusal naming --precision", args, code, stderr)
+		if code == 0 || !strings.Contains(stderr, "precision") && !strings.Contains(stderr, "--device") {
+			t.Errorf("%v: exit %d, stderr %q: expected a refusal naming the precision flag", args, code, stderr)
 		}
 	}
 }
 
-// (The step resumed on the GPU in TestModelCommandsCUDABackend runs with
-// --precision tf32: tensor-core products where the device has them, FP32
-// below compute capability 8.0; the losses stay within the tolerance.)
+// (The first step of TestModelCommandsCUDABackend runs in the default
+// precisions, FP32 products and TF32 convolutions, the step resumed on the
+// GPU with --precision tf32 (products and convolutions); FP32 below
+// compute capability 8.0; the losses stay within the tolerance.)
 
 // TestModelCommandsCUDABackend runs in TestModelCommandsFakeCUDA's child
 // (or on a machine with a GPU): `duelctl train --device cuda` trains the
@@ -100,17 +105,49 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 	if err := cuda.Available(); err != nil {
 		t.Fatalf("the CUDA driver is not usable: %v", err)
 	}
+	be, err := cuda.Registered()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prec, err := cuda.DefaultPrecision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := cuda.DefaultConvPrecision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The defaults as a new process has them (earlier tests may have set others).
+	be.SetPrecision(prec)
+	be.SetConvPrecision(conv)
+	tc := "tf32"
+	if be.ConvPrecision() == cuda.FP32 {
+		tc = "fp32" // no tensor cores
+	}
 	dir := t.TempDir()
 	gpu, cpu := filepath.Join(dir, "gpu"), filepath.Join(dir, "cpu")
-	for _, args := range [][]string{
-		{"train", "--preset", "tiny", "--steps", "1", "--batch", "8", "--out", gpu, "--device", "cuda"},
-		{"train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--precision", "tf32"},
-		{"train", "--resume", "--out", gpu, "--steps", "3", "--device", "cpu"},
-		{"train", "--preset", "tiny", "--steps", "3", "--batch", "8", "--out", cpu},
+	for _, run := range []struct {
+		args []string
+		want string // in the header line
+	}{
+		{[]string{"train", "--preset", "tiny", "--steps", "1", "--batch", "8", "--out", gpu, "--device", "cuda"},
+			fmt.Sprintf("on the GPU (products %v, convolutions %v)", be.Precision(), be.ConvPrecision())},
+		{[]string{"train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--precision", "tf32"},
+			fmt.Sprintf("on the GPU (products %s, convolutions %s)", tc, tc)},
+		{[]string{"train", "--resume", "--out", gpu, "--steps", "3", "--device", "cpu"}, "into"},
+		{[]string{"train", "--preset", "tiny", "--steps", "3", "--batch", "8", "--out", cpu}, "into"},
 	} {
-		if code, _, stderr := runCLI(args...); code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		code, stdout, stderr := runCLI(run.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", run.args, code, stderr)
 		}
+		if !strings.Contains(stdout, run.want) {
+			t.Errorf("%v: stdout lacks %q:\n%s", run.args, run.want, stdout)
+		}
+	}
+	if code, _, stderr := runCLI("train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--conv-precision", "fp16"); code == 0 ||
+		!strings.Contains(stderr, `--conv-precision: got "fp16", expected fp32, tf32 or bf16`) {
+		t.Errorf("--conv-precision fp16: exit %d, stderr %q: expected a refusal naming the flag", code, stderr)
 	}
 	onGPU, err := train.ReadMetrics(gpu)
 	if err != nil {
@@ -174,7 +211,7 @@ func TestBenchStepProfileCUDABackend(t *testing.T) {
 	}
 	const steps = 2
 	code, stdout, stderr := runCLI("bench", "step", "--device", "cuda", "--arch", "resnet18-w8", "--batch", "4", "--size", "8",
-		"--steps", strconv.Itoa(steps), "--warmup", "1", "--profile", "--json")
+		"--steps", strconv.Itoa(steps), "--warmup", "1", "--profile", "--json", "--precision", "fp32") // conv.cu's conv_fwd_f32
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,6 +39,18 @@ func TestTrainFakeCUDA(t *testing.T) {
 func TestTrainOnCUDA(t *testing.T) {
 	if err := cuda.Available(); err != nil {
 		t.Skipf("no usable GPU: %v", err)
+	}
+	// The comparison is to float32 summation order: the convolutions run
+	// in the products' precision (FP32 unless $DUEL_CUDA_PRECISION says
+	// otherwise), not their default TF32, unless
+	// $DUEL_CUDA_CONV_PRECISION asks for one.
+	if _, set := os.LookupEnv(cuda.EnvConvPrecision); !set {
+		be, err := cuda.Registered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.SetConvPrecision(be.ConvPrecision())
+		be.SetConvPrecision(be.Precision())
 	}
 	methods, steps := ssl.Names(), 3
 	if cudatest.InFakeChild() {
