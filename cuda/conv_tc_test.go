@@ -204,7 +204,7 @@ func TestConvTCChoice(t *testing.T) {
 		{TF32, 101376, 64, ""},
 	} {
 		t.Run(fmt.Sprintf("%v/%d/%d", tc.prec, tc.limit, tc.m), func(t *testing.T) {
-			be := &Backend{prec: tc.prec}
+			be := &Backend{convPrec: tc.prec}
 			if tc.limit > 0 {
 				be.g = &optInHost{max: tc.limit}
 			}
@@ -220,7 +220,7 @@ func TestConvTCChoice(t *testing.T) {
 // exactly where its tiles cover less area (ResNet-50's 1 x 1 kernels on
 // 64 and 128 channels), never on a tie.
 func TestConvTCTransposed(t *testing.T) {
-	be := &Backend{prec: TF32}
+	be := &Backend{convPrec: TF32}
 	for _, tc := range []struct {
 		o, r int
 		want string // "" for conv_wgrad_tc*
