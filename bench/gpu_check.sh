@@ -108,13 +108,14 @@ run)
 quick)
 	# The short run after a change to the tensor-core kernels: their GPU
 	# tests (convolutions, GEMMs) and cudaduel's kernel test, the
-	# convolution and tensor-core GEMM benchmarks and PyTorch's peers, the
-	# TF32 ResNet-50 step beside PyTorch's and its profile (3-4 minutes).
+	# convolution, tensor-core GEMM and batch norm benchmarks and PyTorch's
+	# peers, the TF32 ResNet-50 step beside PyTorch's (and in the default
+	# precisions) and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
-	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance)$' limit=120 tests cuda
+	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=90 tests cudaduel
-	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
+	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	# The same step with the tensor-core kernels that round in registers
@@ -122,6 +123,8 @@ quick)
 	for v in v3 auto; do
 		DUEL_CUDA_TC_KERNEL=$v timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$v: /" | tee -a "$out/step.log"
 	done
+	# The defaults (FP32 products, TF32 convolutions, as PyTorch's).
+	timeout 60 "$d/duelctl" bench step --device cuda --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/default: /" | tee -a "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	# quick DIR OUT race: then racecheck over the tensor-core convolutions'
 	# and the DUEL kernels' tests, 90 s each (OUT/san/logs.tar.gz).

@@ -39,10 +39,11 @@ func (g bnHostGeom) elem(e, grp, ch int) int {
 }
 
 // part calls f with the memory index of every element of part q of parts
-// of group grp, channel ch (batchnorm.cu's bn_part_range).
+// of group grp, channel ch (batchnorm.cu's bn_part_range: ceil(cnt/parts)
+// rounded up to a multiple of 4).
 func (g bnHostGeom) part(grp, ch, q, parts int, f func(at int)) {
 	cnt := g.n / g.splits * g.s
-	chunk := (cnt + parts - 1) / parts
+	chunk := ((cnt+parts-1)/parts + 3) &^ 3
 	lo := min(q*chunk, cnt)
 	for e := lo; e < min(lo+chunk, cnt); e++ {
 		f(g.elem(e, grp, ch))

@@ -26,6 +26,13 @@ var bnCases = []struct {
 	{tensor.BatchNormGeom{N: 16, C: 2, S: 101, Splits: 2}, true},                    // reductions in several parts
 	{tensor.BatchNormGeom{N: 40, C: 1, S: 97, Splits: 1, ChannelMajor: true}, true}, // several parts, ragged
 	{tensor.BatchNormGeom{N: 0, C: 4, S: 9, Splits: 1}, false},
+	// Planes of a multiple of 4 floats: the float4 paths where the operands start on 16 bytes.
+	{tensor.BatchNormGeom{N: 6, C: 3, S: 16, Splits: 1}, true},
+	{tensor.BatchNormGeom{N: 8, C: 2, S: 64, Splits: 2, ChannelMajor: true}, true},
+	{tensor.BatchNormGeom{N: 4, C: 5, S: 4, Splits: 2, ChannelMajor: true}, true},
+	{tensor.BatchNormGeom{N: 50, C: 1, S: 12, Splits: 1}, true}, // several parts, the last shorter
+	{tensor.BatchNormGeom{N: 30, C: 2, S: 20, Splits: 3}, true},
+	{tensor.BatchNormGeom{N: 16, C: 8, S: 64, Splits: 1}, true}, // every float4 of an unrolled step in use
 }
 
 // testBatchNorm checks the BatchNorm passes of be against the CPU
@@ -36,18 +43,29 @@ func testBatchNorm(t *testing.T, be *Backend) {
 	cpu := layerCPU(t).(tensor.BatchNormBackend)
 	r := rand.New(rand.NewPCG(12, 2))
 	for _, tc := range bnCases {
-		for _, v := range []struct{ relu, res, acc, eval bool }{
-			{false, false, false, false}, {true, false, true, false}, {true, true, false, false}, {false, true, true, false},
-			{false, false, false, true}, {true, true, true, true},
+		for _, v := range []struct{ relu, res, acc, eval, aligned bool }{
+			{false, false, false, false, false}, {true, false, true, false, false}, {true, true, false, false, false}, {false, true, true, false, false},
+			{false, false, false, true, false}, {true, true, true, true, false},
+			// Every operand on 16 bytes (offsets of 4k floats).
+			{false, false, false, false, true}, {true, true, true, false, true}, {true, false, true, false, true}, {false, true, false, true, true},
 		} {
-			if !tc.train && !v.eval {
+			if !tc.train && !v.eval || v.aligned && tc.g.S%4 != 0 {
 				continue
 			}
 			g := tc.g
 			if v.eval {
 				g.Splits = 1
 			}
-			name := fmt.Sprintf("N%dC%dS%dsplit%dcm%v/relu%v_res%v_acc%v_eval%v", g.N, g.C, g.S, g.Splits, g.ChannelMajor, v.relu, v.res, v.acc, v.eval)
+			// off is the offset of an operand in floats: k, or 4k with
+			// v.aligned (the float4 paths need every operand on 16 bytes;
+			// the others test the scalar fallback).
+			off := func(k int) int {
+				if v.aligned {
+					return 4 * k
+				}
+				return k
+			}
+			name := fmt.Sprintf("N%dC%dS%dsplit%dcm%v/relu%v_res%v_acc%v_eval%v_aligned%v", g.N, g.C, g.S, g.Splits, g.ChannelMajor, v.relu, v.res, v.acc, v.eval, v.aligned)
 			t.Run(name, func(t *testing.T) {
 				n, c, k := g.N*g.C*g.S, g.C, g.Splits*g.C
 				x := layerRandn(r, n, 2, 0.5)
@@ -69,15 +87,15 @@ func testBatchNorm(t *testing.T, be *Backend) {
 					ha.Res = layerHostOp(res, n)
 				}
 				// Device forward.
-				dy, dmean, dinv := layerDevOp(be, make([]float32, n), 1, n), layerDevOp(be, make([]float32, k), 2, k), layerDevOp(be, make([]float32, k), 0, k)
-				drm, drv := layerDevOp(be, rm0, 3, c), layerDevOp(be, rv0, 0, c)
-				dx := layerDevOp(be, x, 2, n)
+				dy, dmean, dinv := layerDevOp(be, make([]float32, n), off(1), n), layerDevOp(be, make([]float32, k), off(2), k), layerDevOp(be, make([]float32, k), off(0), k)
+				drm, drv := layerDevOp(be, rm0, off(3), c), layerDevOp(be, rv0, off(0), c)
+				dx := layerDevOp(be, x, off(2), n)
 				da := tensor.BatchNormArgs{
-					Y: dy, X: dx, Gamma: layerDevOp(be, gamma, 1, c), Beta: layerDevOp(be, beta, 0, c),
+					Y: dy, X: dx, Gamma: layerDevOp(be, gamma, off(1), c), Beta: layerDevOp(be, beta, off(0), c),
 					RunningMean: drm, RunningVar: drv, Mean: dmean, InvStd: dinv, Eps: 1e-5, Momentum: 0.1, ReLU: v.relu,
 				}
 				if v.res {
-					da.Res = layerDevOp(be, res, 4, n)
+					da.Res = layerDevOp(be, res, off(4), n)
 				}
 				if v.eval {
 					cpu.BatchNormEval(g, ha)
@@ -104,16 +122,16 @@ func testBatchNorm(t *testing.T, be *Backend) {
 					DX: layerHostOp(wdx, n), DGamma: layerHostOp(wdg, c), DBeta: layerHostOp(wdb, c),
 					AccDX: v.acc, AccDRes: v.acc, AccDGamma: v.acc, AccDBeta: v.acc,
 				}
-				ddx, ddres := layerDevOp(be, oldDX, 1, n), layerDevOp(be, oldDRes, 0, n)
-				ddg, ddb := layerDevOp(be, oldDG, 2, c), layerDevOp(be, oldDB, 0, c)
+				ddx, ddres := layerDevOp(be, oldDX, off(1), n), layerDevOp(be, oldDRes, off(0), n)
+				ddg, ddb := layerDevOp(be, oldDG, off(2), c), layerDevOp(be, oldDB, off(0), c)
 				dg := tensor.BatchNormGrad{
-					X: dx, DY: layerDevOp(be, gy, 3, n), Mean: layerDevOp(be, wmean, 0, k), InvStd: layerDevOp(be, winv, 1, k),
+					X: dx, DY: layerDevOp(be, gy, off(3), n), Mean: layerDevOp(be, wmean, off(0), k), InvStd: layerDevOp(be, winv, off(1), k),
 					Gamma: da.Gamma, Training: !v.eval,
 					DX: ddx, DGamma: ddg, DBeta: ddb,
 					AccDX: v.acc, AccDRes: v.acc, AccDGamma: v.acc, AccDBeta: v.acc,
 				}
 				if v.relu {
-					hg.Y, dg.Y = layerHostOp(wy, n), layerDevOp(be, wy, 2, n)
+					hg.Y, dg.Y = layerHostOp(wy, n), layerDevOp(be, wy, off(2), n)
 				}
 				if v.res {
 					hg.DRes, dg.DRes = layerHostOp(wdres, n), ddres

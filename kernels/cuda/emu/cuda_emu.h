@@ -174,6 +174,13 @@ struct alignas(16) uint4 {
     unsigned x, y, z, w;
 };
 
+// float4 is CUDA's vector of four floats (16-byte aligned), make_float4
+// its constructor.
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
 // __dp2a_lo and __dp2a_hi are dp2a.lo.s32.s32 and dp2a.hi.s32.s32: c plus
 // the two signed 16-bit halves of a times two signed bytes of b (bytes 0
 // and 1, or 2 and 3), in wrapping 32-bit arithmetic.
