@@ -96,7 +96,7 @@ __device__ __forceinline__ void ctc_gather(unsigned* s, const float* any, Row ro
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const float* p = src(i, v);
-            cp_async4(d + i, p ? p : any, p ? 4 : 0);
+            cp_async4_if(d + i, p ? p : any, p != nullptr);
         }
     }
 }
@@ -122,7 +122,7 @@ __device__ __forceinline__ void ctc_gather_rows(unsigned* s, const float* any, K
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const float* p = src(l, v[i]);
-            cp_async4(d + i, p ? p : any, p ? 4 : 0);
+            cp_async4_if(d + i, p ? p : any, p != nullptr);
         }
     }
 }
@@ -208,8 +208,6 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
         }
         if (p + TC2_STAGES - 1 < panels) fill((p + TC2_STAGES - 1) & 1, kbeg + (p + TC2_STAGES - 1) * TC2_BK);
         __syncthreads();
-        if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
-        cp_async_commit();
 #pragma unroll
         for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
             unsigned fa[MI][4], fb[8][2];
@@ -218,6 +216,10 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
             tc2_frags<BF16, BKC, CTC_BN, false>(fb, bs, wn, w);
             if (!BF16 && RR) tc2_round_frags<MI>(fa, fb);
             tc_mmas<BF16>(acc, fa, fb);
+            if (ks == 0) {  // the copies of panel p + 2, issued behind the first step's mma (gemm_tc2's order)
+                if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
+                cp_async_commit();
+            }
         }
     }
     cp_async_wait<0>();

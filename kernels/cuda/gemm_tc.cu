@@ -310,8 +310,6 @@ __device__ __forceinline__ void gemm_tc2(
             // panel p rounded by all (RR: landed for all); the stage of
             // panel p - 1 (and the packed BF16 panels of p - 2) read by all
             __syncthreads();
-            if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
-            cp_async_commit();
 #pragma unroll
             for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
                 unsigned fa[4][4], fb[8][2];
@@ -320,6 +318,16 @@ __device__ __forceinline__ void gemm_tc2(
                 tc2_frags<BF16, BKC, TC2_BN, false>(fb, bs, wn, w);
                 if (!BF16 && RR) tc2_round_frags(fa, fb);
                 tc_mmas<BF16>(acc, fa, fb);
+                // The copies of panel p + 2 (into the stage of panel p - 1,
+                // which every warp has read: the barrier), issued behind the
+                // first step's mma: the tensor cores work through those
+                // while the warps compute the copies' addresses, rather than
+                // idling while every warp of the block issues its copies
+                // between the barrier and its first mma.
+                if (ks == 0) {
+                    if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
+                    cp_async_commit();
+                }
             }
         }
         cp_async_wait<0>();

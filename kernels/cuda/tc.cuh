@@ -102,6 +102,27 @@ __device__ __forceinline__ void cp_async4(void* dst, const void* src, int src_by
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
 
+// cp_async16_if copies the 16 bytes at global src to shared dst when ok,
+// else writes 16 zero bytes (cp.async.cg.shared.global with its
+// ignore-src predicate: one predicated instruction, where a src-size
+// register costs five or six more to turn into an address and a
+// predicate); both addresses 16-byte aligned.
+__device__ __forceinline__ void cp_async16_if(void* dst, const void* src, bool ok) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %2, 0;\n\tcp.async.cg.shared.global [%0], [%1], 16, p;\n\t}" ::"r"(d), "l"(src),
+                 "r"((unsigned)ok)
+                 : "memory");
+}
+
+// cp_async4_if copies the 4 bytes at global src to shared dst when ok,
+// else writes 4 zero bytes (cp.async.ca.shared.global with ignore-src).
+__device__ __forceinline__ void cp_async4_if(void* dst, const void* src, bool ok) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %2, 0;\n\tcp.async.ca.shared.global [%0], [%1], 4, p;\n\t}" ::"r"(d), "l"(src),
+                 "r"((unsigned)ok)
+                 : "memory");
+}
+
 // cp_async_commit closes the thread's group of cp.async operands issued
 // since the previous commit (cp.async.commit_group).
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
@@ -204,29 +225,61 @@ __device__ __forceinline__ void tc2_chunk(int l, int& r, int& k) {
     }
 }
 
+// tc2_dr and tc2_dk return how far chunk l's first element lies from
+// chunk 0's (tc2_chunk) in r and in k: the same for every thread, since
+// 256 is a multiple of the chunks along a row (8) or a k row (R/4).
+template <bool BF16, bool KC, int R>
+__device__ constexpr int tc2_dr(int l) { return KC ? 32 * l : 0; }
+template <bool BF16, bool KC, int R>
+__device__ constexpr int tc2_dk(int l) {
+    return KC ? 0 : BF16 ? 2 * (l >> 1) * (1024 / R) + (l & 1) : l * (1024 / R);
+}
+
 // tc2_copy issues the cp.async of this thread's chunks of panel k0 of X
 // (R rows from r0; element (r, k) at x[r*ld + k] when KC, else
 // x[k*ld + r]) into the FP32 panel at s: 16-byte copies when VEC, else
-// 4-byte ones.
+// 4-byte ones. Chunk l's source, destination and bounds are chunk 0's
+// moved by constants (tc2_dr, tc2_dk), so that a chunk costs an address
+// add, a bounds test and the copy rather than its whole index
+// arithmetic (the copies sat between each panel's barrier and its mma
+// steps, a third of the loop's instructions).
 template <bool BF16, bool KC, int R, bool VEC>
 __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K) {
     constexpr int CH = R * TC2_BK / 4 / 256;  // chunks per thread
+    static_assert(256 % (R / 4) == 0, "a k row's chunks must divide the block");
+    int r1, k1;
+    tc2_chunk<BF16, KC, R>(0, r1, k1);
+    const int gr1 = r0 + r1, gk1 = k0 + k1;
+    const float* src1 = KC ? x + (long long)gr1 * ld + gk1 : x + (long long)gk1 * ld + gr1;
+    unsigned* d1 = s + tc2_off<BF16, KC, R>(r1, k1);
+    // valid elements of every chunk along k (KC) or along r: the same for all
+    const int n1 = KC ? tc2_clamp4(K - gk1) : tc2_clamp4(Rn - gr1);
+    if (VEC && n1 == 4) {
+        // Every chunk whole or outside (every chunk of an inner panel and
+        // block): one predicated copy each, in its own branch so that the
+        // general path's size arithmetic is not issued beside it.
+#pragma unroll
+        for (int l = 0; l < CH; l++) {
+            const int dr = tc2_dr<BF16, KC, R>(l), dk = tc2_dk<BF16, KC, R>(l);
+            const bool ok = KC ? gr1 + dr < Rn : gk1 + dk < K;
+            const float* src = src1 + (KC ? dr : dk) * ld;
+            cp_async16_if(d1 + tc2_off<BF16, KC, R>(dr, dk), ok ? src : x, ok);
+        }
+        return;
+    }
 #pragma unroll
     for (int l = 0; l < CH; l++) {
-        int r, k;
-        tc2_chunk<BF16, KC, R>(l, r, k);
-        unsigned* d = s + tc2_off<BF16, KC, R>(r, k);
-        const int gr = r0 + r, gk = k0 + k;
-        // valid elements of the chunk: along k (KC) or along r
-        const int n = KC ? (gr < Rn ? tc2_clamp4(K - gk) : 0) : (gk < K ? tc2_clamp4(Rn - gr) : 0);
-        const float* src = KC ? x + gr * ld + gk : x + gk * ld + gr;
+        const int dr = tc2_dr<BF16, KC, R>(l), dk = tc2_dk<BF16, KC, R>(l);
+        unsigned* d = d1 + tc2_off<BF16, KC, R>(dr, dk);
+        const int n = (KC ? gr1 + dr < Rn : gk1 + dk < K) ? n1 : 0;
+        const float* src = src1 + (KC ? dr : dk) * ld;
         if (VEC) {
             cp_async16(d, n > 0 ? src : x, 4 * n);
         } else {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const bool ok = i < n;
-                cp_async4(d + i, ok ? src + i : x, ok ? 4 : 0);  // element i of the chunk: src + i in both layouts
+                cp_async4_if(d + i, ok ? src + i : x, ok);  // element i of the chunk: src + i in both layouts
             }
         }
     }
@@ -237,27 +290,31 @@ __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long 
 template <bool BF16, bool KC, int R>
 __device__ __forceinline__ void tc2_round(unsigned* s, unsigned* pk) {
     constexpr int CH = R * TC2_BK / 4 / 256;
+    // Chunk l is chunk 0 moved by constants (tc2_dr, tc2_dk), as in
+    // tc2_copy: one base address, immediate offsets.
+    int r1, k1;
+    tc2_chunk<BF16, KC, R>(0, r1, k1);
+    unsigned* const s1 = s + tc2_off<BF16, KC, R>(r1, k1);
 #pragma unroll
     for (int l = 0; l < CH; l++) {
-        int r, k;
-        tc2_chunk<BF16, KC, R>(l, r, k);
-        tc2_w4* p = reinterpret_cast<tc2_w4*>(s + tc2_off<BF16, KC, R>(r, k));
+        const int dr = tc2_dr<BF16, KC, R>(l), dk = tc2_dk<BF16, KC, R>(l);
+        tc2_w4* p = reinterpret_cast<tc2_w4*>(s1 + tc2_off<BF16, KC, R>(dr, dk));
         tc2_w4 v = *p;
         if (!BF16) {
 #pragma unroll
             for (int i = 0; i < 4; i++) v.w[i] = tf32_round(tc2_u2f(v.w[i]));
             *p = v;
-        } else if (KC) {  // k .. k+3 of row r: words k/2, k/2 + 1
+        } else if (KC) {  // k .. k+3 of row r: words k/2, k/2 + 1 (k = k1: dk is 0)
             tc2_w2 q;
             q.w[0] = bf16x2_round(tc2_u2f(v.w[0]), tc2_u2f(v.w[1]));
             q.w[1] = bf16x2_round(tc2_u2f(v.w[2]), tc2_u2f(v.w[3]));
-            *reinterpret_cast<tc2_w2*>(pk + tc2_poff<KC, R>(r, k >> 1)) = q;
-        } else if (l & 1) {  // rows r .. r+3 at k - 1 (chunk l - 1) and k: word (k - 1)/2 of each
-            const tc2_w4 v0 = *reinterpret_cast<const tc2_w4*>(s + tc2_off<BF16, KC, R>(r, k - 1));
+            *reinterpret_cast<tc2_w2*>(pk + tc2_poff<KC, R>(r1 + dr, k1 >> 1)) = q;
+        } else if (l & 1) {  // rows r .. r+3 at k - 1 (chunk l - 1) and k: word (k - 1)/2 of each (k1 even, dk odd)
+            const tc2_w4 v0 = *reinterpret_cast<const tc2_w4*>(s1 + tc2_off<BF16, KC, R>(dr, dk - 1));
             tc2_w4 q;
 #pragma unroll
             for (int i = 0; i < 4; i++) q.w[i] = bf16x2_round(tc2_u2f(v0.w[i]), tc2_u2f(v.w[i]));
-            *reinterpret_cast<tc2_w4*>(pk + tc2_poff<KC, R>(r, k >> 1)) = q;
+            *reinterpret_cast<tc2_w4*>(pk + tc2_poff<KC, R>(r1, k1 >> 1) + tc2_poff<KC, R>(dr, (dk - 1) >> 1)) = q;
         }
     }
 }

@@ -429,6 +429,13 @@ inline void cp_async16(void* dst, const void* src, int src_bytes) { emu::asyncCo
 // cp_async4 is cp.async.ca.shared.global [dst], [src], 4, src_bytes.
 inline void cp_async4(void* dst, const void* src, int src_bytes) { emu::asyncCopy(dst, src, 4, src_bytes); }
 
+// cp_async16_if is cp.async.cg.shared.global [dst], [src], 16, !ok: the
+// 16 bytes at src when ok, else zeros.
+inline void cp_async16_if(void* dst, const void* src, bool ok) { emu::asyncCopy(dst, src, 16, ok ? 16 : 0); }
+
+// cp_async4_if is cp.async.ca.shared.global [dst], [src], 4, !ok.
+inline void cp_async4_if(void* dst, const void* src, bool ok) { emu::asyncCopy(dst, src, 4, ok ? 4 : 0); }
+
 // cp_async_commit is cp.async.commit_group.
 inline void cp_async_commit() { emu::self().commits++; }
 
