@@ -117,13 +117,10 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tc := be.SetPrecision(cuda.TF32).String() // what --precision tf32 runs as: fp32 without tensor cores
 	// The defaults as a new process has them (earlier tests may have set others).
 	be.SetPrecision(prec)
 	be.SetConvPrecision(conv)
-	tc := "tf32"
-	if be.ConvPrecision() == cuda.FP32 {
-		tc = "fp32" // no tensor cores
-	}
 	dir := t.TempDir()
 	gpu, cpu := filepath.Join(dir, "gpu"), filepath.Join(dir, "cpu")
 	for _, run := range []struct {
