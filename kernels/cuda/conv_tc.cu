@@ -163,7 +163,9 @@ __device__ __forceinline__ int ctc_row(int l) { return (threadIdx.x >> 3) + 32 *
 // panel; the tables of panel p + 2 are written before the barrier of
 // panel p into panel p's slot, whose last reader, the copies of panel p,
 // were issued before the barrier of panel p - 1 (or, for panel 0, before
-// the barrier that closes the prologue).
+// the barrier that closes the prologue). As in gemm_tc2, panel p + 2's
+// copies and this thread's rounding of panel p + 1 run among panel p's
+// mma steps, behind the first.
 template <bool BF16, int BM, bool RR, bool AKC, bool BKC, class Fill, class CopyA, class CopyB>
 __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8][4], int kbeg, int kend,
                                          Fill fill, CopyA copyA, CopyB copyB) {
@@ -192,19 +194,27 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
         cp_async_commit();
     }
     __syncthreads();  // the copies of panel 0 issued: its table's slot may take panel 2's
-    for (int p = 0; p < panels; p++) {
-        cp_async_wait<TC2_STAGES - 2>();  // panel p's copies of this thread have landed
-        unsigned* as = smem + (p % TC2_STAGES) * stage;
+    // round(q): gemm_tc2's (this thread's chunks of panel q, after its copies landed).
+    const auto round = [&](int q) {
+        cp_async_wait<TC2_STAGES - 2>();
+        unsigned* as = smem + (q % TC2_STAGES) * stage;
         unsigned* bs = as + tc2_words<BF16, BM>();
         if (BF16) {
-            unsigned* pa = smem + TC2_STAGES * stage + (p & 1) * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>());
-            unsigned* pb = pa + tc2_pwords<BM>();
+            unsigned* pa = smem + TC2_STAGES * stage + (q & 1) * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>());
             tc2_round<BF16, AKC, BM>(as, pa);
-            tc2_round<BF16, BKC, CTC_BN>(bs, pb);
-            as = pa, bs = pb;
+            tc2_round<BF16, BKC, CTC_BN>(bs, pa + tc2_pwords<BM>());
         } else if (!RR) {
             tc2_round<BF16, AKC, BM>(as, nullptr);
             tc2_round<BF16, BKC, CTC_BN>(bs, nullptr);
+        }
+    };
+    if (panels > 0) round(0);
+    for (int p = 0; p < panels; p++) {
+        unsigned* as = smem + (p % TC2_STAGES) * stage;
+        unsigned* bs = as + tc2_words<BF16, BM>();
+        if (BF16) {
+            as = smem + TC2_STAGES * stage + (p & 1) * (tc2_pwords<BM>() + tc2_pwords<CTC_BN>());
+            bs = as + tc2_pwords<BM>();
         }
         if (p + TC2_STAGES - 1 < panels) fill((p + TC2_STAGES - 1) & 1, kbeg + (p + TC2_STAGES - 1) * TC2_BK);
         __syncthreads();
@@ -216,9 +226,10 @@ __device__ __forceinline__ void ctc_loop(unsigned* smem, float (&acc)[BM / 32][8
             tc2_frags<BF16, BKC, CTC_BN, false>(fb, bs, wn, w);
             if (!BF16 && RR) tc2_round_frags<MI>(fa, fb);
             tc_mmas<BF16>(acc, fa, fb);
-            if (ks == 0) {  // the copies of panel p + 2, issued behind the first step's mma (gemm_tc2's order)
+            if (ks == 0) {  // panel p + 2's copies and panel p + 1's rounding behind the first step's mma (gemm_tc2's order)
                 if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
                 cp_async_commit();
+                if (p + 1 < panels) round(p + 1);
             }
         }
     }

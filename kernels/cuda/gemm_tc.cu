@@ -208,9 +208,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
 // below the copy size). Each panel lands as it lies in memory: rows along
 // k when k is contiguous (op(A) = A, op(B) = B^T), else k rows along m or
 // n, as FP32 words. Every thread rounds the 16-byte chunks it copied
-// itself, once, right after its cp.async.wait_group and before the
-// block's barrier, so the copy needs no barrier of its own: one
-// __syncthreads per panel. TF32 rounds in place (cvt.rna.tf32.f32); BF16
+// itself, once, after its cp.async.wait_group and before the block's
+// barrier, so the copy needs no barrier of its own: one __syncthreads per
+// panel. Panel p + 1 is rounded (and panel p + 2's copies issued) among
+// panel p's mma steps, behind the first, so that neither sits between the
+// barrier and the first mma. TF32 rounds in place (cvt.rna.tf32.f32); BF16
 // writes the pairs of consecutive k rounded and packed as gemm_bf16's
 // words (cvt.rn.bf16x2.f32: bf16x2_round(x(r, k), x(r, k + 1))) into a
 // separate panel of 16 words of k, double-buffered (a thread copying k
@@ -293,22 +295,32 @@ __device__ __forceinline__ void gemm_tc2(
             if (p < panels) issue(p);
             cp_async_commit();
         }
-        for (int p = 0; p < panels; p++) {
-            cp_async_wait<TC2_STAGES - 2>();  // panel p's copies of this thread have landed
-            unsigned* as = smem + (p % TC2_STAGES) * tc2_stage<BF16>();
+        // round(q) waits for this thread's copies of panel q (at most the
+        // next panel's group still in flight) and rounds the chunks it
+        // copied: TF32 in place, BF16 into the packed panels q & 1.
+        const auto round = [&](int q) {
+            cp_async_wait<TC2_STAGES - 2>();
+            unsigned* as = smem + (q % TC2_STAGES) * tc2_stage<BF16>();
             unsigned* bs = as + tc2_words<BF16, TC2_BM>();
-            if (BF16) {  // the packed panels, double-buffered after the ring
-                unsigned* pa = smem + TC2_STAGES * tc2_stage<BF16>() + (p & 1) * (tc2_pwords<TC2_BM>() + tc2_pwords<TC2_BN>());
-                unsigned* pb = pa + tc2_pwords<TC2_BM>();
+            if (BF16) {
+                unsigned* pa = smem + TC2_STAGES * tc2_stage<BF16>() + (q & 1) * (tc2_pwords<TC2_BM>() + tc2_pwords<TC2_BN>());
                 tc2_round<BF16, AKC, TC2_BM>(as, pa);
-                tc2_round<BF16, BKC, TC2_BN>(bs, pb);
-                as = pa, bs = pb;
+                tc2_round<BF16, BKC, TC2_BN>(bs, pa + tc2_pwords<TC2_BM>());
             } else if (!RR) {
                 tc2_round<BF16, AKC, TC2_BM>(as, nullptr);
                 tc2_round<BF16, BKC, TC2_BN>(bs, nullptr);
             }
+        };
+        if (panels > 0) round(0);
+        for (int p = 0; p < panels; p++) {
+            unsigned* as = smem + (p % TC2_STAGES) * tc2_stage<BF16>();
+            unsigned* bs = as + tc2_words<BF16, TC2_BM>();
+            if (BF16) {  // the packed panels, double-buffered after the ring
+                as = smem + TC2_STAGES * tc2_stage<BF16>() + (p & 1) * (tc2_pwords<TC2_BM>() + tc2_pwords<TC2_BN>());
+                bs = as + tc2_pwords<TC2_BM>();
+            }
             // panel p rounded by all (RR: landed for all); the stage of
-            // panel p - 1 (and the packed BF16 panels of p - 2) read by all
+            // panel p - 1 and the packed BF16 panels of p - 1 read by all
             __syncthreads();
 #pragma unroll
             for (int ks = 0; ks < TC2_BK; ks += BF16 ? 16 : 8) {
@@ -318,15 +330,18 @@ __device__ __forceinline__ void gemm_tc2(
                 tc2_frags<BF16, BKC, TC2_BN, false>(fb, bs, wn, w);
                 if (!BF16 && RR) tc2_round_frags(fa, fb);
                 tc_mmas<BF16>(acc, fa, fb);
-                // The copies of panel p + 2 (into the stage of panel p - 1,
-                // which every warp has read: the barrier), issued behind the
-                // first step's mma: the tensor cores work through those
-                // while the warps compute the copies' addresses, rather than
-                // idling while every warp of the block issues its copies
-                // between the barrier and its first mma.
+                // Behind the first step's mma: the copies of panel p + 2
+                // (into the stage of panel p - 1, free since the barrier),
+                // then the rounding of this thread's chunks of panel p + 1
+                // (into its own stage, and for BF16 the packed panels of
+                // p - 1): the tensor cores work through the queued mma
+                // while the warps compute addresses and round, rather than
+                // idling while every warp does that between the barrier and
+                // its first mma.
                 if (ks == 0) {
                     if (p + TC2_STAGES - 1 < panels) issue(p + TC2_STAGES - 1);
                     cp_async_commit();
+                    if (p + 1 < panels) round(p + 1);
                 }
             }
         }
