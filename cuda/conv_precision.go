@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
 )
 
 // EnvConvPrecision names the environment variable that sets the precision
@@ -19,17 +18,11 @@ const EnvConvPrecision = "DUEL_CUDA_CONV_PRECISION"
 // FP32 below compute capability 8.0 (see Backend.SetConvPrecision). An
 // invalid value of either variable is an error.
 func DefaultConvPrecision() (Precision, error) {
-	if s, ok := os.LookupEnv(EnvConvPrecision); ok && s != "" {
-		p, err := ParsePrecision(s)
-		if err != nil {
-			return FP32, fmt.Errorf("cuda: %s=%q: expected fp32, tf32 or bf16 (or unset it)", EnvConvPrecision, s)
-		}
-		return p, nil
+	def, err := envPrecision(EnvPrecision, TF32)
+	if err != nil {
+		return FP32, err
 	}
-	if s, ok := os.LookupEnv(EnvPrecision); ok && s != "" {
-		return DefaultPrecision()
-	}
-	return TF32, nil
+	return envPrecision(EnvConvPrecision, def)
 }
 
 // SetConvPrecision sets the precision of the backend's convolutions alone
@@ -54,13 +47,5 @@ func (be *Backend) ConvPrecision() Precision { return be.convPrec }
 // or "bf16", as a --conv-precision flag gives it) and returns the one they
 // will run in (FP32 for TF32 and BF16 below compute capability 8.0).
 func UseConvPrecision(s string) (Precision, error) {
-	p, err := ParsePrecision(s)
-	if err != nil {
-		return FP32, err
-	}
-	be, err := Registered()
-	if err != nil {
-		return FP32, err
-	}
-	return be.SetConvPrecision(p), nil
+	return useRegistered(s, (*Backend).SetConvPrecision)
 }

@@ -68,15 +68,28 @@ func ParsePrecision(s string) (Precision, error) {
 // (torch.backends.cuda.matmul.allow_tf32 = False). TF32 and BF16 run as
 // FP32 below compute capability 8.0 (see Backend.SetPrecision). An
 // invalid value of the variable is an error.
-func DefaultPrecision() (Precision, error) {
-	if s, ok := os.LookupEnv(EnvPrecision); ok && s != "" {
-		p, err := ParsePrecision(s)
-		if err != nil {
-			return FP32, fmt.Errorf("cuda: %s=%q: expected fp32, tf32 or bf16 (or unset it)", EnvPrecision, s)
-		}
-		return p, nil
+func DefaultPrecision() (Precision, error) { return envPrecision(EnvPrecision, FP32) }
+
+// envPrecision returns the precision the environment variable name sets,
+// or def when it is unset or empty; an invalid value is an error naming
+// the variable.
+func envPrecision(name string, def Precision) (Precision, error) {
+	return envSetting(name, def, ParsePrecision, "fp32, tf32 or bf16")
+}
+
+// envSetting returns the value the environment variable name sets, parsed
+// by parse, or def when it is unset or empty; a value parse refuses is an
+// error naming the variable, the value and what is expected.
+func envSetting[T any](name string, def T, parse func(string) (T, error), expected string) (T, error) {
+	s, ok := os.LookupEnv(name)
+	if !ok || s == "" {
+		return def, nil
 	}
-	return FP32, nil
+	v, err := parse(s)
+	if err != nil {
+		return def, fmt.Errorf("cuda: %s=%q: expected %s (or unset it)", name, s, expected)
+	}
+	return v, nil
 }
 
 // SetPrecision sets the precision of the backend's matrix products and of
@@ -113,7 +126,11 @@ func (be *Backend) Precision() Precision { return be.prec }
 // "tf32" or "bf16", as a --precision flag gives it) and returns the
 // precision its products will run in (FP32 for TF32 and BF16 below
 // compute capability 8.0).
-func UsePrecision(s string) (Precision, error) {
+func UsePrecision(s string) (Precision, error) { return useRegistered(s, (*Backend).SetPrecision) }
+
+// useRegistered parses s and applies it to the registered backend with
+// set (SetPrecision or SetConvPrecision), returning what set returns.
+func useRegistered(s string, set func(*Backend, Precision) Precision) (Precision, error) {
 	p, err := ParsePrecision(s)
 	if err != nil {
 		return FP32, err
@@ -122,7 +139,7 @@ func UsePrecision(s string) (Precision, error) {
 	if err != nil {
 		return FP32, err
 	}
-	return be.SetPrecision(p), nil
+	return set(be, p), nil
 }
 
 // TCKernel selects the tensor-core kernels of TF32 and BF16 products.
@@ -171,15 +188,7 @@ func ParseTCKernel(s string) (TCKernel, error) {
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	s, ok := os.LookupEnv(EnvTCKernel)
-	if !ok || s == "" {
-		return TCAuto, nil
-	}
-	k, err := ParseTCKernel(s)
-	if err != nil {
-		return TCAuto, fmt.Errorf("cuda: %s=%q: expected auto, v1, v2 or v3 (or unset it)", EnvTCKernel, s)
-	}
-	return k, nil
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2 or v3")
 }
 
 // String returns "auto", "v1", "v2" or "v3".
