@@ -44,9 +44,9 @@ func (be *Backend) reduction(g tensor.BatchNormGeom) (kc.Config, int) {
 
 // BatchNormTrain normalises a.X with the statistics of each group and
 // channel (batchnorm.cu: bn_stats_f32, blocks per (channel, group, part)
-// accumulating in double, and bn_stats_finish_f32 summing the parts; then
-// bn_normalize_f32 in float32, fused residual and ReLU) and moves the
-// running statistics in double (bn_running_f32). The results agree with
+// accumulating in double, and bn_stats_finish_f32 summing the parts and
+// moving the running statistics in double; then bn_normalize_f32 in
+// float32, fused residual and ReLU). The results agree with
 // the CPU backend's to float32 rounding, not bit for bit.
 func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
 	const op = "BatchNormTrain"
@@ -62,16 +62,12 @@ func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs
 	s := &scratch{mem: be.mem}
 	defer s.release() // after the launches: the cache reuses it later in the stream's order
 	cfg, parts := be.reduction(g)
-	stat, err := s.alloc(16 * k)
-	must(op, err)
 	part, err := s.alloc(16 * k * parts)
 	must(op, err)
 	cm := b2i(g.ChannelMajor)
 	be.queued(op, kc.BnStatsF32(be.g, cfg, part, x, int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm))
-	be.queued(op, kc.BnStatsFinishF32(be.g, be.grid(int64(k)), mean, invstd, stat, part, x,
-		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, int32(parts), a.Eps))
-	be.queued(op, kc.BnRunningF32(be.g, be.grid(int64(c)), rm, rv, stat, int32(c), int32(g.Splits),
-		int64(g.N/g.Splits)*int64(g.S), a.Momentum))
+	be.queued(op, kc.BnStatsFinishF32(be.g, be.grid(int64(c)), mean, invstd, rm, rv, part, x,
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, int32(parts), a.Eps, a.Momentum))
 	if n == 0 {
 		return
 	}
@@ -102,8 +98,8 @@ func (be *Backend) BatchNormEval(g tensor.BatchNormGeom, a tensor.BatchNormArgs)
 
 // BatchNormBackward computes the gradients of a: the sums of dy and of
 // dy·xhat per (group, channel) in double (bn_back_sums_f32 over parts,
-// bn_back_sums_finish_f32), the weight and bias gradients from them
-// (bn_back_params_f32), and the input and residual gradients elementwise
+// bn_back_sums_finish_f32, which also forms the weight and bias gradients
+// from them), and the input and residual gradients elementwise
 // in float32 (bn_back_dx_f32), all through the fused ReLU's mask (dy
 // counts where a.Y > 0).
 func (be *Backend) BatchNormBackward(g tensor.BatchNormGeom, a tensor.BatchNormGrad) {
@@ -130,11 +126,8 @@ func (be *Backend) BatchNormBackward(g tensor.BatchNormGeom, a tensor.BatchNormG
 	cm := b2i(g.ChannelMajor)
 	be.queued(op, kc.BnBackSumsF32(be.g, cfg, part, x, dy, mask, mean,
 		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, b2i(hasMask)))
-	be.queued(op, kc.BnBackSumsFinishF32(be.g, be.grid(int64(k)), sums, part, invstd, int32(k), int32(parts)))
-	if doDGamma || doDBeta {
-		be.queued(op, kc.BnBackParamsF32(be.g, be.grid(int64(c)), dgamma, dbeta, sums, int32(c), int32(g.Splits),
-			b2i(doDGamma), b2i(a.AccDGamma), b2i(doDBeta), b2i(a.AccDBeta)))
-	}
+	be.queued(op, kc.BnBackSumsFinishF32(be.g, be.grid(int64(c)), sums, dgamma, dbeta, part, invstd, int32(c), int32(g.Splits),
+		int32(parts), b2i(doDGamma), b2i(a.AccDGamma), b2i(doDBeta), b2i(a.AccDBeta)))
 	if (doDX || doDRes) && n > 0 {
 		be.queued(op, kc.BnBackDxF32(be.g, be.grid(int64(n)), dx, dres, x, dy, mask, mean, invstd, gamma, sums,
 			int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, b2i(hasMask), b2i(a.Training),

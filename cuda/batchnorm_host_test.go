@@ -79,32 +79,25 @@ var bnHostKernels = map[string]cudatest.Kernel{
 		return nil
 	},
 	"bn_stats_finish_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		mean, invstd, stat, part, x := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2)), h.F64(a.Ptr(3)), h.F32(a.Ptr(4))
-		g, parts, eps := bnHostGeomAt(a, 5), int(a.Int32(10)), a[11].(float64)
+		mean, invstd, rm, rv := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F32(a.Ptr(3))
+		part, x := h.F64(a.Ptr(4)), h.F32(a.Ptr(5))
+		g, parts, eps, m := bnHostGeomAt(a, 6), int(a.Int32(11)), a[12].(float64), a[13].(float64)
 		cnt := float64(g.n / g.splits * g.s)
-		for k := range g.splits * g.c {
-			var s1, s2 float64
-			for q := range parts {
-				s1 += part[2*(k*parts+q)]
-				s2 += part[2*(k*parts+q)+1]
-			}
-			d := s1 / cnt
-			v := max(s2/cnt-d*d, 0)
-			mu := g.shift(x, k/g.c, k%g.c) + d
-			mean[k], invstd[k] = float32(mu), float32(1/math.Sqrt(v+eps))
-			stat[2*k], stat[2*k+1] = mu, v
-		}
-		return nil
-	},
-	"bn_running_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		rm, rv, stat := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2))
-		c, splits, cnt, m := int(a.Int32(3)), int(a.Int32(4)), float64(a.Int64(5)), a[6].(float64)
-		for ch := range c {
+		for ch := range g.c {
 			var bm, bv float64
-			for grp := range splits {
-				k := grp*c + ch
-				bm += stat[2*k] / float64(splits)
-				bv += stat[2*k+1] * cnt / (cnt - 1) / float64(splits)
+			for grp := range g.splits {
+				k := grp*g.c + ch
+				var s1, s2 float64
+				for q := range parts {
+					s1 += part[2*(k*parts+q)]
+					s2 += part[2*(k*parts+q)+1]
+				}
+				d := s1 / cnt
+				v := max(s2/cnt-d*d, 0)
+				mu := g.shift(x, grp, ch) + d
+				mean[k], invstd[k] = float32(mu), float32(1/math.Sqrt(v+eps))
+				bm += mu / float64(g.splits)
+				bv += v * cnt / (cnt - 1) / float64(g.splits)
 			}
 			rm[ch] = float32((1-m)*float64(rm[ch]) + m*bm)
 			rv[ch] = float32((1-m)*float64(rv[ch]) + m*bv)
@@ -159,35 +152,29 @@ var bnHostKernels = map[string]cudatest.Kernel{
 		return nil
 	},
 	"bn_back_sums_finish_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		sums, part, invstd := h.F64(a.Ptr(0)), h.F64(a.Ptr(1)), h.F32(a.Ptr(2))
-		k, parts := int(a.Int32(3)), int(a.Int32(4))
-		for k := range k {
-			var s, sx float64
-			for q := range parts {
-				s += part[2*(k*parts+q)]
-				sx += part[2*(k*parts+q)+1]
-			}
-			sums[2*k], sums[2*k+1] = s, sx*float64(invstd[k])
-		}
-		return nil
-	},
-	"bn_back_params_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		dgamma, dbeta, sums := h.F32(a.Ptr(0)), h.F32(a.Ptr(1)), h.F64(a.Ptr(2))
-		c, splits := int(a.Int32(3)), int(a.Int32(4))
+		sums, dgamma, dbeta, part, invstd := h.F64(a.Ptr(0)), h.F32(a.Ptr(1)), h.F32(a.Ptr(2)), h.F64(a.Ptr(3)), h.F32(a.Ptr(4))
+		c, splits, parts := int(a.Int32(5)), int(a.Int32(6)), int(a.Int32(7))
 		for ch := range c {
 			var sg, sb float64
 			for grp := range splits {
-				sb += sums[2*(grp*c+ch)]
-				sg += sums[2*(grp*c+ch)+1]
+				k := grp*c + ch
+				var s, sx float64
+				for q := range parts {
+					s += part[2*(k*parts+q)]
+					sx += part[2*(k*parts+q)+1]
+				}
+				sums[2*k], sums[2*k+1] = s, sx*float64(invstd[k])
+				sb += sums[2*k]
+				sg += sums[2*k+1]
 			}
-			if a.Int32(5) != 0 {
-				if a.Int32(6) == 0 {
+			if a.Int32(8) != 0 {
+				if a.Int32(9) == 0 {
 					dgamma[ch] = 0
 				}
 				dgamma[ch] += float32(sg)
 			}
-			if a.Int32(7) != 0 {
-				if a.Int32(8) == 0 {
+			if a.Int32(10) != 0 {
+				if a.Int32(11) == 0 {
 					dbeta[ch] = 0
 				}
 				dbeta[ch] += float32(sb)

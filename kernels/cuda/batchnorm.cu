@@ -10,8 +10,11 @@
 // in double and combined with
 // __shfl_down_sync, then through shared memory between warps; a second
 // kernel sums each group's P partial sums in order (deterministic for a
-// given P). The variance is one pass over x shifted by the group's first
-// element (in double: no cancellation when |mean| >> std). The elementwise
+// given P), a thread per channel, and goes on with what needs every group
+// of the channel: the running statistics, the weight and bias gradients
+// (one launch each way instead of two). The variance is one pass over x
+// shifted by the group's first element (in double: no cancellation when
+// |mean| >> std). The elementwise
 // passes are grid-stride loops in float32. The results match the CPU backend's
 // (kernels/batchnorm) to float32 rounding, not bit for bit.
 //
@@ -130,38 +133,28 @@ extern "C" __global__ void bn_stats_f32(double* part, const float* x, int N, int
     }
 }
 
-// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of the P parts of group k (biased var, in double, parts summed in order); stat[2k], stat[2k+1] = mean, var
-extern "C" __global__ void bn_stats_finish_f32(float* mean, float* invstd, double* stat, const double* part, const float* x,
-                                               int N, int C, int S, int splits, int cm, int P, double eps) {
+// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of the P parts of group k = grp*C+ch (biased var, in double, parts summed in order); rm[ch] = (1-m) rm[ch] + m mean_grp(mean); rv[ch] = (1-m) rv[ch] + m mean_grp(var * cnt/(cnt-1)), in double
+extern "C" __global__ void bn_stats_finish_f32(float* mean, float* invstd, float* rm, float* rv, const double* part, const float* x,
+                                               int N, int C, int S, int splits, int cm, int P, double eps, double momentum) {
     const int cnt = (N / splits) * S;
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < splits * C; k += gridDim.x * blockDim.x) {
-        const int grp = k / C, ch = k - grp * C;
-        double s1 = 0.0, s2 = 0.0;
-        for (int q = 0; q < P; q++) {
-            s1 += part[2 * ((long long)k * P + q)];
-            s2 += part[2 * ((long long)k * P + q) + 1];
-        }
-        const double shift = cnt > 0 ? (double)x[bn_group_elem(0, grp, ch, N, C, S, splits, cm)] : 0.0;
-        const double d = s1 / (double)cnt;
-        double v = s2 / (double)cnt - d * d;
-        if (v < 0.0) v = 0.0;
-        const double mu = shift + d;
-        mean[k] = (float)mu;
-        invstd[k] = (float)(1.0 / sqrt(v + eps));
-        stat[2 * k] = mu;
-        stat[2 * k + 1] = v;
-    }
-}
-
-// rm[ch] = (1-m) rm[ch] + m mean_grp(stat mean); rv[ch] = (1-m) rv[ch] + m mean_grp(var * cnt/(cnt-1)), in double
-extern "C" __global__ void bn_running_f32(float* rm, float* rv, const double* stat, int C, int splits, long long cnt,
-                                          double momentum) {
     for (int ch = blockIdx.x * blockDim.x + threadIdx.x; ch < C; ch += gridDim.x * blockDim.x) {
-        double bm = 0.0, bv = 0.0;
+        double bm = 0.0, bv = 0.0;  // the running statistics' batch terms, groups in order
         for (int grp = 0; grp < splits; grp++) {
             const int k = grp * C + ch;
-            bm += stat[2 * k] / (double)splits;
-            bv += stat[2 * k + 1] * (double)cnt / (double)(cnt - 1) / (double)splits;
+            double s1 = 0.0, s2 = 0.0;
+            for (int q = 0; q < P; q++) {
+                s1 += part[2 * ((long long)k * P + q)];
+                s2 += part[2 * ((long long)k * P + q) + 1];
+            }
+            const double shift = cnt > 0 ? (double)x[bn_group_elem(0, grp, ch, N, C, S, splits, cm)] : 0.0;
+            const double d = s1 / (double)cnt;
+            double v = s2 / (double)cnt - d * d;
+            if (v < 0.0) v = 0.0;
+            const double mu = shift + d;
+            mean[k] = (float)mu;
+            invstd[k] = (float)(1.0 / sqrt(v + eps));
+            bm += mu / (double)splits;
+            bv += v * (double)cnt / (double)(cnt - 1) / (double)splits;
         }
         rm[ch] = (float)((1.0 - momentum) * (double)rm[ch] + momentum * bm);
         rv[ch] = (float)((1.0 - momentum) * (double)rv[ch] + momentum * bv);
@@ -265,27 +258,22 @@ extern "C" __global__ void bn_back_sums_f32(double* part, const float* x, const 
     }
 }
 
-// sums[2k] = sum over the P parts of their sum of g; sums[2k+1] = invstd[k] * sum of their sum of g*(x - mean) (parts in order, double)
-extern "C" __global__ void bn_back_sums_finish_f32(double* sums, const double* part, const float* invstd, int K, int P) {
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
-        double a = 0.0, b = 0.0;
-        for (int q = 0; q < P; q++) {
-            a += part[2 * ((long long)k * P + q)];
-            b += part[2 * ((long long)k * P + q) + 1];
-        }
-        sums[2 * k] = a;
-        sums[2 * k + 1] = b * (double)invstd[k];
-    }
-}
-
-// dgamma[ch] (+)= sum over groups of sums[2k+1]; dbeta[ch] (+)= sum over groups of sums[2k] (k = grp*C+ch)
-extern "C" __global__ void bn_back_params_f32(float* dgamma, float* dbeta, const double* sums, int C, int splits, int doGamma,
-                                              int accGamma, int doBeta, int accBeta) {
+// sums[2k] = sum over the P parts of their sum of g; sums[2k+1] = invstd[k] * sum of their sum of g*(x - mean) (parts in order, double; k = grp*C+ch); dgamma[ch] (+)= sum over groups of sums[2k+1]; dbeta[ch] (+)= sum over groups of sums[2k]
+extern "C" __global__ void bn_back_sums_finish_f32(double* sums, float* dgamma, float* dbeta, const double* part, const float* invstd,
+                                                   int C, int splits, int P, int doGamma, int accGamma, int doBeta, int accBeta) {
     for (int ch = blockIdx.x * blockDim.x + threadIdx.x; ch < C; ch += gridDim.x * blockDim.x) {
         double sg = 0.0, sb = 0.0;
         for (int grp = 0; grp < splits; grp++) {
-            sb += sums[2 * (grp * C + ch)];
-            sg += sums[2 * (grp * C + ch) + 1];
+            const int k = grp * C + ch;
+            double a = 0.0, b = 0.0;
+            for (int q = 0; q < P; q++) {
+                a += part[2 * ((long long)k * P + q)];
+                b += part[2 * ((long long)k * P + q) + 1];
+            }
+            sums[2 * k] = a;
+            sums[2 * k + 1] = b * (double)invstd[k];
+            sb += sums[2 * k];
+            sg += sums[2 * k + 1];
         }
         if (doGamma) dgamma[ch] = (accGamma ? dgamma[ch] : 0.f) + (float)sg;
         if (doBeta) dbeta[ch] = (accBeta ? dbeta[ch] : 0.f) + (float)sb;

@@ -7,10 +7,8 @@
 
 EMU_EXPORT(bn_stats_f32)
 EMU_EXPORT(bn_stats_finish_f32)
-EMU_EXPORT(bn_running_f32)
 EMU_EXPORT(bn_eval_stats_f32)
 EMU_EXPORT(bn_normalize_f32)
 EMU_EXPORT(bn_back_sums_f32)
 EMU_EXPORT(bn_back_sums_finish_f32)
-EMU_EXPORT(bn_back_params_f32)
 EMU_EXPORT(bn_back_dx_f32)
