@@ -17,7 +17,7 @@
 // it is copied by tc2_copy, 16 bytes at a time where rows are aligned.
 // The B operand (the virtual im2col matrix: col, dycol or col^T) is
 // gathered: each thread copies 4-byte elements with cp.async, zero-filled
-// (src-size 0) outside the image, past the edges and past K, into the
+// (the ignore-src predicate) outside the image, past the edges and past K, into the
 // k-row panel layout of tc2 (k rows of 256 columns), from the element's
 // address computed as conv.cu computes it: a per-thread base for each of
 // its 4 columns (the same 4 columns for every panel) plus a per-row

@@ -95,13 +95,6 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_b
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
 
-// cp_async4 copies src_bytes (0 or 4) from global src to shared dst and
-// zero-fills the rest of the 4 bytes (cp.async.ca.shared.global).
-__device__ __forceinline__ void cp_async4(void* dst, const void* src, int src_bytes) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-
 // cp_async16_if copies the 16 bytes at global src to shared dst when ok,
 // else writes 16 zero bytes (cp.async.cg.shared.global with its
 // ignore-src predicate: one predicated instruction, where a src-size
