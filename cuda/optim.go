@@ -86,15 +86,24 @@ func (be *Backend) AdamStep(param, grad, m, v tensor.Operand, a tensor.AdamArgs)
 	if n == 0 {
 		return
 	}
+	stepSize, inv, decay, l2 := adamScalars(a)
+	be.queued(op, kc.AdamStepF32(be.g, be.grid(int64(n)), w, g, mp, vp, int64(n), a.Beta1, a.Beta2, a.Eps,
+		stepSize, inv, decay, l2))
+}
+
+// adamScalars returns the scalars of adam_step_f32 and adam_multi_f32
+// (kernels/optim.AdamStep's): the step size with the first moment's bias
+// correction, the inverse square root of the second's, the weight's decay
+// factor (AdamW) and the gradient's L2 coefficient (Adam).
+func adamScalars(a tensor.AdamArgs) (stepSize, invSqrtBC2, decay, l2 float64) {
 	lr, wd, t := a.LR, a.WeightDecay, float64(a.Step)
-	stepSize := lr / (1 - math.Pow(a.Beta1, t))
-	sqrtBC2 := math.Sqrt(1 - math.Pow(a.Beta2, t))
-	decay, l2 := 1.0, wd
+	stepSize = lr / (1 - math.Pow(a.Beta1, t))
+	invSqrtBC2 = 1 / math.Sqrt(1-math.Pow(a.Beta2, t))
+	decay, l2 = 1.0, wd
 	if a.Decoupled {
 		decay, l2 = 1-lr*wd, 0
 	}
-	be.queued(op, kc.AdamStepF32(be.g, be.grid(int64(n)), w, g, mp, vp, int64(n), a.Beta1, a.Beta2, a.Eps,
-		stepSize, 1/sqrtBC2, decay, l2))
+	return stepSize, invSqrtBC2, decay, l2
 }
 
 // EMA computes target = m*target + (1-m)*online in float32 with m and 1-m

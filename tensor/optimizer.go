@@ -49,7 +49,33 @@ type OptimizerBackend interface {
 	EMA(target, online Operand, m float64)
 }
 
-var _ OptimizerBackend = cpu{}
+// MultiOptimizerBackend is an optional capability of an OptimizerBackend:
+// its SGD, Adam and EMA steps, and the zeroing of gradients, over many
+// parameters at once with one set of hyper-parameters (one launch on a
+// GPU, where a launch per parameter costs more than most parameters'
+// arithmetic). Each call's result is that of the single-parameter calls
+// on every index of its lists, bit for bit; the lists pair up by index and
+// have equal lengths (bufs may be nil when a.Momentum is 0), and no
+// operand overlaps another of the call. Package nn/optim uses it whenever
+// the parameters' backend has it.
+type MultiOptimizerBackend interface {
+	OptimizerBackend
+	// SGDSteps applies SGDStep(params[i], grads[i], bufs[i], a) for every i.
+	SGDSteps(params, grads, bufs []Operand, a SGDArgs)
+	// AdamSteps applies AdamStep(params[i], grads[i], ms[i], vs[i], a) for
+	// every i.
+	AdamSteps(params, grads, ms, vs []Operand, a AdamArgs)
+	// EMAs applies EMA(targets[i], onlines[i], m) for every i.
+	EMAs(targets, onlines []Operand, m float64)
+	// ZeroAll sets every element of every operand to 0 (an optimizer's
+	// ZeroGrad); each operand is a contiguous view.
+	ZeroAll(xs []Operand)
+}
+
+var (
+	_ OptimizerBackend      = cpu{}
+	_ MultiOptimizerBackend = cpu{}
+)
 
 // flat returns the elements of a contiguous host operand as a slice.
 func flat(op string, o Operand) []float32 {
@@ -82,4 +108,51 @@ func (cpu) AdamStep(param, grad, m, v Operand, a AdamArgs) {
 
 func (cpu) EMA(target, online Operand, m float64) {
 	koptim.EMA(flat("EMA", target), flat("EMA", online), m)
+}
+
+// The CPU's multi-parameter steps are its single-parameter ones in turn.
+
+func (c cpu) SGDSteps(params, grads, bufs []Operand, a SGDArgs) {
+	PairUp("SGDSteps", params, grads)
+	if a.Momentum != 0 || bufs != nil {
+		PairUp("SGDSteps", params, bufs)
+	}
+	for i := range params {
+		var buf Operand
+		if bufs != nil {
+			buf = bufs[i]
+		}
+		c.SGDStep(params[i], grads[i], buf, a)
+	}
+}
+
+func (c cpu) AdamSteps(params, grads, ms, vs []Operand, a AdamArgs) {
+	PairUp("AdamSteps", params, grads, ms, vs)
+	for i := range params {
+		c.AdamStep(params[i], grads[i], ms[i], vs[i], a)
+	}
+}
+
+func (c cpu) EMAs(targets, onlines []Operand, m float64) {
+	PairUp("EMAs", targets, onlines)
+	for i := range targets {
+		c.EMA(targets[i], onlines[i], m)
+	}
+}
+
+func (cpu) ZeroAll(xs []Operand) {
+	for _, x := range xs {
+		clear(flat("ZeroAll", x))
+	}
+}
+
+// PairUp panics unless every list of a MultiOptimizerBackend call op has
+// as many operands as the first (a programming error, as a shape mismatch
+// is).
+func PairUp(op string, first []Operand, lists ...[]Operand) {
+	for _, l := range lists {
+		if len(l) != len(first) {
+			panic(fmt.Sprintf("tensor: %s: lists of %d and %d operands, expected one operand per parameter in each", op, len(first), len(l)))
+		}
+	}
 }

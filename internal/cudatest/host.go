@@ -188,6 +188,15 @@ func (h *Host) F64(p driver.DevicePtr) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
 
+// U64 returns the uint64 elements from p to the end of its allocation.
+func (h *Host) U64(p driver.DevicePtr) []uint64 {
+	f := h.F64(p)
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
 // Launch runs the Go version of kernel; a panic inside it (an access out
 // of its allocation) is returned as an error.
 func (h *Host) Launch(m *kc.Module, kernel string, cfg kc.Config, a ...any) (err error) {

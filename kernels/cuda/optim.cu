@@ -1,7 +1,9 @@
 // optim.cu: tensor.OptimizerBackend, fused optimizer steps over one
 // parameter of n floats (the parameter, its gradient and its state dense
 // and in the same order), one launch per step (LARS: two, the first
-// reducing the norms). The arithmetic is kernels/optim's, operation for
+// reducing the norms), and tensor.MultiOptimizerBackend, the same SGD,
+// Adam and EMA steps and the zeroing of gradients over many parameters
+// in one launch (the *_multi_f32, see "The multi-tensor kernels"). The arithmetic is kernels/optim's, operation for
 // operation: float64 per element with every product and sum rounded on its
 // own (rn_dmul, rn_dadd: no contraction into FMAs, which kernels/optim does
 // not do either), rounded once to float32 when stored; the EMA is float32.
@@ -98,23 +100,113 @@ extern "C" __global__ void __launch_bounds__(1024) lars_step_f32(float* w, const
         opt_sgd_elem(w, g, buf, j, lr, decay, scale, mom, damp, nesterov, first);
 }
 
+// opt_adam_elem applies kernels/optim's Adam/AdamW update to element j (c1 = 1 - b1, c2 = 1 - b2)
+__device__ __forceinline__ void opt_adam_elem(float* w, const float* g, float* m, float* v, long long j, double b1,
+                                              double b2, double c1, double c2, double eps, double step,
+                                              double inv_sqrt_bc2, double decay, double l2) {
+    const double x = rn_dmul((double)w[j], decay);
+    const double gj = rn_dadd((double)g[j], rn_dmul(l2, x));
+    const double mj = rn_dadd(rn_dmul(b1, (double)m[j]), rn_dmul(c1, gj));
+    const double vj = rn_dadd(rn_dmul(b2, (double)v[j]), rn_dmul(rn_dmul(c2, gj), gj));
+    m[j] = (float)mj;
+    v[j] = (float)vj;
+    w[j] = (float)rn_dadd(x, -(rn_dmul(step, mj) / rn_dadd(rn_dmul(sqrt(vj), inv_sqrt_bc2), eps)));
+}
+
 // Adam: x = w*decay; g' = g + l2*x; m = b1*m + (1-b1)*g'; v = b2*v + (1-b2)*g'*g'; w = x - step*m/(sqrt(v)*inv_sqrt_bc2 + eps) (kernels/optim.adamUpdate)
 extern "C" __global__ void adam_step_f32(float* w, const float* g, float* m, float* v, long long n, double b1, double b2,
                                          double eps, double step, double inv_sqrt_bc2, double decay, double l2) {
     const double c1 = 1.0 - b1, c2 = 1.0 - b2;
-    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
-        const double x = rn_dmul((double)w[j], decay);
-        const double gj = rn_dadd((double)g[j], rn_dmul(l2, x));
-        const double mj = rn_dadd(rn_dmul(b1, (double)m[j]), rn_dmul(c1, gj));
-        const double vj = rn_dadd(rn_dmul(b2, (double)v[j]), rn_dmul(rn_dmul(c2, gj), gj));
-        m[j] = (float)mj;
-        v[j] = (float)vj;
-        w[j] = (float)rn_dadd(x, -(rn_dmul(step, mj) / rn_dadd(rn_dmul(sqrt(vj), inv_sqrt_bc2), eps)));
-    }
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
+        opt_adam_elem(w, g, m, v, j, b1, b2, c1, c2, eps, step, inv_sqrt_bc2, decay, l2);
 }
 
 // target = mf*target + of*online in float32 (kernels/optim.EMA)
 extern "C" __global__ void ema_f32(float* target, const float* online, long long n, float mf, float of) {
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
         target[j] = rn_fadd(rn_fmul(mf, target[j]), rn_fmul(of, online[j]));
+}
+
+// ---- The multi-tensor kernels (*_multi_f32) ----
+//
+// One launch updates T tensors, where one launch per tensor would cost
+// more than its arithmetic (a ResNet-50 has 161 parameters, most of them
+// batch norm vectors of 64-2048 floats). Their table, in device memory,
+// is 64-bit words: P columns of T addresses (column p of tensor t at
+// tab[p*T + t]: the kernel's operands, in its parameters' order), then
+// the T sizes, then T+1 chunk starts: tensor t owns the chunks
+// start[t]..start[t+1]-1 of `chunk` elements (its last one partial; an
+// empty tensor none). A block takes chunks blockIdx.x, + gridDim.x, ...,
+// finds each one's tensor by a binary search of the starts and runs the
+// single-tensor kernel's update on its elements, thread by thread: each
+// element gets exactly the arithmetic of the single-tensor kernel.
+
+// multiSpan returns the tensor of chunk c of a multi-tensor table of P columns and its elements [*lo, *hi)
+__device__ __forceinline__ int multiSpan(const long long* tab, int T, int P, long long chunk, long long c, long long* lo,
+                                         long long* hi) {
+    const long long* start = tab + (long long)(P + 1) * T;
+    int a = 0, b = T - 1;  // the largest t with start[t] <= c (then start[t+1] > c: t is not empty)
+    while (a < b) {
+        const int m = (a + b + 1) >> 1;
+        if (start[m] <= c)
+            a = m;
+        else
+            b = m - 1;
+    }
+    const long long n = tab[(long long)P * T + a];
+    *lo = (c - start[a]) * chunk;
+    *hi = *lo + chunk < n ? *lo + chunk : n;
+    return a;
+}
+
+// multiPtr returns column p of tensor t of a multi-tensor table as a float pointer
+__device__ __forceinline__ float* multiPtr(const long long* tab, int T, int p, int t) {
+    return (float*)tab[(long long)p * T + t];
+}
+
+// SGD over T tensors (columns w, g, buf): sgd_step_f32's update of each element
+extern "C" __global__ void sgd_multi_f32(const long long* tab, int T, long long chunk, long long chunks, double lr, double wd,
+                                         double mom, double damp, int nesterov, int first) {
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        long long lo, hi;
+        const int t = multiSpan(tab, T, 3, chunk, c, &lo, &hi);
+        float *w = multiPtr(tab, T, 0, t), *g = multiPtr(tab, T, 1, t), *buf = multiPtr(tab, T, 2, t);
+        for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x)
+            opt_sgd_elem(w, g, buf, j, lr, wd, 1.0, mom, damp, nesterov, first);
+    }
+}
+
+// Adam over T tensors (columns w, g, m, v): adam_step_f32's update of each element
+extern "C" __global__ void adam_multi_f32(const long long* tab, int T, long long chunk, long long chunks, double b1, double b2,
+                                          double eps, double step, double inv_sqrt_bc2, double decay, double l2) {
+    const double c1 = 1.0 - b1, c2 = 1.0 - b2;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        long long lo, hi;
+        const int t = multiSpan(tab, T, 4, chunk, c, &lo, &hi);
+        float *w = multiPtr(tab, T, 0, t), *g = multiPtr(tab, T, 1, t);
+        float *m = multiPtr(tab, T, 2, t), *v = multiPtr(tab, T, 3, t);
+        for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x)
+            opt_adam_elem(w, g, m, v, j, b1, b2, c1, c2, eps, step, inv_sqrt_bc2, decay, l2);
+    }
+}
+
+// target = mf*target + of*online in float32 over T tensors (columns target, online): ema_f32's update of each element
+extern "C" __global__ void ema_multi_f32(const long long* tab, int T, long long chunk, long long chunks, float mf, float of) {
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        long long lo, hi;
+        const int t = multiSpan(tab, T, 2, chunk, c, &lo, &hi);
+        float *target = multiPtr(tab, T, 0, t), *online = multiPtr(tab, T, 1, t);
+        for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x)
+            target[j] = rn_fadd(rn_fmul(mf, target[j]), rn_fmul(of, online[j]));
+    }
+}
+
+// x = 0 over T tensors (column x: the gradients an optimizer zeroes)
+extern "C" __global__ void zero_multi_f32(const long long* tab, int T, long long chunk, long long chunks) {
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        long long lo, hi;
+        const int t = multiSpan(tab, T, 1, chunk, c, &lo, &hi);
+        float* x = multiPtr(tab, T, 0, t);
+        for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x) x[j] = 0.f;
+    }
 }

@@ -91,6 +91,7 @@ func (o *Adam) kind() string {
 
 // Step applies one Adam or AdamW update.
 func (o *Adam) Step() {
+	var gs groups[tensor.AdamArgs]
 	for i, p := range o.params {
 		g := gradOf(p)
 		if g == nil {
@@ -99,8 +100,14 @@ func (o *Adam) Step() {
 		o.steps[i]++
 		m, _ := o.m.get(i, p)
 		v, _ := o.v.get(i, p)
-		adamStep(p.Value, g, m, v, tensor.AdamArgs{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps,
-			WeightDecay: o.cfg.WeightDecay, Decoupled: o.decoupled, Step: o.steps[i]})
+		a := tensor.AdamArgs{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps,
+			WeightDecay: o.cfg.WeightDecay, Decoupled: o.decoupled, Step: o.steps[i]}
+		if !gs.add(a, p.Value, g, m, v) {
+			adamStep(p.Value, g, m, v, a)
+		}
+	}
+	for _, g := range gs {
+		g.be.AdamSteps(g.ops[0], g.ops[1], g.ops[2], g.ops[3], g.args)
 	}
 }
 

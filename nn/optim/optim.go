@@ -54,12 +54,17 @@ func (b *base) SetLR(lr float64) { b.lr = lr }
 
 // ZeroGrad zeroes every allocated gradient in place (PyTorch 1.13's default,
 // set_to_none=False), so the next backward pass accumulates without
-// allocating.
+// allocating: in one call per device where the backend has
+// multi-parameter steps (see multi.go).
 func (b *base) ZeroGrad() {
+	var gs groups[struct{}]
 	for _, p := range b.params {
-		if p.Grad != nil {
+		if p.Grad != nil && !gs.add(struct{}{}, p.Grad) {
 			p.Grad.Zero()
 		}
+	}
+	for _, g := range gs {
+		g.be.ZeroAll(g.ops[0])
 	}
 }
 

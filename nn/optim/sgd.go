@@ -51,8 +51,11 @@ func NewSGD(params []*autograd.Var, cfg SGDConfig) (*SGD, error) {
 	return &SGD{base: base{params: params, lr: cfg.LR}, cfg: cfg, buf: make(buffers, len(params))}, nil
 }
 
-// Step applies one SGD update.
+// Step applies one SGD update: the parameters of a backend with
+// multi-parameter steps in one call per device (see multi.go), the others
+// one by one.
 func (o *SGD) Step() {
+	var gs groups[tensor.SGDArgs]
 	for i, p := range o.params {
 		g := gradOf(p)
 		if g == nil {
@@ -64,7 +67,12 @@ func (o *SGD) Step() {
 		if a.Momentum != 0 {
 			buf, a.First = o.buf.get(i, p)
 		}
-		sgdStep(p.Value, g, buf, a)
+		if !gs.add(a, p.Value, g, buf) {
+			sgdStep(p.Value, g, buf, a)
+		}
+	}
+	for _, g := range gs {
+		g.be.SGDSteps(g.ops[0], g.ops[1], g.ops[2], g.args)
 	}
 }
 

@@ -196,3 +196,43 @@ func (Fused) AdamStep(param, grad, m, v tensor.Operand, a tensor.AdamArgs) {
 func (Fused) EMA(target, online tensor.Operand, m float64) {
 	cpuOptimizer().EMA(unwrapOp("EMA", target), unwrapOp("EMA", online), m)
 }
+
+var _ tensor.MultiOptimizerBackend = Fused{}
+
+// unwrapOps unwraps every operand of a list; nil stays nil.
+func unwrapOps(op string, ops []tensor.Operand) []tensor.Operand {
+	if ops == nil {
+		return nil
+	}
+	out := make([]tensor.Operand, len(ops))
+	for i, o := range ops {
+		out[i] = unwrapOp(op, o)
+	}
+	return out
+}
+
+// cpuMulti returns the CPU backend's multi-parameter steps.
+func cpuMulti() tensor.MultiOptimizerBackend { return cpuOptimizer().(tensor.MultiOptimizerBackend) }
+
+// SGDSteps runs the CPU's SGD steps on the unwrapped handles.
+func (Fused) SGDSteps(params, grads, bufs []tensor.Operand, a tensor.SGDArgs) {
+	if a.Momentum == 0 {
+		bufs = nil // absent buffers are zero Operands, which do not unwrap
+	}
+	cpuMulti().SGDSteps(unwrapOps("SGDSteps", params), unwrapOps("SGDSteps", grads), unwrapOps("SGDSteps", bufs), a)
+}
+
+// AdamSteps runs the CPU's Adam steps on the unwrapped handles.
+func (Fused) AdamSteps(params, grads, ms, vs []tensor.Operand, a tensor.AdamArgs) {
+	const op = "AdamSteps"
+	cpuMulti().AdamSteps(unwrapOps(op, params), unwrapOps(op, grads), unwrapOps(op, ms), unwrapOps(op, vs), a)
+}
+
+// EMAs runs the CPU's EMAs on the unwrapped handles.
+func (Fused) EMAs(targets, onlines []tensor.Operand, m float64) {
+	cpuMulti().EMAs(unwrapOps("EMAs", targets), unwrapOps("EMAs", onlines), m)
+}
+
+// ZeroAll zeroes the operands through the CPU's ZeroAll on the unwrapped
+// handles.
+func (Fused) ZeroAll(xs []tensor.Operand) { cpuMulti().ZeroAll(unwrapOps("ZeroAll", xs)) }
