@@ -107,13 +107,14 @@ run)
 	;;
 quick)
 	# The short run after a change to the tensor-core kernels: their GPU
-	# tests (convolutions, GEMMs) and cudaduel's kernel test, the
+	# tests (convolutions, GEMMs, batch norm, the optimizers, pooling) and
+	# cudaduel's kernel test, the
 	# convolution, tensor-core GEMM and batch norm benchmarks and PyTorch's
 	# peers, the TF32 ResNet-50 step beside PyTorch's (and in the default
 	# precisions) and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
-	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel)$' limit=120 tests cuda
+	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=90 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"

@@ -44,8 +44,8 @@ func (be *Backend) reduction(g tensor.BatchNormGeom) (kc.Config, int) {
 
 // BatchNormTrain normalises a.X with the statistics of each group and
 // channel (batchnorm.cu: bn_stats_f32, blocks per (channel, group, part)
-// accumulating in double, and bn_stats_finish_f32 summing the parts and
-// moving the running statistics in double; then bn_normalize_f32 in
+// accumulating in double, and bn_stats_finish_f32 summing the parts,
+// moving the running statistics in double and counting the batch; then bn_normalize_f32 in
 // float32, fused residual and ReLU). The results agree with
 // the CPU backend's to float32 rounding, not bit for bit.
 func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs) {
@@ -56,7 +56,11 @@ func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs
 	gamma, beta := be.dense(op, "Gamma", a.Gamma, c), be.dense(op, "Beta", a.Beta, c)
 	rm, rv := be.dense(op, "RunningMean", a.RunningMean, c), be.dense(op, "RunningVar", a.RunningVar, c)
 	mean, invstd := be.dense(op, "Mean", a.Mean, k), be.dense(op, "InvStd", a.InvStd, k)
+	batches, count := be.denseOpt(op, "NumBatches", a.NumBatches, 1)
 	if c == 0 {
+		if count {
+			be.Unary(tensor.OpAddScalar, a.NumBatches, a.NumBatches, 1)
+		}
 		return
 	}
 	s := &scratch{mem: be.mem}
@@ -67,7 +71,7 @@ func (be *Backend) BatchNormTrain(g tensor.BatchNormGeom, a tensor.BatchNormArgs
 	cm := b2i(g.ChannelMajor)
 	be.queued(op, kc.BnStatsF32(be.g, cfg, part, x, int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm))
 	be.queued(op, kc.BnStatsFinishF32(be.g, be.grid(int64(c)), mean, invstd, rm, rv, part, x,
-		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, int32(parts), a.Eps, a.Momentum))
+		int32(g.N), int32(c), int32(g.S), int32(g.Splits), cm, int32(parts), a.Eps, a.Momentum, batches, b2i(count)))
 	if n == 0 {
 		return
 	}

@@ -102,6 +102,9 @@ var bnHostKernels = map[string]cudatest.Kernel{
 			rm[ch] = float32((1-m)*float64(rm[ch]) + m*bm)
 			rv[ch] = float32((1-m)*float64(rv[ch]) + m*bv)
 		}
+		if a.Int32(15) != 0 {
+			h.F32(a.Ptr(14))[0]++
+		}
 		return nil
 	},
 	"bn_eval_stats_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {

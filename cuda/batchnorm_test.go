@@ -94,6 +94,14 @@ func testBatchNorm(t *testing.T, be *Backend) {
 					Y: dy, X: dx, Gamma: layerDevOp(be, gamma, off(1), c), Beta: layerDevOp(be, beta, off(0), c),
 					RunningMean: drm, RunningVar: drv, Mean: dmean, InvStd: dinv, Eps: 1e-5, Momentum: 0.1, ReLU: v.relu,
 				}
+				// The batch counter, with a ReLU only (both ways of each
+				// pass): 41 batches before this one.
+				wnb := []float32{41}
+				var dnb tensor.Operand
+				if v.relu {
+					ha.NumBatches, dnb = layerHostOp(wnb, 1), layerDevOp(be, wnb, off(1), 1)
+					da.NumBatches = dnb
+				}
 				if v.res {
 					da.Res = layerDevOp(be, res, off(4), n)
 				}
@@ -109,6 +117,9 @@ func testBatchNorm(t *testing.T, be *Backend) {
 				layerClose(t, "RunningMean", layerOut(be, drm), wrm, 1e-6, 1e-5)
 				layerClose(t, "RunningVar", layerOut(be, drv), wrv, 1e-6, 1e-5)
 				layerClose(t, "Y", layerOut(be, dy), wy, 1e-4, 1e-4)
+				if want := float32(map[bool]float32{true: 41, false: 42}[v.eval]); v.relu && (wnb[0] != want || layerOut(be, dnb)[0] != want) {
+					t.Errorf("batch counter: CPU %v, device %v, want %v", wnb[0], layerOut(be, dnb)[0], want)
+				}
 
 				// Backward, from the CPU's forward results on both sides
 				// (a ReLU mask flipping on a rounding near 0 is no error).

@@ -197,7 +197,7 @@ const convStridedScratch = 1 << 30
 // did. The direct kernels' columns are the input positions (conv_dgrad_*:
 // dx = w^T' * dycol), and at stride S only 1 in S^2 of them meets a given
 // tap, so their product is mostly zeros (4x the work at stride 2).
-// Instead: w^T (C*K*K x O, conv_wtt_f32); dcol = w^T * dy, C*K*K x
+// Instead: w^T (C*K*K x O, conv_wt_f32 with one tap); dcol = w^T * dy, C*K*K x
 // N*OH*OW, as the forward pass of a 1 x 1 convolution from dy's O
 // channel-major maps (conv_tc.cu's dense path in tf32 and bf16, conv.cu's
 // forward kernels in fp32); then conv_col2im_f32 gathers each input
@@ -216,7 +216,7 @@ func (be *Backend) convInputGradStrided(op string, dxp, dyp, wp driver.DevicePtr
 	must(op, err)
 	dcol, err := sc.alloc(4 * r * p)
 	must(op, err)
-	be.queued(op, kc.ConvWttF32(be.g, be.grid(int64(s.Out)*int64(r)), wT, wp, int32(s.Out), int32(r)))
+	be.convWt(op, wT, wp, s.Out, r, 1)
 	// The forward pass of a 1 x 1 convolution from O channels of oh x ow
 	// maps (dy) to r channels (dcol), channel-major.
 	g := [11]int32{a[0], int32(s.Out), int32(oh), int32(ow), int32(r), 1, 1, 0, int32(oh), int32(ow), 1}

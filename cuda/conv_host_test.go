@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"github.com/duel-ssl/duel/internal/cudatest"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -155,11 +156,23 @@ func registerConvKernels(h *cudatest.Host) {
 		}
 		return nil
 	})
-	h.Register("conv_wtt_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		wT, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
-		o, r := int(a.Int32(2)), int(a.Int32(3))
-		for e := range o * r {
-			wT[e%r*o+e/r] = w[e]
+	h.Register("conv_wt_f32", func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		// The blocks' tiles, as the launch configuration lays them out.
+		wt, w := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
+		o, c, kk, tile := int(a.Int32(2)), int(a.Int32(3)), int(a.Int32(4)), int(a.Int32(5))
+		if cfg.Block.X != 256 || cfg.Shared != 4*tile*(tile*kk+1) {
+			return fmt.Errorf("conv_wt_f32: %d threads, %d bytes of shared memory; want 256, %d", cfg.Block.X, cfg.Shared, 4*tile*(tile*kk+1))
+		}
+		for by := range cfg.Grid.Y {
+			for bx := range cfg.Grid.X {
+				for oi := by * tile; oi < min(by*tile+tile, o); oi++ {
+					for ci := bx * tile; ci < min(bx*tile+tile, c); ci++ {
+						for t := range kk {
+							wt[(ci*o+oi)*kk+t] = w[(oi*c+ci)*kk+t]
+						}
+					}
+				}
+			}
 		}
 		return nil
 	})

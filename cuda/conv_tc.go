@@ -203,7 +203,7 @@ func (be *Backend) convForwardTC(op string, k convTCKernel, yp, xp, wp, bp drive
 }
 
 // convInputGradTC runs the input gradient with kernel k: conv_wt_f32
-// writes w^T' (C x O*K*K) into scratch memory, the A operand of the
+// (conv.cu, see convWt) writes w^T' (C x O*K*K) into scratch memory, the A operand of the
 // product (a strided convolution takes convInputGradStrided first, where
 // it can: ConvInputGrad).
 func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) {
@@ -213,7 +213,7 @@ func (be *Backend) convInputGradTC(op string, k convTCKernel, dxp, dyp, wp drive
 	defer sc.release() // the stream orders later users of the memory after these kernels
 	wt, err := sc.alloc(4 * int(n))
 	must(op, err)
-	be.queued(op, kc.ConvWtF32(be.g, be.grid(n), wt, wp, int32(s.Out), int32(s.In), int32(kk)))
+	be.convWt(op, wt, wp, s.Out, s.In, kk)
 	cols := s.N * s.H * s.W
 	be.queued(op, convTCDgrad[k.name](be.g, convTCLaunch(op, k, s.In, cols, 1), dxp, dyp, wt, convFlag(acc),
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
@@ -279,4 +279,28 @@ func convTCSplits(p, tiles, sms int) (splits, chunk int) {
 		return 1, 0
 	}
 	return (p + chunk - 1) / chunk, chunk
+}
+
+// convWtShared is the shared memory conv_wt_f32's tiles may take: what
+// every device gives a block without opting in.
+const convWtShared = 48 << 10
+
+// convWt writes wt[c][o*kk + t] = w[o][c][t] for o < outs, c < ins,
+// t < kk (conv.cu's conv_wt_f32): tiles of T x T (o, c) pairs, T the
+// largest power of two up to 32 whose T*(T*kk+1) floats fit in
+// convWtShared.
+func (be *Backend) convWt(op string, wt, w driver.DevicePtr, outs, ins, kk int) {
+	if outs == 0 || ins == 0 || kk == 0 {
+		return
+	}
+	t := 32
+	for t > 1 && 4*t*(t*kk+1) > convWtShared {
+		t /= 2
+	}
+	gy := (outs + t - 1) / t
+	if 4*t*(t*kk+1) > convWtShared || gy > 65535 {
+		must(op, fmt.Errorf("cuda: conv_wt_f32: %d x %d weights of %d taps exceed its tiles' limits", outs, ins, kk))
+	}
+	cfg := kc.Config{Grid: driver.Dim3{X: (ins + t - 1) / t, Y: gy, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}, Shared: 4 * t * (t*kk + 1)}
+	be.queued(op, kc.ConvWtF32(be.g, cfg, wt, w, int32(outs), int32(ins), int32(kk), int32(t)))
 }

@@ -152,10 +152,8 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 		inputs = append(inputs, res)
 	}
 	if bn.training {
+		args.NumBatches = memOp(bn.NumBatch.Tensor, 1) // num_batches_tracked += 1, in the same pass
 		bb.BatchNormTrain(g, args)
-		// num_batches_tracked += 1, on the buffer's device.
-		nb := bn.NumBatch.Tensor
-		nb.Backend().Unary(tensor.OpAddScalar, nb.Operand(), nb.Operand(), 1)
 	} else {
 		bb.BatchNormEval(g, args)
 	}

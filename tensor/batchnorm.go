@@ -19,12 +19,16 @@ type BatchNormGeom = batchnorm.Geom
 // the zero Operand without a residual. Gamma, Beta, RunningMean and
 // RunningVar hold C elements. Mean and InvStd hold Splits·C elements
 // (group grp, channel ch at grp·C+ch): the statistics the normalisation
-// used, written by the pass for BatchNormBackward.
+// used, written by the pass for BatchNormBackward. NumBatches, for
+// BatchNormTrain, is the zero Operand or one element (PyTorch's
+// num_batches_tracked) that the pass increments by 1 (in float32: exact up
+// to 2^24 batches).
 type BatchNormArgs struct {
 	Y, X, Res               Operand
 	Gamma, Beta             Operand
 	RunningMean, RunningVar Operand
 	Mean, InvStd            Operand
+	NumBatches              Operand // BatchNormTrain only
 	Eps                     float64
 	Momentum                float64 // BatchNormTrain only
 	ReLU                    bool    // y = max(·, 0)
@@ -86,6 +90,9 @@ func (cpu) BatchNormTrain(g BatchNormGeom, a BatchNormArgs) {
 	for ch := range bmean {
 		rm[ch] = float32((1-m)*float64(rm[ch]) + m*bmean[ch])
 		rv[ch] = float32((1-m)*float64(rv[ch]) + m*bvar[ch])
+	}
+	if nb := flatOpt(op, a.NumBatches); nb != nil {
+		nb[0]++
 	}
 }
 

@@ -133,10 +133,12 @@ extern "C" __global__ void bn_stats_f32(double* part, const float* x, int N, int
     }
 }
 
-// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of the P parts of group k = grp*C+ch (biased var, in double, parts summed in order); rm[ch] = (1-m) rm[ch] + m mean_grp(mean); rv[ch] = (1-m) rv[ch] + m mean_grp(var * cnt/(cnt-1)), in double
+// mean[k], invstd[k] = mean, 1/sqrt(var+eps) of the P parts of group k = grp*C+ch (biased var, in double, parts summed in order); rm[ch] = (1-m) rm[ch] + m mean_grp(mean); rv[ch] = (1-m) rv[ch] + m mean_grp(var * cnt/(cnt-1)), in double; *batches += 1 when count
 extern "C" __global__ void bn_stats_finish_f32(float* mean, float* invstd, float* rm, float* rv, const double* part, const float* x,
-                                               int N, int C, int S, int splits, int cm, int P, double eps, double momentum) {
+                                               int N, int C, int S, int splits, int cm, int P, double eps, double momentum,
+                                               float* batches, int count) {
     const int cnt = (N / splits) * S;
+    if (count && blockIdx.x == 0 && threadIdx.x == 0) *batches += 1.f;  // num_batches_tracked
     for (int ch = blockIdx.x * blockDim.x + threadIdx.x; ch < C; ch += gridDim.x * blockDim.x) {
         double bm = 0.0, bv = 0.0;  // the running statistics' batch terms, groups in order
         for (int grp = 0; grp < splits; grp++) {

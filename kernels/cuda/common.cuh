@@ -1,11 +1,17 @@
 // common.cuh: device helpers shared by several kernel families (rows.cu,
-// contrastive.cu, losses.cu, batchnorm.cu, optim.cu, unarygrad.cu), each
+// contrastive.cu, losses.cu, batchnorm.cu, optim.cu, unarygrad.cu, conv.cu), each
 // including it with #include "common.cuh" (found next to the .cu file, by
 // nvcc and by the emulator's g++ alike). It is not a module of its own:
 // go run ./kernels/cuda/gen compiles only .cu files, but stamps each with
 // the SHA-256 of its text and of the headers it includes, so editing this
 // file makes TestGeneratedUpToDate fail until the PTX is regenerated.
 #pragma once
+
+#ifndef DYNAMIC_SHARED
+// DYNAMIC_SHARED declares the block's dynamic shared memory (the CPU
+// emulator defines its own).
+#define DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // rn_fmul, rn_dmul, rn_fadd and rn_dadd are correctly rounded products and
 // sums that nvcc never contracts into FMAs (the CPU rounds each on its own);

@@ -39,6 +39,8 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
+#include "common.cuh"
+
 #if !defined(__CUDACC__) && !defined(__align__)
 #define __align__(n) __attribute__((aligned(n)))  // the CPU emulator's spelling of the alignment
 #endif
@@ -412,13 +414,29 @@ extern "C" __global__ void conv_bias_grad_f32(float* db, const float* dy, int ro
     }
 }
 
-// wT[r][o] = w[o][r] for o < O, r < R (the strided input gradient's A operand: w^T, R = C*K*K; cuda/conv.go's convInputGradStrided), grid-stride
-extern "C" __global__ void conv_wtt_f32(float* wT, const float* w, int O, int R) {
-    const long long n = (long long)O * R;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
-        const long long o = e / R, r = e - o * R;
-        wT[r * O + o] = w[e];
+// wt[c][o*KK + t] = w[o][c][t] for o < O, c < C, t < KK (the tensor-core input gradient's A operand; KK = 1: wt = w^T, the strided input gradient's), a T x T tile of (o, c) per block through T*(T*KK+1) floats of dynamic shared memory, 256 threads
+extern "C" __global__ void __launch_bounds__(256) conv_wt_f32(float* wt, const float* w, int O, int C, int KK, int T) {
+    // Block (x, y) moves the pairs o0 <= o < o0+T, c0 <= c < c0+T. The
+    // tile holds row oi = o - o0 as w holds it (its T*KK floats for
+    // c0..c0+T, read contiguously by a warp) at a pitch of T*KK+1 floats:
+    // column reads at a stride of one row land in other banks. Each warp
+    // then writes rows of wt, contiguous too.
+    DYNAMIC_SHARED(float, tile);
+    const int pitch = T * KK + 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int o0 = blockIdx.y * T, c0 = blockIdx.x * T;
+    const int to = O - o0 < T ? O - o0 : T, tc = C - c0 < T ? C - c0 : T;
+    for (int oi = warp; oi < to; oi += warps) {
+        const float* src = w + ((long long)(o0 + oi) * C + c0) * KK;
+        for (int r = lane; r < tc * KK; r += 32) tile[oi * pitch + r] = src[r];
+    }
+    __syncthreads();
+    for (int ci = warp; ci < tc; ci += warps) {
+        float* dst = wt + ((long long)(c0 + ci) * O + o0) * KK;
+        for (int r = lane; r < to * KK; r += 32) {
+            const int oi = r / KK;
+            dst[r] = tile[oi * pitch + ci * KK + (r - oi * KK)];
+        }
     }
 }
 

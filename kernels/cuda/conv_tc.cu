@@ -848,13 +848,3 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_tf32rr(
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
     conv_wgradt_tc<false, 64, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
-
-// wt[c][o*KK + t] = w[o][c][t] for o < O, c < C, t < KK (the input gradient's A operand), grid-stride
-extern "C" __global__ void conv_wt_f32(float* wt, const float* w, int O, int C, int KK) {
-    const long long n = (long long)O * C * KK;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
-        const long long o = e / ((long long)C * KK), rest = e - o * C * KK, c = rest / KK, t = rest - c * KK;
-        wt[(c * O + o) * KK + t] = w[e];
-    }
-}

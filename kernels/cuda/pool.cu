@@ -95,11 +95,22 @@ extern "C" __global__ void adaptive_avgpool2d_f32(float* y, const float* x, long
 extern "C" __global__ void adaptive_avgpool2d_back_f32(float* dx, const float* dy, long long planes, int H, int W, int OH,
                                                        int OW, int acc) {
     const long long n = planes * H * W;
+    const bool narrow = n <= 0x7fffffffLL;  // 32-bit divisions (a 64-bit one costs several times more)
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
-        const int iw = (int)(e % W);
-        const long long t = e / W;
-        const int ih = (int)(t % H);
-        const float* g = dy + (t / H) * OH * OW;
+        int iw, ih;
+        long long plane;
+        if (narrow) {
+            const unsigned u = (unsigned)e, t = u / (unsigned)W;
+            iw = (int)(u - t * (unsigned)W);
+            plane = t / (unsigned)H;
+            ih = (int)(t - (unsigned)plane * (unsigned)H);
+        } else {
+            iw = (int)(e % W);
+            const long long t = e / W;
+            ih = (int)(t % H);
+            plane = t / H;
+        }
+        const float* g = dy + plane * OH * OW;
         float v = acc ? dx[e] : 0.f;
         // Windows only move forward: start at the first that can hold ih.
         for (int oi = (int)((long long)ih * OH / H); oi < OH; oi++) {

@@ -46,6 +46,7 @@ func unwrapNorm(op string, a tensor.BatchNormArgs) tensor.BatchNormArgs {
 	a.Gamma, a.Beta = unwrapOp(op, a.Gamma), unwrapOp(op, a.Beta)
 	a.RunningMean, a.RunningVar = unwrapOp(op, a.RunningMean), unwrapOp(op, a.RunningVar)
 	a.Mean, a.InvStd = unwrapOp(op, a.Mean), unwrapOp(op, a.InvStd)
+	a.NumBatches = unwrapOpt(op, a.NumBatches)
 	return a
 }
 
