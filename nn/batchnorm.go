@@ -133,9 +133,10 @@ func (bn *BatchNorm) forward(tp *autograd.Tape, x *autograd.Var, relu bool, res 
 	g := tensor.BatchNormGeom{N: n, C: c, S: s, Splits: splits, ChannelMajor: cm}
 	y := bn.arena.act(dev, cm, shape...)
 	// mean and inverse standard deviation per (group, channel), the
-	// statistics the backward pass needs.
-	mean := tensor.ZerosOn(dev, splits*c)
-	invstd := tensor.ZerosOn(dev, splits*c)
+	// statistics the backward pass needs: from the arena (both passes
+	// write every element; on a GPU, no memset or allocation a layer).
+	mean := bn.arena.act(dev, false, splits*c)
+	invstd := bn.arena.act(dev, false, splits*c)
 	act := func(t *tensor.Tensor) tensor.Operand { return memOp(t, n*c*s) }
 	vec := func(t *tensor.Tensor) tensor.Operand { return memOp(t.Contiguous(), t.Numel()) }
 	args := tensor.BatchNormArgs{
