@@ -88,7 +88,7 @@ run)
 	start_run "$2" "$3"
 	machine
 	tests driver cuda
-	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
+	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK|OptimizerSteps' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	# A training step of ResNet-50 (CIFAR stem) at batch 256 beside PyTorch's
@@ -116,7 +116,7 @@ quick)
 	machine
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=90 tests cudaduel
-	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
+	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	# The same step with the tensor-core kernels that round in registers
