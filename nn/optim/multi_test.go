@@ -112,3 +112,54 @@ func TestSGDMixedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamMixedSteps checks Adam over parameters whose step counts differ
+// (a parameter without a gradient at the first step lags one step behind,
+// so its bias corrections differ): one multi-parameter call per count,
+// each parameter with the bits of its single-parameter step.
+func TestAdamMixedSteps(t *testing.T) {
+	ps := []*autograd.Var{
+		autograd.Param(tensor.FromSlice([]float32{1, -2, 3}, 3), "a"),
+		autograd.Param(tensor.FromSlice([]float32{0.5, 0.25}, 2), "b"),
+	}
+	cfg := AdamConfig{LR: 1e-2, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 1e-2}
+	o, err := NewAdam(ps, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := [][]float32{{1, -2, 3}, {0.5, 0.25}}
+	m, v := [][]float32{make([]float32, 3), make([]float32, 2)}, [][]float32{make([]float32, 3), make([]float32, 2)}
+	steps := make([]int64, 2)
+	be, err := tensor.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := be.(tensor.OptimizerBackend)
+	op := func(d []float32) tensor.Operand {
+		return tensor.Operand{Buf: tensor.Buffer{Host: d}, Shape: []int{len(d)}, Strides: []int{1}}
+	}
+	for step := range 3 {
+		for i, p := range ps {
+			p.Grad = nil
+			if step == 0 && i == 1 {
+				continue
+			}
+			g := make([]float32, len(w[i]))
+			for j := range g {
+				g[j] = float32(math.Cos(float64(7*step + 2*i + j)))
+			}
+			p.Grad = tensor.FromSlice(append([]float32(nil), g...), len(g))
+			steps[i]++
+			ob.AdamStep(op(w[i]), op(g), op(m[i]), op(v[i]), tensor.AdamArgs{LR: cfg.LR, Beta1: cfg.Beta1, Beta2: cfg.Beta2,
+				Eps: cfg.Eps, WeightDecay: cfg.WeightDecay, Step: steps[i]})
+		}
+		o.Step()
+		for i, p := range ps {
+			for j, x := range p.Value.Data() {
+				if math.Float32bits(x) != math.Float32bits(w[i][j]) {
+					t.Fatalf("step %d, parameter %d, element %d = %v, want %v", step, i, j, x, w[i][j])
+				}
+			}
+		}
+	}
+}
