@@ -59,10 +59,49 @@ func TestGroupsAdd(t *testing.T) {
 	}
 }
 
+// hostOperand returns d as a 1-d CPU operand.
+func hostOperand(d []float32) tensor.Operand {
+	return tensor.Operand{Buf: tensor.Buffer{Host: d}, Shape: []int{len(d)}, Strides: []int{1}}
+}
+
+// mixedSteps runs three steps of o over ps, parameter 1 without a
+// gradient at the first, and after each compares the parameters with w,
+// which single(ob, i, g) steps one parameter at a time with the CPU's
+// fused steps ob and the same gradients, bit for bit.
+func mixedSteps(t *testing.T, o Optimizer, ps []*autograd.Var, w [][]float32, single func(ob tensor.OptimizerBackend, i int, g []float32)) {
+	t.Helper()
+	be, err := tensor.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := be.(tensor.OptimizerBackend)
+	for step := range 3 {
+		for i, p := range ps {
+			p.Grad = nil
+			if step == 0 && i == 1 {
+				continue // no gradient: its state starts a step later
+			}
+			g := make([]float32, len(w[i]))
+			for j := range g {
+				g[j] = float32(math.Sin(float64(10*step + 3*i + j)))
+			}
+			p.Grad = tensor.FromSlice(append([]float32(nil), g...), len(g))
+			single(ob, i, g)
+		}
+		o.Step()
+		for i, p := range ps {
+			for j, v := range p.Value.Data() {
+				if math.Float32bits(v) != math.Float32bits(w[i][j]) {
+					t.Fatalf("step %d, parameter %d, element %d = %v, want %v", step, i, j, v, w[i][j])
+				}
+			}
+		}
+	}
+}
+
 // TestSGDMixedFirst checks SGD with momentum over parameters whose buffers
-// start at different steps (a parameter without a gradient at the first
-// step): the multi-parameter calls, one per value of First, give the bits
-// of the single-parameter steps.
+// start at different steps: the multi-parameter calls, one per value of
+// First, give the bits of the single-parameter steps.
 func TestSGDMixedFirst(t *testing.T) {
 	ps := []*autograd.Var{
 		autograd.Param(tensor.FromSlice([]float32{1, -2, 3}, 3), "a"),
@@ -76,47 +115,20 @@ func TestSGDMixedFirst(t *testing.T) {
 	}
 	w := [][]float32{{1, -2, 3}, {0.5, 0.25}, {4}}
 	bufs := make([][]float32, 3)
-	cpu := tensor.Backend(nil)
-	if cpu, err = tensor.Lookup("cpu"); err != nil {
-		t.Fatal(err)
-	}
-	ob := cpu.(tensor.OptimizerBackend)
-	op := func(d []float32) tensor.Operand {
-		return tensor.Operand{Buf: tensor.Buffer{Host: d}, Shape: []int{len(d)}, Strides: []int{1}}
-	}
-	for step := range 3 {
-		for i, p := range ps {
-			p.Grad = nil
-			if step == 0 && i == 1 {
-				continue // b has no gradient at the first step: its buffer starts at the second
-			}
-			g := make([]float32, len(w[i]))
-			for j := range g {
-				g[j] = float32(math.Sin(float64(10*step + 3*i + j)))
-			}
-			p.Grad = tensor.FromSlice(append([]float32(nil), g...), len(g))
-			first := bufs[i] == nil
-			if first {
-				bufs[i] = make([]float32, len(g))
-			}
-			ob.SGDStep(op(w[i]), op(g), op(bufs[i]), tensor.SGDArgs{LR: cfg.LR, WeightDecay: cfg.WeightDecay,
-				Momentum: cfg.Momentum, Dampening: cfg.Dampening, First: first})
+	mixedSteps(t, o, ps, w, func(ob tensor.OptimizerBackend, i int, g []float32) {
+		first := bufs[i] == nil
+		if first {
+			bufs[i] = make([]float32, len(g))
 		}
-		o.Step()
-		for i, p := range ps {
-			for j, v := range p.Value.Data() {
-				if math.Float32bits(v) != math.Float32bits(w[i][j]) {
-					t.Fatalf("step %d, parameter %d, element %d = %v, want %v", step, i, j, v, w[i][j])
-				}
-			}
-		}
-	}
+		ob.SGDStep(hostOperand(w[i]), hostOperand(g), hostOperand(bufs[i]), tensor.SGDArgs{LR: cfg.LR,
+			WeightDecay: cfg.WeightDecay, Momentum: cfg.Momentum, Dampening: cfg.Dampening, First: first})
+	})
 }
 
 // TestAdamMixedSteps checks Adam over parameters whose step counts differ
-// (a parameter without a gradient at the first step lags one step behind,
-// so its bias corrections differ): one multi-parameter call per count,
-// each parameter with the bits of its single-parameter step.
+// (the one without a gradient at the first step lags one step behind, so
+// its bias corrections differ): one multi-parameter call per count, each
+// parameter with the bits of its single-parameter step.
 func TestAdamMixedSteps(t *testing.T) {
 	ps := []*autograd.Var{
 		autograd.Param(tensor.FromSlice([]float32{1, -2, 3}, 3), "a"),
@@ -130,36 +142,9 @@ func TestAdamMixedSteps(t *testing.T) {
 	w := [][]float32{{1, -2, 3}, {0.5, 0.25}}
 	m, v := [][]float32{make([]float32, 3), make([]float32, 2)}, [][]float32{make([]float32, 3), make([]float32, 2)}
 	steps := make([]int64, 2)
-	be, err := tensor.Lookup("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ob := be.(tensor.OptimizerBackend)
-	op := func(d []float32) tensor.Operand {
-		return tensor.Operand{Buf: tensor.Buffer{Host: d}, Shape: []int{len(d)}, Strides: []int{1}}
-	}
-	for step := range 3 {
-		for i, p := range ps {
-			p.Grad = nil
-			if step == 0 && i == 1 {
-				continue
-			}
-			g := make([]float32, len(w[i]))
-			for j := range g {
-				g[j] = float32(math.Cos(float64(7*step + 2*i + j)))
-			}
-			p.Grad = tensor.FromSlice(append([]float32(nil), g...), len(g))
-			steps[i]++
-			ob.AdamStep(op(w[i]), op(g), op(m[i]), op(v[i]), tensor.AdamArgs{LR: cfg.LR, Beta1: cfg.Beta1, Beta2: cfg.Beta2,
-				Eps: cfg.Eps, WeightDecay: cfg.WeightDecay, Step: steps[i]})
-		}
-		o.Step()
-		for i, p := range ps {
-			for j, x := range p.Value.Data() {
-				if math.Float32bits(x) != math.Float32bits(w[i][j]) {
-					t.Fatalf("step %d, parameter %d, element %d = %v, want %v", step, i, j, x, w[i][j])
-				}
-			}
-		}
-	}
+	mixedSteps(t, o, ps, w, func(ob tensor.OptimizerBackend, i int, g []float32) {
+		steps[i]++
+		ob.AdamStep(hostOperand(w[i]), hostOperand(g), hostOperand(m[i]), hostOperand(v[i]), tensor.AdamArgs{LR: cfg.LR,
+			Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay, Step: steps[i]})
+	})
 }
