@@ -5,7 +5,7 @@
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
 #   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
 #                   # kernels' tests and benchmarks, the TF32 step (and
-#                   # racecheck over the convolutions and DUEL kernels)
+                   # racecheck over the transposes, GEMMs and convolutions)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -115,23 +115,23 @@ quick)
 	start_run "$2" "$3"
 	machine
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
-	only='^TestDUELKernel$' limit=90 tests cudaduel
+	only='^TestDUELKernel$' limit=45 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	# The same step with the tensor-core kernels that round in registers
-	# (TCV3: gemm_tc3_tf32, conv_tc's *_tf32rr), then the default again.
-	for v in v3 auto; do
-		DUEL_CUDA_TC_KERNEL=$v timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$v: /" | tee -a "$out/step.log"
-	done
+	# (TCV3: gemm_tc3_tf32, conv_tc's *_tf32rr).
+	DUEL_CUDA_TC_KERNEL=v3 timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/v3: /" | tee -a "$out/step.log"
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	# quick DIR OUT race: then racecheck over the shared-memory transposes'
+	# and the tensor-core GEMMs' tests (60 s), then the tensor-core
+	# convolutions' (90 s) (OUT/san1, OUT/san2: logs.tar.gz each).
+	if [ "${4:-}" = race ]; then
+		CUDA_TESTS='^(TestConvWtKernel|TestGemmPrecisionKernel)$' DUEL_TESTS='^$' bash "$0" run-sanitize "$2" "$final/san1" racecheck 60
+		CUDA_TESTS='^TestConvTCGPU$' DUEL_TESTS='^$' bash "$0" run-sanitize "$2" "$final/san2" racecheck 90
+	fi
 	# The defaults (FP32 products, TF32 convolutions, as PyTorch's).
 	timeout 60 "$d/duelctl" bench step --device cuda --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/default: /" | tee -a "$out/step.log"
-	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
-	# quick DIR OUT race: then racecheck over the tensor-core convolutions'
-	# and the DUEL kernels' tests, 90 s each (OUT/san/logs.tar.gz).
-	if [ "${4:-}" = race ]; then
-		CUDA_TESTS='^TestConvTCGPU$' DUEL_TESTS='^TestDUELKernel$' bash "$0" run-sanitize "$2" "$final/san" racecheck 90
-	fi
 	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
