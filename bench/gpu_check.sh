@@ -5,7 +5,7 @@
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
 #   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
 #                   # kernels' tests and benchmarks, the TF32 step (and
-                   # racecheck over the transposes, GEMMs and convolutions)
+#                  # racecheck over the transposes, GEMMs and convolutions)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
