@@ -73,7 +73,7 @@ func TestRoundTF32BF16(t *testing.T) {
 // element, zero sizes, sizes off the 128 x 128 tiles and the 16- and
 // 32-deep panels (1, 7, 33, 130), several tiles, batches with strides and
 // broadcasts (stride 0), offsets, padded leading dimensions, alpha/beta and
-// beta = 0 over NaN.
+// beta = 0 over NaN; then operands aligned for 16-byte copies.
 func gemmPrecisionCases(r *rand.Rand) []tensor.GemmArgs {
 	type shape struct{ m, n, k, batch int }
 	shapes := []shape{{1, 1, 1, 1}, {0, 3, 2, 1}, {3, 0, 2, 1}, {2, 3, 0, 1}, {0, 0, 0, 2}, {7, 33, 130, 1}, {130, 7, 33, 2},
@@ -101,6 +101,27 @@ func gemmPrecisionCases(r *rand.Rand) []tensor.GemmArgs {
 					g.StrideB = rb*g.LDB + r.IntN(3)
 				}
 				g.StrideC = g.M*g.LDC + r.IntN(3)
+				cs = append(cs, g)
+			}
+		}
+	}
+	// Operands whose every row starts on 16 bytes (offsets 0, leading
+	// dimensions and strides multiples of 4 floats): the tensor-core
+	// kernels' 16-byte copies, over several panels and partial tiles.
+	for i, s := range []shape{{1, 200, 300, 1}, {33, 130, 100, 2}, {130, 40, 72, 1}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				sc := scalars[(i+len(cs))%len(scalars)]
+				g := tensor.GemmArgs{TransA: ta, TransB: tb, M: s.m, N: s.n, K: s.k, Alpha: sc[0], Beta: sc[1], Batch: s.batch}
+				ra, ca, rb, cb := g.M, g.K, g.K, g.N
+				if ta {
+					ra, ca = ca, ra
+				}
+				if tb {
+					rb, cb = cb, rb
+				}
+				g.LDA, g.LDB, g.LDC = (ca+3)&^3, (cb+3)&^3, (g.N+3)&^3
+				g.StrideA, g.StrideB, g.StrideC = ra*g.LDA, rb*g.LDB, g.M*g.LDC
 				cs = append(cs, g)
 			}
 		}
