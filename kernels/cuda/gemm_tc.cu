@@ -205,9 +205,10 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16(
 // pointer, leading dimension and batch stride multiples of 4 floats;
 // else four cp.async.ca of 4 bytes), TC2_STAGES - 1 panels ahead of the
 // products. Out-of-range elements are zero-filled by the copy (the
-// ignore-src predicate for whole chunks, src-size for partial ones). Each panel lands as it lies in memory: rows along
-// k when k is contiguous (op(A) = A, op(B) = B^T), else k rows along m or
-// n, as FP32 words. Every thread rounds the 16-byte chunks it copied
+// ignore-src predicate; a panel not wholly inside K, or a thread whose
+// rows are not, copies 4 bytes at a time: see tc2_copy). Each panel lands
+// as it lies in memory: rows along k when k is contiguous (op(A) = A,
+// op(B) = B^T), else k rows along m or n, as FP32 words. Every thread rounds the 16-byte chunks it copied
 // itself, once, after its cp.async.wait_group and before the block's
 // barrier, so the copy needs no barrier of its own: one __syncthreads per
 // panel. Panel p + 1 is rounded (and panel p + 2's copies issued) among

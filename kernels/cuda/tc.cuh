@@ -87,14 +87,6 @@ __device__ __forceinline__ void tc_store(float* c, long long ldc, int M, int N, 
 #define TC2_STAGES 3   // panels in the ring
 
 #ifdef __CUDA_ARCH__
-// cp_async16 copies src_bytes (0, 4, 8, 12 or 16) from global src to shared
-// dst and zero-fills the rest of the 16 bytes (cp.async.cg.shared.global
-// with src-size; both addresses 16-byte aligned).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-
 // cp_async16_if copies the 16 bytes at global src to shared dst when ok,
 // else writes 16 zero bytes (cp.async.cg.shared.global with its
 // ignore-src predicate: one predicated instruction, where a src-size
@@ -230,12 +222,24 @@ __device__ constexpr int tc2_dk(int l) {
 
 // tc2_copy issues the cp.async of this thread's chunks of panel k0 of X
 // (R rows from r0; element (r, k) at x[r*ld + k] when KC, else
-// x[k*ld + r]) into the FP32 panel at s: 16-byte copies when VEC, else
-// 4-byte ones. Chunk l's source, destination and bounds are chunk 0's
-// moved by constants (tc2_dr, tc2_dk), so that a chunk costs an address
-// add, a bounds test and the copy rather than its whole index
-// arithmetic (the copies sat between each panel's barrier and its mma
-// steps, a third of the loop's instructions).
+// x[k*ld + r]) into the FP32 panel at s: when VEC, 16-byte copies where
+// every chunk is whole or outside (KC: a panel wholly inside K; else the
+// thread's 4 rows inside Rn), else 4-byte ones. Chunk l's source,
+// destination and bounds are chunk 0's moved by constants (tc2_dr,
+// tc2_dk), so that a chunk costs an address add, a bounds test and the
+// copy rather than its whole index arithmetic (the copies sat between
+// each panel's barrier and its mma steps, a third of the loop's
+// instructions).
+//
+// The 16-byte path's test compares without the clamp: written as
+// tc2_clamp4(K - k) == 4, the H100's JIT (driver 580, from this sm_80
+// PTX, which is right) took it for a chunk starting at k = K, where
+// K - k is 0, so both factors of a k-contiguous product copied the next
+// row's first 4 elements into the panel's zeros past K: C wrong wherever
+// K is not a multiple of 32, both rows start on 16 bytes and op(A) = A,
+// op(B) = B^T (TestGemmPrecisionKernel's aligned cases; the emulator,
+// which runs this C++ as written, agreed with the CPU). k0 + TC2_BK <= K
+// and gr1 + 4 <= Rn compute right there.
 template <bool BF16, bool KC, int R, bool VEC>
 __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K) {
     constexpr int CH = R * TC2_BK / 4 / 256;  // chunks per thread
@@ -245,9 +249,7 @@ __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long 
     const int gr1 = r0 + r1, gk1 = k0 + k1;
     const float* src1 = KC ? x + (long long)gr1 * ld + gk1 : x + (long long)gk1 * ld + gr1;
     unsigned* d1 = s + tc2_off<BF16, KC, R>(r1, k1);
-    // valid elements of every chunk along k (KC) or along r: the same for all
-    const int n1 = KC ? tc2_clamp4(K - gk1) : tc2_clamp4(Rn - gr1);
-    if (VEC && n1 == 4) {
+    if (VEC && (KC ? k0 + TC2_BK <= K : gr1 + 4 <= Rn)) {
         // Every chunk whole or outside (every chunk of an inner panel and
         // block): one predicated copy each, in its own branch so that the
         // general path's size arithmetic is not issued beside it.
@@ -260,20 +262,18 @@ __device__ __forceinline__ void tc2_copy(unsigned* s, const float* x, long long 
         }
         return;
     }
+    // valid elements of every chunk along k (KC) or along r: the same for all
+    const int n1 = KC ? tc2_clamp4(K - gk1) : tc2_clamp4(Rn - gr1);
 #pragma unroll
     for (int l = 0; l < CH; l++) {
         const int dr = tc2_dr<BF16, KC, R>(l), dk = tc2_dk<BF16, KC, R>(l);
         unsigned* d = d1 + tc2_off<BF16, KC, R>(dr, dk);
         const int n = (KC ? gr1 + dr < Rn : gk1 + dk < K) ? n1 : 0;
         const float* src = src1 + (KC ? dr : dk) * ld;
-        if (VEC) {
-            cp_async16(d, n > 0 ? src : x, 4 * n);
-        } else {
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const bool ok = i < n;
-                cp_async4_if(d + i, ok ? src + i : x, ok);  // element i of the chunk: src + i in both layouts
-            }
+        for (int i = 0; i < 4; i++) {
+            const bool ok = i < n;
+            cp_async4_if(d + i, ok ? src + i : x, ok);  // element i of the chunk: src + i in both layouts
         }
     }
 }

@@ -423,9 +423,6 @@ inline void ldmatrix_x4(unsigned (&r)[4], const unsigned* row) {
     for (int i = 0; i < 4; i++) r[i] = out[i];
 }
 
-// cp_async16 is cp.async.cg.shared.global [dst], [src], 16, src_bytes.
-inline void cp_async16(void* dst, const void* src, int src_bytes) { emu::asyncCopy(dst, src, 16, src_bytes); }
-
 // cp_async16_if is cp.async.cg.shared.global [dst], [src], 16, !ok: the
 // 16 bytes at src when ok, else zeros.
 inline void cp_async16_if(void* dst, const void* src, bool ok) { emu::asyncCopy(dst, src, 16, ok ? 16 : 0); }
