@@ -440,28 +440,49 @@ extern "C" __global__ void __launch_bounds__(256) conv_wt_f32(float* wt, const f
     }
 }
 
-// dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= sum over taps (i, j) with S dividing y+P-i and x+P-j, the quotients (oy, ox) inside the output, of dcol[(c*K+i)*K+j][(n*OH+oy)*OW+ox], in increasing (i, j), in float: the strided input gradient's taps gathered from dcol = w^T * dy (a C*K*K x N*OH*OW product), one thread an element, grid-stride
-extern "C" __global__ void conv_col2im_f32(float* dx, const float* dcol, int accumulate,
-                                           int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                           int cm) {
-    const long long n = (long long)N * C * H * W, cols = (long long)N * OH * OW;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
-        const int x = (int)(e % W);
-        const long long t = e / W;
-        const int y = (int)(t % H);
-        const long long u = t / H;  // c*N + img (cm) or img*C + c
-        const int c = cm ? (int)(u / N) : (int)(u % C), img = cm ? (int)(u % N) : (int)(u / C);
+// col2im_elems is conv_col2im_f32 over the n elements of dx with index
+// type I: unsigned where dx and dcol hold fewer than 2^31 elements (three
+// 32-bit divisions an element where 64-bit ones cost several times more),
+// else long long. The taps (i, j) with S dividing y+P-i and x+P-j are
+// walked directly, from (y+P) % S and (x+P) % S in steps of S, in
+// increasing order as before.
+template <typename I>
+__device__ __forceinline__ void col2im_elems(float* dx, const float* dcol, int accumulate, I n, int N, int C, int H, int W,
+                                             int K, int S, int P, int OH, int OW, int cm) {
+    const I cols = (I)N * OH * OW;
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+        const I t = e / W;
+        const int x = (int)(e - t * W);
+        const I u = t / H;
+        const int y = (int)(t - u * H);
+        const I q = u / (cm ? N : C);  // c (cm) or img
+        const int r = (int)(u - q * (cm ? N : C));
+        const int c = cm ? (int)q : r, img = cm ? r : (int)q;
         float v = 0.f;
-        for (int i = 0; i < K; i++) {
+        for (int i = (y + P) % S; i < K; i += S) {
             const int ty = y + P - i;
-            if (ty < 0 || ty % S != 0 || ty / S >= OH) continue;
-            for (int j = 0; j < K; j++) {
+            if (ty < 0) break;  // ty falls as i rises
+            if (ty / S >= OH) continue;
+            const I row = ((I)img * OH + ty / S) * OW;
+            for (int j = (x + P) % S; j < K; j += S) {
                 const int tx = x + P - j;
-                if (tx < 0 || tx % S != 0 || tx / S >= OW) continue;
-                v += dcol[((long long)(c * K + i) * K + j) * cols + ((long long)img * OH + ty / S) * OW + tx / S];
+                if (tx < 0) break;
+                if (tx / S >= OW) continue;
+                v += dcol[((I)(c * K + i) * K + j) * cols + row + tx / S];
             }
         }
         dx[e] = accumulate ? dx[e] + v : v;
     }
+}
+
+// dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= sum over taps (i, j) with S dividing y+P-i and x+P-j, the quotients (oy, ox) inside the output, of dcol[(c*K+i)*K+j][(n*OH+oy)*OW+ox], in increasing (i, j), in float: the strided input gradient's taps gathered from dcol = w^T * dy (a C*K*K x N*OH*OW product), one thread an element, grid-stride
+extern "C" __global__ void conv_col2im_f32(float* dx, const float* dcol, int accumulate,
+                                           int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                           int cm) {
+    const long long n = (long long)N * C * H * W, ncol = (long long)C * K * K * N * OH * OW;
+    if (n < 0x80000000LL && ncol < 0x80000000LL)
+        col2im_elems<unsigned>(dx, dcol, accumulate, (unsigned)n, N, C, H, W, K, S, P, OH, OW, cm);
+    else
+        col2im_elems<long long>(dx, dcol, accumulate, n, N, C, H, W, K, S, P, OH, OW, cm);
 }
