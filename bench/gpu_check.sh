@@ -119,9 +119,10 @@ quick)
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
-	# The same step with the tensor-core kernels that round in registers
-	# (TCV3: gemm_tc3_tf32, conv_tc's *_tf32rr).
-	DUEL_CUDA_TC_KERNEL=v3 timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/v3: /" | tee -a "$out/step.log"
+	# The same step with the tensor-core kernels that round each panel in
+	# shared memory (TCV2: gemm_tc2_tf32, conv_tc's *_tf32; the default,
+	# auto, rounds in registers).
+	DUEL_CUDA_TC_KERNEL=v2 timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/v2: /" | tee -a "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	# quick DIR OUT race: then racecheck over the shared-memory transposes'
 	# and the tensor-core GEMMs' tests (60 s), then the tensor-core

@@ -17,7 +17,8 @@ import (
 // gather as "Stride2/InputGradChecked") in TF32 and BF16 ("tf32/",
 // "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
 // bench/gpu_peer.py times cuDNN on the same layers with and without
-// TF32), and the TF32 ones again with TCV3's *_tf32rr kernels ("tf32v3/").
+// TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
+// kernels, which round each panel in shared memory ("tf32v2/").
 // GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
@@ -43,12 +44,12 @@ func BenchmarkConv(b *testing.B) {
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradChecked")
 		be.checkedStrided = false
 	}
-	if be.SetPrecision(TF32) == TF32 { // the *_tf32rr kernels (TCV3: rounding in registers)
-		be.SetTCKernel(TCV3)
-		benchConvLayer(b, d, be, "tf32v3/", layer)
-		benchConvLayer(b, d, be, "tf32v3/Wide/", wide)
-		benchConvLayer(b, d, be, "tf32v3/1x1/", expand)
-		benchConvLayer(b, d, be, "tf32v3/Stride2/", stride2)
+	if be.SetPrecision(TF32) == TF32 { // TCV2: rounding each panel in shared memory
+		be.SetTCKernel(TCV2)
+		benchConvLayer(b, d, be, "tf32v2/", layer)
+		benchConvLayer(b, d, be, "tf32v2/Wide/", wide)
+		benchConvLayer(b, d, be, "tf32v2/1x1/", expand)
+		benchConvLayer(b, d, be, "tf32v2/Stride2/", stride2)
 		be.SetTCKernel(TCAuto)
 	}
 	be.SetPrecision(FP32)

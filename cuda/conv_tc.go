@@ -43,7 +43,7 @@ type convTCKey struct {
 	pass string
 	rows int
 	prec Precision
-	rr   bool // TF32 under TCV3: the *_tf32rr kernels
+	rr   bool // TF32 under TCV3 and TCAuto: the *_tf32rr kernels
 }
 
 // convTCChoice is convTCFor's answer for a key.
@@ -61,7 +61,7 @@ type convTCState map[convTCKey]convTCChoice
 // rows in the backend's precision: 64-row tiles for m <= 64, else 128;
 // BF16 where the device allows its shared memory, else TF32 (a bf16
 // backend on sm_80, whose 163 KiB do not hold BF16's panels), TF32 under
-// TCV3 with the *_tf32rr kernels (rounding in registers); ok is false in
+// TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers); ok is false in
 // fp32, or where neither fits (conv.cu's FP32 kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	rows := 128
@@ -99,7 +99,7 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	if be.convPrec != TF32 && be.convPrec != BF16 {
 		return convTCKernel{}, false
 	}
-	rr := be.convPrec == TF32 && be.tc.kernel == TCV3
+	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto)
 	key := convTCKey{pass, rows, be.convPrec, rr}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok

@@ -33,10 +33,11 @@ var convTCCases = []convCase{
 }
 
 // tcKinds are the tensor-core kernel versions the convolution tests run
-// in precision p: TCAuto, and in TF32 also TCV3 (the *_tf32rr kernels).
+// in precision p: TCAuto (in TF32 the *_tf32rr kernels), and in TF32 also
+// TCV2 (the kernels that round each panel in shared memory).
 func tcKinds(p Precision) []TCKernel {
 	if p == TF32 {
-		return []TCKernel{TCAuto, TCV3}
+		return []TCKernel{TCAuto, TCV2}
 	}
 	return []TCKernel{TCAuto}
 }
@@ -53,8 +54,9 @@ var tcPrecisions = []struct {
 // factors rounded to TF32 or BF16 beforehand (whose products are exact
 // in float32: the results agree within float32 summation error), on
 // convCases and convTCCases in both input layouts, with and without
-// accumulation and bias; TF32 also with TCV3 (the *_tf32rr kernels,
-// rounding in registers). It skips without g++ or under -short.
+// accumulation and bias; TF32 under TCAuto (the *_tf32rr kernels,
+// rounding in registers) and TCV2 (rounding each panel in shared memory).
+// It skips without g++ or under -short.
 func TestConvTCEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -76,7 +78,7 @@ func TestConvTCEmulated(t *testing.T) {
 				for _, m := range []int{1, 64, 65, 300} {
 					for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
 						k, ok := be.convTCFor(pass, m)
-						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec, map[bool]string{true: "rr"}[tck == TCV3])
+						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec, map[bool]string{true: "rr"}[p.prec == TF32 && tck != TCV2])
 						if !ok || k.name != want {
 							t.Fatalf("convTCFor(%s, %d) = %q, %v; want %q", pass, m, k.name, ok, want)
 						}
@@ -109,7 +111,7 @@ func TestConvTCEmulated(t *testing.T) {
 // factors, on convCases, convTCCases and three ResNet layers of 32
 // images (convCases and the ResNet layers left out where sanitizing),
 // with 8 times the emulator's tolerance (the hardware's mma accumulation
-// is not IEEE's); TF32 also under TCV3 (the *_tf32rr kernels). GPU only
+// is not IEEE's); TF32 under TCAuto (the *_tf32rr kernels) and TCV2. GPU only
 // (and TestConvTCFakeDriver's children).
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)
@@ -192,14 +194,14 @@ func TestConvTCChoice(t *testing.T) {
 		want  string // "" for conv.cu's kernels
 	}{
 		{FP32, 0, 300, ""},
-		{TF32, 0, 64, "conv_fwd_tc64_tf32"},
-		{TF32, 0, 65, "conv_fwd_tc_tf32"},
+		{TF32, 0, 64, "conv_fwd_tc64_tf32rr"},
+		{TF32, 0, 65, "conv_fwd_tc_tf32rr"},
 		{BF16, 0, 200, "conv_fwd_tc_bf16"},
 		{BF16, 232448, 200, "conv_fwd_tc_bf16"},
 		{BF16, 232448, 10, "conv_fwd_tc64_bf16"},
 		{BF16, 166912, 200, "conv_fwd_tc_tf32"},
 		{BF16, 166912, 10, "conv_fwd_tc64_tf32"},
-		{TF32, 166912, 200, "conv_fwd_tc_tf32"},
+		{TF32, 166912, 200, "conv_fwd_tc_tf32rr"},
 		{TF32, 101376, 200, ""},
 		{TF32, 101376, 64, ""},
 	} {
@@ -225,14 +227,14 @@ func TestConvTCTransposed(t *testing.T) {
 		o, r int
 		want string // "" for conv_wgrad_tc*
 	}{
-		{256, 64, "conv_wgradt_tc64_tf32"}, // 1 x 1, 64 -> 256: 64 x 256 against 256 x 256
-		{512, 128, "conv_wgradt_tc_tf32"},  // 1 x 1, 128 -> 512
-		{64, 576, ""},                      // 3 x 3, 64 -> 64
-		{128, 1152, ""},                    // 3 x 3, 128 -> 128
-		{64, 256, ""},                      // 1 x 1, 256 -> 64
-		{7, 45, ""},                        // a tie: 64 x 256 both ways
-		{131, 603, "conv_wgradt_tc_tf32"},  // 640 x 256 against 256 x 768
-		{72, 45, "conv_wgradt_tc64_tf32"},
+		{256, 64, "conv_wgradt_tc64_tf32rr"}, // 1 x 1, 64 -> 256: 64 x 256 against 256 x 256
+		{512, 128, "conv_wgradt_tc_tf32rr"},  // 1 x 1, 128 -> 512
+		{64, 576, ""},                        // 3 x 3, 64 -> 64
+		{128, 1152, ""},                      // 3 x 3, 128 -> 128
+		{64, 256, ""},                        // 1 x 1, 256 -> 64
+		{7, 45, ""},                          // a tie: 64 x 256 both ways
+		{131, 603, "conv_wgradt_tc_tf32rr"},  // 640 x 256 against 256 x 768
+		{72, 45, "conv_wgradt_tc64_tf32rr"},
 	} {
 		k, _ := be.convTCFor("wgrad", tc.o)
 		got := ""

@@ -281,16 +281,16 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 
 // TestGemmPrecisionKernel runs the same products on the GPU (and on the
 // fake driver, TestGemmPrecisionFakeDriver): tensor cores from compute
-// capability 8.0 on, with the kernels TCAuto picks (gemm_tc2_* where the
-// device gives them their shared memory), with TCV1 and, for TF32, with
-// TCV3 (gemm_tc3_tf32, where the device gives it its shared memory), with 8 times the
+// capability 8.0 on, with the kernels TCAuto picks (gemm_tc3_tf32 and
+// gemm_tc2_bf16 where the device gives them their shared memory), with
+// TCV1, TCV2 (gemm_tc2_*) and, for TF32, TCV3, with 8 times the
 // emulator's tolerance (the hardware's accumulation within an mma is not
 // IEEE's), and the FP32 fallback below it. GPU only.
 func TestGemmPrecisionKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
 		t.Run(p.String(), func(t *testing.T) {
-			for _, k := range []TCKernel{TCAuto, TCV1, TCV3} {
+			for _, k := range []TCKernel{TCAuto, TCV1, TCV2, TCV3} {
 				be, err := newBackend(d, 256)
 				if err != nil {
 					t.Fatal(err)
@@ -307,6 +307,9 @@ func TestGemmPrecisionKernel(t *testing.T) {
 				be.SetTCKernel(k)
 				if k == TCV3 && (p != TF32 || got != TF32 || !be.tc2Allowed(2, be.gemmLaunch())) {
 					continue // gemm_tc3_tf32 only, where the device gives it its shared memory
+				}
+				if k == TCV2 && (got == FP32 || !be.tc2Allowed(int(got-TF32), be.gemmLaunch())) {
+					continue // gemm_tc2_*, where the device gives it its shared memory
 				}
 				t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
 				testGemmPrecision(t, be, 8)
@@ -346,7 +349,8 @@ func TestGemmKernelChoice(t *testing.T) {
 		p     Precision
 		want  string
 	}{
-		{163 << 10, TCAuto, TF32, "gemm_tc2_tf32"}, {163 << 10, TCAuto, BF16, "gemm_bf16"}, {227 << 10, TCAuto, BF16, "gemm_tc2_bf16"},
+		{163 << 10, TCAuto, TF32, "gemm_tc3_tf32"}, {163 << 10, TCAuto, BF16, "gemm_bf16"}, {227 << 10, TCAuto, BF16, "gemm_tc2_bf16"},
+		{163 << 10, TCV2, TF32, "gemm_tc2_tf32"}, {227 << 10, TCAuto, TF32, "gemm_tc3_tf32"},
 		{227 << 10, TCV1, TF32, "gemm_tf32"}, {227 << 10, TCV1, BF16, "gemm_bf16"}, {100 << 10, TCAuto, TF32, "gemm_tf32"},
 		{100 << 10, TCV2, TF32, "gemm_tc2_tf32"}, {227 << 10, TCAuto, FP32, "sgemm_f32"}, {-1, TCAuto, TF32, "gemm_tf32"},
 		{227 << 10, TCV3, TF32, "gemm_tc3_tf32"}, {227 << 10, TCV3, BF16, "gemm_tc2_bf16"},
@@ -361,8 +365,8 @@ func TestGemmKernelChoice(t *testing.T) {
 		if got := be.gemmKernelName(); got != tc.want {
 			t.Errorf("opt-in limit %d, %v, %v: kernel %s, want %s", tc.optIn, tc.k, tc.p, got, tc.want)
 		}
-		if tc.want == "gemm_tc2_tf32" && tc.optIn >= tc2SharedTF32 && g.opted["gemm_tc2_tf32"] != tc2SharedTF32 {
-			t.Errorf("opt-in limit %d: gemm_tc2_tf32 opted in for %v bytes, want %d", tc.optIn, g.opted, tc2SharedTF32)
+		if shared := map[string]int{"gemm_tc2_tf32": tc2SharedTF32, "gemm_tc3_tf32": tc3SharedTF32}[tc.want]; shared > 0 && tc.optIn >= shared && g.opted[tc.want] != shared {
+			t.Errorf("opt-in limit %d: %s opted in for %v bytes, want %d", tc.optIn, tc.want, g.opted, shared)
 		}
 	}
 }
@@ -433,7 +437,7 @@ func TestTimeGemm(t *testing.T) {
 		if d.Capability() < 80 {
 			want = FP32
 		}
-		kernels := map[Precision][]string{FP32: {"sgemm_f32"}, TF32: {"gemm_tc2_tf32", "gemm_tf32"}, BF16: {"gemm_tc2_bf16", "gemm_bf16"}}[want]
+		kernels := map[Precision][]string{FP32: {"sgemm_f32"}, TF32: {"gemm_tc3_tf32", "gemm_tf32"}, BF16: {"gemm_tc2_bf16", "gemm_bf16"}}[want]
 		if r.Precision != want || r.Reps < 3 || r.PerCall <= 0 || r.GFLOPS <= 0 || r.Device != d.String() || !slices.Contains(kernels, r.Kernel) {
 			t.Errorf("TimeGemm in %v: %+v", p, r)
 		}
@@ -455,8 +459,9 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
 	for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
 		"--- PASS: TestPrecisionDefault", "sm_80): fp32",
-		// the fake device allows an A100's 163 KiB per block: gemm_tc2_tf32 fits, gemm_tc2_bf16 falls back to gemm_bf16
-		"tf32 auto: kernel gemm_tc2_tf32", "tf32 v1: kernel gemm_tf32", "bf16 auto: kernel gemm_bf16", "bf16 v1: kernel gemm_bf16"} {
+		// the fake device allows an A100's 163 KiB per block: gemm_tc3_tf32 and gemm_tc2_tf32 fit,
+		// gemm_tc2_bf16 falls back to gemm_bf16
+		"tf32 auto: kernel gemm_tc3_tf32", "tf32 v2: kernel gemm_tc2_tf32", "tf32 v1: kernel gemm_tf32", "bf16 auto: kernel gemm_bf16", "bf16 v1: kernel gemm_bf16"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

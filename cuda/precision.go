@@ -146,9 +146,12 @@ func useRegistered(s string, set func(*Backend, Precision) Precision) (Precision
 type TCKernel int
 
 const (
-	// TCAuto uses gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2) where the device
-	// gives them their dynamic shared memory (tc2Shared), else gemm_tf32
-	// and gemm_bf16 (TCV1). It is the default.
+	// TCAuto uses, where the device gives them their dynamic shared
+	// memory (tc2Shared), TCV3's kernels for TF32 (gemm_tc3_tf32 and the
+	// *_tf32rr convolutions: on an H100, 147 TFLOP/s at 4096³ against
+	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
+	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
+	// (TCV1). It is the default.
 	TCAuto TCKernel = iota
 	// TCV1 uses gemm_tf32 and gemm_bf16: 128 x 128 tiles, panels of 16
 	// words double-buffered through registers, 40 KiB of static shared
@@ -163,9 +166,8 @@ const (
 	// *_tf32rr kernels for TF32 convolutions: gemm_tc2's and conv_tc's
 	// pipelines with the factors rounded in registers after each fragment
 	// load instead of by a pass over each panel in shared memory before
-	// the panel's barrier (the same bits; an alternative to time against
-	// TCV2: BenchmarkGemmPrecision's v3, BenchmarkConv's tf32v3/, the
-	// step with DUEL_CUDA_TC_KERNEL=v3). BF16 runs as under TCAuto.
+	// the panel's barrier (the same bits as TCV2's; TCAuto's TF32 kernels).
+	// BF16 runs as under TCAuto.
 	TCV3
 )
 
@@ -244,9 +246,9 @@ type gemmChoice struct {
 }
 
 // gemmLaunch returns the kernel of the backend's products in its
-// precision: sgemm_f32 (FP32); gemm_tc2_tf32 or gemm_tc2_bf16 under TCV2,
-// and under TCAuto where tc2Allowed; gemm_tc3_tf32 (TF32) or
-// gemm_tc2_bf16 under TCV3; else gemm_tf32 or gemm_bf16.
+// precision: sgemm_f32 (FP32); gemm_tc2_tf32 or gemm_tc2_bf16 under TCV2;
+// gemm_tc3_tf32 (TF32) or gemm_tc2_bf16 under TCV3, and under TCAuto
+// where tc2Allowed; else gemm_tf32 or gemm_bf16.
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
 	case TF32, BF16:
@@ -254,12 +256,12 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		if be.prec == BF16 {
 			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16}
 		}
+		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32}
 		switch be.tc.kernel {
 		case TCV1:
 			return v1
 		case TCV3:
 			if be.prec == TF32 {
-				v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32}
 				be.tc2Allowed(2, v3) // opts in where it can; a launch beyond the device's limit fails
 				return v3
 			}
@@ -268,6 +270,9 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		case TCV2:
 			be.tc2Allowed(i, v2) // opts in where it can; a launch beyond the device's limit fails
 			return v2
+		}
+		if be.prec == TF32 && be.tc2Allowed(2, v3) {
+			return v3
 		}
 		if be.tc2Allowed(i, v2) {
 			return v2
