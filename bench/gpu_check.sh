@@ -115,7 +115,7 @@ quick)
 	start_run "$2" "$3"
 	machine
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
-	only='^TestDUELKernel$' limit=45 tests cudaduel
+	only='^TestDUELKernel$' limit=120 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
