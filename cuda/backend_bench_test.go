@@ -105,7 +105,8 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // tiles, 3-stage cp.async pipeline; skipped where the device cannot give
 // it its shared memory), e.g. tf32/n4096/v1 and tf32/n4096/v2, and TF32
 // also v3 with gemm_tc3_tf32 (v2's factors rounded in registers); FP32 is
-// fp32/n4096. GPU only.
+// fp32/n4096. Where the device's peak is known (Device.PeakGFLOPS) it
+// also reports the rate as a percentage of it (%peak). GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
@@ -142,7 +143,11 @@ func BenchmarkGemmPrecision(b *testing.B) {
 					}()
 					g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
 					per := deviceLoop(b, d, func() { be.Gemm(g) })
-					b.ReportMetric(2*float64(n)*float64(n)*float64(n)/per.Seconds()/1e9, "GFLOP/s")
+					gflops := 2 * float64(n) * float64(n) * float64(n) / per.Seconds() / 1e9
+					b.ReportMetric(gflops, "GFLOP/s")
+					if peak, ok := d.PeakGFLOPS(p); ok {
+						b.ReportMetric(100*gflops/peak, "%peak")
+					}
 				})
 			}
 		}

@@ -24,6 +24,7 @@ type Device struct {
 	cc     int // compute capability, 10*major + minor
 	name   string
 	sms    int
+	clock  int // the multiprocessors' peak clock, kHz (0: not known)
 
 	mu   sync.Mutex
 	mods map[*kc.Module]*loaded
@@ -76,6 +77,7 @@ func Open(i int) (*Device, error) {
 	if err != nil {
 		return nil, unusable(err)
 	}
+	clock, _ := dev.Attribute(driver.AttrClockRate) // only the peak figures need it
 	ctx, err := driver.PrimaryContext(dev)
 	if err != nil {
 		return nil, unusable(err)
@@ -85,7 +87,7 @@ func Open(i int) (*Device, error) {
 		ctx.Close()
 		return nil, unusable(err)
 	}
-	return &Device{ctx: ctx, stream: stream, dev: dev, cc: cc, name: name, sms: sms, mods: map[*kc.Module]*loaded{}}, nil
+	return &Device{ctx: ctx, stream: stream, dev: dev, cc: cc, name: name, sms: sms, clock: clock, mods: map[*kc.Module]*loaded{}}, nil
 }
 
 // String describes the device, e.g. "cuda:0 (NVIDIA A100, sm_80)".

@@ -441,6 +441,9 @@ func TestTimeGemm(t *testing.T) {
 		if r.Precision != want || r.Reps < 3 || r.PerCall <= 0 || r.GFLOPS <= 0 || r.Device != d.String() || !slices.Contains(kernels, r.Kernel) {
 			t.Errorf("TimeGemm in %v: %+v", p, r)
 		}
+		if peak, ok := d.PeakGFLOPS(r.Precision); r.Peak != peak || !ok && d.Capability() >= 80 && d.Capability() <= 90 && d.Capability() != 87 {
+			t.Errorf("TimeGemm in %v: peak %v GFLOP/s, want the device's %v (known: %v; %d SMs at %d kHz)", p, r.Peak, peak, ok, d.sms, d.clock)
+		}
 	}
 	if _, err := TimeGemm(0, 1, 1, false, false, FP32, 0); err == nil {
 		t.Error("TimeGemm of an empty product: no error")

@@ -11,10 +11,11 @@ import (
 type GemmTiming struct {
 	Device    string        // e.g. "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)"
 	Precision Precision     // the precision the product ran in (FP32 where TF32 or BF16 fall back)
-	Kernel    string        // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32 or gemm_tc2_bf16
+	Kernel    string        // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32, gemm_tc2_bf16 or gemm_tc3_tf32
 	PerCall   time.Duration // device time per product, between events around the loop
 	Reps      int           // products timed
 	GFLOPS    float64       // 2*m*n*k / PerCall
+	Peak      float64       // the device's dense peak in Precision, GFLOP/s (Device.PeakGFLOPS; 0: not known)
 }
 
 // TimeGemm times C = op(A)*op(B) (m x n x k, float32, row-major, alpha 1,
@@ -36,6 +37,7 @@ func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Durati
 		return GemmTiming{}, err
 	}
 	res := GemmTiming{Device: d.String(), Precision: be.SetPrecision(p)}
+	res.Peak, _ = d.PeakGFLOPS(res.Precision)
 	res.Kernel = be.gemmKernelName()
 	g := tensor.GemmArgs{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, Batch: 1, LDA: k, LDB: n, LDC: n}
 	if transA {

@@ -153,8 +153,12 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 			first = r
 		}
 		variants[strings.ToUpper(name)] = r.GFLOPS
-		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s)\n",
-			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device)
+		peak := ""
+		if r.Peak > 0 {
+			peak = fmt.Sprintf("; %.1f%% of the device's %.1f TFLOP/s %s peak", 100*r.GFLOPS/r.Peak, r.Peak/1e3, r.Precision)
+		}
+		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s%s)\n",
+			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device, peak)
 	}
 	out := map[string]any{
 		"gflops":    first.GFLOPS,
@@ -162,6 +166,10 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		"precision": first.Precision.String(),
 		"kernel":    first.Kernel,
 		"ms":        first.PerCall.Seconds() * 1e3,
+	}
+	if first.Peak > 0 {
+		out["peak_gflops"] = first.Peak
+		out["of_peak"] = first.GFLOPS / first.Peak
 	}
 	if len(names) > 1 {
 		out["variants"] = variants

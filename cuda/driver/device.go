@@ -16,9 +16,11 @@ const (
 	AttrMaxThreadsPerBlock      Attribute = 1
 	AttrMaxSharedMemoryPerBlock Attribute = 8
 	AttrWarpSize                Attribute = 10
-	AttrMultiprocessorCount     Attribute = 16
-	AttrComputeCapabilityMajor  Attribute = 75
-	AttrComputeCapabilityMinor  Attribute = 76
+	// AttrClockRate is the peak clock of the multiprocessors, in kHz.
+	AttrClockRate              Attribute = 13
+	AttrMultiprocessorCount    Attribute = 16
+	AttrComputeCapabilityMajor Attribute = 75
+	AttrComputeCapabilityMinor Attribute = 76
 	// AttrMaxSharedMemoryPerBlockOptin is the most shared memory a block
 	// may use once its kernel opts in (Function.SetMaxDynamicShared):
 	// 227 KiB on sm_90, 163 KiB on sm_80.

@@ -133,6 +133,7 @@ API cuDeviceGetAttribute(int* v, int attr, int dev) {
     case 1: *v = 1024; break;            // max threads per block
     case 8: *v = 48 << 10; break;        // shared memory per block
     case 10: *v = 32; break;             // warp size
+    case 13: *v = 1410000; break;        // peak SM clock, kHz (an A100's)
     case 16: *v = 4; break;              // multiprocessors
     case 75: *v = capability() / 10; break;  // compute capability, major
     case 76: *v = capability() % 10; break;
