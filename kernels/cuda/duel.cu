@@ -149,6 +149,50 @@ __device__ __forceinline__ unsigned long long blockMax(unsigned long long k, uns
     return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
 }
 
+// prefetchL2 asks for the 128-byte line at global p in L2
+// (prefetch.global.L2): a hint, no result; the emulator ignores it.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ void prefetchL2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+#else
+inline void prefetchL2(const void*) {}
+#endif
+
+// PREFETCH_ROWS is how many runners-up's rows of sim a step's end asks L2
+// for (SELECT_PREFETCH): on clustered streams the next step's victim is
+// among the top 4 in 97-99.6% of the steps (Protected; in Compete ~87%,
+// the rest being the row just inserted, loaded a step ahead anyway:
+// duel/memory's BenchmarkVictimRank).
+#define PREFETCH_ROWS 3
+// SELECT_PROTECT and SELECT_PREFETCH are the bits of the selection
+// kernels' flags: the batch rows are protected (memory.Protected), and
+// each step ends by prefetching the runners-up's rows (prefetchRunnersUp).
+#define SELECT_PROTECT 1
+#define SELECT_PREFETCH 2
+
+// prefetchRunnersUp asks L2 for the rows of sim (n floats each, slots by
+// slotTab below K) of the PREFETCH_ROWS largest of the warp maxima part
+// below v (the victim just chosen from them): the likely victims of the
+// step after next, whose rows would otherwise come from DRAM when sim
+// exceeds L2. Every thread takes part: the same reductions over the
+// partials in every warp (their reads covered by blockMax's alternation),
+// then thread t prefetches line t of each row. The runner-up sharing its
+// warp with a larger key is missed (about 1 in 32).
+__device__ __forceinline__ void prefetchRunnersUp(unsigned long long v, const unsigned long long* part, const float* sim, long long W,
+                                                  int n, int K, unsigned long long posMask, const int* slotTab) {
+    const int lane = threadIdx.x & 31;
+    const unsigned long long p = lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull;
+    unsigned long long cut = v;
+#pragma unroll 1
+    for (int r = 0; r < PREFETCH_ROWS; r++) {
+        const unsigned long long q = warpMax(p < cut ? p : 0ull);
+        if (q == 0) return;  // fewer candidates
+        cut = q;
+        const int pos = (int)(posMask - (q & posMask));
+        const char* row = reinterpret_cast<const char*>(sim + (long long)(pos < K ? slotTab[pos] : pos) * W);
+        for (int l = threadIdx.x; l * 32 < n; l += blockDim.x) prefetchL2(row + 128LL * l);
+    }
+}
+
 // The selection kernels reduce with warp intrinsics in their helpers: the
 // markers duel_select_shared_warps and duel_select_global_warps give them
 // launchers that insist on whole warps.
@@ -162,10 +206,11 @@ __device__ __forceinline__ unsigned long long blockMax(unsigned long long k, uns
 // the partials. evicted gets the victims' positions; kept's src, moves,
 // rank and slot and scoreOut (by slot) get the next layout (see the
 // header).
-__device__ __forceinline__ void selectPacked(const float* sim, long long W, int K, int B, int protect,
+__device__ __forceinline__ void selectPacked(const float* sim, long long W, int K, int B, int flags,
                                              const double* scoreIn, const long long* P, unsigned long long* U,
                                              int* slotTab, int* evicted, int* kept, double* scoreOut) {
     __shared__ unsigned long long parts[2][32];
+    const int protect = flags & SELECT_PROTECT;
     const int* const rank = kept;
     int* const slot = kept + K;
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
@@ -252,6 +297,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
             pre[u] = c <= top + 1 ? ins[W + c] : 0.f;
         }
         v = blockMax(best, parts[i & 1]);
+        if (flags & SELECT_PREFETCH) prefetchRunnersUp(v, parts[i & 1], sim, W, N, K, posMask, slotTab);
     }
 
     // The next layout (every slot's key is final: compactPacked's first
@@ -272,17 +318,17 @@ extern "C" __global__ void duel_batch_sums(const float* sim, long long W, int K,
     }
 }
 
-// evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P, in 8(K+B) + 4K bytes of dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH), in 8(K+B) + 4K bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_shared(
-    const float* sim, long long W, int K, int B, int protect, const double* scoreIn, const long long* P,
+    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectPacked(sim, W, K, B, protect, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut);
+    selectPacked(sim, W, K, B, flags, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut);
 }
 
-// evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P, U (K+B values) in global scratch
+// evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH), U (K+B values) in global scratch
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_global(
-    const float* sim, long long W, int K, int B, int protect, const double* scoreIn, const long long* P,
+    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     unsigned long long* U, int* evicted, int* kept, double* scoreOut) {
-    selectPacked(sim, W, K, B, protect, scoreIn, P, U, kept + K, evicted, kept, scoreOut);
+    selectPacked(sim, W, K, B, flags, scoreIn, P, U, kept + K, evicted, kept, scoreOut);
 }

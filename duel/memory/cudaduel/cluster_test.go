@@ -283,3 +283,45 @@ func TestClusterRefused(t *testing.T) {
 		mem = keptRows(mem, batch, got.Kept, 24, 6)
 	}
 }
+
+// TestPrefetchOption checks MemoryOptions.Prefetch and DUEL_CUDADUEL_PREFETCH
+// (the environment turns it on, never off), that a memory with it makes
+// the same decisions on cudatest.Host (whose transcription reads the
+// flags' protect bit), and that a bad value of the variable is an error
+// naming it.
+func TestPrefetchOption(t *testing.T) {
+	h := newHost()
+	var want []int
+	for _, tc := range []struct {
+		opt  bool
+		env  string
+		want bool
+	}{{false, "", false}, {true, "", true}, {false, "1", true}, {true, "0", true}, {false, "0", false}} {
+		t.Setenv(EnvPrefetch, tc.env)
+		m, err := NewMemory(h, 16, 4, MemoryOptions{Batch: 4, Admission: memory.Protected, Prefetch: tc.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.prefetch != tc.want {
+			t.Errorf("Prefetch %v, %s=%q: prefetch %v, want %v", tc.opt, EnvPrefetch, tc.env, m.prefetch, tc.want)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		if err := m.Load(unitRows(r, 16, 4, nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Update(unitRows(r, 4, 4, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = res.Evicted
+		} else if !slices.Equal(res.Evicted, want) {
+			t.Errorf("Prefetch %v, %s=%q: evicted %v, want %v", tc.opt, EnvPrefetch, tc.env, res.Evicted, want)
+		}
+		m.Close()
+	}
+	t.Setenv(EnvPrefetch, "yes")
+	if _, err := NewMemory(h, 16, 4, MemoryOptions{}); err == nil || !strings.Contains(err.Error(), EnvPrefetch) {
+		t.Errorf("%s=yes: error %v, want one naming the variable", EnvPrefetch, err)
+	}
+}

@@ -31,4 +31,6 @@ func TestDUELEmulated(t *testing.T) {
 	residentStream(t, "resident96-global", residentCases, openResident(e, 96, true))
 	residentStream(t, "resident256", []duelCase{{100, 37, 12}}, openResident(e, 256, false))
 	residentStream(t, "resident1024-global", []duelCase{{129, 31, 33}}, openResident(e, 1024, true))
+	residentStream(t, "resident96-prefetch", residentCases, openPrefetch(openResident(e, 96, false)))
+	residentStream(t, "resident256-global-prefetch", []duelCase{{100, 37, 12}}, openPrefetch(openResident(e, 256, true)))
 }

@@ -60,6 +60,7 @@ func TestDUELClusterFakeDevice(t *testing.T) {
 	stream(t, "fake-cluster", small, updateSelect(d, 0, SelectAuto, "duel_select_cluster"))
 	residentStream(t, "fake-resident-cluster64", small, openSelect(d, 64, SelectAuto, nil, "duel_select_cluster"))
 	residentStream(t, "fake-resident-block64", small, openSelect(d, 64, SelectBlock, nil, "duel_select_shared"))
+	residentStream(t, "fake-resident-block64-prefetch", small, openPrefetch(openSelect(d, 64, SelectBlock, nil, "duel_select_shared")))
 	m, err := NewMemory(d, 4096, 128, MemoryOptions{Batch: 256})
 	if err != nil {
 		t.Fatal(err)

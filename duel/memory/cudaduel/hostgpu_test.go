@@ -106,15 +106,16 @@ func i64(h *cudatest.Host, p driver.DevicePtr) []int64 {
 }
 
 // selectOnHost runs duelSelectHost on the parameters of a selection
-// kernel: sim and W first, then, from parameter 2+skip, K, B, protect,
-// the scores and the batch sums; its outputs (evicted, kept, scoreOut)
-// start at parameter out.
+// kernel: sim and W first, then, from parameter 2+skip, K, B, the flags
+// (bit 0: protect; the one-block kernels' SELECT_PREFETCH changes no
+// result), the scores and the batch sums; its outputs (evicted, kept,
+// scoreOut) start at parameter out.
 func selectOnHost(h *cudatest.Host, a cudatest.Args, skip, out int) error {
 	k, b := int(a.Int32(2+skip)), int(a.Int32(3+skip))
 	if !packedFits(k, b) {
 		return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 	}
-	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4+skip) != 0, h.F64(a.Ptr(5 + skip))[:k], i64(h, a.Ptr(6+skip))[:b],
+	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4+skip)&selectProtect != 0, h.F64(a.Ptr(5 + skip))[:k], i64(h, a.Ptr(6+skip))[:b],
 		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:3*k+b], h.F64(a.Ptr(out + 2))[:k])
 	return nil
 }

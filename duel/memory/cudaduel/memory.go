@@ -200,7 +200,25 @@ type MemoryOptions struct {
 	// runs the one-block kernels, the faster on an H100 (see SelectAuto);
 	// SelectBlock and SelectCluster force one family (tests, benchmarks).
 	Selection Selection
+	// Prefetch makes the one-block kernels end each step by asking L2 for
+	// the rows of sim of the next candidates after the victim (duel.cu's
+	// prefetchRunnersUp: the likely victims of the step after next, read
+	// from DRAM otherwise when sim exceeds L2). The decisions are the same
+	// either way; not yet timed on a GPU, so off unless set here or by
+	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's "/prefetch").
+	Prefetch bool
 }
+
+// selectProtect and selectPrefetch are the bits of the one-block
+// selection kernels' flags (duel.cu's SELECT_PROTECT, SELECT_PREFETCH).
+const (
+	selectProtect  = 1
+	selectPrefetch = 2
+)
+
+// EnvPrefetch names the environment variable that turns
+// MemoryOptions.Prefetch on ("1") for memories whose options leave it off.
+const EnvPrefetch = "DUEL_CUDADUEL_PREFETCH"
 
 // EnvSelect names the environment variable that overrides SelectAuto
 // (MemoryOptions.Selection's zero value): "block" or "cluster" force one
@@ -277,6 +295,9 @@ type Memory struct {
 	block  int
 	shared int // dynamic shared memory the selection kernel may use
 	sel    Selection
+	// prefetch sets SELECT_PREFETCH in the one-block kernels' flags
+	// (MemoryOptions.Prefetch).
+	prefetch bool
 	// cshared is the dynamic shared memory duel_select_cluster's blocks
 	// may use (0: the cluster kernel is not to run).
 	cshared int
@@ -396,7 +417,14 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, shared: defaultShared, sel: opt.Selection}
+	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch}
+	switch v := os.Getenv(EnvPrefetch); v {
+	case "", "0":
+	case "1":
+		m.prefetch = true
+	default:
+		return nil, fmt.Errorf("cudaduel: %s=%q, expected 0 or 1", EnvPrefetch, v)
+	}
 	if m.sel == SelectAuto {
 		switch v := os.Getenv(EnvSelect); v {
 		case "", "auto":
@@ -695,9 +723,12 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		return Result{}, err
 	}
 	m.mark()
-	protect := int32(0)
+	protect, flags := int32(0), int32(0) // flags: duel.cu's SELECT_PROTECT | SELECT_PREFETCH
 	if m.adm == memory.Protected {
-		protect = 1
+		protect, flags = 1, selectProtect
+	}
+	if m.prefetch {
+		flags |= selectPrefetch
 	}
 	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
 	var err error
@@ -723,11 +754,11 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	case sh <= m.shared:
 		one.Shared = sh
 		m.ran = "duel_select_shared"
-		err = kc.DuelSelectShared(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
+		err = kc.DuelSelectShared(m.g, one, m.sim, int64(m.w), int32(k), int32(b), flags, m.score[c],
 			m.psum, m.ev, m.slots, m.score[n])
 	default:
 		m.ran = "duel_select_global"
-		err = kc.DuelSelectGlobal(m.g, one, m.sim, int64(m.w), int32(k), int32(b), protect, m.score[c],
+		err = kc.DuelSelectGlobal(m.g, one, m.sim, int64(m.w), int32(k), int32(b), flags, m.score[c],
 			m.psum, m.gsc, m.ev, m.slots, m.score[n])
 	}
 	if err != nil {

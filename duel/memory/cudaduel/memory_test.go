@@ -198,6 +198,18 @@ func openResident(g cuda.GPU, block int, global bool) func(k, z int, adm memory.
 	}
 }
 
+// openPrefetch is open with MemoryOptions.Prefetch set: the one-block
+// kernels' SELECT_PREFETCH.
+func openPrefetch(open func(k, z int, adm memory.Admission) (*Memory, error)) func(k, z int, adm memory.Admission) (*Memory, error) {
+	return func(k, z int, adm memory.Admission) (*Memory, error) {
+		m, err := open(k, z, adm)
+		if err == nil {
+			m.prefetch = true
+		}
+		return m, err
+	}
+}
+
 // TestDUELHost checks, on every machine, that the Go transcription of the
 // kernels makes memory.DUEL's decisions.
 func TestDUELHost(t *testing.T) {
@@ -439,6 +451,9 @@ func TestDUELKernel(t *testing.T) {
 			residentStream(t, fmt.Sprintf("resident%d_global%v", bs, global), cases, openResident(d, bs, global))
 		}
 	}
+	// The same with each step prefetching the runners-up's rows (the
+	// decisions must not change).
+	residentStream(t, "resident1024_prefetch", append(slices.Clone(residentCases), big...), openPrefetch(openResident(d, 1024, false)))
 	// duel_select_cluster (sm_90): against memory.DUEL, and its device
 	// state against duel_select_shared's bit for bit, on small shapes and
 	// on a real memory's.
@@ -509,8 +524,10 @@ func BenchmarkDUELHost(b *testing.B) {
 // scores and block carried; at the shape of PyTorch's figure
 // (bench/gpu_peer.py: K 4096, B 256, Z 128) and at duel/memory's CPU
 // benchmark's (K 2048, B 256, Z 256), for three block sizes of the
-// one-block selection and for duel_select_cluster (its default block, a
-// thread per slot of a block, and 1024). Besides ns/op it reports each phase's share in ms/op
+// one-block selection, two of them again with each step prefetching the
+// runners-up's rows (blockNprefetch: MemoryOptions.Prefetch), and for
+// duel_select_cluster (its default block, a thread per slot of a block,
+// and 1024). Besides ns/op it reports each phase's share in ms/op
 // (device time between events recorded on the stream around it):
 // upload (batch copy and grid), dots (the two products and the batch
 // sums), select (the B steps: in one block, blockN, or, clusterN, in
@@ -528,18 +545,20 @@ func BenchmarkDUELKernel(b *testing.B) {
 			pool = append(pool, unitRows(r, c.b, c.z, nil))
 		}
 		for _, v := range []struct {
-			name string
-			bs   int
-			sel  Selection
+			name     string
+			bs       int
+			sel      Selection
+			prefetch bool
 		}{
-			{"block256", 256, SelectBlock}, {"block512", 512, SelectBlock}, {"block1024", 1024, SelectBlock},
-			{"cluster", 0, SelectCluster}, {"cluster1024", 1024, SelectCluster},
+			{"block256", 256, SelectBlock, false}, {"block512", 512, SelectBlock, false}, {"block1024", 1024, SelectBlock, false},
+			{"block1024prefetch", 1024, SelectBlock, true}, {"block512prefetch", 512, SelectBlock, true},
+			{"cluster", 0, SelectCluster, false}, {"cluster1024", 1024, SelectCluster, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if v.sel == SelectCluster && d.Capability() < clusterCapability {
 					b.Skipf("%v: compute capability %d, thread-block clusters need %d", d, d.Capability(), clusterCapability)
 				}
-				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel})
+				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch})
 				if err != nil {
 					b.Fatal(err)
 				}
