@@ -15,7 +15,12 @@ package memory
 // t.sum() + MAX_SCORE is kept as printed. MAX_SCORE is the reading: a rank
 // below the rows held (Protected), 0 (Compete) or maxScoreOffset (MaxScore);
 // InsertFirst moves the insertion before the selection (Algorithm 1).
-func duelReference(a *Arrival, adm Admission) []int {
+func duelReference(a *Arrival, adm Admission) []int { return duelReferenceSteps(a, adm, nil) }
+
+// duelReferenceSteps is duelReference calling observe, when it is not nil,
+// before each step's selection with the scores, the rows selected and the
+// rows protected at that moment (BenchmarkVictimRank reads them).
+func duelReferenceSteps(a *Arrival, adm Admission, observe func(score []float64, selected, protected []bool)) []int {
 	z, k := a.Z, a.K()
 	n := k + a.B()
 
@@ -77,10 +82,16 @@ func duelReference(a *Arrival, adm Admission) []int {
 		if adm == InsertFirst {
 			// Algorithm 1: M <- M u {x}; J <- argmin I_d over the K+1; M <- M \ {x_J}
 			score[i] = insert(i) + q(i, i)
+			if observe != nil {
+				observe(score, selected, protected)
+			}
 			J := argmax()
 			evicted = append(evicted, J)
 			remove(J)
 			continue
+		}
+		if observe != nil {
+			observe(score, selected, protected)
 		}
 		J := argmax()
 		evicted = append(evicted, J)

@@ -9,14 +9,14 @@ import (
 )
 
 // BenchmarkVictimRank measures what a prefetch of the next victims' rows
-// could rely on (docs/cuda.md, "DUEL on the device"): how often step t+1's
-// victim is among the top k candidates of the scores known when step t's
-// victim is chosen, before step t's removal and insertion. It runs the
-// reference's steps (duelReference's arithmetic) on clustered,
-// imbalanced streams (10 clusters, class 0 with probability 0.75, rows
-// the cluster's centre plus Gaussian noise, L2-normalised; K 1024, B 256,
-// Z 128, 4 updates) and reports the percentages as top1% .. top8%
-// (top1: the runner-up of step t is step t+1's victim).
+// could rely on (docs/cuda.md, "DUEL on the device"; cudaduel's
+// MemoryOptions.Prefetch): how often step t+1's victim is among the top k
+// candidates of the scores known when step t's victim is chosen, before
+// step t's removal and insertion. It runs duelReference's steps on
+// clustered, imbalanced streams (10 clusters, class 0 with probability
+// 0.75, rows the cluster's centre plus Gaussian noise, L2-normalised;
+// K 1024, B 256, Z 128, 4 updates) and reports the percentages as top1%
+// .. top8% (top1: the runner-up of step t is step t+1's victim).
 func BenchmarkVictimRank(b *testing.B) {
 	for _, adm := range []Admission{Protected, Compete} {
 		for _, noise := range []float64{0.3, 1, 3} {
@@ -50,13 +50,12 @@ func BenchmarkVictimRank(b *testing.B) {
 // first the rank of its victim among the previous step's candidates other
 // than that step's victim, in eviction order (-1: not among them).
 func victimRanks(r *rand.Rand, adm Admission, z, k, bb int, noise float64) []int {
-	n := k + bb
 	centres := make([]float64, 10*z)
 	for i := range centres {
 		centres[i] = r.NormFloat64()
 	}
-	rows := make([]float32, n*z)
-	for i := 0; i < n; i++ {
+	rows := make([]float32, (k+bb)*z)
+	for i := range k + bb {
 		c := 0
 		if r.Float64() > 0.75 {
 			c = 1 + r.IntN(9)
@@ -70,23 +69,11 @@ func victimRanks(r *rand.Rand, adm Admission, z, k, bb int, noise float64) []int
 			rows[i*z+j] = float32(v[j] / math.Sqrt(norm))
 		}
 	}
-	grid := make([]float32, n*z)
-	toGrid(grid, rows)
-	dots := make([]float32, n*n)
-	gridDots(dots, grid, grid, n, n, z)
-	q := func(i, j int) float64 { return qOf(dots[i*n+j]) }
-	selected, protected, score := make([]bool, n), make([]bool, n), make([]float64, n)
-	for i := 0; i < k; i++ {
-		selected[i] = true
-		for j := 0; j < k; j++ {
-			score[i] += q(i, j)
-		}
-	}
 	var ranks, prev []int
-	for i := k; i < n; i++ {
+	duelReferenceSteps(&Arrival{Memory: rows[:k*z], Batch: rows[k*z:], Z: z}, adm, func(score []float64, selected, protected []bool) {
 		var order []int // the candidates, the victim first
-		for c := 0; c < n; c++ {
-			if selected[c] {
+		for c, ok := range selected {
+			if ok {
 				order = append(order, c)
 			}
 		}
@@ -96,27 +83,10 @@ func victimRanks(r *rand.Rand, adm Admission, z, k, bb int, noise float64) []int
 			}
 			return 1
 		})
-		J := order[0]
 		if prev != nil {
-			ranks = append(ranks, slices.Index(prev[1:], J))
+			ranks = append(ranks, slices.Index(prev[1:], order[0]))
 		}
 		prev = order
-		for c := 0; c < n; c++ {
-			if selected[c] {
-				score[c] -= q(J, c)
-			}
-		}
-		selected[J] = false
-		var t float64
-		for c := 0; c < n; c++ {
-			if selected[c] {
-				score[c] += q(i, c)
-				t += q(i, c)
-			}
-		}
-		selected[i] = true
-		score[i] = t + q(i, i)
-		protected[i] = adm == Protected
-	}
+	})
 	return ranks
 }
