@@ -205,7 +205,7 @@ type MemoryOptions struct {
 	// prefetchRunnersUp: the likely victims of the step after next, read
 	// from DRAM otherwise when sim exceeds L2). The decisions are the same
 	// either way; not yet timed on a GPU, so off unless set here or by
-	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's "/prefetch").
+	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch).
 	Prefetch bool
 }
 
