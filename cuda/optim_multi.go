@@ -43,7 +43,11 @@ func (be *Backend) newMultiTable(op string, names []string, lists ...[]tensor.Op
 				tab.cols[p][i] = be.dummy
 				continue
 			}
-			tab.cols[p][i] = be.dense(op, fmt.Sprintf("%s %d", names[p], i), l[i], tab.n[i])
+			ptr, bad := be.denseAddr(op, l[i], tab.n[i])
+			if bad != "" {
+				panic(fmt.Sprintf("cuda: Backend.%s: %s %d %s", op, names[p], i, bad))
+			}
+			tab.cols[p][i] = ptr
 		}
 	}
 	return tab

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -216,5 +218,38 @@ func TestMultiListsMismatch(t *testing.T) {
 				tc.call(be)
 			}()
 		}
+	}
+}
+
+// TestMultiBadOperand checks that an operand that is not dense or whose
+// size differs from its parameter's is refused with a message naming the
+// call, the list and the index.
+func TestMultiBadOperand(t *testing.T) {
+	be, err := newBackend(cudatest.NewHost(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := func(n int) tensor.Operand {
+		return tensor.Operand{Buf: be.Alloc(n), Shape: []int{n}, Strides: []int{1}}
+	}
+	strided := tensor.Operand{Buf: be.Alloc(8), Shape: []int{4}, Strides: []int{2}}
+	for _, tc := range []struct {
+		call func()
+		want string
+	}{
+		{func() {
+			be.SGDSteps([]tensor.Operand{op(4), op(5)}, []tensor.Operand{op(4), op(4)}, nil, tensor.SGDArgs{LR: 0.1})
+		},
+			"cuda: Backend.SGDSteps: grad 1 has 4 elements"},
+		{func() { be.ZeroAll([]tensor.Operand{op(3), strided}) }, "cuda: Backend.ZeroAll: operand 1 of shape [4] strides [2] is not dense"},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.HasPrefix(msg, tc.want) {
+					t.Errorf("panic %q, want one starting %q", msg, tc.want)
+				}
+			}()
+			tc.call()
+		}()
 	}
 }

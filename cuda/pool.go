@@ -14,6 +14,17 @@ var _ tensor.PoolBackend = (*Backend)(nil)
 // holds n elements in row-major order inside its buffer (the dummy address
 // when n is 0). name names the operand in the panic message.
 func (be *Backend) dense(op, name string, o tensor.Operand, n int) driver.DevicePtr {
+	p, bad := be.denseAddr(op, o, n)
+	if bad != "" {
+		panic(fmt.Sprintf("cuda: Backend.%s: %s %s", op, name, bad))
+	}
+	return p
+}
+
+// denseAddr is dense without the panic: the address, or what is wrong
+// with o (a phrase to follow the operand's name), so that a caller naming
+// many operands formats a name only when one is wrong.
+func (be *Backend) denseAddr(op string, o tensor.Operand, n int) (driver.DevicePtr, string) {
 	d := buf(op, o.Buf)
 	cnt, want := 1, 1
 	for _, s := range o.Shape {
@@ -21,17 +32,17 @@ func (be *Backend) dense(op, name string, o tensor.Operand, n int) driver.Device
 	}
 	for k := len(o.Shape) - 1; k >= 0; k-- {
 		if o.Shape[k] != 1 && o.Strides[k] != want {
-			panic(fmt.Sprintf("cuda: Backend.%s: %s of shape %v strides %v is not dense", op, name, o.Shape, o.Strides))
+			return 0, fmt.Sprintf("of shape %v strides %v is not dense", o.Shape, o.Strides)
 		}
 		want *= o.Shape[k]
 	}
 	if cnt != n || o.Offset < 0 || o.Offset+n > d.n {
-		panic(fmt.Sprintf("cuda: Backend.%s: %s has %d elements at %d of a buffer of %d, want %d", op, name, cnt, o.Offset, d.n, n))
+		return 0, fmt.Sprintf("has %d elements at %d of a buffer of %d, want %d", cnt, o.Offset, d.n, n)
 	}
 	if n == 0 {
-		return be.dummy
+		return be.dummy, ""
 	}
-	return d.at(o.Offset)
+	return d.at(o.Offset), ""
 }
 
 // b2i returns 1 for true, 0 for false (the kernels' flags).
