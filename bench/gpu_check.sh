@@ -107,16 +107,22 @@ run)
 	;;
 quick)
 	# The short run after a change to the tensor-core kernels: their GPU
-	# tests (convolutions, GEMMs, batch norm, the optimizers, pooling) and
+	# tests (gemm_wg's first, then convolutions, GEMMs, batch norm, the
+	# optimizers, pooling) and
 	# cudaduel's kernel test, the
 	# convolution, tensor-core GEMM and batch norm benchmarks and PyTorch's
 	# peers, the TF32 ResNet-50 step beside PyTorch's (and in the default
 	# precisions) and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
+	# gemm_wg.cu (wgmma, sm_90a: H100/H200 only) first, in a process of its
+	# own: its layout probes, then the precision products.
+	only='^TestGemmWGKernel$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-wg.log"
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
+	# (GemmPrecision/*/wg: gemm_wg.cu's packing and wgmma products.)
 	# The DUEL update at K 4096 with and without the runners-up's rows
 	# prefetched (block1024, block1024prefetch).
 	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/block1024' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"

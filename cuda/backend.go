@@ -461,6 +461,10 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 		return 0
 	}
 	k := be.gemmLaunch()
+	if k.wg != nil {
+		be.gemmWG(g, k)
+		return
+	}
 	cfg := kc.Config{
 		Grid:   driver.Dim3{X: (g.N + k.tileN - 1) / k.tileN, Y: (g.M + k.tileM - 1) / k.tileM, Z: min(g.Batch, 65535)},
 		Block:  driver.Dim3{X: 256, Y: 1, Z: 1},

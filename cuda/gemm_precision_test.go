@@ -247,7 +247,8 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 }
 
 // TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
-// gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3), and
+// gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
+// gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), and
 // sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
@@ -255,7 +256,7 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		kinds := []TCKernel{TCV1, TCV2}
+		kinds := []TCKernel{TCV1, TCV2, TCWG}
 		switch p {
 		case FP32:
 			kinds = []TCKernel{TCAuto}
@@ -273,6 +274,9 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 				}
 				be.SetTCKernel(k)
 				t.Logf("kernel %s", be.gemmKernelName())
+				if want := map[TCKernel]string{TCWG: "gemm_wg_" + p.String()}[k]; want != "" && be.gemmKernelName() != want {
+					t.Fatalf("%v: kernel %s, want %s", k, be.gemmKernelName(), want)
+				}
 				testGemmPrecision(t, be, 1)
 			})
 		}
@@ -285,7 +289,8 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 // gemm_tc2_bf16 where the device gives them their shared memory), with
 // TCV1, TCV2 (gemm_tc2_*) and, for TF32, TCV3, with 8 times the
 // emulator's tolerance (the hardware's accumulation within an mma is not
-// IEEE's), and the FP32 fallback below it. GPU only.
+// IEEE's), and the FP32 fallback below it (TCWG: TestGemmWGKernel). GPU
+// only.
 func TestGemmPrecisionKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
@@ -318,6 +323,29 @@ func TestGemmPrecisionKernel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWGSharedConstant checks that wgShared is gemm_wg.cu's WG_SHARED
+// (4 stages of (WG_BM + WG_BN) 128-byte rows, plus 1024).
+func TestWGSharedConstant(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_wg.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := func(name string) int {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)\b`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("gemm_wg.cu lacks #define %s", name)
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
+	}
+	if got := def("WG_STAGES")*(def("WG_BM")+def("WG_BN"))*128 + 1024; got != wgShared {
+		t.Errorf("gemm_wg.cu's WG_SHARED is %d bytes, the backend launches with %d", got, wgShared)
+	}
+	if def("WG_BM") != 128 || def("WG_BN") != 256 {
+		t.Errorf("gemm_wg.cu's tile %d x %d, wgChoice's 128 x 256", def("WG_BM"), def("WG_BN"))
 	}
 }
 
@@ -456,7 +484,8 @@ func TestTimeGemm(t *testing.T) {
 // (the dynamic shared memory opt-in of gemm_tc2_tf32) and the PTX module
 // of sm_80, the default precisions (FP32 products, TF32 convolutions),
 // $DUEL_CUDA_PRECISION (tf32 and bf16: the convolutions follow) and
-// $DUEL_CUDA_CONV_PRECISION.
+// $DUEL_CUDA_CONV_PRECISION; then TestGemmPrecisionKernel again at compute
+// capability 9.0, where TCWG runs gemm_wg.cu's kernels.
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
@@ -471,6 +500,17 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	}
 	if strings.Contains(out, "--- SKIP") {
 		t.Errorf("skipped with the fake driver:\n%s", out)
+	}
+	if w, sm80 := "--- SKIP: TestGemmWGKernel/tf32", runFake(t, lib, "^TestGemmWGKernel$"); !strings.Contains(sm80, w) || strings.Contains(sm80, "kernel gemm_wg") {
+		t.Errorf("gemm_wg.cu's kernels at compute capability 8.0: output lacks %q or names gemm_wg (sm_90a only):\n%s", w, sm80)
+	}
+	// On an H100 (9.0): gemm_wg.cu's sm_90a module loads and its kernels
+	// run, through the driver bindings, the opt-in of 193 KiB and launches.
+	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
+	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
+		if !strings.Contains(wg, w) {
+			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
+		}
 	}
 	if w := "sm_80): fp32, convolutions tf32"; !strings.Contains(out, w) {
 		t.Errorf("output lacks %q (the default: FP32 products, TF32 convolutions):\n%s", w, out)
@@ -544,12 +584,12 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2 or v3") {
+	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3 or wg") {
 		t.Errorf("ParseTCKernel(v4): %v", err)
 	}
 	for _, tc := range []struct {
@@ -588,7 +628,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2 or v3") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3 or wg") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

@@ -169,31 +169,42 @@ const (
 	// the panel's barrier (the same bits as TCV2's; TCAuto's TF32 kernels).
 	// BF16 runs as under TCAuto.
 	TCV3
+	// TCWG runs TF32 and BF16 products with gemm_wg.cu's kernels where
+	// the device is of compute capability 9.0 and gives them their
+	// dynamic shared memory (wgShared): both factors packed K-major and
+	// rounded into scratch memory (gemm_wg_pack_*), then multiplied with
+	// Hopper's warpgroup MMA (wgmma, sm_90a) in 128 x 256 tiles; elsewhere,
+	// and for convolutions, it runs as TCAuto. It is not yet the default:
+	// no GPU has timed it (docs/cuda.md).
+	TCWG
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
-// kernels of the backends NewBackend returns: auto, v1, v2 or v3 (see
-// TCKernel; unset: auto).
+// kernels of the backends NewBackend returns: auto, v1, v2, v3 or wg
+// (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
-// ParseTCKernel parses "auto", "v1", "v2" or "v3" (any case).
+// tcKernels lists the TCKernel values.
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG}
+
+// ParseTCKernel parses "auto", "v1", "v2", "v3" or "wg" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
-	for _, k := range []TCKernel{TCAuto, TCV1, TCV2, TCV3} {
+	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2 or v3", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3 or wg", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2 or v3")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3 or wg")
 }
 
-// String returns "auto", "v1", "v2" or "v3".
+// String returns "auto", "v1", "v2", "v3" or "wg".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -204,6 +215,8 @@ func (k TCKernel) String() string {
 		return "v2"
 	case TCV3:
 		return "v3"
+	case TCWG:
+		return "wg"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -222,7 +235,7 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [3]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32
+	ok     [5]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, gemm_wg_tf32, gemm_wg_bf16
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
@@ -230,8 +243,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k != TCAuto && k != TCV1 && k != TCV2 && k != TCV3 {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2 or TCV3", k))
+	if k < TCAuto || k > TCWG {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3 or TCWG", k))
 	}
 	be.tc.kernel = k
 }
@@ -243,6 +256,7 @@ type gemmChoice struct {
 	name         string
 	tileM, tileN int
 	shared       int
+	wg           *wgKernels // gemm_wg.cu's pair (launch unused), or nil
 }
 
 // gemmLaunch returns the kernel of the backend's products in its
@@ -252,11 +266,16 @@ type gemmChoice struct {
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
 	case TF32, BF16:
-		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32}
+		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0, nil}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32, nil}
 		if be.prec == BF16 {
-			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16}
+			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, nil}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, nil}
 		}
-		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32}
+		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, nil}
+		if be.tc.kernel == TCWG {
+			if c := wgChoice(be.prec); be.wgAllowed(c) {
+				return c
+			}
+		}
 		switch be.tc.kernel {
 		case TCV1:
 			return v1
@@ -279,7 +298,7 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		}
 		return v1
 	}
-	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0}
+	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0, nil}
 }
 
 // tc2Allowed reports whether the device gives gemm_tc2 kernel c (index i
@@ -290,8 +309,12 @@ func (be *Backend) gemmLaunch() gemmChoice {
 func (be *Backend) tc2Allowed(i int, c gemmChoice) bool {
 	if be.tc.ok[i] == 0 {
 		be.tc.ok[i] = 1
+		mod := kc.GemmTcModule
+		if c.wg != nil {
+			mod = kc.GemmWgModule
+		}
 		if s, ok := be.g.(SharedMemoryOptIn); ok {
-			if n, err := s.MaxSharedOptIn(); err != nil || n < c.shared || s.OptInShared(kc.GemmTcModule, c.name, c.shared) != nil {
+			if n, err := s.MaxSharedOptIn(); err != nil || n < c.shared || s.OptInShared(mod, c.name, c.shared) != nil {
 				be.tc.ok[i] = -1
 			}
 		}

@@ -45,6 +45,10 @@ func TestGeneratedUpToDate(t *testing.T) {
 // and that the toolkit is the one the docs name.
 func TestModulesComplete(t *testing.T) {
 	for _, m := range Modules() {
+		if m.ArchSpecific {
+			checkArchSpecific(t, m)
+			continue
+		}
 		if !strings.Contains(m.Toolkit, "release 11.8") {
 			t.Errorf("%s: built with %q, expected CUDA 11.8", m.Source, m.Toolkit)
 		}
@@ -74,6 +78,23 @@ func TestModulesComplete(t *testing.T) {
 					t.Errorf("%s: PTX for sm_%d lacks kernel %s", m.Source, cc, k)
 				}
 			}
+		}
+	}
+}
+
+// checkArchSpecific checks an sm_90a module: MinArch 90, PTX for sm_90a
+// only (under key 90) from a CUDA 12 toolkit, defining every kernel.
+func checkArchSpecific(t *testing.T, m *Module) {
+	t.Helper()
+	if m.MinArch != 90 || !strings.Contains(m.Toolkit, "release 12.") {
+		t.Errorf("%s: arch-specific with min-arch %d built by %q, expected sm_90a from CUDA 12", m.Source, m.MinArch, m.Toolkit)
+	}
+	if len(m.PTX) != 1 || !strings.Contains(m.PTX[90], ".target sm_90a") {
+		t.Errorf("%s: arch-specific PTX for %d targets, expected sm_90a only", m.Source, len(m.PTX))
+	}
+	for _, k := range m.Kernels {
+		if !strings.Contains(m.PTX[90], ".entry "+k+"(") {
+			t.Errorf("%s: PTX for sm_90a lacks kernel %s", m.Source, k)
 		}
 	}
 }
@@ -143,6 +164,12 @@ func TestTargets(t *testing.T) {
 	}{{50, "[]"}, {61, "[60]"}, {75, "[70 60]"}, {86, "[80 70 60]"}, {90, "[80 70 60]"}} {
 		if got := fmt.Sprint(m.Targets(tc.cc)); got != tc.want {
 			t.Errorf("Targets(%d) = %s, want %s", tc.cc, got, tc.want)
+		}
+	}
+	wg := &Module{PTX: map[int]string{90: "sm_90a"}, MinArch: 90, ArchSpecific: true}
+	for cc, want := range map[int]string{80: "[]", 89: "[]", 90: "[90]", 100: "[]", 120: "[]"} {
+		if got := fmt.Sprint(wg.Targets(cc)); got != want {
+			t.Errorf("arch-specific Targets(%d) = %s, want %s", cc, got, want)
 		}
 	}
 }

@@ -19,7 +19,11 @@ type Module struct {
 	// gemm_tc.cu's tensor-core instructions); 0 means every target. A
 	// device below it loads none of the module's PTX.
 	MinArch int
-	Kernels []string // the extern "C" kernels it defines
+	// ArchSpecific marks PTX compiled for an architecture-specific target
+	// ("// gen: arch 90a": sm_90a, gemm_wg.cu's wgmma), which loads on
+	// compute capability MinArch only, not on later ones.
+	ArchSpecific bool
+	Kernels      []string // the extern "C" kernels it defines
 	// Params holds, per kernel, the Go types its launcher passes, in
 	// order; a test checks them against the PTX's .param sizes.
 	Params map[string][]string
@@ -27,8 +31,12 @@ type Module struct {
 
 // Targets returns the compute capabilities of m's PTX that a device of
 // capability cc can load, highest first (PTX for a lower capability is
-// JIT-compiled for the device; a higher one is rejected).
+// JIT-compiled for the device; a higher one is rejected). An ArchSpecific
+// module's PTX serves its MinArch only.
 func (m *Module) Targets(cc int) []int {
+	if m.ArchSpecific && cc != m.MinArch {
+		return nil
+	}
 	var t []int
 	for c := range m.PTX {
 		if c <= cc {

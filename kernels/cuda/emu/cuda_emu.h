@@ -52,6 +52,17 @@ struct AsyncCopy {
     int bytes, group;
 };
 
+// WgOp is one wgmma.mma_async of a thread in flight (see wgmmaIssue): the
+// accumulators it updates, its descriptors and k, its group (the thread's
+// wgmma commits when it was issued), the accumulators it started from and
+// the result formed from shared memory when it was issued.
+struct WgOp {
+    float* d;
+    uint64_t da, db;
+    int kdim, group;
+    float in[128], out[128];
+};
+
 // Fiber is one emulated CUDA thread.
 struct Fiber {
     ucontext_t ctx;  // used once, to start the fiber on its stack
@@ -62,6 +73,8 @@ struct Fiber {
     bool done = false;
     std::vector<AsyncCopy> async;  // its cp.async not yet waited for, oldest first
     int commits = 0;               // its cp.async.commit_group so far
+    std::vector<struct WgOp> wg;   // its wgmma not yet waited for, oldest first
+    int wgCommits = 0;             // its wgmma.commit_group so far
 };
 
 struct Block {
@@ -436,6 +449,178 @@ inline void cp_async_commit() { emu::self().commits++; }
 // cp_async_wait<N> is cp.async.wait_group N.
 template <int N>
 inline void cp_async_wait() { emu::asyncWait(N); }
+
+// Warpgroup MMA (sm_90a's wgmma.mma_async, gemm_wg.cu), as PTX's
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" describes it
+// for the one form gemm_wg uses: D (64 x 256, FP32) += A (64 x k) * B
+// (256 x k)^T, A and B K-major in shared memory behind matrix descriptors
+// with 128-byte swizzling (mode 1). A descriptor's start address (bits
+// 0-13, in 16 bytes) and stride byte offset (bits 32-45, in 16 bytes:
+// between groups of 8 rows) place element (r, k) of a kdim-deep operand
+// (4-byte TF32 for k 8, 2-byte bf16 for k 16) at byte start + (r/8)*SBO +
+// (r%8)*128 + k*size, whose bits 4-6 are then XORed with its bits 7-9.
+// Thread t of a warpgroup (warp w = t/32 in it, lane l, g = l/4, q = l%4)
+// holds d[4i + 2h + u] = D[16w + g + 8h][8i + 2q + u]. TF32 operands are
+// read truncated to their 19 bits, as the tensor cores read them; each
+// product is exact and the sum with d is rounded to float once (as emu::mma).
+// The shared addresses are offsets in the block's dynamic shared memory
+// (smem_u32).
+//
+// The operation is asynchronous: the emulator forms each thread's result
+// when the wgmma is issued (from the accumulators as the thread's earlier
+// wgmma in flight leave them) and again when wgmma.wait_group covers its
+// group, and aborts if the two differ (shared memory changed in between:
+// a stage overwritten before the products were waited for, or one read
+// before its copies landed and became visible) or if the thread changed
+// its accumulators while the wgmma was in flight; only then are the
+// accumulators written. At both points it also aborts if a cp.async of
+// the block not yet landed (the emulator lands a thread's copies at its
+// cp.async.wait_group) targets the operands: on a GPU it could land at
+// any moment while the tensor cores read.
+namespace emu {
+inline double wgElem(uint64_t desc, int r, int k, int kdim) {
+    if (desc >> 62 != 1 || ((desc >> 49) & 7) != 0) {
+        std::fprintf(stderr, "emu: wgmma descriptor %#llx: only 128-byte swizzling with base offset 0 is emulated\n", (unsigned long long)desc);
+        std::exit(2);
+    }
+    const unsigned size = kdim == 8 ? 4 : 2;
+    const uint64_t start = (desc & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+    uint64_t a = start + (r / 8) * sbo + (r % 8) * 128 + k * size;
+    a ^= ((a >> 7) & 7) << 4;
+    if (a + size > sharedBytes) {
+        std::fprintf(stderr, "emu: wgmma operand byte %llu beyond the %u bytes of dynamic shared memory\n", (unsigned long long)a, sharedBytes);
+        std::exit(2);
+    }
+    const unsigned char* p = static_cast<const unsigned char*>(dynamicShared()) + a;
+    uint32_t u = 0;
+    if (size == 4) {
+        std::memcpy(&u, p, 4);
+        u &= 0xffffe000u;
+    } else {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        u = (uint32_t)h << 16;
+    }
+    return bitsFloat(u);
+}
+inline void wgCompute(const WgOp& op, float* out) {
+    const unsigned t = emuThread() % 128, w = t / 32, l = t % 32;
+    double a[2][16], b[64][16];  // the thread's two rows of A and 64 columns of D's B rows
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < op.kdim; k++) a[h][k] = wgElem(op.da, 16 * w + l / 4 + 8 * h, k, op.kdim);
+    for (int i = 0; i < 32; i++)
+        for (int u = 0; u < 2; u++)
+            for (int k = 0; k < op.kdim; k++) b[2 * i + u][k] = wgElem(op.db, 8 * i + 2 * (l % 4) + u, k, op.kdim);
+    for (int i = 0; i < 32; i++)
+        for (int x = 0; x < 4; x++) {
+            double s = op.in[4 * i + x];
+            for (int k = 0; k < op.kdim; k++) s += a[x >> 1][k] * b[2 * i + (x & 1)][k];
+            out[4 * i + x] = (float)s;
+        }
+}
+// wgChunk returns the byte offset of the 16-byte chunk of shared memory
+// holding element (r, k) of a descriptor's operand (see wgElem).
+inline uint64_t wgChunk(uint64_t desc, int r, int k, int kdim) {
+    const unsigned size = kdim == 8 ? 4 : 2;
+    const uint64_t start = (desc & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+    uint64_t a = start + (r / 8) * sbo + (r % 8) * 128 + k * size;
+    return (a ^ (((a >> 7) & 7) << 4)) & ~(uint64_t)15;
+}
+
+// wgCheckCopies aborts if a cp.async of any thread of the block, not yet
+// landed, writes into the shared memory op reads (when: "issued" or
+// "waited for"): on a GPU the copy may land while the tensor cores read.
+// The first thread of each warpgroup checks, for the warpgroup.
+inline void wgCheckCopies(const WgOp& op, const char* when) {
+    if (emuThread() % 128 != 0) return;
+    std::vector<bool> used(sharedBytes / 16 + 1);
+    for (int k = 0; k < op.kdim; k++) {
+        for (int r = 0; r < 64; r++) used[wgChunk(op.da, r, k, op.kdim) / 16] = true;
+        for (int r = 0; r < 256; r++) used[wgChunk(op.db, r, k, op.kdim) / 16] = true;
+    }
+    const auto* sm = static_cast<const unsigned char*>(dynamicShared());
+    for (const Fiber& f : blk->fibers)
+        for (const AsyncCopy& c : f.async) {
+            const auto off = static_cast<const unsigned char*>(c.dst) - sm;
+            if (off >= 0 && off < (long)sharedBytes && used[off / 16]) {
+                std::fprintf(stderr, "emu: a cp.async not yet landed writes byte %ld of shared memory, an operand of a wgmma %s\n", (long)off, when);
+                std::exit(2);
+            }
+        }
+}
+
+inline void wgmmaIssue(float (&d)[128], uint64_t da, uint64_t db, int kdim) {
+    if ((bDim.x * bDim.y * bDim.z) % 128 != 0) {
+        std::fprintf(stderr, "emu: wgmma in a block of %u threads (needs whole warpgroups of 128)\n", bDim.x * bDim.y * bDim.z);
+        std::exit(2);
+    }
+    Fiber& f = self();
+    WgOp op{d, da, db, kdim, f.wgCommits, {}, {}};
+    const float* in = d;
+    for (auto it = f.wg.rbegin(); it != f.wg.rend(); ++it)
+        if (it->d == d) {
+            in = it->out;
+            break;
+        }
+    std::memcpy(op.in, in, sizeof op.in);
+    wgCompute(op, op.out);
+    wgCheckCopies(op, "issued");
+    f.wg.push_back(op);
+}
+inline void wgWait(int n) {
+    Fiber& f = self();
+    size_t kept = 0;
+    for (size_t i = 0; i < f.wg.size(); i++) {
+        WgOp& op = f.wg[i];
+        if (op.group >= f.wgCommits - n) {
+            f.wg[kept++] = op;
+            continue;
+        }
+        if (std::memcmp(op.d, op.in, sizeof op.in) != 0) {
+            std::fprintf(stderr, "emu: thread %u changed its accumulators while a wgmma was in flight\n", emuThread());
+            std::exit(2);
+        }
+        wgCheckCopies(op, "waited for");
+        float again[128];
+        wgCompute(op, again);
+        if (std::memcmp(again, op.out, sizeof again) != 0) {
+            std::fprintf(stderr, "emu: thread %u: the shared memory operands of a wgmma changed between its issue and its wait_group\n", emuThread());
+            std::exit(2);
+        }
+        std::memcpy(op.d, op.out, sizeof op.out);
+    }
+    f.wg.resize(kept);
+}
+}  // namespace emu
+
+// smem_u32 is the shared-window address of p: its offset in the block's
+// dynamic shared memory.
+inline unsigned smem_u32(const void* p) {
+    const auto o = static_cast<const unsigned char*>(p) - static_cast<const unsigned char*>(emu::dynamicShared());
+    if (o < 0 || o > (long)emu::sharedBytes) {
+        std::fprintf(stderr, "emu: smem_u32 of an address outside the dynamic shared memory\n");
+        std::exit(2);
+    }
+    return (unsigned)o;
+}
+
+// fence_proxy_async (fence.proxy.async.shared::cta), wg_fence
+// (wgmma.fence) and wg_fence_operands order accesses on the GPU; the
+// emulator has nothing to order.
+inline void fence_proxy_async() {}
+inline void wg_fence() {}
+inline void wg_fence_operands(float (&)[128]) {}
+
+// wg_commit is wgmma.commit_group, wg_wait<N> wgmma.wait_group N.
+inline void wg_commit() { emu::self().wgCommits++; }
+template <int N>
+inline void wg_wait() { emu::wgWait(N); }
+
+// wgmma_tf32_m64n256k8 and wgmma_bf16_m64n256k16 are
+// wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 and
+// .m64n256k16.f32.bf16.bf16 (K-major, scale-d 1).
+inline void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db) { emu::wgmmaIssue(d, da, db, 8); }
+inline void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) { emu::wgmmaIssue(d, da, db, 16); }
 
 namespace emu {
 inline std::function<void()> body;

@@ -21,7 +21,8 @@
 //   DUEL_FAKE_CUDA_CC=90          compute capability 9.0 (default 8.0): an
 //                                 H100's 227 KiB of opt-in shared memory, and
 //                                 the sm_90 modules load (duel_cluster.cu,
-//                                 whose clusters the emulator runs)
+//                                 whose clusters the emulator runs; gemm_wg.cu's
+//                                 sm_90a, which loads on 9.0 only)
 #include <dlfcn.h>
 
 #include <chrono>
@@ -47,6 +48,7 @@ enum : CUresult {
     OUT_OF_MEMORY = 2,
     NOT_INITIALIZED = 3,
     INVALID_HANDLE = 400,
+    NO_BINARY_FOR_GPU = 209,
     NOT_FOUND = 500,
     NOT_READY = 600,
     ILLEGAL_ADDRESS = 700,
@@ -151,8 +153,20 @@ API cuCtxDestroy_v2(void*) { return OK; }
 API cuCtxSetCurrent(void* ctx) { return ctx == &ctxTag ? OK : INVALID_VALUE; }
 API cuCtxSynchronize() { LOCK; return flush(); }
 
+// ptxLoads reports whether the device could JIT-compile PTX text: its
+// .target sm_NN at most the capability, and an architecture-specific
+// sm_NNa (gemm_wg.cu's sm_90a) only on capability NN itself.
+bool ptxLoads(const char* ptx) {
+    const char* t = std::strstr(ptx, ".target sm_");
+    if (!t) return false;
+    char* end;
+    const long sm = std::strtol(t + 11, &end, 10);
+    return *end == 'a' ? sm == capability() : sm <= capability();
+}
+
 API cuModuleLoadData(void** mod, const void* image) {
     if (!image || std::strstr((const char*)image, ".entry") == nullptr) return INVALID_VALUE;  // a PTX text
+    if (!ptxLoads((const char*)image)) return NO_BINARY_FOR_GPU;
     *mod = new int(0);
     return OK;
 }
@@ -360,6 +374,7 @@ API cuGetErrorName(CUresult r, const char** s) {
     case INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
     case OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
     case INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
+    case NO_BINARY_FOR_GPU: *s = "CUDA_ERROR_NO_BINARY_FOR_GPU"; break;
     case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
     case NOT_READY: *s = "CUDA_ERROR_NOT_READY"; break;
     case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;

@@ -1,7 +1,7 @@
 // Command gen compiles the CUDA kernels of package kernels/cuda and writes
 // their Go launchers.
 //
-//	go run ./kernels/cuda/gen [-dir kernels/cuda] [-nvcc nvcc]
+//	go run ./kernels/cuda/gen [-dir kernels/cuda] [-nvcc nvcc] [-nvcc-sm90a nvcc12]
 //
 // For every .cu file in dir it
 //   - runs nvcc -ptx for sm_60, sm_70 and sm_80 and embeds the three PTX
@@ -10,7 +10,11 @@
 //     compiled only for the targets from sm_NN on (gemm_tc.cu: sm_80, for
 //     its tensor-core instructions), and its module records MinArch NN;
 //     NN may also be 90 (duel_cluster.cu: thread-block clusters), whose
-//     module then embeds sm_90 PTX only;
+//     module then embeds sm_90 PTX only; a file with a line "// gen: arch
+//     90a" (gemm_wg.cu: wgmma) is compiled for sm_90a only, by the CUDA 12
+//     nvcc named by -nvcc-sm90a (CUDA 11.8 has no sm_90a), and its module
+//     records MinArch 90 and ArchSpecific (the PTX loads on compute
+//     capability 9.0 only);
 //   - runs nvcc -cubin -Xptxas -v for the same targets and sm_90 and fails if ptxas
 //     reports any spill store or load; the per-kernel summary goes to
 //     dir/ptxas.txt;
@@ -56,18 +60,23 @@ var checkArchs = []int{60, 70, 80, 90}
 func main() {
 	dir := flag.String("dir", "kernels/cuda", "directory of the .cu files")
 	nvcc := flag.String("nvcc", "nvcc", "the nvcc to run")
+	nvccA := flag.String("nvcc-sm90a", "", "a CUDA 12 nvcc for the files marked \"// gen: arch 90a\" (default: -nvcc, if it is CUDA 12 or later)")
 	flag.Parse()
-	if err := run(*dir, *nvcc); err != nil {
+	if *nvccA == "" {
+		*nvccA = *nvcc
+	}
+	if err := run(*dir, *nvcc, *nvccA); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, nvcc string) error {
+func run(dir, nvcc, nvccA string) error {
 	toolkit, err := toolkitVersion(nvcc)
 	if err != nil {
 		return err
 	}
+	var toolkitA string // nvccA's, asked for when a file needs it
 	srcs, err := filepath.Glob(filepath.Join(dir, "*.cu"))
 	if err != nil {
 		return err
@@ -77,13 +86,46 @@ func run(dir, nvcc string) error {
 	}
 	sort.Strings(srcs)
 	var summary bytes.Buffer
-	fmt.Fprintf(&summary, "# ptxas -v summary (%s), written by go run ./kernels/cuda/gen\n", toolkit)
 	for _, src := range srcs {
-		if err := generate(src, nvcc, toolkit, &summary); err != nil {
+		text, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		tk := tool{nvcc, toolkit}
+		if archSpecificRE.Match(text) {
+			if toolkitA == "" {
+				if toolkitA, err = toolkitVersion(nvccA); err != nil {
+					return err
+				}
+			}
+			if !cuda12(toolkitA) {
+				return fmt.Errorf("%s needs sm_90a (CUDA 12 or later), and %s is %q: pass -nvcc-sm90a (see docs/cuda.md)", src, nvccA, toolkitA)
+			}
+			tk = tool{nvccA, toolkitA}
+		}
+		if err := generate(src, tk, &summary); err != nil {
 			return fmt.Errorf("%s: %w", src, err)
 		}
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, "ptxas.txt"), summary.Bytes())
+	head := toolkit
+	if toolkitA != "" {
+		head += "; sm_90a: " + toolkitA
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "ptxas.txt"),
+		append([]byte(fmt.Sprintf("# ptxas -v summary (%s), written by go run ./kernels/cuda/gen\n", head)), summary.Bytes()...))
+}
+
+// tool is an nvcc and its release line.
+type tool struct{ nvcc, toolkit string }
+
+// cuda12 reports whether a release line names CUDA 12 or later.
+func cuda12(toolkit string) bool {
+	m := regexp.MustCompile(`release (\d+)\.`).FindStringSubmatch(toolkit)
+	if m == nil {
+		return false
+	}
+	v, _ := strconv.Atoi(m[1])
+	return v >= 12
 }
 
 // toolkitVersion returns nvcc's release line, e.g. "Cuda compilation
@@ -182,6 +224,9 @@ func goType(ctype, name string) (gotype, arg string, ptr bool, err error) {
 
 var minArchRE = regexp.MustCompile(`(?m)^// gen: min-arch (\d+)\s*$`)
 
+// archSpecificRE matches the line that compiles a file for sm_90a only.
+var archSpecificRE = regexp.MustCompile(`(?m)^// gen: arch 90a\s*$`)
+
 // minArch returns the compute capability named by src's "// gen: min-arch
 // NN" line, or 0 without one.
 func minArch(src string) (int, error) {
@@ -197,7 +242,8 @@ func minArch(src string) (int, error) {
 }
 
 // generate compiles one .cu file and writes its Go file.
-func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
+func generate(src string, tk tool, summary *bytes.Buffer) error {
+	nvcc, toolkit := tk.nvcc, tk.toolkit
 	text, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -214,9 +260,23 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
+	specific := archSpecificRE.Match(text)
+	if specific {
+		if min != 0 {
+			return fmt.Errorf("both \"// gen: min-arch %d\" and \"// gen: arch 90a\"", min)
+		}
+		min = 90
+	}
+	// sm names the target of capability a: sm_90a for an arch-specific file.
+	sm := func(a int) string {
+		if specific {
+			return fmt.Sprintf("sm_%da", a)
+		}
+		return fmt.Sprintf("sm_%d", a)
+	}
 	var targets []int // the embedded PTX's targets
 	for _, a := range archs {
-		if a >= min {
+		if a >= min && !specific {
 			targets = append(targets, a)
 		}
 	}
@@ -237,8 +297,8 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 		}
 		if slices.Contains(targets, a) {
 			out := filepath.Join(tmp, fmt.Sprintf("%s_%d.ptx", base, a))
-			if msg, err := exec.Command(nvcc, "-ptx", "-O3", fmt.Sprintf("-arch=sm_%d", a), "-I", filepath.Dir(src), "-o", out, src).CombinedOutput(); err != nil {
-				return fmt.Errorf("nvcc -ptx sm_%d: %v\n%s", a, err, msg)
+			if msg, err := exec.Command(nvcc, "-ptx", "-O3", "-arch="+sm(a), "-I", filepath.Dir(src), "-o", out, src).CombinedOutput(); err != nil {
+				return fmt.Errorf("nvcc -ptx %s: %v\n%s", sm(a), err, msg)
 			}
 			b, err := os.ReadFile(out)
 			if err != nil {
@@ -248,11 +308,11 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 		}
 
 		cubin := filepath.Join(tmp, fmt.Sprintf("%s_%d.cubin", base, a))
-		msg, err := exec.Command(nvcc, "-cubin", "-O3", fmt.Sprintf("-arch=sm_%d", a), "-I", filepath.Dir(src), "-Xptxas", "-v", "-o", cubin, src).CombinedOutput()
+		msg, err := exec.Command(nvcc, "-cubin", "-O3", "-arch="+sm(a), "-I", filepath.Dir(src), "-Xptxas", "-v", "-o", cubin, src).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("nvcc -cubin sm_%d: %v\n%s", a, err, msg)
+			return fmt.Errorf("nvcc -cubin %s: %v\n%s", sm(a), err, msg)
 		}
-		if err := ptxasSummary(summary, filepath.Base(src), a, string(msg)); err != nil {
+		if err := ptxasSummary(summary, filepath.Base(src), sm(a), string(msg)); err != nil {
 			return err
 		}
 	}
@@ -262,7 +322,11 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	fmt.Fprintf(&g, "// Toolkit: %s\n// Source SHA-256: %s\n\npackage cuda\n\n", toolkit, sum)
 	fmt.Fprintf(&g, "import \"github.com/duel-ssl/duel/cuda/driver\"\n\n")
 	mod := camel(base) + "Module"
-	fmt.Fprintf(&g, "// %s is %s compiled to PTX for %s.\nvar %s = &Module{\n", mod, filepath.Base(src), archList(targets), mod)
+	list := archList(targets)
+	if specific {
+		list = sm(90) + " (compute capability 9.0 only)"
+	}
+	fmt.Fprintf(&g, "// %s is %s compiled to PTX for %s.\nvar %s = &Module{\n", mod, filepath.Base(src), list, mod)
 	fmt.Fprintf(&g, "Source: %q,\nSHA256: %q,\nToolkit: %q,\nKernels: []string{", filepath.Base(src), sum, toolkit)
 	for _, k := range ks {
 		fmt.Fprintf(&g, "%q, ", k.name)
@@ -282,6 +346,9 @@ func generate(src, nvcc, toolkit string, summary *bytes.Buffer) error {
 	fmt.Fprintf(&g, "},\n")
 	if min > 0 {
 		fmt.Fprintf(&g, "MinArch: %d,\n", min)
+	}
+	if specific {
+		fmt.Fprintf(&g, "ArchSpecific: true,\n")
 	}
 	fmt.Fprintf(&g, "PTX: map[int]string{\n")
 	for _, a := range targets {
@@ -330,7 +397,7 @@ var (
 
 // ptxasSummary appends one line per kernel of ptxas -v output and fails on
 // any spill.
-func ptxasSummary(w *bytes.Buffer, src string, arch int, out string) error {
+func ptxasSummary(w *bytes.Buffer, src, arch string, out string) error {
 	var name string
 	var frame, st, ld string
 	for _, l := range strings.Split(out, "\n") {
@@ -340,11 +407,11 @@ func ptxasSummary(w *bytes.Buffer, src string, arch int, out string) error {
 		if m := spillRE.FindStringSubmatch(l); m != nil && name != "" {
 			frame, st, ld = m[1], m[2], m[3]
 			if st != "0" || ld != "0" {
-				return fmt.Errorf("ptxas sm_%d: kernel %s spills (%s bytes stores, %s bytes loads): reduce its register use", arch, name, st, ld)
+				return fmt.Errorf("ptxas %s: kernel %s spills (%s bytes stores, %s bytes loads): reduce its register use", arch, name, st, ld)
 			}
 		}
 		if m := usedRE.FindStringSubmatch(l); m != nil && name != "" {
-			fmt.Fprintf(w, "%-16s %-16s sm_%d  %3s registers  stack %s B  spill stores %s B  spill loads %s B  (%s)\n",
+			fmt.Fprintf(w, "%-16s %-16s %-6s %3s registers  stack %s B  spill stores %s B  spill loads %s B  (%s)\n",
 				src, name, arch, m[1], frame, st, ld, strings.TrimLeft(m[2], ", "))
 			name = ""
 		}

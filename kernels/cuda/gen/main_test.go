@@ -68,11 +68,11 @@ func TestParseBad(t *testing.T) {
 func TestPtxasSummary(t *testing.T) {
 	ok := "ptxas info    : Compiling entry function 'k' for 'sm_80'\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 32 registers, 440 bytes cmem[0]\n"
 	var w bytes.Buffer
-	if err := ptxasSummary(&w, "k.cu", 80, ok); err != nil || !strings.Contains(w.String(), "k.cu             k                sm_80   32 registers") {
+	if err := ptxasSummary(&w, "k.cu", "sm_80", ok); err != nil || !strings.Contains(w.String(), "k.cu             k                sm_80   32 registers") {
 		t.Errorf("summary %q, err %v", w.String(), err)
 	}
 	spill := strings.Replace(ok, "0 bytes spill stores", "8 bytes spill stores", 1)
-	if err := ptxasSummary(&w, "k.cu", 80, spill); err == nil || !strings.Contains(err.Error(), "kernel k spills") {
+	if err := ptxasSummary(&w, "k.cu", "sm_80", spill); err == nil || !strings.Contains(err.Error(), "kernel k spills") {
 		t.Errorf("spilling kernel: %v", err)
 	}
 }
@@ -125,6 +125,36 @@ func TestMinArch(t *testing.T) {
 		got, err := minArch(tc.src)
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("minArch(%q) = %d, %v; want %d, error %v", tc.src, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestArchSpecific(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{"// wgmma\n// gen: arch 90a\n", true},
+		{"// gen: arch 90a  \n", true},
+		{"// gen: arch 90\n", false},
+		{"  // gen: arch 90a (indented: not a directive)\n", false},
+		{"// gen: min-arch 90\n", false},
+	} {
+		if got := archSpecificRE.MatchString(tc.src); got != tc.want {
+			t.Errorf("archSpecificRE on %q = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		toolkit string
+		want    bool
+	}{
+		{"Cuda compilation tools, release 11.8, V11.8.89", false},
+		{"Cuda compilation tools, release 12.4, V12.4.131", true},
+		{"Cuda compilation tools, release 13.0, V13.0.48", true},
+		{"no release", false},
+	} {
+		if got := cuda12(tc.toolkit); got != tc.want {
+			t.Errorf("cuda12(%q) = %v, want %v", tc.toolkit, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,95 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// wgShared is the dynamic shared memory of gemm_wg_tf32 and gemm_wg_bf16
+// in bytes: WG_SHARED of kernels/cuda/gemm_wg.cu (a test reads it there),
+// four stages of 128-byte k rows of a 128 x 256 tile's operands plus 1 KiB
+// to align them.
+const wgShared = 4*(128+256)*128 + 1024
+
+// wgPack is the launcher of gemm_wg_pack_tf32 and gemm_wg_pack_bf16.
+type wgPack = func(l kc.Launcher, cfg kc.Config, X driver.DevicePtr, ld, stride int64, kcontig, R, K int32,
+	P driver.DevicePtr, Rp, KW, batch int32) error
+
+// wgMul is the launcher of gemm_wg_tf32 and gemm_wg_bf16.
+type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A driver.DevicePtr, strideA int64,
+	B driver.DevicePtr, strideB int64, beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
+
+// wgKernels is one precision's pair of gemm_wg.cu kernels and the k
+// values a packed 32-bit word holds (1 for TF32, 2 for BF16).
+type wgKernels struct {
+	pack    wgPack
+	mul     wgMul
+	perWord int
+}
+
+// wgChoice returns gemm_wg.cu's kernels for precision p (TF32 or BF16) as
+// a gemmChoice (its name and shared memory; index 3 or 4 of tcState.ok).
+func wgChoice(p Precision) gemmChoice {
+	if p == BF16 {
+		return gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, &wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2}}
+	}
+	return gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, &wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1}}
+}
+
+// wgAllowed reports whether the backend runs c (a wgChoice): on a device
+// of compute capability 9.0 exactly (the sm_90a PTX loads nowhere else;
+// 0, the CPU emulator, runs it too) that gives it its shared memory.
+func (be *Backend) wgAllowed(c gemmChoice) bool {
+	if be.cc != 0 && be.cc != 90 {
+		return false
+	}
+	i := 3
+	if c.name == "gemm_wg_bf16" {
+		i = 4
+	}
+	return be.tc2Allowed(i, c)
+}
+
+// gemmWG runs product g with c's kernels (see TCWG): op(A) and op(B)^T
+// are packed K-major into scratch memory, rows padded to the tile (128 for
+// A, 256 for B) and k to whole 128-byte rows (KW words), rounded and
+// zero-filled, then multiplied into C.
+func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
+	kw := (g.K + 32*c.wg.perWord - 1) / (32 * c.wg.perWord) * 32 // words a packed row: a multiple of 32 (128 bytes)
+	rpA, rpB := (g.M+c.tileM-1)/c.tileM*c.tileM, (g.N+c.tileN-1)/c.tileN*c.tileN
+	if rpA/c.tileM > 65535 || rpA > 1<<31-1 || rpB > 1<<31-1 {
+		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d rows)", g.M, g.N, c.name, 65535*c.tileM))
+	}
+	s := &scratch{mem: be.mem}
+	defer s.release() // after the launches: the cache reuses it later in the stream's order
+	pa, err := s.alloc(4 * g.Batch * rpA * kw)
+	must("Gemm", err)
+	pb, err := s.alloc(4 * g.Batch * rpB * kw)
+	must("Gemm", err)
+	z := min(g.Batch, 65535)
+	b2i := func(b bool) int32 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	pack := func(x tensor.Buffer, off, ld, stride int, kcontig bool, r, rp int, p driver.DevicePtr) {
+		cfg := kc.Config{Grid: driver.Dim3{X: kw / 32, Y: rp / 32, Z: z}, Block: driver.Dim3{X: 32, Y: 8, Z: 1}}
+		be.queued("Gemm", c.wg.pack(be.g, cfg, be.ptr("Gemm", x, off), int64(ld), int64(stride), b2i(kcontig), int32(r), int32(g.K),
+			p, int32(rp), int32(kw), int32(g.Batch)))
+	}
+	if kw > 0 {
+		pack(g.A, g.OffA, g.LDA, g.StrideA, !g.TransA, g.M, rpA, pa) // op(A)(m, k) = A[m*lda + k] unless transposed
+		pack(g.B, g.OffB, g.LDB, g.StrideB, g.TransB, g.N, rpB, pb)  // op(B)(k, n) = B[n*ldb + k] when transposed
+	}
+	cfg := kc.Config{
+		Grid:   driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z},
+		Block:  driver.Dim3{X: 256, Y: 1, Z: 1},
+		Shared: c.shared,
+	}
+	be.queued("Gemm", c.wg.mul(be.g, cfg, int32(g.M), int32(g.N), int32(kw), g.Alpha, pa, int64(rpA*kw), pb, int64(rpB*kw),
+		g.Beta, be.ptr("Gemm", g.C, g.OffC), int64(g.LDC), int64(g.StrideC), int32(g.Batch)))
+}

@@ -1,0 +1,110 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// wgProbe runs the layout probes of gemm_wg.cu on be (TCWG, in its
+// precision): one 128 x 256 tile with K 64, A a selector (A[m][k] = 1
+// where k = m % 64) and B once with B[n][k] = n % 256, once with B[n][k]
+// = k (integers every precision holds exactly), so that C[m][n] must be n
+// % 256, then m % 64. A wrong fragment layout, descriptor or swizzle
+// shows as which row or k an element read; the first mismatches are
+// reported with what they read.
+func wgProbe(t *testing.T, be *Backend) {
+	t.Helper()
+	const m, n, k = 128, 256, 64
+	a := make([]float32, m*k)
+	for i := range m {
+		a[i*k+i%k] = 1
+	}
+	for _, probe := range []struct {
+		what string
+		b    func(j, kk int) float32
+		want func(i, j int) float32
+	}{
+		{"column n of C reads row n of B", func(j, _ int) float32 { return float32(j % 256) }, func(_, j int) float32 { return float32(j % 256) }},
+		{"row m of C reads k = m % 64", func(_, kk int) float32 { return float32(kk) }, func(i, _ int) float32 { return float32(i % k) }},
+	} {
+		b := make([]float32, n*k)
+		for j := range n {
+			for kk := range k {
+				b[j*k+kk] = probe.b(j, kk)
+			}
+		}
+		ga, gb, gc := be.Alloc(len(a)), be.Alloc(len(b)), be.Alloc(m*n)
+		be.CopyIn(ga, 0, a)
+		be.CopyIn(gb, 0, b)
+		be.Gemm(tensor.GemmArgs{TransB: true, M: m, N: n, K: k, Alpha: 1, A: ga, B: gb, C: gc, LDA: k, LDB: k, LDC: n, Batch: 1})
+		c := make([]float32, m*n)
+		be.CopyOut(c, gc, 0)
+		var bad []string
+		for i := range m {
+			for j := range n {
+				if got, want := c[i*n+j], probe.want(i, j); got != want {
+					bad = append(bad, fmt.Sprintf("C[%d][%d] = %v, want %v", i, j, got, want))
+				}
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s %s: %d of %d elements wrong: %s", be.gemmKernelName(), probe.what, len(bad), m*n, strings.Join(bad[:min(len(bad), 8)], "; "))
+		}
+		for _, x := range []tensor.Buffer{ga, gb, gc} {
+			be.Release(x)
+		}
+	}
+}
+
+// TestGemmWGEmulated runs the layout probes on the CPU emulator's
+// gemm_wg_tf32 and gemm_wg_bf16 (TestGemmPrecisionEmulated runs the
+// general products).
+func TestGemmWGEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	for _, p := range []Precision{TF32, BF16} {
+		be, err := newBackend(e, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be.SetPrecision(p)
+		be.SetTCKernel(TCWG)
+		wgProbe(t, be)
+	}
+}
+
+// TestGemmWGKernel runs gemm_wg.cu's kernels on a GPU of compute
+// capability 9.0 (wgmma, sm_90a): the layout probes, then the precision
+// tests' products (TestGemmPrecisionKernel leaves TCWG out, so that a
+// failure here cannot stop the other kernels' tests: bench/gpu_check.sh
+// runs this one in its own process first). GPU only.
+func TestGemmWGKernel(t *testing.T) {
+	d := needGPU(t)
+	for _, p := range []Precision{TF32, BF16} {
+		t.Run(p.String(), func(t *testing.T) {
+			be, err := newBackend(d, 256)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := be.SetPrecision(p); got != p {
+				t.Skipf("%v runs as %v on %v", p, got, d)
+			}
+			be.SetTCKernel(TCWG)
+			if be.gemmLaunch().wg == nil {
+				t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
+			}
+			t.Logf("%v wg: kernel %s", p, be.gemmKernelName())
+			wgProbe(t, be)
+			if err := be.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			testGemmPrecision(t, be, 8)
+			if err := be.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

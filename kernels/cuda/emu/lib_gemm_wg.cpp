@@ -1,0 +1,10 @@
+// lib_gemm_wg.cpp: gemm_wg.cu on the CPU emulator, exported for the Go
+// tests of package cuda (the backend's TCWG kernels through
+// cudatest.Emulator and the fake driver).
+#include "cuda_emu.h"
+#include "../gemm_wg.cu"
+
+EMU_EXPORT(gemm_wg_pack_tf32)
+EMU_EXPORT(gemm_wg_pack_bf16)
+EMU_EXPORT(gemm_wg_tf32)
+EMU_EXPORT(gemm_wg_bf16)

@@ -1,0 +1,320 @@
+// gemm_wg.cu: batched matrix product on Hopper's warpgroup tensor cores
+// (wgmma.mma_async, sm_90a: the PTX loads on compute capability 9.0 only),
+// FP32 in and out, the factors rounded as gemm_tc.cu's:
+//
+//   C[b] = alpha*op(A[b])*op(B[b]) + beta*C[b],   op(X) = X or X^T
+//
+// in two steps.
+//
+// 1. gemm_wg_pack_tf32 / gemm_wg_pack_bf16 copy op(A) (M x K) and op(B)^T
+//    (N x K) into packed operands: R x K row-major with k contiguous (the
+//    "K-major" layout wgmma's TF32 operands require), rows padded to Rp (a
+//    multiple of the block tile: 128 for A, 256 for B) and k to whole
+//    128-byte rows (32 TF32 or 64 bf16 values, KW words a row), every
+//    value rounded once (TF32: cvt.rna.tf32.f32, 10 mantissa bits, to
+//    nearest, ties away from zero; BF16: cvt.rn.bf16x2.f32, to nearest
+//    even, two per word, the lower k in the lower half), the padding zero.
+//    A 32 x 32-word tile goes through shared memory, so that both the
+//    reads (along k when op(X) is k-contiguous, along the rows otherwise)
+//    and the writes are coalesced.
+//
+// 2. gemm_wg_tf32 / gemm_wg_bf16 multiply the packed operands: each
+//    256-thread block (two warpgroups) computes a 128 x 256 tile of C,
+//    warpgroup g its rows 64g .. 64g+63 with wgmma m64n256k8 (TF32) or
+//    m64n256k16 (BF16) into 128 FP32 accumulators a thread. The k-tiles
+//    of 128 bytes (A: 128 rows, B: 256 rows, 48 KiB) go through a ring of
+//    WG_STAGES stages of dynamic shared memory filled with cp.async (16
+//    bytes a copy, 12 a thread a stage, no predicate: the packed operands
+//    cover every tile), two k-tiles ahead of the products, in the
+//    128-byte swizzled K-major layout: row r of a tile at byte 128r of it,
+//    its 16-byte chunk c at chunk c ^ (r % 8) (address bits 4-6 XOR bits
+//    7-9, stages aligned to 1024 bytes), which a matrix descriptor with
+//    swizzle mode 1 (128B), stride byte offset 1024 (between groups of 8
+//    rows) and the k step's byte offset added to its start address
+//    describes. A k-tile: each thread waits for its own copies
+//    (cp.async.wait_group), fences them for the async proxy the tensor
+//    cores read through (fence.proxy.async.shared::cta), one block
+//    barrier, the copies of the k-tile two ahead are issued into the stage
+//    the products of two k-tiles before freed, then wgmma.fence, four
+//    wgmma (the k steps of the tile, each accumulating onto the last), one
+//    commit, and wgmma.wait_group 1: the products of this k-tile stay in
+//    flight behind the next barrier and copies, those of the previous one
+//    are done (so every thread past the next barrier has finished reading
+//    the stage that barrier lets be overwritten).
+//
+// The accumulators follow PTX's "Register Fragments" for wgmma's D: in
+// warp w of the warpgroup, lane l (g = l / 4, t = l % 4) holds
+// d[4i + 2h + u] = D[16w + g + 8h][8i + 2t + u]; the epilogue writes
+// alpha*d + beta*C (C not read when beta is 0) inside M x N, as gemm_tc's.
+//
+// The k steps run in gemm_tc's order (k = 0, 8, 16, ...; 16 for BF16),
+// each one instruction over all of the block's tile, so on the CPU
+// emulator (kernels/cuda/emu/cuda_emu.h, whose wgmma forms each product
+// exactly and rounds the sum with d once, as its mma.sync) the results
+// are gemm_tc's bit for bit; a GPU's tensor cores may differ in the last
+// bits. The emulator reads the operands through the descriptors and the
+// swizzle as described above, both when a wgmma is issued and when its
+// group is waited for, and aborts if they differ (a stage overwritten
+// too early, or read before its copies landed) or if the accumulators
+// were touched in between.
+//
+// Build: go run ./kernels/cuda/gen with a CUDA 12 nvcc for sm_90a (see
+// docs/cuda.md); the backend runs these kernels only on compute
+// capability 9.0 (and the emulator), when asked (TCKernel TCWG).
+// gen: arch 90a
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
+#error "gemm_wg.cu is sm_90a code (wgmma)"
+#endif
+
+#include "tc.cuh"
+
+#define WG_BM 128                                          // rows of C per block (two warpgroups of 64)
+#define WG_BN 256                                          // columns of C per block
+#define WG_STAGES 4                                        // k-tiles in the ring
+#define WG_TILE_BYTES ((WG_BM + WG_BN) * 128)              // one stage: 128-byte rows of A, then of B
+#define WG_SHARED (WG_STAGES * WG_TILE_BYTES + 1024)       // dynamic shared memory (1024: alignment slack)
+
+#ifdef __CUDA_ARCH__
+// smem_u32 is p's address in the shared window.
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// fence_proxy_async orders the thread's earlier writes to shared memory
+// (its cp.async copies, once waited for) before later accesses through
+// the async proxy (wgmma's operand reads).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// wg_fence is wgmma.fence: the accumulators' registers and shared memory
+// written before it are ordered before the next wgmma.
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+
+// wg_commit closes the warpgroup's wgmma issued since the last commit
+// into a group.
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+// wg_wait waits until at most N of the warpgroup's groups are pending.
+template <int N>
+__device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+// wg_fence_operands keeps the compiler from moving accesses to d across
+// the point (the registers belong to the tensor cores while a wgmma is in
+// flight).
+__device__ __forceinline__ void wg_fence_operands(float (&d)[128]) {
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// wgmma_tf32_m64n256k8: d (64 x 256 over the warpgroup) += A (64 x 8,
+// descriptor da) * B (256 x 8, descriptor db)^T, TF32 in, FP32 out.
+__device__ __forceinline__ void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+
+// wgmma_bf16_m64n256k16: d += A (64 x 16) * B (256 x 16)^T, BF16 in,
+// FP32 out, both K-major (no transposition).
+__device__ __forceinline__ void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+#endif
+
+// wg_desc is the matrix descriptor of a 128-byte-swizzled K-major operand
+// whose first 8 rows start at shared address addr (bits 0-13: addr / 16;
+// 16-29: leading byte offset / 16, unused by the swizzled K-major layouts,
+// 1 by convention; 32-45: stride byte offset / 16, 1024 bytes between
+// groups of 8 rows; 49-51: base offset 0, the stages being 1024-aligned;
+// 62-63: swizzle mode 1, 128 bytes).
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+// wg_pack writes op(X[b]) (R x K; element (r, k) at x[r*ld + k] when
+// kcontig, else x[k*ld + r]) into P[b] (Rp x KW words), rounded, zero
+// beyond R x K; blocks of 32 x 8 threads, one 32-row by 32-word tile each
+// (blockIdx.x: words, blockIdx.y: rows, blockIdx.z: batch, grid-stride).
+template <bool BF16>
+__device__ __forceinline__ void wg_pack(const float* X, long long ld, long long stride, int kcontig, int R, int K, unsigned* P, int Rp,
+                                        int KW, int batch) {
+    constexpr int E = BF16 ? 2 : 1;  // k per word
+    __shared__ float tile[32][32 * E + 1];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int r0 = blockIdx.y * 32, w0 = blockIdx.x * 32, k0 = w0 * E;
+    for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        const float* x = X + bz * stride;
+        if (kcontig) {
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int rr = ty + 8 * j, r = r0 + rr;
+#pragma unroll
+                for (int e = 0; e < E; e++) {
+                    const int k = k0 + tx + 32 * e;
+                    tile[rr][tx + 32 * e] = r < R && k < K ? x[(long long)r * ld + k] : 0.f;
+                }
+            }
+        } else {
+            const int r = r0 + tx;
+#pragma unroll
+            for (int j = 0; j < 4 * E; j++) {
+                const int kk = ty + 8 * j, k = k0 + kk;
+                tile[tx][kk] = r < R && k < K ? x[(long long)k * ld + r] : 0.f;
+            }
+        }
+        __syncthreads();
+        unsigned* p = P + (long long)bz * Rp * KW;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int rr = ty + 8 * j;
+            const unsigned w = BF16 ? bf16x2_round(tile[rr][2 * tx], tile[rr][2 * tx + 1]) : tf32_round(tile[rr][tx]);
+            p[(long long)(r0 + rr) * KW + w0 + tx] = w;
+        }
+        __syncthreads();
+    }
+}
+
+// gemm_wg multiplies packed operands (see the top of the file): A (Rp_A x
+// KW words, batch stride strideA words), B (Rp_B x KW), into C.
+template <bool BF16>
+__device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
+                                        long long strideB, float beta, float* C, long long ldc, long long strideC, int batch) {
+    TC2_DYNAMIC_SHARED(smem);
+    const unsigned s0 = smem_u32(smem), pad = (1024u - (s0 & 1023u)) & 1023u;
+    unsigned char* base = reinterpret_cast<unsigned char*>(smem) + pad;
+    const unsigned sbase = s0 + pad;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int KT = KW / 32;  // 128-byte k-tiles
+    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
+    const long long rowBytes = 4LL * KW;
+    for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        const unsigned char* a = reinterpret_cast<const unsigned char*>(Ap + bz * strideA + (long long)m0 * KW);
+        const unsigned char* b = reinterpret_cast<const unsigned char*>(Bp + bz * strideB + (long long)n0 * KW);
+        // load issues this thread's copies of k-tile kt into its stage:
+        // row lr + 32l of A (l < 4) and of B (l < 8), chunk c, at chunk
+        // c ^ (lr % 8) of its row (32l keeps the row's residue mod 8).
+        const int lr = tid >> 3, c = tid & 7;
+        const int dsw = lr * 128 + ((c ^ (lr & 7)) << 4);
+        const unsigned char* pa = a + lr * rowBytes + c * 16;
+        const unsigned char* pb = b + lr * rowBytes + c * 16;
+        auto load = [&](int kt) {
+            unsigned char* st = base + (kt % WG_STAGES) * WG_TILE_BYTES + dsw;
+#pragma unroll
+            for (int l = 0; l < WG_BM / 32; l++) cp_async16_if(st + l * 4096, pa + l * 32 * rowBytes + kt * 128, true);
+#pragma unroll
+            for (int l = 0; l < WG_BN / 32; l++) cp_async16_if(st + WG_BM * 128 + l * 4096, pb + l * 32 * rowBytes + kt * 128, true);
+        };
+        float d[128];
+#pragma unroll
+        for (int i = 0; i < 128; i++) d[i] = 0.f;
+#pragma unroll
+        for (int s = 0; s < WG_STAGES - 2; s++) {
+            if (s < KT) load(s);
+            cp_async_commit();
+        }
+        for (int kt = 0; kt < KT; kt++) {
+            cp_async_wait<WG_STAGES - 3>();  // k-tile kt's copies have landed
+            fence_proxy_async();
+            __syncthreads();
+            if (kt + WG_STAGES - 2 < KT) load(kt + WG_STAGES - 2);  // into the stage of k-tile kt - 2, whose products are done
+            cp_async_commit();
+            const unsigned sa = sbase + (kt % WG_STAGES) * WG_TILE_BYTES + wg * 64 * 128, sb = sbase + (kt % WG_STAGES) * WG_TILE_BYTES + WG_BM * 128;
+            wg_fence_operands(d);
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each
+                if (BF16)
+                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j));
+                else
+                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j));
+            }
+            wg_commit();
+            wg_wait<1>();
+            wg_fence_operands(d);
+        }
+        wg_wait<0>();
+        wg_fence_operands(d);
+        cp_async_wait<0>();
+
+        const int t = tid & 127, w = t >> 5, l = t & 31;
+        const int r = m0 + 64 * wg + 16 * w + (l >> 2), cn = n0 + 2 * (l & 3);
+        float* cb = C + bz * strideC;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int gm = r + 8 * h;
+                if (gm >= M) continue;
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const int gn = cn + 8 * i + u;
+                    if (gn >= N) continue;
+                    float* pc = cb + (long long)gm * ldc + gn;
+                    float v = alpha * d[4 * i + 2 * h + u];
+                    if (beta != 0.f) v = fmaf(beta, *pc, v);
+                    *pc = v;
+                }
+            }
+        __syncthreads();  // every warpgroup done with the ring before the next batch's copies
+    }
+}
+
+// P[b] = tf32(op(X[b])) packed K-major (Rp x KW words, zero-padded) for gemm_wg_tf32, 32 x 8 threads per 32 x 32-word tile
+extern "C" __global__ void __launch_bounds__(256) gemm_wg_pack_tf32(const float* X, long long ld, long long stride, int kcontig, int R, int K,
+                                                                    unsigned* P, int Rp, int KW, int batch) {
+    wg_pack<false>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+}
+
+// P[b] = bf16(op(X[b])) packed K-major, two per word (Rp x KW words, zero-padded) for gemm_wg_bf16, 32 x 8 threads per 32 x 32-word tile
+extern "C" __global__ void __launch_bounds__(256) gemm_wg_pack_bf16(const float* X, long long ld, long long stride, int kcontig, int R, int K,
+                                                                    unsigned* P, int Rp, int KW, int batch) {
+    wg_pack<true>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed TF32 operands with wgmma m64n256k8, 128 x 256 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_wg_tf32(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                  const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                  long long strideC, int batch) {
+    gemm_wg<false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed BF16 operands with wgmma m64n256k16, 128 x 256 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_wg_bf16(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                  const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                  long long strideC, int batch) {
+    gemm_wg<true>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
