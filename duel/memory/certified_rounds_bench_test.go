@@ -21,7 +21,11 @@ import (
 // or a row inserted in the round) strictly below the victim's score, or
 // equal with a higher position. It reports rounds per update of 256 steps
 // (fewer is better: one update is one round per step today) for m 32 and
-// 128, on clustered, imbalanced streams (10 clusters, class 0 with
+// 128 (rounds/update_m*), and the rounds when the other rows' scores are
+// instead computed exactly from the replayed victims' and inserted rows
+// of sim, at most 64 steps a round (exact_rounds/update_m*: a round then
+// ends only at a victim outside the candidates, so 4 is the least), on
+// clustered, imbalanced streams (10 clusters, class 0 with
 // probability 0.75, noise 1 around the centres, K 4096, Z 128) after 40
 // updates of warm-up, over 3 updates. The steps are the reference's
 // (duelReferenceSteps): it checks what a certified replay would accept,
@@ -50,6 +54,9 @@ func BenchmarkCertifiedRounds(b *testing.B) {
 					for m, n := range certifiedRounds(mem, batch, adm, z, []int{32, 128}) {
 						rounds[m] += n
 					}
+					for m, n := range certifiedRoundsT(mem, batch, adm, z, []int{32, 128}, 64) {
+						rounds[1000+m] += n
+					}
 					ev, err := pol.Evict(&Arrival{Memory: mem, Batch: batch, Z: z})
 					if err != nil {
 						b.Fatal(err)
@@ -59,6 +66,7 @@ func BenchmarkCertifiedRounds(b *testing.B) {
 			}
 			for _, m := range []int{32, 128} {
 				b.ReportMetric(float64(rounds[m])/3, fmt.Sprintf("rounds/update_m%d", m))
+				b.ReportMetric(float64(rounds[1000+m])/3, fmt.Sprintf("exact_rounds/update_m%d", m))
 			}
 		})
 	}
@@ -113,6 +121,14 @@ func survivors(mem, batch []float32, evicted []int, z int) []float32 {
 // and returns, per candidate count m, the rounds a certified replay would
 // take (see BenchmarkCertifiedRounds).
 func certifiedRounds(mem, batch []float32, adm Admission, z int, ms []int) map[int]int {
+	return certifiedRoundsT(mem, batch, adm, z, ms, 0)
+}
+
+// certifiedRoundsT is certifiedRounds, or with exactTmax > 0 the rounds
+// when the other rows' scores are computed exactly from the replayed
+// victims' rows: a round ends at the first victim outside the
+// candidates, or after exactTmax steps.
+func certifiedRoundsT(mem, batch []float32, adm Admission, z int, ms []int, exactTmax int) map[int]int {
 	k, bb := len(mem)/z, len(batch)/z
 	n := k + bb
 	type snapshot struct {
@@ -167,6 +183,15 @@ func certifiedRounds(mem, batch []float32, adm Admission, z int, ms []int) map[i
 			for ; t < bb; t++ {
 				if J := ev[t-1]; !cand[J] && J < k {
 					break // step t-1's victim was not a candidate: the replay chose another
+				}
+				if exactTmax > 0 {
+					if t-t0 >= exactTmax {
+						break
+					}
+					if adm == Compete {
+						cand[k+t-1] = true
+					}
+					continue
 				}
 				i := k + t - 1 // inserted by step t-1
 				if adm == Compete {
