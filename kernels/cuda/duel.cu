@@ -134,21 +134,6 @@ extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z
 // and it competes in the same reduction as the rows held.
 #define PSTEP 5                // slots per thread whose dots the packed pass loads at once (64 registers: no more)
 
-// blockMax returns, in every thread, the maximum of k over the block: a
-// warp maximum, the warps' partials in part[0..31], one barrier, then
-// every warp reduces the partials itself. Callers alternate between two
-// part arrays: a fast warp may write its partial of step s+1 while a slow
-// one still reads those of step s (another array), and it writes those of
-// step s+2 only after the barrier of step s+1, which the slow warp reaches
-// after its reads of step s.
-__device__ __forceinline__ unsigned long long blockMax(unsigned long long k, unsigned long long* part) {
-    const int lane = threadIdx.x & 31;
-    k = warpMax(k);
-    if (lane == 0) part[threadIdx.x >> 5] = k;
-    __syncthreads();
-    return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
-}
-
 // prefetchL2 asks for the 128-byte line at global p in L2
 // (prefetch.global.L2): a hint, no result; the emulator ignores it.
 #ifdef __CUDA_ARCH__
@@ -218,19 +203,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
     while ((1 << posBits) < N) posBits++;
     const unsigned long long posMask = (1ull << posBits) - 1;
     const unsigned long long off = (unsigned long long)(K + 2LL * B) << 24;
-    const unsigned long long batchFlags = protect ? KEY_VALID : KEY_VALID | KEY_FREE;
-    unsigned long long best = 0;
-    for (int c = tid; c < N; c += nt) {
-        unsigned long long x;
-        if (c < K) {
-            const unsigned long long u = off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
-            x = (u << posBits) | KEY_VALID | KEY_FREE | (posMask - rank[c]);
-            best = x > best ? x : best;
-        } else {
-            x = ((off + (unsigned long long)P[c - K]) << posBits) | batchFlags | (posMask - c);
-        }
-        U[c] = x;
-    }
+    unsigned long long best = packKeys(K, B, protect, posBits, off, scoreIn, P, rank, U);
     if (slotTab != slot)
         for (int p = tid; p < K; p += nt) slotTab[p] = slot[p];
     // The victim of the first row: the rows held only, none protected (the

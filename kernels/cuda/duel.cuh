@@ -1,7 +1,9 @@
 // duel.cuh: what duel.cu's packed selection (duel_select_shared,
-// duel_select_global) and duel_cluster.cu's (duel_select_cluster) share:
-// the key fields, the warp maximum, the block compaction and the next
-// layout that ends every selection (see "The packed selection" in duel.cu).
+// duel_select_global), duel_cluster.cu's (duel_select_cluster) and
+// duel_rounds.cu's (duel_select_rounds) share: the key fields, the warp
+// and block maxima, the starting keys, the block compaction and the next
+// layout that ends every selection (see "The packed selection" in
+// duel.cu).
 #pragma once
 
 #define QUNIT 0x1p-23
@@ -35,6 +37,46 @@ __device__ __forceinline__ unsigned long long warpMax(unsigned long long k) {
     }
     return k;
 #endif
+}
+
+// blockMax returns, in every thread, the maximum of k over the block: a
+// warp maximum, the warps' partials in part[0..31], one barrier, then
+// every warp reduces the partials itself. Callers alternate between two
+// part arrays: a fast warp may write its partial of step s+1 while a slow
+// one still reads those of step s (another array), and it writes those of
+// step s+2 only after the barrier of step s+1, which the slow warp reaches
+// after its reads of step s.
+__device__ __forceinline__ unsigned long long blockMax(unsigned long long k, unsigned long long* part) {
+    const int lane = threadIdx.x & 31;
+    k = warpMax(k);
+    if (lane == 0) part[threadIdx.x >> 5] = k;
+    __syncthreads();
+    return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
+}
+
+// packKeys writes the starting keys of the K+B slots into U (see "The
+// packed selection" in duel.cu): the rows held from their scores scoreIn
+// and ranks (positions), the batch rows from their batch sums P (not
+// protected unless protect), and returns the largest of this thread's
+// keys of the rows held (slots tid, tid + blockDim.x, ...).
+__device__ __forceinline__ unsigned long long packKeys(int K, int B, int protect, int posBits, unsigned long long off,
+                                                       const double* scoreIn, const long long* P, const int* rank,
+                                                       unsigned long long* U) {
+    const unsigned long long posMask = (1ull << posBits) - 1;
+    const unsigned long long batchFlags = protect ? KEY_VALID : KEY_VALID | KEY_FREE;
+    unsigned long long best = 0;
+    for (int c = threadIdx.x; c < K + B; c += blockDim.x) {
+        unsigned long long x;
+        if (c < K) {
+            const unsigned long long u = off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
+            x = (u << posBits) | KEY_VALID | KEY_FREE | (posMask - rank[c]);
+            best = x > best ? x : best;
+        } else {
+            x = ((off + (unsigned long long)P[c - K]) << posBits) | batchFlags | (posMask - c);
+        }
+        U[c] = x;
+    }
+    return best;
 }
 
 // chunkOffset is one chunk of a block's stream compaction: it returns,

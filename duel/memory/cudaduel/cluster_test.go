@@ -73,17 +73,26 @@ func updateSelect(g cuda.GPU, block int, sel Selection, want string) func(mem, b
 // device state after every update bit for bit: the evicted positions,
 // the whole slot state (rank, slot, src, moves) and the scores by slot.
 func twinStream(t *testing.T, name string, g cuda.GPU, cases []duelCase, block int) {
+	twinSelect(t, name, g, cases, block, SelectCluster, "duel_select_cluster", 0)
+}
+
+// twinSelect is twinStream against selection sel, whose updates run
+// kernel kernel (with capC > 0, duel_select_rounds with that many
+// candidates a round).
+func twinSelect(t *testing.T, name string, g cuda.GPU, cases []duelCase, block int, sel Selection, kernel string, capC int) {
 	for ci, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
 			t.Run(fmt.Sprintf("%s/K%d_B%d_Z%d_%v", name, c.k, c.b, c.z, adm), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(ci)+300, uint64(adm)))
 				var ms [2]*Memory
-				for i, sel := range []Selection{SelectBlock, SelectCluster} {
-					m, err := NewMemory(g, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: block, Batch: 2*c.b + 1, Selection: sel})
+				for i, s := range []Selection{SelectBlock, sel} {
+					m, err := NewMemory(g, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: block, Batch: 2*c.b + 1, Selection: s})
 					if err != nil {
 						t.Fatal(err)
 					}
 					defer m.Close()
+					m.rcap = capC
+					h100OptIn(m)
 					ms[i] = m
 				}
 				mem := unitRows(r, c.k, c.z, nil)
@@ -103,11 +112,11 @@ func twinStream(t *testing.T, name string, g cuda.GPU, cases []duelCase, block i
 					}
 					// An empty batch selects nothing: no kernel runs (the
 					// names are those of an earlier update, if any).
-					if b > 0 && (ms[0].ran == "duel_select_cluster" || ms[1].ran != "duel_select_cluster") {
+					if b > 0 && (ms[0].ran == kernel || ms[1].ran != kernel) {
 						t.Fatalf("step %d: the selections ran %s and %s", step, ms[0].ran, ms[1].ran)
 					}
 					if !slices.Equal(got[0].Evicted, got[1].Evicted) {
-						t.Fatalf("step %d (B %d): duel_select_cluster evicted %v, duel_select_shared %v", step, b, got[1].Evicted, got[0].Evicted)
+						t.Fatalf("step %d (B %d): %s evicted %v, duel_select_shared %v", step, b, kernel, got[1].Evicted, got[0].Evicted)
 					}
 					for _, buf := range []struct {
 						what string
@@ -126,7 +135,7 @@ func twinStream(t *testing.T, name string, g cuda.GPU, cases []duelCase, block i
 							}
 						}
 						if !slices.Equal(raw[0], raw[1]) {
-							t.Fatalf("step %d (B %d): duel_select_cluster's %s differ from duel_select_shared's", step, b, buf.what)
+							t.Fatalf("step %d (B %d): %s's %s differ from duel_select_shared's", step, b, kernel, buf.what)
 						}
 					}
 					mem = keptRows(mem, batch, got[0].Kept, c.k, c.z)

@@ -40,7 +40,66 @@ func TestFakeDriver(t *testing.T) {
 			t.Errorf("with the fake driver at compute capability 9.0: output lacks %q or skips:\n%s", w, out)
 		}
 	}
+	// duel_select_rounds asked for, at compute capability 8.0 (it runs)
+	// and 7.0 (its sm_80 module does not load: the one-block kernels).
+	for _, cc := range []string{"80", "70"} {
+		run = "^(TestDUELPolicyKernel|TestDUELRoundsFakeDevice)$"
+		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=rounds")
+		if err != nil {
+			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
+		}
+		for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELRoundsFakeDevice"} {
+			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+				t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+			}
+		}
+	}
 }
+
+// TestDUELRoundsFakeDevice runs, on the fake driver only with
+// DUEL_CUDADUEL_SELECT=rounds (TestFakeDriver's last children), Update
+// and resident streams against memory.DUEL with SelectAuto: at compute
+// capability 8.0 duel_select_rounds runs (its module loads, its shared
+// memory opts in: 64 candidates a round at K 4096, B 256 in an A100's 163
+// KiB), below it the driver refuses the module and every update runs
+// duel_select_shared, the reason kept.
+func TestDUELRoundsFakeDevice(t *testing.T) {
+	if !cudatest.InFakeChild() || os.Getenv(EnvSelect) != "rounds" {
+		t.Skip("runs in TestFakeDriver's child processes, with the fake driver and " + EnvSelect + "=rounds")
+	}
+	d := needGPU(t)
+	want := "duel_select_rounds"
+	if d.Capability() < 80 {
+		want = "duel_select_shared"
+	}
+	cases := []duelCase{{3, 5, 4}, {16, 4, 8}, {150, 70, 6}}
+	stream(t, "fake-rounds", cases, updateSelect(d, 64, SelectAuto, want))
+	residentStream(t, "fake-resident-rounds", cases, openSelect(d, 96, SelectAuto, nil, want))
+	k := 4096
+	if d.Capability() < 80 {
+		k = 16 // within the default 48 KiB: the launch is tried, and refused
+	}
+	m, err := NewMemory(d, k, 128, MemoryOptions{Batch: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := roundsCap(4096, 256, m.rshared); d.Capability() >= 80 && got != 64 {
+		t.Errorf("duel_select_rounds may use %d bytes of dynamic shared memory: %d candidates at K 4096, B 256, want 64 (the opt-in failed?)", m.rshared, got)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	if err := m.Load(unitRows(r, k, 128, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(unitRows(r, 3, 128, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if m.ran != want || (want == "duel_select_shared") != (m.roundsErr != nil) {
+		t.Errorf("compute capability %d: ran %s (rounds error %v), want %s", d.Capability(), m.ran, m.roundsErr, want)
+	}
+}
+
+// TestDUELClusterFakeDevice runs, on the fake driver at compute
 
 // TestDUELClusterFakeDevice runs, on the fake driver at compute
 // capability 9.0 only (TestFakeDriver's second child), Update and resident

@@ -93,6 +93,23 @@ var hostKernels = map[string]cudatest.Kernel{
 		}
 		return selectOnHost(h, a, 2, 10)
 	},
+	// So are duel_select_rounds' (its parameters: flags, then the
+	// candidates' cap, before the scores).
+	"duel_select_rounds": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		k, b, capC := int(a.Int32(2)), int(a.Int32(3)), int(a.Int32(5))
+		if capC < 1 || capC > 128 {
+			return fmt.Errorf("duel_select_rounds launched with cap %d, expected 1..128", capC)
+		}
+		if want := roundsShared(k, b, capC); cfg.Shared < want {
+			return fmt.Errorf("duel_select_rounds launched with %d bytes of shared memory, needs %d", cfg.Shared, want)
+		}
+		if !packedFits(k, b) {
+			return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
+		}
+		duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
+			h.I32(a.Ptr(8))[:b], h.I32(a.Ptr(9))[:3*k+b], h.F64(a.Ptr(10))[:k])
+		return nil
+	},
 }
 
 // i64 returns the int64 elements from p to the end of its allocation

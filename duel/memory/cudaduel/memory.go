@@ -198,7 +198,8 @@ type MemoryOptions struct {
 	Batch int
 	// Selection chooses the selection kernel: SelectAuto (the zero value)
 	// runs the one-block kernels, the faster on an H100 (see SelectAuto);
-	// SelectBlock and SelectCluster force one family (tests, benchmarks).
+	// SelectBlock, SelectCluster and SelectRounds force one family (tests,
+	// benchmarks).
 	Selection Selection
 	// Prefetch makes the one-block kernels end each step by asking L2 for
 	// the rows of sim of the next candidates after the victim (duel.cu's
@@ -221,9 +222,9 @@ const (
 const EnvPrefetch = "DUEL_CUDADUEL_PREFETCH"
 
 // EnvSelect names the environment variable that overrides SelectAuto
-// (MemoryOptions.Selection's zero value): "block" or "cluster" force one
-// family, as SelectBlock and SelectCluster do; "auto" or unset decide by
-// the device.
+// (MemoryOptions.Selection's zero value): "block", "cluster" or
+// "rounds" force one family, as SelectBlock, SelectCluster and
+// SelectRounds do; "auto" or unset decide by the device.
 const EnvSelect = "DUEL_CUDADUEL_SELECT"
 
 // Selection chooses the kernel that runs an update's B sequential steps.
@@ -246,9 +247,17 @@ const (
 	// fits, whatever compute capability the GPU reports (the emulator's
 	// tests), else SelectBlock's kernels.
 	SelectCluster
+	// SelectRounds runs duel_select_rounds (kernels/cuda/duel_rounds.cu:
+	// the steps in rounds replayed on the rows of highest score and
+	// checked against every other row with the round's rows of sim read
+	// at once; compute capability 8.0 and later) whenever its shared
+	// memory fits, else SelectBlock's kernels; a launch the driver refuses
+	// falls back to them too. The same decisions (TestDUELRounds*); not
+	// yet timed on a GPU, so asked for only.
+	SelectRounds
 )
 
-// String returns the selection's name: auto, block or cluster.
+// String returns the selection's name: auto, block, cluster or rounds.
 func (s Selection) String() string {
 	switch s {
 	case SelectAuto:
@@ -257,6 +266,8 @@ func (s Selection) String() string {
 		return "block"
 	case SelectCluster:
 		return "cluster"
+	case SelectRounds:
+		return "rounds"
 	}
 	return fmt.Sprintf("Selection(%d)", int(s))
 }
@@ -303,7 +314,16 @@ type Memory struct {
 	cshared int
 	// cblock is duel_select_cluster's block size (0: clusterBlock).
 	cblock int
-	ran    string // the selection kernel of the last update (tests, benchmarks)
+	// rshared is the dynamic shared memory duel_select_rounds may use (0:
+	// the rounds kernel is not to run).
+	rshared int
+	// roundsErr is why the driver refused duel_select_rounds' launch,
+	// after which the memory runs the one-block kernels (nil: never).
+	roundsErr error
+	// rcap, when positive, replaces roundsCap's candidate count (tests: a
+	// small cap makes rounds end early and exercises the undo).
+	rcap int
+	ran  string // the selection kernel of the last update (tests, benchmarks)
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
@@ -410,8 +430,8 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
-	case opt.Selection < SelectAuto || opt.Selection > SelectCluster:
-		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d) or cluster (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster)
+	case opt.Selection < SelectAuto || opt.Selection > SelectRounds:
+		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d) or rounds (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
@@ -432,12 +452,17 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			m.sel = SelectBlock
 		case "cluster":
 			m.sel = SelectCluster
+		case "rounds":
+			m.sel = SelectRounds
 		default:
-			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block or cluster", EnvSelect, v)
+			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block, cluster or rounds", EnvSelect, v)
 		}
 	}
 	if m.sel == SelectCluster {
 		m.cshared = defaultShared
+	}
+	if m.sel == SelectRounds {
+		m.rshared = defaultShared
 	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
 		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
@@ -447,6 +472,11 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			if m.cshared > 0 {
 				if err := s.OptInShared(kc.DuelClusterModule, "duel_select_cluster", n-staticShared); err == nil {
 					m.cshared = n - staticShared
+				}
+			}
+			if m.rshared > 0 {
+				if err := s.OptInShared(kc.DuelRoundsModule, "duel_select_rounds", n-staticShared); err == nil {
+					m.rshared = n - staticShared
 				}
 			}
 		}
@@ -749,8 +779,24 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 		launched = err == nil
 	}
+	capC := roundsCap(k, b, m.rshared)
+	if m.rcap > 0 && capC > 0 {
+		capC = m.rcap
+	}
+	if !launched && capC > 0 {
+		one.Shared = roundsShared(k, b, capC)
+		m.ran = "duel_select_rounds"
+		if err = kc.DuelSelectRounds(m.g, one, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, int32(capC), m.score[c],
+			m.psum, m.ev, m.slots, m.score[n]); err != nil {
+			// A launch the driver refuses (no PTX below sm_80): the
+			// one-block kernels from now on, the reason kept.
+			m.roundsErr = fmt.Errorf("cudaduel: duel_select_rounds refused, the one-block selection runs instead: %w", err)
+			m.rshared = 0
+		}
+		launched = err == nil
+	}
 	switch sh := selectShared(k, b); {
-	case launched: // duel_select_cluster ran the steps
+	case launched: // duel_select_cluster or duel_select_rounds ran the steps
 	case sh <= m.shared:
 		one.Shared = sh
 		m.ran = "duel_select_shared"
@@ -838,6 +884,35 @@ func clusterShared(k, b, z int) int {
 // measured on a GPU.
 func clusterBlock(k, b int) int {
 	return min(1024, max(64, (clusterSlots(k, b)+31)/32*32))
+}
+
+// roundsSteps is duel_rounds.cu's ROUND_STEPS: the steps a round replays
+// at most.
+const roundsSteps = 64
+
+// roundsShared returns the dynamic shared memory of duel_select_rounds
+// for k rows held, b incoming and at most capC candidates a round
+// (duel_rounds.cu's layout): selectShared's keys and slot table (padded
+// to 8 bytes), then the candidates' and steps' keys (8 bytes each), the
+// candidates' slots and flags and the steps' slots (4 bytes each), and
+// the dots: capC^2 + roundsSteps*capC + roundsSteps^2 ints. At K 4096,
+// B 256 and capC 128: 161.9 KiB.
+func roundsShared(k, b, capC int) int {
+	n := capC + roundsSteps
+	return selectShared(k, b) + 4*(k&1) + 8*(n+roundsSteps) + 4*(2*n+roundsSteps) + 4*(capC*capC+roundsSteps*capC+roundsSteps*roundsSteps)
+}
+
+// roundsCap returns the candidates a round of duel_select_rounds may
+// take within shared bytes of dynamic shared memory: 128, or 64 or 32
+// when only that fits; 0 when none does (or shared is 0: the kernel is
+// not to run).
+func roundsCap(k, b, shared int) int {
+	for _, c := range []int{128, 64, 32} {
+		if shared > 0 && roundsShared(k, b, c) <= shared {
+			return c
+		}
+	}
+	return 0
 }
 
 // selectShared returns the dynamic shared memory of duel_select_shared

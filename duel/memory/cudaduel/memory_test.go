@@ -454,6 +454,19 @@ func TestDUELKernel(t *testing.T) {
 	// The same with each step prefetching the runners-up's rows (the
 	// decisions must not change).
 	residentStream(t, "resident1024_prefetch", append(slices.Clone(residentCases), big...), openPrefetch(openResident(d, 1024, false)))
+	// duel_select_rounds (sm_80): against memory.DUEL, and its device
+	// state against duel_select_shared's bit for bit, with its own cap and
+	// with small ones (rounds that end early, their undo).
+	if d.Capability() >= 80 {
+		residentStream(t, "resident-rounds1024", append(slices.Clone(residentCases), big...), openSelect(d, 1024, SelectRounds, nil, "duel_select_rounds"))
+		residentStream(t, "resident-rounds256-cap3", residentCases, openRounds(d, 256, 3))
+		twin := []duelCase{{100, 37, 12}, {300, 150, 9}}
+		if !sanitizing() {
+			twin = append(twin, duelCase{4096, 256, 128})
+		}
+		twinSelect(t, "twin-rounds", d, twin, 1024, SelectRounds, "duel_select_rounds", 0)
+		twinSelect(t, "twin-rounds-cap5", d, twin[:2], 512, SelectRounds, "duel_select_rounds", 5)
+	}
 	// duel_select_cluster (sm_90): against memory.DUEL, and its device
 	// state against duel_select_shared's bit for bit, on small shapes and
 	// on a real memory's.
@@ -553,20 +566,21 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"block256", 256, SelectBlock, false}, {"block512", 512, SelectBlock, false}, {"block1024", 1024, SelectBlock, false},
 			{"block1024prefetch", 1024, SelectBlock, true}, {"block512prefetch", 512, SelectBlock, true},
 			{"cluster", 0, SelectCluster, false}, {"cluster1024", 1024, SelectCluster, false},
+			{"rounds1024", 1024, SelectRounds, false}, {"rounds512", 512, SelectRounds, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if v.sel == SelectCluster && d.Capability() < clusterCapability {
 					b.Skipf("%v: compute capability %d, thread-block clusters need %d", d, d.Capability(), clusterCapability)
+				}
+				if v.sel == SelectRounds && d.Capability() < 80 {
+					b.Skipf("%v: compute capability %d, duel_select_rounds needs 8.0", d, d.Capability())
 				}
 				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer m.Close()
-				want := "duel_select_cluster"
-				if v.sel == SelectBlock {
-					want = "duel_select_shared"
-				}
+				want := map[Selection]string{SelectBlock: "duel_select_shared", SelectCluster: "duel_select_cluster", SelectRounds: "duel_select_rounds"}[v.sel]
 				m.check = func(ran string) error {
 					if ran != want {
 						return fmt.Errorf("the update ran %s, want %s (shared memory: %d bytes for the cluster's blocks, %d for one block)", ran, want, m.cshared, m.shared)

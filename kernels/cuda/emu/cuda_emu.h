@@ -265,6 +265,38 @@ inline unsigned emuWarpFold(uint64_t v, F fold) {
     return m;
 }
 
+// __shfl_sync returns lane src's v in every lane of the warp.
+template <class T>
+T __shfl_sync(unsigned, T v, int src) {
+    static_assert(sizeof(T) <= 8, "shuffle of more than 8 bytes");
+    const unsigned t = emuThread(), w = t / 32;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(T));
+    emu::blk->slot[t] = bits;
+    emu::wait(1 + w);
+    T out;
+    std::memcpy(&out, &emu::blk->slot[32 * w + (src & 31)], sizeof(T));
+    emu::wait(1 + w);
+    return out;
+}
+
+// __syncwarp is a barrier of the warp.
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::wait(1 + emuThread() / 32); }
+
+// atomicAdd and atomicMin on an int: the emulator's threads switch only
+// at barriers, so a plain read-modify-write is atomic; they return the
+// old value.
+inline int atomicAdd(int* p, int v) {
+    const int o = *p;
+    *p += v;
+    return o;
+}
+inline int atomicMin(int* p, int v) {
+    const int o = *p;
+    *p = v < o ? v : o;
+    return o;
+}
+
 inline unsigned __ballot_sync(unsigned, bool p) {
     return emuWarpFold(p, [](unsigned m, unsigned l, uint64_t x) { return x ? m | 1u << l : m; });
 }

@@ -1,0 +1,124 @@
+package cudaduel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/internal/cudatest"
+)
+
+// openRounds returns an opener of Memory on g running duel_select_rounds
+// with the given block size and, when capC > 0, that many candidates a
+// round (a small cap ends rounds early: the check's undo runs often).
+func openRounds(g cuda.GPU, block, capC int) func(k, z int, adm memory.Admission) (*Memory, error) {
+	open := openSelect(g, block, SelectRounds, nil, "duel_select_rounds")
+	return func(k, z int, adm memory.Admission) (*Memory, error) {
+		m, err := open(k, z, adm)
+		if err == nil {
+			m.rcap = capC
+			h100OptIn(m)
+		}
+		return m, err
+	}
+}
+
+// h100OptIn gives a memory running duel_select_rounds on a GPU without
+// an opt-in (the emulator, which has no limit) an H100's 227 KiB, so that
+// its rounds take 128 candidates as on a GPU.
+func h100OptIn(m *Memory) {
+	if _, ok := m.g.(cuda.SharedMemoryOptIn); !ok && m.rshared > 0 {
+		m.rshared = 227 << 10
+	}
+}
+
+// roundsCases are the shapes of the rounds tests beyond the small ones:
+// batches past one round (64 steps) and past a check group (8), in
+// memories smaller and larger than the candidates' cap.
+var roundsCases = []duelCase{{100, 37, 12}, {150, 70, 6}, {60, 130, 4}, {300, 150, 9}}
+
+// TestDUELRoundsEmulated runs duel_select_rounds (duel_rounds.cu on the
+// CPU emulator) through Memory against memory.DUEL and, bit for bit
+// (evicted, the slot state, the scores), against duel_select_shared:
+// single updates and resident streams at several block sizes, with the
+// candidates' cap at 128, 64 and small values (4, 1: rounds that end at
+// the first steps, their undo), K < B, B = 1 and ties.
+func TestDUELRoundsEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	const rk = "duel_select_rounds"
+	small := []duelCase{{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}}
+	stream(t, "rounds32", small, updateSelect(e, 32, SelectRounds, rk)) // 48 KiB less a margin: 32 candidates
+	stream(t, "rounds64", roundsCases[:1], updateSelect(e, 64, SelectRounds, rk))
+	residentStream(t, "resident-rounds32", residentCases, openRounds(e, 32, 0))
+	residentStream(t, "resident-rounds128-cap4", []duelCase{{100, 37, 12}, {60, 130, 4}}, openRounds(e, 128, 4))
+	residentStream(t, "resident-rounds64-cap1", []duelCase{{33, 9, 5}, {40, 64, 3}}, openRounds(e, 64, 1))
+	for _, capC := range []int{0, 64, 7, 2} {
+		twinSelect(t, fmt.Sprintf("twin-cap%d", capC), e, roundsCases, 96, SelectRounds, rk, capC)
+	}
+	twinSelect(t, "twin-small", e, small, 32, SelectRounds, rk, 3)
+
+	// Ties: copies of one or a few rows, the positions decide.
+	for _, c := range []struct{ k, b, z, g, capC int }{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 5}} {
+		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+			name := fmt.Sprintf("ties/K%d_B%d_G%d_cap%d_%v", c.k, c.b, c.g, c.capC, adm)
+			r := rand.New(rand.NewPCG(uint64(c.k)+7, uint64(c.g)))
+			m, err := NewMemory(e, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: 64, Batch: c.b, Selection: SelectRounds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.rcap = c.capC
+			h100OptIn(m)
+			tieSteps(t, name, m, r, c.k, c.b, c.z, c.g, 3, adm, rk)
+			m.Close()
+		}
+	}
+}
+
+// TestRoundsLayout checks duel_select_rounds' shared memory (K 4096, B
+// 256: 161.9 KiB with 128 candidates, within an H100's 227 KiB),
+// roundsCap's choice, and which kernel SelectRounds and EnvSelect run on
+// a GPU that reports no compute capability.
+func TestRoundsLayout(t *testing.T) {
+	if got := roundsShared(4096, 256, 128); got != 8*4352+4*4096+8*(192+64)+4*(2*192+64)+4*(128*128+64*128+64*64) || got > 227<<10 {
+		t.Errorf("roundsShared(4096, 256, 128) = %d", got)
+	}
+	for _, tc := range []struct{ k, b, shared, want int }{
+		{4096, 256, 227 << 10, 128}, {4096, 256, roundsShared(4096, 256, 128) - 1, 64}, {4096, 256, roundsShared(4096, 256, 64) - 1, 32}, {4096, 256, roundsShared(4096, 256, 32) - 1, 0},
+		{16, 4, 0, 0}, {16, 4, defaultShared, 32}, {12000, 4, 227 << 10, 64}, {4096, 256, defaultShared, 0},
+	} {
+		if got := roundsCap(tc.k, tc.b, tc.shared); got != tc.want {
+			t.Errorf("roundsCap(%d, %d, %d) = %d, want %d", tc.k, tc.b, tc.shared, got, tc.want)
+		}
+	}
+	h := newHost()
+	for _, tc := range []struct {
+		sel  Selection
+		env  string
+		want string
+	}{
+		{SelectRounds, "", "duel_select_rounds"}, {SelectAuto, "rounds", "duel_select_rounds"}, {SelectBlock, "rounds", "duel_select_shared"},
+		{SelectAuto, "", "duel_select_shared"},
+	} {
+		t.Setenv(EnvSelect, tc.env)
+		m, err := NewMemory(h, 16, 4, MemoryOptions{Batch: 4, Selection: tc.sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		if err := m.Load(unitRows(r, 16, 4, nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Update(unitRows(r, 4, 4, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if m.ran != tc.want {
+			t.Errorf("selection %v, %s=%q: ran %s, want %s", tc.sel, EnvSelect, tc.env, m.ran, tc.want)
+		}
+		m.Close()
+	}
+	if Selection(SelectRounds).String() != "rounds" {
+		t.Errorf("SelectRounds.String() = %q", SelectRounds.String())
+	}
+}

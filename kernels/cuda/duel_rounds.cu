@@ -1,0 +1,309 @@
+// duel_rounds.cu: the B sequential DUEL steps of an update (duel.cu's
+// packed selection: the same keys, decisions, slots and scores) in rounds
+// of up to ROUND_STEPS steps, each round reading the rows of sim it needs
+// all at once instead of one victim's row a step.
+//
+// Most steps are decided among a few rows: the victim is the highest key,
+// and a step moves every key by d(i, c) - d(J, c). A round, at step t0:
+//
+//  1. Candidates: the present slots (held, or inserted before step t0)
+//     whose key is at least the largest minus a margin, at most cap of
+//     them (the margin halves while more pass, and doubles, up to a few
+//     times, while fewer than half of cap do; it carries over to the next
+//     round). The largest key is a candidate, every other slot is below
+//     every candidate.
+//  2. Gather: the dots among the candidates (cap x cap), of the round's
+//     incoming rows with them (ROUND_STEPS x cap) and, in Compete mode,
+//     among the incoming rows (ROUND_STEPS^2), as integers in shared memory,
+//     and the incoming rows' keys (their batch sums less the evictions so
+//     far).
+//  3. Replay: warp 0 runs the round's steps on the candidates alone (in
+//     Compete mode the incoming rows join them as they enter), with
+//     selectPacked's key arithmetic: victim = the largest active key,
+//     the others += (d(i, c) - d(J, c)) << P, the rows still to enter -=
+//     d(J, c) << P. It records each step's victim slot and key.
+//  4. Check: every thread passes over its slots, ROUND_GROUP steps at a
+//     time (their victims' and incoming rows' dots loaded together),
+//     applying the steps to the keys in shared memory exactly as
+//     selectPacked does, and finds the first step s + 1 at which a
+//     present slot other than the replayed victim holds a larger key than
+//     the replayed victim's: that step's true victim is not a candidate.
+//     A block minimum after each group; at a failure the group's steps
+//     from it on are undone (the victim's key restored from the record)
+//     and the round ends there. Step t0 itself always stands (its victim
+//     is the largest key, a candidate).
+//
+// The keys after an accepted step are those selectPacked computes (the
+// same integer updates), so evicted, the slot state and the scores are
+// bit for bit duel_select_shared's (the CPU emulator's tests compare
+// them). On clustered streams (duel/memory's BenchmarkCertifiedRounds)
+// an update of 256 steps takes about 5 rounds of up to 64 steps with cap
+// 128; each round reads about 2 x (steps + 8) rows of sim, independent
+// loads, where selectPacked waits for one row of DRAM a step.
+//
+// Dynamic shared memory (roundsShared in cudaduel): the keys U (8(K+B)
+// bytes), the slot of each position (4K), then the round's state: the
+// candidates' keys and slots and active flags (cap + ROUND_STEPS of
+// each), the steps' victim keys and slots, and the dots: int
+// cap*cap + ROUND_STEPS*cap + ROUND_STEPS^2.
+//
+// Build: go run ./kernels/cuda/gen (see docs/cuda.md). Compiled from sm_80
+// on (the check pass's loads need more registers than sm_60's ptxas
+// allots without spilling; older GPUs run duel.cu's one-block kernels).
+// gen: min-arch 80
+
+#include "duel.cuh"
+
+#ifndef SELECT_PROTECT
+#define SELECT_PROTECT 1  // duel.cu's flag: batch rows protected until the batch ends
+#endif
+
+#define ROUND_STEPS 64   // steps a round replays at most
+#define ROUND_GROUP 8    // steps the check pass applies between two block minima
+#define ROUND_PROBES 12  // margin probes a round at most
+
+// roundsState is the round's part of the dynamic shared memory (after
+// the keys and the slot table), laid out by roundsLayout.
+struct roundsState {
+    unsigned long long* ckey;  // cap + ROUND_STEPS: the candidates' keys (then the incoming rows')
+    int* cslot;                // their slots
+    int* cact;                 // 1 while present in the replay
+    unsigned long long* vkey;  // ROUND_STEPS: each replayed step's victim key
+    int* vslot;                // and slot
+    int* dcc;                  // cap x cap: d(cand a, cand b)
+    int* dic;                  // ROUND_STEPS x cap: d(incoming s, cand b)
+    int* dii;                  // ROUND_STEPS x ROUND_STEPS: d(incoming s, incoming s') (Compete)
+};
+
+__device__ __forceinline__ roundsState roundsLayout(unsigned long long* base, int cap) {
+    roundsState r;
+    const int n = cap + ROUND_STEPS;
+    r.ckey = base;
+    r.vkey = r.ckey + n;
+    int* q = reinterpret_cast<int*>(r.vkey + ROUND_STEPS);
+    r.cslot = q;
+    r.cact = r.cslot + n;
+    r.vslot = r.cact + n;
+    r.dcc = r.vslot + ROUND_STEPS;
+    r.dic = r.dcc + cap * cap;
+    r.dii = r.dic + ROUND_STEPS * cap;
+    return r;
+}
+
+// roundsDot is d(x, y) for candidate indices x, y of the replay: below
+// cap the round's candidates, cap + s the round's incoming row s.
+__device__ __forceinline__ int roundsDot(const roundsState& r, int cap, int x, int y) {
+    if (x < cap && y < cap) return r.dcc[x * cap + y];
+    if (x >= cap && y >= cap) return r.dii[(x - cap) * ROUND_STEPS + (y - cap)];
+    if (x >= cap) return r.dic[(x - cap) * cap + y];
+    return r.dic[(y - cap) * cap + x];
+}
+
+// blockSum returns, in every thread, the sum of v over the block (two
+// barriers; cnt is a shared counter).
+__device__ __forceinline__ int blockSum(int v, int* cnt) {
+    if (threadIdx.x == 0) *cnt = 0;
+    __syncthreads();
+    if (v) atomicAdd(cnt, v);
+    __syncthreads();
+    const int s = *cnt;
+    __syncthreads();
+    return s;
+}
+
+// roundsReplay runs, in warp 0, up to steps replayed steps from step t0 on
+// the candidates (mc of them; in Compete mode, incoming rows cap..cap +
+// steps - 1 join as they enter) and returns how many it could run (it
+// stops where no candidate is left).
+__device__ __forceinline__ int roundsReplay(const roundsState& r, int cap, int mc, int steps, bool compete, int posBits) {
+    const int lane = threadIdx.x & 31;
+    const int n = compete ? cap + steps : mc;  // candidate indices: [0, mc), then the incoming rows [cap, cap + steps)
+    for (int s = 0; s < steps; s++) {
+        unsigned long long best = 0;
+        int at = -1;
+        for (int a = lane; a < n; a += 32) {
+            if (a >= mc && a < cap) continue;
+            if (r.cact[a] && r.ckey[a] > best) best = r.ckey[a], at = a;
+        }
+        const unsigned long long v = warpMax(best);
+        if (v == 0) return s;  // no candidate left: the replay cannot go on
+        const unsigned own = __ballot_sync(0xffffffffu, best == v && at >= 0);
+        const int J = __shfl_sync(0xffffffffu, at, __ffs(own) - 1);
+        if (lane == 0) r.vkey[s] = v, r.vslot[s] = r.cslot[J];
+        const int in = cap + s;  // the incoming row's candidate index (Compete)
+        for (int a = lane; a < n; a += 32) {
+            if (a >= mc && a < cap) continue;
+            if (a == J) {
+                r.ckey[a] = 0, r.cact[a] = 0;
+            } else if (a > in) {  // still to enter: -= d(J, a)
+                r.ckey[a] -= (unsigned long long)(long long)roundsDot(r, cap, J, a) << posBits;
+            } else if (a == in || r.cact[a]) {  // present, or entering: += d(i, a) - d(J, a)
+                const long long dd = (long long)(compete ? roundsDot(r, cap, in, a) : r.dic[s * cap + a]) - roundsDot(r, cap, J, a);
+                r.ckey[a] += (unsigned long long)dd << posBits;
+                r.cact[a] = 1;
+            }
+        }
+        __syncwarp();
+    }
+    return steps;
+}
+
+// selectRounds is duel_select_rounds (see the top of the file).
+__device__ __forceinline__ void selectRounds(const float* sim, long long W, int K, int B, int flags, int cap,
+                                             const double* scoreIn, const long long* P, unsigned long long* U,
+                                             int* slotTab, int* evicted, int* kept, double* scoreOut) {
+    __shared__ unsigned long long parts[32];
+    __shared__ int cnt, viol, nrep;
+    const int protect = flags & SELECT_PROTECT;
+    const bool compete = !protect;
+    const int* const rank = kept;
+    int* const slot = kept + K;
+    const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
+    int posBits = 0;
+    while ((1 << posBits) < N) posBits++;
+    const unsigned long long posMask = (1ull << posBits) - 1;
+    const unsigned long long off = (unsigned long long)(K + 2LL * B) << 24;
+    packKeys(K, B, protect, posBits, off, scoreIn, P, rank, U);
+    for (int p = tid; p < K; p += nt) slotTab[p] = slot[p];
+    const roundsState r = roundsLayout(reinterpret_cast<unsigned long long*>(slotTab + K + (K & 1)), cap);
+    unsigned long long margin = 1ull << (posBits + 20);
+    __syncthreads();
+
+    for (int t0 = 0; t0 < B;) {
+        const int top0 = K + t0;  // slots below it are present (unless evicted)
+        const int steps = B - t0 < ROUND_STEPS ? B - t0 : ROUND_STEPS;
+        // 1. The candidates: keys >= the largest minus the margin.
+        unsigned long long best = 0;
+        for (int c = tid; c < top0; c += nt) best = U[c] > best ? U[c] : best;
+        const unsigned long long big = blockMax(best, parts);
+        auto count = [&](unsigned long long m) {
+            const unsigned long long thr = big - m;
+            int k = 0;
+            for (int c = tid; c < top0; c += nt) k += U[c] >= thr;
+            return blockSum(k, &cnt);
+        };
+        int have = count(margin);
+        for (int probe = 0; have > cap && probe < 64; probe++) margin >>= 1, have = count(margin);
+        for (int probe = 0; probe < ROUND_PROBES && have < cap / 2 && margin < (1ull << 61); probe++) {
+            const int more = count(margin << 1);
+            if (more > cap) break;
+            margin <<= 1, have = more;
+        }
+        const unsigned long long thr = big - margin;
+        if (tid == 0) cnt = 0;
+        __syncthreads();
+        for (int c = tid; c < top0; c += nt)
+            if (U[c] >= thr) {
+                const int a = atomicAdd(&cnt, 1);
+                r.cslot[a] = c, r.ckey[a] = U[c], r.cact[a] = 1;
+            }
+        __syncthreads();
+        const int mc = cnt;
+        // 2. The dots among the candidates and with the incoming rows.
+        for (int e = tid; e < mc * mc; e += nt) {
+            const int a = e / mc, b = e - a * mc;
+            r.dcc[a * cap + b] = (int)sim[(long long)r.cslot[a] * W + r.cslot[b]];
+        }
+        for (int e = tid; e < steps * mc; e += nt) {
+            const int s = e / mc, b = e - s * mc;
+            r.dic[s * cap + b] = (int)sim[(long long)(top0 + s) * W + r.cslot[b]];
+        }
+        if (compete) {
+            for (int e = tid; e < steps * steps; e += nt) {
+                const int s = e / steps, s2 = e - s * steps;
+                r.dii[s * ROUND_STEPS + s2] = (int)sim[(long long)(top0 + s) * W + top0 + s2];
+            }
+            for (int s = tid; s < steps; s += nt) r.ckey[cap + s] = U[top0 + s], r.cslot[cap + s] = top0 + s, r.cact[cap + s] = 0;
+        }
+        __syncthreads();
+        // 3. The replay.
+        if (tid < 32) {
+            const int n = roundsReplay(r, cap, mc, steps, compete, posBits);
+            if (tid == 0) nrep = n;
+        }
+        __syncthreads();
+        const int rep = nrep;
+        // 4. The check, ROUND_GROUP steps at a time.
+        int done = rep;
+        for (int s0 = 0; s0 < rep; s0 += ROUND_GROUP) {
+            const int s1 = s0 + ROUND_GROUP < rep ? s0 + ROUND_GROUP : rep;
+            if (tid == 0) viol = rep;
+            __syncthreads();
+            int first = rep;
+            for (int c = tid; c < N; c += nt) {
+                float dJ[ROUND_GROUP], dI[ROUND_GROUP];
+#pragma unroll
+                for (int u = 0; u < ROUND_GROUP; u++) {
+                    const int s = s0 + u;
+                    dJ[u] = s < s1 ? sim[(long long)r.vslot[s] * W + c] : 0.f;
+                    dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
+                }
+                unsigned long long x = U[c];
+#pragma unroll
+                for (int u = 0; u < ROUND_GROUP; u++) {
+                    const int s = s0 + u;
+                    if (s >= s1) break;
+                    const int top = top0 + s;
+                    if (c > top) {
+                        x -= (unsigned long long)(long long)(int)dJ[u] << posBits;
+                    } else if (x != 0) {
+                        if (c == r.vslot[s])
+                            x = 0;
+                        else
+                            x += (unsigned long long)(long long)((int)dI[u] - (int)dJ[u]) << posBits;
+                    }
+                    // Step s + 1's victim: no present slot but the replayed
+                    // one may hold a larger key.
+                    if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;
+                }
+                U[c] = x;
+            }
+            if (first < rep) atomicMin(&viol, first);
+            __syncthreads();
+            const int v = viol;
+            __syncthreads();  // every thread has read viol before the next group resets it
+            if (v < s1) {
+                // Undo steps s1 - 1 down to v (their rows are in the caches).
+                for (int c = tid; c < N; c += nt) {
+                    unsigned long long x = U[c];
+                    for (int s = s1 - 1; s >= v; s--) {
+                        const int top = top0 + s;
+                        const long long dj = (long long)(int)sim[(long long)r.vslot[s] * W + c];
+                        if (c > top) {
+                            x += (unsigned long long)dj << posBits;
+                        } else if (c == r.vslot[s]) {
+                            x = r.vkey[s];
+                        } else if (x != 0) {
+                            const long long di = (long long)(int)sim[(long long)top * W + c];
+                            x -= (unsigned long long)(di - dj) << posBits;
+                        }
+                    }
+                    U[c] = x;
+                }
+                done = v;
+                __syncthreads();
+                break;
+            }
+            if (v < rep) {  // step s1 (the next group's first) fails: steps up to s1 - 1 stand
+                done = v;
+                break;
+            }
+        }
+        for (int s = tid; s < done; s += nt) evicted[t0 + s] = (int)(posMask - (r.vkey[s] & posMask));
+        t0 += done;
+        __syncthreads();  // the next round's candidates overwrite this one's state
+    }
+
+    compactPacked(U, K, B, posBits, off, kept, scoreOut);
+}
+
+// The selection reduces with warp intrinsics in its helpers: the marker
+// duel_select_rounds_warps gives it a launcher that insists on whole warps.
+//
+// evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results, keys and round state in dynamic shared memory
+extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_rounds(
+    const float* sim, long long W, int K, int B, int flags, int cap, const double* scoreIn, const long long* P,
+    int* evicted, int* kept, double* scoreOut) {
+    DYNAMIC_SHARED(unsigned long long, dyn);
+    selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut);
+}
