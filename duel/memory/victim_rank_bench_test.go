@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,25 +49,7 @@ func BenchmarkVictimRank(b *testing.B) {
 // first the rank of its victim among the previous step's candidates other
 // than that step's victim, in eviction order (-1: not among them).
 func victimRanks(r *rand.Rand, adm Admission, z, k, bb int, noise float64) []int {
-	centres := make([]float64, 10*z)
-	for i := range centres {
-		centres[i] = r.NormFloat64()
-	}
-	rows := make([]float32, (k+bb)*z)
-	for i := range k + bb {
-		c := 0
-		if r.Float64() > 0.75 {
-			c = 1 + r.IntN(9)
-		}
-		v, norm := make([]float64, z), 0.0
-		for j := range v {
-			v[j] = centres[c*z+j] + noise*r.NormFloat64()
-			norm += v[j] * v[j]
-		}
-		for j := range v {
-			rows[i*z+j] = float32(v[j] / math.Sqrt(norm))
-		}
-	}
+	rows := clusteredRows(r, z, noise)(k + bb)
 	var ranks, prev []int
 	duelReferenceSteps(&Arrival{Memory: rows[:k*z], Batch: rows[k*z:], Z: z}, adm, func(score []float64, selected, protected []bool) {
 		var order []int // the candidates, the victim first

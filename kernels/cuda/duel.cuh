@@ -54,6 +54,24 @@ __device__ __forceinline__ unsigned long long blockMax(unsigned long long k, uns
     return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
 }
 
+// PackedGeom is what every packed selection derives from K and B:
+// posBits, the bits of the largest position K+B-1 (the keys' position
+// field), its mask, and OFF = (K+2B)*2^24, the bias of the integer
+// scores (see "The packed selection" in duel.cu).
+struct PackedGeom {
+    int posBits;
+    unsigned long long posMask, off;
+};
+
+__device__ __forceinline__ PackedGeom packedGeom(int K, int B) {
+    PackedGeom g;
+    g.posBits = 0;
+    while ((1 << g.posBits) < K + B) g.posBits++;
+    g.posMask = (1ull << g.posBits) - 1;
+    g.off = (unsigned long long)(K + 2LL * B) << 24;
+    return g;
+}
+
 // packKeys writes the starting keys of the K+B slots into U (see "The
 // packed selection" in duel.cu): the rows held from their scores scoreIn
 // and ranks (positions), the batch rows from their batch sums P (not

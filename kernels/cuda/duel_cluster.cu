@@ -154,10 +154,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
     unsigned* const cand = (unsigned*)(pslot + 64);
     unsigned* const rows = cand + 2 * CLUSTER * zw;
     const int* const rankTab = kept;
-    int posBits = 0;
-    while ((1 << posBits) < N) posBits++;
-    const unsigned long long posMask = (1ull << posBits) - 1;
-    const unsigned long long off = (unsigned long long)(K + 2LL * B) << 24;
+    const PackedGeom geom = packedGeom(K, B);
+    const int posBits = geom.posBits;
+    const unsigned long long posMask = geom.posMask, off = geom.off;
     const unsigned long long batchFlags = protect ? KEY_VALID : KEY_VALID | KEY_FREE;
 
     // The block's grid rows (exact integers as floats) as int16 pairs,

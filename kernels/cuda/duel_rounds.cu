@@ -159,10 +159,9 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
     const int* const rank = kept;
     int* const slot = kept + K;
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
-    int posBits = 0;
-    while ((1 << posBits) < N) posBits++;
-    const unsigned long long posMask = (1ull << posBits) - 1;
-    const unsigned long long off = (unsigned long long)(K + 2LL * B) << 24;
+    const PackedGeom geom = packedGeom(K, B);
+    const int posBits = geom.posBits;
+    const unsigned long long posMask = geom.posMask, off = geom.off;
     packKeys(K, B, protect, posBits, off, scoreIn, P, rank, U);
     for (int p = tid; p < K; p += nt) slotTab[p] = slot[p];
     const roundsState r = roundsLayout(reinterpret_cast<unsigned long long*>(slotTab + K + (K & 1)), cap);

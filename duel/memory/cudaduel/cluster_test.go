@@ -231,22 +231,9 @@ func TestClusterLayout(t *testing.T) {
 		{SelectAuto, "", "duel_select_shared"}, {SelectBlock, "", "duel_select_shared"}, {SelectCluster, "", "duel_select_cluster"},
 		{SelectAuto, "cluster", "duel_select_cluster"}, {SelectAuto, "block", "duel_select_shared"}, {SelectBlock, "cluster", "duel_select_shared"},
 	} {
-		t.Setenv(EnvSelect, tc.env)
-		m, err := NewMemory(h, 16, 4, MemoryOptions{Batch: 4, Selection: tc.sel})
-		if err != nil {
-			t.Fatal(err)
+		if ran := selectionRan(t, h, tc.sel, tc.env); ran != tc.want {
+			t.Errorf("selection %v, %s=%q on cudatest.Host (no compute capability): ran %s, want %s", tc.sel, EnvSelect, tc.env, ran, tc.want)
 		}
-		r := rand.New(rand.NewPCG(1, 1))
-		if err := m.Load(unitRows(r, 16, 4, nil), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Update(unitRows(r, 4, 4, nil)); err != nil {
-			t.Fatal(err)
-		}
-		if m.ran != tc.want {
-			t.Errorf("selection %v, %s=%q on cudatest.Host (no compute capability): ran %s, want %s", tc.sel, EnvSelect, tc.env, m.ran, tc.want)
-		}
-		m.Close()
 	}
 	if _, err := NewMemory(h, 16, 4, MemoryOptions{Selection: 7}); err == nil {
 		t.Error("selection 7 accepted")
@@ -255,6 +242,26 @@ func TestClusterLayout(t *testing.T) {
 	if _, err := NewMemory(h, 16, 4, MemoryOptions{}); err == nil || !strings.Contains(err.Error(), EnvSelect) {
 		t.Errorf("%s=fast: error %v, want one naming the variable", EnvSelect, err)
 	}
+}
+
+// selectionRan returns the selection kernel an update of a 16-row memory
+// on g runs with selection sel and EnvSelect set to env.
+func selectionRan(t *testing.T, g cuda.GPU, sel Selection, env string) string {
+	t.Helper()
+	t.Setenv(EnvSelect, env)
+	m, err := NewMemory(g, 16, 4, MemoryOptions{Batch: 4, Selection: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := rand.New(rand.NewPCG(1, 1))
+	if err := m.Load(unitRows(r, 16, 4, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(unitRows(r, 4, 4, nil)); err != nil {
+		t.Fatal(err)
+	}
+	return m.ran
 }
 
 // TestClusterRefused: when the driver refuses duel_select_cluster's

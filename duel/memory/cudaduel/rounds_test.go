@@ -101,22 +101,9 @@ func TestRoundsLayout(t *testing.T) {
 		{SelectRounds, "", "duel_select_rounds"}, {SelectAuto, "rounds", "duel_select_rounds"}, {SelectBlock, "rounds", "duel_select_shared"},
 		{SelectAuto, "", "duel_select_shared"},
 	} {
-		t.Setenv(EnvSelect, tc.env)
-		m, err := NewMemory(h, 16, 4, MemoryOptions{Batch: 4, Selection: tc.sel})
-		if err != nil {
-			t.Fatal(err)
+		if ran := selectionRan(t, h, tc.sel, tc.env); ran != tc.want {
+			t.Errorf("selection %v, %s=%q: ran %s, want %s", tc.sel, EnvSelect, tc.env, ran, tc.want)
 		}
-		r := rand.New(rand.NewPCG(1, 1))
-		if err := m.Load(unitRows(r, 16, 4, nil), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Update(unitRows(r, 4, 4, nil)); err != nil {
-			t.Fatal(err)
-		}
-		if m.ran != tc.want {
-			t.Errorf("selection %v, %s=%q: ran %s, want %s", tc.sel, EnvSelect, tc.env, m.ran, tc.want)
-		}
-		m.Close()
 	}
 	if Selection(SelectRounds).String() != "rounds" {
 		t.Errorf("SelectRounds.String() = %q", SelectRounds.String())
