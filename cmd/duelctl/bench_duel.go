@@ -32,8 +32,9 @@ func benchDuelCommand() *cli.Command {
 			"With --device cuda it also times, in the same process, the update on the GPU with the memory\n" +
 			"resident there (cudaduel.Policy in the same memory, and cudaduel.Memory's update alone), and\n" +
 			"checks that its evictions equal the fast path's; without a usable GPU it refuses. The GPU's\n" +
-			"sequential steps run in one block; DUEL_CUDADUEL_SELECT=cluster runs them on a thread-block\n" +
-			"cluster instead (compute capability 9.0; verified on the CPU emulator, not yet on a GPU).",
+			"sequential steps run in one block (cuda_kernel names the kernel); DUEL_CUDADUEL_SELECT=cluster\n" +
+			"runs them on a thread-block cluster instead (compute capability 9.0: slower on an H100),\n" +
+			"DUEL_CUDADUEL_SELECT=rounds in certified rounds (compute capability 8.0: not yet timed on a GPU).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
@@ -183,8 +184,9 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	res["cuda_ms"], res["cuda_mean_ms"], res["cuda_update_ms"] = median(gpu), stat.Mean(gpu, nil), median(upd)
 	res["cuda_update_device_ms"] = median(updDev)
 	res["cuda_speedup"] = fast / median(gpu)
-	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone (%.3f ms on the device's stream, between events)\n",
-		dev, median(gpu), fast/median(gpu), median(upd), median(updDev))
+	res["cuda_kernel"] = dm.SelectionKernel()
+	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone (%.3f ms on the device's stream, between events; steps: %s)\n",
+		dev, median(gpu), fast/median(gpu), median(upd), median(updDev), dm.SelectionKernel())
 	return nil
 }
 

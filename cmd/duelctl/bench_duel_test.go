@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/duel/memory/cudaduel"
+	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
 func TestBenchDuel(t *testing.T) {
@@ -51,9 +54,24 @@ func TestBenchDuelErrors(t *testing.T) {
 	}
 }
 
+// TestBenchDuelFakeCUDA runs TestBenchDuelCUDA in child processes whose
+// CUDA driver is internal/cudatest's fake libcuda (an sm_80 device, its
+// kernels emulated on the CPU): with the default selection and with
+// DUEL_CUDADUEL_SELECT=rounds, which cuda_kernel must name.
+func TestBenchDuelFakeCUDA(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{{"", "duel_select_shared"}, {"rounds", "duel_select_rounds"}} {
+		out, err := cudatest.RunOnFakeDriver(t, "^TestBenchDuelCUDA$", cudaduel.EnvSelect+"="+tc.env, "DUEL_BENCH_DUEL_KERNEL="+tc.want)
+		if err != nil || !strings.Contains(out, "--- PASS: TestBenchDuelCUDA") || strings.Contains(out, "--- SKIP") {
+			t.Errorf("%s=%q with the fake driver: %v\n%s", cudaduel.EnvSelect, tc.env, err, out)
+		}
+	}
+}
+
 // TestBenchDuelCUDA runs bench duel --device cuda: without a usable GPU it
 // must refuse in one line that says why and advises --device cpu; with one
-// it must report the GPU's figures.
+// (or TestBenchDuelFakeCUDA's fake driver) it must report the GPU's
+// figures and the selection kernel that ran ($DUEL_BENCH_DUEL_KERNEL when
+// set).
 func TestBenchDuelCUDA(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"duelctl", "bench", "duel", "--size", "64", "--batch", "16", "--dim", "8", "--updates", "3",
@@ -77,5 +95,8 @@ func TestBenchDuelCUDA(t *testing.T) {
 		if v, ok := res[k].(float64); !ok || !(v > 0) {
 			t.Errorf("%s = %v", k, res[k])
 		}
+	}
+	if k, ok := res["cuda_kernel"].(string); !ok || !strings.HasPrefix(k, "duel_select_") || os.Getenv("DUEL_BENCH_DUEL_KERNEL") != "" && k != os.Getenv("DUEL_BENCH_DUEL_KERNEL") {
+		t.Errorf("cuda_kernel = %v, want %q", res["cuda_kernel"], os.Getenv("DUEL_BENCH_DUEL_KERNEL"))
 	}
 }

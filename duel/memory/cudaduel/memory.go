@@ -953,6 +953,12 @@ func checkScores(scores []float64, k int) error {
 	return nil
 }
 
+// SelectionKernel returns the name of the kernel that ran the last
+// update's B sequential steps (duel_select_shared, duel_select_global,
+// duel_select_cluster or duel_select_rounds; see Selection), or "" before
+// the first update that had any.
+func (m *Memory) SelectionKernel() string { return m.ran }
+
 // Scores returns the scores of the rows held (the sum of each row's q with
 // the rows held, itself included), in order.
 func (m *Memory) Scores() ([]float64, error) {
