@@ -18,10 +18,11 @@
 //     and the incoming rows' keys (their batch sums less the evictions so
 //     far).
 //  3. Replay: warp 0 runs the round's steps on the candidates alone (in
-//     Compete mode the incoming rows join them as they enter), with
-//     selectPacked's key arithmetic: victim = the largest active key,
-//     the others += (d(i, c) - d(J, c)) << P, the rows still to enter -=
-//     d(J, c) << P. It records each step's victim slot and key.
+//     Compete mode the incoming rows join them as they enter), their keys
+//     in registers (six a lane), with selectPacked's key arithmetic:
+//     victim = the largest active key, the others += (d(i, c) - d(J, c))
+//     << P, the rows still to enter -= d(J, c) << P. It records each
+//     step's victim slot and key.
 //  4. Check: every thread passes over its slots, ROUND_GROUP steps at a
 //     time (their victims' and incoming rows' dots loaded together),
 //     applying the steps to the keys in shared memory exactly as
@@ -38,7 +39,7 @@
 // bit for bit duel_select_shared's (the CPU emulator's tests compare
 // them). On clustered streams (duel/memory's BenchmarkCertifiedRounds)
 // an update of 256 steps takes about 5 rounds of up to 64 steps with cap
-// 128; each round reads about 2 x (steps + 8) rows of sim, independent
+// 128; each round reads about 2 x (steps + 6) rows of sim, independent
 // loads, where selectPacked waits for one row of DRAM a step.
 //
 // Dynamic shared memory (roundsShared in cudaduel): the keys U (8(K+B)
@@ -59,7 +60,7 @@
 #endif
 
 #define ROUND_STEPS 64   // steps a round replays at most
-#define ROUND_GROUP 8    // steps the check pass applies between two block minima
+#define ROUND_GROUP 6    // steps the check pass applies between two block minima (8 spills on sm_80 at 64 registers)
 #define ROUND_PROBES 12  // margin probes a round at most
 
 // roundsState is the round's part of the dynamic shared memory (after
@@ -111,39 +112,55 @@ __device__ __forceinline__ int blockSum(int v, int* cnt) {
     return s;
 }
 
+// ROUND_SLOTS is the number of candidate indices a lane of the replay
+// holds: lane + 32j for j < ROUND_SLOTS covers the 128 candidates and the
+// ROUND_STEPS incoming rows.
+#define ROUND_SLOTS ((128 + ROUND_STEPS) / 32)
+
 // roundsReplay runs, in warp 0, up to steps replayed steps from step t0 on
 // the candidates (mc of them; in Compete mode, incoming rows cap..cap +
 // steps - 1 join as they enter) and returns how many it could run (it
-// stops where no candidate is left).
+// stops where no candidate is left). Each lane keeps the keys of its
+// candidate indices (lane + 32j) in registers, with a bit each for
+// "a candidate" and "present"; only the dots come from shared memory.
 __device__ __forceinline__ int roundsReplay(const roundsState& r, int cap, int mc, int steps, bool compete, int posBits) {
     const int lane = threadIdx.x & 31;
-    const int n = compete ? cap + steps : mc;  // candidate indices: [0, mc), then the incoming rows [cap, cap + steps)
+    unsigned long long key[ROUND_SLOTS];
+    unsigned has = 0, act = 0;  // bit j: index lane + 32j is a candidate / is present
+#pragma unroll
+    for (int j = 0; j < ROUND_SLOTS; j++) {
+        const int a = lane + 32 * j;
+        const bool ok = a < mc || (compete && a >= cap && a < cap + steps);
+        key[j] = ok ? r.ckey[a] : 0;
+        has |= (unsigned)ok << j;
+        act |= (unsigned)(ok && r.cact[a]) << j;
+    }
     for (int s = 0; s < steps; s++) {
         unsigned long long best = 0;
         int at = -1;
-        for (int a = lane; a < n; a += 32) {
-            if (a >= mc && a < cap) continue;
-            if (r.cact[a] && r.ckey[a] > best) best = r.ckey[a], at = a;
-        }
+#pragma unroll
+        for (int j = 0; j < ROUND_SLOTS; j++)
+            if ((act >> j & 1) && key[j] > best) best = key[j], at = lane + 32 * j;
         const unsigned long long v = warpMax(best);
         if (v == 0) return s;  // no candidate left: the replay cannot go on
         const unsigned own = __ballot_sync(0xffffffffu, best == v && at >= 0);
         const int J = __shfl_sync(0xffffffffu, at, __ffs(own) - 1);
         if (lane == 0) r.vkey[s] = v, r.vslot[s] = r.cslot[J];
         const int in = cap + s;  // the incoming row's candidate index (Compete)
-        for (int a = lane; a < n; a += 32) {
-            if (a >= mc && a < cap) continue;
+#pragma unroll
+        for (int j = 0; j < ROUND_SLOTS; j++) {
+            const int a = lane + 32 * j;
+            if (!(has >> j & 1)) continue;
             if (a == J) {
-                r.ckey[a] = 0, r.cact[a] = 0;
+                key[j] = 0, act &= ~(1u << j);
             } else if (a > in) {  // still to enter: -= d(J, a)
-                r.ckey[a] -= (unsigned long long)(long long)roundsDot(r, cap, J, a) << posBits;
-            } else if (a == in || r.cact[a]) {  // present, or entering: += d(i, a) - d(J, a)
+                key[j] -= (unsigned long long)(long long)roundsDot(r, cap, J, a) << posBits;
+            } else if (a == in || (act >> j & 1)) {  // present, or entering: += d(i, a) - d(J, a)
                 const long long dd = (long long)(compete ? roundsDot(r, cap, in, a) : r.dic[s * cap + a]) - roundsDot(r, cap, J, a);
-                r.ckey[a] += (unsigned long long)dd << posBits;
-                r.cact[a] = 1;
+                key[j] += (unsigned long long)dd << posBits;
+                act |= 1u << j;
             }
         }
-        __syncwarp();
     }
     return steps;
 }
