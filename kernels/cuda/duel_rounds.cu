@@ -8,9 +8,9 @@
 //
 //  1. Candidates: the present slots (held, or inserted before step t0)
 //     whose key is at least the largest minus a margin, at most cap of
-//     them (the margin halves while more pass, and doubles, up to a few
-//     times, while fewer than half of cap do; it carries over to the next
-//     round). The largest key is a candidate, every other slot is below
+//     them (the margin halves while more pass, doubles, up to a few times,
+//     while fewer than half of cap do, then is bisected up to 4 times
+//     toward cap; it carries over to the next round). The largest key is a candidate, every other slot is below
 //     every candidate.
 //  2. Gather: the dots among the candidates (cap x cap), of the round's
 //     incoming rows with them (ROUND_STEPS x cap) and, in Compete mode,
@@ -61,7 +61,8 @@
 
 #define ROUND_STEPS 64   // steps a round replays at most
 #define ROUND_GROUP 6    // steps the check pass applies between two block minima (8 spills on sm_80 at 64 registers)
-#define ROUND_PROBES 12  // margin probes a round at most
+#define ROUND_PROBES 12  // margin doublings a round at most
+#define ROUND_BISECT 4   // margin bisections a round at most
 
 // roundsState is the round's part of the dynamic shared memory (after
 // the keys and the slot table), laid out by roundsLayout.
@@ -168,7 +169,7 @@ __device__ __forceinline__ int roundsReplay(const roundsState& r, int cap, int m
 // selectRounds is duel_select_rounds (see the top of the file).
 __device__ __forceinline__ void selectRounds(const float* sim, long long W, int K, int B, int flags, int cap,
                                              const double* scoreIn, const long long* P, unsigned long long* U,
-                                             int* slotTab, int* evicted, int* kept, double* scoreOut) {
+                                             int* slotTab, int* evicted, int* kept, double* scoreOut, int* rounds) {
     __shared__ unsigned long long parts[32];
     __shared__ int cnt, viol, nrep;
     const int protect = flags & SELECT_PROTECT;
@@ -185,7 +186,8 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
     unsigned long long margin = 1ull << (posBits + 20);
     __syncthreads();
 
-    for (int t0 = 0; t0 < B;) {
+    int nround = 0;
+    for (int t0 = 0; t0 < B; nround++) {
         const int top0 = K + t0;  // slots below it are present (unless evicted)
         const int steps = B - t0 < ROUND_STEPS ? B - t0 : ROUND_STEPS;
         // 1. The candidates: keys >= the largest minus the margin.
@@ -200,10 +202,24 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
         };
         int have = count(margin);
         for (int probe = 0; have > cap && probe < 64; probe++) margin >>= 1, have = count(margin);
+        unsigned long long over = 0;  // a margin known to take more than cap (0: none yet)
         for (int probe = 0; probe < ROUND_PROBES && have < cap / 2 && margin < (1ull << 61); probe++) {
             const int more = count(margin << 1);
-            if (more > cap) break;
+            if (more > cap) {
+                over = margin << 1;
+                break;
+            }
             margin <<= 1, have = more;
+        }
+        // Between a margin that fits and one that does not, bisect a few
+        // times: the closer to cap, the longer the rounds.
+        for (int probe = 0; probe < ROUND_BISECT && over > margin + 1 && have < cap - cap / 8; probe++) {
+            const unsigned long long mid = margin + (over - margin) / 2;
+            const int n = count(mid);
+            if (n > cap)
+                over = mid;
+            else
+                margin = mid, have = n;
         }
         const unsigned long long thr = big - margin;
         if (tid == 0) cnt = 0;
@@ -310,16 +326,17 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
         __syncthreads();  // the next round's candidates overwrite this one's state
     }
 
+    if (tid == 0) *rounds = nround;
     compactPacked(U, K, B, posBits, off, kept, scoreOut);
 }
 
 // The selection reduces with warp intrinsics in its helpers: the marker
 // duel_select_rounds_warps gives it a launcher that insists on whole warps.
 //
-// evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results, keys and round state in dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results; rounds[0] = the rounds taken; keys and round state in dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_rounds(
     const float* sim, long long W, int K, int B, int flags, int cap, const double* scoreIn, const long long* P,
-    int* evicted, int* kept, double* scoreOut) {
+    int* evicted, int* kept, double* scoreOut, int* rounds) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut);
+    selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut, rounds);
 }

@@ -343,6 +343,7 @@ type Memory struct {
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
 	psum  driver.DevicePtr    // bcap int64s: duel_batch_sums' sums
 	ev    driver.DevicePtr    // bcap ints: evicted
+	rstat driver.DevicePtr    // 1 int: the rounds duel_select_rounds took in the last update
 
 	ev32   []int32
 	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
@@ -507,7 +508,7 @@ func (m *Memory) alloc(bcap int) error {
 	}{
 		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * rows * m.w},
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
-		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)},
+		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 4},
 	} {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
@@ -520,7 +521,7 @@ func (m *Memory) alloc(bcap int) error {
 
 // free releases the device buffers.
 func (m *Memory) free() {
-	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev} {
+	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev, &m.rstat} {
 		if *p != 0 {
 			m.g.Free(*p)
 			*p = 0
@@ -787,7 +788,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		one.Shared = roundsShared(k, b, capC)
 		m.ran = "duel_select_rounds"
 		if err = kc.DuelSelectRounds(m.g, one, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, int32(capC), m.score[c],
-			m.psum, m.ev, m.slots, m.score[n]); err != nil {
+			m.psum, m.ev, m.slots, m.score[n], m.rstat); err != nil {
 			// A launch the driver refuses (no PTX below sm_80): the
 			// one-block kernels from now on, the reason kept.
 			m.roundsErr = fmt.Errorf("cudaduel: duel_select_rounds refused, the one-block selection runs instead: %w", err)
@@ -951,6 +952,16 @@ func checkScores(scores []float64, k int) error {
 		}
 	}
 	return nil
+}
+
+// rounds returns how many rounds duel_select_rounds took in the last
+// update that ran it (tests, benchmarks: it waits for the device).
+func (m *Memory) rounds() (int, error) {
+	var n [1]int32
+	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
+		return 0, err
+	}
+	return int(n[0]), nil
 }
 
 // SelectionKernel returns the name of the kernel that ran the last

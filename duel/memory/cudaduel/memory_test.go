@@ -609,6 +609,13 @@ func BenchmarkDUELKernel(b *testing.B) {
 				b.ReportMetric(float64(tm.selection)/n, "select-ms/op")
 				b.ReportMetric(float64(tm.permute)/n, "permute-ms/op")
 				b.ReportMetric(float64(tm.download)/n, "download-ms/op")
+				if v.sel == SelectRounds {
+					rounds, err := m.rounds()
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(rounds), "rounds/update") // the last update's
+				}
 			})
 		}
 	}

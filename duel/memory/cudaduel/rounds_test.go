@@ -109,3 +109,52 @@ func TestRoundsLayout(t *testing.T) {
 		t.Errorf("SelectRounds.String() = %q", SelectRounds.String())
 	}
 }
+
+// TestRoundsTaken checks, on the CPU emulator, that duel_select_rounds
+// batches steps and logs how many rounds an update takes: between
+// ceil(B/64) and B, well below B on rows of 128 values (random, a quarter
+// of each batch copies of rows held; at most 40 rounds for 128 steps
+// here, where the CPU model of BenchmarkCertifiedRounds gives 7 for 256
+// at K 4096), exactly B with one candidate a round in Protected mode
+// (every round ends after its one candidate's eviction), and anywhere in
+// between on 9 values, whose scores move by as much in a step as they
+// spread (a correct but slow case: 31-49 rounds for 150 steps).
+func TestRoundsTaken(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+		for _, tc := range []struct{ k, b, z, capC, most int }{{512, 128, 128, 0, 40}, {300, 150, 9, 0, 150}, {300, 150, 9, 1, 150}, {60, 130, 4, 0, 130}} {
+			r := rand.New(rand.NewPCG(uint64(tc.k), uint64(adm)))
+			m, err := openRounds(e, 128, tc.capC)(tc.k, tc.z, adm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem := unitRows(r, tc.k, tc.z, nil)
+			if err := m.Load(mem, nil); err != nil {
+				t.Fatal(err)
+			}
+			least := (tc.b + roundsSteps - 1) / roundsSteps
+			if tc.capC == 1 && adm == memory.Protected {
+				least = tc.b
+			}
+			var counts []int
+			for range 3 {
+				batch := unitRows(r, tc.b, tc.z, mem)
+				res, err := m.Update(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := m.rounds()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n < least || n > tc.most {
+					t.Errorf("%v K %d B %d Z %d cap %d: %d rounds, want %d..%d", adm, tc.k, tc.b, tc.z, tc.capC, n, least, tc.most)
+				}
+				counts = append(counts, n)
+				mem = keptRows(mem, batch, res.Kept, tc.k, tc.z)
+			}
+			t.Logf("%v K %d B %d Z %d cap %d: rounds %v", adm, tc.k, tc.b, tc.z, tc.capC, counts)
+			m.Close()
+		}
+	}
+}
