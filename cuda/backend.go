@@ -454,14 +454,8 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
 	}
-	b2i := func(b bool) int32 {
-		if b {
-			return 1
-		}
-		return 0
-	}
 	k := be.gemmLaunch()
-	if k.wg != nil {
+	if k.isWG() {
 		be.gemmWG(g, k)
 		return
 	}

@@ -137,7 +137,7 @@ func BenchmarkGemmPrecision(b *testing.B) {
 					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
 						b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
 					}
-					if k == TCWG && be.gemmLaunch().wg == nil {
+					if k == TCWG && !be.gemmLaunch().isWG() {
 						b.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
 					}
 					x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)

@@ -30,13 +30,16 @@ type wgKernels struct {
 	perWord int
 }
 
+// isWG reports whether c is one of gemm_wg.cu's pairs (wgChoice).
+func (c gemmChoice) isWG() bool { return c.wg.mul != nil }
+
 // wgChoice returns gemm_wg.cu's kernels for precision p (TF32 or BF16) as
 // a gemmChoice (its name and shared memory; index 3 or 4 of tcState.ok).
 func wgChoice(p Precision) gemmChoice {
 	if p == BF16 {
-		return gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, &wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2}}
+		return gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2}}
 	}
-	return gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, &wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1}}
+	return gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1}}
 }
 
 // wgAllowed reports whether the backend runs c (a wgChoice): on a device
@@ -70,12 +73,6 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	pb, err := s.alloc(4 * g.Batch * rpB * kw)
 	must("Gemm", err)
 	z := min(g.Batch, 65535)
-	b2i := func(b bool) int32 {
-		if b {
-			return 1
-		}
-		return 0
-	}
 	pack := func(x tensor.Buffer, off, ld, stride int, kcontig bool, r, rp int, p driver.DevicePtr) {
 		cfg := kc.Config{Grid: driver.Dim3{X: kw / 32, Y: rp / 32, Z: z}, Block: driver.Dim3{X: 32, Y: 8, Z: 1}}
 		be.queued("Gemm", c.wg.pack(be.g, cfg, be.ptr("Gemm", x, off), int64(ld), int64(stride), b2i(kcontig), int32(r), int32(g.K),

@@ -93,7 +93,7 @@ func TestGemmWGKernel(t *testing.T) {
 				t.Skipf("%v runs as %v on %v", p, got, d)
 			}
 			be.SetTCKernel(TCWG)
-			if be.gemmLaunch().wg == nil {
+			if !be.gemmLaunch().isWG() {
 				t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
 			}
 			t.Logf("%v wg: kernel %s", p, be.gemmKernelName())
@@ -106,5 +106,24 @@ func TestGemmWGKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestGemmLaunchNoAlloc checks that choosing a product's kernel (every
+// Gemm does) allocates nothing, gemm_wg.cu's pair included.
+func TestGemmLaunchNoAlloc(t *testing.T) {
+	be, err := newBackend(cudatest.NewHost(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Precision{FP32, TF32, BF16} {
+		for _, k := range tcKernels {
+			be.SetPrecision(p)
+			be.SetTCKernel(k)
+			be.gemmLaunch() // the first call opts in
+			if n := testing.AllocsPerRun(100, func() { be.gemmLaunch() }); n != 0 {
+				t.Errorf("%v %v: gemmLaunch allocates %v times a call", p, k, n)
+			}
+		}
 	}
 }

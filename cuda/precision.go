@@ -256,7 +256,7 @@ type gemmChoice struct {
 	name         string
 	tileM, tileN int
 	shared       int
-	wg           *wgKernels // gemm_wg.cu's pair (launch unused), or nil
+	wg           wgKernels // gemm_wg.cu's pair (launch unused; see isWG), or none
 }
 
 // gemmLaunch returns the kernel of the backend's products in its
@@ -266,11 +266,11 @@ type gemmChoice struct {
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
 	case TF32, BF16:
-		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0, nil}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32, nil}
+		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32, wgKernels{}}
 		if be.prec == BF16 {
-			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, nil}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, nil}
+			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, wgKernels{}}
 		}
-		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, nil}
+		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, wgKernels{}}
 		if be.tc.kernel == TCWG {
 			if c := wgChoice(be.prec); be.wgAllowed(c) {
 				return c
@@ -298,7 +298,7 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		}
 		return v1
 	}
-	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0, nil}
+	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0, wgKernels{}}
 }
 
 // tc2Allowed reports whether the device gives gemm_tc2 kernel c (index i
@@ -310,7 +310,7 @@ func (be *Backend) tc2Allowed(i int, c gemmChoice) bool {
 	if be.tc.ok[i] == 0 {
 		be.tc.ok[i] = 1
 		mod := kc.GemmTcModule
-		if c.wg != nil {
+		if c.isWG() {
 			mod = kc.GemmWgModule
 		}
 		if s, ok := be.g.(SharedMemoryOptIn); ok {

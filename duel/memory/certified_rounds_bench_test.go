@@ -101,18 +101,12 @@ func clusteredRows(r *rand.Rand, z int, noise float64) func(n int) []float32 {
 }
 
 // survivors returns the rows held after an update: the memory's rows and
-// then the batch's, less the evicted positions, in order.
+// then the batch's at the positions keptPositions leaves, in order.
 func survivors(mem, batch []float32, evicted []int, z int) []float32 {
-	gone := map[int]bool{}
-	for _, e := range evicted {
-		gone[e] = true
-	}
 	all := append(slices.Clone(mem), batch...)
 	var next []float32
-	for i := range len(all) / z {
-		if !gone[i] {
-			next = append(next, all[i*z:(i+1)*z]...)
-		}
+	for _, p := range keptPositions(evicted, len(mem)/z) {
+		next = append(next, all[p*z:(p+1)*z]...)
 	}
 	return next
 }
