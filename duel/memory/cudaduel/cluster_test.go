@@ -211,8 +211,8 @@ func TestDUELClusterEmulated(t *testing.T) {
 
 // TestClusterLayout checks duel_select_cluster's shared memory and block
 // size at the benchmark's shape (K 4096, B 256, Z 128: 544 slots a block,
-// 153.75 KiB, within an H100's 227 KiB) and which kernel each selection
-// (and EnvSelect) runs on a GPU that reports no compute capability.
+// 153.75 KiB, within an H100's 227 KiB) and that a bad selection or
+// EnvSelect is refused.
 func TestClusterLayout(t *testing.T) {
 	if got, want := clusterShared(4096, 256, 128), 8*544+1024+4*2*8*64+4*544*68; got != want || got > 227<<10 {
 		t.Errorf("clusterShared(4096, 256, 128) = %d, want %d (at most 227 KiB)", got, want)
@@ -223,6 +223,19 @@ func TestClusterLayout(t *testing.T) {
 		}
 	}
 	h := newHost()
+	if _, err := NewMemory(h, 16, 4, MemoryOptions{Selection: 7}); err == nil {
+		t.Error("selection 7 accepted")
+	}
+	t.Setenv(EnvSelect, "fast")
+	if _, err := NewMemory(h, 16, 4, MemoryOptions{}); err == nil || !strings.Contains(err.Error(), EnvSelect) {
+		t.Errorf("%s=fast: error %v, want one naming the variable", EnvSelect, err)
+	}
+}
+
+// TestSelectionKernel checks which kernel each selection (and EnvSelect)
+// runs on a GPU that reports no compute capability (cudatest.Host).
+func TestSelectionKernel(t *testing.T) {
+	h := newHost()
 	for _, tc := range []struct {
 		sel  Selection
 		env  string
@@ -230,17 +243,11 @@ func TestClusterLayout(t *testing.T) {
 	}{
 		{SelectAuto, "", "duel_select_shared"}, {SelectBlock, "", "duel_select_shared"}, {SelectCluster, "", "duel_select_cluster"},
 		{SelectAuto, "cluster", "duel_select_cluster"}, {SelectAuto, "block", "duel_select_shared"}, {SelectBlock, "cluster", "duel_select_shared"},
+		{SelectRounds, "", "duel_select_rounds"}, {SelectAuto, "rounds", "duel_select_rounds"}, {SelectBlock, "rounds", "duel_select_shared"},
 	} {
 		if ran := selectionRan(t, h, tc.sel, tc.env); ran != tc.want {
 			t.Errorf("selection %v, %s=%q on cudatest.Host (no compute capability): ran %s, want %s", tc.sel, EnvSelect, tc.env, ran, tc.want)
 		}
-	}
-	if _, err := NewMemory(h, 16, 4, MemoryOptions{Selection: 7}); err == nil {
-		t.Error("selection 7 accepted")
-	}
-	t.Setenv(EnvSelect, "fast")
-	if _, err := NewMemory(h, 16, 4, MemoryOptions{}); err == nil || !strings.Contains(err.Error(), EnvSelect) {
-		t.Errorf("%s=fast: error %v, want one naming the variable", EnvSelect, err)
 	}
 }
 

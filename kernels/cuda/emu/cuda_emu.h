@@ -236,8 +236,12 @@ inline void storeCluster64(unsigned long long* p, unsigned rank, unsigned long l
 
 inline unsigned emuThread() { return emu::blk->cur; }
 
-template <class T>
-T __shfl_down_sync(unsigned, T v, int s) {
+// emuShuffle is a warp shuffle: every lane deposits v, the warp meets,
+// each lane reads the value of lane from(lane, width) (its own v when that
+// is not a lane of the warp, width being the warp's lane count), and the
+// warp meets again before the slots are reused.
+template <class T, class F>
+T emuShuffle(T v, F from) {
     static_assert(sizeof(T) <= 8, "shuffle of more than 8 bytes");
     const unsigned t = emuThread(), w = t / 32, lane = t % 32;
     uint64_t bits = 0;
@@ -245,10 +249,15 @@ T __shfl_down_sync(unsigned, T v, int s) {
     emu::blk->slot[t] = bits;
     emu::wait(1 + w);
     T out = v;
-    const unsigned width = emu::blk->expected[1 + w];
-    if (lane + s < width) std::memcpy(&out, &emu::blk->slot[t + s], sizeof(T));
+    const unsigned width = emu::blk->expected[1 + w], src = from(lane, width);
+    if (src < width) std::memcpy(&out, &emu::blk->slot[32 * w + src], sizeof(T));
     emu::wait(1 + w);
     return out;
+}
+
+template <class T>
+T __shfl_down_sync(unsigned, T v, int s) {
+    return emuShuffle(v, [s](unsigned lane, unsigned) { return lane + (unsigned)s; });
 }
 
 // emuWarpFold is a warp collective: every lane deposits v, the warp meets,
@@ -268,16 +277,7 @@ inline unsigned emuWarpFold(uint64_t v, F fold) {
 // __shfl_sync returns lane src's v in every lane of the warp.
 template <class T>
 T __shfl_sync(unsigned, T v, int src) {
-    static_assert(sizeof(T) <= 8, "shuffle of more than 8 bytes");
-    const unsigned t = emuThread(), w = t / 32;
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(T));
-    emu::blk->slot[t] = bits;
-    emu::wait(1 + w);
-    T out;
-    std::memcpy(&out, &emu::blk->slot[32 * w + (src & 31)], sizeof(T));
-    emu::wait(1 + w);
-    return out;
+    return emuShuffle(v, [src](unsigned, unsigned) { return (unsigned)(src & 31); });
 }
 
 // __syncwarp is a barrier of the warp.
