@@ -105,15 +105,16 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // tiles, 3-stage cp.async pipeline; skipped where the device cannot give
 // it its shared memory), e.g. tf32/n4096/v1 and tf32/n4096/v2, and TF32
 // also v3 with gemm_tc3_tf32 (v2's factors rounded in registers); on
-// compute capability 9.0 both also wg, gemm_wg.cu (the factors packed,
-// then Hopper's wgmma; the packing is timed with it); FP32 is
+// compute capability 9.0 both also wg and wg3, gemm_wg.cu (the factors
+// packed, then Hopper's wgmma in 128 x 256 or 192 x 256 tiles; the
+// packing is timed with it); FP32 is
 // fp32/n4096. Where the device's peak is known (Device.PeakGFLOPS) it
 // also reports the rate as a percentage of it (%peak). GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
 		for _, n := range []int{1024, 4096} {
-			kinds := []TCKernel{TCV1, TCV2, TCWG}
+			kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3}
 			switch p {
 			case FP32:
 				kinds = []TCKernel{TCAuto}
@@ -137,7 +138,7 @@ func BenchmarkGemmPrecision(b *testing.B) {
 					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
 						b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
 					}
-					if k == TCWG && !be.gemmLaunch().isWG() {
+					if (k == TCWG || k == TCWG3) && !be.gemmLaunch().isWG() {
 						b.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
 					}
 					x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)

@@ -248,7 +248,8 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 
 // TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
 // gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
-// gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), and
+// gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), the
+// gemm_wg3_* of TCWG3, and
 // sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
@@ -256,7 +257,7 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		kinds := []TCKernel{TCV1, TCV2, TCWG}
+		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3}
 		switch p {
 		case FP32:
 			kinds = []TCKernel{TCAuto}
@@ -274,7 +275,7 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 				}
 				be.SetTCKernel(k)
 				t.Logf("kernel %s", be.gemmKernelName())
-				if want := map[TCKernel]string{TCWG: "gemm_wg_" + p.String()}[k]; want != "" && be.gemmKernelName() != want {
+				if want := map[TCKernel]string{TCWG: "gemm_wg_" + p.String(), TCWG3: "gemm_wg3_" + p.String()}[k]; want != "" && be.gemmKernelName() != want {
 					t.Fatalf("%v: kernel %s, want %s", k, be.gemmKernelName(), want)
 				}
 				testGemmPrecision(t, be, 1)
@@ -326,8 +327,9 @@ func TestGemmPrecisionKernel(t *testing.T) {
 	}
 }
 
-// TestWGSharedConstant checks that wgShared is gemm_wg.cu's WG_SHARED
-// (4 stages of (WG_BM + WG_BN) 128-byte rows, plus 1024).
+// TestWGSharedConstant checks that wgShared and wg3Shared are gemm_wg.cu's
+// WG_SHARED and WG3_SHARED (4 stages of (WG_BM or WG3_BM + WG_BN)
+// 128-byte rows, plus 1024), and its tiles wgChoice's.
 func TestWGSharedConstant(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_wg.cu"))
 	if err != nil {
@@ -341,11 +343,18 @@ func TestWGSharedConstant(t *testing.T) {
 		n, _ := strconv.Atoi(string(m[1]))
 		return n
 	}
-	if got := def("WG_STAGES")*(def("WG_BM")+def("WG_BN"))*128 + 1024; got != wgShared {
-		t.Errorf("gemm_wg.cu's WG_SHARED is %d bytes, the backend launches with %d", got, wgShared)
-	}
-	if def("WG_BM") != 128 || def("WG_BN") != 256 {
-		t.Errorf("gemm_wg.cu's tile %d x %d, wgChoice's 128 x 256", def("WG_BM"), def("WG_BN"))
+	for _, tc := range []struct {
+		bm     string
+		three  bool
+		shared int
+	}{{"WG_BM", false, wgShared}, {"WG3_BM", true, wg3Shared}} {
+		c := wgChoice(TF32, tc.three)
+		if got := def("WG_STAGES")*(def(tc.bm)+def("WG_BN"))*128 + 1024; got != tc.shared || c.shared != tc.shared {
+			t.Errorf("gemm_wg.cu's shared memory with %s is %d bytes, the backend launches %s with %d", tc.bm, got, c.name, c.shared)
+		}
+		if def(tc.bm) != c.tileM || def("WG_BN") != c.tileN {
+			t.Errorf("gemm_wg.cu's tile %d x %d, wgChoice's %s %d x %d", def(tc.bm), def("WG_BN"), c.name, c.tileM, c.tileN)
+		}
 	}
 }
 
@@ -505,9 +514,11 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 		t.Errorf("gemm_wg.cu's kernels at compute capability 8.0: output lacks %q or names gemm_wg (sm_90a only):\n%s", w, sm80)
 	}
 	// On an H100 (9.0): gemm_wg.cu's sm_90a module loads and its kernels
-	// run, through the driver bindings, the opt-in of 193 KiB and launches.
+	// run, through the driver bindings, the opt-ins of 193 and 225 KiB and
+	// launches.
 	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
-	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
+	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
+		"--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
 		if !strings.Contains(wg, w) {
 			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
 		}
@@ -584,12 +595,12 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3 or wg") {
+	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg or wg3") {
 		t.Errorf("ParseTCKernel(v4): %v", err)
 	}
 	for _, tc := range []struct {
@@ -628,7 +639,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3 or wg") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg or wg3") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

@@ -8,11 +8,14 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// wgShared is the dynamic shared memory of gemm_wg_tf32 and gemm_wg_bf16
-// in bytes: WG_SHARED of kernels/cuda/gemm_wg.cu (a test reads it there),
-// four stages of 128-byte k rows of a 128 x 256 tile's operands plus 1 KiB
-// to align them.
-const wgShared = 4*(128+256)*128 + 1024
+// Dynamic shared memory of gemm_wg.cu's products in bytes: WG_SHARED and
+// WG3_SHARED of kernels/cuda/gemm_wg.cu (a test reads them there), four
+// stages of 128-byte k rows of a tile's operands (128 x 256 for
+// gemm_wg_*, 192 x 256 for gemm_wg3_*) plus 1 KiB to align them.
+const (
+	wgShared  = 4*(128+256)*128 + 1024
+	wg3Shared = 4*(192+256)*128 + 1024
+)
 
 // wgPack is the launcher of gemm_wg_pack_tf32 and gemm_wg_pack_bf16.
 type wgPack = func(l kc.Launcher, cfg kc.Config, X driver.DevicePtr, ld, stride int64, kcontig, R, K int32,
@@ -34,12 +37,30 @@ type wgKernels struct {
 func (c gemmChoice) isWG() bool { return c.wg.mul != nil }
 
 // wgChoice returns gemm_wg.cu's kernels for precision p (TF32 or BF16) as
-// a gemmChoice (its name and shared memory; index 3 or 4 of tcState.ok).
-func wgChoice(p Precision) gemmChoice {
-	if p == BF16 {
+// a gemmChoice (its name, tile and shared memory): gemm_wg_* (128 x 256
+// tiles), or gemm_wg3_* (192 x 256) when three is set.
+func wgChoice(p Precision, three bool) gemmChoice {
+	switch {
+	case p == BF16 && three:
+		return gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2}}
+	case p == BF16:
 		return gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2}}
+	case three:
+		return gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1}}
 	}
 	return gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1}}
+}
+
+// wgOK returns the index of c (a wgChoice) in tcState.ok.
+func wgOK(c gemmChoice) int {
+	i := 3
+	if c.tileM == 192 {
+		i = 5
+	}
+	if c.wg.perWord == 2 {
+		i++
+	}
+	return i
 }
 
 // wgAllowed reports whether the backend runs c (a wgChoice): on a device
@@ -49,17 +70,14 @@ func (be *Backend) wgAllowed(c gemmChoice) bool {
 	if be.cc != 0 && be.cc != 90 {
 		return false
 	}
-	i := 3
-	if c.name == "gemm_wg_bf16" {
-		i = 4
-	}
-	return be.tc2Allowed(i, c)
+	return be.tc2Allowed(wgOK(c), c)
 }
 
 // gemmWG runs product g with c's kernels (see TCWG): op(A) and op(B)^T
-// are packed K-major into scratch memory, rows padded to the tile (128 for
-// A, 256 for B) and k to whole 128-byte rows (KW words), rounded and
-// zero-filled, then multiplied into C.
+// are packed K-major into scratch memory, rows padded to the tile (128 or
+// 192 for A, 256 for B) and k to whole 128-byte rows (KW words), rounded
+// and zero-filled, then multiplied into C by blocks of one warpgroup (128
+// threads) per 64 rows of the tile.
 func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	kw := (g.K + 32*c.wg.perWord - 1) / (32 * c.wg.perWord) * 32 // words a packed row: a multiple of 32 (128 bytes)
 	rpA, rpB := (g.M+c.tileM-1)/c.tileM*c.tileM, (g.N+c.tileN-1)/c.tileN*c.tileN
@@ -84,7 +102,7 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	}
 	cfg := kc.Config{
 		Grid:   driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z},
-		Block:  driver.Dim3{X: 256, Y: 1, Z: 1},
+		Block:  driver.Dim3{X: 2 * c.tileM, Y: 1, Z: 1},
 		Shared: c.shared,
 	}
 	be.queued("Gemm", c.wg.mul(be.g, cfg, int32(g.M), int32(g.N), int32(kw), g.Alpha, pa, int64(rpA*kw), pb, int64(rpB*kw),

@@ -9,16 +9,17 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// wgProbe runs the layout probes of gemm_wg.cu on be (TCWG, in its
-// precision): one 128 x 256 tile with K 64, A a selector (A[m][k] = 1
-// where k = m % 64) and B once with B[n][k] = n % 256, once with B[n][k]
-// = k (integers every precision holds exactly), so that C[m][n] must be n
-// % 256, then m % 64. A wrong fragment layout, descriptor or swizzle
-// shows as which row or k an element read; the first mismatches are
-// reported with what they read.
+// wgProbe runs the layout probes of gemm_wg.cu on be (TCWG or TCWG3, in
+// its precision): one tile (128 or 192 x 256) with K 64, A a selector
+// (A[m][k] = 1 where k = m % 64) and B once with B[n][k] = n % 256, once
+// with B[n][k] = k (integers every precision holds exactly), so that
+// C[m][n] must be n % 256, then m % 64. A wrong fragment layout,
+// descriptor or swizzle shows as which row or k an element read; the
+// first mismatches are reported with what they read.
 func wgProbe(t *testing.T, be *Backend) {
 	t.Helper()
-	const m, n, k = 128, 256, 64
+	const n, k = 256, 64
+	m := be.gemmLaunch().tileM
 	a := make([]float32, m*k)
 	for i := range m {
 		a[i*k+i%k] = 1
@@ -61,24 +62,26 @@ func wgProbe(t *testing.T, be *Backend) {
 }
 
 // TestGemmWGEmulated runs the layout probes on the CPU emulator's
-// gemm_wg_tf32 and gemm_wg_bf16 (TestGemmPrecisionEmulated runs the
-// general products).
+// gemm_wg_* and gemm_wg3_* (TestGemmPrecisionEmulated runs the general
+// products).
 func TestGemmWGEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16} {
-		be, err := newBackend(e, 64)
-		if err != nil {
-			t.Fatal(err)
+		for _, k := range []TCKernel{TCWG, TCWG3} {
+			be, err := newBackend(e, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be.SetPrecision(p)
+			be.SetTCKernel(k)
+			wgProbe(t, be)
 		}
-		be.SetPrecision(p)
-		be.SetTCKernel(TCWG)
-		wgProbe(t, be)
 	}
 }
 
-// TestGemmWGKernel runs gemm_wg.cu's kernels on a GPU of compute
-// capability 9.0 (wgmma, sm_90a): the layout probes, then the precision
-// tests' products (TestGemmPrecisionKernel leaves TCWG out, so that a
+// TestGemmWGKernel runs gemm_wg.cu's kernels (TCWG, then TCWG3) on a GPU
+// of compute capability 9.0 (wgmma, sm_90a): the layout probes, then the
+// precision tests' products (TestGemmPrecisionKernel leaves TCWG out, so that a
 // failure here cannot stop the other kernels' tests: bench/gpu_check.sh
 // runs this one in its own process first). GPU only.
 func TestGemmWGKernel(t *testing.T) {
@@ -92,18 +95,20 @@ func TestGemmWGKernel(t *testing.T) {
 			if got := be.SetPrecision(p); got != p {
 				t.Skipf("%v runs as %v on %v", p, got, d)
 			}
-			be.SetTCKernel(TCWG)
-			if !be.gemmLaunch().isWG() {
-				t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
-			}
-			t.Logf("%v wg: kernel %s", p, be.gemmKernelName())
-			wgProbe(t, be)
-			if err := be.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-			testGemmPrecision(t, be, 8)
-			if err := be.Synchronize(); err != nil {
-				t.Fatal(err)
+			for _, k := range []TCKernel{TCWG, TCWG3} {
+				be.SetTCKernel(k)
+				if !be.gemmLaunch().isWG() {
+					t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
+				}
+				t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
+				wgProbe(t, be)
+				if err := be.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				testGemmPrecision(t, be, 8)
+				if err := be.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}

@@ -25,7 +25,11 @@
 //    of 128 bytes (A: 128 rows, B: 256 rows, 48 KiB) go through a ring of
 //    WG_STAGES stages of dynamic shared memory filled with cp.async (16
 //    bytes a copy, 12 a thread a stage, no predicate: the packed operands
-//    cover every tile), two k-tiles ahead of the products, in the
+//    cover every tile; gemm_wg3_tf32 / gemm_wg3_bf16 are the same code
+//    with three warpgroups, 384 threads, a 192 x 256 tile, 56 KiB a stage
+//    and 9 or 10 copies a thread: a block reads 22% fewer bytes a FLOP
+//    from L2, which bounds the two-warpgroup tile on an H100, see
+//    docs/cuda.md), two k-tiles ahead of the products, in the
 //    128-byte swizzled K-major layout: row r of a tile at byte 128r of it,
 //    its 16-byte chunk c at chunk c ^ (r % 8) (address bits 4-6 XOR bits
 //    7-9, stages aligned to 1024 bytes), which a matrix descriptor with
@@ -69,11 +73,12 @@
 
 #include "tc.cuh"
 
-#define WG_BM 128                                          // rows of C per block (two warpgroups of 64)
+#define WG_BM 128                                          // rows of C per block of gemm_wg_* (two warpgroups of 64)
+#define WG3_BM 192                                         // rows of C per block of gemm_wg3_* (three warpgroups)
 #define WG_BN 256                                          // columns of C per block
 #define WG_STAGES 4                                        // k-tiles in the ring
-#define WG_TILE_BYTES ((WG_BM + WG_BN) * 128)              // one stage: 128-byte rows of A, then of B
-#define WG_SHARED (WG_STAGES * WG_TILE_BYTES + 1024)       // dynamic shared memory (1024: alignment slack)
+#define WG_SHARED (WG_STAGES * (WG_BM + WG_BN) * 128 + 1024)    // gemm_wg_*'s dynamic shared memory (1024: alignment slack)
+#define WG3_SHARED (WG_STAGES * (WG3_BM + WG_BN) * 128 + 1024)  // gemm_wg3_*'s: 225 KiB of the H100's 227
 
 #ifdef __CUDA_ARCH__
 // smem_u32 is p's address in the shared window.
@@ -180,34 +185,43 @@ __device__ __forceinline__ void wg_pack(const float* X, long long ld, long long 
 }
 
 // gemm_wg multiplies packed operands (see the top of the file): A (Rp_A x
-// KW words, batch stride strideA words), B (Rp_B x KW), into C.
-template <bool BF16>
+// KW words, batch stride strideA words), B (Rp_B x KW), into C, with NWG
+// warpgroups of 128 threads (2 or 3: a 64*NWG x 256 tile of C a block).
+template <bool BF16, int NWG>
 __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
                                         long long strideB, float beta, float* C, long long ldc, long long strideC, int batch) {
+    constexpr int BM = 64 * NWG;                 // rows of A (and C) a block
+    constexpr int TILE = (BM + WG_BN) * 128;     // one stage: 128-byte rows of A, then of B
+    constexpr int PASS = 16 * NWG;               // rows a pass of the block's copies covers (8 threads a row)
+    constexpr int PASSES_B = (WG_BN + PASS - 1) / PASS;
     TC2_DYNAMIC_SHARED(smem);
     const unsigned s0 = smem_u32(smem), pad = (1024u - (s0 & 1023u)) & 1023u;
     unsigned char* base = reinterpret_cast<unsigned char*>(smem) + pad;
     const unsigned sbase = s0 + pad;
     const int tid = threadIdx.x, wg = tid >> 7;
     const int KT = KW / 32;  // 128-byte k-tiles
-    const int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
-    const long long rowBytes = 4LL * KW;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * WG_BN;
+    const long long rowBytes = 4LL * KW, passBytes = PASS * rowBytes;
     for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
         const unsigned char* a = reinterpret_cast<const unsigned char*>(Ap + bz * strideA + (long long)m0 * KW);
         const unsigned char* b = reinterpret_cast<const unsigned char*>(Bp + bz * strideB + (long long)n0 * KW);
         // load issues this thread's copies of k-tile kt into its stage:
-        // row lr + 32l of A (l < 4) and of B (l < 8), chunk c, at chunk
-        // c ^ (lr % 8) of its row (32l keeps the row's residue mod 8).
+        // row lr + PASS*l of A (l < 4, BM = 4 PASS) and of B (while below
+        // 256), chunk c, at chunk c ^ (lr % 8) of its row (PASS, BM and the
+        // stage a multiple of 8 rows keep the row's residue mod 8).
         const int lr = tid >> 3, c = tid & 7;
         const int dsw = lr * 128 + ((c ^ (lr & 7)) << 4);
         const unsigned char* pa = a + lr * rowBytes + c * 16;
         const unsigned char* pb = b + lr * rowBytes + c * 16;
         auto load = [&](int kt) {
-            unsigned char* st = base + (kt % WG_STAGES) * WG_TILE_BYTES + dsw;
+            unsigned char* st = base + (kt % WG_STAGES) * TILE + dsw;
+            const unsigned char* src = pa + kt * 128;
 #pragma unroll
-            for (int l = 0; l < WG_BM / 32; l++) cp_async16_if(st + l * 4096, pa + l * 32 * rowBytes + kt * 128, true);
+            for (int l = 0; l < 4; l++, src += passBytes) cp_async16_if(st + l * PASS * 128, src, true);
+            src = pb + kt * 128;
 #pragma unroll
-            for (int l = 0; l < WG_BN / 32; l++) cp_async16_if(st + WG_BM * 128 + l * 4096, pb + l * 32 * rowBytes + kt * 128, true);
+            for (int l = 0; l < PASSES_B; l++, src += passBytes)
+                if (WG_BN % PASS == 0 || lr + l * PASS < WG_BN) cp_async16_if(st + (BM + l * PASS) * 128, src, true);
         };
         float d[128];
 #pragma unroll
@@ -223,7 +237,7 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
             __syncthreads();
             if (kt + WG_STAGES - 2 < KT) load(kt + WG_STAGES - 2);  // into the stage of k-tile kt - 2, whose products are done
             cp_async_commit();
-            const unsigned sa = sbase + (kt % WG_STAGES) * WG_TILE_BYTES + wg * 64 * 128, sb = sbase + (kt % WG_STAGES) * WG_TILE_BYTES + WG_BM * 128;
+            const unsigned sa = sbase + (kt % WG_STAGES) * TILE + wg * 64 * 128, sb = sbase + (kt % WG_STAGES) * TILE + BM * 128;
             wg_fence_operands(d);
             wg_fence();
 #pragma unroll
@@ -280,12 +294,26 @@ extern "C" __global__ void __launch_bounds__(256) gemm_wg_pack_bf16(const float*
 extern "C" __global__ void __launch_bounds__(256, 1) gemm_wg_tf32(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
                                                                   long long strideC, int batch) {
-    gemm_wg<false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wg<false, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed BF16 operands with wgmma m64n256k16, 128 x 256 tiles per 256-thread block
 extern "C" __global__ void __launch_bounds__(256, 1) gemm_wg_bf16(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
                                                                   long long strideC, int batch) {
-    gemm_wg<true>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wg<true, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed TF32 operands with wgmma m64n256k8, 192 x 256 tiles per 384-thread block
+extern "C" __global__ void __launch_bounds__(384, 1) gemm_wg3_tf32(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                   long long strideC, int batch) {
+    gemm_wg<false, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed BF16 operands with wgmma m64n256k16, 192 x 256 tiles per 384-thread block
+extern "C" __global__ void __launch_bounds__(384, 1) gemm_wg3_bf16(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                   long long strideC, int batch) {
+    gemm_wg<true, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }

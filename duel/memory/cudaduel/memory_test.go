@@ -540,8 +540,10 @@ func BenchmarkDUELHost(b *testing.B) {
 // one-block selection, two of them again with each step prefetching the
 // runners-up's rows (blockNprefetch: MemoryOptions.Prefetch), and for
 // duel_select_cluster (its default block, a thread per slot of a block,
-// and 1024). Besides ns/op it reports each phase's share in ms/op
-// (device time between events recorded on the stream around it):
+// and 1024), and duel_select_rounds (roundsN). ns/op is the wall time of
+// an update as a run makes it (no events recorded); then 20 more updates
+// report each phase in ms/op (device time between events recorded on the
+// stream around it, so they add up to a little more than ns/op):
 // upload (batch copy and grid), dots (the two products and the batch
 // sums), select (the B steps: in one block, blockN, or, clusterN, in
 // duel_select_cluster's cluster of eight blocks, sm_90 only), permute (duel_move: the kept
@@ -595,15 +597,23 @@ func BenchmarkDUELKernel(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				m.timing = &duelTiming{}
 				i := 0
-				for b.Loop() {
+				for b.Loop() { // the updates as a run makes them: no events between the phases
 					if _, err := m.Update(pool[i%len(pool)]); err != nil {
 						b.Fatal(err)
 					}
 					i++
 				}
-				tm, n := m.timing, float64(max(i, 1))*1e6
+				// The phases, from device events around each (their own
+				// cost, a few microseconds each, is not in ns/op).
+				const timed = 20
+				m.timing = &duelTiming{}
+				for j := range timed {
+					if _, err := m.Update(pool[(i+j)%len(pool)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tm, n := m.timing, float64(timed)*1e6
 				b.ReportMetric(float64(tm.upload)/n, "upload-ms/op")
 				b.ReportMetric(float64(tm.dots)/n, "dots-ms/op")
 				b.ReportMetric(float64(tm.selection)/n, "select-ms/op")
