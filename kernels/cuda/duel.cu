@@ -20,11 +20,11 @@
 //   sim   (K+Bcap) x W floats (W = K + Bcap): the grid dots of every pair
 //         of slots, sim[r*W + c] = grid(r).grid(c): its K x K block is
 //         carried, and an update adds the batch's rows and columns with
-//         two products (sgemm_f32 over grid rows: exact, see below);
+//         one launch (duel_dots over grid rows: exact, see below);
 //   score K doubles: the carried scores, by slot;
 //   kept  rank[K] (the position of each slot), slot[K] (the slot of each
 //         position), then an update's src[K] and moves[B] (below).
-// duel_batch_sums adds up each batch row's dots with the rows before it,
+// duel_dots also adds up each batch row's dots with the rows before it,
 // and one block runs the B sequential steps (duel_select_*, "the packed
 // selection" below): per step it reads row J of sim and the incoming row
 // (contiguous), keeps the K+B scores as exact integers in shared memory
@@ -78,11 +78,13 @@ extern "C" __global__ void duel_scores(const float* sim, long long W, int K, dou
 
 // sim rows and columns and grid rows of the slots moves[j] >= 0 (kept + 3K) from the batch slots src[slot] (kept + 2K)
 extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z, int K, int B, const int* kept) {
-    // Reads come from the batch's rows and columns (slots >= K) and writes
-    // go to slots < K only: the blocks need no order. Row s takes row
-    // src[s] of the batch at the columns' sources; column s, in the rows
-    // that stay, takes column src[s]; the rows that move get column s
-    // from their own row.
+    // Reads come from the batch's rows (slots >= K) and writes go to
+    // slots < K only: the blocks need no order. Row s takes row src[s] of
+    // the batch at the columns' sources; column s, in the rows t that
+    // stay, takes column src[s] of row t, which is the value just read:
+    // sim is exactly symmetric (integer dots), so sim[t][b] = sim[b][t],
+    // and the column's only scattered accesses are its writes; the rows
+    // that move get column s from their own row.
     const int* src = kept + 2 * K;
     const int* moves = kept + 3 * K;
     const int step = gridDim.x * blockDim.x;
@@ -94,8 +96,9 @@ extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z
         float* to = sim + (long long)s * W;
         for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < K; t += step) {
             const int st = src[t];
-            to[t] = from[st];
-            if (st == t) sim[(long long)t * W + s] = sim[(long long)t * W + b];
+            const float v = from[st];
+            to[t] = v;
+            if (st == t) sim[(long long)t * W + s] = v;
         }
         for (int z = blockIdx.x * blockDim.x + threadIdx.x; z < Z; z += step)
             grid[(long long)s * Z + z] = grid[b * Z + z];
@@ -127,7 +130,7 @@ extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z
 // with J_0..J_i the slots of the victims so far (all below K+i, distinct),
 // the slots held besides J_i when it arrives are [0, K+i) minus J_0..J_i,
 // so S(K+i) = P_i + d(i,i) - sum_{s<=i} d(i, J_s) with P_i = sum_{c<K+i}
-// d(i, c) (duel_batch_sums, before the steps). Its key starts at OFF + P_i;
+// d(i, c) (duel_dots, before the steps). Its key starts at OFF + P_i;
 // the pass over row J_s of every step s <= i subtracts d(J_s, K+i) from it
 // (sim is symmetric: the dots are exact), and at step i the row gets the
 // update of every row held, + d(i, K+i) - d(J_i, K+i): its score is final
@@ -277,16 +280,89 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
     compactPacked(U, K, B, posBits, off, kept, scoreOut);
 }
 
-// P[i] = sum_{c<K+i} sim[(K+i)*W + c] for i < B (the batch rows' dots with the slots before them), one warp per row
-extern "C" __global__ void duel_batch_sums(const float* sim, long long W, int K, int B, long long* P) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < B; i += warps) {
-        const float* row = sim + (K + i) * W;
-        long long s = 0;
-        for (long long c = lane; c < K + i; c += 32) s += (long long)row[c];
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-        if (lane == 0) P[i] = s;
+// duel_dots: the batch's dots in one launch. Block (x, y) computes the 64
+// x 64 tile of batch rows i = 64y.. and slots c = 64x.. (c < K+B) from
+// the grid rows (16-deep panels in shared memory, a 4 x 4 sub-tile a
+// thread, as sgemm_f32; float FMAs, exact: every partial sum is an integer
+// below 2^24), and writes it three ways: row K+i of sim (coalesced along
+// c); for c < K, column K+i of row c, the tile transposed through shared
+// memory so that the writes run along i (the K x B block: sim is exactly
+// symmetric); and each row's dots with the slots before it (c < K+i)
+// added to P[i] with one 64-bit atomic a row and block (integers: the
+// order of the additions cannot change the sum; P is zeroed before the
+// launch).
+#define DOT_TILE 64
+#define DOT_DEPTH 16
+
+// sim[(K+i)*W + c] = sim[c*W + K+i] (c < K) = grid(K+i).grid(c) for i < B, c < K+B; P[i] += the sum over c < K+i (P zeroed before); 64 x 64 tiles per 256-thread block
+extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, int Z, int K, int B, float* sim, long long W, long long* P) {
+    __shared__ float As[DOT_DEPTH][DOT_TILE + 1];
+    __shared__ float Bs[DOT_DEPTH][DOT_TILE + 1];
+    __shared__ float T[DOT_TILE][DOT_TILE + 1];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int i0 = blockIdx.y * DOT_TILE, c0 = blockIdx.x * DOT_TILE, N = K + B;
+    const float* a = grid + (long long)(K + i0) * Z;  // the tile's batch rows
+    const float* b = grid + (long long)c0 * Z;        // its slots' rows
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+    for (int k0 = 0; k0 < Z; k0 += DOT_DEPTH) {
+#pragma unroll
+        for (int l = 0; l < 4; l++) {  // 64 rows x 16 values of each panel, k fastest
+            const int e = tid + 256 * l, kk = e & 15, r = e >> 4, gk = k0 + kk;
+            As[kk][r] = i0 + r < B && gk < Z ? a[(long long)r * Z + gk] : 0.f;
+            Bs[kk][r] = c0 + r < N && gk < Z ? b[(long long)r * Z + gk] : 0.f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < DOT_DEPTH; kk++) {
+            float ra[4], rb[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) ra[i] = As[kk][ty + 16 * i];
+#pragma unroll
+            for (int j = 0; j < 4; j++) rb[j] = Bs[kk][tx + 16 * j];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    long long part[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gi = i0 + ty + 16 * i;
+        part[i] = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int gc = c0 + tx + 16 * j;
+            if (gi >= B || gc >= N) continue;
+            sim[(long long)(K + gi) * W + gc] = acc[i][j];
+            if (gc < K + gi) part[i] += (long long)acc[i][j];
+        }
+    }
+    // The 16 threads of a row (tx) are one half of a warp: the sum of
+    // their parts reaches the half's first lane.
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        long long s = part[i];
+        for (int o = 8; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+        const int gi = i0 + ty + 16 * i;
+        if (tx == 0 && gi < B && s != 0) atomicAdd((unsigned long long*)(P + gi), (unsigned long long)s);
+    }
+    if (c0 >= K) return;  // the block's slots are all batch rows: no column of the K x B block
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) T[tx + 16 * j][ty + 16 * i] = acc[i][j];
+    __syncthreads();
+#pragma unroll 4
+    for (int l = 0; l < 16; l++) {  // row c0 + cc of sim, columns K + i0 + ii: 64 consecutive floats a row
+        const int e = tid + 256 * l, ii = e & 63, cc = e >> 6;
+        const int gi = i0 + ii, gc = c0 + cc;
+        if (gc < K && gi < B) sim[(long long)gc * W + K + gi] = T[cc][ii];
     }
 }
 

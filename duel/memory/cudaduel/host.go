@@ -34,15 +34,32 @@ func duelScoresHost(score []float64, sim []float32, w, k int) {
 	}
 }
 
-// duelBatchSumsHost is duel_batch_sums: p[i] = sum_{c<k+i} sim[(k+i)*w
-// + c] for i < b.
-func duelBatchSumsHost(p []int64, sim []float32, w, k, b int) {
+// gridDot is the dot of two grid rows, exact: every partial sum is an
+// integer below 2^24.
+func gridDot(x, y []float32) float32 {
+	var d int32
+	for i := range x {
+		d += int32(x[i]) * int32(y[i])
+	}
+	return float32(d)
+}
+
+// duelDotsHost is duel_dots: sim[(k+i)*w + c] = sim[c*w + k+i] (c < k) =
+// grid(k+i).grid(c) for i < b, c < k+b, and p[i] += the sum of the row's
+// dots with the slots before it (c < k+i).
+func duelDotsHost(grid []float32, z, k, b int, sim []float32, w int, p []int64) {
 	for i := range b {
-		var s int64
-		for _, d := range sim[(k+i)*w : (k+i)*w+k+i] {
-			s += int64(d)
+		x := grid[(k+i)*z : (k+i+1)*z]
+		for c := range k + b {
+			d := gridDot(x, grid[c*z:(c+1)*z])
+			sim[(k+i)*w+c] = d
+			if c < k {
+				sim[c*w+k+i] = d
+			}
+			if c < k+i {
+				p[i] += int64(d)
+			}
 		}
-		p[i] = s
 	}
 }
 
@@ -180,9 +197,10 @@ func duelMoveHost(sim []float32, w int, grid []float32, z, k, b int, kept []int3
 		from := int(src[s])
 		for t := range k {
 			st := int(src[t])
-			sim[int(s)*w+t] = sim[from*w+st]
-			if st == t {
-				sim[t*w+int(s)] = sim[t*w+from]
+			v := sim[from*w+st]
+			sim[int(s)*w+t] = v
+			if st == t { // sim[t][from] = sim[from][t]: sim is exactly symmetric
+				sim[t*w+int(s)] = v
 			}
 		}
 		copy(grid[int(s)*z:(int(s)+1)*z], grid[from*z:(from+1)*z])
@@ -192,8 +210,8 @@ func duelMoveHost(sim []float32, w int, grid []float32, z, k, b int, kept []int3
 // duelHost is one update as Memory runs it, on the host, from the
 // memory in position order (slot p holding position p): the grid rows of
 // mem and batch, their dots (every pair: the carried block and the
-// batch's rows and columns), the scores when opt.Scores is nil, the batch
-// sums, then the steps; Kept from the evictions (as Memory.Update), the
+// batch's rows and columns, with the batch sums), the scores when
+// opt.Scores is nil, then the steps; Kept from the evictions (as Memory.Update), the
 // scores by slot put in position order (as Memory.Scores). Arguments are
 // those of Update, already validated; batch may be empty (the result then
 // holds the scores of mem).
@@ -204,16 +222,13 @@ func duelHost(mem, batch []float32, z int, opt Options) Result {
 	duelGridHost(grid[:k*z], mem)
 	duelGridHost(grid[k*z:], batch)
 	sim := make([]float32, w*w)
-	for r := range w {
-		for c := range w {
-			var d int32 // exact: every partial sum is below 2^24
-			x, y := grid[r*z:(r+1)*z], grid[c*z:(c+1)*z]
-			for i := range x {
-				d += int32(x[i]) * int32(y[i])
-			}
-			sim[r*w+c] = float32(d)
+	for r := range k { // the K x K block, as Load's product; the batch's rows and columns below
+		for c := range k {
+			sim[r*w+c] = gridDot(grid[r*z:(r+1)*z], grid[c*z:(c+1)*z])
 		}
 	}
+	p := make([]int64, b)
+	duelDotsHost(grid, z, k, b, sim, w, p)
 	score := opt.Scores
 	if score == nil {
 		score = make([]float64, k)
@@ -223,8 +238,6 @@ func duelHost(mem, batch []float32, z int, opt Options) Result {
 	for p := range k {
 		kept[p], kept[k+p] = int32(p), int32(p)
 	}
-	p := make([]int64, b)
-	duelBatchSumsHost(p, sim, w, k, b)
 	bySlot := make([]float64, k)
 	duelSelectHost(sim, w, k, b, opt.Admission == memory.Protected, score, p, ev, kept, bySlot)
 	res := Result{Evicted: widen(ev), Kept: make([]int, k), Scores: make([]float64, k)}

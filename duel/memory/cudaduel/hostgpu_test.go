@@ -54,9 +54,12 @@ var hostKernels = map[string]cudatest.Kernel{
 		duelMoveHost(h.F32(a.Ptr(0)), int(a.Int64(1)), h.F32(a.Ptr(2)), int(a.Int32(3)), k, b, h.I32(a.Ptr(6))[:3*k+b])
 		return nil
 	},
-	"duel_batch_sums": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		k, b := int(a.Int32(2)), int(a.Int32(3))
-		duelBatchSumsHost(i64(h, a.Ptr(4))[:b], h.F32(a.Ptr(0)), int(a.Int64(1)), k, b)
+	"duel_dots": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		z, k, b := int(a.Int32(1)), int(a.Int32(2)), int(a.Int32(3))
+		if cfg.Grid.X*64 < k+b || cfg.Grid.Y*64 < b || cfg.Block.X != 256 {
+			return fmt.Errorf("duel_dots launched with grid %v, block %v: expected 64 x 64 tiles over %d slots and %d batch rows, 256 threads", cfg.Grid, cfg.Block, k+b, b)
+		}
+		duelDotsHost(h.F32(a.Ptr(0)), z, k, b, h.F32(a.Ptr(4)), int(a.Int64(5)), i64(h, a.Ptr(6))[:b])
 		return nil
 	},
 	"duel_select_shared": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {

@@ -283,11 +283,16 @@ T __shfl_sync(unsigned, T v, int src) {
 // __syncwarp is a barrier of the warp.
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::wait(1 + emuThread() / 32); }
 
-// atomicAdd and atomicMin on an int: the emulator's threads switch only
-// at barriers, so a plain read-modify-write is atomic; they return the
-// old value.
+// atomicAdd (on an int or an unsigned long long) and atomicMin (on an
+// int): the emulator's threads switch only at barriers, so a plain
+// read-modify-write is atomic; they return the old value.
 inline int atomicAdd(int* p, int v) {
     const int o = *p;
+    *p += v;
+    return o;
+}
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    const unsigned long long o = *p;
     *p += v;
     return o;
 }

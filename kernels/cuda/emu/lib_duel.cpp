@@ -13,6 +13,6 @@
 EMU_EXPORT(duel_grid)
 EMU_EXPORT(duel_scores)
 EMU_EXPORT(duel_move)
-EMU_EXPORT(duel_batch_sums)
+EMU_EXPORT(duel_dots)
 EMU_EXPORT(duel_select_shared)
 EMU_EXPORT(duel_select_global)
