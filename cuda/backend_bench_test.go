@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,8 +155,42 @@ func BenchmarkGemmPrecision(b *testing.B) {
 					if peak, ok := d.PeakGFLOPS(p); ok {
 						b.ReportMetric(100*gflops/peak, "%peak")
 					}
+					if be.gemmLaunch().isWG() {
+						pack, mul := wgSplit(b, d, func() { be.Gemm(g) })
+						b.ReportMetric(pack, "pack-us")
+						b.ReportMetric(mul, "mul-us")
+					}
 				})
 			}
 		}
 	}
+}
+
+// wgSplit profiles 10 of gemm_wg.cu's products (run) and returns the
+// device time of one product's two packing launches and of its
+// multiplication, in us: whether the packing or the wgmma kernel is the
+// part to work on.
+func wgSplit(b *testing.B, d *Device, run func()) (pack, mul float64) {
+	b.Helper()
+	const n = 10
+	s, err := d.StartProfile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range n {
+		run()
+	}
+	prof, err := s.Stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range prof.Kernels {
+		switch {
+		case strings.HasPrefix(r.Kernel, "gemm_wg_pack_"):
+			pack += r.TotalMS * 1e3 / n
+		case strings.HasPrefix(r.Kernel, "gemm_wg"):
+			mul += r.TotalMS * 1e3 / n
+		}
+	}
+	return pack, mul
 }

@@ -39,3 +39,8 @@ func peakGFLOPS(cc, sms, clockKHz int, p Precision) (gflops float64, ok bool) {
 func (d *Device) PeakGFLOPS(p Precision) (float64, bool) {
 	return peakGFLOPS(d.cc, d.sms, d.clock, p)
 }
+
+// ClockKHz returns the multiprocessors' peak clock in kHz as the driver
+// reports it (CU_DEVICE_ATTRIBUTE_CLOCK_RATE): what turns a kernel's
+// clock64 cycles into time, at most that fast.
+func (d *Device) ClockKHz() int { return d.clock }

@@ -166,10 +166,48 @@ __device__ __forceinline__ int roundsReplay(const roundsState& r, int cap, int m
     return steps;
 }
 
+// ROUND_GATHER is the loads a thread of the gather has in flight at once.
+#define ROUND_GATHER 8
+
+// gatherDots stores (int)sim[at(e)] with put(e, v) for e < n, the
+// block's threads taking e = tid, tid + nt, ...: ROUND_GATHER loads
+// issued before their stores, so that a thread waits for the memory once
+// a batch rather than once a dot (the dots are scattered over sim, most
+// from DRAM).
+template <class At, class Put>
+__device__ __forceinline__ void gatherDots(const float* sim, int n, At at, Put put) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    for (int e0 = tid; e0 < n; e0 += ROUND_GATHER * nt) {
+        float v[ROUND_GATHER];
+#pragma unroll
+        for (int u = 0; u < ROUND_GATHER; u++) {
+            const int e = e0 + u * nt;
+            v[u] = e < n ? sim[at(e)] : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < ROUND_GATHER; u++) {
+            const int e = e0 + u * nt;
+            if (e < n) put(e, (int)v[u]);
+        }
+    }
+}
+
+// Round statistics (duel_select_rounds' stats, thread 0's clock64 between
+// the barriers that end each phase, summed over the update's rounds).
+#define RSTAT_ROUNDS 0      // rounds taken
+#define RSTAT_REPLAYED 1    // steps replayed (accepted or not)
+#define RSTAT_PROBES 2      // candidate counts tried (margin probes)
+#define RSTAT_CANDIDATES 3  // cycles: the largest key, the margin, the candidates' list
+#define RSTAT_GATHER 4      // cycles: the dots into shared memory
+#define RSTAT_REPLAY 5      // cycles: warp 0's replay
+#define RSTAT_CHECK 6       // cycles: the check pass and the undo
+#define RSTAT_TOTAL 7       // cycles: the whole kernel, packing and compaction included
+#define RSTAT_N 8
+
 // selectRounds is duel_select_rounds (see the top of the file).
 __device__ __forceinline__ void selectRounds(const float* sim, long long W, int K, int B, int flags, int cap,
                                              const double* scoreIn, const long long* P, unsigned long long* U,
-                                             int* slotTab, int* evicted, int* kept, double* scoreOut, int* rounds) {
+                                             int* slotTab, int* evicted, int* kept, double* scoreOut, long long* stats) {
     __shared__ unsigned long long parts[32];
     __shared__ int cnt, viol, nrep;
     const int protect = flags & SELECT_PROTECT;
@@ -177,6 +215,19 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
     const int* const rank = kept;
     int* const slot = kept + K;
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
+    __shared__ long long st[RSTAT_N + 2];  // the statistics, then thread 0's clock at the start and the last lap
+    if (tid == 0) {
+        for (int i = 0; i < RSTAT_N; i++) st[i] = 0;
+        st[RSTAT_N] = st[RSTAT_N + 1] = clock64();
+    }
+    // lap adds the cycles since the last lap to statistic i (thread 0).
+    auto lap = [&](int i) {
+        if (tid == 0) {
+            const long long now = clock64();
+            st[i] += now - st[RSTAT_N + 1];
+            st[RSTAT_N + 1] = now;
+        }
+    };
     const PackedGeom geom = packedGeom(K, B);
     const int posBits = geom.posBits;
     const unsigned long long posMask = geom.posMask, off = geom.off;
@@ -185,6 +236,7 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
     const roundsState r = roundsLayout(reinterpret_cast<unsigned long long*>(slotTab + K + (K & 1)), cap);
     unsigned long long margin = 1ull << (posBits + 20);
     __syncthreads();
+    lap(RSTAT_TOTAL);  // the packing: counted in the total only
 
     int nround = 0;
     for (int t0 = 0; t0 < B; nround++) {
@@ -198,6 +250,7 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
             const unsigned long long thr = big - m;
             int k = 0;
             for (int c = tid; c < top0; c += nt) k += U[c] >= thr;
+            if (tid == 0) st[RSTAT_PROBES]++;
             return blockSum(k, &cnt);
         };
         int have = count(margin);
@@ -231,30 +284,31 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
             }
         __syncthreads();
         const int mc = cnt;
+        lap(RSTAT_CANDIDATES);
         // 2. The dots among the candidates and with the incoming rows.
-        for (int e = tid; e < mc * mc; e += nt) {
-            const int a = e / mc, b = e - a * mc;
-            r.dcc[a * cap + b] = (int)sim[(long long)r.cslot[a] * W + r.cslot[b]];
-        }
-        for (int e = tid; e < steps * mc; e += nt) {
-            const int s = e / mc, b = e - s * mc;
-            r.dic[s * cap + b] = (int)sim[(long long)(top0 + s) * W + r.cslot[b]];
-        }
+        gatherDots(
+            sim, mc * mc, [&](int e) { return (long long)r.cslot[e / mc] * W + r.cslot[e % mc]; },
+            [&](int e, int v) { r.dcc[e / mc * cap + e % mc] = v; });
+        gatherDots(
+            sim, steps * mc, [&](int e) { return (long long)(top0 + e / mc) * W + r.cslot[e % mc]; },
+            [&](int e, int v) { r.dic[e / mc * cap + e % mc] = v; });
         if (compete) {
-            for (int e = tid; e < steps * steps; e += nt) {
-                const int s = e / steps, s2 = e - s * steps;
-                r.dii[s * ROUND_STEPS + s2] = (int)sim[(long long)(top0 + s) * W + top0 + s2];
-            }
+            gatherDots(
+                sim, steps * steps, [&](int e) { return (long long)(top0 + e / steps) * W + top0 + e % steps; },
+                [&](int e, int v) { r.dii[e / steps * ROUND_STEPS + e % steps] = v; });
             for (int s = tid; s < steps; s += nt) r.ckey[cap + s] = U[top0 + s], r.cslot[cap + s] = top0 + s, r.cact[cap + s] = 0;
         }
         __syncthreads();
+        lap(RSTAT_GATHER);
         // 3. The replay.
         if (tid < 32) {
             const int n = roundsReplay(r, cap, mc, steps, compete, posBits);
             if (tid == 0) nrep = n;
         }
         __syncthreads();
+        lap(RSTAT_REPLAY);
         const int rep = nrep;
+        if (tid == 0) st[RSTAT_REPLAYED] += rep;
         // 4. The check, ROUND_GROUP steps at a time.
         int done = rep;
         for (int s0 = 0; s0 < rep; s0 += ROUND_GROUP) {
@@ -324,19 +378,24 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
         for (int s = tid; s < done; s += nt) evicted[t0 + s] = (int)(posMask - (r.vkey[s] & posMask));
         t0 += done;
         __syncthreads();  // the next round's candidates overwrite this one's state
+        lap(RSTAT_CHECK);
     }
 
-    if (tid == 0) *rounds = nround;
     compactPacked(U, K, B, posBits, off, kept, scoreOut);
+    if (tid == 0) {
+        st[RSTAT_ROUNDS] = nround;
+        st[RSTAT_TOTAL] = clock64() - st[RSTAT_N];
+        for (int i = 0; i < RSTAT_N; i++) stats[i] = st[i];
+    }
 }
 
 // The selection reduces with warp intrinsics in its helpers: the marker
 // duel_select_rounds_warps gives it a launcher that insists on whole warps.
 //
-// evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results; rounds[0] = the rounds taken; keys and round state in dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results; stats[0..7] = the rounds taken, steps replayed, margin probes, cycles per phase (RSTAT_*); keys and round state in dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_rounds(
     const float* sim, long long W, int K, int B, int flags, int cap, const double* scoreIn, const long long* P,
-    int* evicted, int* kept, double* scoreOut, int* rounds) {
+    int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut, rounds);
+    selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut, stats);
 }

@@ -97,7 +97,8 @@ var hostKernels = map[string]cudatest.Kernel{
 		return selectOnHost(h, a, 2, 10)
 	},
 	// So are duel_select_rounds' (its parameters: flags, then the
-	// candidates' cap, before the scores; the rounds taken last).
+	// candidates' cap, before the scores; the statistics last, the rounds
+	// taken first).
 	"duel_select_rounds": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		k, b, capC := int(a.Int32(2)), int(a.Int32(3)), int(a.Int32(5))
 		if capC < 1 || capC > 128 {
@@ -111,7 +112,7 @@ var hostKernels = map[string]cudatest.Kernel{
 		}
 		duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
 			h.I32(a.Ptr(8))[:b], h.I32(a.Ptr(9))[:3*k+b], h.F64(a.Ptr(10))[:k])
-		h.I32(a.Ptr(11))[0] = int32(b) // the transcription takes a step a round
+		i64(h, a.Ptr(11))[0] = int64(b) // the transcription takes a step a round
 		return nil
 	},
 }

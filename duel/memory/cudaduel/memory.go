@@ -380,7 +380,7 @@ type Memory struct {
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
 	psum  driver.DevicePtr    // bcap int64s: duel_dots' batch sums
 	ev    driver.DevicePtr    // bcap ints: evicted
-	rstat driver.DevicePtr    // 1 int: the rounds duel_select_rounds took in the last update
+	rstat driver.DevicePtr    // roundStatsLen int64s: duel_select_rounds' statistics of the last update (roundStats)
 
 	ev32   []int32
 	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
@@ -545,7 +545,7 @@ func (m *Memory) alloc(bcap int) error {
 	}{
 		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * rows * m.w},
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
-		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 4},
+		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 8 * roundStatsLen},
 	} {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
@@ -988,14 +988,27 @@ func checkScores(scores []float64, k int) error {
 	return nil
 }
 
-// rounds returns how many rounds duel_select_rounds took in the last
-// update that ran it (tests, benchmarks: it waits for the device).
-func (m *Memory) rounds() (int, error) {
-	var n [1]int32
+// roundStats is what duel_select_rounds reports of an update (its stats,
+// duel_rounds.cu's RSTAT_*): the rounds taken, the steps replayed and the
+// margin probes, and thread 0's clock64 cycles in each phase (candidates,
+// gather, replay, check) and in the whole kernel. On the emulator the
+// "cycles" count clock64's calls.
+type roundStats struct {
+	rounds, replayed, probes                 int64
+	candidates, gather, replay, check, total int64
+}
+
+// roundStatsLen is the int64s of duel_select_rounds' stats (RSTAT_N).
+const roundStatsLen = 8
+
+// roundStats returns duel_select_rounds' statistics of the last update
+// that ran it (tests, benchmarks: it waits for the device).
+func (m *Memory) roundStats() (roundStats, error) {
+	var n [roundStatsLen]int64
 	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
-		return 0, err
+		return roundStats{}, err
 	}
-	return int(n[0]), nil
+	return roundStats{n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]}, nil
 }
 
 // SelectionKernel returns the name of the kernel that ran the last

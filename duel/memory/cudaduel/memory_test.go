@@ -540,7 +540,9 @@ func BenchmarkDUELHost(b *testing.B) {
 // one-block selection, two of them again with each step prefetching the
 // runners-up's rows (blockNprefetch: MemoryOptions.Prefetch), and for
 // duel_select_cluster (its default block, a thread per slot of a block,
-// and 1024), and duel_select_rounds (roundsN). ns/op is the wall time of
+// and 1024), and duel_select_rounds (roundsN: also its statistics of the
+// last update, rounds, steps replayed, margin probes and each phase's
+// clock64 cycles as us at the peak clock). ns/op is the wall time of
 // an update as a run makes it (no events recorded); then 20 more updates
 // report each phase in ms/op (device time between events recorded on the
 // stream around it, so they add up to a little more than ns/op):
@@ -620,11 +622,21 @@ func BenchmarkDUELKernel(b *testing.B) {
 				b.ReportMetric(float64(tm.permute)/n, "permute-ms/op")
 				b.ReportMetric(float64(tm.download)/n, "download-ms/op")
 				if v.sel == SelectRounds {
-					rounds, err := m.rounds()
+					st, err := m.roundStats() // the last update's
 					if err != nil {
 						b.Fatal(err)
 					}
-					b.ReportMetric(float64(rounds), "rounds/update") // the last update's
+					b.ReportMetric(float64(st.rounds), "rounds/update")
+					b.ReportMetric(float64(st.replayed), "replayed/update")
+					b.ReportMetric(float64(st.probes), "probes/update")
+					if khz := float64(d.ClockKHz()); khz > 0 { // thread 0's cycles at the peak clock: a lower bound on the time
+						for _, p := range []struct {
+							name   string
+							cycles int64
+						}{{"cand", st.candidates}, {"gather", st.gather}, {"replay", st.replay}, {"check", st.check}, {"kernel", st.total}} {
+							b.ReportMetric(float64(p.cycles)/khz*1e3, p.name+"-us")
+						}
+					}
 				}
 			})
 		}

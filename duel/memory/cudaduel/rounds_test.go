@@ -130,9 +130,14 @@ func TestRoundsTaken(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				n, err := m.rounds()
+				st, err := m.roundStats()
 				if err != nil {
 					t.Fatal(err)
+				}
+				n := int(st.rounds)
+				if st.replayed < int64(tc.b) || st.probes < st.rounds || min(st.candidates, st.gather, st.replay, st.check) <= 0 ||
+					st.total < st.candidates+st.gather+st.replay+st.check {
+					t.Errorf("%v K %d B %d Z %d cap %d: statistics %+v: want at least B steps replayed, a probe a round, every phase timed within the total", adm, tc.k, tc.b, tc.z, tc.capC, st)
 				}
 				if n < least || n > tc.most {
 					t.Errorf("%v K %d B %d Z %d cap %d: %d rounds, want %d..%d", adm, tc.k, tc.b, tc.z, tc.capC, n, least, tc.most)

@@ -280,6 +280,13 @@ T __shfl_sync(unsigned, T v, int src) {
     return emuShuffle(v, [src](unsigned, unsigned) { return (unsigned)(src & 31); });
 }
 
+// clock64 is the SM's cycle counter; the emulator has no cycles, so it
+// counts its calls (increasing, as a kernel's deltas need).
+inline long long clock64() {
+    static long long calls = 0;
+    return ++calls;
+}
+
 // __syncwarp is a barrier of the warp.
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::wait(1 + emuThread() / 32); }
 
