@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
 // checkRowsExact is checkRows without rowFits: every row by the exact
@@ -102,5 +107,68 @@ func BenchmarkCheckRows(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadBatchKeepsMemory: a batch Memory.Update refuses (a NaN, a row
+// too long) leaves the memory as it was, whether the check ran before the
+// buffers grew or while the device computed the batch's dots: the next
+// updates' results equal those of a memory that never saw it. On the
+// host transcriptions and on the CPU emulator.
+func TestBadBatchKeepsMemory(t *testing.T) {
+	gpus := []struct {
+		name string
+		g    cuda.GPU
+	}{{"host", newHost()}, {"emulator", cudatest.NewEmulator(t)}}
+	const k, z = 24, 8
+	for _, gpu := range gpus {
+		for _, tc := range []struct {
+			name string
+			b    int // rows of the bad batch: within the capacity (3), or beyond it
+			bad  func(rows []float32)
+			want string
+		}{
+			{"nan within capacity", 3, func(rows []float32) { rows[9] = float32(math.NaN()) }, "batch row 1 column 1 is NaN"},
+			{"long row within capacity", 2, func(rows []float32) { rows[8], rows[9] = 1, 1 }, "batch row 1 has squared L2 norm"},
+			{"nan beyond capacity", 7, func(rows []float32) { rows[50] = float32(math.NaN()) }, "batch row 6 column 2 is NaN"},
+		} {
+			t.Run(gpu.name+"/"+tc.name, func(t *testing.T) {
+				r := rand.New(rand.NewPCG(7, uint64(tc.b)))
+				mem := unitRows(r, k, z, nil)
+				batches := [][]float32{unitRows(r, 3, z, mem), unitRows(r, 3, z, mem), unitRows(r, 2, z, mem)}
+				bad := unitRows(r, tc.b, z, nil)
+				tc.bad(bad)
+				run := func(withBad bool) []Result {
+					m, err := NewMemory(gpu.g, k, z, MemoryOptions{Batch: 3})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer m.Close()
+					if err := m.Load(mem, nil); err != nil {
+						t.Fatal(err)
+					}
+					var out []Result
+					for i, batch := range batches {
+						if withBad && i == 1 {
+							if _, err := m.Update(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+								t.Fatalf("Update(bad batch) = %v, want an error containing %q", err, tc.want)
+							}
+						}
+						res, err := m.Update(batch)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if res.Scores, err = m.Scores(); err != nil {
+							t.Fatal(err)
+						}
+						out = append(out, res)
+					}
+					return out
+				}
+				if want, got := run(false), run(true); !reflect.DeepEqual(got, want) {
+					t.Errorf("after the bad batch: %v, without it %v", got, want)
+				}
+			})
+		}
 	}
 }

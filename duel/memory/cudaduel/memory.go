@@ -747,8 +747,17 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if b > duelMaxRows-k {
 		return Result{}, fmt.Errorf("cudaduel: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
 	}
-	if err := checkRows("batch", batch, z); err != nil {
-		return Result{}, err
+	// The batch's values are checked (checkRows) before anything that
+	// changes the memory: here when the buffers must grow first, else
+	// after the launches of its upload and dots, which write only the
+	// batch's own slots (scratch until the selection), so that the host's
+	// check runs while the device computes.
+	checked := false
+	if b > m.bcap || b == 0 {
+		if err := checkRows("batch", batch, z); err != nil {
+			return Result{}, err
+		}
+		checked = true
 	}
 	res := Result{Evicted: make([]int, b), Kept: make([]int, k)}
 	if b == 0 {
@@ -786,6 +795,11 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	dots := kc.Config{Grid: driver.Dim3{X: (k + b + 63) / 64, Y: (b + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	if err := kc.DuelDots(m.g, dots, m.grid, int32(z), int32(k), int32(b), m.sim, int64(m.w), m.psum); err != nil {
 		return Result{}, err
+	}
+	if !checked {
+		if err := checkRows("batch", batch, z); err != nil {
+			return Result{}, err
+		}
 	}
 	m.mark()
 	protect, flags := int32(0), int32(0) // flags: duel.cu's SELECT_PROTECT | SELECT_PREFETCH

@@ -1,0 +1,64 @@
+package cudaduel
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// nullGPU is a cuda.GPU that runs nothing: launches, copies to the device
+// and memsets return at once, allocations are distinct fake addresses,
+// and a copy from the device gives 0, 1, 2, ... as int32s (distinct
+// evicted positions). Memory.Update on it costs only its host side.
+type nullGPU struct{ next driver.DevicePtr }
+
+func (g *nullGPU) Launch(*kc.Module, string, kc.Config, ...any) error { return nil }
+func (g *nullGPU) Alloc(bytes int) (driver.DevicePtr, error) {
+	p := g.next + 256
+	g.next = p + driver.DevicePtr(bytes)
+	return p, nil
+}
+func (g *nullGPU) Free(driver.DevicePtr)                       {}
+func (g *nullGPU) Zero(driver.DevicePtr, int) error            { return nil }
+func (g *nullGPU) CopyToDevice(driver.DevicePtr, []byte) error { return nil }
+func (g *nullGPU) Synchronize() error                          { return nil }
+func (g *nullGPU) Multiprocessors() int                        { return 132 }
+func (g *nullGPU) CopyFromDevice(dst []byte, _ driver.DevicePtr) error {
+	for i := 0; i+4 <= len(dst); i += 4 {
+		binary.LittleEndian.PutUint32(dst[i:], uint32(i/4))
+	}
+	return nil
+}
+
+// BenchmarkDUELUpdateHostSide measures what Memory.Update costs the host
+// at the GPU benchmark's shape (K 4096, B 256, Z 128) with a GPU that
+// does nothing: the batch's check, the launches' arguments, the result.
+// On a GPU the check (most of it, see BenchmarkCheckRows) runs while the
+// device uploads the batch and computes its dots; the rest adds to the
+// device's time.
+func BenchmarkDUELUpdateHostSide(b *testing.B) {
+	const k, bs, z = 4096, 256, 128
+	r := rand.New(rand.NewPCG(1, 2))
+	m, err := NewMemory(&nullGPU{}, k, z, MemoryOptions{Batch: bs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	scores := make([]float64, k)
+	for i := range scores {
+		scores[i] = 0.5 * k
+	}
+	if err := m.Load(unitRows(r, k, z, nil), scores); err != nil {
+		b.Fatal(err)
+	}
+	batch := unitRows(r, bs, z, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Update(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
