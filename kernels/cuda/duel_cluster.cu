@@ -36,34 +36,13 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
+#include "cluster.cuh"
 #include "duel.cuh"
 
 // CLUSTER is the cluster's size (blocks), compiled in: 8, the portable
 // maximum. The launch is exactly one cluster: a grid of CLUSTER blocks.
 #define CLUSTER 8
 
-#ifdef __CUDA_ARCH__
-// clusterRank is %cluster_ctarank: the block's rank in its cluster.
-__device__ __forceinline__ unsigned clusterRank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-// clusterSync is barrier.cluster.arrive (release, PTX 7.8's default)
-// then barrier.cluster.wait (acquire): every thread of the cluster.
-__device__ __forceinline__ void clusterSync() {
-    asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-}
-
-// storeCluster64 stores v at the address of *p (this block's shared
-// memory) in the shared memory of block rank of the cluster.
-__device__ __forceinline__ void storeCluster64(unsigned long long* p, unsigned rank, unsigned long long v) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(p), r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(r), "l"(v) : "memory");
-}
-#endif
 
 // splitWords returns the bytes h = v >> 6 (low word) and l = v & 63 (high
 // word) of the four int16 grid values in the words w0 (values 0, 1) and w1

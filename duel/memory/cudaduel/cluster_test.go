@@ -244,6 +244,7 @@ func TestSelectionKernel(t *testing.T) {
 		{SelectAuto, "", "duel_select_shared"}, {SelectBlock, "", "duel_select_shared"}, {SelectCluster, "", "duel_select_cluster"},
 		{SelectAuto, "cluster", "duel_select_cluster"}, {SelectAuto, "block", "duel_select_shared"}, {SelectBlock, "cluster", "duel_select_shared"},
 		{SelectRounds, "", "duel_select_rounds"}, {SelectAuto, "rounds", "duel_select_rounds"}, {SelectBlock, "rounds", "duel_select_shared"},
+		{SelectRounds8, "", "duel_select_rounds8"}, {SelectAuto, "rounds8", "duel_select_rounds8"}, {SelectRounds, "rounds8", "duel_select_rounds"},
 	} {
 		if ran := selectionRan(t, h, tc.sel, tc.env); ran != tc.want {
 			t.Errorf("selection %v, %s=%q on cudatest.Host (no compute capability): ran %s, want %s", tc.sel, EnvSelect, tc.env, ran, tc.want)
@@ -271,39 +272,49 @@ func selectionRan(t *testing.T, g cuda.GPU, sel Selection, env string) string {
 	return m.ran
 }
 
-// TestClusterRefused: when the driver refuses duel_select_cluster's
-// launch, the update runs the one-block kernel instead (same decisions),
-// and so do the later ones, the reason kept in clusterErr.
+// TestClusterRefused: when the driver refuses the launch of a cluster
+// kernel (duel_select_cluster, duel_select_rounds8), the update runs the
+// one-block kernel instead (same decisions), and so do the later ones,
+// the reason kept (clusterErr, rounds8Err).
 func TestClusterRefused(t *testing.T) {
-	h := newHost()
-	h.Register("duel_select_cluster", func(*cudatest.Host, kc.Config, cudatest.Args) error {
-		return errors.New("CUDA_ERROR_CLUSTER_OUT_OF_RESOURCES")
-	})
-	r := rand.New(rand.NewPCG(4, 4))
-	m, err := NewMemory(h, 24, 6, MemoryOptions{Batch: 5, Selection: SelectCluster})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	mem := unitRows(r, 24, 6, nil)
-	if err := m.Load(mem, nil); err != nil {
-		t.Fatal(err)
-	}
-	policy := memory.NewDUEL(memory.Protected)
-	for step := range 2 {
-		batch := unitRows(r, 5, 6, mem)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: 6})
+	for _, tc := range []struct {
+		kernel string
+		sel    Selection
+		reason func(m *Memory) error
+	}{
+		{"duel_select_cluster", SelectCluster, func(m *Memory) error { return m.clusterErr }},
+		{"duel_select_rounds8", SelectRounds8, func(m *Memory) error { return m.rounds8Err }},
+	} {
+		h := newHost()
+		h.Register(tc.kernel, func(*cudatest.Host, kc.Config, cudatest.Args) error {
+			return errors.New("CUDA_ERROR_CLUSTER_OUT_OF_RESOURCES")
+		})
+		r := rand.New(rand.NewPCG(4, 4))
+		m, err := NewMemory(h, 24, 6, MemoryOptions{Batch: 5, Selection: tc.sel})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := m.Update(batch)
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
+		mem := unitRows(r, 24, 6, nil)
+		if err := m.Load(mem, nil); err != nil {
+			t.Fatal(err)
 		}
-		if m.ran != "duel_select_shared" || m.clusterErr == nil || !slices.Equal(got.Evicted, want) {
-			t.Fatalf("step %d: ran %s (cluster error %v), evicted %v, want duel_select_shared evicting %v", step, m.ran, m.clusterErr, got.Evicted, want)
+		policy := memory.NewDUEL(memory.Protected)
+		for step := range 2 {
+			batch := unitRows(r, 5, 6, mem)
+			want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: 6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Update(batch)
+			if err != nil {
+				t.Fatalf("%s step %d: %v", tc.kernel, step, err)
+			}
+			if m.ran != "duel_select_shared" || tc.reason(m) == nil || !slices.Equal(got.Evicted, want) {
+				t.Fatalf("%s refused, step %d: ran %s (reason %v), evicted %v, want duel_select_shared evicting %v", tc.kernel, step, m.ran, tc.reason(m), got.Evicted, want)
+			}
+			mem = keptRows(mem, batch, got.Kept, 24, 6)
 		}
-		mem = keptRows(mem, batch, got.Kept, 24, 6)
+		m.Close()
 	}
 }
 

@@ -54,6 +54,57 @@ func TestFakeDriver(t *testing.T) {
 			}
 		}
 	}
+	// duel_select_rounds8 asked for, at compute capability 9.0 (it runs)
+	// and 8.0 (its sm_90 module does not load: the one-block kernels).
+	for _, cc := range []string{"90", "80"} {
+		run = "^TestDUELRounds8FakeDevice$"
+		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=rounds8")
+		if err != nil {
+			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
+		}
+		if w := "--- PASS: TestDUELRounds8FakeDevice"; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+			t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+		}
+	}
+}
+
+// TestDUELRounds8FakeDevice runs, on the fake driver only with
+// DUEL_CUDADUEL_SELECT=rounds8 (TestFakeDriver's last children), Update
+// and resident streams against memory.DUEL with SelectAuto: at compute
+// capability 9.0 duel_select_rounds8 runs (its module loads, its shared
+// memory opts in: 16 candidates a block at K 4096, B 256, the driver
+// launches one cluster), below it the driver refuses the module and
+// every update runs duel_select_shared, the reason kept.
+func TestDUELRounds8FakeDevice(t *testing.T) {
+	if !cudatest.InFakeChild() || os.Getenv(EnvSelect) != "rounds8" {
+		t.Skip("runs in TestFakeDriver's child processes, with the fake driver and " + EnvSelect + "=rounds8")
+	}
+	d := needGPU(t)
+	want := "duel_select_rounds8"
+	if d.Capability() < clusterCapability {
+		want = "duel_select_shared"
+	}
+	cases := []duelCase{{3, 5, 4}, {16, 4, 8}, {150, 70, 6}}
+	stream(t, "fake-rounds8", cases, updateSelect(d, 128, SelectAuto, want))
+	residentStream(t, "fake-resident-rounds8", cases, openSelect(d, 256, SelectAuto, nil, want))
+	m, err := NewMemory(d, 4096, 128, MemoryOptions{Batch: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := rounds8Cap(4096, 256, m.r8shared); d.Capability() >= clusterCapability && got != 16 {
+		t.Errorf("duel_select_rounds8 may use %d bytes of dynamic shared memory: %d candidates a block at K 4096, B 256, want 16 (the opt-in failed?)", m.r8shared, got)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	if err := m.Load(unitRows(r, 4096, 128, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(unitRows(r, 3, 128, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if m.ran != want || (want == "duel_select_shared") != (m.rounds8Err != nil) {
+		t.Errorf("compute capability %d: ran %s (rounds8 error %v), want %s", d.Capability(), m.ran, m.rounds8Err, want)
+	}
 }
 
 // TestDUELRoundsFakeDevice runs, on the fake driver only with

@@ -115,6 +115,29 @@ var hostKernels = map[string]cudatest.Kernel{
 		i64(h, a.Ptr(11))[0] = int64(b) // the transcription takes a step a round
 		return nil
 	},
+	// And duel_select_rounds8's (one cluster; U, global scratch, before
+	// the outputs).
+	"duel_select_rounds8": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+		k, b, capQ := int(a.Int32(2)), int(a.Int32(3)), int(a.Int32(5))
+		switch {
+		case cfg.Grid.X != clusterSize || cfg.Grid.Y != 1 || cfg.Grid.Z != 1:
+			return fmt.Errorf("duel_select_rounds8 launched on a grid of %v blocks, expected one cluster of %d", cfg.Grid, clusterSize)
+		case cfg.Block.X < rounds8MinBlock || cfg.Block.X%32 != 0:
+			return fmt.Errorf("duel_select_rounds8 launched with blocks of %d threads, expected whole warps, at least %d", cfg.Block.X, rounds8MinBlock)
+		case capQ < 1 || capQ > 16:
+			return fmt.Errorf("duel_select_rounds8 launched with cap %d a block, expected 1..16", capQ)
+		case cfg.Shared < rounds8Shared(k, b, capQ):
+			return fmt.Errorf("duel_select_rounds8 launched with %d bytes of shared memory, needs %d", cfg.Shared, rounds8Shared(k, b, capQ))
+		case len(i64(h, a.Ptr(8))) < k+b:
+			return fmt.Errorf("duel_select_rounds8's scratch holds %d values, needs K+B", len(i64(h, a.Ptr(8))))
+		case !packedFits(k, b):
+			return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
+		}
+		duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
+			h.I32(a.Ptr(9))[:b], h.I32(a.Ptr(10))[:3*k+b], h.F64(a.Ptr(11))[:k])
+		i64(h, a.Ptr(12))[0] = int64(b) // the transcription takes a step a round
+		return nil
+	},
 }
 
 // i64 returns the int64 elements from p to the end of its allocation

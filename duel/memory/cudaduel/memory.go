@@ -259,9 +259,10 @@ const (
 const EnvPrefetch = "DUEL_CUDADUEL_PREFETCH"
 
 // EnvSelect names the environment variable that overrides SelectAuto
-// (MemoryOptions.Selection's zero value): "block", "cluster" or
-// "rounds" force one family, as SelectBlock, SelectCluster and
-// SelectRounds do; "auto" or unset decide by the device.
+// (MemoryOptions.Selection's zero value): "block", "cluster", "rounds"
+// or "rounds8" force one family, as SelectBlock, SelectCluster,
+// SelectRounds and SelectRounds8 do; "auto" or unset decide by the
+// device.
 const EnvSelect = "DUEL_CUDADUEL_SELECT"
 
 // Selection chooses the kernel that runs an update's B sequential steps.
@@ -292,9 +293,20 @@ const (
 	// falls back to them too. The same decisions (TestDUELRounds*); not
 	// yet timed on a GPU, so asked for only.
 	SelectRounds
+	// SelectRounds8 runs duel_select_rounds8 (kernels/cuda/duel_rounds8.cu:
+	// duel_select_rounds' rounds on a cluster of eight blocks, each
+	// choosing candidates among its slots and checking them, so that the
+	// passes over every slot's rows of sim run on eight SMs; compute
+	// capability 9.0 and later) whenever its shared memory fits, whatever
+	// compute capability the GPU reports (the emulator's tests), else
+	// SelectBlock's kernels; a launch the driver refuses falls back to
+	// them too. The same decisions (TestDUELRounds8Emulated); not yet
+	// timed on a GPU, so asked for only.
+	SelectRounds8
 )
 
-// String returns the selection's name: auto, block, cluster or rounds.
+// String returns the selection's name: auto, block, cluster, rounds or
+// rounds8.
 func (s Selection) String() string {
 	switch s {
 	case SelectAuto:
@@ -305,6 +317,8 @@ func (s Selection) String() string {
 		return "cluster"
 	case SelectRounds:
 		return "rounds"
+	case SelectRounds8:
+		return "rounds8"
 	}
 	return fmt.Sprintf("Selection(%d)", int(s))
 }
@@ -357,10 +371,17 @@ type Memory struct {
 	// roundsErr is why the driver refused duel_select_rounds' launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	roundsErr error
-	// rcap, when positive, replaces roundsCap's candidate count (tests: a
-	// small cap makes rounds end early and exercises the undo).
+	// rcap, when positive, replaces roundsCap's candidate count, and
+	// rounds8Cap's count a block (tests: a small cap makes rounds end
+	// early and exercises the undo).
 	rcap int
-	ran  string // the selection kernel of the last update (tests, benchmarks)
+	// r8shared is the dynamic shared memory duel_select_rounds8's blocks
+	// may use (0: the kernel is not to run).
+	r8shared int
+	// rounds8Err is why the driver refused duel_select_rounds8's launch,
+	// after which the memory runs the one-block kernels (nil: never).
+	rounds8Err error
+	ran        string // the selection kernel of the last update (tests, benchmarks)
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
@@ -468,8 +489,8 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
-	case opt.Selection < SelectAuto || opt.Selection > SelectRounds:
-		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d) or rounds (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds)
+	case opt.Selection < SelectAuto || opt.Selection > SelectRounds8:
+		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d), rounds (%d) or rounds8 (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds, SelectRounds8)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
@@ -492,8 +513,10 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			m.sel = SelectCluster
 		case "rounds":
 			m.sel = SelectRounds
+		case "rounds8":
+			m.sel = SelectRounds8
 		default:
-			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block, cluster or rounds", EnvSelect, v)
+			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block, cluster, rounds or rounds8", EnvSelect, v)
 		}
 	}
 	if m.sel == SelectCluster {
@@ -501,6 +524,9 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	}
 	if m.sel == SelectRounds {
 		m.rshared = defaultShared
+	}
+	if m.sel == SelectRounds8 {
+		m.r8shared = defaultShared
 	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
 		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
@@ -515,6 +541,11 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			if m.rshared > 0 {
 				if err := s.OptInShared(kc.DuelRoundsModule, "duel_select_rounds", n-staticShared); err == nil {
 					m.rshared = n - staticShared
+				}
+			}
+			if m.r8shared > 0 {
+				if err := s.OptInShared(kc.DuelRounds8Module, "duel_select_rounds8", n-staticShared); err == nil {
+					m.r8shared = n - staticShared
 				}
 			}
 		}
@@ -844,8 +875,25 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 		launched = err == nil
 	}
+	capQ := rounds8Cap(k, b, m.r8shared)
+	if m.rcap > 0 && capQ > 0 {
+		capQ = min(m.rcap, 16)
+	}
+	if !launched && capQ > 0 {
+		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: max(m.block, rounds8MinBlock), Y: 1, Z: 1},
+			Shared: rounds8Shared(k, b, capQ)}
+		m.ran = "duel_select_rounds8"
+		if err = kc.DuelSelectRounds8(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, int32(capQ), m.score[c],
+			m.psum, m.gsc, m.ev, m.slots, m.score[n], m.rstat); err != nil {
+			// A launch the driver refuses (a cluster it cannot place, no
+			// sm_90 PTX): the one-block kernels from now on, the reason kept.
+			m.rounds8Err = fmt.Errorf("cudaduel: duel_select_rounds8 refused, the one-block selection runs instead: %w", err)
+			m.r8shared = 0
+		}
+		launched = err == nil
+	}
 	switch sh := selectShared(k, b); {
-	case launched: // duel_select_cluster or duel_select_rounds ran the steps
+	case launched: // duel_select_cluster, duel_select_rounds or duel_select_rounds8 ran the steps
 	case sh <= m.shared:
 		one.Shared = sh
 		m.ran = "duel_select_shared"
@@ -947,8 +995,7 @@ const roundsSteps = 64
 // the dots: capC^2 + roundsSteps*capC + roundsSteps^2 ints. At K 4096,
 // B 256 and capC 128: 161.9 KiB.
 func roundsShared(k, b, capC int) int {
-	n := capC + roundsSteps
-	return selectShared(k, b) + 4*(k&1) + 8*(n+roundsSteps) + 4*(2*n+roundsSteps) + 4*(capC*capC+roundsSteps*capC+roundsSteps*roundsSteps)
+	return selectShared(k, b) + 4*(k&1) + roundsStateBytes(capC)
 }
 
 // roundsCap returns the candidates a round of duel_select_rounds may
@@ -958,6 +1005,42 @@ func roundsShared(k, b, capC int) int {
 func roundsCap(k, b, shared int) int {
 	for _, c := range []int{128, 64, 32} {
 		if shared > 0 && roundsShared(k, b, c) <= shared {
+			return c
+		}
+	}
+	return 0
+}
+
+// roundsStateBytes is the round's state in duel_rounds.cu's layout
+// (rounds.cuh's roundsLayout) for capC candidates: the candidates' and
+// steps' keys (8 bytes each), the candidates' slots and flags and the
+// steps' slots (4 bytes each), and the dots: capC^2 + roundsSteps*capC +
+// roundsSteps^2 ints.
+func roundsStateBytes(capC int) int {
+	n := capC + roundsSteps
+	return 8*(n+roundsSteps) + 4*(2*n+roundsSteps) + 4*(capC*capC+roundsSteps*capC+roundsSteps*roundsSteps)
+}
+
+// rounds8MinBlock is duel_select_rounds8's least block size: a thread per
+// candidate of the round (8 x 16) in block 0's compaction.
+const rounds8MinBlock = 128
+
+// rounds8Shared returns the dynamic shared memory of each block of
+// duel_select_rounds8 for k rows held, b incoming and at most capQ
+// candidates a block (duel_rounds8.cu's layout): the block's keys (8
+// bytes a slot), the round's state for 8 capQ candidates, 2 x 8 + 4
+// ints, 32 warp maxima and roundStatsLen + 2 int64s. At K 4096, B 256
+// and capQ 16: 120.4 KiB.
+func rounds8Shared(k, b, capQ int) int {
+	return 8*clusterSlots(k, b) + roundsStateBytes(clusterSize*capQ) + 4*(2*clusterSize+4) + 8*32 + 8*(roundStatsLen+2)
+}
+
+// rounds8Cap returns the candidates a block of duel_select_rounds8 may
+// take within shared bytes: 16 (128 a round), or 8 or 4 when only that
+// fits; 0 when none does (or shared is 0: the kernel is not to run).
+func rounds8Cap(k, b, shared int) int {
+	for _, c := range []int{16, 8, 4} {
+		if shared > 0 && rounds8Shared(k, b, c) <= shared {
 			return c
 		}
 	}

@@ -540,8 +540,9 @@ func BenchmarkDUELHost(b *testing.B) {
 // one-block selection, two of them again with each step prefetching the
 // runners-up's rows (blockNprefetch: MemoryOptions.Prefetch), and for
 // duel_select_cluster (its default block, a thread per slot of a block,
-// and 1024), and duel_select_rounds (roundsN: also its statistics of the
-// last update, rounds, steps replayed, margin probes and each phase's
+// and 1024), duel_select_rounds (roundsN) and duel_select_rounds8
+// (rounds8, a cluster of eight blocks of 1024; both also report their
+// statistics of the last update, rounds, steps replayed, margin probes and each phase's
 // clock64 cycles as us at the peak clock). ns/op is the wall time of
 // an update as a run makes it (no events recorded); then 20 more updates
 // report each phase in ms/op (device time between events recorded on the
@@ -571,9 +572,10 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"block1024prefetch", 1024, SelectBlock, true}, {"block512prefetch", 512, SelectBlock, true},
 			{"cluster", 0, SelectCluster, false}, {"cluster1024", 1024, SelectCluster, false},
 			{"rounds1024", 1024, SelectRounds, false}, {"rounds512", 512, SelectRounds, false},
+			{"rounds8", 1024, SelectRounds8, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
-				if v.sel == SelectCluster && d.Capability() < clusterCapability {
+				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
 					b.Skipf("%v: compute capability %d, thread-block clusters need %d", d, d.Capability(), clusterCapability)
 				}
 				if v.sel == SelectRounds && d.Capability() < 80 {
@@ -584,7 +586,8 @@ func BenchmarkDUELKernel(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer m.Close()
-				want := map[Selection]string{SelectBlock: "duel_select_shared", SelectCluster: "duel_select_cluster", SelectRounds: "duel_select_rounds"}[v.sel]
+				want := map[Selection]string{SelectBlock: "duel_select_shared", SelectCluster: "duel_select_cluster", SelectRounds: "duel_select_rounds",
+					SelectRounds8: "duel_select_rounds8"}[v.sel]
 				m.check = func(ran string) error {
 					if ran != want {
 						return fmt.Errorf("the update ran %s, want %s (shared memory: %d bytes for the cluster's blocks, %d for one block)", ran, want, m.cshared, m.shared)
@@ -621,7 +624,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 				b.ReportMetric(float64(tm.selection)/n, "select-ms/op")
 				b.ReportMetric(float64(tm.permute)/n, "permute-ms/op")
 				b.ReportMetric(float64(tm.download)/n, "download-ms/op")
-				if v.sel == SelectRounds {
+				if v.sel == SelectRounds || v.sel == SelectRounds8 {
 					st, err := m.roundStats() // the last update's
 					if err != nil {
 						b.Fatal(err)

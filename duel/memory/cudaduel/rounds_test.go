@@ -25,12 +25,64 @@ func openRounds(g cuda.GPU, block, capC int) func(k, z int, adm memory.Admission
 	}
 }
 
-// h100OptIn gives a memory running duel_select_rounds on a GPU without
-// an opt-in (the emulator, which has no limit) an H100's 227 KiB, so that
-// its rounds take 128 candidates as on a GPU.
+// h100OptIn gives a memory running duel_select_rounds or
+// duel_select_rounds8 on a GPU without an opt-in (the emulator, which has
+// no limit) an H100's 227 KiB, so that its rounds take 128 candidates as
+// on a GPU.
 func h100OptIn(m *Memory) {
-	if _, ok := m.g.(cuda.SharedMemoryOptIn); !ok && m.rshared > 0 {
-		m.rshared = 227 << 10
+	if _, ok := m.g.(cuda.SharedMemoryOptIn); !ok {
+		if m.rshared > 0 {
+			m.rshared = 227 << 10
+		}
+		if m.r8shared > 0 {
+			m.r8shared = 227 << 10
+		}
+	}
+}
+
+// openRounds8 is openRounds for duel_select_rounds8 (capQ: candidates a
+// block, 16 when 0).
+func openRounds8(g cuda.GPU, block, capQ int) func(k, z int, adm memory.Admission) (*Memory, error) {
+	open := openSelect(g, block, SelectRounds8, nil, "duel_select_rounds8")
+	return func(k, z int, adm memory.Admission) (*Memory, error) {
+		m, err := open(k, z, adm)
+		if err == nil {
+			m.rcap = capQ
+			h100OptIn(m)
+		}
+		return m, err
+	}
+}
+
+// TestDUELRounds8Emulated runs duel_select_rounds8 (duel_rounds8.cu on
+// the CPU emulator, its eight blocks together) through Memory against
+// memory.DUEL and, bit for bit (evicted, the slot state, the scores),
+// against duel_select_shared: single updates, resident streams and twin
+// streams with 16, 2 and 1 candidates a block (rounds that end at their
+// first steps), blocks without slots (K+B < 8), K < B, B = 1 and ties.
+func TestDUELRounds8Emulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	const rk = "duel_select_rounds8"
+	small := []duelCase{{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}}
+	stream(t, "rounds8", small, updateSelect(e, 128, SelectRounds8, rk)) // 48 KiB less a margin: 4 candidates a block
+	residentStream(t, "resident-rounds8", residentCases, openRounds8(e, 128, 0))
+	residentStream(t, "resident-rounds8-cap1", []duelCase{{33, 9, 5}, {40, 64, 3}}, openRounds8(e, 256, 1))
+	for _, capQ := range []int{0, 2} {
+		twinSelect(t, fmt.Sprintf("twin8-cap%d", capQ), e, roundsCases, 128, SelectRounds8, rk, capQ)
+	}
+	for _, c := range []struct{ k, b, z, g, capQ int }{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 1}} {
+		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+			name := fmt.Sprintf("ties8/K%d_B%d_G%d_cap%d_%v", c.k, c.b, c.g, c.capQ, adm)
+			r := rand.New(rand.NewPCG(uint64(c.k)+9, uint64(c.g)))
+			m, err := NewMemory(e, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: 128, Batch: c.b, Selection: SelectRounds8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.rcap = c.capQ
+			h100OptIn(m)
+			tieSteps(t, name, m, r, c.k, c.b, c.z, c.g, 3, adm, rk)
+			m.Close()
+		}
 	}
 }
 
@@ -92,8 +144,21 @@ func TestRoundsLayout(t *testing.T) {
 			t.Errorf("roundsCap(%d, %d, %d) = %d, want %d", tc.k, tc.b, tc.shared, got, tc.want)
 		}
 	}
-	if Selection(SelectRounds).String() != "rounds" {
-		t.Errorf("SelectRounds.String() = %q", SelectRounds.String())
+	if Selection(SelectRounds).String() != "rounds" || SelectRounds8.String() != "rounds8" {
+		t.Errorf("SelectRounds.String() = %q, SelectRounds8.String() = %q", SelectRounds.String(), SelectRounds8.String())
+	}
+	// duel_select_rounds8: each block's keys, the round's state for 8 x
+	// capQ candidates, the pushed ints, the warp maxima, the statistics.
+	if got := rounds8Shared(4096, 256, 16); got != 8*544+roundsStateBytes(128)+80+256+80 || got > 227<<10 {
+		t.Errorf("rounds8Shared(4096, 256, 16) = %d", got)
+	}
+	for _, tc := range []struct{ k, b, shared, want int }{
+		{4096, 256, 227 << 10, 16}, {4096, 256, rounds8Shared(4096, 256, 16) - 1, 8}, {4096, 256, rounds8Shared(4096, 256, 4) - 1, 0},
+		{16, 4, 0, 0}, {300, 150, defaultShared, 4},
+	} {
+		if got := rounds8Cap(tc.k, tc.b, tc.shared); got != tc.want {
+			t.Errorf("rounds8Cap(%d, %d, %d) = %d, want %d", tc.k, tc.b, tc.shared, got, tc.want)
+		}
 	}
 }
 

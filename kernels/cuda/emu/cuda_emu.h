@@ -223,16 +223,22 @@ inline void clusterSync() {
     emuNeedCluster("barrier.cluster");
     emu::clusterWait();
 }
-inline void storeCluster64(unsigned long long* p, unsigned rank, unsigned long long v) {
-    emuNeedCluster("st.shared::cluster");
+template <class T>
+inline void emuStoreCluster(T* p, unsigned rank, T v, const char* what) {
+    emuNeedCluster(what);
     const uintptr_t off = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(emu::blk->shared.data());
-    if (rank >= emu::cluster->size() || off % 8 != 0 || off + 8 > emu::sharedBytes) {
-        std::fprintf(stderr, "emu: st.shared::cluster.u64 to block %u of %zu at offset %ld of %u bytes of dynamic shared memory\n", rank,
+    if (rank >= emu::cluster->size() || off % sizeof(T) != 0 || off + sizeof(T) > emu::sharedBytes) {
+        std::fprintf(stderr, "emu: %s to block %u of %zu at offset %ld of %u bytes of dynamic shared memory\n", what, rank,
                      emu::cluster->size(), (long)off, emu::sharedBytes);
         std::exit(2);
     }
-    std::memcpy(reinterpret_cast<char*>((*emu::cluster)[rank].shared.data()) + off, &v, 8);
+    std::memcpy(reinterpret_cast<char*>((*emu::cluster)[rank].shared.data()) + off, &v, sizeof(T));
 }
+inline void storeCluster64(unsigned long long* p, unsigned rank, unsigned long long v) {
+    emuStoreCluster(p, rank, v, "st.shared::cluster.u64");
+}
+// storeCluster32 is storeCluster64 for an int (st.shared::cluster.u32).
+inline void storeCluster32(int* p, unsigned rank, int v) { emuStoreCluster(p, rank, v, "st.shared::cluster.u32"); }
 
 inline unsigned emuThread() { return emu::blk->cur; }
 
