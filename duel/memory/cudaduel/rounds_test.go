@@ -174,9 +174,17 @@ func TestRoundsLayout(t *testing.T) {
 func TestRoundsTaken(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
-		for _, tc := range []struct{ k, b, z, capC, most int }{{512, 128, 128, 0, 40}, {300, 150, 9, 0, 150}, {300, 150, 9, 1, 150}, {60, 130, 4, 0, 130}} {
+		for _, tc := range []struct {
+			k, b, z, capC, most int
+			eight               bool // duel_select_rounds8 (capC a block)
+		}{{512, 128, 128, 0, 40, false}, {300, 150, 9, 0, 150, false}, {300, 150, 9, 1, 150, false}, {60, 130, 4, 0, 130, false},
+			{512, 128, 128, 0, 40, true}, {300, 150, 9, 0, 150, true}} {
 			r := rand.New(rand.NewPCG(uint64(tc.k), uint64(adm)))
-			m, err := openRounds(e, 128, tc.capC)(tc.k, tc.z, adm)
+			open := openRounds(e, 128, tc.capC)
+			if tc.eight {
+				open = openRounds8(e, 128, tc.capC)
+			}
+			m, err := open(tc.k, tc.z, adm)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +218,7 @@ func TestRoundsTaken(t *testing.T) {
 				counts = append(counts, n)
 				mem = keptRows(mem, batch, res.Kept, tc.k, tc.z)
 			}
-			t.Logf("%v K %d B %d Z %d cap %d: rounds %v", adm, tc.k, tc.b, tc.z, tc.capC, counts)
+			t.Logf("%s %v K %d B %d Z %d cap %d: rounds %v", m.ran, adm, tc.k, tc.b, tc.z, tc.capC, counts)
 			m.Close()
 		}
 	}
