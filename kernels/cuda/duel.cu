@@ -55,6 +55,7 @@
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
 #include "duel.cuh"
+#include "tile.cuh"
 
 // g[e] = floor(2048*x[e] + 1/2) for e < n, in place allowed (the similarity grid, as exact floats)
 extern "C" __global__ void duel_grid(const float* x, long long n, float* g) {
@@ -283,16 +284,16 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
 // duel_dots: the batch's dots in one launch. Block (x, y) computes the 64
 // x 64 tile of batch rows i = 64y.. and slots c = 64x.. (c < K+B) from
 // the grid rows (16-deep panels in shared memory, a 4 x 4 sub-tile a
-// thread, as sgemm_f32; float FMAs, exact: every partial sum is an integer
-// below 2^24), and writes it three ways: row K+i of sim (coalesced along
+// thread: tile.cuh's tileFMA, as sgemm_f32; float FMAs, exact: every
+// partial sum is an integer below 2^24), and writes it three ways: row K+i of sim (coalesced along
 // c); for c < K, column K+i of row c, the tile transposed through shared
 // memory so that the writes run along i (the K x B block: sim is exactly
 // symmetric); and each row's dots with the slots before it (c < K+i)
 // added to P[i] with one 64-bit atomic a row and block (integers: the
 // order of the additions cannot change the sum; P is zeroed before the
 // launch).
-#define DOT_TILE 64
-#define DOT_DEPTH 16
+#define DOT_TILE 64   // tile.cuh's tile
+#define DOT_DEPTH 16  // and panel depth
 
 // sim[(K+i)*W + c] = sim[c*W + K+i] (c < K) = grid(K+i).grid(c) for i < B, c < K+B; P[i] += the sum over c < K+i (P zeroed before); 64 x 64 tiles per 256-thread block
 extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, int Z, int K, int B, float* sim, long long W, long long* P) {
@@ -316,18 +317,7 @@ extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, i
             Bs[kk][r] = c0 + r < N && gk < Z ? b[(long long)r * Z + gk] : 0.f;
         }
         __syncthreads();
-#pragma unroll
-        for (int kk = 0; kk < DOT_DEPTH; kk++) {
-            float ra[4], rb[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) ra[i] = As[kk][ty + 16 * i];
-#pragma unroll
-            for (int j = 0; j < 4; j++) rb[j] = Bs[kk][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
-        }
+        tileFMA(As, Bs, ty, tx, acc);
         __syncthreads();
     }
     long long part[4];

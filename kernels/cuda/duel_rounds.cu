@@ -139,26 +139,14 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
             int first = rep;
             for (int c = tid; c < N; c += nt) {
                 float dJ[ROUND_GROUP], dI[ROUND_GROUP];
-#pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    dJ[u] = s < s1 ? sim[(long long)r.vslot[s] * W + c] : 0.f;
-                    dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
-                }
+                roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
                 unsigned long long x = U[c];
 #pragma unroll
                 for (int u = 0; u < ROUND_GROUP; u++) {
                     const int s = s0 + u;
                     if (s >= s1) break;
                     const int top = top0 + s;
-                    if (c > top) {
-                        x -= (unsigned long long)(long long)(int)dJ[u] << posBits;
-                    } else if (x != 0) {
-                        if (c == r.vslot[s])
-                            x = 0;
-                        else
-                            x += (unsigned long long)(long long)((int)dI[u] - (int)dJ[u]) << posBits;
-                    }
+                    x = roundsStep(x, c, top, r.vslot[s], dJ[u], dI[u], posBits);
                     // Step s + 1's victim: no present slot but the replayed
                     // one may hold a larger key.
                     if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;

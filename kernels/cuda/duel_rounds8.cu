@@ -217,25 +217,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
             for (int s0 = 0; s0 + 1 < first; s0 += ROUND_GROUP) {
                 const int s1 = s0 + ROUND_GROUP < rep ? s0 + ROUND_GROUP : rep;
                 float dJ[ROUND_GROUP], dI[ROUND_GROUP];
-#pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    dJ[u] = s < s1 ? sim[(long long)r.vslot[s] * W + c] : 0.f;
-                    dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
-                }
+                roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
 #pragma unroll
                 for (int u = 0; u < ROUND_GROUP; u++) {
                     const int s = s0 + u;
                     if (s >= s1) break;
                     const int top = top0 + s;
-                    if (c > top) {
-                        x -= (unsigned long long)(long long)(int)dJ[u] << posBits;
-                    } else if (x != 0) {
-                        if (c == r.vslot[s])
-                            x = 0;
-                        else
-                            x += (unsigned long long)(long long)((int)dI[u] - (int)dJ[u]) << posBits;
-                    }
+                    x = roundsStep(x, c, top, r.vslot[s], dJ[u], dI[u], posBits);
                     // Step s + 1's victim: no present slot but the replayed
                     // one may hold a larger key.
                     if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;
@@ -254,25 +242,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
             unsigned long long x = key[c - lo];
             for (int s0 = 0; s0 < done; s0 += ROUND_GROUP) {
                 float dJ[ROUND_GROUP], dI[ROUND_GROUP];
+                roundsLoad(sim, W, r.vslot, top0, c, s0, done, dJ, dI);
 #pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    dJ[u] = s < done ? sim[(long long)r.vslot[s] * W + c] : 0.f;
-                    dI[u] = s < done && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
-                }
-#pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    if (s >= done) break;
-                    if (c > top0 + s) {
-                        x -= (unsigned long long)(long long)(int)dJ[u] << posBits;
-                    } else if (x != 0) {
-                        if (c == r.vslot[s])
-                            x = 0;
-                        else
-                            x += (unsigned long long)(long long)((int)dI[u] - (int)dJ[u]) << posBits;
-                    }
-                }
+                for (int u = 0; u < ROUND_GROUP && s0 + u < done; u++)
+                    x = roundsStep(x, c, top0 + s0 + u, r.vslot[s0 + u], dJ[u], dI[u], posBits);
             }
             key[c - lo] = x;
         }

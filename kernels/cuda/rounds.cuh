@@ -155,6 +155,32 @@ __device__ __forceinline__ void gatherDots(const float* sim, int n, At at, Put p
 #define RSTAT_TOTAL 7       // cycles: the whole kernel, packing and compaction included
 #define RSTAT_N 8
 
+// roundsLoad loads the dots of slot c that steps s0 .. s1 - 1 (at most
+// ROUND_GROUP) of a round from step t0 need, all issued before any is
+// used: dJ[u] = d(victim of step s0 + u, c) and dI[u] = d(its incoming
+// row top0 + s0 + u, c) where c is present then (c <= that row), 0 where
+// not needed.
+__device__ __forceinline__ void roundsLoad(const float* sim, long long W, const int* vslot, int top0, int c, int s0, int s1,
+                                           float (&dJ)[ROUND_GROUP], float (&dI)[ROUND_GROUP]) {
+#pragma unroll
+    for (int u = 0; u < ROUND_GROUP; u++) {
+        const int s = s0 + u;
+        dJ[u] = s < s1 ? sim[(long long)vslot[s] * W + c] : 0.f;
+        dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
+    }
+}
+
+// roundsStep is slot c's key x after a step whose incoming row is the
+// slot top and whose victim is the slot vs, selectPacked's arithmetic on
+// the dots dJ = d(vs, c) and dI = d(top, c): a row still to enter (c >
+// top) loses dJ; the victim's key becomes 0 (evicted, as an evicted
+// slot's stays); a present slot's gains dI - dJ.
+__device__ __forceinline__ unsigned long long roundsStep(unsigned long long x, int c, int top, int vs, float dJ, float dI, int posBits) {
+    if (c > top) return x - ((unsigned long long)(long long)(int)dJ << posBits);
+    if (x == 0 || c == vs) return 0;
+    return x + ((unsigned long long)(long long)((int)dI - (int)dJ) << posBits);
+}
+
 // roundsThreshold returns the candidates' threshold of a round among the
 // slots lo + tid, lo + tid + nt, ... below hi (key(c): their keys, 0 when
 // absent): the keys at least the largest minus the margin, at most cap of

@@ -13,8 +13,10 @@
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md).
 
-#define TILE 64
-#define DEPTH 16
+#include "tile.cuh"
+
+#define TILE 64   // tile.cuh's tile
+#define DEPTH 16  // and panel depth
 
 // C[b] = alpha*op(A[b])*op(B[b]) + beta*C[b], 64 x 64 tiles per 256-thread block
 extern "C" __global__ void __launch_bounds__(256) sgemm_f32(
@@ -58,18 +60,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_f32(
                 Bs[kb][nb] = w;
             }
             __syncthreads();
-#pragma unroll
-            for (int kk = 0; kk < DEPTH; kk++) {
-                float ra[4], rb[4];
-#pragma unroll
-                for (int i = 0; i < 4; i++) ra[i] = As[kk][ty + 16 * i];
-#pragma unroll
-                for (int j = 0; j < 4; j++) rb[j] = Bs[kk][tx + 16 * j];
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
-            }
+            tileFMA(As, Bs, ty, tx, acc);
             __syncthreads();
         }
 #pragma unroll

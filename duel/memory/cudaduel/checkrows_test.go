@@ -13,19 +13,12 @@ import (
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
-// checkRowsExact is checkRows without rowFits: every row by the exact
-// loop (the reference the fast check must agree with).
+// checkRowsExact is checkRows without rowFits: every row by checkRow (the
+// reference the fast check must agree with).
 func checkRowsExact(name string, rows []float32, z int) error {
 	for r := 0; r*z < len(rows); r++ {
-		var ss float64
-		for c, v := range rows[r*z : (r+1)*z] {
-			if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
-				return fmt.Errorf("cudaduel: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
-			}
-			ss += float64(v) * float64(v)
-		}
-		if ss > duelMaxNorm2 {
-			return fmt.Errorf("cudaduel: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
+		if err := checkRow(name, r, rows[r*z:(r+1)*z]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -88,29 +88,37 @@ func checkBlock(n int) (int, error) {
 // unit row's component, or the first row whose squared norm exceeds
 // duelMaxNorm2 (the grid's dots would no longer be exact). Each row is
 // first checked by rowFits; only a row it cannot pass is checked again by
-// the exact loop below, which finds what to report.
+// the exact checkRow, which finds what to report.
 func checkRows(name string, rows []float32, z int) error {
 	for r := 0; r*z < len(rows); r++ {
-		if rowFits(rows[r*z : (r+1)*z]) {
-			continue
-		}
-		var ss float64
-		for c, v := range rows[r*z : (r+1)*z] {
-			if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
-				return fmt.Errorf("cudaduel: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
+		if row := rows[r*z : (r+1)*z]; !rowFits(row) {
+			if err := checkRow(name, r, row); err != nil {
+				return err
 			}
-			ss += float64(v) * float64(v)
 		}
-		if ss > duelMaxNorm2 {
-			return fmt.Errorf("cudaduel: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
+	}
+	return nil
+}
+
+// checkRow is the exact check of row r of name: its first value that is
+// not a unit row's component, or its squared norm beyond duelMaxNorm2.
+func checkRow(name string, r int, row []float32) error {
+	var ss float64
+	for c, v := range row {
+		if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 1 {
+			return fmt.Errorf("cudaduel: %s row %d column %d is %v, expected a unit row's component in [-1, 1]", name, r, c, v)
 		}
+		ss += float64(v) * float64(v)
+	}
+	if ss > duelMaxNorm2 {
+		return fmt.Errorf("cudaduel: %s row %d has squared L2 norm %.6g, expected an L2-normalised row (at most %g)", name, r, ss, duelMaxNorm2)
 	}
 	return nil
 }
 
 // rowFits reports whether every value of row is in [-1, 1] (not NaN) and
 // its squared norm is below duelMaxNorm2 by more than any rounding of the
-// sum could move it: then checkRows' exact loop would pass it too. It
+// sum could move it: then checkRow would pass it too. It
 // runs without branches on the values (four sums and the bit test
 // |v| <= 1 as an integer subtraction whose sign collects every failure),
 // about twice as fast as the exact loop: a batch of 256 x 128 is checked

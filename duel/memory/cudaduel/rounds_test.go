@@ -70,20 +70,7 @@ func TestDUELRounds8Emulated(t *testing.T) {
 	for _, capQ := range []int{0, 2} {
 		twinSelect(t, fmt.Sprintf("twin8-cap%d", capQ), e, roundsCases, 128, SelectRounds8, rk, capQ)
 	}
-	for _, c := range []struct{ k, b, z, g, capQ int }{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 1}} {
-		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
-			name := fmt.Sprintf("ties8/K%d_B%d_G%d_cap%d_%v", c.k, c.b, c.g, c.capQ, adm)
-			r := rand.New(rand.NewPCG(uint64(c.k)+9, uint64(c.g)))
-			m, err := NewMemory(e, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: 128, Batch: c.b, Selection: SelectRounds8})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.rcap = c.capQ
-			h100OptIn(m)
-			tieSteps(t, name, m, r, c.k, c.b, c.z, c.g, 3, adm, rk)
-			m.Close()
-		}
-	}
+	roundsTies(t, "ties8", e, SelectRounds8, rk, 128, 9, []tieCase{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 1}})
 }
 
 // roundsCases are the shapes of the rounds tests beyond the small ones:
@@ -112,11 +99,22 @@ func TestDUELRoundsEmulated(t *testing.T) {
 	twinSelect(t, "twin-small", e, small, 32, SelectRounds, rk, 3)
 
 	// Ties: copies of one or a few rows, the positions decide.
-	for _, c := range []struct{ k, b, z, g, capC int }{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 5}} {
+	roundsTies(t, "ties", e, SelectRounds, rk, 64, 7, []tieCase{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 2}, {33, 90, 2, 2, 5}})
+}
+
+// tieCase is a memory of k rows of length z and batches of b drawn from g
+// distinct rows, with capC candidates a round (a block for rounds8; 0:
+// the default).
+type tieCase struct{ k, b, z, g, capC int }
+
+// roundsTies runs tieSteps on g with selection sel (kernel rk, blocks of
+// block threads) for every case and admission (seed: the streams').
+func roundsTies(t *testing.T, name string, g cuda.GPU, sel Selection, rk string, block int, seed uint64, cases []tieCase) {
+	for _, c := range cases {
 		for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
-			name := fmt.Sprintf("ties/K%d_B%d_G%d_cap%d_%v", c.k, c.b, c.g, c.capC, adm)
-			r := rand.New(rand.NewPCG(uint64(c.k)+7, uint64(c.g)))
-			m, err := NewMemory(e, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: 64, Batch: c.b, Selection: SelectRounds})
+			name := fmt.Sprintf("%s/K%d_B%d_G%d_cap%d_%v", name, c.k, c.b, c.g, c.capC, adm)
+			r := rand.New(rand.NewPCG(uint64(c.k)+seed, uint64(c.g)))
+			m, err := NewMemory(g, c.k, c.z, MemoryOptions{Admission: adm, BlockSize: block, Batch: c.b, Selection: sel})
 			if err != nil {
 				t.Fatal(err)
 			}
