@@ -107,28 +107,14 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
         const int mc = cnt;
         lap(RSTAT_CANDIDATES);
         // 2. The dots among the candidates and with the incoming rows.
-        gatherDots(
-            sim, mc * mc, [&](int e) { return (long long)r.cslot[e / mc] * W + r.cslot[e % mc]; },
-            [&](int e, int v) { r.dcc[e / mc * cap + e % mc] = v; });
-        gatherDots(
-            sim, steps * mc, [&](int e) { return (long long)(top0 + e / mc) * W + r.cslot[e % mc]; },
-            [&](int e, int v) { r.dic[e / mc * cap + e % mc] = v; });
-        if (compete) {
-            gatherDots(
-                sim, steps * steps, [&](int e) { return (long long)(top0 + e / steps) * W + top0 + e % steps; },
-                [&](int e, int v) { r.dii[e / steps * ROUND_STEPS + e % steps] = v; });
+        roundsGather(r, sim, W, cap, mc, steps, top0, compete);
+        if (compete)
             for (int s = tid; s < steps; s += nt) r.ckey[cap + s] = U[top0 + s], r.cslot[cap + s] = top0 + s, r.cact[cap + s] = 0;
-        }
         __syncthreads();
         lap(RSTAT_GATHER);
         // 3. The replay.
-        if (tid < 32) {
-            const int n = roundsReplay(r, cap, mc, steps, compete, posBits);
-            if (tid == 0) nrep = n;
-        }
-        __syncthreads();
+        const int rep = roundsRun(r, cap, mc, steps, compete, posBits, &nrep);
         lap(RSTAT_REPLAY);
-        const int rep = nrep;
         if (tid == 0) st[RSTAT_REPLAYED] += rep;
         // 4. The check, ROUND_GROUP steps at a time.
         int done = rep;

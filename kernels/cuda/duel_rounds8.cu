@@ -178,25 +178,11 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
             if (compete)
                 for (int s = tid; s < steps; s += nt) r.cact[cap + s] = 0;
             __syncthreads();
-            gatherDots(
-                sim, mc * mc, [&](int e) { return (long long)r.cslot[e / mc] * W + r.cslot[e % mc]; },
-                [&](int e, int v) { r.dcc[e / mc * cap + e % mc] = v; });
-            gatherDots(
-                sim, steps * mc, [&](int e) { return (long long)(top0 + e / mc) * W + r.cslot[e % mc]; },
-                [&](int e, int v) { r.dic[e / mc * cap + e % mc] = v; });
-            if (compete)
-                gatherDots(
-                    sim, steps * steps, [&](int e) { return (long long)(top0 + e / steps) * W + top0 + e % steps; },
-                    [&](int e, int v) { r.dii[e / steps * ROUND_STEPS + e % steps] = v; });
+            roundsGather(r, sim, W, cap, mc, steps, top0, compete);
             __syncthreads();
             lap(RSTAT_GATHER);
-            if (tid < 32) {
-                const int n = roundsReplay(r, cap, mc, steps, compete, posBits);
-                if (tid == 0) nrep = n;
-            }
-            __syncthreads();
+            const int rep = roundsRun(r, cap, mc, steps, compete, posBits, &nrep);
             lap(RSTAT_REPLAY);
-            const int rep = nrep;
             if (tid == 0) st[RSTAT_REPLAYED] += rep;
             for (int e = tid; e < (CLUSTER - 1) * rep; e += nt) {
                 const unsigned b = 1 + e / rep;

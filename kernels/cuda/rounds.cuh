@@ -143,6 +143,35 @@ __device__ __forceinline__ void gatherDots(const float* sim, int n, At at, Put p
     }
 }
 
+// roundsGather gathers a round's dots into r (every thread of the block;
+// a barrier after it publishes them): among the mc candidates (dcc), of
+// the steps incoming rows (slots top0 ..) with them (dic) and, in Compete
+// mode, among the incoming rows (dii).
+__device__ __forceinline__ void roundsGather(const roundsState& r, const float* sim, long long W, int cap, int mc, int steps, int top0,
+                                             bool compete) {
+    gatherDots(
+        sim, mc * mc, [&](int e) { return (long long)r.cslot[e / mc] * W + r.cslot[e % mc]; },
+        [&](int e, int v) { r.dcc[e / mc * cap + e % mc] = v; });
+    gatherDots(
+        sim, steps * mc, [&](int e) { return (long long)(top0 + e / mc) * W + r.cslot[e % mc]; },
+        [&](int e, int v) { r.dic[e / mc * cap + e % mc] = v; });
+    if (compete)
+        gatherDots(
+            sim, steps * steps, [&](int e) { return (long long)(top0 + e / steps) * W + top0 + e % steps; },
+            [&](int e, int v) { r.dii[e / steps * ROUND_STEPS + e % steps] = v; });
+}
+
+// roundsRun is the replay of a round by warp 0 (roundsReplay), its length
+// in *nrep and returned to every thread of the block (a barrier).
+__device__ __forceinline__ int roundsRun(const roundsState& r, int cap, int mc, int steps, bool compete, int posBits, int* nrep) {
+    if (threadIdx.x < 32) {
+        const int n = roundsReplay(r, cap, mc, steps, compete, posBits);
+        if (threadIdx.x == 0) *nrep = n;
+    }
+    __syncthreads();
+    return *nrep;
+}
+
 // Round statistics (duel_select_rounds' stats, thread 0's clock64 between
 // the barriers that end each phase, summed over the update's rounds).
 #define RSTAT_ROUNDS 0      // rounds taken
