@@ -409,7 +409,7 @@ type Memory struct {
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
 	psum  driver.DevicePtr    // bcap int64s: duel_dots' batch sums
 	ev    driver.DevicePtr    // bcap ints: evicted
-	rstat driver.DevicePtr    // roundStatsLen int64s: duel_select_rounds' statistics of the last update (roundStats)
+	rstat driver.DevicePtr    // roundStatsLen int64s: duel_select_rounds' or duel_select_rounds8's statistics of the last update (roundStats)
 
 	ev32   []int32
 	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
@@ -1093,8 +1093,8 @@ func checkScores(scores []float64, k int) error {
 	return nil
 }
 
-// roundStats is what duel_select_rounds reports of an update (its stats,
-// duel_rounds.cu's RSTAT_*): the rounds taken, the steps replayed and the
+// roundStats is what duel_select_rounds (and duel_select_rounds8, block
+// 0's clock) reports of an update (its stats, rounds.cuh's RSTAT_*): the rounds taken, the steps replayed and the
 // margin probes, and thread 0's clock64 cycles in each phase (candidates,
 // gather, replay, check) and in the whole kernel. On the emulator the
 // "cycles" count clock64's calls.
@@ -1106,8 +1106,9 @@ type roundStats struct {
 // roundStatsLen is the int64s of duel_select_rounds' stats (RSTAT_N).
 const roundStatsLen = 8
 
-// roundStats returns duel_select_rounds' statistics of the last update
-// that ran it (tests, benchmarks: it waits for the device).
+// roundStats returns the statistics of the last update that ran
+// duel_select_rounds or duel_select_rounds8 (tests, benchmarks: it waits
+// for the device).
 func (m *Memory) roundStats() (roundStats, error) {
 	var n [roundStatsLen]int64
 	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
