@@ -419,8 +419,9 @@ func TestPackedKeyOrder(t *testing.T) {
 // sizes (GPU only): one update at a time (Update), then resident
 // streams (Memory) with the selection in shared and in global memory,
 // on small shapes and on shapes of a real memory, one of them beyond the
-// default 48 KiB of shared memory (K+B = 6200: the opt-in); on sm_90,
-// duel_select_cluster too (resident streams, and its device state
+// default 48 KiB of shared memory (K+B = 6200: the opt-in); from sm_80
+// duel_select_rounds and on sm_90 duel_select_cluster and
+// duel_select_rounds8 too (resident streams, and their device state
 // against duel_select_shared's).
 func TestDUELKernel(t *testing.T) {
 	d := needGPU(t)
@@ -486,7 +487,15 @@ func TestDUELKernel(t *testing.T) {
 		twin = append(twin, duelCase{4096, 256, 128})
 	}
 	twinStream(t, "twin-cluster", d, twin, 0)
-
+	// duel_select_rounds8 (sm_90): the same, with 16 candidates a block
+	// and with 2 (rounds that end early).
+	residentStream(t, "resident-rounds8", append(slices.Clone(residentCases), big[len(big)/2]), openSelect(d, 1024, SelectRounds8, nil, "duel_select_rounds8"))
+	twin8 := []duelCase{{100, 37, 12}, {300, 150, 9}}
+	if !sanitizing() {
+		twin8 = append(twin8, duelCase{4096, 256, 128})
+	}
+	twinSelect(t, "twin-rounds8", d, twin8, 1024, SelectRounds8, "duel_select_rounds8", 0)
+	twinSelect(t, "twin-rounds8-cap2", d, twin8[:2], 256, SelectRounds8, "duel_select_rounds8", 2)
 }
 
 func TestDUELBadInput(t *testing.T) {
