@@ -122,10 +122,12 @@ quick)
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
-	# (GemmPrecision/*/wg: gemm_wg.cu's packing and wgmma products.)
+	# (GemmPrecision/*/wg and /wg3: gemm_wg.cu's packing and wgmma
+	# products in 128 x 256 and 192 x 256 tiles, pack-us and mul-us apart.)
 	# The DUEL update at K 4096 with and without the runners-up's rows
 	# prefetched (block1024, block1024prefetch), and in certified rounds
-	# (rounds1024, rounds512: duel_rounds.cu).
+	# in one block (rounds1024, rounds512: duel_rounds.cu) and on a
+	# cluster of 8 (rounds8: duel_rounds8.cu), with their per-phase times.
 	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
