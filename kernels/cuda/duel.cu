@@ -152,11 +152,6 @@ inline void prefetchL2(const void*) {}
 // the rest being the row just inserted, loaded a step ahead anyway:
 // duel/memory's BenchmarkVictimRank).
 #define PREFETCH_ROWS 3
-// SELECT_PROTECT and SELECT_PREFETCH are the bits of the selection
-// kernels' flags: the batch rows are protected (memory.Protected), and
-// each step ends by prefetching the runners-up's rows (prefetchRunnersUp).
-#define SELECT_PROTECT 1
-#define SELECT_PREFETCH 2
 
 // prefetchRunnersUp asks L2 for the rows of sim (n floats each, slots by
 // slotTab below K) of the PREFETCH_ROWS largest of the warp maxima part
@@ -206,7 +201,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
     const PackedGeom geom = packedGeom(K, B);
     const int posBits = geom.posBits;
     const unsigned long long posMask = geom.posMask, off = geom.off;
-    unsigned long long best = packKeys(K, B, protect, posBits, off, scoreIn, P, rank, U);
+    unsigned long long best = packKeys(K, B, protect, geom, scoreIn, P, rank, U);
     if (slotTab != slot)
         for (int p = tid; p < K; p += nt) slotTab[p] = slot[p];
     // The victim of the first row: the rows held only, none protected (the
@@ -285,13 +280,13 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
 // x 64 tile of batch rows i = 64y.. and slots c = 64x.. (c < K+B) from
 // the grid rows (16-deep panels in shared memory, a 4 x 4 sub-tile a
 // thread: tile.cuh's tileFMA, as sgemm_f32; float FMAs, exact: every
-// partial sum is an integer below 2^24), and writes it three ways: row K+i of sim (coalesced along
-// c); for c < K, column K+i of row c, the tile transposed through shared
-// memory so that the writes run along i (the K x B block: sim is exactly
-// symmetric); and each row's dots with the slots before it (c < K+i)
-// added to P[i] with one 64-bit atomic a row and block (integers: the
-// order of the additions cannot change the sum; P is zeroed before the
-// launch).
+// partial sum is an integer below 2^24), and writes it three ways: row
+// K+i of sim (coalesced along c); for c < K, column K+i of row c, the
+// tile transposed through shared memory so that the writes run along i
+// (the K x B block: sim is exactly symmetric); and each row's dots with
+// the slots before it (c < K+i) added to P[i] with one 64-bit atomic a
+// row and block (integers: the order of the additions cannot change the
+// sum; P is zeroed before the launch).
 #define DOT_TILE 64   // tile.cuh's tile
 #define DOT_DEPTH 16  // and panel depth
 

@@ -8,6 +8,13 @@
 
 #define QUNIT 0x1p-23
 
+// SELECT_PROTECT and SELECT_PREFETCH are the bits of the selection
+// kernels' flags: the batch rows are protected (memory.Protected), and
+// each step of the one-block kernels ends by prefetching the runners-up's
+// rows (duel.cu's prefetchRunnersUp).
+#define SELECT_PROTECT 1
+#define SELECT_PREFETCH 2
+
 #ifndef DYNAMIC_SHARED
 // DYNAMIC_SHARED declares the block's dynamic shared memory (the CPU
 // emulator defines its own).
@@ -72,26 +79,28 @@ __device__ __forceinline__ PackedGeom packedGeom(int K, int B) {
     return g;
 }
 
-// packKeys writes the starting keys of the K+B slots into U (see "The
-// packed selection" in duel.cu): the rows held from their scores scoreIn
-// and ranks (positions), the batch rows from their batch sums P (not
-// protected unless protect), and returns the largest of this thread's
-// keys of the rows held (slots tid, tid + blockDim.x, ...).
-__device__ __forceinline__ unsigned long long packKeys(int K, int B, int protect, int posBits, unsigned long long off,
-                                                       const double* scoreIn, const long long* P, const int* rank,
-                                                       unsigned long long* U) {
-    const unsigned long long posMask = (1ull << posBits) - 1;
-    const unsigned long long batchFlags = protect ? KEY_VALID : KEY_VALID | KEY_FREE;
+// packKey is the starting key of slot c (see "The packed selection" in
+// duel.cu): a row held (c < K) from its score scoreIn[c] and rank
+// (position) rank[c], never protected; a batch row from its batch sum
+// P[c - K], protected when protect is set.
+__device__ __forceinline__ unsigned long long packKey(int c, int K, int protect, const PackedGeom& g, const double* scoreIn,
+                                                      const long long* P, const int* rank) {
+    if (c < K) {
+        const unsigned long long u = g.off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
+        return (u << g.posBits) | KEY_VALID | KEY_FREE | (g.posMask - rank[c]);
+    }
+    return ((g.off + (unsigned long long)P[c - K]) << g.posBits) | (protect ? KEY_VALID : KEY_VALID | KEY_FREE) | (g.posMask - c);
+}
+
+// packKeys writes the starting keys of the K+B slots into U (packKey) and
+// returns the largest of this thread's keys of the rows held (slots tid,
+// tid + blockDim.x, ...).
+__device__ __forceinline__ unsigned long long packKeys(int K, int B, int protect, const PackedGeom& g, const double* scoreIn,
+                                                       const long long* P, const int* rank, unsigned long long* U) {
     unsigned long long best = 0;
     for (int c = threadIdx.x; c < K + B; c += blockDim.x) {
-        unsigned long long x;
-        if (c < K) {
-            const unsigned long long u = off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
-            x = (u << posBits) | KEY_VALID | KEY_FREE | (posMask - rank[c]);
-            best = x > best ? x : best;
-        } else {
-            x = ((off + (unsigned long long)P[c - K]) << posBits) | batchFlags | (posMask - c);
-        }
+        const unsigned long long x = packKey(c, K, protect, g, scoreIn, P, rank);
+        if (c < K) best = x > best ? x : best;
         U[c] = x;
     }
     return best;

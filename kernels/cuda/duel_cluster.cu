@@ -136,7 +136,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
     const PackedGeom geom = packedGeom(K, B);
     const int posBits = geom.posBits;
     const unsigned long long posMask = geom.posMask, off = geom.off;
-    const unsigned long long batchFlags = protect ? KEY_VALID : KEY_VALID | KEY_FREE;
 
     // The block's grid rows (exact integers as floats) as int16 pairs,
     // zero-padded to zw words; then the keys, as selectPacked's.
@@ -149,14 +148,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
     unsigned long long best = 0;
     int bs = lo;
     for (int c = lo + tid; c < hi; c += nt) {
-        unsigned long long x;
-        if (c < K) {
-            const unsigned long long u = off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
-            x = (u << posBits) | KEY_VALID | KEY_FREE | (posMask - rankTab[c]);
-            if (x > best) best = x, bs = c;
-        } else {
-            x = ((off + (unsigned long long)P[c - K]) << posBits) | batchFlags | (posMask - c);
-        }
+        const unsigned long long x = packKey(c, K, protect, geom, scoreIn, P, rankTab);
+        if (c < K && x > best) best = x, bs = c;
         key[c - lo] = x;
     }
     // Every block runs before any pushes into its shared memory; the

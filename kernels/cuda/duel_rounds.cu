@@ -82,7 +82,7 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
     const PackedGeom geom = packedGeom(K, B);
     const int posBits = geom.posBits;
     const unsigned long long posMask = geom.posMask, off = geom.off;
-    packKeys(K, B, protect, posBits, off, scoreIn, P, rank, U);
+    packKeys(K, B, protect, geom, scoreIn, P, rank, U);
     for (int p = tid; p < K; p += nt) slotTab[p] = slot[p];
     const roundsState r = roundsLayout(reinterpret_cast<unsigned long long*>(slotTab + K + (K & 1)), cap);
     unsigned long long margin = 1ull << (posBits + 20);

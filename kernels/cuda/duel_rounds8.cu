@@ -102,7 +102,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
     const PackedGeom geom = packedGeom(K, B);
     const int posBits = geom.posBits;
     const unsigned long long posMask = geom.posMask, off = geom.off;
-    const unsigned long long batchFlags = compete ? KEY_VALID | KEY_FREE : KEY_VALID;
     const bool lead = rank == 0 && tid == 0;
     if (lead) {
         for (int i = 0; i < RSTAT_N; i++) st[i] = 0;
@@ -117,16 +116,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
         }
     };
     // The keys of the block's slots, as packKeys writes them.
-    for (int c = lo + tid; c < hi; c += nt) {
-        unsigned long long x;
-        if (c < K) {
-            const unsigned long long u = off + (unsigned long long)(long long)((scoreIn[c] - 0.5 * (double)K) * 0x1p23);
-            x = (u << posBits) | KEY_VALID | KEY_FREE | (posMask - kept[c]);
-        } else {
-            x = ((off + (unsigned long long)P[c - K]) << posBits) | batchFlags | (posMask - c);
-        }
-        key[c - lo] = x;
-    }
+    for (int c = lo + tid; c < hi; c += nt) key[c - lo] = packKey(c, K, !compete, geom, scoreIn, P, kept);
     unsigned long long margin = 1ull << (posBits + 20);
     __syncthreads();
     // Every block has started before any pushes into its shared memory.

@@ -6,10 +6,6 @@
 
 #include "duel.cuh"
 
-#ifndef SELECT_PROTECT
-#define SELECT_PROTECT 1  // duel.cu's flag: batch rows protected until the batch ends
-#endif
-
 #define ROUND_STEPS 64   // steps a round replays at most
 #define ROUND_GROUP 6    // steps the check pass applies between two block minima (8 spills on sm_80 at 64 registers)
 #define ROUND_PROBES 12  // margin doublings a round at most

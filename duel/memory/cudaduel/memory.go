@@ -857,15 +857,8 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 			bs = clusterBlock(k, b)
 		}
 		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: bs, Y: 1, Z: 1}, Shared: sh}
-		m.ran = "duel_select_cluster"
-		if err = kc.DuelSelectCluster(m.g, cfg, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), protect, m.score[c],
-			m.psum, m.gsc, m.ev, m.slots, m.score[n]); err != nil {
-			// A launch the driver refuses (a cluster it cannot place):
-			// the one-block kernels from now on, the reason kept.
-			m.clusterErr = fmt.Errorf("cudaduel: duel_select_cluster refused, the one-block selection runs instead: %w", err)
-			m.cshared = 0
-		}
-		launched = err == nil
+		launched = m.optional("duel_select_cluster", &m.cshared, &m.clusterErr, kc.DuelSelectCluster(m.g, cfg, m.sim, int64(m.w), m.grid,
+			int32(z), int32(k), int32(b), protect, m.score[c], m.psum, m.gsc, m.ev, m.slots, m.score[n]))
 	}
 	capC := roundsCap(k, b, m.rshared)
 	if m.rcap > 0 && capC > 0 {
@@ -873,15 +866,8 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	}
 	if !launched && capC > 0 {
 		one.Shared = roundsShared(k, b, capC)
-		m.ran = "duel_select_rounds"
-		if err = kc.DuelSelectRounds(m.g, one, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, int32(capC), m.score[c],
-			m.psum, m.ev, m.slots, m.score[n], m.rstat); err != nil {
-			// A launch the driver refuses (no PTX below sm_80): the
-			// one-block kernels from now on, the reason kept.
-			m.roundsErr = fmt.Errorf("cudaduel: duel_select_rounds refused, the one-block selection runs instead: %w", err)
-			m.rshared = 0
-		}
-		launched = err == nil
+		launched = m.optional("duel_select_rounds", &m.rshared, &m.roundsErr, kc.DuelSelectRounds(m.g, one, m.sim, int64(m.w),
+			int32(k), int32(b), flags&selectProtect, int32(capC), m.score[c], m.psum, m.ev, m.slots, m.score[n], m.rstat))
 	}
 	capQ := rounds8Cap(k, b, m.r8shared)
 	if m.rcap > 0 && capQ > 0 {
@@ -890,15 +876,8 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if !launched && capQ > 0 {
 		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: max(m.block, rounds8MinBlock), Y: 1, Z: 1},
 			Shared: rounds8Shared(k, b, capQ)}
-		m.ran = "duel_select_rounds8"
-		if err = kc.DuelSelectRounds8(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, int32(capQ), m.score[c],
-			m.psum, m.gsc, m.ev, m.slots, m.score[n], m.rstat); err != nil {
-			// A launch the driver refuses (a cluster it cannot place, no
-			// sm_90 PTX): the one-block kernels from now on, the reason kept.
-			m.rounds8Err = fmt.Errorf("cudaduel: duel_select_rounds8 refused, the one-block selection runs instead: %w", err)
-			m.r8shared = 0
-		}
-		launched = err == nil
+		launched = m.optional("duel_select_rounds8", &m.r8shared, &m.rounds8Err, kc.DuelSelectRounds8(m.g, cfg, m.sim, int64(m.w),
+			int32(k), int32(b), flags&selectProtect, int32(capQ), m.score[c], m.psum, m.gsc, m.ev, m.slots, m.score[n], m.rstat))
 	}
 	switch sh := selectShared(k, b); {
 	case launched: // duel_select_cluster, duel_select_rounds or duel_select_rounds8 ran the steps
@@ -939,6 +918,21 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	}
 	keptPositions(res.Kept, res.Evicted)
 	return res, nil
+}
+
+// optional records the launch of an optional selection kernel (name,
+// its launcher's error err) and reports whether it ran. A launch the
+// driver refuses (a cluster it cannot place, no PTX for the device) turns
+// the kernel off (*shared = 0) with the reason kept in *reason: the
+// one-block kernels run this update and the later ones.
+func (m *Memory) optional(name string, shared *int, reason *error, err error) bool {
+	m.ran = name
+	if err != nil {
+		*reason = fmt.Errorf("cudaduel: %s refused, the one-block selection runs instead: %w", name, err)
+		*shared = 0
+		return false
+	}
+	return true
 }
 
 // keptPositions writes into kept (K values) the positions held after the

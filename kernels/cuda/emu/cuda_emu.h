@@ -528,15 +528,23 @@ inline void cp_async_wait() { emu::asyncWait(N); }
 // cp.async.wait_group) targets the operands: on a GPU it could land at
 // any moment while the tensor cores read.
 namespace emu {
+// wgAddr is the byte offset in shared memory of element (r, k) of a
+// descriptor's kdim-deep operand: the row's place in its group of 8 and
+// the group's (SBO), the element's in the row, then bits 4-6 XORed with
+// bits 7-9 (the 128-byte swizzle).
+inline uint64_t wgAddr(uint64_t desc, int r, int k, int kdim) {
+    const unsigned size = kdim == 8 ? 4 : 2;
+    const uint64_t start = (desc & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+    const uint64_t a = start + (r / 8) * sbo + (r % 8) * 128 + k * size;
+    return a ^ (((a >> 7) & 7) << 4);
+}
 inline double wgElem(uint64_t desc, int r, int k, int kdim) {
     if (desc >> 62 != 1 || ((desc >> 49) & 7) != 0) {
         std::fprintf(stderr, "emu: wgmma descriptor %#llx: only 128-byte swizzling with base offset 0 is emulated\n", (unsigned long long)desc);
         std::exit(2);
     }
     const unsigned size = kdim == 8 ? 4 : 2;
-    const uint64_t start = (desc & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
-    uint64_t a = start + (r / 8) * sbo + (r % 8) * 128 + k * size;
-    a ^= ((a >> 7) & 7) << 4;
+    const uint64_t a = wgAddr(desc, r, k, kdim);
     if (a + size > sharedBytes) {
         std::fprintf(stderr, "emu: wgmma operand byte %llu beyond the %u bytes of dynamic shared memory\n", (unsigned long long)a, sharedBytes);
         std::exit(2);
@@ -570,12 +578,7 @@ inline void wgCompute(const WgOp& op, float* out) {
 }
 // wgChunk returns the byte offset of the 16-byte chunk of shared memory
 // holding element (r, k) of a descriptor's operand (see wgElem).
-inline uint64_t wgChunk(uint64_t desc, int r, int k, int kdim) {
-    const unsigned size = kdim == 8 ? 4 : 2;
-    const uint64_t start = (desc & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
-    uint64_t a = start + (r / 8) * sbo + (r % 8) * 128 + k * size;
-    return (a ^ (((a >> 7) & 7) << 4)) & ~(uint64_t)15;
-}
+inline uint64_t wgChunk(uint64_t desc, int r, int k, int kdim) { return wgAddr(desc, r, k, kdim) & ~(uint64_t)15; }
 
 // wgCheckCopies aborts if a cp.async of any thread of the block, not yet
 // landed, writes into the shared memory op reads (when: "issued" or
