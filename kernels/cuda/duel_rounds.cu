@@ -123,22 +123,7 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
             if (tid == 0) viol = rep;
             __syncthreads();
             int first = rep;
-            for (int c = tid; c < N; c += nt) {
-                float dJ[ROUND_GROUP], dI[ROUND_GROUP];
-                roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
-                unsigned long long x = U[c];
-#pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    if (s >= s1) break;
-                    const int top = top0 + s;
-                    x = roundsStep(x, c, top, r.vslot[s], dJ[u], dI[u], posBits);
-                    // Step s + 1's victim: no present slot but the replayed
-                    // one may hold a larger key.
-                    if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;
-                }
-                U[c] = x;
-            }
+            for (int c = tid; c < N; c += nt) U[c] = roundsCheck(r, sim, W, top0, c, s0, s1, rep, posBits, U[c], first);
             if (first < rep) atomicMin(&viol, first);
             __syncthreads();
             const int v = viol;

@@ -190,21 +190,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
         int first = rep;  // the thread's first failing step so far: later ones need no look
         for (int c = lo + tid; c < hi; c += nt) {
             unsigned long long x = key[c - lo];
-            for (int s0 = 0; s0 + 1 < first; s0 += ROUND_GROUP) {
-                const int s1 = s0 + ROUND_GROUP < rep ? s0 + ROUND_GROUP : rep;
-                float dJ[ROUND_GROUP], dI[ROUND_GROUP];
-                roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
-#pragma unroll
-                for (int u = 0; u < ROUND_GROUP; u++) {
-                    const int s = s0 + u;
-                    if (s >= s1) break;
-                    const int top = top0 + s;
-                    x = roundsStep(x, c, top, r.vslot[s], dJ[u], dI[u], posBits);
-                    // Step s + 1's victim: no present slot but the replayed
-                    // one may hold a larger key.
-                    if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;
-                }
-            }
+            for (int s0 = 0; s0 + 1 < first; s0 += ROUND_GROUP)
+                x = roundsCheck(r, sim, W, top0, c, s0, s0 + ROUND_GROUP < rep ? s0 + ROUND_GROUP : rep, rep, posBits, x, first);
         }
         if (first < rep) atomicMin(&firstMin, first);
         __syncthreads();

@@ -206,6 +206,26 @@ __device__ __forceinline__ unsigned long long roundsStep(unsigned long long x, i
     return x + ((unsigned long long)(long long)((int)dI - (int)dJ) << posBits);
 }
 
+// roundsCheck applies steps s0 .. s1 - 1 (at most ROUND_GROUP) of the
+// round's record r (from step t0, slot top0 = K + t0) to slot c's key x
+// and returns it, lowering first to s + 1 where step s + 1 (of rep)
+// fails at c: c, present, other than the step's replayed victim, holds a
+// larger key than that victim's.
+__device__ __forceinline__ unsigned long long roundsCheck(const roundsState& r, const float* sim, long long W, int top0, int c, int s0,
+                                                          int s1, int rep, int posBits, unsigned long long x, int& first) {
+    float dJ[ROUND_GROUP], dI[ROUND_GROUP];
+    roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
+#pragma unroll
+    for (int u = 0; u < ROUND_GROUP; u++) {
+        const int s = s0 + u;
+        if (s >= s1) break;
+        const int top = top0 + s;
+        x = roundsStep(x, c, top, r.vslot[s], dJ[u], dI[u], posBits);
+        if (s + 1 < rep && c <= top && x > r.vkey[s + 1] && c != r.vslot[s + 1] && s + 1 < first) first = s + 1;
+    }
+    return x;
+}
+
 // roundsThreshold returns the candidates' threshold of a round among the
 // slots lo + tid, lo + tid + nt, ... below hi (key(c): their keys, 0 when
 // absent): the keys at least the largest minus the margin, at most cap of
