@@ -123,7 +123,11 @@ quick)
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	# (GemmPrecision/*/wg and /wg3: gemm_wg.cu's packing and wgmma
-	# products in 128 x 256 and 192 x 256 tiles, pack-us and mul-us apart.)
+	# products in 128 x 256 and 192 x 256 tiles, pack-us and mul-us apart;
+	# then, in a process of their own, the clustered ones: GemmWGM/*/wgm
+	# and /wgm3, bulk copies and mbarriers, clusters of two blocks sharing
+	# B's tile.)
+	(cd cuda && timeout 60 "$d/cuda.test" -test.run '^$' -test.bench 'GemmWGM' -test.benchtime 200x) 2>&1 | tee -a "$out/bench.log"
 	# The DUEL update at K 4096 with and without the runners-up's rows
 	# prefetched (block1024, block1024prefetch), and in certified rounds
 	# in one block (rounds1024, rounds512: duel_rounds.cu) and on a

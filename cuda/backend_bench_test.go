@@ -108,9 +108,9 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // also v3 with gemm_tc3_tf32 (v2's factors rounded in registers); on
 // compute capability 9.0 both also wg and wg3, gemm_wg.cu (the factors
 // packed, then Hopper's wgmma in 128 x 256 or 192 x 256 tiles; the
-// packing is timed with it); FP32 is
-// fp32/n4096. Where the device's peak is known (Device.PeakGFLOPS) it
-// also reports the rate as a percentage of it (%peak). GPU only.
+// packing is timed with it; BenchmarkGemmWGM times the clustered ones);
+// FP32 is fp32/n4096. Where the device's peak is known (Device.PeakGFLOPS)
+// it also reports the rate as a percentage of it (%peak). GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
@@ -127,42 +127,63 @@ func BenchmarkGemmPrecision(b *testing.B) {
 				if p != FP32 {
 					name += "/" + k.String()
 				}
-				b.Run(name, func(b *testing.B) {
-					be, err := newBackend(d, 256)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if got := be.SetPrecision(p); got != p {
-						b.Skipf("%v runs as %v on %v", p, got, d)
-					}
-					be.SetTCKernel(k)
-					if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
-						b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
-					}
-					if (k == TCWG || k == TCWG3) && !be.gemmLaunch().isWG() {
-						b.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
-					}
-					x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
-					defer func() {
-						for _, t := range []tensor.Buffer{x, y, z} {
-							be.Release(t)
-						}
-					}()
-					g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
-					per := deviceLoop(b, d, func() { be.Gemm(g) })
-					gflops := 2 * float64(n) * float64(n) * float64(n) / per.Seconds() / 1e9
-					b.ReportMetric(gflops, "GFLOP/s")
-					if peak, ok := d.PeakGFLOPS(p); ok {
-						b.ReportMetric(100*gflops/peak, "%peak")
-					}
-					if be.gemmLaunch().isWG() {
-						pack, mul := wgSplit(b, d, func() { be.Gemm(g) })
-						b.ReportMetric(pack, "pack-us")
-						b.ReportMetric(mul, "mul-us")
-					}
-				})
+				b.Run(name, func(b *testing.B) { benchGemm(b, d, p, n, k) })
 			}
 		}
+	}
+}
+
+// BenchmarkGemmWGM times gemm_wg.cu's clustered products (wgm: gemm_wgm_*,
+// wgm3: gemm_wgm3_*; bulk copies, clusters of two blocks sharing B's
+// tile) as BenchmarkGemmPrecision times the others, e.g. tf32/n4096/wgm,
+// in a benchmark of its own so that a first run on a GPU (bench/gpu_check.sh
+// quick) can time it in a process of its own. GPU only (compute
+// capability 9.0).
+func BenchmarkGemmWGM(b *testing.B) {
+	d := needGPU(b)
+	for _, p := range []Precision{TF32, BF16} {
+		for _, n := range []int{1024, 4096} {
+			for _, k := range []TCKernel{TCWGM, TCWGM3} {
+				b.Run(fmt.Sprintf("%v/n%d/%v", p, n, k), func(b *testing.B) { benchGemm(b, d, p, n, k) })
+			}
+		}
+	}
+}
+
+// benchGemm times n x n x n products in precision p with kernels k (see
+// BenchmarkGemmPrecision).
+func benchGemm(b *testing.B, d *Device, p Precision, n int, k TCKernel) {
+	be, err := newBackend(d, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := be.SetPrecision(p); got != p {
+		b.Skipf("%v runs as %v on %v", p, got, d)
+	}
+	be.SetTCKernel(k)
+	if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
+		b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
+	}
+	if _, _, wg := wgChoice(p, k); wg && !be.gemmLaunch().isWG() {
+		b.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
+	}
+	x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
+	defer func() {
+		for _, t := range []tensor.Buffer{x, y, z} {
+			be.Release(t)
+		}
+	}()
+	g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
+	per := deviceLoop(b, d, func() { be.Gemm(g) })
+	gflops := 2 * float64(n) * float64(n) * float64(n) / per.Seconds() / 1e9
+	b.ReportMetric(gflops, "GFLOP/s")
+	if peak, ok := d.PeakGFLOPS(p); ok {
+		b.ReportMetric(100*gflops/peak, "%peak")
+	}
+	if be.gemmLaunch().isWG() {
+		pack, mul := wgSplit(b, d, func() { be.Gemm(g) })
+		b.ReportMetric(pack, "pack-us")
+		b.ReportMetric(mul, "mul-us")
 	}
 }
 
@@ -186,7 +207,7 @@ func wgSplit(b *testing.B, d *Device, run func()) (pack, mul float64) {
 	}
 	for _, r := range prof.Kernels {
 		switch {
-		case strings.HasPrefix(r.Kernel, "gemm_wg_pack_"):
+		case strings.HasPrefix(r.Kernel, "gemm_wg_pack"): // gemm_wg_pack_* and gemm_wg_packt_*
 			pack += r.TotalMS * 1e3 / n
 		case strings.HasPrefix(r.Kernel, "gemm_wg"):
 			mul += r.TotalMS * 1e3 / n

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -249,15 +250,15 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 // TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
 // gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
 // gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), the
-// gemm_wg3_* of TCWG3, and
-// sgemm_f32 for FP32, through
+// gemm_wg3_* of TCWG3, the clustered gemm_wgm_* and gemm_wgm3_* of TCWGM
+// and TCWGM3 (with the tiled packing), and sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
 // per step.
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3}
+		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3, TCWGM, TCWGM3}
 		switch p {
 		case FP32:
 			kinds = []TCKernel{TCAuto}
@@ -275,8 +276,8 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 				}
 				be.SetTCKernel(k)
 				t.Logf("kernel %s", be.gemmKernelName())
-				if want := map[TCKernel]string{TCWG: "gemm_wg_" + p.String(), TCWG3: "gemm_wg3_" + p.String()}[k]; want != "" && be.gemmKernelName() != want {
-					t.Fatalf("%v: kernel %s, want %s", k, be.gemmKernelName(), want)
+				if c, _, ok := wgChoice(p, k); ok && be.gemmKernelName() != c.name {
+					t.Fatalf("%v: kernel %s, want %s", k, be.gemmKernelName(), c.name)
 				}
 				testGemmPrecision(t, be, 1)
 			})
@@ -327,9 +328,11 @@ func TestGemmPrecisionKernel(t *testing.T) {
 	}
 }
 
-// TestWGSharedConstant checks that wgShared and wg3Shared are gemm_wg.cu's
-// WG_SHARED and WG3_SHARED (4 stages of (WG_BM or WG3_BM + WG_BN)
-// 128-byte rows, plus 1024), and its tiles wgChoice's.
+// TestWGSharedConstant checks that wgShared, wg3Shared, wgmShared and
+// wgm3Shared are gemm_wg.cu's WG_SHARED, WG3_SHARED, WGM_SHARED and
+// WGM3_SHARED (4 stages of (WG_BM or WG3_BM + WG_BN) 128-byte rows, plus
+// 1024, plus two 8-byte mbarriers a stage for the clustered kernels), and
+// its tiles wgChoice's.
 func TestWGSharedConstant(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_wg.cu"))
 	if err != nil {
@@ -344,13 +347,23 @@ func TestWGSharedConstant(t *testing.T) {
 		return n
 	}
 	for _, tc := range []struct {
+		k      TCKernel
 		bm     string
-		three  bool
+		bars   int    // bytes of mbarriers a stage
+		define string // the clustered kernels' #define of their shared memory
 		shared int
-	}{{"WG_BM", false, wgShared}, {"WG3_BM", true, wg3Shared}} {
-		c := wgChoice(TF32, tc.three)
-		if got := def("WG_STAGES")*(def(tc.bm)+def("WG_BN"))*128 + 1024; got != tc.shared || c.shared != tc.shared {
+	}{
+		{TCWG, "WG_BM", 0, "", wgShared},
+		{TCWG3, "WG3_BM", 0, "", wg3Shared},
+		{TCWGM, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
+		{TCWGM3, "WG3_BM", 16, "#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)", wgm3Shared},
+	} {
+		c, _, _ := wgChoice(TF32, tc.k)
+		if got := def("WG_STAGES")*((def(tc.bm)+def("WG_BN"))*128+tc.bars) + 1024; got != tc.shared || c.shared != tc.shared {
 			t.Errorf("gemm_wg.cu's shared memory with %s is %d bytes, the backend launches %s with %d", tc.bm, got, c.name, c.shared)
+		}
+		if tc.define != "" && !bytes.Contains(src, []byte(tc.define)) {
+			t.Errorf("gemm_wg.cu lacks %q (%s's shared memory: two mbarriers a stage more)", tc.define, c.name)
 		}
 		if def(tc.bm) != c.tileM || def("WG_BN") != c.tileN {
 			t.Errorf("gemm_wg.cu's tile %d x %d, wgChoice's %s %d x %d", def(tc.bm), def("WG_BN"), c.name, c.tileM, c.tileN)
@@ -518,6 +531,7 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	// launches.
 	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
 	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
+		"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",
 		"--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
 		if !strings.Contains(wg, w) {
 			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
@@ -595,12 +609,12 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg or wg3") {
+	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm or wgm3") {
 		t.Errorf("ParseTCKernel(v4): %v", err)
 	}
 	for _, tc := range []struct {
@@ -639,7 +653,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg or wg3") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm or wgm3") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

@@ -8,69 +8,87 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// Dynamic shared memory of gemm_wg.cu's products in bytes: WG_SHARED and
-// WG3_SHARED of kernels/cuda/gemm_wg.cu (a test reads them there), four
-// stages of 128-byte k rows of a tile's operands (128 x 256 for
-// gemm_wg_*, 192 x 256 for gemm_wg3_*) plus 1 KiB to align them.
+// Dynamic shared memory of gemm_wg.cu's products in bytes: WG_SHARED,
+// WG3_SHARED, WGM_SHARED and WGM3_SHARED of kernels/cuda/gemm_wg.cu (a
+// test reads them there), four stages of 128-byte k rows of a tile's
+// operands (128 x 256 for gemm_wg_* and gemm_wgm_*, 192 x 256 for
+// gemm_wg3_* and gemm_wgm3_*) plus 1 KiB to align them, and for the
+// clustered kernels two 8-byte mbarriers a stage.
 const (
-	wgShared  = 4*(128+256)*128 + 1024
-	wg3Shared = 4*(192+256)*128 + 1024
+	wgShared   = 4*(128+256)*128 + 1024
+	wg3Shared  = 4*(192+256)*128 + 1024
+	wgmShared  = wgShared + 16*4
+	wgm3Shared = wg3Shared + 16*4
 )
 
-// wgPack is the launcher of gemm_wg_pack_tf32 and gemm_wg_pack_bf16.
+// wgPack is the launcher of gemm_wg_pack_* and gemm_wg_packt_*.
 type wgPack = func(l kc.Launcher, cfg kc.Config, X driver.DevicePtr, ld, stride int64, kcontig, R, K int32,
 	P driver.DevicePtr, Rp, KW, batch int32) error
 
-// wgMul is the launcher of gemm_wg_tf32 and gemm_wg_bf16.
+// wgMul is the launcher of gemm_wg.cu's products.
 type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A driver.DevicePtr, strideA int64,
 	B driver.DevicePtr, strideB int64, beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
 
-// wgKernels is one precision's pair of gemm_wg.cu kernels and the k
-// values a packed 32-bit word holds (1 for TF32, 2 for BF16).
+// wgKernels is one precision's pair of gemm_wg.cu kernels, the k values a
+// packed 32-bit word holds (1 for TF32, 2 for BF16), and whether the
+// product runs in clusters of two blocks along m on tiled operands
+// (gemm_wg_packt_*: the grid's blocks along m rounded up to even).
 type wgKernels struct {
-	pack    wgPack
-	mul     wgMul
-	perWord int
+	pack      wgPack
+	mul       wgMul
+	perWord   int
+	clustered bool
 }
 
 // isWG reports whether c is one of gemm_wg.cu's pairs (wgChoice).
 func (c gemmChoice) isWG() bool { return c.wg.mul != nil }
 
-// wgChoice returns gemm_wg.cu's kernels for precision p (TF32 or BF16) as
-// a gemmChoice (its name, tile and shared memory): gemm_wg_* (128 x 256
-// tiles), or gemm_wg3_* (192 x 256) when three is set.
-func wgChoice(p Precision, three bool) gemmChoice {
-	switch {
-	case p == BF16 && three:
-		return gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2}}
-	case p == BF16:
-		return gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2}}
-	case three:
-		return gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1}}
-	}
-	return gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1}}
+// wgVariants lists gemm_wg.cu's products by TCKernel, each as its TF32
+// and its BF16 gemmChoice (name, tile, dynamic shared memory, launchers).
+// Their order is that of tcState.ok from index 3 on, two entries each.
+var wgVariants = []struct {
+	kernel     TCKernel
+	tf32, bf16 gemmChoice
+}{
+	{TCWG,
+		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false}},
+		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false}}},
+	{TCWG3,
+		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false}},
+		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false}}},
+	{TCWGM,
+		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true}},
+		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true}}},
+	{TCWGM3,
+		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true}},
+		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true}}},
 }
 
-// wgOK returns the index of c (a wgChoice) in tcState.ok.
-func wgOK(c gemmChoice) int {
-	i := 3
-	if c.tileM == 192 {
-		i = 5
+// wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM or
+// TCWGM3) for precision p (TF32 or BF16) as a gemmChoice, and its index
+// in tcState.ok; ok is false for other kernels.
+func wgChoice(p Precision, k TCKernel) (c gemmChoice, i int, ok bool) {
+	for v, w := range wgVariants {
+		if w.kernel != k {
+			continue
+		}
+		if p == BF16 {
+			return w.bf16, 4 + 2*v, true
+		}
+		return w.tf32, 3 + 2*v, true
 	}
-	if c.wg.perWord == 2 {
-		i++
-	}
-	return i
+	return gemmChoice{}, 0, false
 }
 
-// wgAllowed reports whether the backend runs c (a wgChoice): on a device
-// of compute capability 9.0 exactly (the sm_90a PTX loads nowhere else;
-// 0, the CPU emulator, runs it too) that gives it its shared memory.
-func (be *Backend) wgAllowed(c gemmChoice) bool {
+// wgAllowed reports whether the backend runs c (wgChoice's, index i of
+// tcState.ok): on a device of compute capability 9.0 exactly (the sm_90a
+// PTX loads nowhere else; 0, the CPU emulator, runs it too) that gives it
+// its shared memory.
+func (be *Backend) wgAllowed(c gemmChoice, i int) bool {
 	if be.cc != 0 && be.cc != 90 {
 		return false
 	}
-	return be.tc2Allowed(wgOK(c), c)
+	return be.tc2Allowed(i, c)
 }
 
 // gemmWG runs product g with c's kernels (see TCWG): op(A) and op(B)^T
@@ -81,8 +99,17 @@ func (be *Backend) wgAllowed(c gemmChoice) bool {
 func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	kw := (g.K + 32*c.wg.perWord - 1) / (32 * c.wg.perWord) * 32 // words a packed row: a multiple of 32 (128 bytes)
 	rpA, rpB := (g.M+c.tileM-1)/c.tileM*c.tileM, (g.N+c.tileN-1)/c.tileN*c.tileN
-	if rpA/c.tileM > 65535 || rpA > 1<<31-1 || rpB > 1<<31-1 {
+	if c.wg.clustered {
+		rpA = (g.M + 2*c.tileM - 1) / (2 * c.tileM) * 2 * c.tileM // whole clusters of two tiles along m
+	}
+	if rpA > 1<<31-1 || rpB > 1<<31-1 {
+		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (packed rows beyond 2^31)", g.M, g.N, c.name))
+	}
+	if !c.wg.clustered && rpA/c.tileM > 65535 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d rows)", g.M, g.N, c.name, 65535*c.tileM))
+	}
+	if c.wg.clustered && rpB/c.tileN > 65535 {
+		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d columns)", g.M, g.N, c.name, 65535*c.tileN))
 	}
 	s := &scratch{mem: be.mem}
 	defer s.release() // after the launches: the cache reuses it later in the stream's order
@@ -100,8 +127,12 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 		pack(g.A, g.OffA, g.LDA, g.StrideA, !g.TransA, g.M, rpA, pa) // op(A)(m, k) = A[m*lda + k] unless transposed
 		pack(g.B, g.OffB, g.LDB, g.StrideB, g.TransB, g.N, rpB, pb)  // op(B)(k, n) = B[n*ldb + k] when transposed
 	}
+	grid := driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z}
+	if c.wg.clustered {
+		grid.X, grid.Y = grid.Y, grid.X // blocks along m first: a cluster's two blocks share B's tile
+	}
 	cfg := kc.Config{
-		Grid:   driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z},
+		Grid:   grid,
 		Block:  driver.Dim3{X: 2 * c.tileM, Y: 1, Z: 1},
 		Shared: c.shared,
 	}

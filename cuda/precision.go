@@ -182,34 +182,47 @@ const (
 	// 22% fewer bytes from L2 a product than TCWG's tiles, more rows of
 	// padding and fewer blocks to spread over the SMs. Not yet timed either.
 	TCWG3
+	// TCWGM is TCWG with gemm_wgm_tf32 and gemm_wgm_bf16: the factors
+	// packed in 64-row units of swizzled 128-byte k-tiles
+	// (gemm_wg_packt_*), loaded by bulk copies (the copy engine, one
+	// thread issuing them, mbarriers between the copies and the products)
+	// into clusters of two blocks along m, each block copying half of B's
+	// tile into both: a third fewer bytes from L2 than TCWG's, no cp.async
+	// a thread. Not yet timed.
+	TCWGM
+	// TCWGM3 is TCWGM with 192 x 256 tiles (gemm_wgm3_*, three
+	// warpgroups): 45% fewer bytes from L2 a FLOP than TCWG's. Not yet
+	// timed.
+	TCWGM3
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
-// kernels of the backends NewBackend returns: auto, v1, v2, v3, wg or wg3
-// (see TCKernel; unset: auto).
+// kernels of the backends NewBackend returns: auto, v1, v2, v3, wg, wg3,
+// wgm or wgm3 (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
 // tcKernels lists the TCKernel values.
-var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3}
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3}
 
-// ParseTCKernel parses "auto", "v1", "v2", "v3", "wg" or "wg3" (any case).
+// ParseTCKernel parses "auto", "v1", "v2", "v3", "wg", "wg3", "wgm" or
+// "wgm3" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
 	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg or wg3", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm or wgm3", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg or wg3")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm or wgm3")
 }
 
-// String returns "auto", "v1", "v2", "v3", "wg" or "wg3".
+// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm" or "wgm3".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -224,6 +237,10 @@ func (k TCKernel) String() string {
 		return "wg"
 	case TCWG3:
 		return "wg3"
+	case TCWGM:
+		return "wgm"
+	case TCWGM3:
+		return "wgm3"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -242,7 +259,7 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [7]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, gemm_wg_tf32, gemm_wg_bf16, gemm_wg3_tf32, gemm_wg3_bf16
+	ok     [3 + 2*4]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
@@ -250,8 +267,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k < TCAuto || k > TCWG3 {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG or TCWG3", k))
+	if k < TCAuto || k > TCWGM3 {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM or TCWGM3", k))
 	}
 	be.tc.kernel = k
 }
@@ -278,10 +295,8 @@ func (be *Backend) gemmLaunch() gemmChoice {
 			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, wgKernels{}}
 		}
 		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, wgKernels{}}
-		if be.tc.kernel == TCWG || be.tc.kernel == TCWG3 {
-			if c := wgChoice(be.prec, be.tc.kernel == TCWG3); be.wgAllowed(c) {
-				return c
-			}
+		if c, j, ok := wgChoice(be.prec, be.tc.kernel); ok && be.wgAllowed(c, j) {
+			return c
 		}
 		switch be.tc.kernel {
 		case TCV1:

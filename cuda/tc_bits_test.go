@@ -19,9 +19,10 @@ import (
 // the products cover both tile heights of the convolutions (64 and 128
 // rows), every pass, a strided input gradient and a product with K past
 // a multiple of 32, in both operand layouts. It skips without g++ or
-// under -short. TCWG's and TCWG3's products (gemm_wg_tf32 and
-// gemm_wg3_tf32: packed operands, wgmma) are compared too: the emulator's wgmma rounds each k step's exact sum
-// once, as its mma.sync does, so the bits must agree there.
+// under -short. The products of gemm_wg.cu (TCWG, TCWG3, TCWGM and
+// TCWGM3: packed operands, wgmma) are compared too: the emulator's wgmma
+// rounds each k step's exact sum once, as its mma.sync does, so the bits
+// must agree there.
 func TestTCKernelsSameBits(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	backend := func(k TCKernel) *Backend {
@@ -35,7 +36,8 @@ func TestTCKernelsSameBits(t *testing.T) {
 		be.SetTCKernel(k)
 		return be
 	}
-	auto, v2, wg, wg3 := backend(TCAuto), backend(TCV2), backend(TCWG), backend(TCWG3)
+	auto, v2 := backend(TCAuto), backend(TCV2)
+	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3)}
 	if a, b := auto.gemmKernelName(), v2.gemmKernelName(); a != "gemm_tc3_tf32" || b != "gemm_tc2_tf32" {
 		t.Fatalf("kernels %s and %s, want gemm_tc3_tf32 and gemm_tc2_tf32", a, b)
 	}
@@ -52,8 +54,8 @@ func TestTCKernelsSameBits(t *testing.T) {
 		} {
 			na, nb, nc := gemmSizes(g)
 			a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
-			var outs [4][]float32
-			for i, be := range []*Backend{auto, v2, wg, wg3} {
+			outs := make([][]float32, 2+len(wgs))
+			for i, be := range append([]*Backend{auto, v2}, wgs...) {
 				bufs := [3]tensor.Buffer{}
 				for j, v := range [][]float32{a, b, c} {
 					bufs[j] = be.Alloc(len(v)) // at offset 0: rows on 16 bytes where the leading dimension allows
@@ -65,8 +67,9 @@ func TestTCKernelsSameBits(t *testing.T) {
 				be.CopyOut(outs[i], g.C, 0)
 			}
 			sameBits(t, "gemm "+auto.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[0], outs[1])
-			sameBits(t, "gemm "+wg.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[2], outs[1])
-			sameBits(t, "gemm "+wg3.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[3], outs[1])
+			for i, wg := range wgs {
+				sameBits(t, "gemm "+wg.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[2+i], outs[1])
+			}
 		}
 	})
 

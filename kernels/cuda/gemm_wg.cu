@@ -46,6 +46,37 @@
 //    are done (so every thread past the next barrier has finished reading
 //    the stage that barrier lets be overwritten).
 //
+// 3. gemm_wgm_tf32 / gemm_wgm_bf16 (and gemm_wgm3_*, three warpgroups)
+//    are the same products fed by bulk copies (cp.async.bulk: the copy
+//    engine behind TMA, bulk.cuh) in clusters of two blocks along m
+//    (blockIdx.x: m, y: n; __cluster_dims__(2, 1, 1)), which share B's
+//    tile: each block copies its own A rows and one half of B's 256 rows
+//    into both blocks (.multicast::cluster), so a block reads (BM + 128)
+//    x 128 bytes from L2 a k-tile instead of (BM + 256) x 128. Their
+//    operands come from gemm_wg_packt_tf32 / gemm_wg_packt_bf16: the same
+//    rounded values as gemm_wg_pack_*'s, laid out in units of 64 rows by
+//    one 128-byte k-tile (8 KiB: unit r / 64, k-tile kt at byte ((r / 64)
+//    * KT + kt) * 8192 of the operand, KT = KW / 32), each unit already in
+//    the stage's swizzled layout (row r % 64 at byte 128 (r % 64), chunk
+//    c at chunk c ^ (r % 8)), so that one bulk copy of 8 KiB fills 64
+//    rows of a stage. Rows are padded to whole clusters (A: 2 BM) and to
+//    256 (B). One thread (thread 0) issues a block's copies; two
+//    mbarriers a stage order them: "full" (count 1: thread 0's
+//    arrive.expect_tx of the stage's bytes, which the copies of both
+//    blocks complete) and "empty" (count 2 NWG: the first thread of every
+//    warpgroup of the cluster arrives once its products of the stage's
+//    k-tile are done, wgmma.wait_group 1 after the next k-tile's). A
+//    k-tile g: every thread waits for full (phase parity (g / STAGES) %
+//    2), wgmma.fence, four wgmma, commit, wait_group 1, the releases of
+//    k-tile g - 1's stage, and thread 0 waits for that stage's empty
+//    phase and loads k-tile g - 1 + STAGES into it (into both blocks:
+//    their four warpgroups must all be done with it). A batch's first k
+//    step sets d = A*B (wgmma's scale-d 0) rather than the accumulators
+//    being zeroed inside the pipeline (ptxas then serialises the wgmma).
+//    The mbarriers are initialised and fenced (fence.mbarrier_init)
+//    before a cluster barrier, and a cluster barrier ends the kernel, so
+//    that no block leaves while the other may arrive on its mbarriers.
+//
 // The accumulators follow PTX's "Register Fragments" for wgmma's D: in
 // warp w of the warpgroup, lane l (g = l / 4, t = l % 4) holds
 // d[4i + 2h + u] = D[16w + g + 8h][8i + 2t + u]; the epilogue writes
@@ -79,6 +110,11 @@
 #define WG_STAGES 4                                        // k-tiles in the ring
 #define WG_SHARED (WG_STAGES * (WG_BM + WG_BN) * 128 + 1024)    // gemm_wg_*'s dynamic shared memory (1024: alignment slack)
 #define WG3_SHARED (WG_STAGES * (WG3_BM + WG_BN) * 128 + 1024)  // gemm_wg3_*'s: 225 KiB of the H100's 227
+#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)                  // gemm_wgm_*'s: gemm_wg_*'s and two mbarriers a stage
+#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)                // gemm_wgm3_*'s
+
+#include "bulk.cuh"
+#include "cluster.cuh"
 
 #ifdef __CUDA_ARCH__
 // smem_u32 is p's address in the shared window.
@@ -111,22 +147,25 @@ __device__ __forceinline__ void wg_fence_operands(float (&d)[128]) {
 
 // WG_MMA(INSTR, IMM) is the asm of one m64n256 wgmma into the 128
 // accumulators d from descriptors da and db: instruction INSTR, scale-d
-// 1 (d += A*B), then the immediates IMM (scale-a, scale-b, and for
-// 16-bit types the transpositions).
+// from acc (1: d += A*B; 0: d = A*B, d's input ignored, so that no other
+// instruction need define the accumulators inside the pipeline), then the
+// immediates IMM (scale-a, scale-b, and for 16-bit types the
+// transpositions).
 #define WG_MMA(INSTR, IMM)                                                                     \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" INSTR " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, " IMM ";\n}\n" \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" INSTR " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, " IMM ";\n}\n" \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-                 : "l"(da), "l"(db))
+                 : "l"(da), "l"(db), "r"(acc))
 
 // wgmma_tf32_m64n256k8: d (64 x 256 over the warpgroup) += A (64 x 8,
-// descriptor da) * B (256 x 8, descriptor db)^T, TF32 in, FP32 out.
-__device__ __forceinline__ void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db) {
+// descriptor da) * B (256 x 8, descriptor db)^T (d = when acc is 0), TF32
+// in, FP32 out.
+__device__ __forceinline__ void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
     WG_MMA("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", "1, 1");
 }
 
-// wgmma_bf16_m64n256k16: d += A (64 x 16) * B (256 x 16)^T, BF16 in,
-// FP32 out, both K-major (no transposition).
-__device__ __forceinline__ void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
+// wgmma_bf16_m64n256k16: d += A (64 x 16) * B (256 x 16)^T (d = when acc
+// is 0), BF16 in, FP32 out, both K-major (no transposition).
+__device__ __forceinline__ void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
     WG_MMA("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "1, 1, 0, 0");
 }
 #endif
@@ -145,7 +184,7 @@ __device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
 // kcontig, else x[k*ld + r]) into P[b] (Rp x KW words), rounded, zero
 // beyond R x K; blocks of 32 x 8 threads, one 32-row by 32-word tile each
 // (blockIdx.x: words, blockIdx.y: rows, blockIdx.z: batch, grid-stride).
-template <bool BF16>
+template <bool BF16, bool TILED>
 __device__ __forceinline__ void wg_pack(const float* X, long long ld, long long stride, int kcontig, int R, int K, unsigned* P, int Rp,
                                         int KW, int batch) {
     constexpr int E = BF16 ? 2 : 1;  // k per word
@@ -178,10 +217,39 @@ __device__ __forceinline__ void wg_pack(const float* X, long long ld, long long 
         for (int j = 0; j < 4; j++) {
             const int rr = ty + 8 * j;
             const unsigned w = BF16 ? bf16x2_round(tile[rr][2 * tx], tile[rr][2 * tx + 1]) : tf32_round(tile[rr][tx]);
-            p[(long long)(r0 + rr) * KW + w0 + tx] = w;
+            const int r = r0 + rr;
+            if (TILED)  // unit r / 64, k-tile w0 / 32, row r % 64, chunk tx / 4 at chunk (tx / 4) ^ (r % 8)
+                p[(long long)(r >> 6) * 64 * KW + w0 * 64 + (r & 63) * 32 + (((tx >> 2) ^ (r & 7)) << 2) + (tx & 3)] = w;
+            else
+                p[(long long)r * KW + w0 + tx] = w;
         }
         __syncthreads();
     }
+}
+
+// wg_store writes alpha*d + beta*C (C not read when beta is 0) inside M x
+// N: d is thread t's (of its warpgroup) accumulators of the 64 x 256 tile
+// of C at row m0, column n0 (see the top of the file).
+__device__ __forceinline__ void wg_store(const float (&d)[128], int M, int N, float alpha, float beta, float* C, long long ldc, int m0, int n0,
+                                         int t) {
+    const int w = t >> 5, l = t & 31;
+    const int r = m0 + 16 * w + (l >> 2), cn = n0 + 2 * (l & 3);
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gm = r + 8 * h;
+            if (gm >= M) continue;
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int gn = cn + 8 * i + u;
+                if (gn >= N) continue;
+                float* pc = C + (long long)gm * ldc + gn;
+                float v = alpha * d[4 * i + 2 * h + u];
+                if (beta != 0.f) v = fmaf(beta, *pc, v);
+                *pc = v;
+            }
+        }
 }
 
 // gemm_wg multiplies packed operands (see the top of the file): A (Rp_A x
@@ -243,9 +311,9 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
 #pragma unroll
             for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each
                 if (BF16)
-                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j));
+                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
                 else
-                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j));
+                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
             }
             wg_commit();
             wg_wait<1>();
@@ -255,25 +323,7 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
         wg_fence_operands(d);
         cp_async_wait<0>();
 
-        const int t = tid & 127, w = t >> 5, l = t & 31;
-        const int r = m0 + 64 * wg + 16 * w + (l >> 2), cn = n0 + 2 * (l & 3);
-        float* cb = C + bz * strideC;
-#pragma unroll
-        for (int i = 0; i < 32; i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gm = r + 8 * h;
-                if (gm >= M) continue;
-#pragma unroll
-                for (int u = 0; u < 2; u++) {
-                    const int gn = cn + 8 * i + u;
-                    if (gn >= N) continue;
-                    float* pc = cb + (long long)gm * ldc + gn;
-                    float v = alpha * d[4 * i + 2 * h + u];
-                    if (beta != 0.f) v = fmaf(beta, *pc, v);
-                    *pc = v;
-                }
-            }
+        wg_store(d, M, N, alpha, beta, C + bz * strideC, ldc, m0 + 64 * wg, n0, tid & 127);
         __syncthreads();  // every warpgroup done with the ring before the next batch's copies
     }
 }
@@ -281,13 +331,13 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
 // P[b] = tf32(op(X[b])) packed K-major (Rp x KW words, zero-padded) for gemm_wg_tf32, 32 x 8 threads per 32 x 32-word tile
 extern "C" __global__ void __launch_bounds__(256) gemm_wg_pack_tf32(const float* X, long long ld, long long stride, int kcontig, int R, int K,
                                                                     unsigned* P, int Rp, int KW, int batch) {
-    wg_pack<false>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+    wg_pack<false, false>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
 }
 
 // P[b] = bf16(op(X[b])) packed K-major, two per word (Rp x KW words, zero-padded) for gemm_wg_bf16, 32 x 8 threads per 32 x 32-word tile
 extern "C" __global__ void __launch_bounds__(256) gemm_wg_pack_bf16(const float* X, long long ld, long long stride, int kcontig, int R, int K,
                                                                     unsigned* P, int Rp, int KW, int batch) {
-    wg_pack<true>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+    wg_pack<true, false>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from packed TF32 operands with wgmma m64n256k8, 128 x 256 tiles per 256-thread block
@@ -316,4 +366,133 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_wg3_bf16(int M, int N,
                                                                    const unsigned* B, long long strideB, float beta, float* C, long long ldc,
                                                                    long long strideC, int batch) {
     gemm_wg<true, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// P[b] = tf32(op(X[b])) in gemm_wgm_tf32's tiled layout (64-row units of 128-byte k-tiles, swizzled), 32 x 8 threads per 32 x 32-word tile
+extern "C" __global__ void __launch_bounds__(256) gemm_wg_packt_tf32(const float* X, long long ld, long long stride, int kcontig, int R, int K,
+                                                                     unsigned* P, int Rp, int KW, int batch) {
+    wg_pack<false, true>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+}
+
+// P[b] = bf16(op(X[b])) in gemm_wgm_bf16's tiled layout, two per word, 32 x 8 threads per 32 x 32-word tile
+extern "C" __global__ void __launch_bounds__(256) gemm_wg_packt_bf16(const float* X, long long ld, long long stride, int kcontig, int R, int K,
+                                                                     unsigned* P, int Rp, int KW, int batch) {
+    wg_pack<true, true>(X, ld, stride, kcontig, R, K, P, Rp, KW, batch);
+}
+
+// gemm_wgm is gemm_wg on tiled operands (see the top of the file) in
+// clusters of two blocks along m, whose bulk copies share B's tile.
+template <bool BF16, int NWG>
+__device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
+                                         long long strideB, float beta, float* C, long long ldc, long long strideC, int batch) {
+    constexpr int BM = 64 * NWG;                  // rows of A (and C) a block
+    constexpr unsigned UNIT = 64 * 128;           // bytes of a unit: 64 rows of a 128-byte k-tile
+    constexpr unsigned TILE = (BM + WG_BN) * 128; // one stage: A's BM rows, then B's 256
+    TC2_DYNAMIC_SHARED(smem);
+    const unsigned s0 = smem_u32(smem), pad = (1024u - (s0 & 1023u)) & 1023u;
+    const unsigned sbase = s0 + pad, bars = sbase + WG_STAGES * TILE;  // stage s's full mbarrier at bars + 8s, its empty one 8 WG_STAGES on
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const unsigned rank = clusterRank();
+    const int KT = KW / 32;  // 128-byte k-tiles
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * WG_BN;
+    const int nb = (int)blockIdx.z < batch ? (batch - 1 - (int)blockIdx.z) / (int)gridDim.z + 1 : 0;  // the block's batches
+    const int G = nb * KT;  // the block's k-tiles, batch after batch
+    if (tid == 0) {
+        for (int s = 0; s < WG_STAGES; s++) {
+            mbarInit(bars + 8 * s, 1);                        // full: the producer's arrival and the stage's bytes
+            mbarInit(bars + 8 * (WG_STAGES + s), 2 * NWG);    // empty: every warpgroup of the cluster done with the stage
+        }
+        fenceMbarInit();
+    }
+    clusterSync();  // the mbarriers initialised before any block copies into or arrives on them
+    const long long unitStride = 64LL * 4 * KW;                                                     // bytes between 64-row units
+    const unsigned char* a0 = reinterpret_cast<const unsigned char*>(Ap) + (long long)m0 * 4 * KW;  // the block's first unit of A
+    const unsigned char* b0 = reinterpret_cast<const unsigned char*>(Bp) + (long long)(n0 + 128 * rank) * 4 * KW;  // its half of B's
+    // issue (thread 0) loads k-tile g of the block's sequence into its
+    // stage, once every warpgroup of the cluster is done with the stage's
+    // last k-tile: A's units into this block, this block's half of B's
+    // tile into both blocks.
+    auto issue = [&](int g) {
+        const int s = g % WG_STAGES, kt = g % KT;
+        const long long bz = blockIdx.z + (long long)(g / KT) * gridDim.z;
+        if (g >= WG_STAGES) mbarWait(bars + 8 * (WG_STAGES + s), (g / WG_STAGES - 1) & 1);
+        mbarArriveExpectTx(bars + 8 * s, TILE);
+        const unsigned st = sbase + s * TILE;
+        const unsigned char* a = a0 + bz * 4 * strideA + kt * UNIT;
+#pragma unroll
+        for (int u = 0; u < NWG; u++) bulkCopyOwn(st + u * UNIT, a + u * unitStride, UNIT, bars + 8 * s);
+        const unsigned char* b = b0 + bz * 4 * strideB + kt * UNIT;
+#pragma unroll
+        for (int u = 0; u < 2; u++) bulkCopy(st + BM * 128 + (2 * rank + u) * UNIT, b + u * unitStride, UNIT, bars + 8 * s, 3u);
+    };
+    if (tid == 0)
+        for (int g = 0; g < G && g < WG_STAGES; g++) issue(g);
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) d[i] = 0.f;  // before the pipeline: each batch's first wgmma ignores d (no k: C = beta*C)
+    int g = 0;                                   // the block's k-tiles so far
+    for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        for (int kt = 0; kt < KT; kt++, g++) {
+            const int s = g % WG_STAGES;
+            mbarWait(bars + 8 * s, (g / WG_STAGES) & 1);  // k-tile g has landed
+            const unsigned sa = sbase + s * TILE + wg * 64 * 128, sb = sbase + s * TILE + BM * 128;
+            wg_fence_operands(d);
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each; a batch's first sets d = A*B
+                if (BF16)
+                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
+                else
+                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
+            }
+            wg_commit();
+            wg_wait<1>();  // k-tile g - 1's products are done
+            wg_fence_operands(d);
+            if (g > 0) {  // its stage is free in this block: every warpgroup says so to both blocks
+                const unsigned e = bars + 8 * (WG_STAGES + (g - 1) % WG_STAGES);
+                if ((tid & 127) == 0) {
+                    mbarArriveCluster(e, 0);
+                    mbarArriveCluster(e, 1);
+                }
+                if (tid == 0 && g - 1 + WG_STAGES < G) issue(g - 1 + WG_STAGES);
+                __syncwarp();
+            }
+        }
+        wg_wait<0>();
+        wg_fence_operands(d);
+        wg_store(d, M, N, alpha, beta, C + bz * strideC, ldc, m0 + 64 * wg, n0, tid & 127);
+    }
+    clusterSync();  // no block leaves while the other may still arrive on its mbarriers
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 128 x 256 tiles per 256-thread block, clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(256, 1) __cluster_dims__(2, 1, 1) gemm_wgm_tf32(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                             long long strideA, const unsigned* B, long long strideB,
+                                                                                             float beta, float* C, long long ldc, long long strideC,
+                                                                                             int batch) {
+    gemm_wgm<false, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 128 x 256 tiles per 256-thread block, clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(256, 1) __cluster_dims__(2, 1, 1) gemm_wgm_bf16(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                             long long strideA, const unsigned* B, long long strideB,
+                                                                                             float beta, float* C, long long ldc, long long strideC,
+                                                                                             int batch) {
+    gemm_wgm<true, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 192 x 256 tiles per 384-thread block, clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) gemm_wgm3_tf32(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                              long long strideA, const unsigned* B, long long strideB,
+                                                                                              float beta, float* C, long long ldc, long long strideC,
+                                                                                              int batch) {
+    gemm_wgm<false, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 192 x 256 tiles per 384-thread block, clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) gemm_wgm3_bf16(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                              long long strideA, const unsigned* B, long long strideB,
+                                                                                              float beta, float* C, long long ldc, long long strideC,
+                                                                                              int batch) {
+    gemm_wgm<true, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }

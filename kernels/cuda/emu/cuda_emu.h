@@ -18,7 +18,9 @@
 // mapa + st.shared::cluster) stores into the same offset of another
 // block's dynamic shared memory (static __shared__ variables are one per
 // kernel, as for blocks run one after another: a cluster kernel keeps its
-// per-block state in dynamic shared memory). This checks the kernels'
+// per-block state in dynamic shared memory). sm_90's mbarriers and bulk
+// copies (cp.async.bulk, multicast into a cluster's blocks) are
+// bulk_emu.h's. This checks the kernels'
 // index arithmetic, loops, barriers and reductions; it does not model
 // timing, memory coalescing, or the floating-point contractions (FMA)
 // nvcc may choose.
@@ -33,6 +35,7 @@
 #include <ucontext.h>
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -52,14 +55,27 @@ struct AsyncCopy {
     int bytes, group;
 };
 
+// MBar is an mbarrier object (sm_90's mbarrier.*, bulk_emu.h): the
+// arrivals a phase expects, those the current phase still expects, the
+// transaction bytes it still expects (negative while copies completed
+// before their arrive.expect_tx), and the phases completed so far.
+struct MBar {
+    unsigned count = 0;
+    int pending = 0;
+    long long tx = 0;
+    unsigned phase = 0;
+};
+
 // WgOp is one wgmma.mma_async of a thread in flight (see wgmmaIssue): the
 // accumulators it updates, its descriptors and k, its group (the thread's
-// wgmma commits when it was issued), the accumulators it started from and
+// wgmma commits when it was issued), whether it adds to the accumulators
+// (scale-d 1) or ignores them (0), the accumulators it started from and
 // the result formed from shared memory when it was issued.
 struct WgOp {
     float* d;
     uint64_t da, db;
     int kdim, group;
+    bool acc;
     float in[128], out[128];
 };
 
@@ -69,12 +85,15 @@ struct Fiber {
     jmp_buf jb;      // where it resumes afterwards
     bool started = false;
     dim3 tid;
-    int waiting = -1;  // barrier id it waits on: 0 block, 1+w warp w; -1 runnable
+    int waiting = -1;  // barrier id it waits on: 0 block, 1+w warp w, then warpgroups (wgBarrier); -1 runnable
     bool done = false;
     std::vector<AsyncCopy> async;  // its cp.async not yet waited for, oldest first
     int commits = 0;               // its cp.async.commit_group so far
     std::vector<struct WgOp> wg;   // its wgmma not yet waited for, oldest first
     int wgCommits = 0;             // its wgmma.commit_group so far
+    int wgWaitN = 0;               // the n of its wgmma.wait_group in progress
+    unsigned mbarOff = 0;          // the mbarrier it waits on (waiting mbarWaiting), by shared offset,
+    unsigned mbarParity = 0;       // and the parity of the phase it waits for
 };
 
 struct Block {
@@ -86,6 +105,7 @@ struct Block {
     std::vector<int> expected;     // per barrier: fibers that must arrive
     std::vector<uint64_t> slot;    // one exchange slot per thread
     std::vector<uint32_t> frag;    // mma operand fragments, 6 words per thread
+    std::map<unsigned, MBar> mbars;  // its mbarriers by shared offset
     jmp_buf sched;
     unsigned cur = 0;
 };
@@ -121,6 +141,10 @@ inline char* stack(unsigned t) {
 }
 
 inline Fiber& self() { return blk->fibers[blk->cur]; }
+
+// wgBarrier is the barrier id of thread t's warpgroup (after the block's
+// and the warps').
+inline unsigned wgBarrier(unsigned t) { return 1 + (bDim.x * bDim.y * bDim.z + 31) / 32 + t / 128; }
 
 // clusterWait arrives at the cluster's barrier and switches to the
 // scheduler until every thread of the cluster has arrived.
@@ -460,6 +484,8 @@ inline void asyncWait(int n) {
 }
 }  // namespace emu
 
+#include "bulk_emu.h"
+
 // ldmatrix_x4 is ldmatrix.sync.aligned.m8n8.x4.shared.b16 r, [row], a warp
 // collective as PTX's "Warp-level matrix load instruction: ldmatrix"
 // describes it: four 8 x 8 matrices of 16-bit elements, lanes 8i .. 8i+7
@@ -561,8 +587,8 @@ inline double wgElem(uint64_t desc, int r, int k, int kdim) {
     }
     return bitsFloat(u);
 }
-inline void wgCompute(const WgOp& op, float* out) {
-    const unsigned t = emuThread() % 128, w = t / 32, l = t % 32;
+inline void wgCompute(const WgOp& op, float* out, unsigned thread) {
+    const unsigned t = thread % 128, w = t / 32, l = t % 32;
     double a[2][16], b[64][16];  // the thread's two rows of A and 64 columns of D's B rows
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < op.kdim; k++) a[h][k] = wgElem(op.da, 16 * w + l / 4 + 8 * h, k, op.kdim);
@@ -571,7 +597,7 @@ inline void wgCompute(const WgOp& op, float* out) {
             for (int k = 0; k < op.kdim; k++) b[2 * i + u][k] = wgElem(op.db, 8 * i + 2 * (l % 4) + u, k, op.kdim);
     for (int i = 0; i < 32; i++)
         for (int x = 0; x < 4; x++) {
-            double s = op.in[4 * i + x];
+            double s = op.acc ? op.in[4 * i + x] : 0.;
             for (int k = 0; k < op.kdim; k++) s += a[x >> 1][k] * b[2 * i + (x & 1)][k];
             out[4 * i + x] = (float)s;
         }
@@ -580,18 +606,24 @@ inline void wgCompute(const WgOp& op, float* out) {
 // holding element (r, k) of a descriptor's operand (see wgElem).
 inline uint64_t wgChunk(uint64_t desc, int r, int k, int kdim) { return wgAddr(desc, r, k, kdim) & ~(uint64_t)15; }
 
-// wgCheckCopies aborts if a cp.async of any thread of the block, not yet
-// landed, writes into the shared memory op reads (when: "issued" or
-// "waited for"): on a GPU the copy may land while the tensor cores read.
+// wgCheckCopies aborts if a cp.async of any thread of the block, or a
+// bulk copy (bulk_emu.h), not yet landed writes into the shared memory op
+// reads (when: "issued" or "waited for"): on a GPU the copy may land
+// while the tensor cores read.
 // The first thread of each warpgroup checks, for the warpgroup.
-inline void wgCheckCopies(const WgOp& op, const char* when) {
-    if (emuThread() % 128 != 0) return;
+inline void wgCheckCopies(const WgOp& op, const char* when, unsigned thread) {
+    if (thread % 128 != 0) return;
     std::vector<bool> used(sharedBytes / 16 + 1);
     for (int k = 0; k < op.kdim; k++) {
         for (int r = 0; r < 64; r++) used[wgChunk(op.da, r, k, op.kdim) / 16] = true;
         for (int r = 0; r < 256; r++) used[wgChunk(op.db, r, k, op.kdim) / 16] = true;
     }
     const auto* sm = static_cast<const unsigned char*>(dynamicShared());
+    for (unsigned long i = 0; i < used.size(); i++)
+        if (used[i] && bulkOverlaps(16 * i, 16 * i + 16)) {
+            std::fprintf(stderr, "emu: a bulk copy not yet landed writes byte %lu of shared memory, an operand of a wgmma %s\n", 16 * i, when);
+            std::exit(2);
+        }
     for (const Fiber& f : blk->fibers)
         for (const AsyncCopy& c : f.async) {
             const auto off = static_cast<const unsigned char*>(c.dst) - sm;
@@ -602,13 +634,13 @@ inline void wgCheckCopies(const WgOp& op, const char* when) {
         }
 }
 
-inline void wgmmaIssue(float (&d)[128], uint64_t da, uint64_t db, int kdim) {
+inline void wgmmaIssue(float (&d)[128], uint64_t da, uint64_t db, int kdim, bool acc) {
     if ((bDim.x * bDim.y * bDim.z) % 128 != 0) {
         std::fprintf(stderr, "emu: wgmma in a block of %u threads (needs whole warpgroups of 128)\n", bDim.x * bDim.y * bDim.z);
         std::exit(2);
     }
     Fiber& f = self();
-    WgOp op{d, da, db, kdim, f.wgCommits, {}, {}};
+    WgOp op{d, da, db, kdim, f.wgCommits, acc, {}, {}};
     const float* in = d;
     for (auto it = f.wg.rbegin(); it != f.wg.rend(); ++it)
         if (it->d == d) {
@@ -616,12 +648,14 @@ inline void wgmmaIssue(float (&d)[128], uint64_t da, uint64_t db, int kdim) {
             break;
         }
     std::memcpy(op.in, in, sizeof op.in);
-    wgCompute(op, op.out);
-    wgCheckCopies(op, "issued");
+    wgCompute(op, op.out, emuThread());
+    wgCheckCopies(op, "issued", emuThread());
     f.wg.push_back(op);
 }
-inline void wgWait(int n) {
-    Fiber& f = self();
+// wgRetire completes thread t's (fiber f's) wgmma of groups older than
+// its n most recent: checks them (see wgmmaIssue) and writes their
+// accumulators.
+inline void wgRetire(Fiber& f, unsigned t, int n) {
     size_t kept = 0;
     for (size_t i = 0; i < f.wg.size(); i++) {
         WgOp& op = f.wg[i];
@@ -630,19 +664,50 @@ inline void wgWait(int n) {
             continue;
         }
         if (std::memcmp(op.d, op.in, sizeof op.in) != 0) {
-            std::fprintf(stderr, "emu: thread %u changed its accumulators while a wgmma was in flight\n", emuThread());
+            std::fprintf(stderr, "emu: thread %u changed its accumulators while a wgmma was in flight\n", t);
             std::exit(2);
         }
-        wgCheckCopies(op, "waited for");
+        wgCheckCopies(op, "waited for", t);
         float again[128];
-        wgCompute(op, again);
+        wgCompute(op, again, t);
         if (std::memcmp(again, op.out, sizeof again) != 0) {
-            std::fprintf(stderr, "emu: thread %u: the shared memory operands of a wgmma changed between its issue and its wait_group\n", emuThread());
+            std::fprintf(stderr, "emu: thread %u: the shared memory operands of a wgmma changed between its issue and its wait_group\n", t);
             std::exit(2);
         }
         std::memcpy(op.d, op.out, sizeof op.out);
     }
     f.wg.resize(kept);
+}
+
+// wgWait is wgmma.wait_group n for the calling thread's warpgroup: a
+// wgmma is one operation of the warpgroup's 128 threads, begun once all
+// have issued it and complete for all at once, so once any thread's
+// wait_group returns the group's shared-memory reads are over for the
+// whole warpgroup (one thread may then release the stage: gemm_wgm's
+// mbarrier arrivals). The emulator meets the warpgroup there, and the
+// last thread to arrive retires every thread's groups (wgRetire) before
+// any goes on.
+inline void wgWait(int n) {
+    Block& b = *blk;
+    const unsigned t = emuThread(), id = wgBarrier(t);
+    Fiber& f = self();
+    f.wgWaitN = n;
+    if (++b.arrived[id] < b.expected[id]) {
+        f.waiting = (int)id;
+        if (!_setjmp(f.jb)) _longjmp(b.sched, 1);
+        return;
+    }
+    b.arrived[id] = 0;
+    for (unsigned u = t / 128 * 128; u < t / 128 * 128 + 128; u++) {
+        Fiber& g = b.fibers[u];
+        if (g.wgCommits != f.wgCommits || g.wgWaitN != n) {
+            std::fprintf(stderr, "emu: threads %u and %u of a warpgroup at wgmma.wait_group with %d and %d commits, waiting for %d and %d\n", t, u,
+                         f.wgCommits, g.wgCommits, n, g.wgWaitN);
+            std::exit(2);
+        }
+        wgRetire(g, u, n);
+        if (g.waiting == (int)id) g.waiting = -1;
+    }
 }
 }  // namespace emu
 
@@ -671,9 +736,14 @@ inline void wg_wait() { emu::wgWait(N); }
 
 // wgmma_tf32_m64n256k8 and wgmma_bf16_m64n256k16 are
 // wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 and
-// .m64n256k16.f32.bf16.bf16 (K-major, scale-d 1).
-inline void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db) { emu::wgmmaIssue(d, da, db, 8); }
-inline void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) { emu::wgmmaIssue(d, da, db, 16); }
+// .m64n256k16.f32.bf16.bf16 (K-major; scale-d acc: 1 adds to d, 0
+// ignores its input).
+inline void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
+    emu::wgmmaIssue(d, da, db, 8, acc != 0);
+}
+inline void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
+    emu::wgmmaIssue(d, da, db, 16, acc != 0);
+}
 
 namespace emu {
 inline std::function<void()> body;
@@ -704,10 +774,11 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                     b.idx = dim3(bx0 + r, by, bz);
                     b.rank = r;
                     b.fibers.resize(n);
-                    b.arrived.assign(1 + nw, 0);
-                    b.expected.assign(1 + nw, 0);
+                    b.arrived.assign(1 + nw + nw / 4, 0);
+                    b.expected.assign(1 + nw + nw / 4, 0);
                     b.expected[0] = n;
                     for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
+                    for (unsigned g = 0; g < nw / 4; g++) b.expected[1 + nw + g] = std::min(128u, n - 128 * g);
                     b.slot.assign(n, 0);
                     b.frag.assign(6 * n, 0);
                     b.shared.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
@@ -723,6 +794,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 }
                 cluster = cx > 1 ? &bs : nullptr;
                 clusterArrived = 0;
+                bulkStart();
                 // Round robin over runnable fibers until all are done,
                 // alternating the direction (and starting point) of the
                 // rounds, so that a missing barrier between a write and a
@@ -773,6 +845,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                         std::exit(2);
                     }
                 }
+                bulkFinish();
                 blk = nullptr;
                 cluster = nullptr;
                 for (Block& b : bs) {
