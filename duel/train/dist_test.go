@@ -61,11 +61,23 @@ func readMemory(t *testing.T, dir string) *memory.Memory {
 
 // TestDataParallelMatchesOneProcess trains the same configuration on one
 // process and on 2 ranks (global batch 16, 8 per rank) and compares: the
-// losses must agree up to float summation order, the memory must hold the
-// same sample ids, and the saved models must be close. Ghost BatchNorm
-// with 2 groups makes each rank's BatchNorm exactly one of the single
-// process's groups (dist's strided shards), so the runs compute the same
-// function.
+// first step's losses (the same parameters, the same function) must agree
+// up to float summation order, the later ones and the saved models must
+// stay close, and the memory must hold the same sample ids. Ghost
+// BatchNorm with 2 groups makes each rank's BatchNorm exactly one of the
+// single process's groups (dist's strided shards), so the runs compute the
+// same function.
+//
+// Summation order is all that differs, but training amplifies it: a ReLU
+// or max-pooling decision that flips on a 1e-7 difference moves one
+// weight by as much as 2e-3 in a single step. Over seeds 1-12 on an AVX2
+// and an AVX-512 machine (AMD EPYC Zen 5, 2026-11-28, DUEL_ISA=avx2 and
+// avx512) the first step's losses agreed within 2.3e-6 (relative), the
+// six steps' within 1.7e-3, the encoders within 4.3e-4 (the norm of their
+// difference over the norm of the one-process model), and the memories
+// always held the same ids; a learning rate 1.5 times too large, the
+// smallest error these bounds are meant to catch, moves the encoder by
+// 5.3e-3 to 7.0e-3.
 func TestDataParallelMatchesOneProcess(t *testing.T) {
 	for _, tc := range []struct {
 		method        string
@@ -120,17 +132,21 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 			if len(ma) != len(mb) || len(ma) != c.Steps {
 				t.Fatalf("%d vs %d metric lines, expected %d", len(ma), len(mb), c.Steps)
 			}
-			worst := 0.0
+			worst, first := 0.0, 0.0
 			for i := range ma {
 				d := math.Abs(ma[i].Loss-mb[i].Loss) / math.Max(1, math.Abs(ma[i].Loss))
 				worst = max(worst, d)
+				if i == 0 {
+					first = d
+				}
 				if mb[i].WorldSize != 2 || ma[i].WorldSize != 0 {
 					t.Errorf("step %d: world sizes %d and %d, expected 0 (absent) and 2", ma[i].Step, ma[i].WorldSize, mb[i].WorldSize)
 				}
 			}
-			t.Logf("largest relative loss difference over %d steps: %.3g", len(ma), worst)
-			if worst > 1e-4 {
-				t.Errorf("losses differ by up to %.3g (relative): one process %v, two ranks %v", worst, losses(ma), losses(mb))
+			t.Logf("relative loss difference at the first step: %.3g, over %d steps: %.3g", first, len(ma), worst)
+			if first > 2e-5 || worst > 5e-3 {
+				t.Errorf("losses differ by %.3g at the first step and up to %.3g (relative; at most 2e-5 and 5e-3): one process %v, two ranks %v",
+					first, worst, losses(ma), losses(mb))
 			}
 			if info, _ := ssl.Lookup(c.Method); info.Memory {
 				a, b := readMemory(t, one), readMemory(t, two)
@@ -146,7 +162,7 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			worstParam := 0.0
+			var diff2, norm2 float64
 			sb := nn.StateDictOf(rb.Encoder)
 			for _, e := range nn.StateDictOf(ra.Encoder) {
 				o, ok := sb.Get(e.Name)
@@ -155,12 +171,14 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 				}
 				x, y := e.Tensor.Contiguous().Data(), o.Contiguous().Data()
 				for i := range x {
-					worstParam = max(worstParam, math.Abs(float64(x[i]-y[i])))
+					diff2 += float64(x[i]-y[i]) * float64(x[i]-y[i])
+					norm2 += float64(x[i]) * float64(x[i])
 				}
 			}
-			t.Logf("largest encoder tensor difference: %.3g", worstParam)
-			if worstParam > 1e-3 {
-				t.Errorf("the encoders differ by up to %.3g", worstParam)
+			rel := math.Sqrt(diff2 / norm2)
+			t.Logf("encoder difference (relative norm): %.3g", rel)
+			if rel > 2e-3 {
+				t.Errorf("the encoders differ by %.3g (the norm of their difference over the one-process model's; at most 2e-3)", rel)
 			}
 		})
 	}
