@@ -6,6 +6,8 @@
 #   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
 #                   # kernels' tests and benchmarks, the TF32 step (and
 #                  # racecheck over the transposes, GEMMs and convolutions)
+#   bench/gpu_check.sh goals DIR OUT  # there: issue 12's three goals and
+#                   # the kernels no GPU has run yet, first (3-6 minutes)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -133,8 +135,8 @@ quick)
 	# in one block (rounds1024, rounds512: duel_rounds.cu) and on a
 	# cluster of 8 (rounds8: duel_rounds8.cu), with their per-phase times.
 	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
-	timeout 90 python3 "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
-	timeout 120 python3 "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	# The same step with the tensor-core kernels that round each panel in
 	# shared memory (TCV2: gemm_tc2_tf32, conv_tc's *_tf32; the default,
 	# auto, rounds in registers).
@@ -149,6 +151,28 @@ quick)
 	fi
 	# The defaults (FP32 products, TF32 convolutions, as PyTorch's).
 	timeout 60 "$d/duelctl" bench step --device cuda --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/default: /" | tee -a "$out/step.log"
+	;;
+goals)
+	# The three figures issue 12 asks for, and the kernels no GPU has run
+	# yet, in the order that matters if the time runs out: gemm_wg.cu's
+	# layout probes and products on the GPU (TCWG, TCWG3, TCWGM, TCWGM3:
+	# wgmma, bulk copies, clusters), every DUEL selection's decisions
+	# against the CPU's (TestDUELKernel: duel_select_rounds and
+	# duel_select_rounds8 included), GEMM 4096^3 in TF32 and BF16 (v3,
+	# wg, wg3, then wgm and wgm3 in a process of their own) with
+	# torch.mm's figures, the DUEL update's selections at K 4096 B 256 Z
+	# 128 with their phases and rounds, then the TF32 ResNet-50 step
+	# beside PyTorch's.
+	start_run "$2" "$3"
+	machine
+	only='^TestGemmWGKernel$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-wg.log"
+	only='^TestDUELKernel$' limit=120 tests cudaduel
+	(cd cuda && timeout 90 "$d/cuda.test" -test.run '^$' -test.bench 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' -test.benchtime 100x) 2>&1 | tee "$out/bench.log"
+	(cd cuda && timeout 60 "$d/cuda.test" -test.run '^$' -test.bench 'GemmWGM/(tf32|bf16)/n4096' -test.benchtime 100x) 2>&1 | tee -a "$out/bench.log"
+	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
@@ -196,7 +220,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
