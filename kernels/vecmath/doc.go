@@ -1,6 +1,8 @@
 // Package vecmath holds elementwise float32 math kernels shared by the
-// tensor CPU backend and autograd: today a float32 exponential (Expf, and
-// ExpShift over slices with an AVX2 kernel).
+// tensor CPU backend and autograd: a float32 exponential (Expf, and
+// ExpShift over slices with an AVX2 kernel), the normalisation and ReLU
+// loops, and the check of a unit row (UnitSquares: the squared norm in
+// float64 and whether every value lies in [-1, 1]).
 //
 // Every assembly kernel sits beside a plain-Go reference that computes the
 // same bits, and is tested against it on random, odd and zero lengths with

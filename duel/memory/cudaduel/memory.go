@@ -11,6 +11,7 @@ import (
 	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/duel/memory"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
 // Options configures Update.
@@ -118,34 +119,13 @@ func checkRow(name string, r int, row []float32) error {
 
 // rowFits reports whether every value of row is in [-1, 1] (not NaN) and
 // its squared norm is below duelMaxNorm2 by more than any rounding of the
-// sum could move it: then checkRow would pass it too. It
-// runs without branches on the values (four sums and the bit test
-// |v| <= 1 as an integer subtraction whose sign collects every failure),
-// about twice as fast as the exact loop: a batch of 256 x 128 is checked
-// on every update.
+// sum could move it: then checkRow would pass it too. The squares are
+// summed by vecmath.UnitSquares (16 float64 lanes, AVX2 where the CPU has
+// it, the bound test on every value's bits without a branch): a batch of
+// 256 x 128 is checked on every update, before its selection can start.
 func rowFits(row []float32) bool {
-	var s0, s1, s2, s3 float64
-	var bad int32 // negative once a value has |v| > 1 or is NaN (its bits above 1.0's)
-	for len(row) >= 4 {
-		v := row[:4:4]
-		s0 += float64(v[0]) * float64(v[0])
-		s1 += float64(v[1]) * float64(v[1])
-		s2 += float64(v[2]) * float64(v[2])
-		s3 += float64(v[3]) * float64(v[3])
-		bad |= oneMinusBits(v[0]) | oneMinusBits(v[1]) | oneMinusBits(v[2]) | oneMinusBits(v[3])
-		row = row[4:]
-	}
-	for _, v := range row {
-		s0 += float64(v) * float64(v)
-		bad |= oneMinusBits(v)
-	}
-	return bad >= 0 && (s0+s1)+(s2+s3) <= duelMaxNorm2*(1-1e-9)
-}
-
-// oneMinusBits is the bits of 1.0 minus those of |v|: negative exactly
-// when |v| > 1 or v is NaN.
-func oneMinusBits(v float32) int32 {
-	return int32(math.Float32bits(1)) - int32(math.Float32bits(v)&0x7fffffff)
+	ss, ok := vecmath.UnitSquares(row)
+	return ok && ss <= duelMaxNorm2*(1-1e-9)
 }
 
 // checkDUEL validates the arguments of Update and returns K, B and the
