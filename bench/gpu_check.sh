@@ -71,6 +71,32 @@ tests() {
 		done
 	done
 }
+# wg_tests runs gemm_wg.cu's GPU test (wgmma, bulk copies, clusters:
+# H100/H200 only) in a process of its own, first: its layout probes, then
+# the precision products (OUT's cuda-wg.log).
+wg_tests() {
+	only='^TestGemmWGKernel$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-wg.log"
+}
+# bench_cuda PATTERN SECONDS BENCHTIME runs package cuda's benchmarks
+# matching PATTERN, appended to bench.log.
+bench_cuda() {
+	(cd cuda && timeout "$2" "$d/cuda.test" -test.run '^$' -test.bench "$1" -test.benchtime "$3") 2>&1 | tee -a "$out/bench.log"
+}
+# duel_bench times the DUEL update at K 4096 B 256 Z 128 with every
+# selection (block1024, block1024prefetch: the runners-up's rows
+# prefetched; rounds1024, rounds512: certified rounds in one block,
+# duel_rounds.cu; rounds8: on a cluster of 8, duel_rounds8.cu), with
+# their per-phase times and rounds.
+duel_bench() {
+	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+}
+# peers runs PyTorch's figures at the benchmarks' shapes (peer.log), then
+# the TF32 ResNet-50 step at batch 256 beside PyTorch's (step.log).
+peers() {
+	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+}
 case "${1:-}" in
 build)
 	d=$2
@@ -117,26 +143,18 @@ quick)
 	# precisions) and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
-	# gemm_wg.cu (wgmma, sm_90a: H100/H200 only) first, in a process of its
-	# own: its layout probes, then the precision products.
-	only='^TestGemmWGKernel$' limit=60 tests cuda
-	mv "$out/cuda.log" "$out/cuda-wg.log"
+	wg_tests
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=120 tests cudaduel
-	(cd cuda && timeout 120 "$d/cuda.test" -test.run '^$' -test.bench 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' -test.benchtime 200x) 2>&1 | tee "$out/bench.log"
 	# (GemmPrecision/*/wg and /wg3: gemm_wg.cu's packing and wgmma
 	# products in 128 x 256 and 192 x 256 tiles, pack-us and mul-us apart;
 	# then, in a process of their own, the clustered ones: GemmWGM/*/wgm
 	# and /wgm3, bulk copies and mbarriers, clusters of two blocks sharing
 	# B's tile.)
-	(cd cuda && timeout 60 "$d/cuda.test" -test.run '^$' -test.bench 'GemmWGM' -test.benchtime 200x) 2>&1 | tee -a "$out/bench.log"
-	# The DUEL update at K 4096 with and without the runners-up's rows
-	# prefetched (block1024, block1024prefetch), and in certified rounds
-	# in one block (rounds1024, rounds512: duel_rounds.cu) and on a
-	# cluster of 8 (rounds8: duel_rounds8.cu), with their per-phase times.
-	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
-	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
-	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	bench_cuda 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' 120 200x
+	bench_cuda 'GemmWGM' 60 200x
+	duel_bench
+	peers
 	# The same step with the tensor-core kernels that round each panel in
 	# shared memory (TCV2: gemm_tc2_tf32, conv_tc's *_tf32; the default,
 	# auto, rounds in registers).
@@ -165,14 +183,12 @@ goals)
 	# beside PyTorch's.
 	start_run "$2" "$3"
 	machine
-	only='^TestGemmWGKernel$' limit=60 tests cuda
-	mv "$out/cuda.log" "$out/cuda-wg.log"
+	wg_tests
 	only='^TestDUELKernel$' limit=120 tests cudaduel
-	(cd cuda && timeout 90 "$d/cuda.test" -test.run '^$' -test.bench 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' -test.benchtime 100x) 2>&1 | tee "$out/bench.log"
-	(cd cuda && timeout 60 "$d/cuda.test" -test.run '^$' -test.bench 'GemmWGM/(tf32|bf16)/n4096' -test.benchtime 100x) 2>&1 | tee -a "$out/bench.log"
-	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
-	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
-	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
+	bench_cuda 'GemmWGM/(tf32|bf16)/n4096' 60 100x
+	duel_bench
+	peers
 	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
