@@ -30,14 +30,16 @@ type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A
 	B driver.DevicePtr, strideB int64, beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
 
 // wgKernels is one precision's pair of gemm_wg.cu kernels, the k values a
-// packed 32-bit word holds (1 for TF32, 2 for BF16), and whether the
-// product runs in clusters of two blocks along m on tiled operands
-// (gemm_wg_packt_*: the grid's blocks along m rounded up to even).
+// packed 32-bit word holds (1 for TF32, 2 for BF16), whether the product
+// runs in clusters of two blocks along m on tiled operands
+// (gemm_wg_packt_*: the grid's blocks along m rounded up to even), and
+// whether its blocks have a producer warp after their warpgroups.
 type wgKernels struct {
 	pack      wgPack
 	mul       wgMul
 	perWord   int
 	clustered bool
+	producer  bool
 }
 
 // isWG reports whether c is one of gemm_wg.cu's pairs (wgChoice).
@@ -51,21 +53,24 @@ var wgVariants = []struct {
 	tf32, bf16 gemmChoice
 }{
 	{TCWG,
-		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false}},
-		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false}}},
+		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false, false}},
+		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false, false}}},
 	{TCWG3,
-		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false}},
-		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false}}},
+		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false, false}},
+		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false, false}}},
 	{TCWGM,
-		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true}},
-		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true}}},
+		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true, false}},
+		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true, false}}},
 	{TCWGM3,
-		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true}},
-		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true}}},
+		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true, false}},
+		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true, false}}},
+	{TCWGMS,
+		gemmChoice{nil, "gemm_wgms_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmsTf32, 1, true, true}},
+		gemmChoice{nil, "gemm_wgms_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmsBf16, 2, true, true}}},
 }
 
-// wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM or
-// TCWGM3) for precision p (TF32 or BF16) as a gemmChoice, and its index
+// wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM, TCWGM3
+// or TCWGMS) for precision p (TF32 or BF16) as a gemmChoice, and its index
 // in tcState.ok; ok is false for other kernels.
 func wgChoice(p Precision, k TCKernel) (c gemmChoice, i int, ok bool) {
 	for v, w := range wgVariants {
@@ -127,13 +132,17 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 		pack(g.A, g.OffA, g.LDA, g.StrideA, !g.TransA, g.M, rpA, pa) // op(A)(m, k) = A[m*lda + k] unless transposed
 		pack(g.B, g.OffB, g.LDB, g.StrideB, g.TransB, g.N, rpB, pb)  // op(B)(k, n) = B[n*ldb + k] when transposed
 	}
+	threads := 2 * c.tileM // a warpgroup of 128 a 64 rows of the tile
+	if c.wg.producer {
+		threads += 32 // and the producer warp
+	}
 	grid := driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z}
 	if c.wg.clustered {
 		grid.X, grid.Y = grid.Y, grid.X // blocks along m first: a cluster's two blocks share B's tile
 	}
 	cfg := kc.Config{
 		Grid:   grid,
-		Block:  driver.Dim3{X: 2 * c.tileM, Y: 1, Z: 1},
+		Block:  driver.Dim3{X: threads, Y: 1, Z: 1},
 		Shared: c.shared,
 	}
 	be.queued("Gemm", c.wg.mul(be.g, cfg, int32(g.M), int32(g.N), int32(kw), g.Alpha, pa, int64(rpA*kw), pb, int64(rpB*kw),

@@ -194,35 +194,40 @@ const (
 	// warpgroups): 45% fewer bytes from L2 a FLOP than TCWG's. Not yet
 	// timed.
 	TCWGM3
+	// TCWGMS is TCWGM warp-specialised (gemm_wgms_*): a ninth warp issues
+	// the bulk copies, so that no warpgroup waits between its products
+	// for the other block to free a stage. Not yet timed.
+	TCWGMS
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
 // kernels of the backends NewBackend returns: auto, v1, v2, v3, wg, wg3,
-// wgm or wgm3 (see TCKernel; unset: auto).
+// wgm, wgm3 or wgms (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
 // tcKernels lists the TCKernel values.
-var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3}
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS}
 
-// ParseTCKernel parses "auto", "v1", "v2", "v3", "wg", "wg3", "wgm" or
-// "wgm3" (any case).
+// ParseTCKernel parses "auto", "v1", "v2", "v3", "wg", "wg3", "wgm",
+// "wgm3" or "wgms" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
 	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm or wgm3", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm or wgm3")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms")
 }
 
-// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm" or "wgm3".
+// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm", "wgm3" or
+// "wgms".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -241,6 +246,8 @@ func (k TCKernel) String() string {
 		return "wgm"
 	case TCWGM3:
 		return "wgm3"
+	case TCWGMS:
+		return "wgms"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -259,7 +266,7 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [3 + 2*4]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
+	ok     [3 + 2*5]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
@@ -267,8 +274,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k < TCAuto || k > TCWGM3 {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM or TCWGM3", k))
+	if k < TCAuto || k > TCWGMS {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3 or TCWGMS", k))
 	}
 	be.tc.kernel = k
 }

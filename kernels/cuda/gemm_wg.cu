@@ -76,6 +76,10 @@
 //    The mbarriers are initialised and fenced (fence.mbarrier_init)
 //    before a cluster barrier, and a cluster barrier ends the kernel, so
 //    that no block leaves while the other may arrive on its mbarriers.
+//    gemm_wgms_tf32 / gemm_wgms_bf16 are gemm_wgm_* warp-specialised: a
+//    ninth warp (288 threads) whose first lane issues every k-tile's
+//    copies, each once its stage's empty phase has completed, so that no
+//    warpgroup stops between its products to wait for the other block.
 //
 // The accumulators follow PTX's "Register Fragments" for wgmma's D: in
 // warp w of the warpgroup, lane l (g = l / 4, t = l % 4) holds
@@ -381,8 +385,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_wg_packt_bf16(const float
 }
 
 // gemm_wgm is gemm_wg on tiled operands (see the top of the file) in
-// clusters of two blocks along m, whose bulk copies share B's tile.
-template <bool BF16, int NWG>
+// clusters of two blocks along m, whose bulk copies share B's tile; with
+// WS (warp-specialised) a warp after the NWG warpgroups issues the copies
+// (its first lane), so that no warpgroup waits for the other block to free
+// a stage, else thread 0 does between its products.
+template <bool BF16, int NWG, bool WS>
 __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
                                          long long strideB, float beta, float* C, long long ldc, long long strideC, int batch) {
     constexpr int BM = 64 * NWG;                  // rows of A (and C) a block
@@ -408,7 +415,7 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
     const long long unitStride = 64LL * 4 * KW;                                                     // bytes between 64-row units
     const unsigned char* a0 = reinterpret_cast<const unsigned char*>(Ap) + (long long)m0 * 4 * KW;  // the block's first unit of A
     const unsigned char* b0 = reinterpret_cast<const unsigned char*>(Bp) + (long long)(n0 + 128 * rank) * 4 * KW;  // its half of B's
-    // issue (thread 0) loads k-tile g of the block's sequence into its
+    // issue (the producer) loads k-tile g of the block's sequence into its
     // stage, once every warpgroup of the cluster is done with the stage's
     // last k-tile: A's units into this block, this block's half of B's
     // tile into both blocks.
@@ -425,42 +432,48 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
 #pragma unroll
         for (int u = 0; u < 2; u++) bulkCopy(st + BM * 128 + (2 * rank + u) * UNIT, b + u * unitStride, UNIT, bars + 8 * s, 3u);
     };
-    if (tid == 0)
-        for (int g = 0; g < G && g < WG_STAGES; g++) issue(g);
-    float d[128];
+    if (WS && tid >= NWG * 128) {  // the producer warp: its first lane loads every k-tile, each once its stage is free
+        if (tid == NWG * 128)
+            for (int g = 0; g < G; g++) issue(g);
+        __syncwarp();
+    } else {
+        if (!WS && tid == 0)
+            for (int g = 0; g < G && g < WG_STAGES; g++) issue(g);
+        float d[128];
 #pragma unroll
-    for (int i = 0; i < 128; i++) d[i] = 0.f;  // before the pipeline: each batch's first wgmma ignores d (no k: C = beta*C)
-    int g = 0;                                   // the block's k-tiles so far
-    for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
-        for (int kt = 0; kt < KT; kt++, g++) {
-            const int s = g % WG_STAGES;
-            mbarWait(bars + 8 * s, (g / WG_STAGES) & 1);  // k-tile g has landed
-            const unsigned sa = sbase + s * TILE + wg * 64 * 128, sb = sbase + s * TILE + BM * 128;
-            wg_fence_operands(d);
-            wg_fence();
+        for (int i = 0; i < 128; i++) d[i] = 0.f;  // before the pipeline: each batch's first wgmma ignores d (no k: C = beta*C)
+        int g = 0;                                   // the block's k-tiles so far
+        for (int bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+            for (int kt = 0; kt < KT; kt++, g++) {
+                const int s = g % WG_STAGES;
+                mbarWait(bars + 8 * s, (g / WG_STAGES) & 1);  // k-tile g has landed
+                const unsigned sa = sbase + s * TILE + wg * 64 * 128, sb = sbase + s * TILE + BM * 128;
+                wg_fence_operands(d);
+                wg_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each; a batch's first sets d = A*B
-                if (BF16)
-                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
-                else
-                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
-            }
-            wg_commit();
-            wg_wait<1>();  // k-tile g - 1's products are done
-            wg_fence_operands(d);
-            if (g > 0) {  // its stage is free in this block: every warpgroup says so to both blocks
-                const unsigned e = bars + 8 * (WG_STAGES + (g - 1) % WG_STAGES);
-                if ((tid & 127) == 0) {
-                    mbarArriveCluster(e, 0);
-                    mbarArriveCluster(e, 1);
+                for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each; a batch's first sets d = A*B
+                    if (BF16)
+                        wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
+                    else
+                        wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
                 }
-                if (tid == 0 && g - 1 + WG_STAGES < G) issue(g - 1 + WG_STAGES);
-                __syncwarp();
+                wg_commit();
+                wg_wait<1>();  // k-tile g - 1's products are done
+                wg_fence_operands(d);
+                if (g > 0) {  // its stage is free in this block: every warpgroup says so to both blocks
+                    const unsigned e = bars + 8 * (WG_STAGES + (g - 1) % WG_STAGES);
+                    if ((tid & 127) == 0) {
+                        mbarArriveCluster(e, 0);
+                        mbarArriveCluster(e, 1);
+                    }
+                    if (!WS && tid == 0 && g - 1 + WG_STAGES < G) issue(g - 1 + WG_STAGES);
+                    __syncwarp();
+                }
             }
+            wg_wait<0>();
+            wg_fence_operands(d);
+            wg_store(d, M, N, alpha, beta, C + bz * strideC, ldc, m0 + 64 * wg, n0, tid & 127);
         }
-        wg_wait<0>();
-        wg_fence_operands(d);
-        wg_store(d, M, N, alpha, beta, C + bz * strideC, ldc, m0 + 64 * wg, n0, tid & 127);
     }
     clusterSync();  // no block leaves while the other may still arrive on its mbarriers
 }
@@ -470,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) __cluster_dims__(2, 1, 1) g
                                                                                              long long strideA, const unsigned* B, long long strideB,
                                                                                              float beta, float* C, long long ldc, long long strideC,
                                                                                              int batch) {
-    gemm_wgm<false, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wgm<false, 2, false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 128 x 256 tiles per 256-thread block, clusters of 2 sharing B's tile
@@ -478,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) __cluster_dims__(2, 1, 1) g
                                                                                              long long strideA, const unsigned* B, long long strideB,
                                                                                              float beta, float* C, long long ldc, long long strideC,
                                                                                              int batch) {
-    gemm_wgm<true, 2>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wgm<true, 2, false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 192 x 256 tiles per 384-thread block, clusters of 2 sharing B's tile
@@ -486,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) g
                                                                                               long long strideA, const unsigned* B, long long strideB,
                                                                                               float beta, float* C, long long ldc, long long strideC,
                                                                                               int batch) {
-    gemm_wgm<false, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wgm<false, 3, false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 192 x 256 tiles per 384-thread block, clusters of 2 sharing B's tile
@@ -494,5 +507,21 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) g
                                                                                               long long strideA, const unsigned* B, long long strideB,
                                                                                               float beta, float* C, long long ldc, long long strideC,
                                                                                               int batch) {
-    gemm_wgm<true, 3>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+    gemm_wgm<true, 3, false>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 128 x 256 tiles per 288-thread block (a producer warp), clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(288, 1) __cluster_dims__(2, 1, 1) gemm_wgms_tf32(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                              long long strideA, const unsigned* B, long long strideB,
+                                                                                              float beta, float* C, long long ldc, long long strideC,
+                                                                                              int batch) {
+    gemm_wgm<false, 2, true>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 128 x 256 tiles per 288-thread block (a producer warp), clusters of 2 sharing B's tile
+extern "C" __global__ void __launch_bounds__(288, 1) __cluster_dims__(2, 1, 1) gemm_wgms_bf16(int M, int N, int KW, float alpha, const unsigned* A,
+                                                                                              long long strideA, const unsigned* B, long long strideB,
+                                                                                              float beta, float* C, long long ldc, long long strideC,
+                                                                                              int batch) {
+    gemm_wgm<true, 2, true>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }
