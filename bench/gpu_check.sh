@@ -173,11 +173,11 @@ quick)
 goals)
 	# The three figures issue 12 asks for, and the kernels no GPU has run
 	# yet, in the order that matters if the time runs out: gemm_wg.cu's
-	# layout probes and products on the GPU (TCWG, TCWG3, TCWGM, TCWGM3:
+	# layout probes and products on the GPU (TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS:
 	# wgmma, bulk copies, clusters), every DUEL selection's decisions
 	# against the CPU's (TestDUELKernel: duel_select_rounds and
 	# duel_select_rounds8 included), GEMM 4096^3 in TF32 and BF16 (v3,
-	# wg, wg3, then wgm and wgm3 in a process of their own) with
+	# wg, wg3, then wgm, wgm3 and wgms in a process of their own) with
 	# torch.mm's figures, the DUEL update's selections at K 4096 B 256 Z
 	# 128 with their phases and rounds, then the TF32 ResNet-50 step
 	# beside PyTorch's.
