@@ -72,11 +72,16 @@ tests() {
 	done
 }
 # wg_tests runs gemm_wg.cu's GPU test (wgmma, bulk copies, clusters:
-# H100/H200 only) in a process of its own, first: its layout probes, then
-# the precision products (OUT's cuda-wg.log).
+# H100/H200 only) first: its layout probes, then the precision products,
+# wg and wg3 in one process, then each kernel fed by bulk copies (never
+# run on a GPU before: a wait that never ends stops only its own process)
+# in its own, all into OUT's cuda-wg.log.
 wg_tests() {
-	only='^TestGemmWGKernel$' limit=60 tests cuda
-	mv "$out/cuda.log" "$out/cuda-wg.log"
+	for k in 'wg|wg3' wgm wgm3 wgms; do
+		only="^TestGemmWGKernel\$/^(tf32|bf16)\$/^($k)\$" limit=45 tests cuda
+		cat "$out/cuda.log" >>"$out/cuda-wg.log"
+	done
+	rm -f "$out/cuda.log"
 }
 # bench_cuda PATTERN SECONDS BENCHTIME runs package cuda's benchmarks
 # matching PATTERN, appended to bench.log.
@@ -152,7 +157,7 @@ quick)
 	# and /wgm3, bulk copies and mbarriers, clusters of two blocks sharing
 	# B's tile.)
 	bench_cuda 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' 120 200x
-	bench_cuda 'GemmWGM' 60 200x
+	for k in wgm wgm3 wgms; do bench_cuda "GemmWGM/(tf32|bf16)/n[0-9]+/^$k\$" 40 200x; done
 	duel_bench
 	peers
 	# The same step with the tensor-core kernels that round each panel in
@@ -186,7 +191,7 @@ goals)
 	wg_tests
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
-	bench_cuda 'GemmWGM/(tf32|bf16)/n4096' 60 100x
+	for k in wgm wgm3 wgms; do bench_cuda "GemmWGM/(tf32|bf16)/n4096/^$k\$" 30 100x; done
 	duel_bench
 	peers
 	;;

@@ -84,7 +84,7 @@ func TestGemmWGEmulated(t *testing.T) {
 }
 
 // TestGemmWGKernel runs gemm_wg.cu's kernels (TCWG, TCWG3, TCWGM, TCWGM3,
-// then TCWGMS) on a GPU
+// then TCWGMS, a subtest each) on a GPU
 // of compute capability 9.0 (wgmma, sm_90a): the layout probes, then the
 // precision tests' products (TestGemmPrecisionKernel leaves TCWG out, so that a
 // failure here cannot stop the other kernels' tests: bench/gpu_check.sh
@@ -93,27 +93,29 @@ func TestGemmWGKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, p := range []Precision{TF32, BF16} {
 		t.Run(p.String(), func(t *testing.T) {
-			be, err := newBackend(d, 256)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := be.SetPrecision(p); got != p {
-				t.Skipf("%v runs as %v on %v", p, got, d)
-			}
 			for _, k := range wgKinds {
-				be.SetTCKernel(k)
-				if !be.gemmLaunch().isWG() {
-					t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
-				}
-				t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
-				wgProbe(t, be)
-				if err := be.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
-				testGemmPrecision(t, be, 8)
-				if err := be.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
+				t.Run(k.String(), func(t *testing.T) { // one by one: -test.run .../wgm runs one kind in a process of its own
+					be, err := newBackend(d, 256)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := be.SetPrecision(p); got != p {
+						t.Skipf("%v runs as %v on %v", p, got, d)
+					}
+					be.SetTCKernel(k)
+					if !be.gemmLaunch().isWG() {
+						t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
+					}
+					t.Logf("%v %v: kernel %s", p, k, be.gemmKernelName())
+					wgProbe(t, be)
+					if err := be.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+					testGemmPrecision(t, be, 8)
+					if err := be.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+				})
 			}
 		})
 	}
