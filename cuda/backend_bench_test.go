@@ -153,14 +153,7 @@ func BenchmarkGemmWGM(b *testing.B) {
 // benchGemm times n x n x n products in precision p with kernels k (see
 // BenchmarkGemmPrecision).
 func benchGemm(b *testing.B, d *Device, p Precision, n int, k TCKernel) {
-	be, err := newBackend(d, 256)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if got := be.SetPrecision(p); got != p {
-		b.Skipf("%v runs as %v on %v", p, got, d)
-	}
-	be.SetTCKernel(k)
+	be := backendIn(b, d, p, k)
 	if c := be.gemmLaunch(); k == TCV2 && !be.tc2Allowed(int(p-TF32), c) || k == TCV3 && !be.tc2Allowed(2, c) {
 		b.Skipf("%s needs %d bytes of shared memory per block: more than %v gives", c.name, c.shared, d)
 	}

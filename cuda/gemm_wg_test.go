@@ -95,14 +95,7 @@ func TestGemmWGKernel(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			for _, k := range wgKinds {
 				t.Run(k.String(), func(t *testing.T) { // one by one: -test.run .../wgm runs one kind in a process of its own
-					be, err := newBackend(d, 256)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := be.SetPrecision(p); got != p {
-						t.Skipf("%v runs as %v on %v", p, got, d)
-					}
-					be.SetTCKernel(k)
+					be := backendIn(t, d, p, k)
 					if !be.gemmLaunch().isWG() {
 						t.Skipf("gemm_wg.cu runs on compute capability 9.0 only (%v)", d)
 					}
@@ -119,6 +112,22 @@ func TestGemmWGKernel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backendIn returns a backend on the GPU d (blocks of 256 threads) in
+// precision p with tensor-core kernels k, skipping tb where p runs as
+// another precision there.
+func backendIn(tb testing.TB, d *Device, p Precision, k TCKernel) *Backend {
+	tb.Helper()
+	be, err := newBackend(d, 256)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if got := be.SetPrecision(p); got != p {
+		tb.Skipf("%v runs as %v on %v", p, got, d)
+	}
+	be.SetTCKernel(k)
+	return be
 }
 
 // TestGemmLaunchNoAlloc checks that choosing a product's kernel (every

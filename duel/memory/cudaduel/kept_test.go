@@ -41,10 +41,49 @@ func TestKeptPositions(t *testing.T) {
 		}{k, r.Perm(k + b)[:b]})
 	}
 	for _, tc := range cases {
-		got := make([]int, tc.k)
+		got, peer := make([]int, tc.k), make([]int, tc.k)
 		keptPositions(got, tc.ev)
+		keptPositionsBytes(peer, tc.ev)
 		if w := want(tc.k, tc.ev); !slices.Equal(got, w) && !(len(got) == 0 && len(w) == 0) {
 			t.Errorf("K %d, evicted %v: kept %v, want %v", tc.k, tc.ev, got, w)
 		}
+		if !slices.Equal(peer, got) {
+			t.Errorf("K %d: the benchmark's peer keeps %v, keptPositions %v", tc.k, peer, got)
+		}
+	}
+}
+
+// keptPositionsBytes is keptPositions as it was before the bitmap: a
+// byte a position and a test of each (the benchmark's peer).
+func keptPositionsBytes(kept, ev []int) {
+	k := len(kept)
+	gone := make([]bool, k+len(ev))
+	for _, p := range ev {
+		gone[p] = true
+	}
+	o := 0
+	for p, g := range gone {
+		if !g && o < k {
+			kept[o] = p
+			o++
+		}
+	}
+}
+
+// BenchmarkKeptPositions: the kept positions of a K 4096, B 256 update
+// (256 random evictions), the bitmap against the byte-a-position loop.
+func BenchmarkKeptPositions(b *testing.B) {
+	const k, bb = 4096, 256
+	ev := rand.New(rand.NewPCG(1, 2)).Perm(k + bb)[:bb]
+	kept := make([]int, k)
+	for _, f := range []struct {
+		name string
+		f    func(kept, ev []int)
+	}{{"bitmap", keptPositions}, {"bytes", keptPositionsBytes}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				f.f(kept, ev)
+			}
+		})
 	}
 }
