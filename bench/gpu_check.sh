@@ -8,6 +8,9 @@
 #                  # racecheck over the transposes, GEMMs and convolutions)
 #   bench/gpu_check.sh goals DIR OUT  # there: issue 12's three goals and
 #                   # the kernels no GPU has run yet, first (3-6 minutes)
+#   bench/gpu_check.sh tune DIR OUT   # there: the figures behind the
+#                   # defaults: GEMM sizes by kernel, the DUEL rounds on
+#                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -195,6 +198,26 @@ goals)
 	duel_bench
 	peers
 	;;
+tune)
+	# The figures behind the defaults (2-5 minutes): the wgmma products'
+	# GPU tests (the packing included), the precision tests under the
+	# default kernels, GEMM at 1024, 2048 and 4096 with every TF32 and
+	# BF16 kernel and the default's choice (auto: TCAuto's gemm_wg
+	# threshold, wgAutoMin) beside torch.mm at the same sizes, the DUEL
+	# rounds on batches that recur and on fresh ones (their rounds an
+	# update), then the TF32 ResNet-50 step beside PyTorch's and its
+	# profile.
+	start_run "$2" "$3"
+	machine
+	only='^TestGemmWGKernel$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-wg.log"
+	only='^TestGemmPrecisionKernel$' limit=90 tests cuda
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n(1024|2048|4096)/(auto|v2|v3|wg|wg3)$' 150 100x
+	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
+	(cd duel/memory/cudaduel && timeout 90 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds1024|rounds8|rounds1024fresh|rounds8fresh)$' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
 	# knows sm_90), its libraries beside it, as NVIDIA lays it out.
@@ -241,7 +264,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac

@@ -10,6 +10,9 @@ torch.cuda.synchronize() around each, as the Go benchmarks synchronise
 after every launch. The DUEL update is the paper's Appendix D pseudocode
 (bench/duel_pytorch.py's update_DUEL) with its tensors on the GPU.
 
+With --gemm it prints torch.mm's figures at BenchmarkGemmPrecision's
+sizes alone (gemm_sizes).
+
 Needs torch with CUDA (the GPU machine's image has it); not a dependency of
 duel.
 """
@@ -36,6 +39,36 @@ def timed(f, repeats=50, warm=5):
     return statistics.median(ts)
 
 
+def queued(f, repeats=50, warm=10):
+    """Seconds a call of f takes back to back: events around repeats calls
+    after warm ones (BenchmarkGemmPrecision's deviceLoop)."""
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        f()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / repeats
+
+
+def gemm_sizes(dev):
+    """--gemm: torch.mm at BenchmarkGemmPrecision's sizes in TF32 and BF16
+    (bf16 storage, as torch.mm needs it; "bf16+cast" also converts FP32
+    factors first, as our kernels do), timed back to back between events,
+    the median of 5 runs of 50."""
+    for n in (1024, 2048, 4096):
+        a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+        ab, bb = a.bfloat16(), b.bfloat16()
+        for prec, f in (("tf32", lambda: a @ b), ("bf16", lambda: ab @ bb), ("bf16+cast", lambda: a.bfloat16() @ b.bfloat16())):
+            torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+            s = statistics.median(queued(f) for _ in range(5))
+            print(json.dumps({"bench": "GemmSizes", "n": n, "precision": prec, "us": s * 1e6, "tflops": 2 * n**3 / s / 1e12}))
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
 def update_duel(memory, p_target, K):
     """Appendix D's update_DUEL (MAX_SCORE 0), on the tensors' device."""
     B = p_target.shape[0]
@@ -58,6 +91,9 @@ def update_duel(memory, p_target, K):
 def main():
     dev = torch.device("cuda")
     print(json.dumps({"peer": "torch", "version": torch.__version__, "gpu": torch.cuda.get_device_name(0)}))
+    if "--gemm" in sys.argv[1:]:
+        gemm_sizes(dev)
+        return
     n = 1024
     a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
     for tf32 in (False, True):

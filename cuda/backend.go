@@ -454,7 +454,7 @@ func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
 	}
-	k := be.gemmLaunch()
+	k := be.gemmFor(g)
 	if k.isWG() {
 		be.gemmWG(g, k)
 		return

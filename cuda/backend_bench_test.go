@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,25 @@ func BenchmarkGemm(b *testing.B) {
 	}
 	const n = 1024
 	x, y, z := be.Alloc(n*n), be.Alloc(n*n), be.Alloc(n*n)
+	randomFill(be, n*n, x, y)
 	g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
 	per := deviceLoop(b, d, func() { be.Gemm(g) })
 	b.ReportMetric(2*n*n*n/per.Seconds()/1e9, "GFLOP/s")
+}
+
+// randomFill copies n standard normal values (a fixed seed) into each
+// buffer: the products' benchmarks multiply what torch.randn gives the
+// peer (bench/gpu_peer.py), not the allocator's zeros, which draw less
+// power and can run faster.
+func randomFill(be *Backend, n int, bufs ...tensor.Buffer) {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	v := make([]float32, n)
+	for _, t := range bufs {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		be.CopyIn(t, 0, v)
+	}
 }
 
 // BenchmarkAdd times a same-shape 16M-element addition and reports GB/s
@@ -98,7 +115,7 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 	return el / time.Duration(max(n, 1))
 }
 
-// BenchmarkGemmPrecision times square products of 1024 and 4096 in every
+// BenchmarkGemmPrecision times square products of 1024, 2048 and 4096 in every
 // precision (tensor cores from compute capability 8.0 on; below it TF32 and
 // BF16 fall back to FP32, and say so) and reports GFLOP/s. TF32 and BF16
 // run twice: v1 with gemm_tf32/gemm_bf16 (128 x 128 tiles, register
@@ -109,13 +126,16 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // compute capability 9.0 both also wg and wg3, gemm_wg.cu (the factors
 // packed, then Hopper's wgmma in 128 x 256 or 192 x 256 tiles; the
 // packing is timed with it; BenchmarkGemmWGM times the clustered ones);
-// FP32 is fp32/n4096. Where the device's peak is known (Device.PeakGFLOPS)
-// it also reports the rate as a percentage of it (%peak). GPU only.
+// auto is the default's choice at that size (Backend.gemmFor); FP32 is
+// fp32/n4096. The factors are random normal values, as torch.randn gives
+// bench/gpu_peer.py's (zeros draw less power and can run faster). Where
+// the device's peak is known (Device.PeakGFLOPS) it also reports the
+// rate as a percentage of it (%peak). GPU only.
 func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
-		for _, n := range []int{1024, 4096} {
-			kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3}
+		for _, n := range []int{1024, 2048, 4096} {
+			kinds := []TCKernel{TCAuto, TCV1, TCV2, TCWG, TCWG3}
 			switch p {
 			case FP32:
 				kinds = []TCKernel{TCAuto}
@@ -166,14 +186,16 @@ func benchGemm(b *testing.B, d *Device, p Precision, n int, k TCKernel) {
 			be.Release(t)
 		}
 	}()
+	randomFill(be, n*n, x, y)
 	g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
+	b.Logf("kernel %s", be.gemmFor(g).name)
 	per := deviceLoop(b, d, func() { be.Gemm(g) })
 	gflops := 2 * float64(n) * float64(n) * float64(n) / per.Seconds() / 1e9
 	b.ReportMetric(gflops, "GFLOP/s")
 	if peak, ok := d.PeakGFLOPS(p); ok {
 		b.ReportMetric(100*gflops/peak, "%peak")
 	}
-	if be.gemmLaunch().isWG() {
+	if be.gemmFor(g).isWG() {
 		pack, mul := wgSplit(b, d, func() { be.Gemm(g) })
 		b.ReportMetric(pack, "pack-us")
 		b.ReportMetric(mul, "mul-us")

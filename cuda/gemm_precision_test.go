@@ -423,6 +423,46 @@ func TestGemmKernelChoice(t *testing.T) {
 	}
 }
 
+// TestGemmKernelBySize checks gemmFor: under TCAuto on compute capability
+// 9.0 the TF32 and BF16 products whose sides are all at least wgAutoMin
+// run with gemm_wg_tf32 or gemm_wg_bf16, every other product with
+// gemmLaunch's kernel (other devices, other TCKernels, FP32, smaller
+// sides, a device that refuses the shared memory).
+func TestGemmKernelBySize(t *testing.T) {
+	const big = wgAutoMin
+	for _, tc := range []struct {
+		cc, optIn int
+		k         TCKernel
+		p         Precision
+		m, n, kk  int
+		want      string
+	}{
+		{90, 227 << 10, TCAuto, TF32, big, big, big, "gemm_wg_tf32"},
+		{90, 227 << 10, TCAuto, BF16, 4096, big, 3 * big, "gemm_wg_bf16"},
+		{90, 227 << 10, TCAuto, TF32, big - 1, big, big, "gemm_tc3_tf32"},
+		{90, 227 << 10, TCAuto, TF32, big, big, big / 2, "gemm_tc3_tf32"},
+		{90, 227 << 10, TCAuto, BF16, big, 64, big, "gemm_tc2_bf16"},
+		{90, 227 << 10, TCAuto, FP32, big, big, big, "sgemm_f32"},
+		{90, 227 << 10, TCV3, TF32, big, big, big, "gemm_tc3_tf32"},
+		{90, 227 << 10, TCWG3, TF32, 64, 64, 64, "gemm_wg3_tf32"},
+		{90, 180 << 10, TCAuto, TF32, big, big, big, "gemm_tc3_tf32"}, // gemm_wg_tf32 needs 193 KiB
+		{80, 163 << 10, TCAuto, TF32, big, big, big, "gemm_tc3_tf32"},
+		{0, 227 << 10, TCAuto, TF32, big, big, big, "gemm_tc3_tf32"},
+	} {
+		be, err := newBackend(&optInHost{Host: cudatest.NewHost(), max: tc.optIn}, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be.cc = tc.cc
+		be.SetPrecision(tc.p)
+		be.SetTCKernel(tc.k)
+		g := tensor.GemmArgs{M: tc.m, N: tc.n, K: tc.kk, Batch: 1}
+		if got := be.gemmFor(g).name; got != tc.want {
+			t.Errorf("sm %d, opt-in %d, %v, %v, %d x %d x %d: kernel %s, want %s", tc.cc, tc.optIn, tc.k, tc.p, tc.m, tc.n, tc.kk, got, tc.want)
+		}
+	}
+}
+
 // optInHost is a host GPU with an opt-in shared memory limit (max; -1:
 // MaxSharedOptIn fails), recording the kernels opted in.
 type optInHost struct {

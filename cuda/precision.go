@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	kc "github.com/duel-ssl/duel/kernels/cuda"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // Precision is the arithmetic of the backend's matrix products (Gemm).
@@ -151,7 +152,9 @@ const (
 	// *_tf32rr convolutions: on an H100, 147 TFLOP/s at 4096³ against
 	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
 	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
-	// (TCV1). It is the default.
+	// (TCV1); on compute capability 9.0, products with M, N and K all at
+	// least wgAutoMin (1024) run with TCWG's gemm_wg_tf32 and
+	// gemm_wg_bf16 (Backend.gemmFor). It is the default.
 	TCAuto TCKernel = iota
 	// TCV1 uses gemm_tf32 and gemm_bf16: 128 x 128 tiles, panels of 16
 	// words double-buffered through registers, 40 KiB of static shared
@@ -174,13 +177,14 @@ const (
 	// dynamic shared memory (wgShared): both factors packed K-major and
 	// rounded into scratch memory (gemm_wg_pack_*), then multiplied with
 	// Hopper's warpgroup MMA (wgmma, sm_90a) in 128 x 256 tiles; elsewhere,
-	// and for convolutions, it runs as TCAuto. It is not yet the default:
-	// no GPU has timed it (docs/cuda.md).
+	// and for convolutions, it runs as TCAuto. TCAuto runs it for large
+	// products (wgAutoMin).
 	TCWG
 	// TCWG3 is TCWG with gemm_wg3_tf32 and gemm_wg3_bf16: 192 x 256 tiles,
 	// three warpgroups a block, 225 KiB of dynamic shared memory (wg3Shared),
 	// 22% fewer bytes from L2 a product than TCWG's tiles, more rows of
-	// padding and fewer blocks to spread over the SMs. Not yet timed either.
+	// padding and fewer blocks to spread over the SMs: slower than TCWG
+	// on an H200 (4096³ TF32 241 against 269 TFLOP/s).
 	TCWG3
 	// TCWGM is TCWG with gemm_wgm_tf32 and gemm_wgm_bf16: the factors
 	// packed in 64-row units of swizzled 128-byte k-tiles
@@ -188,15 +192,17 @@ const (
 	// thread issuing them, mbarriers between the copies and the products)
 	// into clusters of two blocks along m, each block copying half of B's
 	// tile into both: a third fewer bytes from L2 than TCWG's, no cp.async
-	// a thread. Not yet timed.
+	// a thread. Slower than TCWG on an H200 (4096³ with zero factors: the
+	// TF32 product 659 against 386 us, BF16 359 against 226).
 	TCWGM
 	// TCWGM3 is TCWGM with 192 x 256 tiles (gemm_wgm3_*, three
-	// warpgroups): 45% fewer bytes from L2 a FLOP than TCWG's. Not yet
-	// timed.
+	// warpgroups): 45% fewer bytes from L2 a FLOP than TCWG's. Slower
+	// than TCWG on an H200 (TF32 577 us, BF16 317).
 	TCWGM3
 	// TCWGMS is TCWGM warp-specialised (gemm_wgms_*): a ninth warp issues
 	// the bulk copies, so that no warpgroup waits between its products
-	// for the other block to free a stage. Not yet timed.
+	// for the other block to free a stage. As slow as TCWGM on an H200
+	// (TF32 657 us, BF16 363).
 	TCWGMS
 )
 
@@ -330,6 +336,31 @@ func (be *Backend) gemmLaunch() gemmChoice {
 	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0, wgKernels{}}
 }
 
+// wgAutoMin is the smallest M, N and K of a product that TCAuto runs
+// with gemm_wg.cu's TCWG kernels on compute capability 9.0. The packing
+// pass costs about 2.5x the factors' bytes in memory traffic, which the
+// wgmma product repays: on an H200 (random factors, 2026-11-28)
+// gemm_wg_tf32 ran 1024³ at 53.7 TFLOP/s against gemm_tc3_tf32's 32.0,
+// 2048³ at 205 against 132 and 4096³ at 269 against 145; gemm_wg_bf16
+// 74.9, 281 and 436 against gemm_tc2_bf16's 41.0, 174 and 197. Smaller
+// products were not timed and keep the mma.sync kernels.
+const wgAutoMin = 1024
+
+// gemmFor returns the kernel of product g: gemmLaunch's, except that under
+// TCAuto on a device of compute capability 9.0 a TF32 or BF16 product whose
+// M, N and K are all at least wgAutoMin runs with gemm_wg_tf32 or
+// gemm_wg_bf16 where the device gives them their shared memory.
+func (be *Backend) gemmFor(g tensor.GemmArgs) gemmChoice {
+	c := be.gemmLaunch()
+	if be.tc.kernel != TCAuto || be.cc != 90 || be.prec != TF32 && be.prec != BF16 || min(g.M, g.N, g.K) < wgAutoMin {
+		return c
+	}
+	if w, i, ok := wgChoice(be.prec, TCWG); ok && be.wgAllowed(w, i) {
+		return w
+	}
+	return c
+}
+
 // tc2Allowed reports whether the device gives gemm_tc2 kernel c (index i
 // of tcState.ok) its dynamic shared memory, opting the kernel in on the
 // first call: a GPU with SharedMemoryOptIn (a Device) must allow c.shared
@@ -352,5 +383,5 @@ func (be *Backend) tc2Allowed(i int, c gemmChoice) bool {
 }
 
 // gemmKernelName returns the name of the kernel the backend's products
-// run with (TimeGemm's Kernel).
+// run with below wgAutoMin (gemmLaunch's; gemmFor gives a product's).
 func (be *Backend) gemmKernelName() string { return be.gemmLaunch().name }

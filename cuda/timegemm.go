@@ -11,7 +11,7 @@ import (
 type GemmTiming struct {
 	Device    string        // e.g. "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)"
 	Precision Precision     // the precision the product ran in (FP32 where TF32 or BF16 fall back)
-	Kernel    string        // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32, gemm_tc2_bf16 or gemm_tc3_tf32
+	Kernel    string        // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, gemm_wg_tf32 or gemm_wg_bf16
 	PerCall   time.Duration // device time per product, between events around the loop
 	Reps      int           // products timed
 	GFLOPS    float64       // 2*m*n*k / PerCall
@@ -38,7 +38,6 @@ func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Durati
 	}
 	res := GemmTiming{Device: d.String(), Precision: be.SetPrecision(p)}
 	res.Peak, _ = d.PeakGFLOPS(res.Precision)
-	res.Kernel = be.gemmKernelName()
 	g := tensor.GemmArgs{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, Batch: 1, LDA: k, LDB: n, LDC: n}
 	if transA {
 		g.LDA = m
@@ -46,6 +45,7 @@ func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Durati
 	if transB {
 		g.LDB = k
 	}
+	res.Kernel = be.gemmFor(g).name
 	a, b := make([]float32, m*k), make([]float32, k*n)
 	for i := range a {
 		a[i] = float32(i%7) - 3

@@ -552,7 +552,12 @@ func BenchmarkDUELHost(b *testing.B) {
 // and 1024), duel_select_rounds (roundsN) and duel_select_rounds8
 // (rounds8, a cluster of eight blocks of 1024; both also report their
 // statistics of the last update, rounds, steps replayed, margin probes and each phase's
-// clock64 cycles as us at the peak clock). ns/op is the wall time of
+// clock64 cycles as us at the peak clock). The pool's 8 batches recur,
+// so after 8 updates each batch row is a copy of a row the memory may
+// hold (duplicates: the rounds' worst case, since a row's copy lifts a
+// row outside the round's candidates to the top); rounds1024fresh and
+// rounds8fresh draw from 128 batches that no run of the benchmark
+// repeats (a new, unrelated batch each update). ns/op is the wall time of
 // an update as a run makes it (no events recorded); then 20 more updates
 // report each phase in ms/op (device time between events recorded on the
 // stream around it, so they add up to a little more than ns/op):
@@ -567,7 +572,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
 		r := rand.New(rand.NewPCG(1, 2))
 		mem := unitRows(r, c.k, c.z, nil)
-		var pool [][]float32
+		var pool, fresh [][]float32 // fresh: batches that no update repeats (made on first use)
 		for range 8 {
 			pool = append(pool, unitRows(r, c.b, c.z, nil))
 		}
@@ -576,12 +581,14 @@ func BenchmarkDUELKernel(b *testing.B) {
 			bs       int
 			sel      Selection
 			prefetch bool
+			fresh    bool
 		}{
-			{"block256", 256, SelectBlock, false}, {"block512", 512, SelectBlock, false}, {"block1024", 1024, SelectBlock, false},
-			{"block1024prefetch", 1024, SelectBlock, true}, {"block512prefetch", 512, SelectBlock, true},
-			{"cluster", 0, SelectCluster, false}, {"cluster1024", 1024, SelectCluster, false},
-			{"rounds1024", 1024, SelectRounds, false}, {"rounds512", 512, SelectRounds, false},
-			{"rounds8", 1024, SelectRounds8, false},
+			{"block256", 256, SelectBlock, false, false}, {"block512", 512, SelectBlock, false, false}, {"block1024", 1024, SelectBlock, false, false},
+			{"block1024prefetch", 1024, SelectBlock, true, false}, {"block512prefetch", 512, SelectBlock, true, false},
+			{"cluster", 0, SelectCluster, false, false}, {"cluster1024", 1024, SelectCluster, false, false},
+			{"rounds1024", 1024, SelectRounds, false, false}, {"rounds512", 512, SelectRounds, false, false},
+			{"rounds8", 1024, SelectRounds8, false, false},
+			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
@@ -605,6 +612,13 @@ func BenchmarkDUELKernel(b *testing.B) {
 				}
 				if err := m.Load(mem, nil); err != nil {
 					b.Fatal(err)
+				}
+				pool := pool
+				if v.fresh {
+					for len(fresh) < 128 {
+						fresh = append(fresh, unitRows(r, c.b, c.z, nil))
+					}
+					pool = fresh
 				}
 				for i := range 3 { // warm-up: modules loaded, caches filled
 					if _, err := m.Update(pool[i]); err != nil {
