@@ -11,6 +11,8 @@
 #   bench/gpu_check.sh tune DIR OUT   # there: the figures behind the
 #                   # defaults: GEMM sizes by kernel, the DUEL rounds on
 #                   # fresh batches, the step's profile (2-5 minutes)
+#   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
+#                   # timings beside torch.mm (about 2 minutes)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -80,7 +82,7 @@ tests() {
 # run on a GPU before: a wait that never ends stops only its own process)
 # in its own, all into OUT's cuda-wg.log.
 wg_tests() {
-	for k in 'wg|wg3' wgm wgm3 wgms; do
+	for k in 'wg|wg3' wgm wgm3 wgms wgs; do
 		only="^TestGemmWGKernel\$/^(tf32|bf16)\$/^($k)\$" limit=45 tests cuda
 		cat "$out/cuda.log" >>"$out/cuda-wg.log"
 	done
@@ -160,7 +162,7 @@ quick)
 	# and /wgm3, bulk copies and mbarriers, clusters of two blocks sharing
 	# B's tile.)
 	bench_cuda 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' 120 200x
-	for k in wgm wgm3 wgms; do bench_cuda "GemmWGM/(tf32|bf16)/n[0-9]+/^$k\$" 40 200x; done
+	for k in wgm wgm3 wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n[0-9]+/^$k\$" 40 200x; done
 	duel_bench
 	peers
 	# The same step with the tensor-core kernels that round each panel in
@@ -194,7 +196,7 @@ goals)
 	wg_tests
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
-	for k in wgm wgm3 wgms; do bench_cuda "GemmWGM/(tf32|bf16)/n4096/^$k\$" 30 100x; done
+	for k in wgm wgm3 wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n4096/^$k\$" 30 100x; done
 	duel_bench
 	peers
 	;;
@@ -217,6 +219,18 @@ tune)
 	(cd duel/memory/cudaduel && timeout 90 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds1024|rounds8|rounds1024fresh|rounds8fresh)$' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	;;
+gemm)
+	# The wgmma products alone (about 2 minutes): their GPU tests, each
+	# kernel fed by bulk copies in its own process, then GEMM at 1024, 2048
+	# and 4096 with the default (auto), gemm_wg_* and the bulk-copy
+	# kernels, random factors, beside torch.mm at the same sizes.
+	start_run "$2" "$3"
+	machine
+	wg_tests
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n(1024|2048|4096)/(auto|wg)$' 90 100x
+	for k in wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n(1024|4096)/^$k\$" 40 100x; done
+	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
@@ -264,7 +278,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac

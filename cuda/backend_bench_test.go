@@ -153,9 +153,10 @@ func BenchmarkGemmPrecision(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmWGM times gemm_wg.cu's clustered products (wgm: gemm_wgm_*,
-// wgm3: gemm_wgm3_*, wgms: gemm_wgms_*, with a producer warp; bulk copies,
-// clusters of two blocks sharing B's tile) as BenchmarkGemmPrecision times the others, e.g. tf32/n4096/wgm,
+// BenchmarkGemmWGM times gemm_wg.cu's products fed by bulk copies (wgm:
+// gemm_wgm_*, wgm3: gemm_wgm3_*, wgms: gemm_wgms_*, with a producer warp,
+// in clusters of two blocks sharing B's tile; wgs: gemm_wgs_*, wgms
+// without the cluster) as BenchmarkGemmPrecision times the others, e.g. tf32/n4096/wgm,
 // in a benchmark of its own so that a first run on a GPU (bench/gpu_check.sh
 // quick) can time it in a process of its own. GPU only (compute
 // capability 9.0).
@@ -163,7 +164,7 @@ func BenchmarkGemmWGM(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{TF32, BF16} {
 		for _, n := range []int{1024, 4096} {
-			for _, k := range []TCKernel{TCWGM, TCWGM3, TCWGMS} {
+			for _, k := range []TCKernel{TCWGM, TCWGM3, TCWGMS, TCWGS} {
 				b.Run(fmt.Sprintf("%v/n%d/%v", p, n, k), func(b *testing.B) { benchGemm(b, d, p, n, k) })
 			}
 		}

@@ -251,7 +251,7 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 // gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
 // gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), the
 // gemm_wg3_* of TCWG3, the clustered gemm_wgm_*, gemm_wgm3_* and
-// gemm_wgms_* of TCWGM, TCWGM3 and TCWGMS (with the tiled packing), and
+// gemm_wgms_* and gemm_wgs_* of TCWGM, TCWGM3, TCWGMS and TCWGS (with the tiled packing), and
 // sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
@@ -259,7 +259,7 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS}
+		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
 		switch p {
 		case FP32:
 			kinds = []TCKernel{TCAuto}
@@ -359,6 +359,7 @@ func TestWGSharedConstant(t *testing.T) {
 		{TCWGM, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
 		{TCWGM3, "WG3_BM", 16, "#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)", wgm3Shared},
 		{TCWGMS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
+		{TCWGS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
 	} {
 		c, _, _ := wgChoice(TF32, tc.k)
 		if got := def("WG_STAGES")*((def(tc.bm)+def("WG_BN"))*128+tc.bars) + 1024; got != tc.shared || c.shared != tc.shared {
@@ -574,7 +575,7 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
 	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
 		"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",
-		"tf32 wgms: kernel gemm_wgms_tf32", "bf16 wgms: kernel gemm_wgms_bf16",
+		"tf32 wgms: kernel gemm_wgms_tf32", "bf16 wgms: kernel gemm_wgms_bf16", "tf32 wgs: kernel gemm_wgs_tf32", "bf16 wgs: kernel gemm_wgs_bf16",
 		"--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
 		if !strings.Contains(wg, w) {
 			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
@@ -652,12 +653,12 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}, {"wgs", TCWGS}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms") {
+	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs") {
 		t.Errorf("ParseTCKernel(v4): %v", err)
 	}
 	for _, tc := range []struct {
@@ -696,7 +697,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

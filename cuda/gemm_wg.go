@@ -31,14 +31,16 @@ type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A
 
 // wgKernels is one precision's pair of gemm_wg.cu kernels, the k values a
 // packed 32-bit word holds (1 for TF32, 2 for BF16), whether the product
-// runs in clusters of two blocks along m on tiled operands
-// (gemm_wg_packt_*: the grid's blocks along m rounded up to even), and
-// whether its blocks have a producer warp after their warpgroups.
+// runs on tiled operands (gemm_wg_packt_*) with the grid's x along m, in
+// clusters of how many blocks along m (0 or 1: none; 2: the grid's blocks
+// along m rounded up to even), and whether its blocks have a producer
+// warp after their warpgroups.
 type wgKernels struct {
 	pack      wgPack
 	mul       wgMul
 	perWord   int
-	clustered bool
+	clustered bool // tiled operands, m along the grid's x
+	cluster   int
 	producer  bool
 }
 
@@ -53,24 +55,27 @@ var wgVariants = []struct {
 	tf32, bf16 gemmChoice
 }{
 	{TCWG,
-		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false, false}},
-		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false, false}}},
+		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false, 0, false}},
+		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false, 0, false}}},
 	{TCWG3,
-		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false, false}},
-		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false, false}}},
+		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false, 0, false}},
+		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false, 0, false}}},
 	{TCWGM,
-		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true, false}},
-		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true, false}}},
+		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true, 2, false}},
+		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true, 2, false}}},
 	{TCWGM3,
-		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true, false}},
-		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true, false}}},
+		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true, 2, false}},
+		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true, 2, false}}},
 	{TCWGMS,
-		gemmChoice{nil, "gemm_wgms_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmsTf32, 1, true, true}},
-		gemmChoice{nil, "gemm_wgms_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmsBf16, 2, true, true}}},
+		gemmChoice{nil, "gemm_wgms_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmsTf32, 1, true, 2, true}},
+		gemmChoice{nil, "gemm_wgms_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmsBf16, 2, true, 2, true}}},
+	{TCWGS,
+		gemmChoice{nil, "gemm_wgs_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgsTf32, 1, true, 1, true}},
+		gemmChoice{nil, "gemm_wgs_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgsBf16, 2, true, 1, true}}},
 }
 
-// wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM, TCWGM3
-// or TCWGMS) for precision p (TF32 or BF16) as a gemmChoice, and its index
+// wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM, TCWGM3,
+// TCWGMS or TCWGS) for precision p (TF32 or BF16) as a gemmChoice, and its index
 // in tcState.ok; ok is false for other kernels.
 func wgChoice(p Precision, k TCKernel) (c gemmChoice, i int, ok bool) {
 	for v, w := range wgVariants {
@@ -104,7 +109,7 @@ func (be *Backend) wgAllowed(c gemmChoice, i int) bool {
 func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	kw := (g.K + 32*c.wg.perWord - 1) / (32 * c.wg.perWord) * 32 // words a packed row: a multiple of 32 (128 bytes)
 	rpA, rpB := (g.M+c.tileM-1)/c.tileM*c.tileM, (g.N+c.tileN-1)/c.tileN*c.tileN
-	if c.wg.clustered {
+	if c.wg.cluster > 1 {
 		rpA = (g.M + 2*c.tileM - 1) / (2 * c.tileM) * 2 * c.tileM // whole clusters of two tiles along m
 	}
 	if rpA > 1<<31-1 || rpB > 1<<31-1 {

@@ -204,36 +204,40 @@ const (
 	// for the other block to free a stage. As slow as TCWGM on an H200
 	// (TF32 657 us, BF16 363).
 	TCWGMS
+	// TCWGS is TCWGMS without the cluster (gemm_wgs_*): each block's
+	// producer warp copies all of B's tile into its own shared memory,
+	// and only its own warpgroups free a stage. Not yet timed.
+	TCWGS
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
 // kernels of the backends NewBackend returns: auto, v1, v2, v3, wg, wg3,
-// wgm, wgm3 or wgms (see TCKernel; unset: auto).
+// wgm, wgm3, wgms or wgs (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
 // tcKernels lists the TCKernel values.
-var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS}
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
 
 // ParseTCKernel parses "auto", "v1", "v2", "v3", "wg", "wg3", "wgm",
-// "wgm3" or "wgms" (any case).
+// "wgm3", "wgms" or "wgs" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
 	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm, wgm3 or wgms")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs")
 }
 
-// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm", "wgm3" or
-// "wgms".
+// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm", "wgm3",
+// "wgms" or "wgs".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -254,6 +258,8 @@ func (k TCKernel) String() string {
 		return "wgm3"
 	case TCWGMS:
 		return "wgms"
+	case TCWGS:
+		return "wgs"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -272,7 +278,7 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [3 + 2*5]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
+	ok     [3 + 2*6]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
@@ -280,8 +286,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k < TCAuto || k > TCWGMS {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3 or TCWGMS", k))
+	if k < TCAuto || k > TCWGS {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS or TCWGS", k))
 	}
 	be.tc.kernel = k
 }

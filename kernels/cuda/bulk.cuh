@@ -25,6 +25,12 @@ __device__ __forceinline__ void mbarArriveExpectTx(unsigned off, unsigned bytes)
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(off), "r"(bytes) : "memory");
 }
 
+// mbarArrive is one arrival (release, block scope) on the block's own
+// mbarrier at off (mbarrier.arrive.shared::cta.b64).
+__device__ __forceinline__ void mbarArrive(unsigned off) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(off) : "memory");
+}
+
 // mbarArriveCluster is one arrival (release, cluster scope) on the
 // mbarrier at off in the shared memory of block rank of the cluster
 // (mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster.b64).

@@ -80,6 +80,12 @@
 //    ninth warp (288 threads) whose first lane issues every k-tile's
 //    copies, each once its stage's empty phase has completed, so that no
 //    warpgroup stops between its products to wait for the other block.
+//    gemm_wgs_tf32 / gemm_wgs_bf16 are gemm_wgms_* without the cluster:
+//    each block's producer copies A's units and all four of B's into its
+//    own shared memory, and its "empty" mbarriers count its own two
+//    warpgroups (on an H200 the clustered kernels ran slower than
+//    gemm_wg_*'s cp.async: this one tells whether the cluster or the bulk
+//    copies cost it).
 //
 // The accumulators follow PTX's "Register Fragments" for wgmma's D: in
 // warp w of the warpgroup, lane l (g = l / 4, t = l % 4) holds
@@ -385,11 +391,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_wg_packt_bf16(const float
 }
 
 // gemm_wgm is gemm_wg on tiled operands (see the top of the file) in
-// clusters of two blocks along m, whose bulk copies share B's tile; with
-// WS (warp-specialised) a warp after the NWG warpgroups issues the copies
+// clusters of CL blocks along m (2: their bulk copies share B's tile; 1:
+// no cluster, each block copies all of B's tile into itself); with WS
+// (warp-specialised) a warp after the NWG warpgroups issues the copies
 // (its first lane), so that no warpgroup waits for the other block to free
 // a stage, else thread 0 does between its products.
-template <bool BF16, int NWG, bool WS>
+template <bool BF16, int NWG, bool WS, int CL = 2>
 __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
                                          long long strideB, float beta, float* C, long long ldc, long long strideC, int batch) {
     constexpr int BM = 64 * NWG;                  // rows of A (and C) a block
@@ -399,7 +406,8 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
     const unsigned s0 = smem_u32(smem), pad = (1024u - (s0 & 1023u)) & 1023u;
     const unsigned sbase = s0 + pad, bars = sbase + WG_STAGES * TILE;  // stage s's full mbarrier at bars + 8s, its empty one 8 WG_STAGES on
     const int tid = threadIdx.x, wg = tid >> 7;
-    const unsigned rank = clusterRank();
+    static_assert(CL == 1 || CL == 2, "gemm_wgm: clusters of 1 or 2 blocks");
+    const unsigned rank = CL == 2 ? clusterRank() : 0u;
     const int KT = KW / 32;  // 128-byte k-tiles
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * WG_BN;
     const int nb = (int)blockIdx.z < batch ? (batch - 1 - (int)blockIdx.z) / (int)gridDim.z + 1 : 0;  // the block's batches
@@ -407,14 +415,17 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
     if (tid == 0) {
         for (int s = 0; s < WG_STAGES; s++) {
             mbarInit(bars + 8 * s, 1);                        // full: the producer's arrival and the stage's bytes
-            mbarInit(bars + 8 * (WG_STAGES + s), 2 * NWG);    // empty: every warpgroup of the cluster done with the stage
+            mbarInit(bars + 8 * (WG_STAGES + s), CL * NWG);   // empty: every warpgroup of the cluster done with the stage
         }
         fenceMbarInit();
     }
-    clusterSync();  // the mbarriers initialised before any block copies into or arrives on them
+    if (CL == 2)
+        clusterSync();  // the mbarriers initialised before any block copies into or arrives on them
+    else
+        __syncthreads();
     const long long unitStride = 64LL * 4 * KW;                                                     // bytes between 64-row units
     const unsigned char* a0 = reinterpret_cast<const unsigned char*>(Ap) + (long long)m0 * 4 * KW;  // the block's first unit of A
-    const unsigned char* b0 = reinterpret_cast<const unsigned char*>(Bp) + (long long)(n0 + 128 * rank) * 4 * KW;  // its half of B's
+    const unsigned char* b0 = reinterpret_cast<const unsigned char*>(Bp) + (long long)(n0 + WG_BN / CL * rank) * 4 * KW;  // its part of B's
     // issue (the producer) loads k-tile g of the block's sequence into its
     // stage, once every warpgroup of the cluster is done with the stage's
     // last k-tile: A's units into this block, this block's half of B's
@@ -430,7 +441,12 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
         for (int u = 0; u < NWG; u++) bulkCopyOwn(st + u * UNIT, a + u * unitStride, UNIT, bars + 8 * s);
         const unsigned char* b = b0 + bz * 4 * strideB + kt * UNIT;
 #pragma unroll
-        for (int u = 0; u < 2; u++) bulkCopy(st + BM * 128 + (2 * rank + u) * UNIT, b + u * unitStride, UNIT, bars + 8 * s, 3u);
+        for (int u = 0; u < 4 / CL; u++) {
+            if (CL == 2)
+                bulkCopy(st + BM * 128 + (2 * rank + u) * UNIT, b + u * unitStride, UNIT, bars + 8 * s, 3u);
+            else
+                bulkCopyOwn(st + BM * 128 + u * UNIT, b + u * unitStride, UNIT, bars + 8 * s);
+        }
     };
     if (WS && tid >= NWG * 128) {  // the producer warp: its first lane loads every k-tile, each once its stage is free
         if (tid == NWG * 128)
@@ -463,8 +479,12 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
                 if (g > 0) {  // its stage is free in this block: every warpgroup says so to both blocks
                     const unsigned e = bars + 8 * (WG_STAGES + (g - 1) % WG_STAGES);
                     if ((tid & 127) == 0) {
-                        mbarArriveCluster(e, 0);
-                        mbarArriveCluster(e, 1);
+                        if (CL == 2) {
+                            mbarArriveCluster(e, 0);
+                            mbarArriveCluster(e, 1);
+                        } else {
+                            mbarArrive(e);
+                        }
                     }
                     if (!WS && tid == 0 && g - 1 + WG_STAGES < G) issue(g - 1 + WG_STAGES);
                     __syncwarp();
@@ -475,7 +495,7 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
             wg_store(d, M, N, alpha, beta, C + bz * strideC, ldc, m0 + 64 * wg, n0, tid & 127);
         }
     }
-    clusterSync();  // no block leaves while the other may still arrive on its mbarriers
+    if (CL == 2) clusterSync();  // no block leaves while the other may still arrive on its mbarriers
 }
 
 // C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 128 x 256 tiles per 256-thread block, clusters of 2 sharing B's tile
@@ -524,4 +544,18 @@ extern "C" __global__ void __launch_bounds__(288, 1) __cluster_dims__(2, 1, 1) g
                                                                                               float beta, float* C, long long ldc, long long strideC,
                                                                                               int batch) {
     gemm_wgm<true, 2, true>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled TF32 operands, 128 x 256 tiles per 288-thread block (a producer warp), no cluster
+extern "C" __global__ void __launch_bounds__(288, 1) gemm_wgs_tf32(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                   long long strideC, int batch) {
+    gemm_wgm<false, 2, true, 1>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
+}
+
+// C[b] = alpha*A[b]*B[b]^T + beta*C[b] from tiled BF16 operands, 128 x 256 tiles per 288-thread block (a producer warp), no cluster
+extern "C" __global__ void __launch_bounds__(288, 1) gemm_wgs_bf16(int M, int N, int KW, float alpha, const unsigned* A, long long strideA,
+                                                                   const unsigned* B, long long strideB, float beta, float* C, long long ldc,
+                                                                   long long strideC, int batch) {
+    gemm_wgm<true, 2, true, 1>(M, N, KW, alpha, A, strideA, B, strideB, beta, C, ldc, strideC, batch);
 }

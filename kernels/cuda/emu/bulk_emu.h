@@ -158,6 +158,14 @@ inline void mbarArriveExpectTx(unsigned off, unsigned bytes) {
     emu::mbarSettle(*emu::blk, off, m);
 }
 
+// mbarArrive is mbarrier.arrive.shared::cta.b64 _, [off]: one arrival on
+// the running block's mbarrier at offset off.
+inline void mbarArrive(unsigned off) {
+    emu::MBar& m = emu::mbarAt(*emu::blk, off, "mbarrier.arrive");
+    m.pending--;
+    emu::mbarSettle(*emu::blk, off, m);
+}
+
 // mbarArriveCluster is mapa.shared::cluster + mbarrier.arrive.shared::cluster.b64:
 // one arrival on the mbarrier at offset off of block rank of the cluster.
 inline void mbarArriveCluster(unsigned off, unsigned rank) {
