@@ -13,6 +13,8 @@
 #                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
 #                   # timings beside torch.mm (about 2 minutes)
+#   bench/gpu_check.sh figures DIR OUT  # there: the other kernels'
+#                   # figures beside PyTorch's, the FP32 step (4-5 minutes)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
 #                                            # binaries and compute-sanitizer
 #   bench/gpu_check.sh run-sanitize DIR OUT [TOOLS] [SECONDS]
@@ -232,6 +234,19 @@ gemm)
 	for k in wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n(1024|4096)/^$k\$" 40 100x; done
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
+figures)
+	# The rest of a card's figures after goals, tune and gemm (4-5
+	# minutes): FP32 GEMM, add, row sums, convolutions in every precision,
+	# batch norm, the optimizers, top-k; the DUEL update with every one-block
+	# and cluster selection at both shapes; PyTorch's figures at the same
+	# shapes; the FP32 ResNet-50 step beside PyTorch's.
+	start_run "$2" "$3"
+	machine
+	bench_cuda 'Gemm$|Add|ReduceRows|Conv|BatchNorm|OptimizerSteps|TopK' 120 200x
+	(cd duel/memory/cudaduel && timeout 45 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/.*/(block|cluster)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	timeout 80 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
+	timeout 90 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision fp32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	;;
 build-sanitize)
 	# compute-sanitizer from Debian's nvidia-cuda-toolkit (CUDA 11.8: it
 	# knows sm_90), its libraries beside it, as NVIDIA lays it out.
@@ -278,7 +293,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
