@@ -13,6 +13,7 @@
 #                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
 #                   # timings beside torch.mm (about 2 minutes)
+#   bench/gpu_check.sh check DIR OUT  # there: every GPU test (3-5 minutes)
 #   bench/gpu_check.sh figures DIR OUT  # there: the other kernels'
 #                   # figures beside PyTorch's, the FP32 step (4-5 minutes)
 #   bench/gpu_check.sh build-sanitize DIR    # here: cuda's and cudaduel's test
@@ -234,6 +235,17 @@ gemm)
 	for k in wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n(1024|4096)/^$k\$" 40 100x; done
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
+check)
+	# Every GPU test of the packages in pkgs, in the -short mode (the
+	# emulator's left to go test), each package under its own limit (about
+	# 3-5 minutes): after a change of the default kernels.
+	start_run "$2" "$3"
+	machine
+	limit=100 tests cuda
+	limit=40 tests cudaduel
+	limit=30 tests train ssl loss eval
+	limit=20 tests driver
+	;;
 figures)
 	# The rest of a card's figures after goals, tune and gemm (4-5
 	# minutes): FP32 GEMM, add, row sums, convolutions in every precision,
@@ -293,7 +305,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
