@@ -206,7 +206,10 @@ const (
 	TCWGMS
 	// TCWGS is TCWGMS without the cluster (gemm_wgs_*): each block's
 	// producer warp copies all of B's tile into its own shared memory,
-	// and only its own warpgroups free a stage. Not yet timed.
+	// and only its own warpgroups free a stage. On an H200 its product
+	// ran 4-5% faster than TCWG's (4096³ TF32 409.7 against 428.3 us,
+	// BF16 240.2 against 253.3) and its tiled packing slower in BF16
+	// (76.3 against 62.9 us): 2-3.5% faster end to end, not the default.
 	TCWGS
 )
 
