@@ -13,7 +13,7 @@ import (
 // test reads them there), four stages of 128-byte k rows of a tile's
 // operands (128 x 256 for gemm_wg_* and gemm_wgm_*, 192 x 256 for
 // gemm_wg3_* and gemm_wgm3_*) plus 1 KiB to align them, and for the
-// clustered kernels two 8-byte mbarriers a stage.
+// bulk-copy kernels two 8-byte mbarriers a stage.
 const (
 	wgShared   = 4*(128+256)*128 + 1024
 	wg3Shared  = 4*(192+256)*128 + 1024
@@ -36,12 +36,12 @@ type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A
 // along m rounded up to even), and whether its blocks have a producer
 // warp after their warpgroups.
 type wgKernels struct {
-	pack      wgPack
-	mul       wgMul
-	perWord   int
-	clustered bool // tiled operands, m along the grid's x
-	cluster   int
-	producer  bool
+	pack     wgPack
+	mul      wgMul
+	perWord  int
+	tiled    bool // tiled operands, m along the grid's x
+	cluster  int
+	producer bool
 }
 
 // isWG reports whether c is one of gemm_wg.cu's pairs (wgChoice).
@@ -115,10 +115,10 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	if rpA > 1<<31-1 || rpB > 1<<31-1 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (packed rows beyond 2^31)", g.M, g.N, c.name))
 	}
-	if !c.wg.clustered && rpA/c.tileM > 65535 {
+	if !c.wg.tiled && rpA/c.tileM > 65535 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d rows)", g.M, g.N, c.name, 65535*c.tileM))
 	}
-	if c.wg.clustered && rpB/c.tileN > 65535 {
+	if c.wg.tiled && rpB/c.tileN > 65535 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d columns)", g.M, g.N, c.name, 65535*c.tileN))
 	}
 	s := &scratch{mem: be.mem}
@@ -142,7 +142,7 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 		threads += 32 // and the producer warp
 	}
 	grid := driver.Dim3{X: rpB / c.tileN, Y: rpA / c.tileM, Z: z}
-	if c.wg.clustered {
+	if c.wg.tiled {
 		grid.X, grid.Y = grid.Y, grid.X // blocks along m first: a cluster's two blocks share B's tile
 	}
 	cfg := kc.Config{

@@ -14,7 +14,13 @@ import (
 // with the given block size and, when capC > 0, that many candidates a
 // round (a small cap ends rounds early: the check's undo runs often).
 func openRounds(g cuda.GPU, block, capC int) func(k, z int, adm memory.Admission) (*Memory, error) {
-	open := openSelect(g, block, SelectRounds, nil, "duel_select_rounds")
+	return openRoundsKernel(g, block, capC, SelectRounds, "duel_select_rounds")
+}
+
+// openRoundsKernel is openRounds for either rounds kernel (sel, its name
+// ran), capC its candidates a round or a block.
+func openRoundsKernel(g cuda.GPU, block, capC int, sel Selection, ran string) func(k, z int, adm memory.Admission) (*Memory, error) {
+	open := openSelect(g, block, sel, nil, ran)
 	return func(k, z int, adm memory.Admission) (*Memory, error) {
 		m, err := open(k, z, adm)
 		if err == nil {
@@ -43,15 +49,7 @@ func h100OptIn(m *Memory) {
 // openRounds8 is openRounds for duel_select_rounds8 (capQ: candidates a
 // block, 16 when 0).
 func openRounds8(g cuda.GPU, block, capQ int) func(k, z int, adm memory.Admission) (*Memory, error) {
-	open := openSelect(g, block, SelectRounds8, nil, "duel_select_rounds8")
-	return func(k, z int, adm memory.Admission) (*Memory, error) {
-		m, err := open(k, z, adm)
-		if err == nil {
-			m.rcap = capQ
-			h100OptIn(m)
-		}
-		return m, err
-	}
+	return openRoundsKernel(g, block, capQ, SelectRounds8, "duel_select_rounds8")
 }
 
 // TestDUELRounds8Emulated runs duel_select_rounds8 (duel_rounds8.cu on
@@ -219,5 +217,38 @@ func TestRoundsTaken(t *testing.T) {
 			t.Logf("%s %v K %d B %d Z %d cap %d: rounds %v", m.ran, adm, tc.k, tc.b, tc.z, tc.capC, counts)
 			m.Close()
 		}
+	}
+}
+
+// BenchmarkRoundsSteadyEmulated counts duel_select_rounds' rounds (one
+// block of 1024, 128 candidates) on the CPU emulator at
+// BenchmarkDUELKernel's shape, K 4096, B 256, Z 128, Protected: random
+// unit rows loaded, then five updates with fresh random batches, as
+// rounds-u1 ... rounds-u5. The count is the data's, so the emulator
+// gives what a GPU gives (an H200's rounds1024fresh: 57 an update). Slow
+// (about 30 s on a Zen 5): run it alone, e.g. `go test -run '^$' -bench
+// RoundsSteadyEmulated -benchtime 1x ./duel/memory/cudaduel`.
+func BenchmarkRoundsSteadyEmulated(b *testing.B) {
+	e := cudatest.NewEmulator(b)
+	for b.Loop() {
+		r := rand.New(rand.NewPCG(1, 2))
+		m, err := openRounds(e, 1024, 0)(4096, 128, memory.Protected)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Load(unitRows(r, 4096, 128, nil), nil); err != nil {
+			b.Fatal(err)
+		}
+		for i := range 5 {
+			if _, err := m.Update(unitRows(r, 256, 128, nil)); err != nil {
+				b.Fatal(err)
+			}
+			st, err := m.roundStats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(st.rounds), fmt.Sprintf("rounds-u%d", i+1))
+		}
+		m.Close()
 	}
 }
