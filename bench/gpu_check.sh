@@ -13,6 +13,8 @@
 #                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
 #                   # timings beside torch.mm (about 2 minutes)
+#   bench/gpu_check.sh conv DIR OUT   # there: the wgmma convolutions'
+#                   # test, timings beside cuDNN's, the step with them
 #   bench/gpu_check.sh check DIR OUT  # there: every GPU test (3-5 minutes)
 #   bench/gpu_check.sh figures DIR OUT  # there: the other kernels'
 #                   # figures beside PyTorch's, the FP32 step (4-5 minutes)
@@ -235,6 +237,23 @@ gemm)
 	for k in wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n(1024|4096)/^$k\$" 40 100x; done
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
+conv)
+	# conv_wg.cu's wgmma convolutions (TCWG), never run on a GPU before
+	# (2-4 minutes): their GPU test against the CPU first, then every
+	# TF32 convolution benchmark (the default *_tf32rr kernels beside
+	# tf32wg's) with cuDNN's in the same run, and the TF32 ResNet-50 step
+	# with them (DUEL_CUDA_TC_KERNEL=wg: the wgmma GEMMs too) and with the
+	# default kernels beside PyTorch's, and its profile.
+	start_run "$2" "$3"
+	machine
+	only='^TestConvTCGPU$/^tf32$/^wg$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-convwg.log"
+	bench_cuda 'Conv/tf32(wg)?/' 120 200x
+	timeout 60 python3 -u "$root/bench/gpu_peer.py" --conv 2>&1 | tee "$out/peer-conv.log"
+	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/wg: /" | tee -a "$out/step.log"
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee -a "$out/step.log"
+	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	;;
 check)
 	# Every GPU test of the packages in pkgs, in the -short mode (the
 	# emulator's left to go test), each package under its own limit (about
@@ -305,7 +324,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac

@@ -11,7 +11,8 @@ after every launch. The DUEL update is the paper's Appendix D pseudocode
 (bench/duel_pytorch.py's update_DUEL) with its tensors on the GPU.
 
 With --gemm it prints torch.mm's figures at BenchmarkGemmPrecision's
-sizes alone (gemm_sizes).
+sizes alone (gemm_sizes); with --conv, cuDNN's at BenchmarkConv's layers
+in TF32 alone (conv_layers).
 
 Needs torch with CUDA (the GPU machine's image has it); not a dependency of
 duel.
@@ -88,11 +89,47 @@ def update_duel(memory, p_target, K):
     return comb[selection]
 
 
+def conv_layers(dev, tf32s):
+    """Times cuDNN on BenchmarkConv's layers, with TF32 off and/or on (tf32s)."""
+    # BenchmarkConv's layers: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
+    # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16, in FP32
+    # (cuDNN without TF32) and in TF32; and, in TF32, BenchmarkConv/tf32/1x1's,
+    # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, and BenchmarkConv/tf32/Stride2's,
+    # ResNet-50's 3 x 3 128 -> 128 at stride 2 from 32 x 32 (its input
+    # gradient also alone).
+    torch.backends.cudnn.benchmark = True
+    for tf32 in tf32s:
+        torch.backends.cudnn.allow_tf32 = tf32
+        layers = [("", 64, 64, 32, 3, 1), ("Wide ", 128, 128, 16, 3, 1)]
+        if tf32:
+            layers += [("1x1 ", 64, 256, 32, 1, 1), ("Stride2 ", 128, 128, 32, 3, 2)]
+        for prefix, c, o, side, k, stride in layers:
+            x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
+            w = torch.randn(o, c, k, k, device=dev, requires_grad=True)
+            out_side = (side + 2 * (k // 2) - k) // stride + 1
+            flops = 2 * 256 * c * o * k * k * out_side * out_side
+            shape = f"256x{c}x{side}x{side} {k}x{k}" + (f" to {o}" if o != c else "") + (f" stride {stride}" if stride > 1 else "")
+            pad = k // 2
+            tag = ("tf32 " if tf32 else "") + prefix
+            s = timed(lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad), repeats=50)
+            print(json.dumps({"bench": f"{tag}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+            y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
+            dy = torch.randn_like(y)
+            s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
+            print(json.dumps({"bench": f"{tag}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
+            if stride > 1:
+                s = timed(lambda: torch.autograd.grad(y, (x,), dy, retain_graph=True), repeats=50)
+                print(json.dumps({"bench": f"{tag}Conv input grad {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+
+
 def main():
     dev = torch.device("cuda")
     print(json.dumps({"peer": "torch", "version": torch.__version__, "gpu": torch.cuda.get_device_name(0)}))
     if "--gemm" in sys.argv[1:]:
         gemm_sizes(dev)
+        return
+    if "--conv" in sys.argv[1:]:  # the convolutions in TF32 alone
+        conv_layers(dev, (True,))
         return
     n = 1024
     a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
@@ -120,35 +157,7 @@ def main():
     out = torch.empty(4096, device=dev)
     s = timed(lambda: torch.sum(r, dim=1, out=out), repeats=200)
     print(json.dumps({"bench": "ReduceRows4096", "ms": s * 1e3, "gbps": 4 * 4096 * 4096 / s / 1e9}))
-    # BenchmarkConv's layers: 256 x 64 -> 64 channels, 32 x 32, 3 x 3, pad 1,
-    # and BenchmarkConv/Wide's: 256 x 128 -> 128 channels, 16 x 16, in FP32
-    # (cuDNN without TF32) and in TF32; and, in TF32, BenchmarkConv/tf32/1x1's,
-    # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, and BenchmarkConv/tf32/Stride2's,
-    # ResNet-50's 3 x 3 128 -> 128 at stride 2 from 32 x 32 (its input
-    # gradient also alone).
-    torch.backends.cudnn.benchmark = True
-    for tf32 in (False, True):
-        torch.backends.cudnn.allow_tf32 = tf32
-        layers = [("", 64, 64, 32, 3, 1), ("Wide ", 128, 128, 16, 3, 1)]
-        if tf32:
-            layers += [("1x1 ", 64, 256, 32, 1, 1), ("Stride2 ", 128, 128, 32, 3, 2)]
-        for prefix, c, o, side, k, stride in layers:
-            x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
-            w = torch.randn(o, c, k, k, device=dev, requires_grad=True)
-            out_side = (side + 2 * (k // 2) - k) // stride + 1
-            flops = 2 * 256 * c * o * k * k * out_side * out_side
-            shape = f"256x{c}x{side}x{side} {k}x{k}" + (f" to {o}" if o != c else "") + (f" stride {stride}" if stride > 1 else "")
-            pad = k // 2
-            tag = ("tf32 " if tf32 else "") + prefix
-            s = timed(lambda: torch.nn.functional.conv2d(x, w, stride=stride, padding=pad), repeats=50)
-            print(json.dumps({"bench": f"{tag}Conv forward {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
-            y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
-            dy = torch.randn_like(y)
-            s = timed(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), repeats=50)
-            print(json.dumps({"bench": f"{tag}Conv input+weight grad {shape}", "ms": s * 1e3, "gflops": 2 * flops / s / 1e9}))
-            if stride > 1:
-                s = timed(lambda: torch.autograd.grad(y, (x,), dy, retain_graph=True), repeats=50)
-                print(json.dumps({"bench": f"{tag}Conv input grad {shape}", "ms": s * 1e3, "gflops": flops / s / 1e9}))
+    conv_layers(dev, (False, True))
     torch.backends.cudnn.allow_tf32 = False
     bn = torch.nn.BatchNorm2d(64).to(dev)
     xb = torch.randn(256, 64, 32, 32, device=dev, requires_grad=True)

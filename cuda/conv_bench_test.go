@@ -18,7 +18,9 @@ import (
 // "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
 // bench/gpu_peer.py times cuDNN on the same layers with and without
 // TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
-// kernels, which round each panel in shared memory ("tf32v2/").
+// kernels, which round each panel in shared memory ("tf32v2/"), and on
+// compute capability 9.0 with TCWG's, conv_wg.cu's wgmma kernels
+// ("tf32wg/").
 // GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
@@ -50,6 +52,13 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, "tf32v2/Wide/", wide)
 		benchConvLayer(b, d, be, "tf32v2/1x1/", expand)
 		benchConvLayer(b, d, be, "tf32v2/Stride2/", stride2)
+		if be.cc == 90 { // TCWG: conv_wg.cu's wgmma kernels
+			be.SetTCKernel(TCWG)
+			benchConvLayer(b, d, be, "tf32wg/", layer)
+			benchConvLayer(b, d, be, "tf32wg/Wide/", wide)
+			benchConvLayer(b, d, be, "tf32wg/1x1/", expand)
+			benchConvLayer(b, d, be, "tf32wg/Stride2/", stride2)
+		}
 		be.SetTCKernel(TCAuto)
 	}
 	be.SetPrecision(FP32)

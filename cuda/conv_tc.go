@@ -25,16 +25,21 @@ const (
 	convTCSharedBF16x64  = 174080
 	convTCStatic         = 768
 
+	// conv_wg.cu's (CWG_SHARED_*: TestConvWGSharedConstants).
+	convWGShared128 = 197632
+	convWGShared64  = 164864
+
 	convTCTileN = 256 // columns of the product per block
 	convTCChunk = 32  // k per panel: the weight gradient's chunks are multiples of it
 )
 
-// convTCKernel is one of conv_tc.cu's kernels: its name, the rows of its
-// tile and its dynamic shared memory.
+// convTCKernel is one of conv_tc.cu's or conv_wg.cu's kernels: its
+// name, the rows of its tile, its dynamic shared memory and its module.
 type convTCKernel struct {
 	name   string
 	rows   int
 	shared int
+	module *kc.Module
 }
 
 // convTCKey names a choice of convTCFor: the pass, the tile's rows and
@@ -44,6 +49,7 @@ type convTCKey struct {
 	rows int
 	prec Precision
 	rr   bool // TF32 under TCV3 and TCAuto: the *_tf32rr kernels
+	wg   bool // TF32 under TCWG on compute capability 9.0: conv_wg.cu's
 }
 
 // convTCChoice is convTCFor's answer for a key.
@@ -61,8 +67,10 @@ type convTCState map[convTCKey]convTCChoice
 // rows in the backend's precision: 64-row tiles for m <= 64, else 128;
 // BF16 where the device allows its shared memory, else TF32 (a bf16
 // backend on sm_80, whose 163 KiB do not hold BF16's panels), TF32 under
-// TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers); ok is false in
-// fp32, or where neither fits (conv.cu's FP32 kernels then).
+// TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers), TF32
+// under TCWG on compute capability 9.0 (or the emulator) with conv_wg.cu's
+// wgmma kernels (but for "wgradt", which it lacks); ok is false in fp32,
+// or where none fits (conv.cu's FP32 kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	rows := 128
 	if m <= 64 {
@@ -100,7 +108,8 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 		return convTCKernel{}, false
 	}
 	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto)
-	key := convTCKey{pass, rows, be.convPrec, rr}
+	wg := be.convPrec == TF32 && be.tc.kernel == TCWG && (be.cc == 0 || be.cc == 90) && pass != "wgradt"
+	key := convTCKey{pass, rows, be.convPrec, rr, wg}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok
 	}
@@ -112,9 +121,16 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	if rr {
 		suffix = "rr"
 	}
-	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows)}}
+	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows), kc.ConvTcModule}}
 	if be.convPrec == BF16 {
-		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows)}}, cands...)
+		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows), kc.ConvTcModule}}, cands...)
+	}
+	if wg {
+		shared := convWGShared128
+		if rows == 64 {
+			shared = convWGShared64
+		}
+		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_wg%s_tf32", pass, tile), rows, shared, kc.ConvWgModule}}, cands...)
 	}
 	var c convTCChoice
 	for _, k := range cands {
@@ -153,7 +169,7 @@ func (be *Backend) convTCAllowed(c convTCKernel) bool {
 		return true
 	}
 	n, err := s.MaxSharedOptIn()
-	return err == nil && n >= c.shared+convTCStatic && s.OptInShared(kc.ConvTcModule, c.name, c.shared) == nil
+	return err == nil && n >= c.shared+convTCStatic && s.OptInShared(c.module, c.name, c.shared) == nil
 }
 
 // convTCLaunch is the launch configuration of kernel k over an m x n
@@ -177,12 +193,14 @@ var (
 		"conv_fwd_tc_tf32": kc.ConvFwdTcTf32, "conv_fwd_tc64_tf32": kc.ConvFwdTc64Tf32,
 		"conv_fwd_tc_bf16": kc.ConvFwdTcBf16, "conv_fwd_tc64_bf16": kc.ConvFwdTc64Bf16,
 		"conv_fwd_tc_tf32rr": kc.ConvFwdTcTf32rr, "conv_fwd_tc64_tf32rr": kc.ConvFwdTc64Tf32rr,
+		"conv_fwd_wg_tf32": kc.ConvFwdWgTf32, "conv_fwd_wg64_tf32": kc.ConvFwdWg64Tf32,
 	}
 	convTCDgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
 		"conv_dgrad_tc_tf32": kc.ConvDgradTcTf32, "conv_dgrad_tc64_tf32": kc.ConvDgradTc64Tf32,
 		"conv_dgrad_tc_bf16": kc.ConvDgradTcBf16, "conv_dgrad_tc64_bf16": kc.ConvDgradTc64Bf16,
 		"conv_dgrad_tc_tf32rr": kc.ConvDgradTcTf32rr, "conv_dgrad_tc64_tf32rr": kc.ConvDgradTc64Tf32rr,
+		"conv_dgrad_wg_tf32": kc.ConvDgradWgTf32, "conv_dgrad_wg64_tf32": kc.ConvDgradWg64Tf32,
 	}
 	convTCWgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
@@ -192,6 +210,7 @@ var (
 		"conv_wgradt_tc_bf16": kc.ConvWgradtTcBf16, "conv_wgradt_tc64_bf16": kc.ConvWgradtTc64Bf16,
 		"conv_wgrad_tc_tf32rr": kc.ConvWgradTcTf32rr, "conv_wgrad_tc64_tf32rr": kc.ConvWgradTc64Tf32rr,
 		"conv_wgradt_tc_tf32rr": kc.ConvWgradtTcTf32rr, "conv_wgradt_tc64_tf32rr": kc.ConvWgradtTc64Tf32rr,
+		"conv_wgrad_wg_tf32": kc.ConvWgradWgTf32, "conv_wgrad_wg64_tf32": kc.ConvWgradWg64Tf32,
 	}
 )
 

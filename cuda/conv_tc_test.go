@@ -34,10 +34,12 @@ var convTCCases = []convCase{
 
 // tcKinds are the tensor-core kernel versions the convolution tests run
 // in precision p: TCAuto (in TF32 the *_tf32rr kernels), and in TF32 also
-// TCV2 (the kernels that round each panel in shared memory).
+// TCV2 (the kernels that round each panel in shared memory) and TCWG
+// (conv_wg.cu's wgmma kernels on compute capability 9.0 and the emulator,
+// elsewhere TCAuto's).
 func tcKinds(p Precision) []TCKernel {
 	if p == TF32 {
-		return []TCKernel{TCAuto, TCV2}
+		return []TCKernel{TCAuto, TCV2, TCWG}
 	}
 	return []TCKernel{TCAuto}
 }
@@ -55,7 +57,9 @@ var tcPrecisions = []struct {
 // in float32: the results agree within float32 summation error), on
 // convCases and convTCCases in both input layouts, with and without
 // accumulation and bias; TF32 under TCAuto (the *_tf32rr kernels,
-// rounding in registers) and TCV2 (rounding each panel in shared memory).
+// rounding in registers), TCV2 (rounding each panel in shared memory) and
+// TCWG (conv_wg.cu's wgmma kernels; the transposed weight gradient stays
+// conv_tc.cu's).
 // It skips without g++ or under -short.
 func TestConvTCEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
@@ -78,7 +82,11 @@ func TestConvTCEmulated(t *testing.T) {
 				for _, m := range []int{1, 64, 65, 300} {
 					for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
 						k, ok := be.convTCFor(pass, m)
-						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, map[bool]string{true: "64", false: ""}[m <= 64], p.prec, map[bool]string{true: "rr"}[p.prec == TF32 && tck != TCV2])
+						tile := map[bool]string{true: "64", false: ""}[m <= 64]
+						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, tile, p.prec, map[bool]string{true: "rr"}[p.prec == TF32 && tck != TCV2 && tck != TCWG])
+						if tck == TCWG {
+							want = fmt.Sprintf("conv_%s_wg%s_tf32", pass, tile)
+						}
 						if !ok || k.name != want {
 							t.Fatalf("convTCFor(%s, %d) = %q, %v; want %q", pass, m, k.name, ok, want)
 						}
@@ -111,7 +119,8 @@ func TestConvTCEmulated(t *testing.T) {
 // factors, on convCases, convTCCases and three ResNet layers of 32
 // images (convCases and the ResNet layers left out where sanitizing),
 // with 8 times the emulator's tolerance (the hardware's mma accumulation
-// is not IEEE's); TF32 under TCAuto (the *_tf32rr kernels) and TCV2. GPU only
+// is not IEEE's); TF32 under TCAuto (the *_tf32rr kernels), TCV2 and
+// TCWG (conv_wg.cu's kernels on compute capability 9.0). GPU only
 // (and TestConvTCFakeDriver's children).
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)
@@ -165,14 +174,16 @@ func TestConvTCGPU(t *testing.T) {
 // cuFuncSetAttribute's shared-memory opt-in, launches with dynamic shared
 // memory beyond 48 KiB): tf32 on the default fake A100 (sm_80, 163 KiB:
 // conv_*_tc_tf32 fit), bf16 on a fake H100 (sm_90, 227 KiB: the 204 KiB
-// of conv_*_tc_bf16 fit). It skips without g++ or under -short.
+// of conv_*_tc_bf16 fit), and tf32 on the fake H100 (TCWG: the 193 KiB
+// of conv_*_wg_tf32, sm_90a PTX). It skips without g++ or under -short.
 func TestConvTCFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
-	for _, tc := range []struct{ prec, cc, want string }{
-		{"tf32", "80", "fwd: \"conv_fwd_tc_tf32\" (tensor cores: true)"},
-		{"bf16", "90", "fwd: \"conv_fwd_tc_bf16\" (tensor cores: true)"},
+	for _, tc := range []struct{ prec, kinds, cc, want string }{
+		{"tf32", "/^(auto|v2)$", "80", "fwd: \"conv_fwd_tc_tf32\" (tensor cores: true)"},
+		{"bf16", "", "90", "fwd: \"conv_fwd_tc_bf16\" (tensor cores: true)"},
+		{"tf32", "/^wg$", "90", "fwd: \"conv_fwd_wg_tf32\" (tensor cores: true)"},
 	} {
-		out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$", "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
+		out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$"+tc.kinds, "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
 		for _, w := range []string{"--- PASS: TestConvTCGPU/" + tc.prec, tc.want, "Rows130Cols300/cm=true"} {
 			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
 				t.Errorf("%s at sm_%s with the fake driver: output lacks %q or skips:\n%s", tc.prec, tc.cc, w, out)
@@ -265,6 +276,25 @@ func TestConvTCSharedConstants(t *testing.T) {
 		}
 		if got, _ := strconv.Atoi(string(m[1])); got != want {
 			t.Errorf("%s = %d in conv_tc.cu, %d in conv_tc.go", name, got, want)
+		}
+	}
+}
+
+// TestConvWGSharedConstants checks the launchers' shared memory against
+// conv_wg.cu's CWG_SHARED_* (which the kernel checks against its stages
+// with static_assert).
+func TestConvWGSharedConstants(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_wg.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"CWG_SHARED_128": convWGShared128, "CWG_SHARED_64": convWGShared64} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("conv_wg.cu has no #define %s", name)
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != want {
+			t.Errorf("%s = %d in conv_wg.cu, %d in conv_tc.go", name, got, want)
 		}
 	}
 }

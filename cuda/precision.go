@@ -176,9 +176,11 @@ const (
 	// the device is of compute capability 9.0 and gives them their
 	// dynamic shared memory (wgShared): both factors packed K-major and
 	// rounded into scratch memory (gemm_wg_pack_*), then multiplied with
-	// Hopper's warpgroup MMA (wgmma, sm_90a) in 128 x 256 tiles; elsewhere,
-	// and for convolutions, it runs as TCAuto. TCAuto runs it for large
-	// products (wgAutoMin).
+	// Hopper's warpgroup MMA (wgmma, sm_90a) in 128 x 256 tiles, and TF32
+	// convolutions with conv_wg.cu's wgmma implicit GEMMs (their factors
+	// truncated to TF32 by the tensor cores, not rounded); elsewhere it
+	// runs as TCAuto. TCAuto runs it for large products (wgAutoMin), not
+	// for convolutions.
 	TCWG
 	// TCWG3 is TCWG with gemm_wg3_tf32 and gemm_wg3_bf16: 192 x 256 tiles,
 	// three warpgroups a block, 225 KiB of dynamic shared memory (wg3Shared),

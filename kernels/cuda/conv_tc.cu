@@ -5,7 +5,8 @@
 // in precisions tf32 and bf16 (cuda/conv.go), as cuDNN's with
 // torch.backends.cudnn.allow_tf32.
 //
-// Each pass is one implicit GEMM over the whole batch, run by the
+// Each pass is one implicit GEMM over the whole batch (conv_pass.cuh's
+// passes on this file's engine, ctc_engine), run by the
 // cp.async pipeline of gemm_tc2 (tc.cuh): 256-thread blocks of 8 warps
 // (2 x 4), a BM x 256 tile of the product a block (BM = 128: warps of
 // 64 x 64, 4 x 8 mma tiles; BM = 64 for products of at most 64 rows:
@@ -46,8 +47,7 @@
 #endif
 
 #include "tc.cuh"
-
-#define CTC_BN 256  // columns of the product per block
+#include "conv_pass.cuh"
 
 // ctc_shared returns the bytes of dynamic shared memory of a BM-row
 // block: the ring of FP32 panels, and for BF16 the double-buffered
@@ -72,12 +72,6 @@ static_assert(ctc_shared<true, 64>() == CTC_SHARED_BF16_64, "CTC_SHARED_BF16_64"
 // the block's first: the same 4 columns in every chunk of every panel
 // (tc2_chunk's k-row layout of 256 columns).
 __device__ __forceinline__ int ctc_col(int i) { return (threadIdx.x & 63) * 4 + i; }
-
-// ctc_rowv is what a gather reads of a panel row's table once for all of
-// a thread's elements in that row: two table words and an offset.
-struct ctc_rowv {
-    int a, b, off;
-};
 
 // ctc_gather issues this thread's cp.async of the B panel of rows k0 ..
 // k0+31 into the k-row panel at s: element (k, column i of ctc_col) is
@@ -126,30 +120,6 @@ __device__ __forceinline__ void ctc_gather_rows(unsigned* s, const float* any, K
         }
     }
 }
-
-// CTC_TAPS is the most taps (K*K) a kernel may have for the masked
-// gathers: a window's valid taps are the bits of one word, bit i*K + j
-// for tap (i, j), and tap CTC_TAPS (bit 31) is never valid (the tables'
-// value for rows past the reduction, the columns' past the product). A
-// masked element costs a shift, an and and an add; larger kernels (the
-// 7 x 7 stem) take the checked gathers.
-#define CTC_TAPS 31
-
-// ctc_taps returns the valid taps of a window: bit i*K + j set where
-// (unsigned)(y0 + d*i) < H and (unsigned)(x0 + d*j) < W (d = 1: the
-// forward window from its top-left corner; d = -1: the output positions
-// an input position reaches, stride 1).
-__device__ __forceinline__ unsigned ctc_taps(int y0, int x0, int d, int H, int W, int K) {
-    unsigned cm = 0, m = 0;
-    for (int j = 0; j < K; j++)
-        if ((unsigned)(x0 + d * j) < (unsigned)W) cm |= 1u << j;
-    for (int i = 0; i < K; i++)
-        if ((unsigned)(y0 + d * i) < (unsigned)H) m |= cm << (i * K);
-    return m;
-}
-
-// ctc_valid reports whether tap t is set in taps.
-__device__ __forceinline__ bool ctc_valid(unsigned taps, int t) { return (taps >> t) & 1u; }
 
 // ctc_row returns the row of this thread's l-th chunk of a k-contiguous
 // panel of BM rows, relative to the block's first (tc2_chunk's layout).
@@ -269,38 +239,6 @@ __device__ __forceinline__ void ctc_each(float (&acc)[BM / 32][8][4], int m0, in
     });
 }
 
-// ctc_f2 is two floats stored (or loaded) as one 8-byte access.
-struct alignas(8) ctc_f2 {
-    float x, y;
-};
-
-// ctc_put2 stores v0 at p[0] and, when two, v1 at p[1], each plus the
-// value it replaces when accumulate (old + new, as the scalar stores
-// add): one 8-byte access where both go and p is on 8 bytes.
-__device__ __forceinline__ void ctc_put2(float* p, float v0, float v1, bool two, bool accumulate) {
-    if (two && (reinterpret_cast<unsigned long long>(p) & 7) == 0) {
-        ctc_f2* q = reinterpret_cast<ctc_f2*>(p);
-        if (accumulate) {
-            const ctc_f2 old = *q;
-            v0 += old.x, v1 += old.y;
-        }
-        *q = ctc_f2{v0, v1};
-        return;
-    }
-    if (accumulate) v0 += p[0];
-    p[0] = v0;
-    if (two) {
-        if (accumulate) v1 += p[1];
-        p[1] = v1;
-    }
-}
-
-// ctc_aligned reports whether rows of p with leading dimension ld start on
-// 16 bytes (tc2_copy's 16-byte copies).
-__device__ __forceinline__ bool ctc_aligned(const float* p, long long ld) {
-    return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * 4) & 15) == 0;
-}
-
 // ctc_copy_dense issues tc2_copy of panel k0 of the R-row matrix x (rows
 // r0.., Rn rows, K columns; element (r, k) at x[r*ld + k] when KC, else
 // x[k*ld + r]), 16 bytes at a time when vec.
@@ -311,62 +249,6 @@ __device__ __forceinline__ void ctc_copy_dense(unsigned* s, const float* x, long
         tc2_copy<BF16, KC, R, true>(s, x, ld, r0, Rn, k0, K);
     else
         tc2_copy<BF16, KC, R, false>(s, x, ld, r0, Rn, k0, K);
-}
-
-// ctc_tap sets, for column gm = (c, i, j) of w (Rn = C*K*K of them), the
-// tap's offset (ri, rj) from an output position's top-left corner in the
-// padded image, its index t = i*K + j and its offset coff in x (channel
-// stride cstride); past Rn, ri is far outside the image and t is
-// CTC_TAPS (never valid).
-__device__ __forceinline__ void ctc_tap(int gm, int Rn, int KK, int K, int P, int W, int cstride, int& ri, int& rj,
-                                        int& t, int& coff) {
-    ri = 1 << 29, rj = 0, t = CTC_TAPS, coff = 0;
-    if (gm < Rn) {
-        const int ci = gm / KK;
-        t = gm - ci * KK;
-        const int ti = t / K;
-        ri = ti - P, rj = t - ti * K - P, coff = ci * cstride + ri * W + rj;
-    }
-}
-
-// ctc_fill_positions writes, by threads 0..31, the table of the weight
-// gradient's panel of output positions p = k0 + tid < kend, p = (n, oy,
-// ox): the window's offset in x (image stride istride) and, when masked,
-// its valid taps (ctc_taps; none past kend), else its top-left (oy*S,
-// ox*S; far outside the image past kend).
-__device__ __forceinline__ void ctc_fill_positions(int* tabY, int* tabX, int* tabOff, int k0, int kend, int plane,
-                                                   int OW, int S, int P, int H, int W, int K, int istride,
-                                                   bool masked) {
-    const int tid = threadIdx.x;
-    if (tid < TC2_BK) {
-        const int p = k0 + tid;
-        int yv = masked ? 0 : 1 << 29, xv = 0, off = 0;
-        if (p < kend) {
-            const int img = p / plane, q = p - img * plane, oy = q / OW, ox = q - oy * OW;
-            yv = oy * S, xv = ox * S, off = img * istride + yv * W + xv;
-            if (masked) yv = (int)ctc_taps(yv - P, xv - P, 1, H, W, K), xv = 0;
-        }
-        tabY[tid] = yv, tabX[tid] = xv, tabOff[tid] = off;
-    }
-}
-
-// ctc_fill_taps writes, by threads 0..31, the table of a panel of rows
-// r = k0 + tid = (c, i, j) of the reduction over Rn = C*K*K rows: the
-// tap t = i*K + j (CTC_TAPS past Rn) and the offset c*cstride + i*di + j*dj.
-__device__ __forceinline__ void ctc_fill_taps(int* tabT, int* tabOff, int k0, int Rn, int KK, int K, int cstride,
-                                              int di, int dj) {
-    const int tid = threadIdx.x;
-    if (tid < TC2_BK) {
-        const int r = k0 + tid;
-        int t = CTC_TAPS, off = 0;
-        if (r < Rn) {
-            const int c = r / KK;
-            t = r - c * KK;
-            const int i = t / K;
-            off = c * cstride + i * di + (t - i * K) * dj;
-        }
-        tabT[tid] = t, tabOff[tid] = off;
-    }
 }
 
 // ctc_copy_masked issues this thread's copies of B panel k0 of a masked
@@ -389,231 +271,40 @@ __device__ __forceinline__ void ctc_copy_masked(unsigned* s, const float* src, i
         });
 }
 
-// ctc_fill_ij writes, by threads 0..31, the checked gathers' table of a
-// panel of rows r = k0 + tid = (c, i, j) of the reduction over Rn =
-// C*K*K rows: i and j (i far outside any image past Rn) and the offset
-// c*cstride + i*di + j*dj.
-__device__ __forceinline__ void ctc_fill_ij(int* tabI, int* tabJ, int* tabOff, int k0, int Rn, int KK, int K,
-                                            int cstride, int di, int dj) {
-    const int tid = threadIdx.x;
-    if (tid < TC2_BK) {
-        const int r = k0 + tid;
-        int i = 1 << 29, j = 0, off = 0;
-        if (r < Rn) {
-            const int c = r / KK, t = r - c * KK;
-            i = t / K, j = t - i * K, off = c * cstride + i * di + j * dj;
-        }
-        tabI[tid] = i, tabJ[tid] = j, tabOff[tid] = off;
+// ctc_engine runs conv_pass.cuh's passes on this file's pipeline
+// (ctc_loop, ctc_gather, tc2's panels): BF16 or TF32 factors, BM-row
+// tiles, TF32 rounded in registers (RR) or by a pass over each panel.
+template <bool BF16, int BM_, bool RR>
+struct ctc_engine {
+    static constexpr int BM = BM_;
+    using Acc = float[BM / 32][8][4];
+    static __device__ __forceinline__ int col(int i) { return ctc_col(i); }
+    static __device__ __forceinline__ void copyRows(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K,
+                                                    bool vec) {
+        ctc_copy_dense<BF16, true, BM>(s, x, ld, r0, Rn, k0, K, vec);
     }
-}
-
-// The passes below take, where the kernel has at most CTC_TAPS taps, the
-// masked gathers (each column's or row's valid taps precomputed once, an
-// element tested by one bit), else the checked ones (each element's
-// position tested against the image); both write the same panels.
-
-template <bool BF16, int BM, bool RR = false>
-__device__ __forceinline__ void conv_fwd_tc(float* y, const float* x, const float* w, const float* b, int hasBias,
-                                            int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                            int cm) {
-    TC2_DYNAMIC_SHARED(smem);
-    __shared__ int tabI[2][TC2_BK], tabJ[2][TC2_BK], tabOff[2][TC2_BK];
-    const int KK = K * K, Rn = C * KK, plane = OH * OW, cols = N * plane;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
-    const bool dense = K == 1 && S == 1 && P == 0 && cm;  // col is x itself (C x cols)
-    const int cstride = cm ? N * H * W : H * W;
-    const bool va = ctc_aligned(w, Rn), vb = ctc_aligned(x, cols);
-    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, w, Rn, m0, O, k0, Rn, va); };
-    float acc[BM / 32][8][4];
-    if (KK <= CTC_TAPS) {
-        // This thread's 4 columns (output positions): the image offset of
-        // the window's top-left tap and the window's valid taps.
-        int base[4];
-        unsigned taps[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + ctc_col(i);
-            base[i] = 0, taps[i] = 0;  // no valid tap when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
-                const int iy0 = oy * S - P, ix0 = ox * S - P;
-                base[i] = (cm ? img * H * W : img * C * H * W) + iy0 * W + ix0;
-                taps[i] = ctc_taps(iy0, ix0, 1, H, W, K);
-            }
-        }
-        const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1); };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_copy_masked<BF16>(s, x, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
-        };
-        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
-    } else {
-        // This thread's 4 columns (output positions): the top-left tap and
-        // the image offset of its window.
-        int iy0[4], ix0[4], base[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + ctc_col(i);
-            iy0[i] = 1 << 29, ix0[i] = 0, base[i] = 0;  // outside the image when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
-                iy0[i] = oy * S - P, ix0[i] = ox * S - P;
-                base[i] = (cm ? img * H * W : img * C * H * W) + iy0[i] * W + ix0[i];
-            }
-        }
-        const auto fill = [&](int slot, int k0) {
-            ctc_fill_ij(tabI[slot], tabJ[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1);
-        };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_gather<BF16>(
-                s, x, [&](int k) { return ctc_rowv{tabI[slot][k], tabJ[slot][k], tabOff[slot][k]}; },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    const int yy = iy0[i] + v.a, xx = ix0[i] + v.b;
-                    const bool in = (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
-                    return in ? x + base[i] + v.off : nullptr;
-                });
-        };
-        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    static __device__ __forceinline__ void copyMasked(unsigned* s, const float* src, int cols, int n0, int k0, int Rn, bool vec,
+                                                      bool dense, const int* tabT, const int* tabOff, const unsigned (&taps)[4],
+                                                      const int (&base)[4]) {
+        ctc_copy_masked<BF16>(s, src, cols, n0, k0, Rn, vec, dense, tabT, tabOff, taps, base);
     }
-    ctc_each_pair<BM>(acc, m0, n0, O, cols, [&](int gm, int gn, float v0, float v1, bool two) {
-        if (hasBias) v0 += b[gm], v1 += b[gm];
-        ctc_put2(y + (long long)gm * cols + gn, v0, v1, two, false);
-    });
-}
-
-template <bool BF16, int BM, bool RR = false>
-__device__ __forceinline__ void conv_dgrad_tc(float* dx, const float* dy, const float* wt, int accumulate,
-                                              int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                              int cm) {
-    TC2_DYNAMIC_SHARED(smem);
-    __shared__ int tabI[2][TC2_BK], tabJ[2][TC2_BK], tabOff[2][TC2_BK];
-    const int KK = K * K, Rn = O * KK, plane = H * W, cols = N * plane, oplane = OH * OW;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
-    const bool dense = K == 1 && S == 1 && P == 0;  // dycol is dy itself (O x cols)
-    const bool va = ctc_aligned(wt, Rn), vb = ctc_aligned(dy, cols);
-    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, wt, Rn, m0, C, k0, Rn, va); };
-    float acc[BM / 32][8][4];
-    if (S == 1 && KK <= CTC_TAPS) {
-        // Stride 1: input position (y, x) meets tap (i, j) of output
-        // position (y + P - i, x + P - j), at offset base - i*OW - j from
-        // base, the offset of (y + P, x + P) in dy's plane: this thread's
-        // 4 columns' bases and valid taps.
-        int base[4];
-        unsigned taps[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + ctc_col(i);
-            base[i] = 0, taps[i] = 0;  // no output position when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
-                base[i] = img * oplane + (yy + P) * OW + xx + P;
-                taps[i] = ctc_taps(yy + P, xx + P, -1, OH, OW, K);
-            }
-        }
-        const auto fill = [&](int slot, int k0) {
-            ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, -OW, -1);
-        };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_copy_masked<BF16>(s, dy, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
-        };
-        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
-    } else {
-        // This thread's 4 columns (input positions): the padded position
-        // and the image's offset in dy's planes.
-        int py[4], px[4], base[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + ctc_col(i);
-            py[i] = -(1 << 29), px[i] = 0, base[i] = 0;  // no output position when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
-                py[i] = yy + P, px[i] = xx + P, base[i] = img * oplane;
-            }
-        }
-        const auto fill = [&](int slot, int k0) {
-            ctc_fill_ij(tabI[slot], tabJ[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, 0, 0);
-        };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_gather<BF16>(
-                s, dy, [&](int k) { return ctc_rowv{tabI[slot][k], tabJ[slot][k], tabOff[slot][k]}; },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    const int sy = py[i] - v.a, sx = px[i] - v.b;
-                    if (sy < 0 || sx < 0) return nullptr;
-                    int oy = sy, ox = sx;
-                    if (S != 1) {
-                        oy = sy / S, ox = sx / S;
-                        if (oy * S != sy || ox * S != sx) return nullptr;  // no output position
-                    }
-                    return oy < OH && ox < OW ? dy + v.off + base[i] + oy * OW + ox : nullptr;
-                });
-        };
-        ctc_loop<BF16, BM, RR, true, false>(smem, acc, 0, Rn, fill, copyA, copyB);
+    template <class Row, class Src>
+    static __device__ __forceinline__ void gather(unsigned* s, const float* any, Row row, Src src) {
+        ctc_gather<BF16>(s, any, row, src);
     }
-    // Channel-major, (c, img, q) is c*cols + gn: no division by the plane
-    // for each accumulator, and columns gn, gn + 1 adjacent.
-    if (cm) {
-        ctc_each_pair<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v0, float v1, bool two) {
-            ctc_put2(dx + (long long)c * cols + gn, v0, v1, two, accumulate);
-        });
-    } else {
-        ctc_each<BM>(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
-            const int img = gn / plane, q = gn - img * plane;
-            const long long at = ((long long)img * C + c) * plane + q;
-            if (accumulate) v += dx[at];
-            dx[at] = v;
-        });
-    }
-}
-
-template <bool BF16, int BM, bool RR = false>
-__device__ __forceinline__ void conv_wgrad_tc(float* out, const float* dy, const float* x, int accumulate, int chunk,
-                                              int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                              int cm) {
-    TC2_DYNAMIC_SHARED(smem);
-    __shared__ int tabY[2][TC2_BK], tabX[2][TC2_BK], tabOff[2][TC2_BK];
-    const int KK = K * K, Rn = C * KK, plane = OH * OW, cols = N * plane;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * CTC_BN;
-    const int kbeg = blockIdx.z * chunk, kend = kbeg + chunk < cols ? kbeg + chunk : cols;
-    float* o = out + (long long)blockIdx.z * O * Rn;
-    const int cstride = cm ? N * H * W : H * W, istride = cm ? H * W : C * H * W;
-    const bool masked = KK <= CTC_TAPS;
-    // This thread's 4 columns (c, i, j) of w: the tap's offset from the
-    // output position's top-left, its index and the channel's offset in x.
-    int ri[4], rj[4], tap[4], coff[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) ctc_tap(n0 + ctc_col(i), Rn, KK, K, P, W, cstride, ri[i], rj[i], tap[i], coff[i]);
-    // The panel's rows p = (n, oy, ox).
-    const auto fill = [&](int slot, int k0) {
-        ctc_fill_positions(tabY[slot], tabX[slot], tabOff[slot], k0, kend, plane, OW, S, P, H, W, K, istride, masked);
-    };
-    const bool va = ctc_aligned(dy, cols) && (kbeg & 3) == 0;
-    const auto copyA = [&](unsigned* s, int k0) { ctc_copy_dense<BF16, true, BM>(s, dy, cols, m0, O, k0, kend, va); };
-    const auto row = [&](int slot, int k) { return ctc_rowv{tabY[slot][k], tabX[slot][k], tabOff[slot][k]}; };
-    float acc[BM / 32][8][4];
-    if (masked) {
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_gather<BF16>(
-                s, x, [&](int k) { return row(slot, k); },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    return ctc_valid((unsigned)v.a, tap[i]) ? x + (v.off + coff[i]) : nullptr;
-                });
-        };
-        ctc_loop<BF16, BM, RR, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
-    } else {
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            ctc_gather<BF16>(
-                s, x, [&](int k) { return row(slot, k); },
-                [&](int i, const ctc_rowv& v) -> const float* {
-                    const int yy = v.a + ri[i], xx = v.b + rj[i];
-                    const bool in = (unsigned)yy < (unsigned)H && (unsigned)xx < (unsigned)W;
-                    return in ? x + v.off + coff[i] : nullptr;
-                });
-        };
+    template <class Fill, class CopyA, class CopyB>
+    static __device__ __forceinline__ void loop(unsigned* smem, Acc& acc, int kbeg, int kend, Fill fill, CopyA copyA, CopyB copyB) {
         ctc_loop<BF16, BM, RR, true, false>(smem, acc, kbeg, kend, fill, copyA, copyB);
     }
-    ctc_each_pair<BM>(acc, m0, n0, O, Rn, [&](int gm, int gn, float v0, float v1, bool two) {
-        ctc_put2(o + (long long)gm * Rn + gn, v0, v1, two, accumulate);
-    });
-}
+    template <class Out>
+    static __device__ __forceinline__ void eachPair(Acc& acc, int m0, int n0, int M, int N, Out out) {
+        ctc_each_pair<BM>(acc, m0, n0, M, N, out);
+    }
+    template <class Out>
+    static __device__ __forceinline__ void each(Acc& acc, int m0, int n0, int M, int N, Out out) {
+        ctc_each<BM>(acc, m0, n0, M, N, out);
+    }
+};
 
 // conv_wgradt_tc is the weight gradient as the transposed product, for
 // weights of few columns C*K*K (a 1 x 1 kernel on 64 channels would fill
@@ -685,84 +376,84 @@ __device__ __forceinline__ void conv_wgradt_tc(float* out, const float* dy, cons
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_tf32(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<false, 128>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<false, 128, false>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // y[o][p] = sum over r of tf32(w[o][r])*tf32(col[r][p]) (+ b[o]), tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_tf32(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<false, 64>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<false, 64, false>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // y[o][p] = sum over r of bf16(w[o][r])*bf16(col[r][p]) (+ b[o]), tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_bf16(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<true, 128>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<true, 128, false>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // y[o][p] = sum over r of bf16(w[o][r])*bf16(col[r][p]) (+ b[o]), tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_bf16(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<true, 64>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<true, 64, false>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // dx[c][q] (+)= sum over k of tf32(wt[c][k])*tf32(dycol[k][q]), wt from conv_wt_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_tf32(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<false, 128>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<false, 128, false>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // dx[c][q] (+)= sum over k of tf32(wt[c][k])*tf32(dycol[k][q]), wt from conv_wt_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_tf32(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<false, 64>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<false, 64, false>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // dx[c][q] (+)= sum over k of bf16(wt[c][k])*bf16(dycol[k][q]), wt from conv_wt_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_bf16(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<true, 128>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<true, 128, false>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // dx[c][q] (+)= sum over k of bf16(wt[c][k])*bf16(dycol[k][q]), wt from conv_wt_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_bf16(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<true, 64>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<true, 64, false>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // out[z][o][r] (+)= sum over p in chunk z of tf32(dy[o][p])*tf32(col[r][p]), tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_tf32(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<false, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<false, 128, false>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // out[z][o][r] (+)= sum over p in chunk z of tf32(dy[o][p])*tf32(col[r][p]), tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<false, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<false, 64, false>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // out[z][o][r] (+)= sum over p in chunk z of bf16(dy[o][p])*bf16(col[r][p]), tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_bf16(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<true, 128>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<true, 128, false>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // out[z][o][r] (+)= sum over p in chunk z of bf16(dy[o][p])*bf16(col[r][p]), tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_bf16(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<true, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<true, 64, false>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // out[z][o][r] (+)= sum over p in chunk z of tf32(col[r][p])*tf32(dy[o][p]) as the product col*dy^T, tensor cores, 128 x 256 tiles (rows r, columns o); CTC_SHARED_TF32_128 bytes of dynamic shared memory
@@ -797,42 +488,42 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_bf16(
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_tf32rr(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<false, 128, true>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<false, 128, true>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // conv_fwd_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_tf32rr(
     float* y, const float* x, const float* w, const float* b, int hasBias,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_fwd_tc<false, 64, true>(y, x, w, b, hasBias, CTC_ARGS);
+    conv_fwd_pass<ctc_engine<false, 64, true>>(y, x, w, b, hasBias, CTC_ARGS);
 }
 
 // conv_dgrad_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_tf32rr(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<false, 128, true>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<false, 128, true>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // conv_dgrad_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_tf32rr(
     float* dx, const float* dy, const float* wt, int accumulate,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_dgrad_tc<false, 64, true>(dx, dy, wt, accumulate, CTC_ARGS);
+    conv_dgrad_pass<ctc_engine<false, 64, true>>(dx, dy, wt, accumulate, CTC_ARGS);
 }
 
 // conv_wgrad_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_tf32rr(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<false, 128, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<false, 128, true>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // conv_wgrad_tc64_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32rr(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
-    conv_wgrad_tc<false, 64, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+    conv_wgrad_pass<ctc_engine<false, 64, true>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
 // conv_wgradt_tc_tf32 with the factors rounded in registers after each fragment load (tc2_round_frags), not by a pass over each panel; CTC_SHARED_TF32_128 bytes of dynamic shared memory

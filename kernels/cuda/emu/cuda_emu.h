@@ -76,6 +76,7 @@ struct WgOp {
     uint64_t da, db;
     int kdim, group;
     bool acc;
+    int n;                    // columns of D: 256 or 128 (n/2 accumulators a thread)
     float in[128], out[128];
 };
 
@@ -526,17 +527,17 @@ inline void cp_async_commit() { emu::self().commits++; }
 template <int N>
 inline void cp_async_wait() { emu::asyncWait(N); }
 
-// Warpgroup MMA (sm_90a's wgmma.mma_async, gemm_wg.cu), as PTX's
-// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" describes it
-// for the one form gemm_wg uses: D (64 x 256, FP32) += A (64 x k) * B
-// (256 x k)^T, A and B K-major in shared memory behind matrix descriptors
+// Warpgroup MMA (sm_90a's wgmma.mma_async, gemm_wg.cu and conv_wg.cu), as
+// PTX's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"
+// describes it for the forms they use: D (64 x n, FP32, n 256 or 128) +=
+// A (64 x k) * B (n x k)^T, A and B K-major in shared memory behind matrix descriptors
 // with 128-byte swizzling (mode 1). A descriptor's start address (bits
 // 0-13, in 16 bytes) and stride byte offset (bits 32-45, in 16 bytes:
 // between groups of 8 rows) place element (r, k) of a kdim-deep operand
 // (4-byte TF32 for k 8, 2-byte bf16 for k 16) at byte start + (r/8)*SBO +
 // (r%8)*128 + k*size, whose bits 4-6 are then XORed with its bits 7-9.
 // Thread t of a warpgroup (warp w = t/32 in it, lane l, g = l/4, q = l%4)
-// holds d[4i + 2h + u] = D[16w + g + 8h][8i + 2q + u]. TF32 operands are
+// holds d[4i + 2h + u] = D[16w + g + 8h][8i + 2q + u] (i < n/8). TF32 operands are
 // read truncated to their 19 bits, as the tensor cores read them; each
 // product is exact and the sum with d is rounded to float once (as emu::mma).
 // The shared addresses are offsets in the block's dynamic shared memory
@@ -592,10 +593,10 @@ inline void wgCompute(const WgOp& op, float* out, unsigned thread) {
     double a[2][16], b[64][16];  // the thread's two rows of A and 64 columns of D's B rows
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < op.kdim; k++) a[h][k] = wgElem(op.da, 16 * w + l / 4 + 8 * h, k, op.kdim);
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < op.n / 8; i++)
         for (int u = 0; u < 2; u++)
             for (int k = 0; k < op.kdim; k++) b[2 * i + u][k] = wgElem(op.db, 8 * i + 2 * (l % 4) + u, k, op.kdim);
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < op.n / 8; i++)
         for (int x = 0; x < 4; x++) {
             double s = op.acc ? op.in[4 * i + x] : 0.;
             for (int k = 0; k < op.kdim; k++) s += a[x >> 1][k] * b[2 * i + (x & 1)][k];
@@ -616,7 +617,7 @@ inline void wgCheckCopies(const WgOp& op, const char* when, unsigned thread) {
     std::vector<bool> used(sharedBytes / 16 + 1);
     for (int k = 0; k < op.kdim; k++) {
         for (int r = 0; r < 64; r++) used[wgChunk(op.da, r, k, op.kdim) / 16] = true;
-        for (int r = 0; r < 256; r++) used[wgChunk(op.db, r, k, op.kdim) / 16] = true;
+        for (int r = 0; r < op.n; r++) used[wgChunk(op.db, r, k, op.kdim) / 16] = true;
     }
     const auto* sm = static_cast<const unsigned char*>(dynamicShared());
     for (unsigned long i = 0; i < used.size(); i++)
@@ -634,21 +635,21 @@ inline void wgCheckCopies(const WgOp& op, const char* when, unsigned thread) {
         }
 }
 
-inline void wgmmaIssue(float (&d)[128], uint64_t da, uint64_t db, int kdim, bool acc) {
+inline void wgmmaIssue(float* d, int n, uint64_t da, uint64_t db, int kdim, bool acc) {
     if ((emuThread() / 128 + 1) * 128 > bDim.x * bDim.y * bDim.z) {
         std::fprintf(stderr, "emu: wgmma by thread %u of a block of %u threads (its warpgroup of 128 incomplete)\n", emuThread(),
                      bDim.x * bDim.y * bDim.z);
         std::exit(2);
     }
     Fiber& f = self();
-    WgOp op{d, da, db, kdim, f.wgCommits, acc, {}, {}};
+    WgOp op{d, da, db, kdim, f.wgCommits, acc, n, {}, {}};
     const float* in = d;
     for (auto it = f.wg.rbegin(); it != f.wg.rend(); ++it)
         if (it->d == d) {
             in = it->out;
             break;
         }
-    std::memcpy(op.in, in, sizeof op.in);
+    std::memcpy(op.in, in, sizeof(float) * n / 2);
     wgCompute(op, op.out, emuThread());
     wgCheckCopies(op, "issued", emuThread());
     f.wg.push_back(op);
@@ -664,18 +665,19 @@ inline void wgRetire(Fiber& f, unsigned t, int n) {
             f.wg[kept++] = op;
             continue;
         }
-        if (std::memcmp(op.d, op.in, sizeof op.in) != 0) {
+        const size_t bytes = sizeof(float) * op.n / 2;
+        if (std::memcmp(op.d, op.in, bytes) != 0) {
             std::fprintf(stderr, "emu: thread %u changed its accumulators while a wgmma was in flight\n", t);
             std::exit(2);
         }
         wgCheckCopies(op, "waited for", t);
         float again[128];
         wgCompute(op, again, t);
-        if (std::memcmp(again, op.out, sizeof again) != 0) {
+        if (std::memcmp(again, op.out, bytes) != 0) {
             std::fprintf(stderr, "emu: thread %u: the shared memory operands of a wgmma changed between its issue and its wait_group\n", t);
             std::exit(2);
         }
-        std::memcpy(op.d, op.out, sizeof op.out);
+        std::memcpy(op.d, op.out, bytes);
     }
     f.wg.resize(kept);
 }
@@ -728,7 +730,8 @@ inline unsigned smem_u32(const void* p) {
 // emulator has nothing to order.
 inline void fence_proxy_async() {}
 inline void wg_fence() {}
-inline void wg_fence_operands(float (&)[128]) {}
+template <int N>
+inline void wg_fence_operands(float (&)[N]) {}
 
 // wg_commit is wgmma.commit_group, wg_wait<N> wgmma.wait_group N.
 inline void wg_commit() { emu::self().wgCommits++; }
@@ -740,10 +743,15 @@ inline void wg_wait() { emu::wgWait(N); }
 // .m64n256k16.f32.bf16.bf16 (K-major; scale-d acc: 1 adds to d, 0
 // ignores its input).
 inline void wgmma_tf32_m64n256k8(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
-    emu::wgmmaIssue(d, da, db, 8, acc != 0);
+    emu::wgmmaIssue(d, 256, da, db, 8, acc != 0);
 }
 inline void wgmma_bf16_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db, int acc) {
-    emu::wgmmaIssue(d, da, db, 16, acc != 0);
+    emu::wgmmaIssue(d, 256, da, db, 16, acc != 0);
+}
+// wgmma_tf32_m64n128k8 is .m64n128k8.f32.tf32.tf32: D 64 x 128, 64
+// accumulators a thread in the same layout (i < 16).
+inline void wgmma_tf32_m64n128k8(float (&d)[64], unsigned long long da, unsigned long long db, int acc) {
+    emu::wgmmaIssue(d, 128, da, db, 8, acc != 0);
 }
 
 namespace emu {
