@@ -13,8 +13,9 @@
 #                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
 #                   # timings beside torch.mm (about 2 minutes)
-#   bench/gpu_check.sh conv DIR OUT   # there: the wgmma convolutions'
-#                   # test, timings beside cuDNN's, the step with them
+#   bench/gpu_check.sh conv DIR OUT   # there: the wgmma and lane-mapped
+#                   # convolutions' test, timings beside cuDNN's, the step
+#                   # with them (3-5 minutes)
 #   bench/gpu_check.sh check DIR OUT  # there: every GPU test (3-5 minutes)
 #   bench/gpu_check.sh figures DIR OUT  # there: the other kernels'
 #                   # figures beside PyTorch's, the FP32 step (4-5 minutes)
@@ -238,19 +239,23 @@ gemm)
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
 conv)
-	# conv_wg.cu's wgmma convolutions (TCWG), never run on a GPU before
-	# (2-4 minutes): their GPU test against the CPU first, then every
+	# The convolutions no GPU has run yet (2-4 minutes): conv_wg.cu's
+	# wgmma kernels (TCWG) and conv_tc.cu's *_tf32rl (TCV4, the gathers in
+	# the lane mapping): their GPU test against the CPU first, then every
 	# TF32 convolution benchmark (the default *_tf32rr kernels beside
-	# tf32wg's) with cuDNN's in the same run, and the TF32 ResNet-50 step
-	# with them (DUEL_CUDA_TC_KERNEL=wg: the wgmma GEMMs too) and with the
-	# default kernels beside PyTorch's, and its profile.
+	# tf32v4's and tf32wg's) with cuDNN's in the same run, and the TF32
+	# ResNet-50 step with each (DUEL_CUDA_TC_KERNEL=wg: the wgmma GEMMs
+	# too) and with the default kernels beside PyTorch's, and the wg
+	# step's profile.
 	start_run "$2" "$3"
 	machine
-	only='^TestConvTCGPU$/^tf32$/^wg$' limit=60 tests cuda
-	mv "$out/cuda.log" "$out/cuda-convwg.log"
-	bench_cuda 'Conv/tf32(wg)?/' 120 200x
+	only='^TestConvTCGPU$/^tf32$/^(wg|v4)$' limit=90 tests cuda
+	mv "$out/cuda.log" "$out/cuda-conv.log"
+	bench_cuda 'Conv/tf32(wg|v4)?/' 150 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --conv 2>&1 | tee "$out/peer-conv.log"
-	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/wg: /" | tee -a "$out/step.log"
+	for k in wg v4; do
+		DUEL_CUDA_TC_KERNEL=$k timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$k: /" | tee -a "$out/step.log"
+	done
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee -a "$out/step.log"
 	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;

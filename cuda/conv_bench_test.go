@@ -18,7 +18,8 @@ import (
 // "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
 // bench/gpu_peer.py times cuDNN on the same layers with and without
 // TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
-// kernels, which round each panel in shared memory ("tf32v2/"), and on
+// kernels, which round each panel in shared memory ("tf32v2/"), with
+// TCV4's *_tf32rl kernels ("tf32v4/"), and on
 // compute capability 9.0 with TCWG's, conv_wg.cu's wgmma kernels
 // ("tf32wg/").
 // GPU only.
@@ -52,6 +53,11 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, "tf32v2/Wide/", wide)
 		benchConvLayer(b, d, be, "tf32v2/1x1/", expand)
 		benchConvLayer(b, d, be, "tf32v2/Stride2/", stride2)
+		be.SetTCKernel(TCV4) // the *_tf32rl kernels
+		benchConvLayer(b, d, be, "tf32v4/", layer)
+		benchConvLayer(b, d, be, "tf32v4/Wide/", wide)
+		benchConvLayer(b, d, be, "tf32v4/1x1/", expand)
+		benchConvLayer(b, d, be, "tf32v4/Stride2/", stride2)
 		if be.cc == 90 { // TCWG: conv_wg.cu's wgmma kernels
 			be.SetTCKernel(TCWG)
 			benchConvLayer(b, d, be, "tf32wg/", layer)

@@ -49,6 +49,7 @@ type convTCKey struct {
 	rows int
 	prec Precision
 	rr   bool // TF32 under TCV3 and TCAuto: the *_tf32rr kernels
+	rl   bool // TF32 under TCV4: the *_tf32rl kernels
 	wg   bool // TF32 under TCWG on compute capability 9.0: conv_wg.cu's
 }
 
@@ -67,7 +68,9 @@ type convTCState map[convTCKey]convTCChoice
 // rows in the backend's precision: 64-row tiles for m <= 64, else 128;
 // BF16 where the device allows its shared memory, else TF32 (a bf16
 // backend on sm_80, whose 163 KiB do not hold BF16's panels), TF32 under
-// TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers), TF32
+// TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers),
+// under TCV4 with the *_tf32rl ones (the same with conv_wg.cu's mapping
+// of the gathers), TF32
 // under TCWG on compute capability 9.0 (or the emulator) with conv_wg.cu's
 // wgmma kernels (but for "wgradt", which it lacks); ok is false in fp32,
 // or where none fits (conv.cu's FP32 kernels then).
@@ -107,9 +110,10 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	if be.convPrec != TF32 && be.convPrec != BF16 {
 		return convTCKernel{}, false
 	}
-	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto)
+	rl := be.convPrec == TF32 && be.tc.kernel == TCV4 && pass != "wgradt"
+	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto || be.tc.kernel == TCV4 && !rl)
 	wg := be.convPrec == TF32 && be.tc.kernel == TCWG && (be.cc == 0 || be.cc == 90) && pass != "wgradt"
-	key := convTCKey{pass, rows, be.convPrec, rr, wg}
+	key := convTCKey{pass, rows, be.convPrec, rr, rl, wg}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok
 	}
@@ -120,6 +124,9 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	suffix := ""
 	if rr {
 		suffix = "rr"
+	}
+	if rl {
+		suffix = "rl"
 	}
 	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows), kc.ConvTcModule}}
 	if be.convPrec == BF16 {
@@ -194,6 +201,7 @@ var (
 		"conv_fwd_tc_bf16": kc.ConvFwdTcBf16, "conv_fwd_tc64_bf16": kc.ConvFwdTc64Bf16,
 		"conv_fwd_tc_tf32rr": kc.ConvFwdTcTf32rr, "conv_fwd_tc64_tf32rr": kc.ConvFwdTc64Tf32rr,
 		"conv_fwd_wg_tf32": kc.ConvFwdWgTf32, "conv_fwd_wg64_tf32": kc.ConvFwdWg64Tf32,
+		"conv_fwd_tc_tf32rl": kc.ConvFwdTcTf32rl, "conv_fwd_tc64_tf32rl": kc.ConvFwdTc64Tf32rl,
 	}
 	convTCDgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
@@ -201,6 +209,7 @@ var (
 		"conv_dgrad_tc_bf16": kc.ConvDgradTcBf16, "conv_dgrad_tc64_bf16": kc.ConvDgradTc64Bf16,
 		"conv_dgrad_tc_tf32rr": kc.ConvDgradTcTf32rr, "conv_dgrad_tc64_tf32rr": kc.ConvDgradTc64Tf32rr,
 		"conv_dgrad_wg_tf32": kc.ConvDgradWgTf32, "conv_dgrad_wg64_tf32": kc.ConvDgradWg64Tf32,
+		"conv_dgrad_tc_tf32rl": kc.ConvDgradTcTf32rl, "conv_dgrad_tc64_tf32rl": kc.ConvDgradTc64Tf32rl,
 	}
 	convTCWgrad = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, int32, int32,
 		int32, int32, int32, int32, int32, int32, int32, int32, int32, int32, int32) error{
@@ -211,6 +220,7 @@ var (
 		"conv_wgrad_tc_tf32rr": kc.ConvWgradTcTf32rr, "conv_wgrad_tc64_tf32rr": kc.ConvWgradTc64Tf32rr,
 		"conv_wgradt_tc_tf32rr": kc.ConvWgradtTcTf32rr, "conv_wgradt_tc64_tf32rr": kc.ConvWgradtTc64Tf32rr,
 		"conv_wgrad_wg_tf32": kc.ConvWgradWgTf32, "conv_wgrad_wg64_tf32": kc.ConvWgradWg64Tf32,
+		"conv_wgrad_tc_tf32rl": kc.ConvWgradTcTf32rl, "conv_wgrad_tc64_tf32rl": kc.ConvWgradTc64Tf32rl,
 	}
 )
 

@@ -34,12 +34,12 @@ var convTCCases = []convCase{
 
 // tcKinds are the tensor-core kernel versions the convolution tests run
 // in precision p: TCAuto (in TF32 the *_tf32rr kernels), and in TF32 also
-// TCV2 (the kernels that round each panel in shared memory) and TCWG
-// (conv_wg.cu's wgmma kernels on compute capability 9.0 and the emulator,
-// elsewhere TCAuto's).
+// TCV2 (the kernels that round each panel in shared memory), TCV4 (the
+// *_tf32rl kernels) and TCWG (conv_wg.cu's wgmma kernels on compute
+// capability 9.0 and the emulator, elsewhere TCAuto's).
 func tcKinds(p Precision) []TCKernel {
 	if p == TF32 {
-		return []TCKernel{TCAuto, TCV2, TCWG}
+		return []TCKernel{TCAuto, TCV2, TCV4, TCWG}
 	}
 	return []TCKernel{TCAuto}
 }
@@ -57,8 +57,8 @@ var tcPrecisions = []struct {
 // in float32: the results agree within float32 summation error), on
 // convCases and convTCCases in both input layouts, with and without
 // accumulation and bias; TF32 under TCAuto (the *_tf32rr kernels,
-// rounding in registers), TCV2 (rounding each panel in shared memory) and
-// TCWG (conv_wg.cu's wgmma kernels; the transposed weight gradient stays
+// rounding in registers), TCV2 (rounding each panel in shared memory),
+// TCV4 (the *_tf32rl kernels) and TCWG (conv_wg.cu's wgmma kernels; the transposed weight gradient stays
 // conv_tc.cu's).
 // It skips without g++ or under -short.
 func TestConvTCEmulated(t *testing.T) {
@@ -83,7 +83,11 @@ func TestConvTCEmulated(t *testing.T) {
 					for _, pass := range []string{"fwd", "dgrad", "wgrad"} {
 						k, ok := be.convTCFor(pass, m)
 						tile := map[bool]string{true: "64", false: ""}[m <= 64]
-						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, tile, p.prec, map[bool]string{true: "rr"}[p.prec == TF32 && tck != TCV2 && tck != TCWG])
+						suffix := ""
+						if p.prec == TF32 {
+							suffix = map[TCKernel]string{TCAuto: "rr", TCV4: "rl"}[tck]
+						}
+						want := fmt.Sprintf("conv_%s_tc%s_%s%s", pass, tile, p.prec, suffix)
 						if tck == TCWG {
 							want = fmt.Sprintf("conv_%s_wg%s_tf32", pass, tile)
 						}
@@ -119,8 +123,8 @@ func TestConvTCEmulated(t *testing.T) {
 // factors, on convCases, convTCCases and three ResNet layers of 32
 // images (convCases and the ResNet layers left out where sanitizing),
 // with 8 times the emulator's tolerance (the hardware's mma accumulation
-// is not IEEE's); TF32 under TCAuto (the *_tf32rr kernels), TCV2 and
-// TCWG (conv_wg.cu's kernels on compute capability 9.0). GPU only
+// is not IEEE's); TF32 under TCAuto (the *_tf32rr kernels), TCV2, TCV4
+// (*_tf32rl) and TCWG (conv_wg.cu's kernels on compute capability 9.0). GPU only
 // (and TestConvTCFakeDriver's children).
 func TestConvTCGPU(t *testing.T) {
 	d := needGPU(t)

@@ -653,13 +653,13 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}, {"wgs", TCWGS}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"V4", TCV4}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}, {"wgs", TCWGS}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v4"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs") {
-		t.Errorf("ParseTCKernel(v4): %v", err)
+	if _, err := ParseTCKernel("v5"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs") {
+		t.Errorf("ParseTCKernel(v5): %v", err)
 	}
 	for _, tc := range []struct {
 		env  string
@@ -684,7 +684,7 @@ func TestTCKernelSetting(t *testing.T) {
 // their names (any case, surrounding space) and name what they expect
 // otherwise.
 func FuzzParseSettings(f *testing.F) {
-	for _, s := range []string{"fp32", " TF32", "bf16\n", "v3", "auto", "", "fp16", "v4", "\x00"} {
+	for _, s := range []string{"fp32", " TF32", "bf16\n", "v3", "auto", "", "fp16", "v4", "v5", "\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -697,7 +697,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

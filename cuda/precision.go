@@ -213,36 +213,44 @@ const (
 	// BF16 240.2 against 253.3) and its tiled packing slower in BF16
 	// (76.3 against 62.9 us): 2-3.5% faster end to end, not the default.
 	TCWGS
+	// TCV4 is TCV3 with conv_tc.cu's *_tf32rl kernels for TF32
+	// convolutions: the *_tf32rr kernels with the gathered operand mapped
+	// as conv_wg.cu maps it (a warp's 4-byte copy covers 8 columns at 4 k:
+	// 4 sectors from global memory and no bank conflict, where the rr
+	// kernels' covers 32 columns 4 apart at one k, 16 sectors, 4-way
+	// conflicts; in the weight gradient 32 weight columns across some 14
+	// channels' planes). Not yet timed on a GPU.
+	TCV4
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
-// kernels of the backends NewBackend returns: auto, v1, v2, v3, wg, wg3,
-// wgm, wgm3, wgms or wgs (see TCKernel; unset: auto).
+// kernels of the backends NewBackend returns: auto, v1, v2, v3, v4, wg,
+// wg3, wgm, wgm3, wgms or wgs (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
 // tcKernels lists the TCKernel values.
-var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
 
-// ParseTCKernel parses "auto", "v1", "v2", "v3", "wg", "wg3", "wgm",
-// "wgm3", "wgms" or "wgs" (any case).
+// ParseTCKernel parses "auto", "v1", "v2", "v3", "v4", "wg", "wg3",
+// "wgm", "wgm3", "wgms" or "wgs" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
 	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, wg, wg3, wgm, wgm3, wgms or wgs")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs")
 }
 
-// String returns "auto", "v1", "v2", "v3", "wg", "wg3", "wgm", "wgm3",
-// "wgms" or "wgs".
+// String returns "auto", "v1", "v2", "v3", "v4", "wg", "wg3", "wgm",
+// "wgm3", "wgms" or "wgs".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -253,6 +261,8 @@ func (k TCKernel) String() string {
 		return "v2"
 	case TCV3:
 		return "v3"
+	case TCV4:
+		return "v4"
 	case TCWG:
 		return "wg"
 	case TCWG3:
@@ -291,8 +301,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k < TCAuto || k > TCWGS {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS or TCWGS", k))
+	if k < TCAuto || k > TCV4 {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS or TCWGS", k))
 	}
 	be.tc.kernel = k
 }
@@ -309,7 +319,7 @@ type gemmChoice struct {
 
 // gemmLaunch returns the kernel of the backend's products in its
 // precision: sgemm_f32 (FP32); gemm_tc2_tf32 or gemm_tc2_bf16 under TCV2;
-// gemm_tc3_tf32 (TF32) or gemm_tc2_bf16 under TCV3, and under TCAuto
+// gemm_tc3_tf32 (TF32) or gemm_tc2_bf16 under TCV3 and TCV4, and under TCAuto
 // where tc2Allowed; else gemm_tf32 or gemm_bf16.
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
@@ -325,7 +335,7 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		switch be.tc.kernel {
 		case TCV1:
 			return v1
-		case TCV3:
+		case TCV3, TCV4:
 			if be.prec == TF32 {
 				be.tc2Allowed(2, v3) // opts in where it can; a launch beyond the device's limit fails
 				return v3

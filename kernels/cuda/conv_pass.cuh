@@ -183,6 +183,42 @@ __device__ __forceinline__ void ctc_fill_ij(int* tabI, int* tabJ, int* tabOff, i
     }
 }
 
+// The lane mapping of a gathered B panel (conv_wg.cu's, and conv_tc.cu's
+// *_tf32rl kernels'): thread t (lane l of warp w) copies columns
+// conv_lane_col(i) = l % 8 + 8(4w + i), i < 4, at k = (l / 8) % 4 + 4j,
+// j < 8, so that one 4-byte copy of a warp covers 8 consecutive columns
+// at 4 k: 4 sectors of global memory where the columns are consecutive
+// addresses, and in both engines' panels 32 distinct banks.
+__device__ __forceinline__ int conv_lane_col(int i) { return (threadIdx.x & 7) + 8 * ((threadIdx.x >> 5) * 4 + i); }
+
+// conv_lane_gather issues this thread's cp.async of a B panel in the lane
+// mapping: element (k, column conv_lane_col(i)), k = (t / 8) % 4 + 4j, is
+// *src(i, row(k)), or zero where src returns nullptr, into dst(j, i).
+template <class Row, class Src, class Dst>
+__device__ __forceinline__ void conv_lane_gather(const float* any, Row row, Src src, Dst dst) {
+    const int q = (threadIdx.x >> 3) & 3;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const ctc_rowv v = row(q + 4 * j);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float* p = src(i, v);
+            cp_async4_if(dst(j, i), p ? p : any, p != nullptr);
+        }
+    }
+}
+
+// conv_masked_gather is the masked gather of B panel k0 through gather
+// (an engine's): element (k, column i) is src[base[i] + tabOff[k]] where
+// tap tabT[k] is valid in taps[i], or zero.
+template <class Gather>
+__device__ __forceinline__ void conv_masked_gather(Gather gather, const float* src, const int* tabT, const int* tabOff,
+                                                   const unsigned (&taps)[4], const int (&base)[4]) {
+    gather(
+        src, [&](int k) { return ctc_rowv{tabT[k], 0, tabOff[k]}; },
+        [&](int i, const ctc_rowv& v) -> const float* { return ctc_valid(taps[i], v.a) ? src + (base[i] + v.off) : nullptr; });
+}
+
 // The passes below take, where the kernel has at most CTC_TAPS taps, the
 // masked gathers (each column's or row's valid taps precomputed once, an
 // element tested by one bit), else the checked ones (each element's

@@ -273,12 +273,16 @@ __device__ __forceinline__ void ctc_copy_masked(unsigned* s, const float* src, i
 
 // ctc_engine runs conv_pass.cuh's passes on this file's pipeline
 // (ctc_loop, ctc_gather, tc2's panels): BF16 or TF32 factors, BM-row
-// tiles, TF32 rounded in registers (RR) or by a pass over each panel.
-template <bool BF16, int BM_, bool RR>
+// tiles, TF32 rounded in registers (RR) or by a pass over each panel; B
+// gathered in conv_pass.cuh's lane mapping where LANES (TF32 rounded in
+// registers only: the other roundings pass over the chunks each thread
+// copied, tc2_chunk's), else by ctc_gather's chunks.
+template <bool BF16, int BM_, bool RR, bool LANES = false>
 struct ctc_engine {
+    static_assert(!LANES || (!BF16 && RR), "the lane mapping needs TF32 rounded in registers");
     static constexpr int BM = BM_;
     using Acc = float[BM / 32][8][4];
-    static __device__ __forceinline__ int col(int i) { return ctc_col(i); }
+    static __device__ __forceinline__ int col(int i) { return LANES ? conv_lane_col(i) : ctc_col(i); }
     static __device__ __forceinline__ void copyRows(unsigned* s, const float* x, long long ld, int r0, int Rn, int k0, int K,
                                                     bool vec) {
         ctc_copy_dense<BF16, true, BM>(s, x, ld, r0, Rn, k0, K, vec);
@@ -286,11 +290,21 @@ struct ctc_engine {
     static __device__ __forceinline__ void copyMasked(unsigned* s, const float* src, int cols, int n0, int k0, int Rn, bool vec,
                                                       bool dense, const int* tabT, const int* tabOff, const unsigned (&taps)[4],
                                                       const int (&base)[4]) {
-        ctc_copy_masked<BF16>(s, src, cols, n0, k0, Rn, vec, dense, tabT, tabOff, taps, base);
+        if (LANES && !dense)
+            conv_masked_gather([&](const float* any, auto row, auto f) { gather(s, any, row, f); }, src, tabT, tabOff, taps, base);
+        else
+            ctc_copy_masked<BF16>(s, src, cols, n0, k0, Rn, vec, dense, tabT, tabOff, taps, base);
     }
+    // gather: in the lane mapping, element (k, n) at tc2_off(n, k) = k(256
+    // + 8) + n: a warp's copy covers 8 columns at 4 k, banks 8k + n.
     template <class Row, class Src>
     static __device__ __forceinline__ void gather(unsigned* s, const float* any, Row row, Src src) {
-        ctc_gather<BF16>(s, any, row, src);
+        if constexpr (LANES) {
+            unsigned* const d0 = s + tc2_off<false, false, CTC_BN>(conv_lane_col(0), (threadIdx.x >> 3) & 3);
+            conv_lane_gather(any, row, src, [&](int j, int i) { return d0 + tc2_off<false, false, CTC_BN>(8 * i, 4 * j); });
+        } else {
+            ctc_gather<BF16>(s, any, row, src);
+        }
     }
     template <class Fill, class CopyA, class CopyB>
     static __device__ __forceinline__ void loop(unsigned* smem, Acc& acc, int kbeg, int kend, Fill fill, CopyA copyA, CopyB copyB) {
@@ -538,4 +552,46 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_tf32rr(
     float* out, const float* dy, const float* x, int accumulate, int chunk,
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
     conv_wgradt_tc<false, 64, true>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_fwd_tc_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc_tf32rl(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_pass<ctc_engine<false, 128, true, true>>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// conv_fwd_tc64_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_fwd_tc64_tf32rl(
+    float* y, const float* x, const float* w, const float* b, int hasBias,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_fwd_pass<ctc_engine<false, 64, true, true>>(y, x, w, b, hasBias, CTC_ARGS);
+}
+
+// conv_dgrad_tc_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc_tf32rl(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_pass<ctc_engine<false, 128, true, true>>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// conv_dgrad_tc64_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgrad_tc64_tf32rl(
+    float* dx, const float* dy, const float* wt, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_dgrad_pass<ctc_engine<false, 64, true, true>>(dx, dy, wt, accumulate, CTC_ARGS);
+}
+
+// conv_wgrad_tc_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc_tf32rl(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_pass<ctc_engine<false, 128, true, true>>(out, dy, x, accumulate, chunk, CTC_ARGS);
+}
+
+// conv_wgrad_tc64_tf32rr with the B operand gathered in conv_pass.cuh's lane mapping; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32rl(
+    float* out, const float* dy, const float* x, int accumulate, int chunk,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    conv_wgrad_pass<ctc_engine<false, 64, true, true>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }

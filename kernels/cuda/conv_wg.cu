@@ -21,12 +21,13 @@
 //     start on 16 bytes and the panel lies inside K, else 4; thread t
 //     copies chunk t % 8 of rows t / 8 + 32l (a warp writes 4 whole
 //     128-byte rows: no bank conflict);
-//   - B (the virtual im2col matrix) 4 bytes at a time: thread t (lane l of
-//     warp w) copies columns n = l % 8 + 8(4w + i), i < 4, at k = (l / 8)
-//     % 4 + 4j, j < 8, so that one cp.async of a warp covers 8 columns at
-//     4 k, 32 distinct banks of the swizzled rows (the k-row panels of
-//     conv_tc.cu took 4-byte copies at a 16-byte stride), and reads 4
-//     runs of 8 consecutive columns. Its columns' bases and taps are
+//   - B (the virtual im2col matrix) 4 bytes at a time in conv_pass.cuh's
+//     lane mapping: thread t (lane l of warp w) copies columns n = l % 8
+//     + 8(4w + i), i < 4, at k = (l / 8) % 4 + 4j, j < 8, so that one
+//     cp.async of a warp covers 8 columns at 4 k, 32 distinct banks of
+//     the swizzled rows (conv_tc.cu's rr kernels take a warp's 4-byte
+//     copies at a 16-byte stride), and reads 4 runs of 8 consecutive
+//     columns. Its columns' bases and taps are
 //     conv_pass.cuh's, as are the tables of the panels' rows (two slots,
 //     filled by the first warp three panels ahead).
 // A panel: each thread waits for its own copies of it
@@ -80,7 +81,7 @@ struct cwg_engine {
     static constexpr int STAGE = (BM + CTC_BN) * 128;      // a stage: the A panel, then the B panel
     static_assert(CTC_BN == 256 && TC2_BK == 32, "one 128-byte row of TF32 a panel row");
 
-    static __device__ __forceinline__ int col(int i) { return (threadIdx.x & 7) + 8 * ((threadIdx.x >> 5) * 4 + i); }
+    static __device__ __forceinline__ int col(int i) { return conv_lane_col(i); }
 
     // copyRows: the A panel's 16-byte chunks, chunk t % 8 of rows t / 8 +
     // 32l (rows r0 + .. of Rn, k0 + .. of K), at chunk c ^ (r % 8) of row
@@ -110,22 +111,14 @@ struct cwg_engine {
         }
     }
 
-    // gather: the B panel, element (k, column col(i)) at word 32 col(i) +
-    // 4((k / 4) ^ (col(i) % 8)) + k % 4, k = (t / 8) % 4 + 4j.
+    // gather: the B panel in the lane mapping, element (k, column n =
+    // col(i)) at word 32n + 4((k / 4) ^ (n % 8)) + k % 4: k / 4 = j, n % 8
+    // = t % 8 for every i, and col(i) = col(0) + 8i (8 rows of 32 words).
     template <class Row, class Src>
     static __device__ __forceinline__ void gather(unsigned* s, const float* any, Row row, Src src) {
-        const int t = threadIdx.x, q = (t >> 3) & 3, c7 = t & 7;
-        unsigned* const d0 = s + col(0) * 32 + q;
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const ctc_rowv v = row(q + 4 * j);
-            unsigned* const d = d0 + ((j ^ c7) << 2);
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const float* p = src(i, v);
-                cp_async4_if(d + 256 * i, p ? p : any, p != nullptr);  // col(i) = col(0) + 8i: 8 rows of 32 words
-            }
-        }
+        const int t = threadIdx.x, c7 = t & 7;
+        unsigned* const d0 = s + col(0) * 32 + ((t >> 3) & 3);
+        conv_lane_gather(any, row, src, [&](int j, int i) { return d0 + ((j ^ c7) << 2) + 256 * i; });
     }
 
     // copyMasked: the masked gather; a dense B (a 1 x 1 kernel, stride 1,
@@ -133,9 +126,7 @@ struct cwg_engine {
     // element's address in the dense matrix.
     static __device__ __forceinline__ void copyMasked(unsigned* s, const float* src, int, int, int, int, bool, bool, const int* tabT,
                                                       const int* tabOff, const unsigned (&taps)[4], const int (&base)[4]) {
-        gather(
-            s, src, [&](int k) { return ctc_rowv{tabT[k], 0, tabOff[k]}; },
-            [&](int i, const ctc_rowv& v) -> const float* { return ctc_valid(taps[i], v.a) ? src + (base[i] + v.off) : nullptr; });
+        conv_masked_gather([&](const float* any, auto row, auto f) { gather(s, any, row, f); }, src, tabT, tabOff, taps, base);
     }
 
     template <class Fill, class CopyA, class CopyB>
