@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -347,4 +348,88 @@ func TestConvTCRows(t *testing.T) {
 			t.Errorf("convTCRows(%d, %d, %d) = %d, want %d", tc.m, tc.n, tc.sms, got, tc.want)
 		}
 	}
+}
+
+// truncTF32 is what the tensor cores read of an FP32 value given to
+// wgmma as TF32: its top 19 bits (conv_wg.cu's factors, never rounded).
+func truncTF32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ 0x1fff) }
+
+// TestConvTFRoundingEmulated pins how each TF32 convolution treats
+// factors that are not already TF32: the *_tf32rr and *_tf32rl kernels
+// (TCAuto, TCV4) round them to nearest, conv_wg.cu's (TCWG) truncate
+// them, and under TCWG a weight gradient of few weight columns, which
+// takes conv_tc.cu's transposed product (conv_wgradt_tc*_tf32rr), rounds
+// them. Each pass runs on raw random factors on the emulator and is
+// compared with the CPU's on factors rounded or truncated beforehand,
+// whose products are exact in float32: the other rounding would differ by
+// about 2^-11 of each product, far beyond convClose's float32 summation
+// tolerance. It skips without g++ or under -short.
+func TestConvTFRoundingEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	cpuB, err := tensor.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := cpuB.(tensor.ConvBackend)
+	// 64 x 63 weights: the transposed weight gradient's tiles (63 x 64)
+	// cover no less area; 70 x 63: they do.
+	square := tensor.ConvShape{N: 2, In: 7, Out: 64, H: 9, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
+	tall := square
+	tall.Out = 70
+	for _, tc := range []struct {
+		kind         TCKernel
+		s            tensor.ConvShape
+		round, wgrad func(float32) float32
+	}{
+		{TCAuto, tall, roundTF32, roundTF32},
+		{TCV4, tall, roundTF32, roundTF32},
+		{TCWG, square, truncTF32, truncTF32},
+		{TCWG, tall, truncTF32, roundTF32},
+	} {
+		s := tc.s
+		oh, ow := s.OutH(), s.OutW()
+		t.Run(fmt.Sprintf("%v/O=%d", tc.kind, s.Out), func(t *testing.T) {
+			be, err := newBackend(e, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be.SetPrecision(TF32)
+			be.SetTCKernel(tc.kind)
+			r := rand.New(rand.NewPCG(23, 1))
+			x, w, dy := randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.Out*s.In*s.K*s.K), randSlice(r, s.Out*s.N*oh*ow)
+			rounded := func(v []float32) tensor.Operand { return hostOperand(mapSlice(v, tc.round)) }
+			al, gal := cpu.ConvAlgos(s, 0), be.ConvAlgos(s, 0)
+			gx, gw, gdy := devOperand(be, x), devOperand(be, w), devOperand(be, dy)
+
+			want := make([]float32, len(dy))
+			cpu.ConvForward(hostOperand(want), rounded(x), rounded(w), tensor.Operand{}, s, al, false)
+			got := devOperand(be, make([]float32, len(dy)))
+			be.ConvForward(got, gx, gw, tensor.Operand{}, s, gal, false)
+			convClose(t, "forward", fromDev(be, got), want, s.In*s.K*s.K, 1)
+
+			want = make([]float32, len(x))
+			cpu.ConvInputGrad(hostOperand(want), rounded(dy), rounded(w), s, al, nil, false)
+			got = devOperand(be, make([]float32, len(x)))
+			be.ConvInputGrad(got, gdy, gw, s, gal, nil, false)
+			convClose(t, "input grad", fromDev(be, got), want, s.Out*s.K*s.K, 1)
+
+			want = make([]float32, len(w))
+			cpu.ConvWeightGrad(hostOperand(want), hostOperand(mapSlice(dy, tc.wgrad)), hostOperand(mapSlice(x, tc.wgrad)), s, al, false)
+			got = devOperand(be, make([]float32, len(w)))
+			be.ConvWeightGrad(got, gdy, gx, s, gal, false)
+			convClose(t, "weight grad", fromDev(be, got), want, s.N*oh*ow, 1)
+			if err := be.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// mapSlice returns f of each element of v.
+func mapSlice(v []float32, f func(float32) float32) []float32 {
+	out := make([]float32, len(v))
+	for i := range v {
+		out[i] = f(v[i])
+	}
+	return out
 }
