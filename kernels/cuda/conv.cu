@@ -440,6 +440,15 @@ extern "C" __global__ void __launch_bounds__(256) conv_wt_f32(float* wt, const f
     }
 }
 
+// wt[c][(o*Ku + u)*Kv + v] = w[o][c][ry + S*u][rx + S*v] for c < C, o < O, u < Ku, v < Kv: phase (ry, rx)'s taps, the A operand of conv_pass.cuh's conv_dgrad_phase_pass; grid-stride, any block
+extern "C" __global__ void conv_wt_phase_f32(float* wt, const float* w, int O, int C, int K, int S, int ry, int rx, int Ku, int Kv) {
+    const int KK = Ku * Kv, OKK = O * KK, n = C * OKK;  // the weights' count: below 2^31
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < n; e += gridDim.x * blockDim.x) {
+        const int c = e / OKK, r = e - c * OKK, o = r / KK, t = r - o * KK, u = t / Kv, v = t - u * Kv;
+        wt[e] = w[((long long)(o * C + c) * K + ry + S * u) * K + rx + S * v];
+    }
+}
+
 // col2im_elems is conv_col2im_f32 over the n elements of dx with index
 // type I: unsigned where dx and dcol hold fewer than 2^31 elements (three
 // 32-bit divisions an element where 64-bit ones cost several times more),

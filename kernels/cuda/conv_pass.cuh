@@ -61,17 +61,22 @@ struct ctc_rowv {
 // 7 x 7 stem) take the checked gathers.
 #define CTC_TAPS 31
 
-// ctc_taps returns the valid taps of a window: bit i*K + j set where
-// (unsigned)(y0 + d*i) < H and (unsigned)(x0 + d*j) < W (d = 1: the
-// forward window from its top-left corner; d = -1: the output positions
-// an input position reaches, stride 1).
-__device__ __forceinline__ unsigned ctc_taps(int y0, int x0, int d, int H, int W, int K) {
+// ctc_taps_hw returns the valid taps of a KH x KW window: bit i*KW + j
+// set where (unsigned)(y0 + d*i) < H and (unsigned)(x0 + d*j) < W (d = 1:
+// the forward window from its top-left corner; d = -1: the output
+// positions an input position reaches, stride 1).
+__device__ __forceinline__ unsigned ctc_taps_hw(int y0, int x0, int d, int H, int W, int KH, int KW) {
     unsigned cm = 0, m = 0;
-    for (int j = 0; j < K; j++)
+    for (int j = 0; j < KW; j++)
         if ((unsigned)(x0 + d * j) < (unsigned)W) cm |= 1u << j;
-    for (int i = 0; i < K; i++)
-        if ((unsigned)(y0 + d * i) < (unsigned)H) m |= cm << (i * K);
+    for (int i = 0; i < KH; i++)
+        if ((unsigned)(y0 + d * i) < (unsigned)H) m |= cm << (i * KW);
     return m;
+}
+
+// ctc_taps is ctc_taps_hw for a K x K window.
+__device__ __forceinline__ unsigned ctc_taps(int y0, int x0, int d, int H, int W, int K) {
+    return ctc_taps_hw(y0, x0, d, H, W, K, K);
 }
 
 // ctc_valid reports whether tap t is set in taps.
@@ -432,5 +437,82 @@ __device__ __forceinline__ void conv_wgrad_pass(float* out, const float* dy, con
     }
     E::eachPair(acc, m0, n0, O, Rn, [&](int gm, int gn, float v0, float v1, bool two) {
         ctc_put2(o + (long long)gm * Rn + gn, v0, v1, two, accumulate);
+    });
+}
+
+// conv_phase is the geometry of phase (ry, rx) of the input gradient at
+// stride S (conv_dgrad_phase_pass): the input positions (y, x) with (y +
+// P) % S = ry and (x + P) % S = rx, y = S*(t0y + ty) + ry - P for ty <
+// Hp (x likewise), meet exactly the taps (ry + S*u, rx + S*v), u < Ku, v
+// < Kv, of the kernel, at output position (t0y + ty - u, t0x + tx - v):
+// a stride-1 input gradient of a Ku x Kv kernel over dy (cuda/conv.go's
+// convPhase computes the same).
+struct conv_phase {
+    int Ku, Kv, t0y, t0x, Hp, Wp;
+};
+
+// conv_phase_len returns the taps of residue r of a K-tap axis at stride
+// S, the first t of its positions (the least t >= 0 with S*t + r - P >=
+// 0) and how many positions of an axis of n it has.
+__device__ __forceinline__ void conv_phase_len(int r, int K, int S, int P, int n, int& taps, int& t0, int& len) {
+    taps = r < K ? (K - r + S - 1) / S : 0;
+    t0 = P > r ? (P - r + S - 1) / S : 0;
+    const int end = n + P - r > 0 ? (n + P - r + S - 1) / S : 0;  // first t past the axis
+    len = end > t0 ? end - t0 : 0;
+}
+
+__device__ __forceinline__ conv_phase conv_phase_of(int ry, int rx, int K, int S, int P, int H, int W) {
+    conv_phase f;
+    conv_phase_len(ry, K, S, P, H, f.Ku, f.t0y, f.Hp);
+    conv_phase_len(rx, K, S, P, W, f.Kv, f.t0x, f.Wp);
+    return f;
+}
+
+// conv_dgrad_phase_pass is phase (ry, rx) of the input gradient at
+// stride S > 1 (conv_phase), on engine E: dx at the phase's positions
+// (+)= wtp (C x O*Ku*Kv: wtp[c][(o*Ku + u)*Kv + v] = w[o][c][ry + S*u][rx
+// + S*v], conv_wt_phase_f32) * dy gathered by the stride-1 masked
+// gather; its columns are the phase's positions (n, ty, tx). A phase
+// without taps writes zeros (adds nothing when accumulating). Needs
+// Ku*Kv <= CTC_TAPS (cuda/conv.go checks).
+template <class E>
+__device__ __forceinline__ void conv_dgrad_phase_pass(float* dx, const float* dy, const float* wtp, int accumulate,
+                                                    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
+                                                    int cm, int ry, int rx) {
+    TC2_DYNAMIC_SHARED(smem);
+    __shared__ int tabI[2][TC2_BK], tabOff[2][TC2_BK];
+    const conv_phase f = conv_phase_of(ry, rx, K, S, P, H, W);
+    const int KK = f.Ku * f.Kv, Rn = O * KK, pplane = f.Hp * f.Wp, cols = N * pplane, oplane = OH * OW;
+    const int m0 = blockIdx.y * E::BM, n0 = blockIdx.x * CTC_BN;
+    const bool va = ctc_aligned(wtp, Rn), vb = ctc_aligned(dy, cols);
+    const auto copyA = [&](unsigned* s, int k0) { E::copyRows(s, wtp, Rn, m0, C, k0, Rn, va); };
+    typename E::Acc acc;
+    // This thread's 4 columns: the output position (T, T') that tap (0,
+    // 0) of the phase reaches, its offset in dy's plane, and the valid
+    // taps (u, v) (bit u*Kv + v: 0 <= T - u < OH, 0 <= T' - v < OW).
+    int base[4];
+    unsigned taps[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gn = n0 + E::col(i);
+        base[i] = 0, taps[i] = 0;  // no input position when gn >= cols
+        if (gn < cols) {
+            const int img = gn / pplane, q = gn - img * pplane, ty = q / f.Wp, tx = q - ty * f.Wp;
+            const int T = f.t0y + ty, T2 = f.t0x + tx;
+            base[i] = img * oplane + T * OW + T2;
+            taps[i] = ctc_taps_hw(T, T2, -1, OH, OW, f.Ku, f.Kv);
+        }
+    }
+    const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, f.Kv, N * oplane, -OW, -1); };
+    const auto copyB = [&](unsigned* s, int k0, int slot) {
+        E::copyMasked(s, dy, cols, n0, k0, Rn, vb, false, tabI[slot], tabOff[slot], taps, base);
+    };
+    E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+    E::each(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
+        const int img = gn / pplane, q = gn - img * pplane, ty = q / f.Wp, tx = q - ty * f.Wp;
+        const int y = S * (f.t0y + ty) + ry - P, x = S * (f.t0x + tx) + rx - P;
+        const long long at = (cm ? (long long)c * N + img : (long long)img * C + c) * H * W + y * W + x;
+        if (accumulate) v += dx[at];
+        dx[at] = v;
     });
 }

@@ -595,3 +595,59 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_tc64_tf32rl(
     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
     conv_wgrad_pass<ctc_engine<false, 64, true, true>>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc_tf32(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 128, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (bf16), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_BF16_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc_bf16(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<true, 128, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32, rounded in registers), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc_tf32rr(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 128, true, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32, rounded in registers, lane-mapped gathers), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc_tf32rl(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 128, true, true>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc64_tf32(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 64, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (bf16), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_BF16_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc64_bf16(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<true, 64, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32, rounded in registers), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc64_tf32rr(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 64, true, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
+
+// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32, rounded in registers, lane-mapped gathers), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc64_tf32rl(
+    float* dx, const float* dy, const float* wtp, int accumulate,
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
+    conv_dgrad_phase_pass<ctc_engine<false, 64, true, true>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+}
