@@ -239,9 +239,11 @@ gemm)
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
 conv)
-	# The convolutions no GPU has run yet (2-4 minutes): conv_wg.cu's
-	# wgmma kernels (TCWG) and conv_tc.cu's *_tf32rl (TCV4, the gathers in
-	# the lane mapping): their GPU test against the CPU first, then every
+	# The convolutions no GPU has run yet (3-5 minutes): conv_wg.cu's
+	# wgmma kernels (TCWG), conv_tc.cu's *_tf32rl (TCV4, the gathers in
+	# the lane mapping) and every version's strided input gradient by
+	# phases (conv_dgradp_*): the GPU test of every version against the
+	# CPU first, then every
 	# TF32 convolution benchmark (the default *_tf32rr kernels beside
 	# tf32v4's and tf32wg's) with cuDNN's in the same run, and the TF32
 	# ResNet-50 step with each (DUEL_CUDA_TC_KERNEL=wg: the wgmma GEMMs
@@ -249,7 +251,7 @@ conv)
 	# step's profile.
 	start_run "$2" "$3"
 	machine
-	only='^TestConvTCGPU$/^tf32$/^(wg|v4)$' limit=90 tests cuda
+	only='^TestConvTCGPU$' limit=120 tests cuda
 	mv "$out/cuda.log" "$out/cuda-conv.log"
 	bench_cuda 'Conv/tf32(wg|v4)?/' 150 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --conv 2>&1 | tee "$out/peer-conv.log"

@@ -37,6 +37,9 @@ type Backend struct {
 	// checkedStrided makes the input gradient at stride > 1 run the
 	// direct kernels (conv_dgrad_*), never convInputGradStrided (tests).
 	checkedStrided bool
+	// dcolStrided makes convInputGradStrided skip the phases
+	// (convInputGradPhases) for dcol and its gather (tests, benchmarks).
+	dcolStrided bool
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)

@@ -206,7 +206,7 @@ const convStridedScratch = 1 << 30
 // they can (convInputGradPhases): no dcol, a quarter of the work at
 // stride 2.
 func (be *Backend) convInputGradStrided(op string, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) bool {
-	if be.convInputGradPhases(op, dxp, dyp, wp, acc, s, a) {
+	if !be.dcolStrided && be.convInputGradPhases(op, dxp, dyp, wp, acc, s, a) {
 		return true
 	}
 	r := s.In * s.K * s.K

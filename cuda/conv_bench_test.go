@@ -13,8 +13,9 @@ import (
 // prefix) and 128 -> 128 on 16 x 16 (the wide kernels, "Wide/"), in FP32;
 // then, from compute capability 8.0, those two, ResNet-50's 1 x 1
 // 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) and its 3 x 3 128 -> 128
-// at stride 2 from 32 x 32 (the strided input gradient, and its checked
-// gather as "Stride2/InputGradChecked") in TF32 and BF16 ("tf32/",
+// at stride 2 from 32 x 32 (the strided input gradient by phases, its
+// checked gather as "Stride2/InputGradChecked" and its dense product and
+// gather as "Stride2/InputGradDcol") in TF32 and BF16 ("tf32/",
 // "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
 // bench/gpu_peer.py times cuDNN on the same layers with and without
 // TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
@@ -46,6 +47,9 @@ func BenchmarkConv(b *testing.B) {
 		be.checkedStrided = true
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradChecked")
 		be.checkedStrided = false
+		be.dcolStrided = true
+		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradDcol")
+		be.dcolStrided = false
 	}
 	if be.SetPrecision(TF32) == TF32 { // TCV2: rounding each panel in shared memory
 		be.SetTCKernel(TCV2)
@@ -93,6 +97,7 @@ func benchConvPasses(b *testing.B, d *Device, be *Backend, prefix string, s tens
 		"Forward":          func() { be.ConvForward(y, x, w, bias, s, al, false) },
 		"InputGrad":        inputGrad,
 		"InputGradChecked": inputGrad,
+		"InputGradDcol":    inputGrad,
 		"WeightGrad":       func() { be.ConvWeightGrad(dw, dy, x, s, al, false) },
 	}
 	for _, name := range passes {

@@ -59,9 +59,10 @@ var tcPrecisions = []struct {
 // convCases and convTCCases in both input layouts, with and without
 // accumulation and bias; TF32 under TCAuto (the *_tf32rr kernels,
 // rounding in registers), TCV2 (rounding each panel in shared memory),
-// TCV4 (the *_tf32rl kernels) and TCWG (conv_wg.cu's wgmma kernels; the transposed weight gradient stays
-// conv_tc.cu's).
-// It skips without g++ or under -short.
+// TCV4 (the *_tf32rl kernels) and TCWG (conv_wg.cu's wgmma kernels; the
+// transposed weight gradient stays conv_tc.cu's); strided cases run the
+// input gradient by phases, and again by the checked gather and by dcol
+// and its gather. It skips without g++ or under -short.
 func TestConvTCEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	cpuB, err := tensor.Lookup("cpu")
@@ -104,11 +105,16 @@ func TestConvTCEmulated(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 						checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 					})
-					if s.S > 1 { // the strided input gradient's other path: the checked gather
+					if s.S > 1 { // the strided input gradient's other paths: the checked gather, dcol and its gather
 						s.ChannelMajor = !s.ChannelMajor
 						t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 							be.checkedStrided = true
 							defer func() { be.checkedStrided = false }()
+							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
+						})
+						t.Run(fmt.Sprintf("%s/dcol/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
+							be.dcolStrided = true
+							defer func() { be.dcolStrided = false }()
 							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 						})
 					}
