@@ -13,9 +13,10 @@
 #                   # fresh batches, the step's profile (2-5 minutes)
 #   bench/gpu_check.sh gemm DIR OUT   # there: the wgmma products' tests and
 #                   # timings beside torch.mm (about 2 minutes)
-#   bench/gpu_check.sh conv DIR OUT   # there: the wgmma and lane-mapped
-#                   # convolutions' test, timings beside cuDNN's, the step
-#                   # with them (3-5 minutes)
+#   bench/gpu_check.sh conv DIR OUT [race]  # there: the wgmma and
+#                   # lane-mapped convolutions' test, timings beside
+#                   # cuDNN's, the step with them (3-5 minutes; race: then
+#                   # racecheck and synccheck over the test)
 #   bench/gpu_check.sh check DIR OUT  # there: every GPU test (3-5 minutes)
 #   bench/gpu_check.sh figures DIR OUT  # there: the other kernels'
 #                   # figures beside PyTorch's, the FP32 step (4-5 minutes)
@@ -260,6 +261,12 @@ conv)
 	done
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee -a "$out/step.log"
 	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	# conv DIR OUT race (DIR with build-sanitize's files too): then
+	# racecheck and synccheck over the convolutions' GPU test at small
+	# shapes (OUT/san: logs.tar.gz).
+	if [ "${4:-}" = race ]; then
+		CUDA_TESTS='^TestConvTCGPU$' DUEL_TESTS='^$' bash "$0" run-sanitize "$2" "$final/san" "racecheck synccheck" 90
+	fi
 	;;
 check)
 	# Every GPU test of the packages in pkgs, in the -short mode (the
@@ -331,7 +338,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT [race] | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac
