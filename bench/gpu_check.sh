@@ -274,7 +274,7 @@ check)
 	# 3-5 minutes): after a change of the default kernels.
 	start_run "$2" "$3"
 	machine
-	limit=100 tests cuda
+	limit=150 tests cuda # TestConvTCGPU runs four TF32 versions since 2026-11-28
 	limit=90 tests cudaduel # TestDUELKernel: 67 s on an H200
 	limit=30 tests train ssl loss eval
 	limit=20 tests driver
