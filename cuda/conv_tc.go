@@ -70,10 +70,10 @@ type convTCState map[convTCKey]convTCChoice
 // backend on sm_80, whose 163 KiB do not hold BF16's panels), TF32 under
 // TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers),
 // under TCV4 with the *_tf32rl ones (the same with conv_wg.cu's mapping
-// of the gathers), TF32
-// under TCWG on compute capability 9.0 (or the emulator) with conv_wg.cu's
-// wgmma kernels (but for "wgradt", which it lacks); ok is false in fp32,
-// or where none fits (conv.cu's FP32 kernels then).
+// of the gathers), under TCWG on compute capability 9.0 (or the
+// emulator) with conv_wg.cu's wgmma kernels (but for "wgradt", which it
+// lacks); ok is false in fp32, or where none fits (conv.cu's FP32
+// kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	rows := 128
 	if m <= 64 {
