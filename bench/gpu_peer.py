@@ -96,13 +96,14 @@ def conv_layers(dev, tf32s):
     # (cuDNN without TF32) and in TF32; and, in TF32, BenchmarkConv/tf32/1x1's,
     # ResNet-50's 1 x 1 64 -> 256 on 32 x 32, and BenchmarkConv/tf32/Stride2's,
     # ResNet-50's 3 x 3 128 -> 128 at stride 2 from 32 x 32 (its input
-    # gradient also alone).
+    # gradient also alone), and BenchmarkConv/tf32/Down1x1's, the 1 x 1
+    # 256 -> 512 shortcut at stride 2.
     torch.backends.cudnn.benchmark = True
     for tf32 in tf32s:
         torch.backends.cudnn.allow_tf32 = tf32
         layers = [("", 64, 64, 32, 3, 1), ("Wide ", 128, 128, 16, 3, 1)]
         if tf32:
-            layers += [("1x1 ", 64, 256, 32, 1, 1), ("Stride2 ", 128, 128, 32, 3, 2)]
+            layers += [("1x1 ", 64, 256, 32, 1, 1), ("Stride2 ", 128, 128, 32, 3, 2), ("Down1x1 ", 256, 512, 32, 1, 2)]
         for prefix, c, o, side, k, stride in layers:
             x = torch.randn(256, c, side, side, device=dev, requires_grad=True)
             w = torch.randn(o, c, k, k, device=dev, requires_grad=True)

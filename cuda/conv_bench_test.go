@@ -15,7 +15,9 @@ import (
 // 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) and its 3 x 3 128 -> 128
 // at stride 2 from 32 x 32 (the strided input gradient by phases, its
 // checked gather as "Stride2/InputGradChecked" and its dense product and
-// gather as "Stride2/InputGradDcol") in TF32 and BF16 ("tf32/",
+// gather as "Stride2/InputGradDcol"), and its 1 x 1 256 -> 512 at stride
+// 2 (the downsampling shortcut, "Down1x1/": one phase of four has a tap)
+// in TF32 and BF16 ("tf32/",
 // "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
 // bench/gpu_peer.py times cuDNN on the same layers with and without
 // TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
@@ -34,6 +36,7 @@ func BenchmarkConv(b *testing.B) {
 	wide := tensor.ConvShape{N: 256, In: 128, Out: 128, H: 16, W: 16, K: 3, S: 1, P: 1}
 	expand := tensor.ConvShape{N: 256, In: 64, Out: 256, H: 32, W: 32, K: 1, S: 1, P: 0, ChannelMajor: true}
 	stride2 := tensor.ConvShape{N: 256, In: 128, Out: 128, H: 32, W: 32, K: 3, S: 2, P: 1, ChannelMajor: true}
+	down := tensor.ConvShape{N: 256, In: 256, Out: 512, H: 32, W: 32, K: 1, S: 2, P: 0, ChannelMajor: true}
 	benchConvLayer(b, d, be, "", layer)
 	benchConvLayer(b, d, be, "Wide/", wide)
 	for _, p := range []Precision{TF32, BF16} {
@@ -44,11 +47,13 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, p.String()+"/Wide/", wide)
 		benchConvLayer(b, d, be, p.String()+"/1x1/", expand)
 		benchConvLayer(b, d, be, p.String()+"/Stride2/", stride2)
+		benchConvLayer(b, d, be, p.String()+"/Down1x1/", down)
 		be.checkedStrided = true
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradChecked")
 		be.checkedStrided = false
 		be.dcolStrided = true
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradDcol")
+		benchConvPasses(b, d, be, p.String()+"/Down1x1/", down, "InputGradDcol")
 		be.dcolStrided = false
 	}
 	if be.SetPrecision(TF32) == TF32 { // TCV2: rounding each panel in shared memory
@@ -62,12 +67,14 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, "tf32v4/Wide/", wide)
 		benchConvLayer(b, d, be, "tf32v4/1x1/", expand)
 		benchConvLayer(b, d, be, "tf32v4/Stride2/", stride2)
+		benchConvLayer(b, d, be, "tf32v4/Down1x1/", down)
 		if be.cc == 90 { // TCWG: conv_wg.cu's wgmma kernels
 			be.SetTCKernel(TCWG)
 			benchConvLayer(b, d, be, "tf32wg/", layer)
 			benchConvLayer(b, d, be, "tf32wg/Wide/", wide)
 			benchConvLayer(b, d, be, "tf32wg/1x1/", expand)
 			benchConvLayer(b, d, be, "tf32wg/Stride2/", stride2)
+			benchConvLayer(b, d, be, "tf32wg/Down1x1/", down)
 		}
 		be.SetTCKernel(TCAuto)
 	}
