@@ -166,18 +166,12 @@ struct cwg_engine {
             if (p + 3 < panels) fill((p + 1) & 1, kbeg + (p + 3) * TC2_BK);
             const unsigned st = sbase + (p % CWG_STAGES) * STAGE;
             const unsigned sa = st + (BM == 128 ? wg * 64 * 128 : 0), sb = st + A_BYTES + (BM == 128 ? 0 : wg * 128 * 128);
-            wg_fence_operands(acc);
-            wg_fence();
-#pragma unroll
-            for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each
+            wg_ktile(acc, sa, sb, [&](int, unsigned long long da, unsigned long long db) {
                 if constexpr (BM == 128)
-                    wgmma_tf32_m64n256k8(acc, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
+                    wgmma_tf32_m64n256k8(acc, da, db, 1);
                 else
-                    wgmma_tf32_m64n128k8(acc, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
-            }
-            wg_commit();
-            wg_wait<1>();
-            wg_fence_operands(acc);
+                    wgmma_tf32_m64n128k8(acc, da, db, 1);
+            });
         }
         wg_wait<0>();
         wg_fence_operands(acc);

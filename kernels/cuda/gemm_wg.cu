@@ -254,18 +254,12 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
             if (kt + WG_STAGES - 2 < KT) load(kt + WG_STAGES - 2);  // into the stage of k-tile kt - 2, whose products are done
             cp_async_commit();
             const unsigned sa = sbase + (kt % WG_STAGES) * TILE + wg * 64 * 128, sb = sbase + (kt % WG_STAGES) * TILE + BM * 128;
-            wg_fence_operands(d);
-            wg_fence();
-#pragma unroll
-            for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each
+            wg_ktile(d, sa, sb, [&](int, unsigned long long da, unsigned long long db) {
                 if (BF16)
-                    wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
+                    wgmma_bf16_m64n256k16(d, da, db, 1);
                 else
-                    wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), 1);
-            }
-            wg_commit();
-            wg_wait<1>();
-            wg_fence_operands(d);
+                    wgmma_tf32_m64n256k8(d, da, db, 1);
+            });
         }
         wg_wait<0>();
         wg_fence_operands(d);
@@ -402,18 +396,13 @@ __device__ __forceinline__ void gemm_wgm(int M, int N, int KW, float alpha, cons
                 const int s = g % WG_STAGES;
                 mbarWait(bars + 8 * s, (g / WG_STAGES) & 1);  // k-tile g has landed
                 const unsigned sa = sbase + s * TILE + wg * 64 * 128, sb = sbase + s * TILE + BM * 128;
-                wg_fence_operands(d);
-                wg_fence();
-#pragma unroll
-                for (int j = 0; j < 4; j++) {  // the k steps: 32 bytes each; a batch's first sets d = A*B
+                // A batch's first k step sets d = A*B; wait_group 1: k-tile g - 1's products are done.
+                wg_ktile(d, sa, sb, [&](int j, unsigned long long da, unsigned long long db) {
                     if (BF16)
-                        wgmma_bf16_m64n256k16(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
+                        wgmma_bf16_m64n256k16(d, da, db, kt > 0 || j > 0);
                     else
-                        wgmma_tf32_m64n256k8(d, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j), kt > 0 || j > 0);
-                }
-                wg_commit();
-                wg_wait<1>();  // k-tile g - 1's products are done
-                wg_fence_operands(d);
+                        wgmma_tf32_m64n256k8(d, da, db, kt > 0 || j > 0);
+                });
                 if (g > 0) {  // its stage is free in this block: every warpgroup says so to both blocks
                     const unsigned e = bars + 8 * (WG_STAGES + (g - 1) % WG_STAGES);
                     if ((tid & 127) == 0) {

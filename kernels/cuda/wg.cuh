@@ -83,3 +83,19 @@ __device__ __forceinline__ void wgmma_tf32_m64n128k8(float (&d)[64], unsigned lo
 __device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
     return (unsigned long long)((addr & 0x3FFFFu) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
+
+// wg_ktile issues the products of one 128-byte k-tile, its A rows at
+// shared address sa and its B rows at sb: wgmma.fence, the four k steps
+// (32 bytes each) through mma(j, da, db) with step j's descriptors, one
+// commit, then wgmma.wait_group 1 (this group stays in flight, the one
+// before is done), the accumulators d fenced on both sides.
+template <int N, class Mma>
+__device__ __forceinline__ void wg_ktile(float (&d)[N], unsigned sa, unsigned sb, Mma mma) {
+    wg_fence_operands(d);
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < 4; j++) mma(j, wg_desc(sa + 32 * j), wg_desc(sb + 32 * j));
+    wg_commit();
+    wg_wait<1>();
+    wg_fence_operands(d);
+}
