@@ -240,33 +240,52 @@ gemm)
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	;;
 conv)
-	# The convolutions no GPU has run yet (3-5 minutes): conv_wg.cu's
-	# wgmma kernels (TCWG), conv_tc.cu's *_tf32rl (TCV4, the gathers in
-	# the lane mapping) and every version's strided input gradient by
-	# phases (conv_dgradp_*): the GPU test of every version against the
-	# CPU first, then every
-	# TF32 convolution benchmark (the default *_tf32rr kernels beside
-	# tf32v4's and tf32wg's) with cuDNN's in the same run, and the TF32
-	# ResNet-50 step with each (DUEL_CUDA_TC_KERNEL=wg: the wgmma GEMMs
-	# too) and with the default kernels beside PyTorch's, and the wg
-	# step's profile.
+	# The convolutions' versions side by side (3-5 minutes): the GPU test
+	# of every version against the CPU first (TCAuto: conv_wg.cu's wgmma
+	# kernels on compute capability 9.0, conv_tc.cu's *_tf32rr elsewhere;
+	# TCV4's *_tf32rl; TCWG; and each one's strided input gradient by dcol,
+	# by the checked gather and by phases), then every TF32 convolution
+	# benchmark (the default's beside tf32v4's and, on 9.0, tf32v3's rr
+	# kernels) with cuDNN's in the same run, and the TF32 ResNet-50 step
+	# with each (v3, v4) and with the default kernels beside PyTorch's,
+	# and the default step's profile.
 	start_run "$2" "$3"
 	machine
 	only='^TestConvTCGPU$' limit=120 tests cuda
 	mv "$out/cuda.log" "$out/cuda-conv.log"
-	bench_cuda 'Conv/tf32(wg|v4)?/' 150 200x
+	bench_cuda 'Conv/tf32(v3|v4)?/' 150 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --conv 2>&1 | tee "$out/peer-conv.log"
-	for k in wg v4; do
+	for k in v3 v4; do
 		DUEL_CUDA_TC_KERNEL=$k timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/$k: /" | tee -a "$out/step.log"
 	done
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee -a "$out/step.log"
-	DUEL_CUDA_TC_KERNEL=wg timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	# conv DIR OUT race (DIR with build-sanitize's files too): then
 	# racecheck and synccheck over the convolutions' GPU test at small
 	# shapes (OUT/san: logs.tar.gz).
 	if [ "${4:-}" = race ]; then
 		CUDA_TESTS='^TestConvTCGPU$' DUEL_TESTS='^$' bash "$0" run-sanitize "$2" "$final/san" "racecheck synccheck" 90
 	fi
+	;;
+defaults)
+	# Issue 12's three figures under the default kernels, in one run (4-5
+	# minutes): the GPU training tests (loss, ssl, eval, train) and the
+	# driver's, the TF32 and BF16 GEMM 4096^3 beside torch.mm, the strided
+	# input gradients by dcol (the default) and by phases, the DUEL update
+	# at K 4096 B 256 Z 128, the TF32 ResNet-50 step beside PyTorch's,
+	# again with the phases ($DUEL_CUDA_STRIDED_GRAD=phases), and the
+	# default step's profile.
+	start_run "$2" "$3"
+	machine
+	limit=60 tests loss ssl eval train
+	limit=20 tests driver
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/auto$' 60 100x
+	bench_cuda 'Conv/tf32/(Stride2|Down1x1)/' 60 200x
+	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
+	duel_bench
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	DUEL_CUDA_STRIDED_GRAD=phases timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/phases: /" | tee -a "$out/step.log"
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;
 check)
 	# Every GPU test of the packages in pkgs, in the -short mode (the
@@ -329,6 +348,7 @@ run-sanitize)
 	for tool in $tools; do
 		for t in "cuda:cuda:${CUDA_TESTS:-^(TestConvGPU|TestConvTCGPU|TestGemmPrecisionKernel|TestConformance)\$}" "duel/memory/cudaduel:cudaduel:${DUEL_TESTS:-^(TestDUELKernel|TestDUELPolicyKernel)\$}"; do
 			IFS=: read -r pkg bin run <<<"$t"
+			[ "$run" = '^$' ] && continue # this package left out
 			t0=$(date +%s)
 			(cd "$pkg" && timeout "$limit" "$cs" --tool "$tool" --target-processes all --error-exitcode 9 --print-limit 30 "$d/$bin.test" -test.v -test.short -test.run "$run" -test.timeout $((limit - 5))s) >"$out/$tool-$bin.log" 2>&1
 			rc=$?
@@ -338,7 +358,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT [race] | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT [race] | defaults DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac

@@ -37,9 +37,11 @@ type Backend struct {
 	// checkedStrided makes the input gradient at stride > 1 run the
 	// direct kernels (conv_dgrad_*), never convInputGradStrided (tests).
 	checkedStrided bool
-	// dcolStrided makes convInputGradStrided skip the phases
-	// (convInputGradPhases) for dcol and its gather (tests, benchmarks).
-	dcolStrided bool
+	// phasesStrided makes convInputGradStrided run the phases
+	// (convInputGradPhases) where they can, not dcol and its gather
+	// ($DUEL_CUDA_STRIDED_GRAD=phases, tests, benchmarks): slower on an
+	// H200 (see StridedGradEnv).
+	phasesStrided bool
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)
@@ -69,6 +71,10 @@ func NewBackend() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	phases, err := stridedPhasesFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	b, err := newBackend(d, 256)
 	if err != nil {
 		return nil, unusable(err)
@@ -76,6 +82,7 @@ func NewBackend() (*Backend, error) {
 	b.SetPrecision(prec)
 	b.SetConvPrecision(convPrec)
 	b.SetTCKernel(tck)
+	b.phasesStrided = phases
 	return b, nil
 }
 

@@ -202,11 +202,12 @@ const convStridedScratch = 1 << 30
 // channel-major maps (conv_tc.cu's dense path in tf32 and bf16, conv.cu's
 // forward kernels in fp32); then conv_col2im_f32 gathers each input
 // element's taps from dcol (conv.cu). It runs where dcol fits in
-// convStridedScratch. On the tensor cores the phases run instead where
-// they can (convInputGradPhases): no dcol, a quarter of the work at
-// stride 2.
+// convStridedScratch. Under $DUEL_CUDA_STRIDED_GRAD=phases the phases
+// run instead on the tensor cores where they can (convInputGradPhases):
+// no dcol, a quarter of the direct kernels' work at stride 2, but slower
+// than dcol on an H200 (StridedGradEnv).
 func (be *Backend) convInputGradStrided(op string, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) bool {
-	if !be.dcolStrided && be.convInputGradPhases(op, dxp, dyp, wp, acc, s, a) {
+	if be.phasesStrided && be.convInputGradPhases(op, dxp, dyp, wp, acc, s, a) {
 		return true
 	}
 	r := s.In * s.K * s.K

@@ -13,18 +13,17 @@ import (
 // prefix) and 128 -> 128 on 16 x 16 (the wide kernels, "Wide/"), in FP32;
 // then, from compute capability 8.0, those two, ResNet-50's 1 x 1
 // 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) and its 3 x 3 128 -> 128
-// at stride 2 from 32 x 32 (the strided input gradient by phases, its
-// checked gather as "Stride2/InputGradChecked" and its dense product and
-// gather as "Stride2/InputGradDcol"), and its 1 x 1 256 -> 512 at stride
-// 2 (the downsampling shortcut, "Down1x1/": one phase of four has a tap)
-// in TF32 and BF16 ("tf32/",
-// "bf16/", "tf32/Wide/", "tf32/1x1/", "tf32/Stride2/", ...;
-// bench/gpu_peer.py times cuDNN on the same layers with and without
-// TF32; TCAuto: the *_tf32rr kernels), and the TF32 ones again with TCV2's
-// kernels, which round each panel in shared memory ("tf32v2/"), with
-// TCV4's *_tf32rl kernels ("tf32v4/"), and on
-// compute capability 9.0 with TCWG's, conv_wg.cu's wgmma kernels
-// ("tf32wg/").
+// at stride 2 from 32 x 32 (the strided input gradient by dcol and its
+// gather, its checked gather as "Stride2/InputGradChecked" and its phases
+// as "Stride2/InputGradPhases"), and its 1 x 1 256 -> 512 at stride 2
+// (the downsampling shortcut, "Down1x1/": one phase of four has a tap)
+// in TF32 and BF16 ("tf32/", "bf16/", "tf32/Wide/", "tf32/1x1/",
+// "tf32/Stride2/", ...; bench/gpu_peer.py times cuDNN on the same layers
+// with and without TF32; TCAuto: the *_tf32rr kernels, and on compute
+// capability 9.0 conv_wg.cu's wgmma kernels), and the TF32 ones again
+// with TCV2's kernels, which round each panel in shared memory
+// ("tf32v2/"), with TCV4's *_tf32rl kernels ("tf32v4/"), and on compute
+// capability 9.0 with TCV3's *_tf32rr kernels ("tf32v3/").
 // GPU only.
 func BenchmarkConv(b *testing.B) {
 	d := needGPU(b)
@@ -51,10 +50,10 @@ func BenchmarkConv(b *testing.B) {
 		be.checkedStrided = true
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradChecked")
 		be.checkedStrided = false
-		be.dcolStrided = true
-		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradDcol")
-		benchConvPasses(b, d, be, p.String()+"/Down1x1/", down, "InputGradDcol")
-		be.dcolStrided = false
+		be.phasesStrided = true
+		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradPhases")
+		benchConvPasses(b, d, be, p.String()+"/Down1x1/", down, "InputGradPhases")
+		be.phasesStrided = false
 	}
 	if be.SetPrecision(TF32) == TF32 { // TCV2: rounding each panel in shared memory
 		be.SetTCKernel(TCV2)
@@ -68,13 +67,13 @@ func BenchmarkConv(b *testing.B) {
 		benchConvLayer(b, d, be, "tf32v4/1x1/", expand)
 		benchConvLayer(b, d, be, "tf32v4/Stride2/", stride2)
 		benchConvLayer(b, d, be, "tf32v4/Down1x1/", down)
-		if be.cc == 90 { // TCWG: conv_wg.cu's wgmma kernels
-			be.SetTCKernel(TCWG)
-			benchConvLayer(b, d, be, "tf32wg/", layer)
-			benchConvLayer(b, d, be, "tf32wg/Wide/", wide)
-			benchConvLayer(b, d, be, "tf32wg/1x1/", expand)
-			benchConvLayer(b, d, be, "tf32wg/Stride2/", stride2)
-			benchConvLayer(b, d, be, "tf32wg/Down1x1/", down)
+		if be.cc == 90 { // TCAuto ran conv_wg.cu's kernels: TCV3's rr kernels beside them
+			be.SetTCKernel(TCV3)
+			benchConvLayer(b, d, be, "tf32v3/", layer)
+			benchConvLayer(b, d, be, "tf32v3/Wide/", wide)
+			benchConvLayer(b, d, be, "tf32v3/1x1/", expand)
+			benchConvLayer(b, d, be, "tf32v3/Stride2/", stride2)
+			benchConvLayer(b, d, be, "tf32v3/Down1x1/", down)
 		}
 		be.SetTCKernel(TCAuto)
 	}
@@ -104,7 +103,7 @@ func benchConvPasses(b *testing.B, d *Device, be *Backend, prefix string, s tens
 		"Forward":          func() { be.ConvForward(y, x, w, bias, s, al, false) },
 		"InputGrad":        inputGrad,
 		"InputGradChecked": inputGrad,
-		"InputGradDcol":    inputGrad,
+		"InputGradPhases":  inputGrad,
 		"WeightGrad":       func() { be.ConvWeightGrad(dw, dy, x, s, al, false) },
 	}
 	for _, name := range passes {

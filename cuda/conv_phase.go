@@ -1,6 +1,9 @@
 package cuda
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
@@ -16,6 +19,32 @@ import (
 // terms and the dense product and gather (convInputGradStrided's dcol)
 // writes and reads C*K*K x N*OH*OW floats. This is how cuDNN's strided
 // input gradients are known to work (sub-pixel convolution).
+
+// StridedGradEnv names the environment variable that sets how the
+// backends NewBackend returns run the input gradient of a strided
+// convolution on the tensor cores: "dcol" (unset: the default), the dense
+// product w^T * dy and conv_col2im_f32's gather (convInputGradStrided),
+// or "phases", the S*S products of stride 1 (convInputGradPhases). On an
+// H200 (2026-11-28, bench/RESULTS.md) the phases ran slower than dcol:
+// ResNet-50's 3 x 3 128 -> 128 at stride 2 of 256 images took 0.938
+// against 0.764 ms (conv_tc's rr kernels; 0.812 against 0.753 with
+// conv_wg's), its 1 x 1 256 -> 512 shortcut 1.249 against 0.585 ms, and
+// the TF32 ResNet-50 step 41.4 against 40.3 ms.
+const StridedGradEnv = "DUEL_CUDA_STRIDED_GRAD"
+
+// stridedPhasesFromEnv reports whether $DUEL_CUDA_STRIDED_GRAD asks for
+// the phases; a value other than dcol or phases is an error.
+func stridedPhasesFromEnv() (bool, error) {
+	return envSetting(StridedGradEnv, false, func(v string) (bool, error) {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "dcol":
+			return false, nil
+		case "phases":
+			return true, nil
+		}
+		return false, fmt.Errorf("unknown strided gradient %q", v)
+	}, "dcol or phases")
+}
 
 // convPhase is phase (ry, rx)'s geometry (conv_pass.cuh's conv_phase):
 // its taps ku x kv, and its input positions y = S*(t0y + ty) + ry - P, ty

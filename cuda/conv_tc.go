@@ -50,7 +50,7 @@ type convTCKey struct {
 	prec Precision
 	rr   bool // TF32 under TCV3 and TCAuto: the *_tf32rr kernels
 	rl   bool // TF32 under TCV4: the *_tf32rl kernels
-	wg   bool // TF32 under TCWG on compute capability 9.0: conv_wg.cu's
+	wg   bool // TF32 under TCWG (or TCAuto) on compute capability 9.0: conv_wg.cu's
 }
 
 // convTCChoice is convTCFor's answer for a key.
@@ -71,8 +71,9 @@ type convTCState map[convTCKey]convTCChoice
 // TCV3 and TCAuto with the *_tf32rr kernels (rounding in registers),
 // under TCV4 with the *_tf32rl ones (the same with conv_wg.cu's mapping
 // of the gathers), under TCWG on compute capability 9.0 (or the
-// emulator) with conv_wg.cu's wgmma kernels (but for "wgradt", which it
-// lacks); ok is false in fp32, or where none fits (conv.cu's FP32
+// emulator) and under TCAuto on 9.0 with conv_wg.cu's wgmma kernels (but
+// for "wgradt", which it lacks; TCAuto's fallback where the device
+// refuses their shared memory is the rr kernels); ok is false in fp32, or where none fits (conv.cu's FP32
 // kernels then).
 func (be *Backend) convTCFor(pass string, m int) (convTCKernel, bool) {
 	rows := 128
@@ -112,7 +113,12 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	}
 	rl := be.convPrec == TF32 && be.tc.kernel == TCV4 && pass != "wgradt"
 	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto || be.tc.kernel == TCV4 && !rl)
-	wg := be.convPrec == TF32 && be.tc.kernel == TCWG && (be.cc == 0 || be.cc == 90) && pass != "wgradt"
+	// conv_wg.cu's kernels: under TCWG on compute capability 9.0 or the
+	// emulator, and under TCAuto on 9.0, where the ResNet-50 step ran
+	// 41.7 ms with them against 52.5 with the rr kernels (H200,
+	// 2026-11-28).
+	wg := be.convPrec == TF32 && pass != "wgradt" &&
+		(be.tc.kernel == TCWG && (be.cc == 0 || be.cc == 90) || be.tc.kernel == TCAuto && be.cc == 90)
 	key := convTCKey{pass, rows, be.convPrec, rr, rl, wg}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok

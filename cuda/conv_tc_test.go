@@ -105,16 +105,16 @@ func TestConvTCEmulated(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 						checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 					})
-					if s.S > 1 { // the strided input gradient's other paths: the checked gather, dcol and its gather
+					if s.S > 1 { // the strided input gradient's other paths: the checked gather, the phases
 						s.ChannelMajor = !s.ChannelMajor
 						t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 							be.checkedStrided = true
 							defer func() { be.checkedStrided = false }()
 							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 						})
-						t.Run(fmt.Sprintf("%s/dcol/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
-							be.dcolStrided = true
-							defer func() { be.dcolStrided = false }()
+						t.Run(fmt.Sprintf("%s/phases/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
+							be.phasesStrided = true
+							defer func() { be.phasesStrided = false }()
 							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 						})
 					}
@@ -185,14 +185,14 @@ func TestConvTCGPU(t *testing.T) {
 // cuFuncSetAttribute's shared-memory opt-in, launches with dynamic shared
 // memory beyond 48 KiB): tf32 on the default fake A100 (sm_80, 163 KiB:
 // conv_*_tc_tf32 fit), bf16 on a fake H100 (sm_90, 227 KiB: the 204 KiB
-// of conv_*_tc_bf16 fit), and tf32 on the fake H100 (TCWG: the 193 KiB
-// of conv_*_wg_tf32, sm_90a PTX). It skips without g++ or under -short.
+// of conv_*_tc_bf16 fit), and tf32 on the fake H100 (TCAuto and TCWG:
+// the 193 KiB of conv_*_wg_tf32, sm_90a PTX). It skips without g++ or under -short.
 func TestConvTCFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
 	for _, tc := range []struct{ prec, kinds, cc, want string }{
 		{"tf32", "/^(auto|v2)$", "80", "fwd: \"conv_fwd_tc_tf32\" (tensor cores: true)"},
 		{"bf16", "", "90", "fwd: \"conv_fwd_tc_bf16\" (tensor cores: true)"},
-		{"tf32", "/^wg$", "90", "fwd: \"conv_fwd_wg_tf32\" (tensor cores: true)"},
+		{"tf32", "/^(auto|wg)$", "90", "fwd: \"conv_fwd_wg_tf32\" (tensor cores: true)"},
 	} {
 		out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$"+tc.kinds, "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
 		for _, w := range []string{"--- PASS: TestConvTCGPU/" + tc.prec, tc.want, "Rows130Cols300/cm=true"} {
@@ -207,28 +207,35 @@ func TestConvTCFakeDriver(t *testing.T) {
 // tile by the product's rows; a device whose opt-in limit is below a
 // kernel's shared memory gets the next candidate (bf16 on sm_80's 163 KiB:
 // TF32 at 128 rows, since BF16 needs 204 KiB, and 170 KiB at 64 rows) or
-// conv.cu's.
+// conv.cu's; TCAuto on compute capability 9.0 takes conv_wg.cu's, or
+// the rr kernels where the device refuses their shared memory.
 func TestConvTCChoice(t *testing.T) {
 	for _, tc := range []struct {
 		prec  Precision
 		limit int // the device's opt-in limit; 0: no SharedMemoryOptIn
 		m     int
 		want  string // "" for conv.cu's kernels
+		cc    int    // the device's compute capability (0: unknown, the emulator)
 	}{
-		{FP32, 0, 300, ""},
-		{TF32, 0, 64, "conv_fwd_tc64_tf32rr"},
-		{TF32, 0, 65, "conv_fwd_tc_tf32rr"},
-		{BF16, 0, 200, "conv_fwd_tc_bf16"},
-		{BF16, 232448, 200, "conv_fwd_tc_bf16"},
-		{BF16, 232448, 10, "conv_fwd_tc64_bf16"},
-		{BF16, 166912, 200, "conv_fwd_tc_tf32"},
-		{BF16, 166912, 10, "conv_fwd_tc64_tf32"},
-		{TF32, 166912, 200, "conv_fwd_tc_tf32rr"},
-		{TF32, 101376, 200, ""},
-		{TF32, 101376, 64, ""},
+		{TF32, 0, 300, "conv_fwd_wg_tf32", 90},
+		{TF32, 0, 64, "conv_fwd_wg64_tf32", 90},
+		{TF32, 166912, 300, "conv_fwd_tc_tf32rr", 90},
+		{TF32, 0, 300, "conv_fwd_tc_tf32rr", 80},
+		{BF16, 0, 300, "conv_fwd_tc_bf16", 90},
+		{FP32, 0, 300, "", 0},
+		{TF32, 0, 64, "conv_fwd_tc64_tf32rr", 0},
+		{TF32, 0, 65, "conv_fwd_tc_tf32rr", 0},
+		{BF16, 0, 200, "conv_fwd_tc_bf16", 0},
+		{BF16, 232448, 200, "conv_fwd_tc_bf16", 0},
+		{BF16, 232448, 10, "conv_fwd_tc64_bf16", 0},
+		{BF16, 166912, 200, "conv_fwd_tc_tf32", 0},
+		{BF16, 166912, 10, "conv_fwd_tc64_tf32", 0},
+		{TF32, 166912, 200, "conv_fwd_tc_tf32rr", 0},
+		{TF32, 101376, 200, "", 0},
+		{TF32, 101376, 64, "", 0},
 	} {
-		t.Run(fmt.Sprintf("%v/%d/%d", tc.prec, tc.limit, tc.m), func(t *testing.T) {
-			be := &Backend{convPrec: tc.prec}
+		t.Run(fmt.Sprintf("%v/%d/%d/sm%d", tc.prec, tc.limit, tc.m, tc.cc), func(t *testing.T) {
+			be := &Backend{convPrec: tc.prec, cc: tc.cc}
 			if tc.limit > 0 {
 				be.g = &optInHost{max: tc.limit}
 			}
