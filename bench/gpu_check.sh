@@ -287,6 +287,23 @@ defaults)
 	DUEL_CUDA_STRIDED_GRAD=phases timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/phases: /" | tee -a "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;
+strided)
+	# The strided input gradient's gather (2-3 minutes): the gathers
+	# conv_col2im_taps<T>_f32 and conv_col2im_f32 side by side
+	# (BenchmarkCol2im), the convolutions' GPU tests under the defaults
+	# (FP32's conv.cu and the tensor cores' TF32 and BF16, every strided
+	# case through dcol and its gather), the TF32 ResNet-50 step beside
+	# PyTorch's, the strided layers' passes, and the step's profile.
+	start_run "$2" "$3"
+	machine
+	bench_cuda 'Col2im' 40 200x
+	only='^TestConvGPU$' limit=60 tests cuda
+	mv "$out/cuda.log" "$out/cuda-fp32.log"
+	only='^TestConvTCGPU$/^(tf32|bf16)$/^auto$' limit=90 tests cuda
+	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
+	bench_cuda 'Conv/tf32/(Stride2|Down1x1)/' 60 200x
+	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	;;
 check)
 	# Every GPU test of the packages in pkgs, in the -short mode (the
 	# emulator's left to go test), each package under its own limit (about
@@ -358,7 +375,7 @@ run-sanitize)
 	done
 	;;
 *)
-	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT [race] | defaults DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
+	echo "usage: $0 build DIR | run DIR OUT | quick DIR OUT [race] | goals DIR OUT | tune DIR OUT | gemm DIR OUT | conv DIR OUT [race] | defaults DIR OUT | strided DIR OUT | check DIR OUT | figures DIR OUT | build-sanitize DIR | run-sanitize DIR OUT [TOOLS] [SECONDS]" >&2
 	exit 2
 	;;
 esac

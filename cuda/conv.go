@@ -200,7 +200,7 @@ const convStridedScratch = 1 << 30
 // Instead: w^T (C*K*K x O, conv_wt_f32 with one tap); dcol = w^T * dy, C*K*K x
 // N*OH*OW, as the forward pass of a 1 x 1 convolution from dy's O
 // channel-major maps (conv_tc.cu's dense path in tf32 and bf16, conv.cu's
-// forward kernels in fp32); then conv_col2im_f32 gathers each input
+// forward kernels in fp32); then conv_col2im_taps<T>_f32 (conv_col2im_f32 beyond 4 taps a side) gathers each input
 // element's taps from dcol (conv.cu). It runs where dcol fits in
 // convStridedScratch. Under $DUEL_CUDA_STRIDED_GRAD=phases the phases
 // run instead on the tensor cores where they can (convInputGradPhases):
@@ -237,9 +237,7 @@ func (be *Backend) convInputGradStrided(op string, dxp, dyp, wp driver.DevicePtr
 		be.queued(op, fwd(be.g, convGrid(op, r, p, 1), dcol, dyp, wT, be.dummy, 0,
 			g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10]))
 	}
-	n := int64(s.N) * int64(s.In) * int64(s.H) * int64(s.W)
-	be.queued(op, kc.ConvCol2imF32(be.g, be.grid(n), dxp, dcol, convFlag(acc),
-		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]))
+	be.col2im(op, dxp, dcol, acc, s, a)
 	return true
 }
 

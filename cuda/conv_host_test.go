@@ -176,7 +176,7 @@ func registerConvKernels(h *cudatest.Host) {
 		}
 		return nil
 	})
-	h.Register("conv_col2im_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+	col2im := func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		dx, dcol := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
 		acc := a.Int32(2) != 0
 		g, cm := geomArgs(a, 3)
@@ -188,7 +188,19 @@ func registerConvKernels(h *cudatest.Host) {
 			return s
 		})
 		return nil
-	})
+	}
+	h.Register("conv_col2im_f32", col2im)
+	for t := 1; t <= col2imMaxTaps; t++ {
+		// The same sums in the same order (TestConvCol2imTapsEmulated), on
+		// a grid that covers the map: a thread a position, 256 a block.
+		h.Register(fmt.Sprintf("conv_col2im_taps%d_f32", t), func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
+			g, _ := geomArgs(a, 3)
+			if hw := g.h * g.w; cfg.Block.X != 256 || cfg.Grid.X*256 < hw || cfg.Grid.Y < 1 || (g.k+g.s-1)/g.s > t {
+				return fmt.Errorf("conv_col2im_taps%d_f32: %+v for a %d x %d map, %d taps at stride %d", t, cfg, g.h, g.w, g.k, g.s)
+			}
+			return col2im(h, cfg, a)
+		})
+	}
 	h.Register("conv_bias_grad_f32", func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		db, dy := h.F32(a.Ptr(0)), h.F32(a.Ptr(1))
 		rows, n := int(a.Int32(2)), int(a.Int64(3))

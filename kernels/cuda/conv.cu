@@ -485,6 +485,81 @@ __device__ __forceinline__ void col2im_elems(float* dx, const float* dcol, int a
     }
 }
 
+// col2im_sum is element (y, x)'s sum of conv_col2im_f32, for at most T
+// taps a side (T >= ceil(K / S)), from col = dcol at its channel's first
+// row and its image's first output position: every tap's load issued
+// before the first sum (the generic loop waits on each load in turn), the
+// taps outside the kernel or the output read as +0, which leaves a sum
+// that starts at +0 unchanged, so the bits are the generic loop's.
+template <int T>
+__device__ __forceinline__ float col2im_sum(const float* __restrict__ col, long long cols, int K, int S, int P, int OH,
+                                            int OW, int y, int x) {
+    const int iy = (y + P) % S, jx = (x + P) % S;
+    float t[T][T];
+#pragma unroll
+    for (int u = 0; u < T; u++) {
+        const int i = iy + S * u, ty = y + P - i;
+        const bool row = i < K && ty >= 0 && ty / S < OH;
+#pragma unroll
+        for (int v = 0; v < T; v++) {
+            const int j = jx + S * v, tx = x + P - j;
+            const bool ok = row && j < K && tx >= 0 && tx / S < OW;
+            t[u][v] = ok ? col[(long long)(i * K + j) * cols + (ty / S) * OW + tx / S] : 0.f;
+        }
+    }
+    float v = 0.f;
+#pragma unroll
+    for (int u = 0; u < T; u++) {
+#pragma unroll
+        for (int w = 0; w < T; w++) v += t[u][w];
+    }
+    return v;
+}
+
+// col2im_planes is conv_col2im_taps<T>_f32 (below).
+template <int T>
+__device__ __forceinline__ void col2im_planes(float* __restrict__ dx, const float* __restrict__ dcol, int accumulate, int N,
+                                              int C, int H, int W, int K, int S, int P, int OH, int OW, int cm) {
+    const int hw = H * W, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= hw) return;
+    const int y = e / W, x = e - y * W;
+    const long long cols = (long long)N * OH * OW;
+    for (int q = blockIdx.y; q < N * C; q += gridDim.y) {
+        const int c = cm ? q / N : q % C, img = cm ? q % N : q / C;
+        const float v = col2im_sum<T>(dcol + (long long)c * K * K * cols + (long long)img * OH * OW, cols, K, S, P, OH, OW, y, x);
+        float* d = dx + (long long)q * hw + e;
+        *d = accumulate ? *d + v : v;
+    }
+}
+
+// conv_col2im_taps<T>_f32: conv_col2im_f32's sums, bit for bit, where a
+// phase has at most T taps a side (ceil(K / S) <= T: 1 for 1 x 1 at stride
+// 2, 2 for 3 x 3 at 2 and 5 x 5 at 3, 4 for 7 x 7 at 2) and H*W and N*C are
+// below 2^31: a thread a map position (x = blockIdx.x * blockDim.x +
+// threadIdx.x < H*W), the planes (dx's c, n pairs in its layout) from
+// blockIdx.y in steps of gridDim.y; one division a thread instead of three
+// an element, and T*T loads in flight. One kernel a T, so that the small
+// ones keep their few registers (gen parses each signature: no macro).
+// dx (+)= conv_col2im_f32's sums, the same bits, for ceil(K/S) <= 1: a thread a position of the H*W map (blockIdx.x*blockDim.x + threadIdx.x), planes q = blockIdx.y + k*gridDim.y < N*C
+extern "C" __global__ void __launch_bounds__(256) conv_col2im_taps1_f32(float* dx, const float* dcol, int accumulate, int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    col2im_planes<1>(dx, dcol, accumulate, N, C, H, W, K, S, P, OH, OW, cm);
+}
+
+// dx (+)= conv_col2im_f32's sums, the same bits, for ceil(K/S) <= 2: a thread a position of the H*W map (blockIdx.x*blockDim.x + threadIdx.x), planes q = blockIdx.y + k*gridDim.y < N*C
+extern "C" __global__ void __launch_bounds__(256) conv_col2im_taps2_f32(float* dx, const float* dcol, int accumulate, int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    col2im_planes<2>(dx, dcol, accumulate, N, C, H, W, K, S, P, OH, OW, cm);
+}
+
+// dx (+)= conv_col2im_f32's sums, the same bits, for ceil(K/S) <= 3: a thread a position of the H*W map (blockIdx.x*blockDim.x + threadIdx.x), planes q = blockIdx.y + k*gridDim.y < N*C
+extern "C" __global__ void __launch_bounds__(256) conv_col2im_taps3_f32(float* dx, const float* dcol, int accumulate, int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    col2im_planes<3>(dx, dcol, accumulate, N, C, H, W, K, S, P, OH, OW, cm);
+}
+
+// dx (+)= conv_col2im_f32's sums, the same bits, for ceil(K/S) <= 4: a thread a position of the H*W map (blockIdx.x*blockDim.x + threadIdx.x), planes q = blockIdx.y + k*gridDim.y < N*C
+extern "C" __global__ void __launch_bounds__(256) conv_col2im_taps4_f32(float* dx, const float* dcol, int accumulate, int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    col2im_planes<4>(dx, dcol, accumulate, N, C, H, W, K, S, P, OH, OW, cm);
+}
+
 // dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= sum over taps (i, j) with S dividing y+P-i and x+P-j, the quotients (oy, ox) inside the output, of dcol[(c*K+i)*K+j][(n*OH+oy)*OW+ox], in increasing (i, j), in float: the strided input gradient's taps gathered from dcol = w^T * dy (a C*K*K x N*OH*OW product), one thread an element, grid-stride
 extern "C" __global__ void conv_col2im_f32(float* dx, const float* dcol, int accumulate,
                                            int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
