@@ -134,9 +134,9 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	if rl {
 		suffix = "rl"
 	}
-	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows), kc.ConvTcModule}}
+	cands := []convTCKernel{{fmt.Sprintf("conv_%s_tc%s_tf32%s", pass, tile, suffix), rows, convTCShared(false, rows), convTCModules[suffix]}}
 	if be.convPrec == BF16 {
-		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows), kc.ConvTcModule}}, cands...)
+		cands = append([]convTCKernel{{fmt.Sprintf("conv_%s_tc%s_bf16", pass, tile), rows, convTCShared(true, rows), kc.ConvTcBf16Module}}, cands...)
 	}
 	if wg {
 		shared := convWGShared128
@@ -158,6 +158,13 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	be.convTC[key] = c
 	return c.k, c.ok
 }
+
+// convTCModules are the modules of the TF32 kernels by their names'
+// suffix: conv_tc.cuh's kernels are split by version into modules, so
+// that the driver JIT-compiles only the versions a run uses (conv_tc.cu's
+// PTX alone took ptxas 49 s of CPU; on compute capability 9.0 TCAuto runs
+// only its two transposed weight gradients).
+var convTCModules = map[string]*kc.Module{"": kc.ConvTcTf32Module, "rr": kc.ConvTcModule, "rl": kc.ConvTcRlModule}
 
 // convTCShared is the dynamic shared memory of a conv_tc.cu kernel.
 func convTCShared(bf16 bool, rows int) int {

@@ -280,7 +280,7 @@ func TestConvTCTransposed(t *testing.T) {
 // conv_tc.cu's CTC_SHARED_* (which the kernel checks against its panel
 // layout with static_assert).
 func TestConvTCSharedConstants(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_tc.cu"))
+	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_tc.cuh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,10 +290,10 @@ func TestConvTCSharedConstants(t *testing.T) {
 	} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
 		if m == nil {
-			t.Fatalf("conv_tc.cu has no #define %s", name)
+			t.Fatalf("conv_tc.cuh has no #define %s", name)
 		}
 		if got, _ := strconv.Atoi(string(m[1])); got != want {
-			t.Errorf("%s = %d in conv_tc.cu, %d in conv_tc.go", name, got, want)
+			t.Errorf("%s = %d in conv_tc.cuh, %d in conv_tc.go", name, got, want)
 		}
 	}
 }

@@ -1,0 +1,16 @@
+// lib_conv_tc_bf16.cpp: conv_tc_bf16.cu on the CPU emulator, exported for the Go
+// tests of package cuda (the backend's convolutions in precisions tf32 and
+// bf16 through cudatest.Emulator).
+#include "cuda_emu.h"
+#include "../conv_tc_bf16.cu"
+
+EMU_EXPORT(conv_fwd_tc_bf16)
+EMU_EXPORT(conv_fwd_tc64_bf16)
+EMU_EXPORT(conv_dgrad_tc_bf16)
+EMU_EXPORT(conv_dgrad_tc64_bf16)
+EMU_EXPORT(conv_wgrad_tc_bf16)
+EMU_EXPORT(conv_wgrad_tc64_bf16)
+EMU_EXPORT(conv_wgradt_tc_bf16)
+EMU_EXPORT(conv_wgradt_tc64_bf16)
+EMU_EXPORT(conv_dgradp_tc_bf16)
+EMU_EXPORT(conv_dgradp_tc64_bf16)
