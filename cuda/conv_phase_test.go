@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -67,6 +69,46 @@ func TestConvPhaseChoice(t *testing.T) {
 			}
 			if ok && convDgradP[k.name] == nil {
 				t.Fatalf("%s has no launcher", k.name)
+			}
+		})
+	}
+}
+
+// TestStridedPhasesFromEnv: $DUEL_CUDA_STRIDED_GRAD unset or dcol keeps
+// dcol, phases (any case, spaces around) picks the phases, and anything
+// else is an error naming the variable, the value and what is expected.
+func TestStridedPhasesFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		set     bool
+		phases  bool
+		wantErr bool
+	}{
+		{"", false, false, false},
+		{"", true, false, false},
+		{"dcol", true, false, false},
+		{" Phases ", true, true, false},
+		{"PHASES", true, true, false},
+		{"phase", true, false, true},
+		{"1", true, false, true},
+	} {
+		t.Run(fmt.Sprintf("%q/%v", tc.value, tc.set), func(t *testing.T) {
+			if tc.set {
+				t.Setenv(StridedGradEnv, tc.value)
+			} else {
+				t.Setenv(StridedGradEnv, "")
+				os.Unsetenv(StridedGradEnv)
+			}
+			phases, err := stridedPhasesFromEnv()
+			if (err != nil) != tc.wantErr || phases != tc.phases {
+				t.Fatalf("stridedPhasesFromEnv() = %v, %v; want %v, error %v", phases, err, tc.phases, tc.wantErr)
+			}
+			if err != nil {
+				for _, w := range []string{StridedGradEnv, tc.value, "dcol or phases"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
 			}
 		})
 	}
