@@ -95,6 +95,16 @@ wg_tests() {
 	done
 	rm -f "$out/cuda.log"
 }
+# first_use times, on a machine whose driver has compiled none of our
+# modules yet (run it first), one TF32 ResNet-50 step at batch 32 with
+# its warm-up: the driver's JIT of every module a training step loads,
+# from PTX (first-use.log; the modules' JIT since conv_tc.cuh's split into
+# four: conv_tc.cu alone took ptxas 49 s of CPU for sm_90).
+first_use() {
+	t0=$(date +%s%N)
+	timeout 150 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 32 --steps 1 --warmup 1 >"$out/first-use.log" 2>&1
+	echo "first use (JIT and one step): rc $? in $((($(date +%s%N) - t0) / 1000000)) ms" | tee -a "$out/first-use.log"
+}
 # bench_cuda PATTERN SECONDS BENCHTIME runs package cuda's benchmarks
 # matching PATTERN, appended to bench.log.
 bench_cuda() {
@@ -269,14 +279,15 @@ conv)
 	;;
 defaults)
 	# Issue 12's three figures under the default kernels, in one run (4-5
-	# minutes): the GPU training tests (loss, ssl, eval, train) and the
-	# driver's, the TF32 and BF16 GEMM 4096^3 beside torch.mm, the strided
-	# input gradients by dcol (the default) and by phases, the DUEL update
-	# at K 4096 B 256 Z 128, the TF32 ResNet-50 step beside PyTorch's,
-	# again with the phases ($DUEL_CUDA_STRIDED_GRAD=phases), and the
-	# default step's profile.
+	# minutes): the first use's JIT (first_use), the GPU training tests
+	# (loss, ssl, eval, train) and the driver's, the TF32 and BF16 GEMM
+	# 4096^3 beside torch.mm, the strided input gradients by dcol (the
+	# default) and by phases, the DUEL update at K 4096 B 256 Z 128, the
+	# TF32 ResNet-50 step beside PyTorch's, again with the phases
+	# ($DUEL_CUDA_STRIDED_GRAD=phases), and the default step's profile.
 	start_run "$2" "$3"
 	machine
+	first_use
 	limit=60 tests loss ssl eval train
 	limit=20 tests driver
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/auto$' 60 100x
@@ -288,7 +299,8 @@ defaults)
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;
 strided)
-	# The strided input gradient's gather (2-3 minutes): the gathers
+	# The strided input gradient's gather (2-3 minutes): the first use's
+	# JIT (first_use), the gathers
 	# conv_col2im_taps<T>_f32 and conv_col2im_f32 side by side
 	# (BenchmarkCol2im), the convolutions' GPU tests under the defaults
 	# (FP32's conv.cu and the tensor cores' TF32 and BF16, every strided
@@ -296,6 +308,7 @@ strided)
 	# PyTorch's, the strided layers' passes, and the step's profile.
 	start_run "$2" "$3"
 	machine
+	first_use
 	bench_cuda 'Col2im' 40 200x
 	only='^TestConvGPU$' limit=60 tests cuda
 	mv "$out/cuda.log" "$out/cuda-fp32.log"
