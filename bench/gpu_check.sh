@@ -291,7 +291,7 @@ defaults)
 	limit=60 tests loss ssl eval train
 	limit=20 tests driver
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/auto$' 60 100x
-	bench_cuda 'Conv/tf32/(Stride2|Down1x1)/' 60 200x
+	bench_cuda 'Conv/^tf32$/(Stride2|Down1x1)/' 60 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	duel_bench
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
@@ -314,7 +314,7 @@ strided)
 	mv "$out/cuda.log" "$out/cuda-fp32.log"
 	only='^TestConvTCGPU$/^(tf32|bf16)$/^auto$' limit=90 tests cuda
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
-	bench_cuda 'Conv/tf32/(Stride2|Down1x1)/' 60 200x
+	bench_cuda 'Conv/^tf32$/(Stride2|Down1x1)/' 60 200x
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	;;
 check)
