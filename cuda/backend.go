@@ -42,6 +42,10 @@ type Backend struct {
 	// ($DUEL_CUDA_STRIDED_GRAD=phases, tests, benchmarks): slower on an
 	// H200 (see StridedGradEnv).
 	phasesStrided bool
+	// phasesDirect makes the phases write dx themselves, a phase at a
+	// time at a stride of S, not through their dense matrices and
+	// conv_phase_gather_f32 (tests, benchmarks).
+	phasesDirect bool
 
 	mu      sync.Mutex
 	pending []string // operations queued since the last wait, oldest first (at most maxPending)

@@ -14,8 +14,9 @@ import (
 // then, from compute capability 8.0, those two, ResNet-50's 1 x 1
 // 64 -> 256 on 32 x 32 (conv_tc.cu's dense path) and its 3 x 3 128 -> 128
 // at stride 2 from 32 x 32 (the strided input gradient by dcol and its
-// gather, its checked gather as "Stride2/InputGradChecked" and its phases
-// as "Stride2/InputGradPhases"), and its 1 x 1 256 -> 512 at stride 2
+// gather, its checked gather as "Stride2/InputGradChecked", its phases
+// as "Stride2/InputGradPhases" and, each phase writing dx itself,
+// "Stride2/InputGradPhasesDirect"), and its 1 x 1 256 -> 512 at stride 2
 // (the downsampling shortcut, "Down1x1/": one phase of four has a tap)
 // in TF32 and BF16 ("tf32/", "bf16/", "tf32/Wide/", "tf32/1x1/",
 // "tf32/Stride2/", ...; bench/gpu_peer.py times cuDNN on the same layers
@@ -53,7 +54,10 @@ func BenchmarkConv(b *testing.B) {
 		be.phasesStrided = true
 		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradPhases")
 		benchConvPasses(b, d, be, p.String()+"/Down1x1/", down, "InputGradPhases")
-		be.phasesStrided = false
+		be.phasesDirect = true
+		benchConvPasses(b, d, be, p.String()+"/Stride2/", stride2, "InputGradPhasesDirect")
+		benchConvPasses(b, d, be, p.String()+"/Down1x1/", down, "InputGradPhasesDirect")
+		be.phasesStrided, be.phasesDirect = false, false
 	}
 	if be.SetPrecision(TF32) == TF32 { // TCV2: rounding each panel in shared memory
 		be.SetTCKernel(TCV2)
@@ -100,11 +104,12 @@ func benchConvPasses(b *testing.B, d *Device, be *Backend, prefix string, s tens
 	flops := 2 * float64(s.Out*s.In*s.K*s.K) * float64(s.N*oh*ow)
 	inputGrad := func() { be.ConvInputGrad(dx, dy, w, s, al, nil, false) }
 	runs := map[string]func(){
-		"Forward":          func() { be.ConvForward(y, x, w, bias, s, al, false) },
-		"InputGrad":        inputGrad,
-		"InputGradChecked": inputGrad,
-		"InputGradPhases":  inputGrad,
-		"WeightGrad":       func() { be.ConvWeightGrad(dw, dy, x, s, al, false) },
+		"Forward":               func() { be.ConvForward(y, x, w, bias, s, al, false) },
+		"InputGrad":             inputGrad,
+		"InputGradChecked":      inputGrad,
+		"InputGradPhases":       inputGrad,
+		"InputGradPhasesDirect": inputGrad,
+		"WeightGrad":            func() { be.ConvWeightGrad(dw, dy, x, s, al, false) },
 	}
 	for _, name := range passes {
 		run := runs[name]

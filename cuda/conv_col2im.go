@@ -60,11 +60,19 @@ func col2imTaps(s tensor.ConvShape, sms int) (taps int, cfg kc.Config, ok bool) 
 	if taps < 1 || taps > col2imMaxTaps || hw <= 0 || planes <= 0 || hw >= 1<<31 || planes >= 1<<31 {
 		return 0, cfg, false
 	}
+	return taps, planeGrid(hw, planes, sms), true
+}
+
+// planeGrid returns the launch of a kernel that runs a thread a map
+// position (hw of them, 256 a block) and walks the planes along y
+// (conv_col2im_taps<T>_f32, conv_phase_gather_f32): about
+// col2imBlocksPerSM blocks a multiprocessor in all, at least one row of
+// blocks, at most one a plane and 65535.
+func planeGrid(hw, planes int64, sms int) kc.Config {
 	gx := (hw + 255) / 256
 	gy := max(min(planes, int64(max(sms, 1))*col2imBlocksPerSM/gx, 65535), 1)
-	cfg = kc.Config{
+	return kc.Config{
 		Grid:  driver.Dim3{X: int(gx), Y: int(gy), Z: 1},
 		Block: driver.Dim3{X: 256, Y: 1, Z: 1},
 	}
-	return taps, cfg, true
 }

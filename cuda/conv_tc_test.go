@@ -105,7 +105,7 @@ func TestConvTCEmulated(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 						checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
 					})
-					if s.S > 1 { // the strided input gradient's other paths: the checked gather, the phases
+					if s.S > 1 { // the strided input gradient's other paths: the checked gather, the phases (dense and direct)
 						s.ChannelMajor = !s.ChannelMajor
 						t.Run(fmt.Sprintf("%s/checked/cm=%v", tc.name, s.ChannelMajor), func(t *testing.T) {
 							be.checkedStrided = true
@@ -116,6 +116,11 @@ func TestConvTCEmulated(t *testing.T) {
 							be.phasesStrided = true
 							defer func() { be.phasesStrided = false }()
 							checkConv(t, be, cpu, s, s.ChannelMajor, !s.ChannelMajor, r, p.round, 1)
+						})
+						t.Run(fmt.Sprintf("%s/phasesdirect/cm=%v/acc=%v", tc.name, s.ChannelMajor, !s.ChannelMajor), func(t *testing.T) {
+							be.phasesStrided, be.phasesDirect = true, true
+							defer func() { be.phasesStrided, be.phasesDirect = false, false }()
+							checkConv(t, be, cpu, s, !s.ChannelMajor, s.ChannelMajor, r, p.round, 1)
 						})
 					}
 				}

@@ -560,6 +560,36 @@ extern "C" __global__ void __launch_bounds__(256) conv_col2im_taps4_f32(float* d
     col2im_planes<4>(dx, dcol, accumulate, N, C, H, W, K, S, P, OH, OW, cm);
 }
 
+// phase_len returns how many of an axis's n positions have (y + P) mod
+// S = r, and in t0 the least t >= 0 with S*t + r - P >= 0 (the first of
+// them is S*t0 + r - P): cuda/conv_phase.go's convPhaseLen.
+__device__ __forceinline__ int phase_len(int r, int S, int P, int n, int& t0) {
+    t0 = P > r ? (P - r + S - 1) / S : 0;
+    const int end = n + P - r > 0 ? (n + P - r + S - 1) / S : 0;
+    return end > t0 ? end - t0 : 0;
+}
+
+// dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= ph's element of (y, x): phase (ry, rx) = ((y+P) mod S, (x+P) mod S) at its block of ph (the phases' C x N*Hp*Wp matrices in row-major (ry, rx) order, conv_dgradp_*'s dense output), row c, column (n*Hp + ty)*Wp + tx, or 0 where the phase has no tap (ry >= K or rx >= K); a thread a map position, the planes from blockIdx.y in steps of gridDim.y
+extern "C" __global__ void __launch_bounds__(256) conv_phase_gather_f32(float* dx, const float* ph, int accumulate, int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm) {
+    const int hw = H * W, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= hw) return;
+    const int y = e / W, x = e - y * W, ry = (y + P) % S, rx = (x + P) % S;
+    int t0y, t0x, t;
+    const int hp = phase_len(ry, S, P, H, t0y), wp = phase_len(rx, S, P, W, t0x);
+    int rows = 0, cols = 0;  // the positions of the rows' residues before ry, of the columns' before rx
+    for (int a = 0; a < ry; a++) rows += phase_len(a, S, P, H, t);
+    for (int b = 0; b < rx; b++) cols += phase_len(b, S, P, W, t);
+    const long long pplane = (long long)hp * wp, block = (long long)N * C * ((long long)rows * W + (long long)hp * cols);
+    const int within = ((y + P - ry) / S - t0y) * wp + (x + P - rx) / S - t0x;
+    const bool taps = ry < K && rx < K;
+    for (int q = blockIdx.y; q < N * C; q += gridDim.y) {
+        const int c = cm ? q / N : q % C, img = cm ? q % N : q / C;
+        const float v = taps ? ph[block + (long long)c * N * pplane + img * pplane + within] : 0.f;
+        float* d = dx + (long long)q * hw + e;
+        *d = accumulate ? *d + v : v;
+    }
+}
+
 // dx[c][n][y][x] (cm; else dx[n][c][y][x]) (+)= sum over taps (i, j) with S dividing y+P-i and x+P-j, the quotients (oy, ox) inside the output, of dcol[(c*K+i)*K+j][(n*OH+oy)*OW+ox], in increasing (i, j), in float: the strided input gradient's taps gathered from dcol = w^T * dy (a C*K*K x N*OH*OW product), one thread an element, grid-stride
 extern "C" __global__ void conv_col2im_f32(float* dx, const float* dcol, int accumulate,
                                            int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,

@@ -474,11 +474,15 @@ __device__ __forceinline__ conv_phase conv_phase_of(int ry, int rx, int K, int S
 // + S*v], conv_wt_phase_f32) * dy gathered by the stride-1 masked
 // gather; its columns are the phase's positions (n, ty, tx). A phase
 // without taps writes zeros (adds nothing when accumulating). Needs
-// Ku*Kv <= CTC_TAPS (cuda/conv.go checks).
+// Ku*Kv <= CTC_TAPS (cuda/conv.go checks). With dense set, dx is instead
+// the phase's own C x N*Hp*Wp matrix (row c, column (n*Hp + ty)*Wp + tx),
+// written whole and contiguously (accumulate ignored): the phases' direct
+// writes land at a stride of S in dx, half of each 32-byte sector at
+// stride 2, where conv_phase_gather_f32 then writes dx whole.
 template <class E>
 __device__ __forceinline__ void conv_dgrad_phase_pass(float* dx, const float* dy, const float* wtp, int accumulate,
                                                     int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW,
-                                                    int cm, int ry, int rx) {
+                                                    int cm, int ry, int rx, int dense) {
     TC2_DYNAMIC_SHARED(smem);
     __shared__ int tabI[2][TC2_BK], tabOff[2][TC2_BK];
     const conv_phase f = conv_phase_of(ry, rx, K, S, P, H, W);
@@ -508,6 +512,10 @@ __device__ __forceinline__ void conv_dgrad_phase_pass(float* dx, const float* dy
         E::copyMasked(s, dy, cols, n0, k0, Rn, vb, false, tabI[slot], tabOff[slot], taps, base);
     };
     E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+    if (dense) {
+        E::each(acc, m0, n0, C, cols, [&](int c, int gn, float v) { dx[(long long)c * cols + gn] = v; });
+        return;
+    }
     E::each(acc, m0, n0, C, cols, [&](int c, int gn, float v) {
         const int img = gn / pplane, q = gn - img * pplane, ty = q / f.Wp, tx = q - ty * f.Wp;
         const int y = S * (f.t0y + ty) + ry - P, x = S * (f.t0x + tx) + rx - P;

@@ -64,16 +64,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgradt_tc64_tf32(
     conv_wgradt_tc<false, 64>(out, dy, x, accumulate, chunk, CTC_ARGS);
 }
 
-// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
+// dx (+)= phase (ry, rx) of the input gradient (dense: dx = its C x N*Hp*Wp matrix) at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 128 x 256 tiles; CTC_SHARED_TF32_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc_tf32(
     float* dx, const float* dy, const float* wtp, int accumulate,
-    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
-    conv_dgrad_phase_pass<ctc_engine<false, 128, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx, int dense) {
+    conv_dgrad_phase_pass<ctc_engine<false, 128, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx, dense);
 }
 
-// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
+// dx (+)= phase (ry, rx) of the input gradient (dense: dx = its C x N*Hp*Wp matrix) at stride S, sum over k of wtp[c][k]*dy gathered (tf32), wtp from conv_wt_phase_f32, tensor cores, 64 x 256 tiles; CTC_SHARED_TF32_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_tc64_tf32(
     float* dx, const float* dy, const float* wtp, int accumulate,
-    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
-    conv_dgrad_phase_pass<ctc_engine<false, 64, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx);
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx, int dense) {
+    conv_dgrad_phase_pass<ctc_engine<false, 64, false, false>>(dx, dy, wtp, accumulate, CTC_ARGS, ry, rx, dense);
 }

@@ -251,16 +251,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) conv_wgrad_wg64_tf32(
     conv_wgrad_pass<cwg_engine<64>>(out, dy, x, accumulate, chunk, CWG_ARGS);
 }
 
-// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered, wtp from conv_wt_phase_f32, TF32 (truncated) on wgmma, 128 x 256 tiles; CWG_SHARED_128 bytes of dynamic shared memory
+// dx (+)= phase (ry, rx) of the input gradient (dense: dx = its C x N*Hp*Wp matrix) at stride S, sum over k of wtp[c][k]*dy gathered, wtp from conv_wt_phase_f32, TF32 (truncated) on wgmma, 128 x 256 tiles; CWG_SHARED_128 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_wg_tf32(
     float* dx, const float* dy, const float* wtp, int accumulate,
-    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
-    conv_dgrad_phase_pass<cwg_engine<128>>(dx, dy, wtp, accumulate, CWG_ARGS, ry, rx);
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx, int dense) {
+    conv_dgrad_phase_pass<cwg_engine<128>>(dx, dy, wtp, accumulate, CWG_ARGS, ry, rx, dense);
 }
 
-// dx (+)= phase (ry, rx) of the input gradient at stride S, sum over k of wtp[c][k]*dy gathered, wtp from conv_wt_phase_f32, TF32 (truncated) on wgmma, 64 x 256 tiles; CWG_SHARED_64 bytes of dynamic shared memory
+// dx (+)= phase (ry, rx) of the input gradient (dense: dx = its C x N*Hp*Wp matrix) at stride S, sum over k of wtp[c][k]*dy gathered, wtp from conv_wt_phase_f32, TF32 (truncated) on wgmma, 64 x 256 tiles; CWG_SHARED_64 bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(256, 1) conv_dgradp_wg64_tf32(
     float* dx, const float* dy, const float* wtp, int accumulate,
-    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx) {
-    conv_dgrad_phase_pass<cwg_engine<64>>(dx, dy, wtp, accumulate, CWG_ARGS, ry, rx);
+    int N, int C, int H, int W, int O, int K, int S, int P, int OH, int OW, int cm, int ry, int rx, int dense) {
+    conv_dgrad_phase_pass<cwg_engine<64>>(dx, dy, wtp, accumulate, CWG_ARGS, ry, rx, dense);
 }
