@@ -5,9 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -282,22 +279,15 @@ func TestConvTCTransposed(t *testing.T) {
 }
 
 // TestConvTCSharedConstants checks the launchers' shared memory against
-// conv_tc.cu's CTC_SHARED_* (which the kernel checks against its panel
+// conv_tc.cuh's CTC_SHARED_* (which the kernel checks against its panel
 // layout with static_assert).
 func TestConvTCSharedConstants(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_tc.cuh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := kernelSource(t, "conv_tc.cuh")
 	for name, want := range map[string]int{
 		"CTC_SHARED_TF32_128": convTCSharedTF32x128, "CTC_SHARED_TF32_64": convTCSharedTF32x64,
 		"CTC_SHARED_BF16_128": convTCSharedBF16x128, "CTC_SHARED_BF16_64": convTCSharedBF16x64,
 	} {
-		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
-		if m == nil {
-			t.Fatalf("conv_tc.cuh has no #define %s", name)
-		}
-		if got, _ := strconv.Atoi(string(m[1])); got != want {
+		if got := kernelDefine(t, src, "conv_tc.cuh", name); got != want {
 			t.Errorf("%s = %d in conv_tc.cuh, %d in conv_tc.go", name, got, want)
 		}
 	}
@@ -307,16 +297,9 @@ func TestConvTCSharedConstants(t *testing.T) {
 // conv_wg.cu's CWG_SHARED_* (which the kernel checks against its stages
 // with static_assert).
 func TestConvWGSharedConstants(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "conv_wg.cu"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := kernelSource(t, "conv_wg.cu")
 	for name, want := range map[string]int{"CWG_SHARED_128": convWGShared128, "CWG_SHARED_64": convWGShared64} {
-		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
-		if m == nil {
-			t.Fatalf("conv_wg.cu has no #define %s", name)
-		}
-		if got, _ := strconv.Atoi(string(m[1])); got != want {
+		if got := kernelDefine(t, src, "conv_wg.cu", name); got != want {
 			t.Errorf("%s = %d in conv_wg.cu, %d in conv_tc.go", name, got, want)
 		}
 	}

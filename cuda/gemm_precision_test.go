@@ -6,10 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -335,18 +332,8 @@ func TestGemmPrecisionKernel(t *testing.T) {
 // 1024, plus two 8-byte mbarriers a stage for the clustered kernels), and
 // its tiles wgChoice's.
 func TestWGSharedConstant(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_wg.cu"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := func(name string) int {
-		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)\b`).FindSubmatch(src)
-		if m == nil {
-			t.Fatalf("gemm_wg.cu lacks #define %s", name)
-		}
-		n, _ := strconv.Atoi(string(m[1]))
-		return n
-	}
+	src := kernelSource(t, "gemm_wg.cu")
+	def := func(name string) int { return kernelDefine(t, src, "gemm_wg.cu", name) }
 	for _, tc := range []struct {
 		k      TCKernel
 		bm     string
@@ -377,16 +364,10 @@ func TestWGSharedConstant(t *testing.T) {
 // TestTC2SharedConstants checks that tc2SharedTF32 and tc2SharedBF16 are
 // gemm_tc.cu's TC2_SHARED_TF32 and TC2_SHARED_BF16.
 func TestTC2SharedConstants(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "kernels", "cuda", "gemm_tc.cu"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := kernelSource(t, "gemm_tc.cu")
 	for name, want := range map[string]int{"TC2_SHARED_TF32": tc2SharedTF32, "TC2_SHARED_BF16": tc2SharedBF16} {
-		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)$`).FindSubmatch(src)
-		if m == nil {
-			t.Errorf("gemm_tc.cu lacks #define %s", name)
-		} else if string(m[1]) != strconv.Itoa(want) {
-			t.Errorf("gemm_tc.cu: %s = %s, the backend launches with %d", name, m[1], want)
+		if got := kernelDefine(t, src, "gemm_tc.cu", name); got != want {
+			t.Errorf("gemm_tc.cu: %s = %d, the backend launches with %d", name, got, want)
 		}
 	}
 }
