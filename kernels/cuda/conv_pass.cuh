@@ -229,6 +229,32 @@ __device__ __forceinline__ void conv_masked_gather(Gather gather, const float* s
 // element tested by one bit), else the checked ones (each element's
 // position tested against the image); both write the same panels.
 
+// conv_masked_loop runs E's panel loop over the Rn rows of a product
+// whose B operand is the masked gather (E::copyMasked from src, cols
+// columns; dense: src is B itself): each thread's 4 columns get a base
+// offset and a mask of valid taps from column(gn, base, taps) (none past
+// cols), and the panels' tables from ctc_fill_taps (Kv taps a row; the
+// offset steps cs a channel, di a tap row, dj a tap column).
+template <class E, class CopyA, class Column>
+__device__ __forceinline__ void conv_masked_loop(unsigned* smem, typename E::Acc& acc, int (&tabI)[2][TC2_BK],
+                                                 int (&tabOff)[2][TC2_BK], const float* src, int cols, int n0, int Rn,
+                                                 int KK, int Kv, int cs, int di, int dj, bool vb, bool dense,
+                                                 CopyA copyA, Column column) {
+    int base[4];
+    unsigned taps[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int gn = n0 + E::col(i);
+        base[i] = 0, taps[i] = 0;
+        if (gn < cols) column(gn, base[i], taps[i]);
+    }
+    const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, Kv, cs, di, dj); };
+    const auto copyB = [&](unsigned* s, int k0, int slot) {
+        E::copyMasked(s, src, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
+    };
+    E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+}
+
 // conv_fwd_pass is the forward pass, y (O x N*OH*OW, channel-major) = w
 // (O x C*K*K) * col (+ b), on engine E (grid: 256-column tiles along x,
 // E::BM-row tiles along y).
@@ -246,26 +272,15 @@ __device__ __forceinline__ void conv_fwd_pass(float* y, const float* x, const fl
     const auto copyA = [&](unsigned* s, int k0) { E::copyRows(s, w, Rn, m0, O, k0, Rn, va); };
     typename E::Acc acc;
     if (KK <= CTC_TAPS) {
-        // This thread's 4 columns (output positions): the image offset of
-        // the window's top-left tap and the window's valid taps.
-        int base[4];
-        unsigned taps[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + E::col(i);
-            base[i] = 0, taps[i] = 0;  // no valid tap when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
-                const int iy0 = oy * S - P, ix0 = ox * S - P;
-                base[i] = (cm ? img * H * W : img * C * H * W) + iy0 * W + ix0;
-                taps[i] = ctc_taps(iy0, ix0, 1, H, W, K);
-            }
-        }
-        const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, cstride, W, 1); };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            E::copyMasked(s, x, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
-        };
-        E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+        // A column (output position): the image offset of the window's
+        // top-left tap and the window's valid taps.
+        conv_masked_loop<E>(smem, acc, tabI, tabOff, x, cols, n0, Rn, KK, K, cstride, W, 1, vb, dense, copyA,
+                            [&](int gn, int& base, unsigned& taps) {
+                                const int img = gn / plane, q = gn - img * plane, oy = q / OW, ox = q - oy * OW;
+                                const int iy0 = oy * S - P, ix0 = ox * S - P;
+                                base = (cm ? img * H * W : img * C * H * W) + iy0 * W + ix0;
+                                taps = ctc_taps(iy0, ix0, 1, H, W, K);
+                            });
     } else {
         // This thread's 4 columns (output positions): the top-left tap and
         // the image offset of its window.
@@ -317,27 +332,14 @@ __device__ __forceinline__ void conv_dgrad_pass(float* dx, const float* dy, cons
     if (S == 1 && KK <= CTC_TAPS) {
         // Stride 1: input position (y, x) meets tap (i, j) of output
         // position (y + P - i, x + P - j), at offset base - i*OW - j from
-        // base, the offset of (y + P, x + P) in dy's plane: this thread's
-        // 4 columns' bases and valid taps.
-        int base[4];
-        unsigned taps[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int gn = n0 + E::col(i);
-            base[i] = 0, taps[i] = 0;  // no output position when gn >= cols
-            if (gn < cols) {
-                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
-                base[i] = img * oplane + (yy + P) * OW + xx + P;
-                taps[i] = ctc_taps(yy + P, xx + P, -1, OH, OW, K);
-            }
-        }
-        const auto fill = [&](int slot, int k0) {
-            ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, K, N * oplane, -OW, -1);
-        };
-        const auto copyB = [&](unsigned* s, int k0, int slot) {
-            E::copyMasked(s, dy, cols, n0, k0, Rn, vb, dense, tabI[slot], tabOff[slot], taps, base);
-        };
-        E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+        // base, the offset of (y + P, x + P) in dy's plane: a column's base
+        // and valid taps.
+        conv_masked_loop<E>(smem, acc, tabI, tabOff, dy, cols, n0, Rn, KK, K, N * oplane, -OW, -1, vb, dense, copyA,
+                            [&](int gn, int& base, unsigned& taps) {
+                                const int img = gn / plane, q = gn - img * plane, yy = q / W, xx = q - yy * W;
+                                base = img * oplane + (yy + P) * OW + xx + P;
+                                taps = ctc_taps(yy + P, xx + P, -1, OH, OW, K);
+                            });
     } else {
         // This thread's 4 columns (input positions): the padded position
         // and the image's offset in dy's planes.
@@ -491,27 +493,16 @@ __device__ __forceinline__ void conv_dgrad_phase_pass(float* dx, const float* dy
     const bool va = ctc_aligned(wtp, Rn), vb = ctc_aligned(dy, cols);
     const auto copyA = [&](unsigned* s, int k0) { E::copyRows(s, wtp, Rn, m0, C, k0, Rn, va); };
     typename E::Acc acc;
-    // This thread's 4 columns: the output position (T, T') that tap (0,
-    // 0) of the phase reaches, its offset in dy's plane, and the valid
-    // taps (u, v) (bit u*Kv + v: 0 <= T - u < OH, 0 <= T' - v < OW).
-    int base[4];
-    unsigned taps[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int gn = n0 + E::col(i);
-        base[i] = 0, taps[i] = 0;  // no input position when gn >= cols
-        if (gn < cols) {
-            const int img = gn / pplane, q = gn - img * pplane, ty = q / f.Wp, tx = q - ty * f.Wp;
-            const int T = f.t0y + ty, T2 = f.t0x + tx;
-            base[i] = img * oplane + T * OW + T2;
-            taps[i] = ctc_taps_hw(T, T2, -1, OH, OW, f.Ku, f.Kv);
-        }
-    }
-    const auto fill = [&](int slot, int k0) { ctc_fill_taps(tabI[slot], tabOff[slot], k0, Rn, KK, f.Kv, N * oplane, -OW, -1); };
-    const auto copyB = [&](unsigned* s, int k0, int slot) {
-        E::copyMasked(s, dy, cols, n0, k0, Rn, vb, false, tabI[slot], tabOff[slot], taps, base);
-    };
-    E::loop(smem, acc, 0, Rn, fill, copyA, copyB);
+    // A column: the output position (T, T') that tap (0, 0) of the phase
+    // reaches, its offset in dy's plane, and the valid taps (u, v) (bit
+    // u*Kv + v: 0 <= T - u < OH, 0 <= T' - v < OW).
+    conv_masked_loop<E>(smem, acc, tabI, tabOff, dy, cols, n0, Rn, KK, f.Kv, N * oplane, -OW, -1, vb, false, copyA,
+                        [&](int gn, int& base, unsigned& taps) {
+                            const int img = gn / pplane, q = gn - img * pplane, ty = q / f.Wp, tx = q - ty * f.Wp;
+                            const int T = f.t0y + ty, T2 = f.t0x + tx;
+                            base = img * oplane + T * OW + T2;
+                            taps = ctc_taps_hw(T, T2, -1, OH, OW, f.Ku, f.Kv);
+                        });
     if (dense) {
         E::each(acc, m0, n0, C, cols, [&](int c, int gn, float v) { dx[(long long)c * cols + gn] = v; });
         return;
