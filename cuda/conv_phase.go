@@ -35,15 +35,19 @@ const StridedGradEnv = "DUEL_CUDA_STRIDED_GRAD"
 // stridedPhasesFromEnv reports whether $DUEL_CUDA_STRIDED_GRAD asks for
 // the phases; a value other than dcol or phases is an error.
 func stridedPhasesFromEnv() (bool, error) {
-	return envSetting(StridedGradEnv, false, func(v string) (bool, error) {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "dcol":
-			return false, nil
-		case "phases":
-			return true, nil
-		}
-		return false, fmt.Errorf("unknown strided gradient %q", v)
-	}, "dcol or phases")
+	return envSetting(StridedGradEnv, false, parseStridedGrad, "dcol or phases")
+}
+
+// parseStridedGrad parses "dcol" (false) or "phases" (true), any case,
+// space around.
+func parseStridedGrad(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "dcol":
+		return false, nil
+	case "phases":
+		return true, nil
+	}
+	return false, fmt.Errorf("strided gradient %q: expected dcol or phases", v)
 }
 
 // convPhase is phase (ry, rx)'s geometry (conv_pass.cuh's conv_phase):

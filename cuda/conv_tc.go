@@ -161,9 +161,10 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 
 // convTCModules are the modules of the TF32 kernels by their names'
 // suffix: conv_tc.cuh's kernels are split by version into modules, so
-// that the driver JIT-compiles only the versions a run uses (conv_tc.cu's
-// PTX alone took ptxas 49 s of CPU; on compute capability 9.0 TCAuto runs
-// only its two transposed weight gradients).
+// that the driver JIT-compiles only the versions a run uses (the 38
+// kernels took ptxas 40.3 s of CPU for sm_90, conv_tc.cu's 10 rr kernels
+// 10.4: bench/RESULTS.md; on compute capability 9.0 TCAuto runs only its
+// two transposed weight gradients).
 var convTCModules = map[string]*kc.Module{"": kc.ConvTcTf32Module, "rr": kc.ConvTcModule, "rl": kc.ConvTcRlModule}
 
 // convTCShared is the dynamic shared memory of a conv_tc.cu kernel.

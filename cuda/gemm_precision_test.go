@@ -661,11 +661,11 @@ func TestTCKernelSetting(t *testing.T) {
 	}
 }
 
-// FuzzParseSettings: ParsePrecision and ParseTCKernel accept exactly
-// their names (any case, surrounding space) and name what they expect
-// otherwise.
+// FuzzParseSettings: ParsePrecision, ParseTCKernel and parseStridedGrad
+// accept exactly their names (any case, surrounding space) and name what
+// they expect otherwise.
 func FuzzParseSettings(f *testing.F) {
-	for _, s := range []string{"fp32", " TF32", "bf16\n", "v3", "auto", "", "fp16", "v4", "v5", "\x00"} {
+	for _, s := range []string{"fp32", " TF32", "bf16\n", "v3", "auto", "", "fp16", "v4", "v5", "\x00", "dcol", " PHASES", "phase"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -683,6 +683,13 @@ func FuzzParseSettings(f *testing.F) {
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {
 			t.Errorf("ParseTCKernel(%q) = %v", s, k)
+		}
+		if phases, err := parseStridedGrad(s); err != nil {
+			if name == "dcol" || name == "phases" || !strings.Contains(err.Error(), "expected dcol or phases") {
+				t.Errorf("parseStridedGrad(%q): %v", s, err)
+			}
+		} else if phases != (name == "phases") || name != "dcol" && name != "phases" {
+			t.Errorf("parseStridedGrad(%q) = %v", s, phases)
 		}
 	})
 }

@@ -40,8 +40,9 @@
 // static tables; the launch opts in (cuda.SharedMemoryOptIn).
 //
 // The kernels are split by version into modules of their own, each
-// JIT-compiled by the driver only when first used (conv_tc.cu's PTX alone
-// took ptxas 49 s of CPU for sm_90): conv_tc.cu the *_tf32rr kernels
+// JIT-compiled by the driver only when first used (the 38 kernels' PTX
+// took ptxas 40.3 s of CPU for sm_90, conv_tc.cu's 10 now 10.4 s:
+// bench/RESULTS.md): conv_tc.cu the *_tf32rr kernels
 // (TCAuto's and TCV3's TF32, and the transposed weight gradients every
 // TF32 version runs), conv_tc_tf32.cu the *_tf32 ones (panels rounded in
 // shared memory: TCV1, TCV2, and BF16 where its shared memory does not
