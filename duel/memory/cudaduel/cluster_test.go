@@ -245,6 +245,7 @@ func TestSelectionKernel(t *testing.T) {
 		{SelectAuto, "cluster", "duel_select_cluster"}, {SelectAuto, "block", "duel_select_shared"}, {SelectBlock, "cluster", "duel_select_shared"},
 		{SelectRounds, "", "duel_select_rounds"}, {SelectAuto, "rounds", "duel_select_rounds"}, {SelectBlock, "rounds", "duel_select_shared"},
 		{SelectRounds8, "", "duel_select_rounds8"}, {SelectAuto, "rounds8", "duel_select_rounds8"}, {SelectRounds, "rounds8", "duel_select_rounds"},
+		{SelectLean, "", "duel_select_lean512"}, {SelectAuto, "lean", "duel_select_lean512"}, {SelectBlock, "lean", "duel_select_shared"},
 	} {
 		if ran := selectionRan(t, h, tc.sel, tc.env); ran != tc.want {
 			t.Errorf("selection %v, %s=%q on cudatest.Host (no compute capability): ran %s, want %s", tc.sel, EnvSelect, tc.env, ran, tc.want)

@@ -54,6 +54,18 @@ func TestFakeDriver(t *testing.T) {
 			}
 		}
 	}
+	// The lean kernels asked for, at compute capability 8.0 (they run)
+	// and 7.0 (their sm_80 module does not load: the one-block kernels).
+	for _, cc := range []string{"80", "70"} {
+		run = "^TestDUELLeanFakeDevice$"
+		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=lean")
+		if err != nil {
+			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
+		}
+		if w := "--- PASS: TestDUELLeanFakeDevice"; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+			t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+		}
+	}
 	// duel_select_rounds8 asked for, at compute capability 9.0 (it runs)
 	// and 8.0 (its sm_90 module does not load: the one-block kernels).
 	for _, cc := range []string{"90", "80"} {

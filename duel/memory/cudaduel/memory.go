@@ -248,10 +248,10 @@ const (
 const EnvPrefetch = "DUEL_CUDADUEL_PREFETCH"
 
 // EnvSelect names the environment variable that overrides SelectAuto
-// (MemoryOptions.Selection's zero value): "block", "cluster", "rounds"
-// or "rounds8" force one family, as SelectBlock, SelectCluster,
-// SelectRounds and SelectRounds8 do; "auto" or unset decide by the
-// device.
+// (MemoryOptions.Selection's zero value): "block", "cluster", "rounds",
+// "rounds8" or "lean" force one family, as SelectBlock, SelectCluster,
+// SelectRounds, SelectRounds8 and SelectLean do; "auto" or unset decide
+// by the device.
 const EnvSelect = "DUEL_CUDADUEL_SELECT"
 
 // Selection chooses the kernel that runs an update's B sequential steps.
@@ -292,6 +292,17 @@ const (
 	// them too. The same decisions (TestDUELRounds8Emulated); not yet
 	// timed on a GPU, so asked for only.
 	SelectRounds8
+	// SelectLean runs duel_select_lean128, 512 or 1024
+	// (kernels/cuda/duel_lean.cu: the one-block steps with each thread's
+	// keys in registers and every slot's update the same, about 14
+	// instructions a slot and step where duel_select_shared issues 57;
+	// compute capability 8.0 and later) with BlockSize threads (512 when
+	// it is 0 or not one of the three), whenever K+B fits its threads'
+	// slots (2048, 8192, 8192) and its shared memory fits, else
+	// SelectBlock's kernels; a launch the driver refuses falls back to
+	// them too. The same decisions (TestDUELLeanEmulated); not yet timed
+	// on a GPU, so asked for only.
+	SelectLean
 )
 
 // String returns the selection's name: auto, block, cluster, rounds or
@@ -308,6 +319,8 @@ func (s Selection) String() string {
 		return "rounds"
 	case SelectRounds8:
 		return "rounds8"
+	case SelectLean:
+		return "lean"
 	}
 	return fmt.Sprintf("Selection(%d)", int(s))
 }
@@ -370,7 +383,13 @@ type Memory struct {
 	// rounds8Err is why the driver refused duel_select_rounds8's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	rounds8Err error
-	ran        string // the selection kernel of the last update (tests, benchmarks)
+	// lshared is the dynamic shared memory duel_lean.cu's kernels may use
+	// (0: they are not to run), lblock their block size (leanFor), and
+	// leanErr why the driver refused one's launch (nil: never).
+	lshared int
+	lblock  int
+	leanErr error
+	ran     string // the selection kernel of the last update (tests, benchmarks)
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
@@ -478,14 +497,14 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: unknown admission mode %d, expected protected (%d) or compete (%d)", opt.Admission, memory.Protected, memory.Compete)
 	case opt.Batch < 0 || opt.Batch > duelMaxRows-k:
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
-	case opt.Selection < SelectAuto || opt.Selection > SelectRounds8:
-		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d), rounds (%d) or rounds8 (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds, SelectRounds8)
+	case opt.Selection < SelectAuto || opt.Selection > SelectLean:
+		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d), rounds (%d), rounds8 (%d) or lean (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds, SelectRounds8, SelectLean)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch}
+	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, lblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch}
 	switch v := os.Getenv(EnvPrefetch); v {
 	case "", "0":
 	case "1":
@@ -504,8 +523,10 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			m.sel = SelectRounds
 		case "rounds8":
 			m.sel = SelectRounds8
+		case "lean":
+			m.sel = SelectLean
 		default:
-			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block, cluster, rounds or rounds8", EnvSelect, v)
+			return nil, fmt.Errorf("cudaduel: %s=%q, expected auto, block, cluster, rounds, rounds8 or lean", EnvSelect, v)
 		}
 	}
 	if m.sel == SelectCluster {
@@ -516,6 +537,9 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 	}
 	if m.sel == SelectRounds8 {
 		m.r8shared = defaultShared
+	}
+	if m.sel == SelectLean {
+		m.lshared = defaultShared
 	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
 		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
@@ -535,6 +559,15 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			if m.r8shared > 0 {
 				if err := s.OptInShared(kc.DuelRounds8Module, "duel_select_rounds8", n-staticShared); err == nil {
 					m.r8shared = n - staticShared
+				}
+			}
+			if m.lshared > 0 {
+				ok := true
+				for _, l := range leanKernels {
+					ok = ok && s.OptInShared(kc.DuelLeanModule, l.name, n-staticShared) == nil
+				}
+				if ok {
+					m.lshared = n - staticShared
 				}
 			}
 		}
@@ -563,7 +596,7 @@ func (m *Memory) alloc(bcap int) error {
 		p *driver.DevicePtr
 		n int
 	}{
-		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * rows * m.w},
+		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * (rows*m.w + leanTail)},
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
 		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 8 * roundStatsLen},
 	} {
@@ -572,6 +605,12 @@ func (m *Memory) alloc(bcap int) error {
 			return fmt.Errorf("cudaduel: memory of %d rows of %d (batches up to %d): %d bytes: %w", m.k, m.z, bcap, a.n, err)
 		}
 		*a.p = p
+	}
+	// sim zeroed: duel_lean.cu's threads read up to a block's width past
+	// K+B in a row (into the next row, or the tail), and must find finite
+	// integer dots there.
+	if err := m.g.Zero(m.sim, 4*(rows*m.w+leanTail)); err != nil {
+		return fmt.Errorf("cudaduel: zeroing the similarity matrix: %w", err)
 	}
 	return nil
 }
@@ -854,6 +893,9 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if m.rcap > 0 && capQ > 0 {
 		capQ = min(m.rcap, 16)
 	}
+	if !launched && m.lshared > 0 {
+		launched = m.runLean(k, b, flags, c, n)
+	}
 	if !launched && capQ > 0 {
 		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: max(m.block, rounds8MinBlock), Y: 1, Z: 1},
 			Shared: rounds8Shared(k, b, capQ)}
@@ -861,7 +903,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 			int32(k), int32(b), flags&selectProtect, int32(capQ), m.score[c], m.psum, m.gsc, m.ev, m.slots, m.score[n], m.rstat))
 	}
 	switch sh := selectShared(k, b); {
-	case launched: // duel_select_cluster, duel_select_rounds or duel_select_rounds8 ran the steps
+	case launched: // duel_select_cluster, duel_select_rounds, duel_select_rounds8 or a lean kernel ran the steps
 	case sh <= m.shared:
 		one.Shared = sh
 		m.ran = "duel_select_shared"

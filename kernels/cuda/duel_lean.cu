@@ -1,0 +1,263 @@
+// duel_lean.cu: the B sequential DUEL steps of an update (duel.cu's
+// packed selection: the same keys, decisions, slots and scores) in one
+// block whose keys live in registers, a step being as few instructions
+// as the arithmetic allows.
+//
+// Where duel_select_shared's 2 us a step go (K 4096, B 256, 1024
+// threads; its sm_90 SASS): each slot's step is a 64-bit load and store
+// of its key in shared memory (70 KB a step, 544 cycles of the SM's 128
+// bytes a clock), two float-to-integer conversions (F2I, 16 a clock per
+// SM: 544 cycles), and about 57 instructions with branches (the loads'
+// guards, the four cases of a slot), so that a warp issues about 285 a
+// step and each scheduler 8 x 285 = 2280 cycles: the step is bound by the
+// instructions issued, not by row J's DRAM read.
+//
+// Here slot c = tid + u*NT (u < S) belongs to thread tid, and its key is
+// register x[u]. Every slot takes the same update each step,
+//   x += (d(i, c) - d(J, c)) << P   (one IMAD.WIDE)
+// with no case: a batch row not yet arrived starts from its dots with the
+// K rows held alone, OFF + P_b - Q_b with Q_b = sum_{b' < b} d(b', b)
+// (duel_dots' P_b also counts the batch rows before it, which the steps
+// s < b now add as d(s, b)), so that when it arrives its key is
+// duel_select_shared's (OFF + P_b + d(b, b) - the victims' dots). The
+// candidates are told by bit 63 (KEY_VALID): a batch row has it clear
+// until the step it arrives, when its owner sets it; the victim's owner
+// sets its key to DEAD (2^62), and a later step's drift, below B*2^25
+// << P < 2^62 in either direction (packedFits), cannot reach bit 63. A
+// step is then per slot two loads, two F2I, an IADD3, an IMAD.WIDE and a
+// 64-bit maximum (about 10 instructions), and per warp the block maximum
+// (duel.cuh's blockMax).
+//
+// At the end the keys go to shared memory (0 for the slots evicted) and
+// compactPacked (duel.cuh) writes the next layout: evicted, the slot
+// state and the scores are duel_select_shared's bit for bit (the CPU
+// emulator's tests compare them).
+//
+// NT (the block size) and S (slots a thread) are compile-time, so that a
+// slot's address is the thread's row pointer plus an immediate: one
+// kernel per block size, K+B at most S*NT (cudaduel's leanFits).
+//
+// Dynamic shared memory: duel_select_shared's, 8(K+B) + 4K bytes (the
+// keys at the end, the batch rows' Q before the steps, the slot of each
+// position).
+//
+// Build: go run ./kernels/cuda/gen (see docs/cuda.md). Compiled from sm_80
+// on (cp.async); older GPUs run duel.cu's one-block kernels.
+// gen: min-arch 80
+
+#include "duel.cuh"
+#include "tc.cuh"
+
+#define LEAN_DEAD (1ull << 62)  // an evicted slot's key: below every candidate however the steps move it
+
+// leanStartKeys returns slot c's starting key (c < K+B): a row held as
+// packKey makes it; batch row b = c - K from its dots with the rows held
+// alone, P[b] - Q (Q: its dots with the batch rows before it), bit 63
+// clear until it arrives.
+__device__ __forceinline__ unsigned long long leanStartKey(int c, int K, int protect, const PackedGeom& g, const double* scoreIn,
+                                                           const long long* P, const int* rank, long long Q) {
+    if (c < K) return packKey(c, K, protect, g, scoreIn, P, rank);
+    const unsigned long long u = g.off + (unsigned long long)(P[c - K] - Q);
+    return (u << g.posBits) | (protect ? 0ull : KEY_FREE) | (g.posMask - c);
+}
+
+// madWide returns a*b + c with the 32-bit product widened (one
+// IMAD.WIDE: the compiler makes a 64-bit multiply of the C expression).
+__device__ __forceinline__ long long madWide(int a, int b, long long c) {
+#ifdef __CUDA_ARCH__
+    long long d;
+    asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+    return d;
+#else
+    return (long long)a * b + c;
+#endif
+}
+
+// leanBatchQ writes Q_b = sum_{b' < b} d(b', b) (row K+b of sim) into
+// Q[b] for b < B: a warp a batch row.
+__device__ __forceinline__ void leanBatchQ(const float* sim, long long W, int K, int B, long long* Q) {
+    const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (int b = threadIdx.x >> 5; b < B; b += warps) {
+        const float* row = sim + (long long)(K + b) * W + K;
+        long long s = 0;
+        for (int l = lane; l < b; l += 32) s += (long long)row[l];
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+        if (lane == 0) Q[b] = s;
+    }
+}
+
+// leanSet sets x[w] = (x[w] & keep) | set, w < S known only at run
+// time: a switch over constant indices, so that x stays in registers (a
+// loop "if (u == w)" becomes a store to x[w] in local memory).
+template <int S>
+__device__ __forceinline__ void leanSet(unsigned long long (&x)[S], int w, unsigned long long keep, unsigned long long set) {
+    switch (w) {
+#define LEAN_CASE(n) \
+    case n:          \
+        if (n < S) x[n < S ? n : 0] = (x[n < S ? n : 0] & keep) | set; \
+        break;
+        LEAN_CASE(0) LEAN_CASE(1) LEAN_CASE(2) LEAN_CASE(3) LEAN_CASE(4) LEAN_CASE(5) LEAN_CASE(6) LEAN_CASE(7)
+        LEAN_CASE(8) LEAN_CASE(9) LEAN_CASE(10) LEAN_CASE(11) LEAN_CASE(12) LEAN_CASE(13) LEAN_CASE(14) LEAN_CASE(15)
+#undef LEAN_CASE
+    }
+}
+
+// LeanArgs are the selection's parameters (duel_select_shared's) and its
+// shared memory: U (K+B keys: the batch rows' Q before the steps, the
+// final keys after), slotTab (K ints: the slot of each position).
+struct LeanArgs {
+    const float* sim;
+    long long W;
+    int K, B, flags;
+    const double* scoreIn;
+    const long long* P;
+    unsigned long long* U;
+    int* slotTab;
+    int* evicted;
+    int* kept;
+    double* scoreOut;
+};
+
+// leanSteps is duel_select_lean* for C = ceil((K+B)/NT) slots a thread:
+// thread tid's keys in x[0..C-1] (slots tid + u*NT). A slot past K+B
+// starts DEAD, and its loads read whatever lies there: zeros or finite
+// integer dots (cudaduel zeroes sim when it allocates it, with a tail of
+// leanTail floats past its last row), which move it as they move a dead
+// slot.
+template <int NT, int C>
+__device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long (*parts)[32]) {
+    const int K = a.K, B = a.B, N = K + B, tid = threadIdx.x;
+    const long long W = a.W;
+    const int protect = a.flags & SELECT_PROTECT;
+    const PackedGeom geom = packedGeom(K, B);
+    const unsigned long long posMask = geom.posMask;
+    const int scale = 1 << geom.posBits;  // x += delta * scale is the packed selection's delta << P
+    const int W4 = (int)(W * 4);           // a row's bytes (W <= 2^18: leanFits)
+    const char* const base = (const char*)(a.sim + tid);
+    float* const LJ = (float*)a.U + tid;   // this thread's staging of row J: LJ[u*NT], over U during the steps
+
+    long long* const Q = (long long*)(a.U + K);  // the batch rows' keys' slots, free until the end
+    for (int p = tid; p < K; p += NT) a.slotTab[p] = a.kept[K + p];
+    leanBatchQ(a.sim, W, K, B, Q);
+    __syncthreads();
+
+    unsigned long long x[C];
+    unsigned long long best = 0;
+#pragma unroll
+    for (int u = 0; u < C; u++) {
+        const int c = tid + u * NT;
+        x[u] = c < N ? leanStartKey(c, K, protect, geom, a.scoreIn, a.P, a.kept, c < K ? 0 : Q[c - K]) : LEAN_DEAD;
+        best = x[u] > best ? x[u] : best;  // the rows held have bit 63, the others not
+    }
+    // The victim of the first row (its barrier also keeps Q's reads
+    // before the final keys' writes, and publishes slotTab).
+    unsigned long long v = blockMax(best, parts[1]);
+
+    const float* rowI = a.sim + (long long)K * W + tid;  // d(i, .) of the incoming row, loaded a step ahead
+    float dI[C];
+#pragma unroll
+    for (int u = 0; u < C; u++) dI[u] = rowI[u * NT];
+
+#pragma unroll 1
+    for (int i = 0; i < B; i++) {
+        const int r = (int)(posMask - (v & posMask));  // the victim's position
+        const int J = r < K ? a.slotTab[r] : r;         // its slot
+        const int top = K + i;                          // the incoming row's slot
+        if (tid == 0) a.evicted[i] = r;
+        // Row J's dots for this thread's slots, through shared memory: C
+        // cp.async then one wait, so that all C are in flight at once
+        // (ptxas schedules a register load's first use right after it,
+        // paying DRAM's latency once per slot or two).
+        const float* rowJ = (const float*)(base + (long long)J * W4);
+#pragma unroll
+        for (int u = 0; u < C; u++) cp_async4_if(LJ + u * NT, rowJ + u * NT, true);
+        cp_async_commit();
+        cp_async_wait<0>();
+        float dJ[C];
+#pragma unroll
+        for (int u = 0; u < C; u++) dJ[u] = LJ[u * NT];
+#pragma unroll
+        for (int u = 0; u < C; u++) x[u] = (unsigned long long)madWide((int)dI[u] - (int)dJ[u], scale, (long long)x[u]);
+        // The victim leaves; the incoming row becomes a candidate.
+        if ((J & (NT - 1)) == tid) leanSet<C>(x, J / NT, 0ull, LEAN_DEAD);
+        if ((top & (NT - 1)) == tid) leanSet<C>(x, top / NT, ~0ull, KEY_VALID);
+        if (i + 1 == B) break;  // no next row: no victim to find
+        rowI += W;
+#pragma unroll
+        for (int u = 0; u < C; u++) dI[u] = rowI[u * NT];
+        best = x[0];
+#pragma unroll
+        for (int u = 1; u < C; u++) best = x[u] > best ? x[u] : best;
+        v = blockMax(best, parts[i & 1]);
+    }
+
+    // The final keys (0: evicted), once every thread is done with LJ,
+    // which they overwrite.
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < C; u++) {
+        const int c = tid + u * NT;
+        if (c < N) a.U[c] = x[u] >> 63 ? x[u] : 0ull;
+    }
+}
+
+// LeanDispatch runs leanSteps<NT, c> for the block's slot count c (1 ..
+// C): one copy of the steps per count, so that a thread does exactly
+// ceil((K+B)/NT) slots' work a step.
+template <int NT, int C>
+struct LeanDispatch {
+    static __device__ __forceinline__ void run(int c, const LeanArgs& a, unsigned long long (*parts)[32]) {
+        if (c == C)
+            leanSteps<NT, C>(a, parts);
+        else
+            LeanDispatch<NT, C - 1>::run(c, a, parts);
+    }
+};
+
+template <int NT>
+struct LeanDispatch<NT, 0> {
+    static __device__ __forceinline__ void run(int, const LeanArgs&, unsigned long long (*)[32]) {}
+};
+
+// selectLean is duel_select_lean*: K+B at most NT*CMAX (cudaduel's
+// leanFits; 0 slots a thread, K+B = 0, runs nothing).
+template <int NT, int CMAX>
+__device__ __forceinline__ void selectLean(const float* sim, long long W, int K, int B, int flags, const double* scoreIn,
+                                           const long long* P, unsigned long long* dyn, int* evicted, int* kept,
+                                           double* scoreOut) {
+    __shared__ unsigned long long parts[2][32];
+    // The slot table after the keys or the staging, whichever is larger
+    // (cudaduel's leanShared).
+    const int N = K + B, stage = 4 * NT * ((N + NT - 1) / NT);
+    int* const slotTab = (int*)((char*)dyn + (8 * N > stage ? 8 * N : stage));
+    const LeanArgs a{sim, W, K, B, flags, scoreIn, P, dyn, slotTab, evicted, kept, scoreOut};
+    LeanDispatch<NT, CMAX>::run((N + NT - 1) / NT, a, parts);
+    // The next layout (compactPacked's first barrier publishes the final
+    // keys).
+    const PackedGeom geom = packedGeom(K, B);
+    compactPacked(dyn, K, B, geom.posBits, geom.off, kept, scoreOut);
+}
+
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 128 threads, K+B <= 2048) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(128, 1) duel_select_lean128(
+    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    int* evicted, int* kept, double* scoreOut) {
+    DYNAMIC_SHARED(unsigned long long, dyn);
+    selectLean<128, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+}
+
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 512 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(512, 1) duel_select_lean512(
+    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    int* evicted, int* kept, double* scoreOut) {
+    DYNAMIC_SHARED(unsigned long long, dyn);
+    selectLean<512, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+}
+
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 1024 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_lean1024(
+    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    int* evicted, int* kept, double* scoreOut) {
+    DYNAMIC_SHARED(unsigned long long, dyn);
+    selectLean<1024, 8>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+}
