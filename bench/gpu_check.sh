@@ -110,13 +110,18 @@ first_use() {
 bench_cuda() {
 	(cd cuda && timeout "$2" "$d/cuda.test" -test.run '^$' -test.bench "$1" -test.benchtime "$3") 2>&1 | tee -a "$out/bench.log"
 }
-# duel_bench times the DUEL update at K 4096 B 256 Z 128 with every
-# selection (block1024, block1024prefetch: the runners-up's rows
-# prefetched; rounds1024, rounds512: certified rounds in one block,
-# duel_rounds.cu; rounds8: on a cluster of 8, duel_rounds8.cu), with
-# their per-phase times and rounds.
+# duel_bench times the DUEL update at K 4096 B 256 Z 128 and K 2048 B
+# 256 Z 256 with the one-block selections, duel_lean.cu's first (lean512,
+# lean1024: the keys in registers) then duel.cu's (block512, block1024),
+# with their per-phase times; duel_bench_rounds the others at K 4096
+# (block1024prefetch: the runners-up's rows prefetched; rounds1024,
+# rounds512: certified rounds in one block, duel_rounds.cu; rounds8: on a
+# cluster of 8, duel_rounds8.cu), with their rounds.
 duel_bench() {
-	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	(cd duel/memory/cudaduel && timeout 30 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+}
+duel_bench_rounds() {
+	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024prefetch|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 }
 # peers runs PyTorch's figures at the benchmarks' shapes (peer.log), then
 # the TF32 ResNet-50 step at batch 256 beside PyTorch's (step.log).
@@ -181,6 +186,7 @@ quick)
 	bench_cuda 'Conv|GemmPrecision/(tf32|bf16)|BatchNorm|OptimizerSteps' 120 200x
 	for k in wgm wgm3 wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n[0-9]+/^$k\$" 40 200x; done
 	duel_bench
+	duel_bench_rounds
 	peers
 	# The same step with the tensor-core kernels that round each panel in
 	# shared memory (TCV2: gemm_tc2_tf32, conv_tc's *_tf32; the default,
@@ -215,6 +221,7 @@ goals)
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
 	for k in wgm wgm3 wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n4096/^$k\$" 30 100x; done
 	duel_bench
+	duel_bench_rounds
 	peers
 	;;
 tune)

@@ -467,6 +467,17 @@ func TestDUELKernel(t *testing.T) {
 		}
 		twinSelect(t, "twin-rounds", d, twin, 1024, SelectRounds, "duel_select_rounds", 0)
 		twinSelect(t, "twin-rounds-cap5", d, twin[:2], 512, SelectRounds, "duel_select_rounds", 5)
+		// The lean kernels (sm_80), at each block size: against
+		// memory.DUEL on resident streams, and bit for bit against
+		// duel_select_shared (the benchmark's shape included).
+		for _, l := range leanKernels {
+			cases := slices.Clone(residentCases)
+			if l.nt > 128 {
+				cases = append(cases, big[len(big)/2])
+			}
+			residentStream(t, "resident-"+l.name, cases, openSelect(d, l.nt, SelectLean, nil, l.name))
+			twinSelect(t, "twin-"+l.name, d, twin, l.nt, SelectLean, l.name, 0)
+		}
 	}
 	// duel_select_cluster (sm_90): against memory.DUEL, and its device
 	// state against duel_select_shared's bit for bit, on small shapes and
@@ -563,7 +574,8 @@ func BenchmarkDUELHost(b *testing.B) {
 // stream around it, so they add up to a little more than ns/op):
 // upload (batch copy and grid), dots (the two products and the batch
 // sums), select (the B steps: in one block, blockN, or, clusterN, in
-// duel_select_cluster's cluster of eight blocks, sm_90 only), permute (duel_move: the kept
+// duel_select_cluster's cluster of eight blocks, sm_90 only, or leanN,
+// duel_lean.cu's keys in registers, sm_80 on), permute (duel_move: the kept
 // batch rows' grid rows and similarity rows and columns into their slots;
 // it replaced the compaction of the K x K block and keeps its name for
 // comparisons), download (evicted).
@@ -589,13 +601,14 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"rounds1024", 1024, SelectRounds, false, false}, {"rounds512", 512, SelectRounds, false, false},
 			{"rounds8", 1024, SelectRounds8, false, false},
 			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
+			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
 					b.Skipf("%v: compute capability %d, thread-block clusters need %d", d, d.Capability(), clusterCapability)
 				}
-				if v.sel == SelectRounds && d.Capability() < 80 {
-					b.Skipf("%v: compute capability %d, duel_select_rounds needs 8.0", d, d.Capability())
+				if (v.sel == SelectRounds || v.sel == SelectLean) && d.Capability() < 80 {
+					b.Skipf("%v: compute capability %d, %v needs 8.0", d, d.Capability(), v.sel)
 				}
 				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch})
 				if err != nil {
@@ -603,7 +616,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 				}
 				defer m.Close()
 				want := map[Selection]string{SelectBlock: "duel_select_shared", SelectCluster: "duel_select_cluster", SelectRounds: "duel_select_rounds",
-					SelectRounds8: "duel_select_rounds8"}[v.sel]
+					SelectRounds8: "duel_select_rounds8", SelectLean: fmt.Sprintf("duel_select_lean%d", v.bs)}[v.sel]
 				m.check = func(ran string) error {
 					if ran != want {
 						return fmt.Errorf("the update ran %s, want %s (shared memory: %d bytes for the cluster's blocks, %d for one block)", ran, want, m.cshared, m.shared)
