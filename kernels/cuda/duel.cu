@@ -17,10 +17,11 @@
 // Between updates it keeps (see duel/memory/cudaduel/memory.go):
 //   grid  (K+Bcap) x Z floats: the rows on duel/memory's similarity grid,
 //         floor(2048*x + 1/2) (duel_grid), by slot;
-//   sim   (K+Bcap) x W floats (W = K + Bcap): the grid dots of every pair
+//   sim   (K+Bcap) x W int32 (W = K + Bcap): the grid dots of every pair
 //         of slots, sim[r*W + c] = grid(r).grid(c): its K x K block is
-//         carried, and an update adds the batch's rows and columns with
-//         one launch (duel_dots over grid rows: exact, see below);
+//         carried (sgemm_f32's product at Load, made integers in place by
+//         duel_int_block), and an update adds the batch's rows and columns
+//         with one launch (duel_dots over grid rows: exact, see below);
 //   score K doubles: the carried scores, by slot;
 //   kept  rank[K] (the position of each slot), slot[K] (the slot of each
 //         position), then an update's src[K] and moves[B] (below).
@@ -44,7 +45,8 @@
 // Cauchy-Schwarz every partial sum of a dot product is an integer below
 // (2048*|x| + sqrt(Z)/2)^2 < 2^24 (cudaduel checks the rows' norms and
 // Z): float FMA accumulation is exact in any order, and the dots are exact
-// integers stored exactly as floats (sim is exactly symmetric). Every q is
+// integers, stored as int32 (sim is exactly symmetric; the selections read
+// them without a conversion). Every q is
 // 1/2 + d*2^-23 and every score, a double, is an exact sum of such
 // multiples of 2^-23: K/2 + S*2^-23 with S an integer, |S| < K*2^24,
 // which the packed selection keeps as an integer (converted exactly from
@@ -65,20 +67,29 @@ extern "C" __global__ void duel_grid(const float* x, long long n, float* g) {
 }
 
 // score[j] = K/2 + 2^-23 * sum_{k<K} sim[j*W + k] for j < K, one warp per row
-extern "C" __global__ void duel_scores(const float* sim, long long W, int K, double* score) {
+extern "C" __global__ void duel_scores(const int* sim, long long W, int K, double* score) {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     for (long long j = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; j < K; j += warps) {
-        const float* row = sim + j * W;
+        const int* row = sim + j * W;
         long long s = 0;
-        for (int k = lane; k < K; k += 32) s += (long long)row[k];
+        for (int k = lane; k < K; k += 32) s += row[k];
         for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
         if (lane == 0) score[j] = 0.5 * (double)K + (double)s * QUNIT;
     }
 }
 
+// p[r*W + c] = (int)f for r < rows, c < cols, where f is the float whose bits p[r*W + c] holds (sgemm_f32's exact dots made int32 in place)
+extern "C" __global__ void duel_int_block(int* p, long long W, int rows, int cols) {
+    const long long n = (long long)rows * cols, step = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+        int* q = p + (e / cols) * W + e % cols;
+        *q = (int)__int_as_float(*q);
+    }
+}
+
 // sim rows and columns and grid rows of the slots moves[j] >= 0 (kept + 3K) from the batch slots src[slot] (kept + 2K)
-extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z, int K, int B, const int* kept) {
+extern "C" __global__ void duel_move(int* sim, long long W, float* grid, int Z, int K, int B, const int* kept) {
     // Reads come from the batch's rows (slots >= K) and writes go to
     // slots < K only: the blocks need no order. Row s takes row src[s] of
     // the batch at the columns' sources; column s, in the rows t that
@@ -93,11 +104,11 @@ extern "C" __global__ void duel_move(float* sim, long long W, float* grid, int Z
         const int s = moves[j];
         if (s < 0) break;  // the moves are a prefix of moves[]
         const long long b = src[s];
-        const float* from = sim + b * W;
-        float* to = sim + (long long)s * W;
+        const int* from = sim + b * W;
+        int* to = sim + (long long)s * W;
         for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < K; t += step) {
             const int st = src[t];
-            const float v = from[st];
+            const int v = from[st];
             to[t] = v;
             if (st == t) sim[(long long)t * W + s] = v;
         }
@@ -153,7 +164,7 @@ inline void prefetchL2(const void*) {}
 // duel/memory's BenchmarkVictimRank).
 #define PREFETCH_ROWS 3
 
-// prefetchRunnersUp asks L2 for the rows of sim (n floats each, slots by
+// prefetchRunnersUp asks L2 for the rows of sim (n ints each, slots by
 // slotTab below K) of the PREFETCH_ROWS largest of the warp maxima part
 // below v (the victim just chosen from them): the likely victims of the
 // step after next, whose rows would otherwise come from DRAM when sim
@@ -161,7 +172,7 @@ inline void prefetchL2(const void*) {}
 // partials in every warp (their reads covered by blockMax's alternation),
 // then thread t prefetches line t of each row. The runner-up sharing its
 // warp with a larger key is missed (about 1 in 32).
-__device__ __forceinline__ void prefetchRunnersUp(unsigned long long v, const unsigned long long* part, const float* sim, long long W,
+__device__ __forceinline__ void prefetchRunnersUp(unsigned long long v, const unsigned long long* part, const int* sim, long long W,
                                                   int n, int K, unsigned long long posMask, const int* slotTab) {
     const int lane = threadIdx.x & 31;
     const unsigned long long p = lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull;
@@ -190,7 +201,7 @@ __device__ __forceinline__ void prefetchRunnersUp(unsigned long long v, const un
 // the partials. evicted gets the victims' positions; kept's src, moves,
 // rank and slot and scoreOut (by slot) get the next layout (see the
 // header).
-__device__ __forceinline__ void selectPacked(const float* sim, long long W, int K, int B, int flags,
+__device__ __forceinline__ void selectPacked(const int* sim, long long W, int K, int B, int flags,
                                              const double* scoreIn, const long long* P, unsigned long long* U,
                                              int* slotTab, int* evicted, int* kept, double* scoreOut) {
     __shared__ unsigned long long parts[2][32];
@@ -209,11 +220,11 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
     unsigned long long v = blockMax(best, parts[1]);
     // pre: the first chunk of the incoming row's dots (c <= K+i), loaded a
     // step ahead.
-    float pre[PSTEP];
+    int pre[PSTEP];
 #pragma unroll
     for (int u = 0; u < PSTEP; u++) {
         const int c = tid + u * nt;
-        pre[u] = c <= K ? sim[(long long)K * W + c] : 0.f;
+        pre[u] = c <= K ? sim[(long long)K * W + c] : 0;
     }
 
 #pragma unroll 1
@@ -221,8 +232,8 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
         const int r = (int)(posMask - (v & posMask));  // the victim's position
         const int J = r < K ? slotTab[r] : r;           // its slot
         const int top = K + i;                          // the incoming row's slot
-        const float* del = sim + (long long)J * W;      // d(J, .)
-        const float* ins = sim + (long long)top * W;    // d(i, .)
+        const int* del = sim + (long long)J * W;        // d(J, .)
+        const int* ins = sim + (long long)top * W;      // d(i, .)
         if (tid == 0) evicted[i] = r;
         best = 0;
         // Slots held (c < top, U != 0) other than J: += d(i,c) - d(J,c),
@@ -232,19 +243,19 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
         // that those of row J (from DRAM when sim exceeds the L2) overlap.
 #pragma unroll 1
         for (int c0 = tid; c0 < N; c0 += PSTEP * nt) {
-            float dJ[PSTEP], dI[PSTEP];
+            int dJ[PSTEP], dI[PSTEP];
 #pragma unroll
             for (int u = 0; u < PSTEP; u++) {
                 const int c = c0 + u * nt;
-                dJ[u] = c < N ? del[c] : 0.f;
-                dI[u] = c0 == tid ? pre[u] : c <= top ? ins[c] : 0.f;
+                dJ[u] = c < N ? del[c] : 0;
+                dI[u] = c0 == tid ? pre[u] : c <= top ? ins[c] : 0;
             }
 #pragma unroll
             for (int u = 0; u < PSTEP; u++) {
                 const int c = c0 + u * nt;
                 if (c >= N) break;
                 unsigned long long x = U[c];
-                const int dj = (int)dJ[u];
+                const int dj = dJ[u];
                 if (c > top) {
                     U[c] = x - ((unsigned long long)(long long)dj << posBits);
                     continue;
@@ -254,7 +265,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
                     U[c] = 0;
                     continue;
                 }
-                x += (unsigned long long)(long long)((int)dI[u] - dj) << posBits;
+                x += (unsigned long long)(long long)(dI[u] - dj) << posBits;
                 U[c] = x;
                 best = x > best ? x : best;
             }
@@ -265,7 +276,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
 #pragma unroll
         for (int u = 0; u < PSTEP; u++) {
             const int c = tid + u * nt;
-            pre[u] = c <= top + 1 ? ins[W + c] : 0.f;
+            pre[u] = c <= top + 1 ? ins[W + c] : 0;
         }
         v = blockMax(best, parts[i & 1]);
         if (flags & SELECT_PREFETCH) prefetchRunnersUp(v, parts[i & 1], sim, W, N, K, posMask, slotTab);
@@ -291,7 +302,7 @@ __device__ __forceinline__ void selectPacked(const float* sim, long long W, int 
 #define DOT_DEPTH 16  // and panel depth
 
 // sim[(K+i)*W + c] = sim[c*W + K+i] (c < K) = grid(K+i).grid(c) for i < B, c < K+B; P[i] += the sum over c < K+i (P zeroed before); 64 x 64 tiles per 256-thread block
-extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, int Z, int K, int B, float* sim, long long W, long long* P) {
+extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, int Z, int K, int B, int* sim, long long W, long long* P) {
     __shared__ float As[DOT_DEPTH][DOT_TILE + 1];
     __shared__ float Bs[DOT_DEPTH][DOT_TILE + 1];
     __shared__ float T[DOT_TILE][DOT_TILE + 1];
@@ -324,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, i
         for (int j = 0; j < 4; j++) {
             const int gc = c0 + tx + 16 * j;
             if (gi >= B || gc >= N) continue;
-            sim[(long long)(K + gi) * W + gc] = acc[i][j];
+            sim[(long long)(K + gi) * W + gc] = (int)acc[i][j];
             if (gc < K + gi) part[i] += (long long)acc[i][j];
         }
     }
@@ -344,16 +355,16 @@ extern "C" __global__ void __launch_bounds__(256) duel_dots(const float* grid, i
         for (int j = 0; j < 4; j++) T[tx + 16 * j][ty + 16 * i] = acc[i][j];
     __syncthreads();
 #pragma unroll 4
-    for (int l = 0; l < 16; l++) {  // row c0 + cc of sim, columns K + i0 + ii: 64 consecutive floats a row
+    for (int l = 0; l < 16; l++) {  // row c0 + cc of sim, columns K + i0 + ii: 64 consecutive ints a row
         const int e = tid + 256 * l, ii = e & 63, cc = e >> 6;
         const int gi = i0 + ii, gc = c0 + cc;
-        if (gc < K && gi < B) sim[(long long)gc * W + K + gi] = T[cc][ii];
+        if (gc < K && gi < B) sim[(long long)gc * W + K + gi] = (int)T[cc][ii];
     }
 }
 
 // evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH), in 8(K+B) + 4K bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_shared(
-    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     selectPacked(sim, W, K, B, flags, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut);
@@ -361,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_shared(
 
 // evicted, kept, scoreOut = the B DUEL steps on sim (packed keys, slots) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH), U (K+B values) in global scratch
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_global(
-    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     unsigned long long* U, int* evicted, int* kept, double* scoreOut) {
     selectPacked(sim, W, K, B, flags, scoreIn, P, U, kept + K, evicted, kept, scoreOut);
 }

@@ -117,7 +117,7 @@ __device__ __forceinline__ unsigned long long clusterMax(unsigned long long best
 
 // evicted, kept, scoreOut = the B DUEL steps (packed keys, slots) on a cluster of 8 blocks: d(J, .) from the int16 grid rows in shared memory, d(i, .) from sim; U (K+B) global scratch
 extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 1, 1) duel_select_cluster(
-    const float* sim, long long W, const float* grid, int Z, int K, int B, int protect, const double* scoreIn,
+    const int* sim, long long W, const float* grid, int Z, int K, int B, int protect, const double* scoreIn,
     const long long* P, unsigned long long* U, int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
@@ -161,13 +161,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
     unsigned long long v = clusterMax(best, bs, 1, rank, lo, zw, rs, part, pslot, cpart, cslot, cand, rows, &J, &rowJ);
     // pre: the incoming row's dot with the thread's first slot (its only
     // one when the block has a thread per slot), loaded a step ahead.
-    float pre = lo + tid < hi && lo + tid <= K ? sim[(long long)K * W + lo + tid] : 0.f;
+    int pre = lo + tid < hi && lo + tid <= K ? sim[(long long)K * W + lo + tid] : 0;
 
 #pragma unroll 1
     for (int i = 0; i < B; i++) {
         const int r = (int)(posMask - (v & posMask));  // the victim's position
         const int top = K + i;                          // the incoming row's slot
-        const float* ins = sim + (long long)top * W;    // d(i, .)
+        const int* ins = sim + (long long)top * W;      // d(i, .)
         if (rank == 0 && tid == 0) evicted[i] = r;
         best = 0;
         bs = lo;
@@ -203,14 +203,14 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
                 key[c - lo] = x - ((unsigned long long)(long long)dj << posBits);
                 continue;
             }
-            const int di = (int)(c == lo + tid ? pre : ins[c]);
+            const int di = c == lo + tid ? pre : ins[c];
             x += (unsigned long long)(long long)(di - dj) << posBits;
             key[c - lo] = x;
             if (x > best) best = x, bs = c;
         }
         if (i + 1 == B) break;  // no next row: no victim to find
         // The next incoming row's dots, in flight during the reduction.
-        pre = lo + tid < hi && lo + tid <= top + 1 ? ins[W + lo + tid] : 0.f;
+        pre = lo + tid < hi && lo + tid <= top + 1 ? ins[W + lo + tid] : 0;
         v = clusterMax(best, bs, i & 1, rank, lo, zw, rs, part, pslot, cpart, cslot, cand, rows, &J, &rowJ);
     }
 

@@ -4,17 +4,21 @@
 // as the arithmetic allows.
 //
 // Where duel_select_shared's 2 us a step go (K 4096, B 256, 1024
-// threads; its sm_90 SASS): each slot's step is a 64-bit load and store
-// of its key in shared memory (70 KB a step, 544 cycles of the SM's 128
-// bytes a clock), two float-to-integer conversions (F2I, 16 a clock per
-// SM: 544 cycles), and about 57 instructions with branches (the loads'
-// guards, the four cases of a slot), so that a warp issues about 285 a
-// step and each scheduler 8 x 285 = 2280 cycles: the step is bound by the
-// instructions issued, not by row J's DRAM read.
+// threads; its sm_90 SASS, before sim held int32): each slot's step is a
+// 64-bit load and store of its key in shared memory (70 KB a step, 544
+// cycles of the SM's 128 bytes a clock), two float-to-integer
+// conversions (F2I, 16 a clock per SM: 544 cycles), and a step loop of
+// 500 instructions with branches (the loads' guards, the four cases of a
+// slot): 32 warps of several hundred instructions are over 2000 issue
+// cycles per scheduler, so the step is bound by the instructions issued,
+// not by row J's DRAM read alone.
 //
-// Here slot c = tid + u*NT (u < S) belongs to thread tid, and its key is
-// register x[u]. Every slot takes the same update each step,
-//   x += (d(i, c) - d(J, c)) << P   (one IMAD.WIDE)
+// Here slot c = tid + u*NT (u < C = ceil((K+B)/NT)) belongs to thread
+// tid, and its key is register x[u]; NT and C are compile-time (one copy
+// of the steps for each C up to the kernel's most), so that a slot's
+// address is the thread's row pointer plus an immediate. Every slot takes
+// the same update each step,
+//   x += (d(i, c) - d(J, c)) << P   (one mad.wide.s32)
 // with no case: a batch row not yet arrived starts from its dots with the
 // K rows held alone, OFF + P_b - Q_b with Q_b = sum_{b' < b} d(b', b)
 // (duel_dots' P_b also counts the batch rows before it, which the steps
@@ -24,22 +28,25 @@
 // until the step it arrives, when its owner sets it; the victim's owner
 // sets its key to DEAD (2^62), and a later step's drift, below B*2^25
 // << P < 2^62 in either direction (packedFits), cannot reach bit 63. A
-// step is then per slot two loads, two F2I, an IADD3, an IMAD.WIDE and a
-// 64-bit maximum (about 10 instructions), and per warp the block maximum
-// (duel.cuh's blockMax).
+// slot past K+B starts DEAD and reads whatever lies past the row: zeros
+// or integer dots (cudaduel zeroes sim when it allocates it, with a tail
+// of leanTail ints past its last row), so no slot needs a guard.
+//
+// Row J's dots of the thread's slots go through shared memory: C
+// cp.async, then one wait. With register loads ptxas schedules each
+// load's first use right after it, and the warp waits for DRAM once a
+// slot or two instead of once a step. The staging takes the keys' space
+// in shared memory, unused during the steps.
 //
 // At the end the keys go to shared memory (0 for the slots evicted) and
 // compactPacked (duel.cuh) writes the next layout: evicted, the slot
 // state and the scores are duel_select_shared's bit for bit (the CPU
 // emulator's tests compare them).
 //
-// NT (the block size) and S (slots a thread) are compile-time, so that a
-// slot's address is the thread's row pointer plus an immediate: one
-// kernel per block size, K+B at most S*NT (cudaduel's leanFits).
-//
-// Dynamic shared memory: duel_select_shared's, 8(K+B) + 4K bytes (the
-// keys at the end, the batch rows' Q before the steps, the slot of each
-// position).
+// Dynamic shared memory (cudaduel's leanShared): max(8(K+B), 4*C*NT)
+// bytes for the keys (the batch rows' Q before the steps, the staging
+// during them, the final keys after), then the slot of each position (4K
+// bytes).
 //
 // Build: go run ./kernels/cuda/gen (see docs/cuda.md). Compiled from sm_80
 // on (cp.async); older GPUs run duel.cu's one-block kernels.
@@ -75,12 +82,12 @@ __device__ __forceinline__ long long madWide(int a, int b, long long c) {
 
 // leanBatchQ writes Q_b = sum_{b' < b} d(b', b) (row K+b of sim) into
 // Q[b] for b < B: a warp a batch row.
-__device__ __forceinline__ void leanBatchQ(const float* sim, long long W, int K, int B, long long* Q) {
+__device__ __forceinline__ void leanBatchQ(const int* sim, long long W, int K, int B, long long* Q) {
     const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     for (int b = threadIdx.x >> 5; b < B; b += warps) {
-        const float* row = sim + (long long)(K + b) * W + K;
+        const int* row = sim + (long long)(K + b) * W + K;
         long long s = 0;
-        for (int l = lane; l < b; l += 32) s += (long long)row[l];
+        for (int l = lane; l < b; l += 32) s += row[l];
         for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
         if (lane == 0) Q[b] = s;
     }
@@ -106,7 +113,7 @@ __device__ __forceinline__ void leanSet(unsigned long long (&x)[S], int w, unsig
 // shared memory: U (K+B keys: the batch rows' Q before the steps, the
 // final keys after), slotTab (K ints: the slot of each position).
 struct LeanArgs {
-    const float* sim;
+    const int* sim;
     long long W;
     int K, B, flags;
     const double* scoreIn;
@@ -134,7 +141,7 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
     const int scale = 1 << geom.posBits;  // x += delta * scale is the packed selection's delta << P
     const int W4 = (int)(W * 4);           // a row's bytes (W <= 2^18: leanFits)
     const char* const base = (const char*)(a.sim + tid);
-    float* const LJ = (float*)a.U + tid;   // this thread's staging of row J: LJ[u*NT], over U during the steps
+    int* const LJ = (int*)a.U + tid;   // this thread's staging of row J: LJ[u*NT], over U during the steps
 
     long long* const Q = (long long*)(a.U + K);  // the batch rows' keys' slots, free until the end
     for (int p = tid; p < K; p += NT) a.slotTab[p] = a.kept[K + p];
@@ -153,8 +160,8 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
     // before the final keys' writes, and publishes slotTab).
     unsigned long long v = blockMax(best, parts[1]);
 
-    const float* rowI = a.sim + (long long)K * W + tid;  // d(i, .) of the incoming row, loaded a step ahead
-    float dI[C];
+    const int* rowI = a.sim + (long long)K * W + tid;  // d(i, .) of the incoming row, loaded a step ahead
+    int dI[C];
 #pragma unroll
     for (int u = 0; u < C; u++) dI[u] = rowI[u * NT];
 
@@ -168,16 +175,16 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
         // cp.async then one wait, so that all C are in flight at once
         // (ptxas schedules a register load's first use right after it,
         // paying DRAM's latency once per slot or two).
-        const float* rowJ = (const float*)(base + (long long)J * W4);
+        const int* rowJ = (const int*)(base + (long long)J * W4);
 #pragma unroll
         for (int u = 0; u < C; u++) cp_async4_if(LJ + u * NT, rowJ + u * NT, true);
         cp_async_commit();
         cp_async_wait<0>();
-        float dJ[C];
+        int dJ[C];
 #pragma unroll
         for (int u = 0; u < C; u++) dJ[u] = LJ[u * NT];
 #pragma unroll
-        for (int u = 0; u < C; u++) x[u] = (unsigned long long)madWide((int)dI[u] - (int)dJ[u], scale, (long long)x[u]);
+        for (int u = 0; u < C; u++) x[u] = (unsigned long long)madWide(dI[u] - dJ[u], scale, (long long)x[u]);
         // The victim leaves; the incoming row becomes a candidate.
         if ((J & (NT - 1)) == tid) leanSet<C>(x, J / NT, 0ull, LEAN_DEAD);
         if ((top & (NT - 1)) == tid) leanSet<C>(x, top / NT, ~0ull, KEY_VALID);
@@ -222,7 +229,7 @@ struct LeanDispatch<NT, 0> {
 // selectLean is duel_select_lean*: K+B at most NT*CMAX (cudaduel's
 // leanFits; 0 slots a thread, K+B = 0, runs nothing).
 template <int NT, int CMAX>
-__device__ __forceinline__ void selectLean(const float* sim, long long W, int K, int B, int flags, const double* scoreIn,
+__device__ __forceinline__ void selectLean(const int* sim, long long W, int K, int B, int flags, const double* scoreIn,
                                            const long long* P, unsigned long long* dyn, int* evicted, int* kept,
                                            double* scoreOut) {
     __shared__ unsigned long long parts[2][32];
@@ -240,7 +247,7 @@ __device__ __forceinline__ void selectLean(const float* sim, long long W, int K,
 
 // evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 128 threads, K+B <= 2048) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(128, 1) duel_select_lean128(
-    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     selectLean<128, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
@@ -248,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) duel_select_lean128(
 
 // evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 512 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(512, 1) duel_select_lean512(
-    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     selectLean<512, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
@@ -256,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) duel_select_lean512(
 
 // evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 1024 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_lean1024(
-    const float* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     selectLean<1024, 8>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);

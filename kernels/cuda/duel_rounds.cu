@@ -56,7 +56,7 @@
 #include "rounds.cuh"
 
 // selectRounds is duel_select_rounds (see the top of the file).
-__device__ __forceinline__ void selectRounds(const float* sim, long long W, int K, int B, int flags, int cap,
+__device__ __forceinline__ void selectRounds(const int* sim, long long W, int K, int B, int flags, int cap,
                                              const double* scoreIn, const long long* P, unsigned long long* U,
                                              int* slotTab, int* evicted, int* kept, double* scoreOut, long long* stats) {
     __shared__ unsigned long long parts[32];
@@ -134,13 +134,13 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
                     unsigned long long x = U[c];
                     for (int s = s1 - 1; s >= v; s--) {
                         const int top = top0 + s;
-                        const long long dj = (long long)(int)sim[(long long)r.vslot[s] * W + c];
+                        const long long dj = (long long)sim[(long long)r.vslot[s] * W + c];
                         if (c > top) {
                             x += (unsigned long long)dj << posBits;
                         } else if (c == r.vslot[s]) {
                             x = r.vkey[s];
                         } else if (x != 0) {
-                            const long long di = (long long)(int)sim[(long long)top * W + c];
+                            const long long di = (long long)sim[(long long)top * W + c];
                             x -= (unsigned long long)(di - dj) << posBits;
                         }
                     }
@@ -174,7 +174,7 @@ __device__ __forceinline__ void selectRounds(const float* sim, long long W, int 
 //
 // evicted, kept, scoreOut = the B DUEL steps in certified rounds of up to 64 (candidates: at most cap, flags: SELECT_PROTECT), duel_select_shared's results; stats[0..7] = the rounds taken, steps replayed, margin probes, cycles per phase (RSTAT_*); keys and round state in dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_rounds(
-    const float* sim, long long W, int K, int B, int flags, int cap, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, int cap, const double* scoreIn, const long long* P,
     int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     selectRounds(sim, W, K, B, flags, cap, scoreIn, P, dyn, (int*)(dyn + K + B), evicted, kept, scoreOut, stats);

@@ -79,7 +79,7 @@ __device__ __forceinline__ rounds8Scratch rounds8Layout(const roundsState& r) {
 
 // evicted, kept, scoreOut = the B DUEL steps in certified rounds on a cluster of 8 blocks (at most capq candidates a block, flags: SELECT_PROTECT), duel_select_shared's results; U (K+B) global scratch; stats as duel_select_rounds' (block 0's clock)
 extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 1, 1) duel_select_rounds8(
-    const float* sim, long long W, int K, int B, int flags, int capq, const double* scoreIn, const long long* P,
+    const int* sim, long long W, int K, int B, int flags, int capq, const double* scoreIn, const long long* P,
     unsigned long long* U, int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
     const int tid = threadIdx.x, nt = blockDim.x, N = K + B;
@@ -204,7 +204,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) __cluster_dims__(CLUSTER, 
         for (int c = lo + tid; c < hi; c += nt) {
             unsigned long long x = key[c - lo];
             for (int s0 = 0; s0 < done; s0 += ROUND_GROUP) {
-                float dJ[ROUND_GROUP], dI[ROUND_GROUP];
+                int dJ[ROUND_GROUP], dI[ROUND_GROUP];
                 roundsLoad(sim, W, r.vslot, top0, c, s0, done, dJ, dI);
 #pragma unroll
                 for (int u = 0; u < ROUND_GROUP && s0 + u < done; u++)

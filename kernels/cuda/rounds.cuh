@@ -116,25 +116,25 @@ __device__ __forceinline__ int roundsReplay(const roundsState& r, int cap, int m
 // ROUND_GATHER is the loads a thread of the gather has in flight at once.
 #define ROUND_GATHER 8
 
-// gatherDots stores (int)sim[at(e)] with put(e, v) for e < n, the
+// gatherDots stores sim[at(e)] with put(e, v) for e < n, the
 // block's threads taking e = tid, tid + nt, ...: ROUND_GATHER loads
 // issued before their stores, so that a thread waits for the memory once
 // a batch rather than once a dot (the dots are scattered over sim, most
 // from DRAM).
 template <class At, class Put>
-__device__ __forceinline__ void gatherDots(const float* sim, int n, At at, Put put) {
+__device__ __forceinline__ void gatherDots(const int* sim, int n, At at, Put put) {
     const int tid = threadIdx.x, nt = blockDim.x;
     for (int e0 = tid; e0 < n; e0 += ROUND_GATHER * nt) {
-        float v[ROUND_GATHER];
+        int v[ROUND_GATHER];
 #pragma unroll
         for (int u = 0; u < ROUND_GATHER; u++) {
             const int e = e0 + u * nt;
-            v[u] = e < n ? sim[at(e)] : 0.f;
+            v[u] = e < n ? sim[at(e)] : 0;
         }
 #pragma unroll
         for (int u = 0; u < ROUND_GATHER; u++) {
             const int e = e0 + u * nt;
-            if (e < n) put(e, (int)v[u]);
+            if (e < n) put(e, v[u]);
         }
     }
 }
@@ -143,7 +143,7 @@ __device__ __forceinline__ void gatherDots(const float* sim, int n, At at, Put p
 // a barrier after it publishes them): among the mc candidates (dcc), of
 // the steps incoming rows (slots top0 ..) with them (dic) and, in Compete
 // mode, among the incoming rows (dii).
-__device__ __forceinline__ void roundsGather(const roundsState& r, const float* sim, long long W, int cap, int mc, int steps, int top0,
+__device__ __forceinline__ void roundsGather(const roundsState& r, const int* sim, long long W, int cap, int mc, int steps, int top0,
                                              bool compete) {
     gatherDots(
         sim, mc * mc, [&](int e) { return (long long)r.cslot[e / mc] * W + r.cslot[e % mc]; },
@@ -185,13 +185,13 @@ __device__ __forceinline__ int roundsRun(const roundsState& r, int cap, int mc, 
 // used: dJ[u] = d(victim of step s0 + u, c) and dI[u] = d(its incoming
 // row top0 + s0 + u, c) where c is present then (c <= that row), 0 where
 // not needed.
-__device__ __forceinline__ void roundsLoad(const float* sim, long long W, const int* vslot, int top0, int c, int s0, int s1,
-                                           float (&dJ)[ROUND_GROUP], float (&dI)[ROUND_GROUP]) {
+__device__ __forceinline__ void roundsLoad(const int* sim, long long W, const int* vslot, int top0, int c, int s0, int s1,
+                                           int (&dJ)[ROUND_GROUP], int (&dI)[ROUND_GROUP]) {
 #pragma unroll
     for (int u = 0; u < ROUND_GROUP; u++) {
         const int s = s0 + u;
-        dJ[u] = s < s1 ? sim[(long long)vslot[s] * W + c] : 0.f;
-        dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0.f;
+        dJ[u] = s < s1 ? sim[(long long)vslot[s] * W + c] : 0;
+        dI[u] = s < s1 && c <= top0 + s ? sim[(long long)(top0 + s) * W + c] : 0;
     }
 }
 
@@ -200,10 +200,10 @@ __device__ __forceinline__ void roundsLoad(const float* sim, long long W, const 
 // the dots dJ = d(vs, c) and dI = d(top, c): a row still to enter (c >
 // top) loses dJ; the victim's key becomes 0 (evicted, as an evicted
 // slot's stays); a present slot's gains dI - dJ.
-__device__ __forceinline__ unsigned long long roundsStep(unsigned long long x, int c, int top, int vs, float dJ, float dI, int posBits) {
-    if (c > top) return x - ((unsigned long long)(long long)(int)dJ << posBits);
+__device__ __forceinline__ unsigned long long roundsStep(unsigned long long x, int c, int top, int vs, int dJ, int dI, int posBits) {
+    if (c > top) return x - ((unsigned long long)(long long)dJ << posBits);
     if (x == 0 || c == vs) return 0;
-    return x + ((unsigned long long)(long long)((int)dI - (int)dJ) << posBits);
+    return x + ((unsigned long long)(long long)(dI - dJ) << posBits);
 }
 
 // roundsCheck applies steps s0 .. s1 - 1 (at most ROUND_GROUP) of the
@@ -211,9 +211,9 @@ __device__ __forceinline__ unsigned long long roundsStep(unsigned long long x, i
 // and returns it, lowering first to s + 1 where step s + 1 (of rep)
 // fails at c: c, present, other than the step's replayed victim, holds a
 // larger key than that victim's.
-__device__ __forceinline__ unsigned long long roundsCheck(const roundsState& r, const float* sim, long long W, int top0, int c, int s0,
+__device__ __forceinline__ unsigned long long roundsCheck(const roundsState& r, const int* sim, long long W, int top0, int c, int s0,
                                                           int s1, int rep, int posBits, unsigned long long x, int& first) {
-    float dJ[ROUND_GROUP], dI[ROUND_GROUP];
+    int dJ[ROUND_GROUP], dI[ROUND_GROUP];
     roundsLoad(sim, W, r.vslot, top0, c, s0, s1, dJ, dI);
 #pragma unroll
     for (int u = 0; u < ROUND_GROUP; u++) {

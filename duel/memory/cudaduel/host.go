@@ -24,7 +24,7 @@ func duelGridHost(g, x []float32) {
 
 // duelScoresHost is duel_scores: score[j] = K/2 + 2^-23 * sum_{c<K}
 // sim[j*w + c].
-func duelScoresHost(score []float64, sim []float32, w, k int) {
+func duelScoresHost(score []float64, sim []int32, w, k int) {
 	for j := range k {
 		var s int64
 		for _, d := range sim[j*w : j*w+k] {
@@ -36,18 +36,28 @@ func duelScoresHost(score []float64, sim []float32, w, k int) {
 
 // gridDot is the dot of two grid rows, exact: every partial sum is an
 // integer below 2^24.
-func gridDot(x, y []float32) float32 {
+func gridDot(x, y []float32) int32 {
 	var d int32
 	for i := range x {
 		d += int32(x[i]) * int32(y[i])
 	}
-	return float32(d)
+	return d
+}
+
+// duelIntBlockHost is duel_int_block: the rows x cols block at p (w
+// apart) of float32 bits (sgemm_f32's dots) made int32 in place.
+func duelIntBlockHost(p []int32, w, rows, cols int) {
+	for r := range rows {
+		for c := range cols {
+			p[r*w+c] = int32(math.Float32frombits(uint32(p[r*w+c])))
+		}
+	}
 }
 
 // duelDotsHost is duel_dots: sim[(k+i)*w + c] = sim[c*w + k+i] (c < k) =
 // grid(k+i).grid(c) for i < b, c < k+b, and p[i] += the sum of the row's
 // dots with the slots before it (c < k+i).
-func duelDotsHost(grid []float32, z, k, b int, sim []float32, w int, p []int64) {
+func duelDotsHost(grid []float32, z, k, b int, sim []int32, w int, p []int64) {
 	for i := range b {
 		x := grid[(k+i)*z : (k+i+1)*z]
 		for c := range k + b {
@@ -93,7 +103,7 @@ func packKey(u uint64, pos, bits int, free bool) uint64 {
 // kernel's threads split the slots and reduce their maxima; here one loop
 // visits them in order and keeps the maximum (a maximum does not depend
 // on the order), and the compactions run in order.
-func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64, p []int64, evicted, kept []int32, scoreOut []float64) {
+func duelSelectHost(sim []int32, w, k, b int, protect bool, scoreIn []float64, p []int64, evicted, kept []int32, scoreOut []float64) {
 	rank, slot, src, moves := kept[:k], kept[k:2*k], kept[2*k:3*k], kept[3*k:3*k+b]
 	n := k + b
 	bits := posBits(k, b)
@@ -129,7 +139,7 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 		best = 0
 		for c := range n {
 			x := u[c]
-			dj := int32(del[c])
+			dj := del[c]
 			if c > top {
 				u[c] = x - uint64(int64(dj))<<bits
 				continue
@@ -141,7 +151,7 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 				u[c] = 0
 				continue
 			}
-			x += uint64(int64(int32(ins[c])-dj)) << bits
+			x += uint64(int64(ins[c]-dj)) << bits
 			u[c] = x
 			best = max(best, x)
 		}
@@ -188,7 +198,7 @@ func duelSelectHost(sim []float32, w, k, b int, protect bool, scoreIn []float64,
 
 // duelMoveHost is duel_move: the slots moves[j] >= 0 (kept's moves) take
 // the sim rows, sim columns and grid rows of their batch slots src[slot].
-func duelMoveHost(sim []float32, w int, grid []float32, z, k, b int, kept []int32) {
+func duelMoveHost(sim []int32, w int, grid []float32, z, k, b int, kept []int32) {
 	src, moves := kept[2*k:3*k], kept[3*k:3*k+b]
 	for _, s := range moves {
 		if s < 0 {
@@ -221,7 +231,7 @@ func duelHost(mem, batch []float32, z int, opt Options) Result {
 	grid := make([]float32, w*z)
 	duelGridHost(grid[:k*z], mem)
 	duelGridHost(grid[k*z:], batch)
-	sim := make([]float32, w*w)
+	sim := make([]int32, w*w)
 	for r := range k { // the K x K block, as Load's product; the batch's rows and columns below
 		for c := range k {
 			sim[r*w+c] = gridDot(grid[r*z:(r+1)*z], grid[c*z:(c+1)*z])

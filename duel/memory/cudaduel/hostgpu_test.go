@@ -46,12 +46,16 @@ var hostKernels = map[string]cudatest.Kernel{
 		return nil
 	},
 	"duel_scores": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
-		duelScoresHost(h.F64(a.Ptr(3)), h.F32(a.Ptr(0)), int(a.Int64(1)), int(a.Int32(2)))
+		duelScoresHost(h.F64(a.Ptr(3)), h.I32(a.Ptr(0)), int(a.Int64(1)), int(a.Int32(2)))
+		return nil
+	},
+	"duel_int_block": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		duelIntBlockHost(h.I32(a.Ptr(0)), int(a.Int64(1)), int(a.Int32(2)), int(a.Int32(3)))
 		return nil
 	},
 	"duel_move": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		k, b := int(a.Int32(4)), int(a.Int32(5))
-		duelMoveHost(h.F32(a.Ptr(0)), int(a.Int64(1)), h.F32(a.Ptr(2)), int(a.Int32(3)), k, b, h.I32(a.Ptr(6))[:3*k+b])
+		duelMoveHost(h.I32(a.Ptr(0)), int(a.Int64(1)), h.F32(a.Ptr(2)), int(a.Int32(3)), k, b, h.I32(a.Ptr(6))[:3*k+b])
 		return nil
 	},
 	"duel_dots": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
@@ -59,7 +63,7 @@ var hostKernels = map[string]cudatest.Kernel{
 		if cfg.Grid.X*64 < k+b || cfg.Grid.Y*64 < b || cfg.Block.X != 256 {
 			return fmt.Errorf("duel_dots launched with grid %v, block %v: expected 64 x 64 tiles over %d slots and %d batch rows, 256 threads", cfg.Grid, cfg.Block, k+b, b)
 		}
-		duelDotsHost(h.F32(a.Ptr(0)), z, k, b, h.F32(a.Ptr(4)), int(a.Int64(5)), i64(h, a.Ptr(6))[:b])
+		duelDotsHost(h.F32(a.Ptr(0)), z, k, b, h.I32(a.Ptr(4)), int(a.Int64(5)), i64(h, a.Ptr(6))[:b])
 		return nil
 	},
 	"duel_select_shared": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
@@ -110,7 +114,7 @@ var hostKernels = map[string]cudatest.Kernel{
 		if !packedFits(k, b) {
 			return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 		}
-		duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
+		duelSelectHost(h.I32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
 			h.I32(a.Ptr(8))[:b], h.I32(a.Ptr(9))[:3*k+b], h.F64(a.Ptr(10))[:k])
 		i64(h, a.Ptr(11))[0] = int64(b) // the transcription takes a step a round
 		return nil
@@ -133,7 +137,7 @@ var hostKernels = map[string]cudatest.Kernel{
 		case !packedFits(k, b):
 			return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 		}
-		duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
+		duelSelectHost(h.I32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4)&selectProtect != 0, h.F64(a.Ptr(6))[:k], i64(h, a.Ptr(7))[:b],
 			h.I32(a.Ptr(9))[:b], h.I32(a.Ptr(10))[:3*k+b], h.F64(a.Ptr(11))[:k])
 		i64(h, a.Ptr(12))[0] = int64(b) // the transcription takes a step a round
 		return nil
@@ -160,7 +164,7 @@ func selectOnHost(h *cudatest.Host, a cudatest.Args, skip, out int) error {
 	if !packedFits(k, b) {
 		return fmt.Errorf("selection launched for K %d, B %d: the keys do not fit", k, b)
 	}
-	duelSelectHost(h.F32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4+skip)&selectProtect != 0, h.F64(a.Ptr(5 + skip))[:k], i64(h, a.Ptr(6+skip))[:b],
+	duelSelectHost(h.I32(a.Ptr(0)), int(a.Int64(1)), k, b, a.Int32(4+skip)&selectProtect != 0, h.F64(a.Ptr(5 + skip))[:k], i64(h, a.Ptr(6+skip))[:b],
 		h.I32(a.Ptr(out))[:b], h.I32(a.Ptr(out + 1))[:3*k+b], h.F64(a.Ptr(out + 2))[:k])
 	return nil
 }

@@ -26,10 +26,10 @@ var leanKernels = []leanKernel{
 // 1024's for the same reduction (not yet timed on a GPU).
 const leanAutoBlock = 512
 
-// leanTail is the floats allocated past sim's last row: a thread of
+// leanTail is the ints allocated past sim's last row: a thread of
 // duel_lean.cu reads its C = ceil((K+B)/NT) slots of a row, up to NT-1
 // columns past K+B, which past the last row's W columns lie in the tail
-// (zeroed with sim: the kernels read only finite integer dots there).
+// (zeroed with sim: the kernels read only integer dots there).
 const leanTail = 1024
 
 // leanFor returns the lean kernel for k+b slots with blocks of block

@@ -24,8 +24,8 @@ func init() {
 				return fmt.Errorf("%s launched for K %d + B %d, more than its %d threads' %d slots", l.name, k, b, l.nt, l.slots)
 			case cfg.Shared < leanShared(k, b, l.nt):
 				return fmt.Errorf("%s launched with %d bytes of shared memory, needs %d", l.name, cfg.Shared, leanShared(k, b, l.nt))
-			case len(h.F32(a.Ptr(0))) < (k+b-1)*int(a.Int64(1))+k+b+l.nt:
-				return fmt.Errorf("%s's sim holds %d values: its threads read up to a block past K+B in the last row", l.name, len(h.F32(a.Ptr(0))))
+			case len(h.I32(a.Ptr(0))) < (k+b-1)*int(a.Int64(1))+k+b+l.nt:
+				return fmt.Errorf("%s's sim holds %d values: its threads read up to a block past K+B in the last row", l.name, len(h.I32(a.Ptr(0))))
 			}
 			return selectOnHost(h, a, 0, 7)
 		}

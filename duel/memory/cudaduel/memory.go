@@ -403,7 +403,7 @@ type Memory struct {
 	cur    int // which of the score buffers holds the memory's scores
 
 	grid  driver.DevicePtr    // (k+bcap) x z floats: grid rows by slot, memory then batch
-	sim   driver.DevicePtr    // (k+bcap) x w floats: grid dots by slot
+	sim   driver.DevicePtr    // (k+bcap) x w int32 (and leanTail more): grid dots by slot
 	score [2]driver.DevicePtr // k doubles: the memory's scores by slot
 	slots driver.DevicePtr    // 3k+bcap ints: duel.cu's kept (rank, slot, src, moves)
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
@@ -664,7 +664,8 @@ func (m *Memory) toGrid(p driver.DevicePtr, n int) error {
 }
 
 // dots writes sim[r*w + c] = grid(r).grid(c) for rows r0..r0+nr-1 and
-// columns c0..c0+nc-1 (sgemm_f32, exact).
+// columns c0..c0+nc-1: sgemm_f32's exact float dots, made int32 in place
+// (duel_int_block: sim holds the dots as integers).
 func (m *Memory) dots(r0, nr, c0, nc int) error {
 	if nr == 0 || nc == 0 {
 		return nil
@@ -674,9 +675,13 @@ func (m *Memory) dots(r0, nr, c0, nc int) error {
 	}
 	cfg := kc.Config{Grid: driver.Dim3{X: (nc + 63) / 64, Y: (nr + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	g, z := m.grid, int64(m.z)
-	return kc.SgemmF32(m.g, cfg, 0, 1, int32(nr), int32(nc), int32(m.z), 1,
+	block := m.sim + driver.DevicePtr(4*(int64(r0)*int64(m.w)+int64(c0)))
+	if err := kc.SgemmF32(m.g, cfg, 0, 1, int32(nr), int32(nc), int32(m.z), 1,
 		g+driver.DevicePtr(4*int64(r0)*z), z, 0, g+driver.DevicePtr(4*int64(c0)*z), z, 0,
-		0, m.sim+driver.DevicePtr(4*(int64(r0)*int64(m.w)+int64(c0))), int64(m.w), 0, 1)
+		0, block, int64(m.w), 0, 1); err != nil {
+		return err
+	}
+	return kc.DuelIntBlock(m.g, elementwise(int64(nr)*int64(nc)), block, int64(m.w), int32(nr), int32(nc))
 }
 
 // Load replaces the rows held by rows (K x Z, L2-normalised, oldest

@@ -203,6 +203,12 @@ inline double __longlong_as_double(long long v) {
     return d;
 }
 
+inline float __int_as_float(int v) {
+    float f;
+    std::memcpy(&f, &v, 4);
+    return f;
+}
+
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __ffs(int v) { return __builtin_ffs(v); }
 inline void __threadfence() {}

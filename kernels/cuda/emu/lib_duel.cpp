@@ -12,6 +12,7 @@
 
 EMU_EXPORT(duel_grid)
 EMU_EXPORT(duel_scores)
+EMU_EXPORT(duel_int_block)
 EMU_EXPORT(duel_move)
 EMU_EXPORT(duel_dots)
 EMU_EXPORT(duel_select_shared)
