@@ -34,8 +34,9 @@ func benchDuelCommand() *cli.Command {
 			"checks that its evictions equal the fast path's; without a usable GPU it refuses. The GPU's\n" +
 			"sequential steps run in one block (cuda_kernel names the kernel); DUEL_CUDADUEL_SELECT=cluster\n" +
 			"runs them on a thread-block cluster instead (compute capability 9.0: slower on an H100),\n" +
-			"DUEL_CUDADUEL_SELECT=rounds in certified rounds (compute capability 8.0: not yet timed on a GPU),\n" +
-			"DUEL_CUDADUEL_SELECT=rounds8 in certified rounds on a cluster of 8 blocks (9.0: not yet timed).",
+			"DUEL_CUDADUEL_SELECT=rounds in certified rounds (compute capability 8.0: 7-19x slower on an H200),\n" +
+			"DUEL_CUDADUEL_SELECT=rounds8 in certified rounds on a cluster of 8 blocks (9.0: as slow),\n" +
+			"DUEL_CUDADUEL_SELECT=lean in one block with every thread's keys in registers (8.0: not yet timed).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},

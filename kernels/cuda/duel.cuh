@@ -61,6 +61,45 @@ __device__ __forceinline__ unsigned long long blockMax(unsigned long long k, uns
     return warpMax(lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull);
 }
 
+// prefetchL2 asks for the 128-byte line at global p in L2
+// (prefetch.global.L2): a hint, no result; the emulator ignores it.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ void prefetchL2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+#else
+inline void prefetchL2(const void*) {}
+#endif
+
+// PREFETCH_ROWS is how many runners-up's rows of sim a step's end asks L2
+// for (SELECT_PREFETCH): on clustered streams the next step's victim is
+// among the top 4 in 97-99.6% of the steps (Protected; in Compete ~87%,
+// the rest being the row just inserted, loaded a step ahead anyway:
+// duel/memory's BenchmarkVictimRank).
+#define PREFETCH_ROWS 3
+
+// prefetchRunnersUp asks L2 for the rows of sim (n ints each, slots by
+// slotTab below K) of the PREFETCH_ROWS largest of the warp maxima part
+// below v (the victim just chosen from them): the likely victims of the
+// step after next, whose rows would otherwise come from DRAM when sim
+// exceeds L2. Every thread takes part: the same reductions over the
+// partials in every warp (their reads covered by blockMax's alternation),
+// then thread t prefetches line t of each row. The runner-up sharing its
+// warp with a larger key is missed (about 1 in 32).
+__device__ __forceinline__ void prefetchRunnersUp(unsigned long long v, const unsigned long long* part, const int* sim, long long W,
+                                                  int n, int K, unsigned long long posMask, const int* slotTab) {
+    const int lane = threadIdx.x & 31;
+    const unsigned long long p = lane < (int)(blockDim.x >> 5) ? part[lane] : 0ull;
+    unsigned long long cut = v;
+#pragma unroll 1
+    for (int r = 0; r < PREFETCH_ROWS; r++) {
+        const unsigned long long q = warpMax(p < cut ? p : 0ull);
+        if (q == 0) return;  // fewer candidates
+        cut = q;
+        const int pos = (int)(posMask - (q & posMask));
+        const char* row = reinterpret_cast<const char*>(sim + (long long)(pos < K ? slotTab[pos] : pos) * W);
+        for (int l = threadIdx.x; l * 32 < n; l += blockDim.x) prefetchL2(row + 128LL * l);
+    }
+}
+
 // PackedGeom is what every packed selection derives from K and B:
 // posBits, the bits of the largest position K+B-1 (the keys' position
 // field), its mask, and OFF = (K+2B)*2^24, the bias of the integer

@@ -179,6 +179,9 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
 #pragma unroll
         for (int u = 0; u < C; u++) cp_async4_if(LJ + u * NT, rowJ + u * NT, true);
         cp_async_commit();
+        // With SELECT_PREFETCH, the runners-up's rows (the likely victims
+        // of the next step) asked of L2 while row J's are on their way.
+        if (a.flags & SELECT_PREFETCH) prefetchRunnersUp(v, parts[(i + 1) & 1], a.sim, W, N, K, posMask, a.slotTab);
         cp_async_wait<0>();
         int dJ[C];
 #pragma unroll

@@ -75,6 +75,6 @@ func (m *Memory) runLean(k, b int, flags int32, c, n int) bool {
 		return false
 	}
 	cfg := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: l.nt, Y: 1, Z: 1}, Shared: sh}
-	err := l.launch(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags&selectProtect, m.score[c], m.psum, m.ev, m.slots, m.score[n])
+	err := l.launch(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags, m.score[c], m.psum, m.ev, m.slots, m.score[n])
 	return m.optional(l.name, &m.lshared, &m.leanErr, err)
 }

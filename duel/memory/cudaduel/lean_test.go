@@ -68,17 +68,18 @@ func TestLeanFor(t *testing.T) {
 // through Memory against memory.DUEL and, bit for bit (evicted, the slot
 // state, the scores), against duel_select_shared: single updates,
 // resident streams (batches of varying size, the capacity growing) and
-// twin streams, with 1 to 16 slots a thread (K+B from 2 to 2000 at 128
+// twin streams, with 1 to 9 slots a thread (K+B from 2 to 1140 at 128
 // threads; 512 and 1024 threads), K < B, B = 1 and ties.
 func TestDUELLeanEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	small := []duelCase{{1, 1, 1}, {1, 3, 2}, {2, 0, 3}, {3, 5, 4}, {5, 2, 7}, {7, 7, 1}, {16, 4, 8}, {33, 9, 5}, {40, 64, 3}}
 	stream(t, "lean128", small, updateSelect(e, 128, SelectLean, "duel_select_lean128"))
-	stream(t, "lean128-slots", []duelCase{{100, 37, 12}, {300, 150, 9}, {1900, 100, 4}}, updateSelect(e, 128, SelectLean, "duel_select_lean128"))
+	stream(t, "lean128-slots", []duelCase{{100, 37, 12}, {300, 150, 9}, {1100, 40, 2}}, updateSelect(e, 128, SelectLean, "duel_select_lean128"))
 	stream(t, "lean512", []duelCase{{129, 31, 33}, {600, 100, 7}}, updateSelect(e, 512, SelectLean, "duel_select_lean512"))
-	stream(t, "lean1024", []duelCase{{1500, 200, 3}}, updateSelect(e, 1024, SelectLean, "duel_select_lean1024"))
+	stream(t, "lean1024", []duelCase{{1100, 40, 3}}, updateSelect(e, 1024, SelectLean, "duel_select_lean1024"))
 	residentStream(t, "resident-lean128", residentCases, openSelect(e, 128, SelectLean, nil, "duel_select_lean128"))
 	residentStream(t, "resident-lean128-slots", []duelCase{{300, 150, 9}, {60, 130, 4}}, openSelect(e, 128, SelectLean, nil, "duel_select_lean128"))
+	residentStream(t, "resident-lean128-prefetch", []duelCase{{33, 9, 5}, {300, 150, 9}}, openPrefetch(openSelect(e, 128, SelectLean, nil, "duel_select_lean128")))
 	twinSelect(t, "twin-lean128", e, append(small, roundsCases...), 128, SelectLean, "duel_select_lean128", 0)
 	twinSelect(t, "twin-lean512", e, []duelCase{{600, 100, 7}}, 512, SelectLean, "duel_select_lean512", 0)
 	roundsTies(t, "ties-lean", e, SelectLean, "duel_select_lean128", 128, 11, []tieCase{{5, 3, 4, 1, 0}, {70, 30, 5, 1, 0}, {70, 30, 5, 3, 0}, {233, 90, 2, 2, 0}})
@@ -118,7 +119,7 @@ func TestDUELLeanFakeDevice(t *testing.T) {
 	if err := m.Load(unitRows(r, k, 128, nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Update(unitRows(r, 256, 128, nil)); err != nil {
+	if _, err := m.Update(unitRows(r, 4, 128, nil)); err != nil {
 		t.Fatal(err)
 	}
 	want = "duel_select_lean512"

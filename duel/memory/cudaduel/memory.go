@@ -228,11 +228,15 @@ type MemoryOptions struct {
 	// benchmarks).
 	Selection Selection
 	// Prefetch makes the one-block kernels end each step by asking L2 for
-	// the rows of sim of the next candidates after the victim (duel.cu's
+	// the rows of sim of the next candidates after the victim (duel.cuh's
 	// prefetchRunnersUp: the likely victims of the step after next, read
-	// from DRAM otherwise when sim exceeds L2). The decisions are the same
-	// either way; not yet timed on a GPU, so off unless set here or by
-	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch).
+	// from DRAM otherwise when sim exceeds L2), and the lean kernels
+	// (SelectLean) ask for them while each step's row J is on its way.
+	// The decisions are the same either way. On an H200 it slowed
+	// duel_select_shared (0.628 against 0.515 ms of selection); the lean
+	// kernels' is not yet timed, so off unless set here or by
+	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch,
+	// lean512prefetch).
 	Prefetch bool
 }
 
@@ -681,7 +685,11 @@ func (m *Memory) dots(r0, nr, c0, nc int) error {
 		0, block, int64(m.w), 0, 1); err != nil {
 		return err
 	}
-	return kc.DuelIntBlock(m.g, elementwise(int64(nr)*int64(nc)), block, int64(m.w), int32(nr), int32(nc))
+	// At most 1024 blocks, grid-stride (the CPU emulator pays for blocks,
+	// a GPU's threads take 64 dots each at K 4096).
+	cv := elementwise(int64(nr) * int64(nc))
+	cv.Grid.X = min(cv.Grid.X, 1024)
+	return kc.DuelIntBlock(m.g, cv, block, int64(m.w), int32(nr), int32(nc))
 }
 
 // Load replaces the rows held by rows (K x Z, L2-normalised, oldest

@@ -476,6 +476,7 @@ func TestDUELKernel(t *testing.T) {
 				cases = append(cases, big[len(big)/2])
 			}
 			residentStream(t, "resident-"+l.name, cases, openSelect(d, l.nt, SelectLean, nil, l.name))
+			residentStream(t, "resident-"+l.name+"-prefetch", cases, openPrefetch(openSelect(d, l.nt, SelectLean, nil, l.name)))
 			twinSelect(t, "twin-"+l.name, d, twin, l.nt, SelectLean, l.name, 0)
 		}
 	}
@@ -601,7 +602,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"rounds1024", 1024, SelectRounds, false, false}, {"rounds512", 512, SelectRounds, false, false},
 			{"rounds8", 1024, SelectRounds8, false, false},
 			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
-			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false},
+			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false}, {"lean512prefetch", 512, SelectLean, true, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
