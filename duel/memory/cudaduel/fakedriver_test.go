@@ -1,6 +1,7 @@
 package cudaduel
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
@@ -55,26 +57,25 @@ func TestFakeDriver(t *testing.T) {
 		}
 	}
 	// The lean kernels asked for, at compute capability 8.0 (they run)
-	// and 7.0 (their sm_80 module does not load: the one-block kernels).
-	for _, cc := range []string{"80", "70"} {
-		run = "^TestDUELLeanFakeDevice$"
-		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=lean")
+	// and 7.0 (their sm_80 module does not load: the one-block kernels);
+	// duel_select_rounds8 at 9.0 (it runs) and 8.0 (its sm_90 module does
+	// not load).
+	fakeChildren(t, "TestDUELLeanFakeDevice", "lean", "80", "70")
+	fakeChildren(t, "TestDUELRounds8FakeDevice", "rounds8", "90", "80")
+}
+
+// fakeChildren runs test alone in a child process on the fake driver for
+// each compute capability ccs, with DUEL_CUDADUEL_SELECT=sel, and wants
+// it to pass there.
+func fakeChildren(t *testing.T, test, sel string, ccs ...string) {
+	t.Helper()
+	for _, cc := range ccs {
+		run := "^" + test + "$"
+		out, err := cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"="+sel)
 		if err != nil {
 			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
 		}
-		if w := "--- PASS: TestDUELLeanFakeDevice"; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-			t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
-		}
-	}
-	// duel_select_rounds8 asked for, at compute capability 9.0 (it runs)
-	// and 8.0 (its sm_90 module does not load: the one-block kernels).
-	for _, cc := range []string{"90", "80"} {
-		run = "^TestDUELRounds8FakeDevice$"
-		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=rounds8")
-		if err != nil {
-			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
-		}
-		if w := "--- PASS: TestDUELRounds8FakeDevice"; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+		if w := "--- PASS: " + test; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
 			t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
 		}
 	}
@@ -127,38 +128,65 @@ func TestDUELRounds8FakeDevice(t *testing.T) {
 // KiB), below it the driver refuses the module and every update runs
 // duel_select_shared, the reason kept.
 func TestDUELRoundsFakeDevice(t *testing.T) {
-	if !cudatest.InFakeChild() || os.Getenv(EnvSelect) != "rounds" {
-		t.Skip("runs in TestFakeDriver's child processes, with the fake driver and " + EnvSelect + "=rounds")
+	d, want := fakeSelectStreams(t, "rounds", "duel_select_rounds", 64, 96)
+	fakeBigUpdate(t, d, 3, want, func(m *Memory) error {
+		if got := roundsCap(4096, 256, m.rshared); got != 64 {
+			return fmt.Errorf("duel_select_rounds may use %d bytes of dynamic shared memory: %d candidates at K 4096, B 256, want 64 (the opt-in failed?)", m.rshared, got)
+		}
+		return nil
+	}, func(m *Memory) error { return m.roundsErr })
+}
+
+// fakeSelectStreams skips unless in TestFakeDriver's child processes with
+// DUEL_CUDADUEL_SELECT=sel; there it runs Update (blocks of block
+// threads) and resident streams (residentBlock) against memory.DUEL with
+// SelectAuto, whose updates must run kernel from compute capability 8.0
+// and duel_select_shared below, and returns the device and that kernel.
+func fakeSelectStreams(t *testing.T, sel, kernel string, block, residentBlock int) (*cuda.Device, string) {
+	t.Helper()
+	if !cudatest.InFakeChild() || os.Getenv(EnvSelect) != sel {
+		t.Skip("runs in TestFakeDriver's child processes, with the fake driver and " + EnvSelect + "=" + sel)
 	}
 	d := needGPU(t)
-	want := "duel_select_rounds"
 	if d.Capability() < 80 {
-		want = "duel_select_shared"
+		kernel = "duel_select_shared"
 	}
 	cases := []duelCase{{3, 5, 4}, {16, 4, 8}, {150, 70, 6}}
-	stream(t, "fake-rounds", cases, updateSelect(d, 64, SelectAuto, want))
-	residentStream(t, "fake-resident-rounds", cases, openSelect(d, 96, SelectAuto, nil, want))
+	stream(t, "fake-"+sel, cases, updateSelect(d, block, SelectAuto, kernel))
+	residentStream(t, "fake-resident-"+sel, cases, openSelect(d, residentBlock, SelectAuto, nil, kernel))
+	return d, kernel
+}
+
+// fakeBigUpdate checks, on the fake device d, a memory of K 4096 rows of
+// 128 (16 below compute capability 8.0: within the default 48 KiB, the
+// launch is tried and refused): from 8.0 that optIn finds its selection's
+// shared memory opted in, and that an update of rows batch rows runs
+// want, with no reason(m) kept when want is not duel_select_shared.
+func fakeBigUpdate(t *testing.T, d *cuda.Device, rows int, want string, optIn func(m *Memory) error, reason func(m *Memory) error) {
+	t.Helper()
 	k := 4096
 	if d.Capability() < 80 {
-		k = 16 // within the default 48 KiB: the launch is tried, and refused
+		k = 16
 	}
 	m, err := NewMemory(d, k, 128, MemoryOptions{Batch: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if got := roundsCap(4096, 256, m.rshared); d.Capability() >= 80 && got != 64 {
-		t.Errorf("duel_select_rounds may use %d bytes of dynamic shared memory: %d candidates at K 4096, B 256, want 64 (the opt-in failed?)", m.rshared, got)
+	if d.Capability() >= 80 {
+		if err := optIn(m); err != nil {
+			t.Error(err)
+		}
 	}
-	r := rand.New(rand.NewPCG(5, 5))
+	r := rand.New(rand.NewPCG(5, uint64(rows)))
 	if err := m.Load(unitRows(r, k, 128, nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Update(unitRows(r, 3, 128, nil)); err != nil {
+	if _, err := m.Update(unitRows(r, rows, 128, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if m.ran != want || (want == "duel_select_shared") != (m.roundsErr != nil) {
-		t.Errorf("compute capability %d: ran %s (rounds error %v), want %s", d.Capability(), m.ran, m.roundsErr, want)
+	if m.ran != want || (want == "duel_select_shared") != (reason(m) != nil) {
+		t.Errorf("compute capability %d: ran %s (refusal %v), want %s", d.Capability(), m.ran, reason(m), want)
 	}
 }
 

@@ -2,8 +2,6 @@ package cudaduel
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -92,41 +90,14 @@ func TestDUELLeanEmulated(t *testing.T) {
 // memory opts in), at 7.0 the driver refuses the module and every update
 // runs duel_select_shared, the reason kept.
 func TestDUELLeanFakeDevice(t *testing.T) {
-	if !cudatest.InFakeChild() || os.Getenv(EnvSelect) != "lean" {
-		t.Skip("runs in TestFakeDriver's child processes, with the fake driver and " + EnvSelect + "=lean")
+	d, want := fakeSelectStreams(t, "lean", "duel_select_lean128", 128, 128)
+	if d.Capability() >= 80 {
+		want = "duel_select_lean512"
 	}
-	d := needGPU(t)
-	want := "duel_select_lean128"
-	if d.Capability() < 80 {
-		want = "duel_select_shared"
-	}
-	cases := []duelCase{{3, 5, 4}, {16, 4, 8}, {150, 70, 6}}
-	stream(t, "fake-lean", cases, updateSelect(d, 128, SelectAuto, want))
-	residentStream(t, "fake-resident-lean", cases, openSelect(d, 128, SelectAuto, nil, want))
-	k := 4096
-	if d.Capability() < 80 {
-		k = 16 // within the default 48 KiB: the launch is tried, and refused
-	}
-	m, err := NewMemory(d, k, 128, MemoryOptions{Batch: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if need := leanShared(4096, 256, leanAutoBlock); d.Capability() >= 80 && m.lshared < need {
-		t.Errorf("the lean kernels may use %d bytes of dynamic shared memory, need %d at K 4096, B 256 (the opt-in failed?)", m.lshared, need)
-	}
-	r := rand.New(rand.NewPCG(5, 6))
-	if err := m.Load(unitRows(r, k, 128, nil), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Update(unitRows(r, 4, 128, nil)); err != nil {
-		t.Fatal(err)
-	}
-	want = "duel_select_lean512"
-	if d.Capability() < 80 {
-		want = "duel_select_shared"
-	}
-	if m.ran != want || (want == "duel_select_shared") != (m.leanErr != nil) {
-		t.Errorf("compute capability %d: ran %s (lean error %v), want %s", d.Capability(), m.ran, m.leanErr, want)
-	}
+	fakeBigUpdate(t, d, 4, want, func(m *Memory) error {
+		if need := leanShared(4096, 256, leanAutoBlock); m.lshared < need {
+			return fmt.Errorf("the lean kernels may use %d bytes of dynamic shared memory, need %d at K 4096, B 256 (the opt-in failed?)", m.lshared, need)
+		}
+		return nil
+	}, func(m *Memory) error { return m.leanErr })
 }
