@@ -420,13 +420,15 @@ type Memory struct {
 }
 
 // duelTiming accumulates the time of Update's phases (benchmarks; permute
-// is duel_move, which replaced the compaction of the K x K block). On a
+// is duel_move, which replaced the compaction of the K x K block; check is
+// from the dots' launch to the selection's, the host checking the batch:
+// on a GPU, the time the device waits for it beyond the dots). On a
 // *cuda.Device, whose launches do not wait for their kernels, a phase is
 // timed by events recorded on the device's stream around it; on other
 // GPUs (which finish the work before returning) by the wall clock.
 type duelTiming struct {
-	upload, dots, selection, permute, download time.Duration
-	marks                                      []timeMark // the current update's phase boundaries
+	upload, dots, check, selection, permute, download time.Duration
+	marks                                             []timeMark // the current update's phase boundaries
 }
 
 // timeMark is a phase boundary: a device event, or the wall time.
@@ -450,14 +452,14 @@ func (m *Memory) mark() {
 }
 
 // account adds the phases between the recorded boundaries to the timing,
-// in order (upload, dots, selection, permute, download), and closes the
-// events (no-op without timing).
+// in order (upload, dots, check, selection, permute, download), and closes
+// the events (no-op without timing).
 func (m *Memory) account() {
 	if m.timing == nil {
 		return
 	}
 	t := m.timing
-	phases := []*time.Duration{&t.upload, &t.dots, &t.selection, &t.permute, &t.download}
+	phases := []*time.Duration{&t.upload, &t.dots, &t.check, &t.selection, &t.permute, &t.download}
 	d, _ := m.g.(*cuda.Device)
 	for i := 1; i < len(t.marks) && i <= len(phases); i++ {
 		a, b := t.marks[i-1], t.marks[i]
@@ -868,6 +870,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := kc.DuelDots(m.g, dots, m.grid, int32(z), int32(k), int32(b), m.sim, int64(m.w), m.psum); err != nil {
 		return Result{}, err
 	}
+	m.mark()
 	if !checked {
 		if err := checkRows("batch", batch, z); err != nil {
 			return Result{}, err

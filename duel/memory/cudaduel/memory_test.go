@@ -573,13 +573,14 @@ func BenchmarkDUELHost(b *testing.B) {
 // an update as a run makes it (no events recorded); then 20 more updates
 // report each phase in ms/op (device time between events recorded on the
 // stream around it, so they add up to a little more than ns/op):
-// upload (batch copy and grid), dots (the two products and the batch
-// sums), select (the B steps: in one block, blockN, or, clusterN, in
-// duel_select_cluster's cluster of eight blocks, sm_90 only, or leanN,
-// duel_lean.cu's keys in registers, sm_80 on), permute (duel_move: the kept
-// batch rows' grid rows and similarity rows and columns into their slots;
-// it replaced the compaction of the K x K block and keeps its name for
-// comparisons), download (evicted).
+// upload (batch copy and grid), dots (duel_dots: the batch's rows and
+// columns of sim and its sums), check (the device's wait for the host's
+// check of the batch, beyond the dots), select (the B steps: in one
+// block, blockN, or, clusterN, in duel_select_cluster's cluster of eight
+// blocks, sm_90 only, or leanN, duel_lean.cu's keys in registers, sm_80
+// on), permute (duel_move: the kept batch rows' grid rows and similarity
+// rows and columns into their slots; it replaced the compaction of the K
+// x K block and keeps its name for comparisons), download (evicted).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
@@ -658,6 +659,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 				tm, n := m.timing, float64(timed)*1e6
 				b.ReportMetric(float64(tm.upload)/n, "upload-ms/op")
 				b.ReportMetric(float64(tm.dots)/n, "dots-ms/op")
+				b.ReportMetric(float64(tm.check)/n, "check-ms/op")
 				b.ReportMetric(float64(tm.selection)/n, "select-ms/op")
 				b.ReportMetric(float64(tm.permute)/n, "permute-ms/op")
 				b.ReportMetric(float64(tm.download)/n, "download-ms/op")
