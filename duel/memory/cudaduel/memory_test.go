@@ -469,12 +469,15 @@ func TestDUELKernel(t *testing.T) {
 		twinSelect(t, "twin-rounds-cap5", d, twin[:2], 512, SelectRounds, "duel_select_rounds", 5)
 		// The lean kernels (sm_80), at each block size: against
 		// memory.DUEL on resident streams, and bit for bit against
-		// duel_select_shared (the benchmark's shape included).
+		// duel_select_shared; the benchmark's shape and the prefetch at
+		// 512 threads (the default block).
 		for _, l := range leanKernels {
-			cases := slices.Clone(residentCases)
-			if l.nt > 128 {
-				cases = append(cases, big[len(big)/2])
+			if l.nt != leanAutoBlock {
+				residentStream(t, "resident-"+l.name, residentCases, openSelect(d, l.nt, SelectLean, nil, l.name))
+				twinSelect(t, "twin-"+l.name, d, twin[:2], l.nt, SelectLean, l.name, 0)
+				continue
 			}
+			cases := append(slices.Clone(residentCases), big[len(big)/2])
 			residentStream(t, "resident-"+l.name, cases, openSelect(d, l.nt, SelectLean, nil, l.name))
 			residentStream(t, "resident-"+l.name+"-prefetch", cases, openPrefetch(openSelect(d, l.nt, SelectLean, nil, l.name)))
 			twinSelect(t, "twin-"+l.name, d, twin, l.nt, SelectLean, l.name, 0)
