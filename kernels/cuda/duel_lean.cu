@@ -80,17 +80,36 @@ __device__ __forceinline__ long long madWide(int a, int b, long long c) {
 #endif
 }
 
-// leanBatchQ writes Q_b = sum_{b' < b} d(b', b) (row K+b of sim) into
-// Q[b] for b < B: a warp a batch row.
+// leanBatchQ writes Q_b = sum_{b' < b} d(b', b) into Q[b] (shared
+// memory) for b < B, read down column K+b of the batch's rows (sim is
+// symmetric): a column takes max(1, blockDim/B) threads, each summing
+// every such row with LEAN_Q_LOADS loads in flight, the parts meeting by
+// a 64-bit atomic in Q; a warp reads consecutive columns of a row. (A
+// warp a row, as before, waited for L2 once a 32-column chunk: about 30
+// us an update at B 256.) Every thread of the block calls it (two
+// barriers: Q zeroed, then complete).
+#define LEAN_Q_LOADS 8
 __device__ __forceinline__ void leanBatchQ(const int* sim, long long W, int K, int B, long long* Q) {
-    const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-    for (int b = threadIdx.x >> 5; b < B; b += warps) {
-        const int* row = sim + (long long)(K + b) * W + K;
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const int parts = B >= nt ? 1 : nt / B;
+    for (int b = tid; b < B; b += nt) Q[b] = 0;
+    __syncthreads();
+    for (int t = tid; t < B * parts; t += nt) {
+        const int b = t % B, p = t / B;
+        const int* col = sim + (long long)K * W + K + b;  // d(b', b) at col[b' * W]
         long long s = 0;
-        for (int l = lane; l < b; l += 32) s += row[l];
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-        if (lane == 0) Q[b] = s;
+        int r = p;
+        for (; r + (LEAN_Q_LOADS - 1) * parts < b; r += LEAN_Q_LOADS * parts) {
+            int v[LEAN_Q_LOADS];
+#pragma unroll
+            for (int u = 0; u < LEAN_Q_LOADS; u++) v[u] = col[(long long)(r + u * parts) * W];
+#pragma unroll
+            for (int u = 0; u < LEAN_Q_LOADS; u++) s += v[u];
+        }
+        for (; r < b; r += parts) s += col[(long long)r * W];
+        if (s != 0) atomicAdd((unsigned long long*)(Q + b), (unsigned long long)s);
     }
+    __syncthreads();
 }
 
 // leanSet sets x[w] = (x[w] & keep) | set, w < S known only at run
@@ -145,8 +164,7 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
 
     long long* const Q = (long long*)(a.U + K);  // the batch rows' keys' slots, free until the end
     for (int p = tid; p < K; p += NT) a.slotTab[p] = a.kept[K + p];
-    leanBatchQ(a.sim, W, K, B, Q);
-    __syncthreads();
+    leanBatchQ(a.sim, W, K, B, Q);  // its barriers publish slotTab and Q
 
     unsigned long long x[C];
     unsigned long long best = 0;
