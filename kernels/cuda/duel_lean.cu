@@ -57,7 +57,7 @@
 
 #define LEAN_DEAD (1ull << 62)  // an evicted slot's key: below every candidate however the steps move it
 
-// leanStartKeys returns slot c's starting key (c < K+B): a row held as
+// leanStartKey returns slot c's starting key (c < K+B): a row held as
 // packKey makes it; batch row b = c - K from its dots with the rows held
 // alone, P[b] - Q (Q: its dots with the batch rows before it), bit 63
 // clear until it arrives.
@@ -117,6 +117,7 @@ __device__ __forceinline__ void leanBatchQ(const int* sim, long long W, int K, i
 // loop "if (u == w)" becomes a store to x[w] in local memory).
 template <int S>
 __device__ __forceinline__ void leanSet(unsigned long long (&x)[S], int w, unsigned long long keep, unsigned long long set) {
+    static_assert(S <= 16, "leanSet's switch has 16 cases");
     switch (w) {
 #define LEAN_CASE(n) \
     case n:          \
