@@ -298,9 +298,10 @@ const (
 	SelectRounds8
 	// SelectLean runs duel_select_lean128, 512 or 1024
 	// (kernels/cuda/duel_lean.cu: the one-block steps with each thread's
-	// keys in registers and every slot's update the same, about 14
-	// instructions a slot and step where duel_select_shared issues 57;
-	// compute capability 8.0 and later) with BlockSize threads (512 when
+	// keys in registers and every slot's update the same, a step loop of
+	// 169 instructions a warp at 512 threads and K+B 4352 where
+	// duel_select_shared's is 490, branchy, at twice the warps; compute
+	// capability 8.0 and later) with BlockSize threads (512 when
 	// it is 0 or not one of the three), whenever K+B fits its threads'
 	// slots (2048, 8192, 8192) and its shared memory fits, else
 	// SelectBlock's kernels; a launch the driver refuses falls back to
@@ -309,8 +310,8 @@ const (
 	SelectLean
 )
 
-// String returns the selection's name: auto, block, cluster, rounds or
-// rounds8.
+// String returns the selection's name: auto, block, cluster, rounds,
+// rounds8 or lean.
 func (s Selection) String() string {
 	switch s {
 	case SelectAuto:
