@@ -14,6 +14,9 @@
 // rows (duel.cu's prefetchRunnersUp).
 #define SELECT_PROTECT 1
 #define SELECT_PREFETCH 2
+// SELECT_STATS makes duel_lean.cu's kernels write thread 0's clock64
+// cycles in each part of the update into their stats (LSTAT_*).
+#define SELECT_STATS 4
 
 #ifndef DYNAMIC_SHARED
 // DYNAMIC_SHARED declares the block's dynamic shared memory (the CPU

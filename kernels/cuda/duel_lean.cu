@@ -57,6 +57,21 @@
 
 #define LEAN_DEAD (1ull << 62)  // an evicted slot's key: below every candidate however the steps move it
 
+// With SELECT_STATS, thread 0's clock64 cycles, at stats[LSTAT_*]: where
+// a step's time goes (the GPU benchmarks report them; the emulator's
+// clock64 counts its calls).
+#define LSTAT_PROLOGUE 0  // the slot table, Q, the starting keys, the first block maximum, the first incoming row
+#define LSTAT_WAIT 1      // a step's row J: its cp.async issued and waited for (and the prefetch)
+#define LSTAT_UPDATE 2    // a step's keys updated, the next incoming row's loads issued, the thread's maximum
+#define LSTAT_REDUCE 3    // a step's block maximum (its barrier: the slowest warp)
+#define LSTAT_TOTAL 4     // the whole kernel, the compaction included
+#define LSTAT_STEPS 5     // steps taken
+#define LSTAT_N 8
+
+// leanClock is the low 32 bits of clock64: a step's parts, and their sums
+// over an update (below 2^32 cycles), in one register each.
+__device__ __forceinline__ unsigned leanClock() { return (unsigned)clock64(); }
+
 // leanStartKey returns slot c's starting key (c < K+B): a row held as
 // packKey makes it; batch row b = c - K from its dots with the rows held
 // alone, P[b] - Q (Q: its dots with the batch rows before it), bit 63
@@ -143,14 +158,14 @@ struct LeanArgs {
     int* evicted;
     int* kept;
     double* scoreOut;
+    long long* stats;
 };
 
 // leanSteps is duel_select_lean* for C = ceil((K+B)/NT) slots a thread:
 // thread tid's keys in x[0..C-1] (slots tid + u*NT). A slot past K+B
-// starts DEAD, and its loads read whatever lies there: zeros or finite
-// integer dots (cudaduel zeroes sim when it allocates it, with a tail of
-// leanTail floats past its last row), which move it as they move a dead
-// slot.
+// starts DEAD, and its loads read whatever lies there: zeros or integer
+// dots (cudaduel zeroes sim when it allocates it, with a tail of leanTail
+// ints past its last row), which move it as they move a dead slot.
 template <int NT, int C>
 __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long (*parts)[32]) {
     const int K = a.K, B = a.B, N = K + B, tid = threadIdx.x;
@@ -162,6 +177,11 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
     const int W4 = (int)(W * 4);           // a row's bytes (W <= 2^18: leanFits)
     const char* const base = (const char*)(a.sim + tid);
     int* const LJ = (int*)a.U + tid;   // this thread's staging of row J: LJ[u*NT], over U during the steps
+    // Warp 0 times the parts (a branch the other warps skip whole), lane
+    // 0 writes them.
+    const bool timed = (a.flags & SELECT_STATS) && tid < 32;
+    unsigned t0 = 0, wait = 0, update = 0, reduce = 0, s0 = 0, s1 = 0, s2 = 0;
+    if (timed) t0 = leanClock();
 
     long long* const Q = (long long*)(a.U + K);  // the batch rows' keys' slots, free until the end
     for (int p = tid; p < K; p += NT) a.slotTab[p] = a.kept[K + p];
@@ -183,9 +203,11 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
     int dI[C];
 #pragma unroll
     for (int u = 0; u < C; u++) dI[u] = rowI[u * NT];
+    if (timed && tid == 0) a.stats[LSTAT_PROLOGUE] = leanClock() - t0;
 
 #pragma unroll 1
     for (int i = 0; i < B; i++) {
+        if (timed) s0 = leanClock();
         const int r = (int)(posMask - (v & posMask));  // the victim's position
         const int J = r < K ? a.slotTab[r] : r;         // its slot
         const int top = K + i;                          // the incoming row's slot
@@ -202,6 +224,7 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
         // of the next step) asked of L2 while row J's are on their way.
         if (a.flags & SELECT_PREFETCH) prefetchRunnersUp(v, parts[(i + 1) & 1], a.sim, W, N, K, posMask, a.slotTab);
         cp_async_wait<0>();
+        if (timed) s1 = leanClock();
         int dJ[C];
 #pragma unroll
         for (int u = 0; u < C; u++) dJ[u] = LJ[u * NT];
@@ -210,14 +233,23 @@ __device__ __forceinline__ void leanSteps(const LeanArgs& a, unsigned long long 
         // The victim leaves; the incoming row becomes a candidate.
         if ((J & (NT - 1)) == tid) leanSet<C>(x, J / NT, 0ull, LEAN_DEAD);
         if ((top & (NT - 1)) == tid) leanSet<C>(x, top / NT, ~0ull, KEY_VALID);
-        if (i + 1 == B) break;  // no next row: no victim to find
+        if (i + 1 == B) {  // no next row: no victim to find
+            if (timed) wait += s1 - s0, update += leanClock() - s1;
+            break;
+        }
         rowI += W;
 #pragma unroll
         for (int u = 0; u < C; u++) dI[u] = rowI[u * NT];
         best = x[0];
 #pragma unroll
         for (int u = 1; u < C; u++) best = x[u] > best ? x[u] : best;
+        if (timed) s2 = leanClock();
         v = blockMax(best, parts[i & 1]);
+        if (timed) wait += s1 - s0, update += s2 - s1, reduce += leanClock() - s2;
+    }
+    if (timed && tid == 0) {
+        a.stats[LSTAT_WAIT] = wait, a.stats[LSTAT_UPDATE] = update, a.stats[LSTAT_REDUCE] = reduce;
+        a.stats[LSTAT_STEPS] = B;
     }
 
     // The final keys (0: evicted), once every thread is done with LJ,
@@ -253,40 +285,42 @@ struct LeanDispatch<NT, 0> {
 template <int NT, int CMAX>
 __device__ __forceinline__ void selectLean(const int* sim, long long W, int K, int B, int flags, const double* scoreIn,
                                            const long long* P, unsigned long long* dyn, int* evicted, int* kept,
-                                           double* scoreOut) {
+                                           double* scoreOut, long long* stats) {
     __shared__ unsigned long long parts[2][32];
+    const long long tk = clock64();
     // The slot table after the keys or the staging, whichever is larger
     // (cudaduel's leanShared).
     const int N = K + B, stage = 4 * NT * ((N + NT - 1) / NT);
     int* const slotTab = (int*)((char*)dyn + (8 * N > stage ? 8 * N : stage));
-    const LeanArgs a{sim, W, K, B, flags, scoreIn, P, dyn, slotTab, evicted, kept, scoreOut};
+    const LeanArgs a{sim, W, K, B, flags, scoreIn, P, dyn, slotTab, evicted, kept, scoreOut, stats};
     LeanDispatch<NT, CMAX>::run((N + NT - 1) / NT, a, parts);
     // The next layout (compactPacked's first barrier publishes the final
     // keys).
     const PackedGeom geom = packedGeom(K, B);
     compactPacked(dyn, K, B, geom.posBits, geom.off, kept, scoreOut);
+    if ((flags & SELECT_STATS) && threadIdx.x == 0) stats[LSTAT_TOTAL] = clock64() - tk;
 }
 
-// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 128 threads, K+B <= 2048) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 128 threads, K+B <= 2048) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH, SELECT_STATS: thread 0's cycles into stats), in cudaduel's leanShared bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(128, 1) duel_select_lean128(
     const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
-    int* evicted, int* kept, double* scoreOut) {
+    int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectLean<128, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+    selectLean<128, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut, stats);
 }
 
-// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 512 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 512 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH, SELECT_STATS: thread 0's cycles into stats), in cudaduel's leanShared bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(512, 1) duel_select_lean512(
     const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
-    int* evicted, int* kept, double* scoreOut) {
+    int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectLean<512, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+    selectLean<512, 16>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut, stats);
 }
 
-// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 1024 threads, K+B <= 8192) from scores scoreIn and batch sums P (flags: SELECT_PROTECT), in 8(K+B) + 4K bytes of dynamic shared memory
+// evicted, kept, scoreOut = the B DUEL steps on sim (keys in registers, 1024 threads, K+B <= 6144) from scores scoreIn and batch sums P (flags: SELECT_PROTECT, SELECT_PREFETCH, SELECT_STATS: thread 0's cycles into stats), in cudaduel's leanShared bytes of dynamic shared memory
 extern "C" __global__ void __launch_bounds__(1024, 1) duel_select_lean1024(
     const int* sim, long long W, int K, int B, int flags, const double* scoreIn, const long long* P,
-    int* evicted, int* kept, double* scoreOut) {
+    int* evicted, int* kept, double* scoreOut, long long* stats) {
     DYNAMIC_SHARED(unsigned long long, dyn);
-    selectLean<1024, 8>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut);
+    selectLean<1024, 6>(sim, W, K, B, flags, scoreIn, P, dyn, evicted, kept, scoreOut, stats);
 }

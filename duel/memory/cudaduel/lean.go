@@ -1,6 +1,7 @@
 package cudaduel
 
 import (
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -10,14 +11,14 @@ import (
 type leanKernel struct {
 	name      string
 	nt, slots int
-	launch    func(l kc.Launcher, cfg kc.Config, sim driver.DevicePtr, w int64, k, b, flags int32, scoreIn, p, evicted, kept, scoreOut driver.DevicePtr) error
+	launch    func(l kc.Launcher, cfg kc.Config, sim driver.DevicePtr, w int64, k, b, flags int32, scoreIn, p, evicted, kept, scoreOut, stats driver.DevicePtr) error
 }
 
 // leanKernels are duel_lean.cu's kernels, by block size.
 var leanKernels = []leanKernel{
 	{"duel_select_lean128", 128, 16, kc.DuelSelectLean128},
 	{"duel_select_lean512", 512, 16, kc.DuelSelectLean512},
-	{"duel_select_lean1024", 1024, 8, kc.DuelSelectLean1024},
+	{"duel_select_lean1024", 1024, 6, kc.DuelSelectLean1024},
 }
 
 // leanAutoBlock is the block size SelectLean runs when MemoryOptions
@@ -74,7 +75,35 @@ func (m *Memory) runLean(k, b int, flags int32, c, n int) bool {
 	if sh > m.lshared {
 		return false
 	}
+	if m.leanTimed {
+		flags |= selectStats
+	}
 	cfg := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: l.nt, Y: 1, Z: 1}, Shared: sh}
-	err := l.launch(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags, m.score[c], m.psum, m.ev, m.slots, m.score[n])
+	err := l.launch(m.g, cfg, m.sim, int64(m.w), int32(k), int32(b), flags, m.score[c], m.psum, m.ev, m.slots, m.score[n], m.rstat)
 	return m.optional(l.name, &m.lshared, &m.leanErr, err)
+}
+
+// selectStats is duel.cuh's SELECT_STATS: the lean kernels write thread
+// 0's clock64 cycles in each part of the update into their stats.
+const selectStats = 4
+
+// leanStats is what a lean kernel reports of an update with selectStats
+// (duel_lean.cu's LSTAT_*): warp 0's clock64 cycles in the prologue (the
+// slot table, the batch rows' Q, the starting keys, the first maximum)
+// and, over the steps, in waiting for row J, in updating the keys and
+// in the block maxima, then in the whole kernel; and the steps. On the
+// emulator the "cycles" count clock64's calls.
+type leanStats struct {
+	prologue, wait, update, reduce, total, steps int64
+}
+
+// leanStats returns the statistics of the last update that ran a lean
+// kernel with m.leanTimed set (benchmarks, tests: it waits for the
+// device).
+func (m *Memory) leanStats() (leanStats, error) {
+	var n [roundStatsLen]int64
+	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
+		return leanStats{}, err
+	}
+	return leanStats{n[0], n[1], n[2], n[3], n[4], n[5]}, nil
 }

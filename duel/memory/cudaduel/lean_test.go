@@ -2,8 +2,11 @@ package cudaduel
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/cudatest"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -100,4 +103,47 @@ func TestDUELLeanFakeDevice(t *testing.T) {
 		}
 		return nil
 	}, func(m *Memory) error { return m.leanErr })
+}
+
+// TestLeanStatsEmulated checks that a lean kernel with leanTimed reports
+// its parts (on the emulator clock64 counts its calls: every part
+// positive, the steps the batch's) and that the decisions do not change.
+func TestLeanStatsEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	for _, timed := range []bool{false, true} {
+		policy := memory.NewDUEL(memory.Protected)
+		open := openSelect(e, 128, SelectLean, nil, "duel_select_lean128")
+		m, err := open(150, 6, memory.Protected)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.leanTimed = timed
+		r := rand.New(rand.NewPCG(7, 7))
+		mem := unitRows(r, 150, 6, nil)
+		if err := m.Load(mem, nil); err != nil {
+			t.Fatal(err)
+		}
+		batch := unitRows(r, 40, 6, mem)
+		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Update(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Evicted, want) {
+			t.Errorf("timed %v: evicted %v, memory.DUEL evicts %v", timed, got.Evicted, want)
+		}
+		if timed {
+			st, err := m.leanStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.steps != 40 || st.prologue <= 0 || st.wait <= 0 || st.update <= 0 || st.reduce <= 0 || st.total <= 0 {
+				t.Errorf("lean stats %+v: want 40 steps and every part positive", st)
+			}
+		}
+		m.Close()
+	}
 }

@@ -303,7 +303,7 @@ const (
 	// duel_select_shared's is 490, branchy, at twice the warps; compute
 	// capability 8.0 and later) with BlockSize threads (512 when
 	// it is 0 or not one of the three), whenever K+B fits its threads'
-	// slots (2048, 8192, 8192) and its shared memory fits, else
+	// slots (2048, 8192, 6144) and its shared memory fits, else
 	// SelectBlock's kernels; a launch the driver refuses falls back to
 	// them too. The same decisions (TestDUELLeanEmulated); not yet timed
 	// on a GPU, so asked for only.
@@ -394,7 +394,10 @@ type Memory struct {
 	lshared int
 	lblock  int
 	leanErr error
-	ran     string // the selection kernel of the last update (tests, benchmarks)
+	// leanTimed makes the lean kernels time their parts (selectStats;
+	// leanStats reads them: benchmarks, tests).
+	leanTimed bool
+	ran       string // the selection kernel of the last update (tests, benchmarks)
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
