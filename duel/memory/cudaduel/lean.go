@@ -1,7 +1,6 @@
 package cudaduel
 
 import (
-	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -101,9 +100,6 @@ type leanStats struct {
 // kernel with m.leanTimed set (benchmarks, tests: it waits for the
 // device).
 func (m *Memory) leanStats() (leanStats, error) {
-	var n [roundStatsLen]int64
-	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
-		return leanStats{}, err
-	}
-	return leanStats{n[0], n[1], n[2], n[3], n[4], n[5]}, nil
+	n, err := m.selectionStats()
+	return leanStats{n[0], n[1], n[2], n[3], n[4], n[5]}, err
 }

@@ -1150,11 +1150,16 @@ const roundStatsLen = 8
 // duel_select_rounds or duel_select_rounds8 (tests, benchmarks: it waits
 // for the device).
 func (m *Memory) roundStats() (roundStats, error) {
+	n, err := m.selectionStats()
+	return roundStats{n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]}, err
+}
+
+// selectionStats copies the statistics buffer the rounds and lean kernels
+// write (rstat) to the host, waiting for the device.
+func (m *Memory) selectionStats() ([roundStatsLen]int64, error) {
 	var n [roundStatsLen]int64
-	if err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat); err != nil {
-		return roundStats{}, err
-	}
-	return roundStats{n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]}, nil
+	err := m.g.CopyFromDevice(cuda.Bytes(n[:]), m.rstat)
+	return n, err
 }
 
 // SelectionKernel returns the name of the kernel that ran the last
