@@ -299,7 +299,8 @@ const (
 	// SelectLean runs duel_select_lean128, 512 or 1024
 	// (kernels/cuda/duel_lean.cu: the one-block steps with each thread's
 	// keys in registers and every slot's update the same, a step loop of
-	// 169 instructions a warp at 512 threads and K+B 4352 where
+	// 168 instructions a warp (and 4 branches) at 512 threads and K+B 4352,
+	// bench/duel_sass.py, where
 	// duel_select_shared's is 490, branchy, at twice the warps; compute
 	// capability 8.0 and later) with BlockSize threads (512 when
 	// it is 0 or not one of the three), whenever K+B fits its threads'
