@@ -189,7 +189,7 @@ func TestFakeDeviceStaging(t *testing.T) {
 		bufs, want = append(bufs, b), append(want, src)
 	}
 	small := []float32{-1, -2, -3}
-	be.CopyIn(bufs[0], 5, small) // below stageMin: not staged, ordered after the staged copies
+	be.CopyIn(bufs[0], 5, small) // at most inlineMax: not staged, ordered after the staged copies
 	want[0][5], want[0][6], want[0][7] = -1, -2, -3
 	for k, b := range bufs {
 		got := make([]float32, n)

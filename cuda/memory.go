@@ -84,11 +84,11 @@ func (d *Device) Zero(p driver.DevicePtr, bytes int) error {
 }
 
 // CopyToDevice queues a copy of src to device memory at dst; src may be
-// reused when it returns. Copies of at least stageMin bytes (batches) go
-// through the device's pinned staging buffers (see stage): src is copied
-// into page-locked memory and the DMA from there is queued without
-// waiting for it; smaller ones are queued with cuMemcpyHtoDAsync from src,
-// which the driver stages itself.
+// reused when it returns. Copies of more than inlineMax bytes (batches, a
+// DUEL update's rows) go through the device's pinned staging buffers (see
+// stage): src is copied into page-locked memory and the DMA from there is
+// queued without waiting for the stream; smaller ones are queued with
+// cuMemcpyHtoDAsync from src, which the driver stages itself.
 func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
 	if p := d.profiling(); p != nil {
 		return p.around(keyHtoD, len(src), func() error { return d.copyToDevice(dst, src) })
@@ -98,7 +98,7 @@ func (d *Device) CopyToDevice(dst driver.DevicePtr, src []byte) error {
 
 // copyToDevice is CopyToDevice without profiling.
 func (d *Device) copyToDevice(dst driver.DevicePtr, src []byte) error {
-	if len(src) >= stageMin {
+	if len(src) > inlineMax {
 		return d.stage(dst, src)
 	}
 	return driver.CopyHtoDAsync(d.stream, dst, src)
@@ -110,8 +110,16 @@ func (d *Device) copyToDevice(dst driver.DevicePtr, src []byte) error {
 // before it overwrites the buffer. The host thus fills one buffer while
 // the device reads the other, and a copy returns once its last chunk is
 // queued.
+//
+// The driver may wait for the stream before it stages a pageable source
+// itself (CUDA's "API synchronization behavior" notes), which would make
+// the host wait for the device's queued work (a 128 KiB DUEL batch for
+// the previous update's duel_move). Copies of at most inlineMax bytes
+// stay on the driver's path: a staged chunk takes a whole buffer and
+// records an event, and the copy after next waits for its DMA, a stall
+// that labels and scalars do not need.
 const (
-	stageMin   = 1 << 20
+	inlineMax  = 64 << 10
 	stageBytes = 4 << 20
 )
 

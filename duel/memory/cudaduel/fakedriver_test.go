@@ -286,4 +286,51 @@ func TestDUELFakeDevice(t *testing.T) {
 			t.Errorf("phase %d timed %v by events, want a positive time", i, p)
 		}
 	}
+	backToBack(t, d)
+}
+
+// backToBack runs updates one after the other with nothing that waits
+// for the device between them but their own copies of the evictions:
+// each returns before its duel_move has run (the fake driver defers the
+// stream's work until a wait), and the next batch's copy, over the
+// staging line (cuda.Device's inlineMax: 160 x 128 floats, 80 KiB), goes
+// through the pinned staging buffers, which the fake driver reads when the
+// stream reaches the copy. The decisions are memory.DUEL's, and the
+// scores after the last update those of the rows held.
+func backToBack(t *testing.T, d cuda.GPU) {
+	t.Helper()
+	const k, b, z = 64, 160, 128
+	r := rand.New(rand.NewPCG(5, 6))
+	m, err := NewMemory(d, k, z, MemoryOptions{Batch: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mem := unitRows(r, k, z, nil)
+	if err := m.Load(mem, nil); err != nil {
+		t.Fatal(err)
+	}
+	policy := memory.NewDUEL(memory.Protected)
+	for step := range 4 {
+		batch := unitRows(r, b, z, mem)
+		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Update(batch)
+		if err != nil {
+			t.Fatalf("back-to-back update %d: %v", step, err)
+		}
+		if !slices.Equal(got.Evicted, want) {
+			t.Fatalf("back-to-back update %d: evicted %v, memory.DUEL evicts %v", step, got.Evicted, want)
+		}
+		mem = keptRows(mem, batch, got.Kept, k, z)
+	}
+	scores, err := m.Scores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh := duelHost(mem, nil, z, Options{}); !slices.Equal(scores, fresh.Scores) {
+		t.Errorf("back-to-back: scores after the last update %v, recomputed %v", scores, fresh.Scores)
+	}
 }

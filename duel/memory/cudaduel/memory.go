@@ -457,14 +457,14 @@ func (m *Memory) mark() {
 }
 
 // account adds the phases between the recorded boundaries to the timing,
-// in order (upload, dots, check, selection, permute, download), and closes
+// in order (upload, dots, check, selection, download, permute), and closes
 // the events (no-op without timing).
 func (m *Memory) account() {
 	if m.timing == nil {
 		return
 	}
 	t := m.timing
-	phases := []*time.Duration{&t.upload, &t.dots, &t.check, &t.selection, &t.permute, &t.download}
+	phases := []*time.Duration{&t.upload, &t.dots, &t.check, &t.selection, &t.download, &t.permute}
 	d, _ := m.g.(*cuda.Device)
 	for i := 1; i < len(t.marks) && i <= len(phases); i++ {
 		a, b := t.marks[i-1], t.marks[i]
@@ -813,7 +813,10 @@ func (m *Memory) grow(b int) error {
 // rows, in order. The result's Evicted and Kept follow memory.Policy's
 // contract (positions 0..K-1 the rows held, K+b batch row b); its Scores
 // are nil (see Scores). No device memory is allocated unless B exceeds
-// every batch before it.
+// every batch before it. Update returns once the selection is done; the
+// rows' move into the freed slots runs on after it, ordered before
+// everything queued later, so that a fault of that move is reported by the
+// memory's next call that waits for the device.
 func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.usable(true); err != nil {
 		return Result{}, err
@@ -944,6 +947,17 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 	}
 	m.mark()
+	// The evictions come back before the move is queued: the host waits
+	// for the selection only, and builds the result (and the caller its
+	// next batch) while the device moves the rows. The next update's work
+	// queues behind the move on the stream, its batch's copy included
+	// (staged by the device when large, so that the host does not wait
+	// for the move there either).
+	m.ev32 = growInt32(m.ev32, b)
+	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
+		return Result{}, err
+	}
+	m.mark()
 	// The batch rows kept move into the slots freed: their grid rows,
 	// their rows of sim and their columns.
 	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
@@ -951,11 +965,6 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		return Result{}, err
 	}
 	m.cur = n
-	m.mark()
-	m.ev32 = growInt32(m.ev32, b)
-	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
-		return Result{}, err
-	}
 	m.mark()
 	for i, v := range m.ev32 {
 		res.Evicted[i] = int(v)
