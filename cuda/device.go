@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,8 +27,10 @@ type Device struct {
 	sms    int
 	clock  int // the multiprocessors' peak clock, kHz (0: not known)
 
-	mu   sync.Mutex
-	mods map[*kc.Module]*loaded
+	mu       sync.Mutex
+	mods     map[*kc.Module]*loaded
+	loadLog  io.Writer     // where the slow module loads are told (LogSlowLoads; nil: nowhere)
+	slowLoad time.Duration // the loading time from which one is told
 
 	staging staging // pinned buffers of CopyToDevice
 
@@ -141,6 +144,23 @@ func (d *Device) Elapsed(start, end *driver.Event) (time.Duration, error) {
 	return end.Since(start)
 }
 
+// slowModuleLoad is the loading time from which LogSlowLoads tells a
+// module's load: the driver compiled its PTX.
+const slowModuleLoad = time.Second
+
+// LogSlowLoads makes the device write a line to w for each module whose
+// loading takes a second or more, which is the driver compiling the
+// module's PTX for the device: it does so on a machine's first use of
+// the module, then takes it from its cache (~/.nv/ComputeCache). On a
+// fresh machine a GPU run's first step can so take a minute (ptxas's CPU
+// time for every module is 72 s on a Zen 5: bench/RESULTS.md); the lines
+// say why. A nil w stops them.
+func (d *Device) LogSlowLoads(w io.Writer) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.loadLog, d.slowLoad = w, slowModuleLoad
+}
+
 // function returns kernel of m, loading m if needed.
 func (d *Device) function(m *kc.Module, kernel string) (*driver.Function, error) {
 	d.mu.Lock()
@@ -149,9 +169,18 @@ func (d *Device) function(m *kc.Module, kernel string) (*driver.Function, error)
 	if lm == nil {
 		var errs []error
 		for _, cc := range m.Targets(d.cc) {
+			t0 := time.Now()
 			mod, err := d.ctx.LoadModule([]byte(m.PTX[cc]))
 			if err == nil {
 				lm = &loaded{mod: mod, cc: cc, funcs: map[string]*driver.Function{}}
+				if took := time.Since(t0); d.loadLog != nil && took >= d.slowLoad {
+					target := fmt.Sprintf("sm_%d", cc)
+					if m.ArchSpecific {
+						target += "a"
+					}
+					fmt.Fprintf(d.loadLog, "cuda: loading %s on %v took %.1f s: the driver compiled its %s PTX (once a machine: it caches the result in ~/.nv/ComputeCache)\n",
+						m.Source, d, took.Seconds(), target)
+				}
 				break
 			}
 			errs = append(errs, fmt.Errorf("PTX for sm_%d: %w", cc, err))

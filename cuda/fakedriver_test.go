@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -46,8 +48,9 @@ func TestFakeDriver(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		{"^(TestAvailableHere|TestRegistered|TestConformance|TestFakeDevice|TestFakeDeviceStaging)$", nil,
-			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging", "--- PASS: TestRegistered"}},
+		{"^(TestAvailableHere|TestRegistered|TestConformance|TestFakeDevice|TestFakeDeviceStaging|TestFakeDeviceSlowLoads)$", nil,
+			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging",
+				"--- PASS: TestRegistered", "--- PASS: TestFakeDeviceSlowLoads"}},
 		{"^TestFakeDeviceFault$", []string{"DUEL_FAKE_CUDA_FAIL=sgemm_f32"}, []string{"--- PASS: TestFakeDeviceFault"}},
 		{"^TestFakeDeviceOutOfMemory$", []string{"DUEL_FAKE_CUDA_MEMORY=4194304"}, []string{"--- PASS: TestFakeDeviceOutOfMemory"}},
 	} {
@@ -114,6 +117,37 @@ func TestFakeDevice(t *testing.T) {
 	}
 	if s := be.MemoryStats(); s.Cached != 0 || s.DeviceFrees != 1 {
 		t.Errorf("after EmptyCache: %+v, want nothing cached, 1 device free", s)
+	}
+}
+
+// TestFakeDeviceSlowLoads checks, on the fake driver, that LogSlowLoads
+// tells a module's load that reaches its threshold (here 0: every load;
+// duel.cu's module is dropped first so that it loads again) by the
+// module, the device and the PTX target, and that a nil writer stops it.
+func TestFakeDeviceSlowLoads(t *testing.T) {
+	d := needFake(t)
+	var log strings.Builder
+	d.LogSlowLoads(&log)
+	load := func() {
+		t.Helper()
+		d.mu.Lock()
+		delete(d.mods, kc.DuelModule)
+		d.slowLoad = 0
+		d.mu.Unlock()
+		if _, err := d.function(kc.DuelModule, "duel_grid"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load()
+	want := fmt.Sprintf("cuda: loading duel.cu on %v took ", d)
+	if got := log.String(); !strings.HasPrefix(got, want) || !strings.Contains(got, "compiled its sm_") || strings.Count(got, "\n") != 1 {
+		t.Errorf("LogSlowLoads wrote %q, want one line starting %q", got, want)
+	}
+	d.LogSlowLoads(nil)
+	log.Reset()
+	load()
+	if log.Len() != 0 {
+		t.Errorf("after LogSlowLoads(nil): %q written", log.String())
 	}
 }
 

@@ -270,6 +270,7 @@ func replayPolicy(c *cli.Context, device string) (memory.Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--device cuda: %w", err)
 		}
+		dev.LogSlowLoads(c.App.ErrWriter) // the first update's wait for the driver's compilation
 		return cudaduel.NewPolicy(dev, adm), nil
 	}
 	if name == "duel" {

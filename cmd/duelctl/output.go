@@ -92,6 +92,11 @@ func computeDevice(c *cli.Context) (string, error) {
 		if err := cuda.Available(); err != nil {
 			return "", fmt.Errorf("--device cuda: %w", err)
 		}
+		// A fresh machine's first step waits for the driver to compile
+		// the kernels' PTX: say so on stderr, module by module.
+		if d, err := cuda.Default(); err == nil {
+			d.LogSlowLoads(c.App.ErrWriter)
+		}
 		// --precision sets the products' and the convolutions' precision,
 		// then --conv-precision the convolutions' alone.
 		for _, f := range []struct {
