@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/duel-ssl/duel/cuda/driver"
-	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
 	"github.com/duel-ssl/duel/tensor"
 )
 
