@@ -119,6 +119,15 @@ bench_cuda() {
 # cluster of 8, duel_rounds8.cu), with their rounds.
 duel_bench() {
 	(cd duel/memory/cudaduel && timeout 30 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	# Every kernel and copy of the updates timed alone (the profiler's
+	# events around each: duel_dots' own time, which the phases' events
+	# put at 0.1 ms against a napkin of 10 us), the default selection then
+	# the lean one (duel-profile.log).
+	for sel in auto lean; do
+		echo "== DUEL_CUDADUEL_SELECT=$sel" >>"$out/duel-profile.log"
+		DUEL_CUDADUEL_SELECT=$sel DUEL_CUDA_PROFILE=1 timeout 30 "$d/duelctl" bench duel --device cuda --size 4096 --batch 256 --dim 128 --updates 50 --reference-updates 0 >>"$out/duel-profile.log" 2>&1
+	done
+	grep -E "^==|duel_|memcpy|memset|wall" "$out/duel-profile.log"
 }
 duel_bench_rounds() {
 	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K4096_B256_Z128/(block1024prefetch|rounds)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
