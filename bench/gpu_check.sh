@@ -113,12 +113,13 @@ bench_cuda() {
 # duel_bench times the DUEL update at K 4096 B 256 Z 128 and K 2048 B
 # 256 Z 256 with the one-block selections, duel_lean.cu's first (lean512,
 # lean1024: the keys in registers) then duel.cu's (block512, block1024),
-# with their per-phase times; duel_bench_rounds the others at K 4096
-# (block1024prefetch: the runners-up's rows prefetched; rounds1024,
-# rounds512: certified rounds in one block, duel_rounds.cu; rounds8: on a
-# cluster of 8, duel_rounds8.cu), with their rounds.
+# with their per-phase times, and SelectAuto's choice between them
+# (auto); duel_bench_rounds the others at K 4096 (block1024prefetch: the
+# runners-up's rows prefetched; rounds1024, rounds512: certified rounds in
+# one block, duel_rounds.cu; rounds8: on a cluster of 8, duel_rounds8.cu),
+# with their rounds.
 duel_bench() {
-	(cd duel/memory/cudaduel && timeout 30 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	(cd duel/memory/cudaduel && timeout 60 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$|auto$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	# Every kernel and copy of the updates timed alone (the profiler's
 	# events around each: duel_dots' own time, which the phases' events
 	# put at 0.1 ms against a napkin of 10 us), the default selection then

@@ -32,11 +32,14 @@ func benchDuelCommand() *cli.Command {
 			"With --device cuda it also times, in the same process, the update on the GPU with the memory\n" +
 			"resident there (cudaduel.Policy in the same memory, and cudaduel.Memory's update alone), and\n" +
 			"checks that its evictions equal the fast path's; without a usable GPU it refuses. The GPU's\n" +
-			"sequential steps run in one block (cuda_kernel names the kernel); DUEL_CUDADUEL_SELECT=cluster\n" +
-			"runs them on a thread-block cluster instead (compute capability 9.0: slower on an H100),\n" +
-			"DUEL_CUDADUEL_SELECT=rounds in certified rounds (compute capability 8.0: 7-19x slower on an H200),\n" +
-			"DUEL_CUDADUEL_SELECT=rounds8 in certified rounds on a cluster of 8 blocks (9.0: as slow),\n" +
-			"DUEL_CUDADUEL_SELECT=lean in one block with every thread's keys in registers (8.0: not yet timed).",
+			"sequential steps run in one block (cuda_kernel names the kernel): the memory's first updates\n" +
+			"measure duel_lean.cu's kernel (every thread's keys in registers, compute capability 8.0 on)\n" +
+			"against duel.cu's, after checking that their results agree bit for bit, and the faster runs\n" +
+			"the rest (cuda_auto_lean_ms, cuda_auto_block_ms: their median selections).\n" +
+			"DUEL_CUDADUEL_SELECT=block or lean forces one; =cluster runs the steps on a thread-block\n" +
+			"cluster instead (compute capability 9.0: slower on an H100), =rounds in certified rounds\n" +
+			"(compute capability 8.0: 7-19x slower on an H200), =rounds8 in certified rounds on a cluster\n" +
+			"of 8 blocks (9.0: as slow).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
@@ -189,6 +192,14 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	res["cuda_kernel"] = dm.SelectionKernel()
 	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone (%.3f ms on the device's stream, between events; steps: %s)\n",
 		dev, median(gpu), fast/median(gpu), median(upd), median(updDev), dm.SelectionKernel())
+	switch a := dm.AutoTune(); {
+	case a.Decided:
+		res["cuda_auto_lean_ms"], res["cuda_auto_block_ms"] = a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3
+		fmt.Fprintf(c.App.Writer, "the steps' kernel, measured on the first updates: %s (median selection: duel_lean.cu's %.3f ms, duel.cu's %.3f ms)\n",
+			a.Kernel, a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3)
+	case a.LeanOff != nil:
+		fmt.Fprintf(c.App.Writer, "the steps' kernel: duel.cu's (%v)\n", a.LeanOff)
+	}
 	return nil
 }
 

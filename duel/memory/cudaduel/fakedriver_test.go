@@ -296,7 +296,9 @@ func TestDUELFakeDevice(t *testing.T) {
 // staging line (cuda.Device's inlineMax: 160 x 128 floats, 80 KiB), goes
 // through the pinned staging buffers, which the fake driver reads when the
 // stream reaches the copy. The decisions are memory.DUEL's, and the
-// scores after the last update those of the rows held.
+// scores after the last update those of the rows held. The updates are
+// enough for SelectAuto's measurement (autotune.go) to decide, the
+// selections timed by the device's events.
 func backToBack(t *testing.T, d cuda.GPU) {
 	t.Helper()
 	const k, b, z = 64, 160, 128
@@ -311,7 +313,7 @@ func backToBack(t *testing.T, d cuda.GPU) {
 		t.Fatal(err)
 	}
 	policy := memory.NewDUEL(memory.Protected)
-	for step := range 4 {
+	for step := range 2 + 2*tuneSamples + 1 {
 		batch := unitRows(r, b, z, mem)
 		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
 		if err != nil {
@@ -332,5 +334,10 @@ func backToBack(t *testing.T, d cuda.GPU) {
 	}
 	if fresh := duelHost(mem, nil, z, Options{}); !slices.Equal(scores, fresh.Scores) {
 		t.Errorf("back-to-back: scores after the last update %v, recomputed %v", scores, fresh.Scores)
+	}
+	a := m.AutoTune()
+	t.Logf("back-to-back on %v: %+v, the last update ran %s", d, a, m.SelectionKernel())
+	if !a.Decided || a.LeanOff != nil || a.Lean <= 0 || a.Block <= 0 || m.SelectionKernel() != a.Kernel {
+		t.Errorf("back-to-back: AutoTune = %+v after the updates (the last ran %s), want both kernels timed and the faster running", a, m.SelectionKernel())
 	}
 }

@@ -223,9 +223,9 @@ type MemoryOptions struct {
 	// a larger batch reallocates the memory's device buffers once.
 	Batch int
 	// Selection chooses the selection kernel: SelectAuto (the zero value)
-	// runs the one-block kernels, the faster on an H100 (see SelectAuto);
-	// SelectBlock, SelectCluster and SelectRounds force one family (tests,
-	// benchmarks).
+	// runs the one-block kernels or duel_lean.cu's, whichever it measures
+	// faster on the memory's own updates (see SelectAuto); the others
+	// force one family (tests, benchmarks).
 	Selection Selection
 	// Prefetch makes the one-block kernels end each step by asking L2 for
 	// the rows of sim of the next candidates after the victim (duel.cuh's
@@ -254,22 +254,31 @@ const EnvPrefetch = "DUEL_CUDADUEL_PREFETCH"
 // EnvSelect names the environment variable that overrides SelectAuto
 // (MemoryOptions.Selection's zero value): "block", "cluster", "rounds",
 // "rounds8" or "lean" force one family, as SelectBlock, SelectCluster,
-// SelectRounds, SelectRounds8 and SelectLean do; "auto" or unset decide
-// by the device.
+// SelectRounds, SelectRounds8 and SelectLean do; "auto" or unset leave
+// SelectAuto to measure.
 const EnvSelect = "DUEL_CUDADUEL_SELECT"
 
 // Selection chooses the kernel that runs an update's B sequential steps.
 type Selection int
 
 const (
-	// SelectAuto runs SelectBlock's kernels. duel_select_cluster
-	// (kernels/cuda/duel_cluster.cu: a cluster of eight blocks holding the
-	// grid rows in shared memory, compute capability 9.0 and later) makes
-	// the same decisions on an H100 (TestDUELKernel) but is slower there
-	// (BenchmarkDUELKernel/cluster, bench/RESULTS.md: the selection 0.65
-	// ms against the one-block kernel's 0.52 at K 4096 + 256, 0.68
-	// against 0.36 at K 2048 + 256), so it is asked for with
-	// SelectCluster or DUEL_CUDADUEL_SELECT=cluster only.
+	// SelectAuto runs SelectBlock's kernels or SelectLean's, whichever
+	// is faster on the GPU at hand, measured on the memory's own updates
+	// (autotune.go): the first update runs SelectBlock's; the second
+	// runs the lean kernel, then SelectBlock's on the same inputs, and
+	// compares their outputs bit for bit (a lean kernel that differs, or
+	// that the driver refuses, as below compute capability 8.0, is never
+	// run again: AutoTune says why); the next updates alternate the two,
+	// timed, until each has tuneSamples, and the faster by median runs
+	// from then on. Memory.AutoTune reports the measurement.
+	// duel_select_cluster (kernels/cuda/duel_cluster.cu: a cluster of
+	// eight blocks holding the grid rows in shared memory, compute
+	// capability 9.0 and later) makes the same decisions on an H100
+	// (TestDUELKernel) but is slower there (BenchmarkDUELKernel/cluster,
+	// bench/RESULTS.md: the selection 0.65 ms against the one-block
+	// kernel's 0.52 at K 4096 + 256, 0.68 against 0.36 at K 2048 + 256),
+	// so it is asked for with SelectCluster or DUEL_CUDADUEL_SELECT=cluster
+	// only; so are the certified rounds, 7-19x slower on an H200.
 	SelectAuto Selection = iota
 	// SelectBlock runs the one-block kernels: duel_select_shared when the
 	// keys fit in shared memory, else duel_select_global.
@@ -307,7 +316,8 @@ const (
 	// slots (2048, 8192, 6144) and its shared memory fits, else
 	// SelectBlock's kernels; a launch the driver refuses falls back to
 	// them too. The same decisions (TestDUELLeanEmulated); not yet timed
-	// on a GPU, so asked for only.
+	// on a GPU: SelectAuto measures it against SelectBlock's kernels on
+	// each memory.
 	SelectLean
 )
 
@@ -422,6 +432,12 @@ type Memory struct {
 
 	ev32   []int32
 	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
+
+	updates int       // updates run (SelectAuto's measurement starts at the second)
+	tune    *autoTune // SelectAuto's measurement (nil before it starts)
+	// tuneCorrupt, when not nil, changes the lean kernel's outputs before
+	// the cross-check compares them (tests: a GPU that computes wrongly).
+	tuneCorrupt func(*leanOutputs)
 }
 
 // duelTiming accumulates the time of Update's phases (benchmarks; permute
@@ -895,6 +911,9 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	one := kc.Config{Grid: driver.Dim3{X: 1, Y: 1, Z: 1}, Block: driver.Dim3{X: m.block, Y: 1, Z: 1}}
 	var err error
 	launched := false
+	turn := m.autoLeanTurn(k, b) // SelectAuto's measurement (autotune.go)
+	timer := m.startSelectTimer(turn, b)
+	var leanOut *leanOutputs
 	if sh := clusterShared(k, b, z); sh <= m.cshared {
 		bs := m.cblock
 		if bs == 0 {
@@ -918,7 +937,14 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		capQ = min(m.rcap, 16)
 	}
 	if !launched && m.lshared > 0 {
-		launched = m.runLean(k, b, flags, c, n)
+		switch {
+		case m.sel == SelectLean || turn == leanRun:
+			launched = m.runLean(k, b, flags, c, n)
+		case turn == leanCheck: // the lean kernel first, then the one-block kernel on the same inputs
+			if leanOut, err = m.leanFirst(k, b, flags, c, n); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	if !launched && capQ > 0 {
 		cfg := kc.Config{Grid: driver.Dim3{X: clusterSize, Y: 1, Z: 1}, Block: driver.Dim3{X: max(m.block, rounds8MinBlock), Y: 1, Z: 1},
@@ -941,6 +967,12 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	timer.stop(m.g)
+	if leanOut != nil {
+		if err := m.crossCheck(leanOut, m.ran, k, b, n); err != nil {
+			return Result{}, err
+		}
+	}
 	if m.check != nil {
 		if err := m.check(m.ran); err != nil {
 			return Result{}, err
@@ -957,6 +989,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
 		return Result{}, err
 	}
+	m.record(timer, m.ran)
 	m.mark()
 	// The batch rows kept move into the slots freed: their grid rows,
 	// their rows of sim and their columns.
@@ -970,6 +1003,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		res.Evicted[i] = int(v)
 	}
 	keptPositions(res.Kept, res.Evicted)
+	m.updates++
 	return res, nil
 }
 

@@ -585,7 +585,10 @@ func BenchmarkDUELHost(b *testing.B) {
 // permute (duel_move: the kept batch rows' grid rows and similarity rows
 // and columns into their slots; it replaced the compaction of the K x K
 // block and keeps its name for comparisons). Without the events (ns/op)
-// the move overlaps the host's work until the next update.
+// the move overlaps the host's work until the next update. auto is
+// SelectAuto once its measurement has decided (before the timing): it
+// logs the kernel chosen and reports both kernels' median selections
+// (auto-lean-ms, auto-block-ms).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
@@ -609,6 +612,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"rounds8", 1024, SelectRounds8, false, false},
 			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
 			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false}, {"lean512prefetch", 512, SelectLean, true, false},
+			{"auto", 0, SelectAuto, false, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
@@ -625,7 +629,7 @@ func BenchmarkDUELKernel(b *testing.B) {
 				want := map[Selection]string{SelectBlock: "duel_select_shared", SelectCluster: "duel_select_cluster", SelectRounds: "duel_select_rounds",
 					SelectRounds8: "duel_select_rounds8", SelectLean: fmt.Sprintf("duel_select_lean%d", v.bs)}[v.sel]
 				m.check = func(ran string) error {
-					if ran != want {
+					if v.sel != SelectAuto && ran != want {
 						return fmt.Errorf("the update ran %s, want %s (shared memory: %d bytes for the cluster's blocks, %d for one block)", ran, want, m.cshared, m.shared)
 					}
 					return nil
@@ -644,6 +648,17 @@ func BenchmarkDUELKernel(b *testing.B) {
 					if _, err := m.Update(pool[i]); err != nil {
 						b.Fatal(err)
 					}
+				}
+				if v.sel == SelectAuto { // SelectAuto's measurement done before the timing
+					for i := 0; !m.AutoTune().Decided && m.AutoTune().LeanOff == nil && i < 4*tuneSamples; i++ {
+						if _, err := m.Update(pool[i%len(pool)]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					a := m.AutoTune()
+					b.Logf("SelectAuto on %v: %s (the lean kernel's median selection %v, the one-block kernel's %v; lean off: %v)", d, a.Kernel, a.Lean, a.Block, a.LeanOff)
+					b.ReportMetric(float64(a.Lean)/1e6, "auto-lean-ms")
+					b.ReportMetric(float64(a.Block)/1e6, "auto-block-ms")
 				}
 				i := 0
 				for b.Loop() { // the updates as a run makes them: no events between the phases

@@ -1,0 +1,161 @@
+package cudaduel
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/internal/cudatest"
+	kc "github.com/duel-ssl/duel/kernels/cuda"
+)
+
+// TestAutoTuneOnHost runs SelectAuto's measurement on cudatest.Host (the
+// kernels' Go transcriptions, timed by the wall clock) through a stream
+// of updates checked against memory.DUEL: the first update runs the
+// one-block kernel, the second the cross-check, the next ones alternate
+// until each kernel has tuneSamples, and then the faster runs every
+// update. A lean kernel whose outputs differ from the one-block kernel's
+// (tuneCorrupt) or whose launch the driver refuses is never a candidate,
+// the reason reported.
+func TestAutoTuneOnHost(t *testing.T) {
+	const k, b, z = 48, 8, 6
+	const lean, block = "duel_select_lean512", "duel_select_shared"
+	for _, tc := range []struct {
+		name    string
+		setup   func(h *cudatest.Host, m *Memory)
+		wantOff string // in AutoTune's LeanOff ("": the lean kernel is a candidate)
+	}{
+		{"both", func(*cudatest.Host, *Memory) {}, ""},
+		{"corrupt-evicted", func(_ *cudatest.Host, m *Memory) { m.tuneCorrupt = func(o *leanOutputs) { o.ev[b-1] ^= 1 } }, "evicted differs"},
+		{"corrupt-scores", func(_ *cudatest.Host, m *Memory) {
+			m.tuneCorrupt = func(o *leanOutputs) { o.scores[k/2] = -o.scores[k/2] }
+		}, "scores differs"},
+		{"refused", func(h *cudatest.Host, _ *Memory) {
+			h.Register(lean, func(*cudatest.Host, kc.Config, cudatest.Args) error {
+				return errors.New("CUDA_ERROR_NO_BINARY_FOR_GPU")
+			})
+		}, "refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost()
+			m, err := NewMemory(h, k, z, MemoryOptions{Batch: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			tc.setup(h, m)
+			r := rand.New(rand.NewPCG(8, 9))
+			mem := unitRows(r, k, z, nil)
+			if err := m.Load(mem, nil); err != nil {
+				t.Fatal(err)
+			}
+			policy := memory.NewDUEL(memory.Protected)
+			var ran []string
+			for u := range 2 + 2*tuneSamples + 3 {
+				batch := unitRows(r, b, z, mem)
+				want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := m.Update(batch)
+				if err != nil {
+					t.Fatalf("update %d: %v", u, err)
+				}
+				if !slices.Equal(got.Evicted, want) {
+					t.Fatalf("update %d (%s): evicted %v, memory.DUEL evicts %v", u, m.ran, got.Evicted, want)
+				}
+				mem = keptRows(mem, batch, got.Kept, k, z)
+				ran = append(ran, m.ran)
+			}
+			if ran[0] != block || ran[1] != block {
+				t.Errorf("the first two updates ran %v, want %s (the second after the lean kernel's cross-check)", ran[:2], block)
+			}
+			a := m.AutoTune()
+			if tc.wantOff != "" {
+				if a.LeanOff == nil || !strings.Contains(a.LeanOff.Error(), tc.wantOff) || a.Decided {
+					t.Errorf("AutoTune = %+v, want the lean kernel off for a reason with %q, nothing decided", a, tc.wantOff)
+				}
+				if slices.Contains(ran, lean) {
+					t.Errorf("the updates ran %v: the lean kernel after it was turned off", ran)
+				}
+				return
+			}
+			if !a.Decided || a.LeanOff != nil || a.Lean <= 0 || a.Block <= 0 || (a.Kernel != lean && a.Kernel != block) {
+				t.Fatalf("AutoTune = %+v, want both kernels timed and one chosen", a)
+			}
+			sampled := ran[2 : 2+2*tuneSamples]
+			if n := count(sampled, lean); n != tuneSamples || count(sampled, block) != tuneSamples {
+				t.Errorf("the measured updates ran %v, want %d of each kernel", sampled, tuneSamples)
+			}
+			for _, k := range ran[2+2*tuneSamples:] {
+				if k != a.Kernel {
+					t.Errorf("after the decision (%s) the updates ran %v", a.Kernel, ran[2+2*tuneSamples:])
+					break
+				}
+			}
+		})
+	}
+}
+
+// count returns how many of s equal v.
+func count(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAutoTuneOneUpdate checks that a memory updated once (the one-shot
+// Update's) measures nothing, and that a forced selection never does.
+func TestAutoTuneOneUpdate(t *testing.T) {
+	h := newHost()
+	r := rand.New(rand.NewPCG(2, 3))
+	for _, sel := range []Selection{SelectAuto, SelectBlock, SelectLean} {
+		m, err := NewMemory(h, 20, 4, MemoryOptions{Batch: 4, Selection: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Load(unitRows(r, 20, 4, nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		updates := 1
+		if sel != SelectAuto {
+			updates = 4
+		}
+		for range updates {
+			if _, err := m.Update(unitRows(r, 4, 4, nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a := m.AutoTune(); a != (AutoTune{}) || m.tune != nil {
+			t.Errorf("%v after %d updates: AutoTune = %+v, want nothing measured", sel, updates, a)
+		}
+		m.Close()
+	}
+}
+
+// TestMedian checks the samples' median (the lower middle of an even
+// count) and that it leaves its argument in order.
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{[]time.Duration{5}, 5},
+		{[]time.Duration{3, 1, 2}, 2},
+		{[]time.Duration{4, 1, 3, 2}, 2},
+		{[]time.Duration{9, 9, 1, 9, 1}, 9},
+	} {
+		in := slices.Clone(tc.in)
+		if got := median(in); got != tc.want || !slices.Equal(in, tc.in) {
+			t.Errorf("median(%v) = %v (argument now %v), want %v", tc.in, got, in, tc.want)
+		}
+	}
+}
