@@ -98,12 +98,26 @@ wg_tests() {
 # first_use times, on a machine whose driver has compiled none of our
 # modules yet (run it first), one TF32 ResNet-50 step at batch 32 with
 # its warm-up: the driver's JIT of every module a training step loads,
-# from PTX (first-use.log; the modules' JIT since conv_tc.cuh's split into
-# four: conv_tc.cu alone took ptxas 49 s of CPU for sm_90).
+# from PTX (first-use.log, with duelctl's line for each module that took
+# a second or more: Device.LogSlowLoads).
 first_use() {
 	t0=$(date +%s%N)
 	timeout 150 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 32 --steps 1 --warmup 1 >"$out/first-use.log" 2>&1
 	echo "first use (JIT and one step): rc $? in $((($(date +%s%N) - t0) / 1000000)) ms" | tee -a "$out/first-use.log"
+}
+# warm_jit has the driver compile every module's PTX at once, one
+# process a module on all the host's cores (cuda.test's TestJITWarm), into
+# its cache (~/.nv/ComputeCache), so that the tests and benchmarks after
+# it do not wait for the JIT module by module (ptxas: 72 s of CPU for all
+# of them on a Zen 5, bench/RESULTS.md); jit.log has each module's time,
+# slowest first.
+warm_jit() {
+	t0=$(date +%s%N)
+	DUEL_JIT_WARM=list "$d/cuda.test" -test.run '^TestJITWarm$' | sed -n 's/^module //p' |
+		xargs -P "$(nproc)" -I{} env DUEL_JIT_WARM={} "$d/cuda.test" -test.run '^TestJITWarm$' 2>&1 |
+		grep -E '^(jit |--- FAIL|FAIL|panic)' | sort -k3 -g -r >"$out/jit.log"
+	echo "every module's JIT, $(nproc) processes at once: $((($(date +%s%N) - t0) / 1000000)) ms" | tee -a "$out/jit.log"
+	head -4 "$out/jit.log"
 }
 # bench_cuda PATTERN SECONDS BENCHTIME runs package cuda's benchmarks
 # matching PATTERN, appended to bench.log.
@@ -157,6 +171,7 @@ build)
 run)
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	tests driver cuda
 	(cd cuda && "$d/cuda.test" -test.run '^$' -test.bench 'Gemm|Add|ReduceRows|Conv|BatchNorm|TopK|OptimizerSteps' -test.benchtime 1s) 2>&1 | tee "$out/bench.log"
 	(cd duel/memory/cudaduel && "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
@@ -185,6 +200,7 @@ quick)
 	# precisions) and its profile (3-4 minutes).
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	wg_tests
 	only='^(TestConvTCGPU|TestConvGPU|TestGemmPrecisionKernel|TestConformance|TestBatchNormKernel|TestMultiOptimizerKernel|TestOptimizerKernel|TestPoolKernel|TestConvWtKernel)$' limit=120 tests cuda
 	only='^TestDUELKernel$' limit=120 tests cudaduel
@@ -226,6 +242,7 @@ goals)
 	# beside PyTorch's.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	wg_tests
 	only='^TestDUELKernel$' limit=120 tests cudaduel
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
@@ -245,6 +262,7 @@ tune)
 	# profile.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	only='^TestGemmWGKernel$' limit=60 tests cuda
 	mv "$out/cuda.log" "$out/cuda-wg.log"
 	only='^TestGemmPrecisionKernel$' limit=90 tests cuda
@@ -261,6 +279,7 @@ gemm)
 	# kernels, random factors, beside torch.mm at the same sizes.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	wg_tests
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n(1024|2048|4096)/(auto|wg)$' 90 100x
 	for k in wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n(1024|4096)/^$k\$" 40 100x; done
@@ -278,6 +297,7 @@ conv)
 	# and the default step's profile.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	only='^TestConvTCGPU$' limit=120 tests cuda
 	mv "$out/cuda.log" "$out/cuda-conv.log"
 	bench_cuda 'Conv/tf32(v3|v4)?/' 150 200x
@@ -305,6 +325,7 @@ defaults)
 	start_run "$2" "$3"
 	machine
 	first_use
+	warm_jit
 	limit=60 tests loss ssl eval train
 	limit=20 tests driver
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/auto$' 60 100x
@@ -326,6 +347,7 @@ strided)
 	start_run "$2" "$3"
 	machine
 	first_use
+	warm_jit
 	bench_cuda 'Col2im' 40 200x
 	only='^TestConvGPU$' limit=60 tests cuda
 	mv "$out/cuda.log" "$out/cuda-fp32.log"
@@ -340,6 +362,7 @@ check)
 	# 3-5 minutes): after a change of the default kernels.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	limit=150 tests cuda # TestConvTCGPU runs four TF32 versions since 2026-11-28
 	limit=120 tests cudaduel # TestDUELKernel: 67 s on an H200 before the lean kernels joined it
 	limit=30 tests train ssl loss eval
@@ -353,6 +376,7 @@ figures)
 	# shapes; the FP32 ResNet-50 step beside PyTorch's.
 	start_run "$2" "$3"
 	machine
+	warm_jit
 	bench_cuda 'Gemm$|Add|ReduceRows|Conv|BatchNorm|OptimizerSteps|TopK' 120 200x
 	(cd duel/memory/cudaduel && timeout 45 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/.*/(block|cluster)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	timeout 80 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"

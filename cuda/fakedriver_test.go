@@ -52,6 +52,7 @@ func TestFakeDriver(t *testing.T) {
 			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging",
 				"--- PASS: TestRegistered", "--- PASS: TestFakeDeviceSlowLoads"}},
 		{"^TestFakeDeviceFault$", []string{"DUEL_FAKE_CUDA_FAIL=sgemm_f32"}, []string{"--- PASS: TestFakeDeviceFault"}},
+		{"^TestJITWarm$", []string{envJITWarm + "=duel.cu"}, []string{"jit duel.cu ", "--- PASS: TestJITWarm"}},
 		{"^TestFakeDeviceOutOfMemory$", []string{"DUEL_FAKE_CUDA_MEMORY=4194304"}, []string{"--- PASS: TestFakeDeviceOutOfMemory"}},
 	} {
 		out := runFake(t, lib, tc.run, tc.env...)

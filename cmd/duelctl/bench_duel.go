@@ -76,6 +76,7 @@ func benchDuelCommand() *cli.Command {
 				if dev, err = cuda.Default(); err != nil {
 					return fmt.Errorf("--device cuda: %w", err)
 				}
+				dev.LogSlowLoads(c.App.ErrWriter) // the driver's JIT of the DUEL kernels on a machine's first use
 			default:
 				return flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
 			}

@@ -137,6 +137,9 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 	if err := cuda.Available(); err != nil {
 		return fmt.Errorf("--device cuda: %w", err)
 	}
+	if d, err := cuda.Default(); err == nil {
+		d.LogSlowLoads(c.App.ErrWriter) // the driver's JIT of the GEMM kernels on a machine's first use
+	}
 	p, err := cuda.ParsePrecision(c.String("precision"))
 	if err != nil {
 		return flagError("precision", fmt.Sprintf("%q", c.String("precision")), "fp32, tf32 or bf16")
