@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -48,9 +49,9 @@ func TestFakeDriver(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		{"^(TestAvailableHere|TestRegistered|TestConformance|TestFakeDevice|TestFakeDeviceStaging|TestFakeDeviceSlowLoads)$", nil,
+		{"^(TestAvailableHere|TestRegistered|TestConformance|TestFakeDevice|TestFakeDeviceStaging|TestFakeDeviceSlowLoads|TestFakeDeviceReadback)$", nil,
 			[]string{"--- PASS: TestConformance/block64", "usable: cuda:0 (duel fake CUDA device", "--- PASS: TestFakeDevice ", "--- PASS: TestFakeDeviceStaging",
-				"--- PASS: TestRegistered", "--- PASS: TestFakeDeviceSlowLoads"}},
+				"--- PASS: TestRegistered", "--- PASS: TestFakeDeviceSlowLoads", "--- PASS: TestFakeDeviceReadback"}},
 		{"^TestFakeDeviceFault$", []string{"DUEL_FAKE_CUDA_FAIL=sgemm_f32"}, []string{"--- PASS: TestFakeDeviceFault"}},
 		{"^TestJITWarm$", []string{envJITWarm + "=duel.cu"}, []string{"jit duel.cu ", "--- PASS: TestJITWarm"}},
 		{"^TestFakeDeviceOutOfMemory$", []string{"DUEL_FAKE_CUDA_MEMORY=4194304"}, []string{"--- PASS: TestFakeDeviceOutOfMemory"}},
@@ -149,6 +150,54 @@ func TestFakeDeviceSlowLoads(t *testing.T) {
 	load()
 	if log.Len() != 0 {
 		t.Errorf("after LogSlowLoads(nil): %q written", log.String())
+	}
+}
+
+// TestFakeDeviceReadback checks, on the fake driver (which copies into
+// pinned memory when the stream gets there), that a Readback's copy holds
+// the device memory as the work queued before Start left it, not as the
+// work queued after it changes it, and its bad uses.
+func TestFakeDeviceReadback(t *testing.T) {
+	d := needFake(t)
+	be, err := newBackend(d, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Operand{Buf: be.Alloc(1000), Shape: []int{1000}, Strides: []int{1}}
+	defer be.Release(x.Buf)
+	r, err := d.NewReadback(4 * 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []float32{3, -5} {
+		be.Fill(x, v)
+		if err := r.Start(be.ptr("Readback", x.Buf, 0), 4*999); err != nil {
+			t.Fatal(err)
+		}
+		be.Fill(x, 7) // queued after the copy
+		got, err := r.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := unsafe.Slice((*float32)(unsafe.Pointer(&got[0])), len(got)/4)
+		if len(f) != 999 || f[0] != v || f[998] != v {
+			t.Errorf("readback %d: %d values, first %v, last %v; want 999 of %v (the fill after Start not seen)", i, len(f), f[0], f[len(f)-1], v)
+		}
+	}
+	if _, err := r.Wait(); err == nil {
+		t.Error("Wait without a copy started: no error")
+	}
+	if err := r.Start(be.ptr("Readback", x.Buf, 0), 4*1001); err == nil {
+		t.Error("Start of 4004 bytes into 4000: no error")
+	}
+	if _, err := d.NewReadback(0); err == nil {
+		t.Error("NewReadback(0): no error")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
 	}
 }
 

@@ -431,7 +431,8 @@ type Memory struct {
 	rstat driver.DevicePtr    // roundStatsLen int64s: duel_select_rounds' or duel_select_rounds8's statistics of the last update (roundStats)
 
 	ev32   []int32
-	timing *duelTiming // when not nil, Update adds the time of each phase (benchmarks)
+	rb     *cuda.Readback // evicted's copy to the host (nil: CopyFromDevice)
+	timing *duelTiming    // when not nil, Update adds the time of each phase (benchmarks)
 
 	updates int       // updates run (SelectAuto's measurement starts at the second)
 	tune    *autoTune // SelectAuto's measurement (nil before it starts)
@@ -633,6 +634,11 @@ func (m *Memory) alloc(bcap int) error {
 		}
 		*a.p = p
 	}
+	if r, ok := m.g.(readbacker); ok { // without pinned memory, CopyFromDevice
+		if rb, err := r.NewReadback(4 * max(bcap, 1)); err == nil {
+			m.rb = rb
+		}
+	}
 	// sim zeroed: duel_lean.cu's threads read up to a block's width past
 	// K+B in a row (into the next row, or the tail), and must find finite
 	// integer dots there.
@@ -644,6 +650,10 @@ func (m *Memory) alloc(bcap int) error {
 
 // free releases the device buffers.
 func (m *Memory) free() {
+	if m.rb != nil {
+		m.rb.Close()
+		m.rb = nil
+	}
 	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev, &m.rstat} {
 		if *p != 0 {
 			m.g.Free(*p)
@@ -979,32 +989,62 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 	}
 	m.mark()
-	// The evictions come back before the move is queued: the host waits
-	// for the selection only, and builds the result (and the caller its
-	// next batch) while the device moves the rows. The next update's work
-	// queues behind the move on the stream, its batch's copy included
-	// (staged by the device when large, so that the host does not wait
-	// for the move there either).
+	// The evictions come back without the host waiting for the move: it
+	// waits for the selection and their copy only, and builds the result
+	// (and the caller its next batch) while the device moves the rows.
+	// The next update's work queues behind the move on the stream, its
+	// batch's copy included (staged by the device when large, so that the
+	// host does not wait for the move there either). With a Readback the
+	// move is queued before the host waits, so that the device goes from
+	// the copy to the move without waiting for the host to wake up; else
+	// after the copy's wait.
 	m.ev32 = growInt32(m.ev32, b)
-	if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
-		return Result{}, err
+	if m.rb != nil {
+		if err := m.rb.Start(m.ev, 4*b); err != nil {
+			return Result{}, err
+		}
+		m.mark()
+		if err := m.queueMove(k, z, b); err != nil {
+			return Result{}, err
+		}
+		m.cur = n
+		m.mark()
+		got, err := m.rb.Wait()
+		if err != nil {
+			return Result{}, err
+		}
+		copy(cuda.Bytes(m.ev32), got)
+	} else {
+		if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
+			return Result{}, err
+		}
+		m.mark()
+		if err := m.queueMove(k, z, b); err != nil {
+			return Result{}, err
+		}
+		m.cur = n
+		m.mark()
 	}
 	m.record(timer, m.ran)
-	m.mark()
-	// The batch rows kept move into the slots freed: their grid rows,
-	// their rows of sim and their columns.
-	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-	if err := kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots); err != nil {
-		return Result{}, err
-	}
-	m.cur = n
-	m.mark()
 	for i, v := range m.ev32 {
 		res.Evicted[i] = int(v)
 	}
 	keptPositions(res.Kept, res.Evicted)
 	m.updates++
 	return res, nil
+}
+
+// queueMove queues duel_move: the batch rows kept move into the slots
+// freed, their grid rows, their rows of sim and their columns.
+func (m *Memory) queueMove(k, z, b int) error {
+	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+	return kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots)
+}
+
+// readbacker is implemented by GPUs whose copies to the host can be
+// waited for apart from the work queued after them (*cuda.Device).
+type readbacker interface {
+	NewReadback(n int) (*cuda.Readback, error)
 }
 
 // optional records the launch of an optional selection kernel (name,
