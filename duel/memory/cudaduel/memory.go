@@ -443,8 +443,8 @@ type Memory struct {
 
 // duelTiming accumulates the time of Update's phases (benchmarks; permute
 // is duel_move, which replaced the compaction of the K x K block; check is
-// from the dots' launch to the selection's, the host checking the batch:
-// on a GPU, the time the device waits for it beyond the dots). On a
+// the host checking the batch before anything is queued: on a GPU, the
+// time the device waits for it beyond the previous update's move). On a
 // *cuda.Device, whose launches do not wait for their kernels, a phase is
 // timed by events recorded on the device's stream around it; on other
 // GPUs (which finish the work before returning) by the wall clock.
@@ -474,14 +474,14 @@ func (m *Memory) mark() {
 }
 
 // account adds the phases between the recorded boundaries to the timing,
-// in order (upload, dots, check, selection, download, permute), and closes
+// in order (check, upload, dots, selection, download, permute), and closes
 // the events (no-op without timing).
 func (m *Memory) account() {
 	if m.timing == nil {
 		return
 	}
 	t := m.timing
-	phases := []*time.Duration{&t.upload, &t.dots, &t.check, &t.selection, &t.download, &t.permute}
+	phases := []*time.Duration{&t.check, &t.upload, &t.dots, &t.selection, &t.download, &t.permute}
 	d, _ := m.g.(*cuda.Device)
 	for i := 1; i < len(t.marks) && i <= len(phases); i++ {
 		a, b := t.marks[i-1], t.marks[i]
@@ -855,18 +855,13 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	if b > duelMaxRows-k {
 		return Result{}, fmt.Errorf("cudaduel: %d rows held plus %d incoming exceed %d", k, b, duelMaxRows)
 	}
-	// The batch's values are checked (checkRows) before anything that
-	// changes the memory: here when the buffers must grow first, else
-	// after the launches of its upload and dots, which write only the
-	// batch's own slots (scratch until the selection), so that the host's
-	// check runs while the device computes.
-	checked := false
-	if b > m.bcap || b == 0 {
-		if err := checkRows("batch", batch, z); err != nil {
-			return Result{}, err
-		}
-		checked = true
-	}
+	// The batch's values are checked (checkRows) before anything is
+	// queued: in a run of updates the device is then still moving the
+	// previous update's rows (duel_move, tens of microseconds at K 4096),
+	// which hides the check, and nothing the host does stands between the
+	// dots and the selection on the device. (Until 2026-11-28 the check
+	// ran after the dots' launch, hidden by the dots alone, while the
+	// previous update's move was waited for.)
 	res := Result{Evicted: make([]int, b), Kept: make([]int, k)}
 	if b == 0 {
 		for p := range res.Kept {
@@ -874,13 +869,17 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 		return res, nil
 	}
+	m.mark()
+	defer m.account()
+	if err := checkRows("batch", batch, z); err != nil {
+		return Result{}, err
+	}
+	m.mark()
 	if b > m.bcap {
 		if err := m.grow(b); err != nil {
 			return Result{}, err
 		}
 	}
-	m.mark()
-	defer m.account()
 	c, n := m.cur, 1-m.cur
 	gridB := m.grid + driver.DevicePtr(4*int64(k)*int64(z))
 	if err := m.g.CopyToDevice(gridB, cuda.Bytes(batch)); err != nil {
@@ -903,12 +902,6 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	dots := kc.Config{Grid: driver.Dim3{X: (k + b + 63) / 64, Y: (b + 63) / 64, Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	if err := kc.DuelDots(m.g, dots, m.grid, int32(z), int32(k), int32(b), m.sim, int64(m.w), m.psum); err != nil {
 		return Result{}, err
-	}
-	m.mark()
-	if !checked {
-		if err := checkRows("batch", batch, z); err != nil {
-			return Result{}, err
-		}
 	}
 	m.mark()
 	protect, flags := int32(0), int32(0) // flags: duel.cu's SELECT_PROTECT | SELECT_PREFETCH
