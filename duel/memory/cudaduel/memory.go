@@ -992,16 +992,22 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	// the copy to the move without waiting for the host to wake up; else
 	// after the copy's wait.
 	m.ev32 = growInt32(m.ev32, b)
+	move := func() error { // the download's phase ends, the move's is timed
+		m.mark()
+		if err := m.queueMove(k, z, b); err != nil {
+			return err
+		}
+		m.cur = n
+		m.mark()
+		return nil
+	}
 	if m.rb != nil {
 		if err := m.rb.Start(m.ev, 4*b); err != nil {
 			return Result{}, err
 		}
-		m.mark()
-		if err := m.queueMove(k, z, b); err != nil {
+		if err := move(); err != nil {
 			return Result{}, err
 		}
-		m.cur = n
-		m.mark()
 		got, err := m.rb.Wait()
 		if err != nil {
 			return Result{}, err
@@ -1011,12 +1017,9 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		if err := m.g.CopyFromDevice(cuda.Bytes(m.ev32), m.ev); err != nil {
 			return Result{}, err
 		}
-		m.mark()
-		if err := m.queueMove(k, z, b); err != nil {
+		if err := move(); err != nil {
 			return Result{}, err
 		}
-		m.cur = n
-		m.mark()
 	}
 	m.record(timer, m.ran)
 	for i, v := range m.ev32 {
