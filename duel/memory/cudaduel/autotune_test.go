@@ -2,6 +2,7 @@ package cudaduel
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -56,19 +57,7 @@ func TestAutoTuneOnHost(t *testing.T) {
 			policy := memory.NewDUEL(memory.Protected)
 			var ran []string
 			for u := range 2 + 2*tuneSamples + 3 {
-				batch := unitRows(r, b, z, mem)
-				want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := m.Update(batch)
-				if err != nil {
-					t.Fatalf("update %d: %v", u, err)
-				}
-				if !slices.Equal(got.Evicted, want) {
-					t.Fatalf("update %d (%s): evicted %v, memory.DUEL evicts %v", u, m.ran, got.Evicted, want)
-				}
-				mem = keptRows(mem, batch, got.Kept, k, z)
+				mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, b, z, mem))
 				ran = append(ran, m.ran)
 			}
 			if ran[0] != block || ran[1] != block {
@@ -99,6 +88,25 @@ func TestAutoTuneOnHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// updateLikeDUEL runs m's update of batch and fails t (what names the
+// update) unless its evictions are policy's on mem, the rows m holds;
+// it returns the rows m holds after it.
+func updateLikeDUEL(t *testing.T, what string, m *Memory, policy memory.Policy, mem, batch []float32) []float32 {
+	t.Helper()
+	want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: m.z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Update(batch)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !slices.Equal(got.Evicted, want) {
+		t.Fatalf("%s (%s): evicted %v, memory.DUEL evicts %v", what, m.ran, got.Evicted, want)
+	}
+	return keptRows(mem, batch, got.Kept, m.k, m.z)
 }
 
 // count returns how many of s equal v.

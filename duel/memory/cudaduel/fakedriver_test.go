@@ -314,19 +314,7 @@ func backToBack(t *testing.T, d cuda.GPU) {
 	}
 	policy := memory.NewDUEL(memory.Protected)
 	for step := range 2 + 2*tuneSamples + 1 {
-		batch := unitRows(r, b, z, mem)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Update(batch)
-		if err != nil {
-			t.Fatalf("back-to-back update %d: %v", step, err)
-		}
-		if !slices.Equal(got.Evicted, want) {
-			t.Fatalf("back-to-back update %d: evicted %v, memory.DUEL evicts %v", step, got.Evicted, want)
-		}
-		mem = keptRows(mem, batch, got.Kept, k, z)
+		mem = updateLikeDUEL(t, fmt.Sprintf("back-to-back update %d", step), m, policy, mem, unitRows(r, b, z, mem))
 	}
 	scores, err := m.Scores()
 	if err != nil {
