@@ -167,3 +167,36 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestDUELAutoKernel runs SelectAuto's measurement on a GPU (skipped
+// without one) at the benchmark's shapes, the updates checked against
+// memory.DUEL: from compute capability 8.0 the lean kernel must pass the
+// cross-check (a lean kernel that the GPU computes differently would
+// otherwise only be turned off, silently), and both kernels are timed.
+// It logs the choice and the two medians.
+func TestDUELAutoKernel(t *testing.T) {
+	d := needGPU(t)
+	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}, {300, 40, 17}} {
+		t.Run(fmt.Sprintf("K%d_B%d_Z%d", c.k, c.b, c.z), func(t *testing.T) {
+			m, err := NewMemory(d, c.k, c.z, MemoryOptions{Batch: c.b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			r := rand.New(rand.NewPCG(uint64(c.k), 5))
+			mem := unitRows(r, c.k, c.z, nil)
+			if err := m.Load(mem, nil); err != nil {
+				t.Fatal(err)
+			}
+			policy := memory.NewDUEL(memory.Protected)
+			for u := range 2 + 2*tuneSamples + 1 {
+				mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, c.b, c.z, mem))
+			}
+			a := m.AutoTune()
+			t.Logf("%v: SelectAuto runs %s (median selection: lean %v, one-block %v; lean off: %v)", d, a.Kernel, a.Lean, a.Block, a.LeanOff)
+			if d.Capability() >= 80 && (!a.Decided || a.LeanOff != nil) {
+				t.Errorf("compute capability %d: AutoTune = %+v, want the lean kernel checked and both timed", d.Capability(), a)
+			}
+		})
+	}
+}
