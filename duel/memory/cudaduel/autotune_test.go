@@ -90,25 +90,6 @@ func TestAutoTuneOnHost(t *testing.T) {
 	}
 }
 
-// updateLikeDUEL runs m's update of batch and fails t (what names the
-// update) unless its evictions are policy's on mem, the rows m holds;
-// it returns the rows m holds after it.
-func updateLikeDUEL(t *testing.T, what string, m *Memory, policy memory.Policy, mem, batch []float32) []float32 {
-	t.Helper()
-	want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: m.z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := m.Update(batch)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	if !slices.Equal(got.Evicted, want) {
-		t.Fatalf("%s (%s): evicted %v, memory.DUEL evicts %v", what, m.ran, got.Evicted, want)
-	}
-	return keptRows(mem, batch, got.Kept, m.k, m.z)
-}
-
 // count returns how many of s equal v.
 func count(s []string, v string) int {
 	n := 0

@@ -3,7 +3,6 @@ package cudaduel
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/duel-ssl/duel/duel/memory"
@@ -123,18 +122,7 @@ func TestLeanStatsEmulated(t *testing.T) {
 		if err := m.Load(mem, nil); err != nil {
 			t.Fatal(err)
 		}
-		batch := unitRows(r, 40, 6, mem)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Update(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got.Evicted, want) {
-			t.Errorf("timed %v: evicted %v, memory.DUEL evicts %v", timed, got.Evicted, want)
-		}
+		updateLikeDUEL(t, fmt.Sprintf("timed %v", timed), m, policy, mem, unitRows(r, 40, 6, mem))
 		if timed {
 			st, err := m.leanStats()
 			if err != nil {

@@ -288,6 +288,25 @@ func TestDUELTies(t *testing.T) {
 	}
 }
 
+// updateLikeDUEL runs m's update of batch and fails t (what names the
+// update) unless its evictions are policy's on mem, the rows m holds;
+// it returns the rows m holds after it.
+func updateLikeDUEL(t *testing.T, what string, m *Memory, policy memory.Policy, mem, batch []float32) []float32 {
+	t.Helper()
+	want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: m.z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Update(batch)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !slices.Equal(got.Evicted, want) {
+		t.Fatalf("%s (%s): evicted %v, memory.DUEL evicts %v", what, m.ran, got.Evicted, want)
+	}
+	return keptRows(mem, batch, got.Kept, m.k, m.z)
+}
+
 // tieSteps loads m with k tied rows of z values (g distinct ones, tieRows)
 // and offers it steps batches of b tied rows, each against memory.DUEL's
 // evictions and the carried scores against recomputed ones; kernel, when
@@ -300,19 +319,10 @@ func tieSteps(t *testing.T, name string, m *Memory, r *rand.Rand, k, b, z, g, st
 	}
 	policy := memory.NewDUEL(adm)
 	for step := range steps {
-		batch := tieRows(r, b, z, g)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
-		if err != nil {
-			t.Fatal(err)
+		mem = updateLikeDUEL(t, fmt.Sprintf("%s step %d", name, step), m, policy, mem, tieRows(r, b, z, g))
+		if kernel != "" && m.ran != kernel {
+			t.Fatalf("%s step %d: ran %s, want %s", name, step, m.ran, kernel)
 		}
-		got, err := m.Update(batch)
-		if err != nil {
-			t.Fatalf("%s step %d: %v", name, step, err)
-		}
-		if kernel != "" && m.ran != kernel || !slices.Equal(got.Evicted, want) {
-			t.Fatalf("%s step %d: %s evicted %v, memory.DUEL evicts %v", name, step, m.ran, got.Evicted, want)
-		}
-		mem = keptRows(mem, batch, got.Kept, k, z)
 		checkCarried(t, name, step, m, mem, z, adm)
 	}
 }
