@@ -7,7 +7,6 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
-	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
 // SelectAuto measures, on the memory's own updates, whether duel_lean.cu's
@@ -100,18 +99,7 @@ func (m *Memory) autoLeanTurn(k, b int) leanTurn {
 // it).
 func (m *Memory) startTune(k, b int) {
 	m.tune = &autoTune{}
-	m.lshared = defaultShared
-	if s, ok := m.g.(cuda.SharedMemoryOptIn); ok {
-		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.lshared {
-			ok := true
-			for _, l := range leanKernels {
-				ok = ok && s.OptInShared(kc.DuelLeanModule, l.name, n-staticShared) == nil
-			}
-			if ok {
-				m.lshared = n - staticShared
-			}
-		}
-	}
+	m.lshared = leanSharedLimit(m.g)
 }
 
 // leanOutputs is what a selection leaves of an update (the cross-check

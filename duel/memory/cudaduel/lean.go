@@ -1,6 +1,7 @@
 package cudaduel
 
 import (
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -58,6 +59,27 @@ func leanFor(k, b, block int) (leanKernel, bool) {
 func leanShared(k, b, nt int) int {
 	stage := 4 * nt * ((k + b + nt - 1) / nt)
 	return max(8*(k+b), stage) + 4*k
+}
+
+// leanSharedLimit returns the dynamic shared memory the lean kernels may
+// use on g: all that a block may have, once each of them has opted in
+// (g a cuda.SharedMemoryOptIn allowing more than the default), else
+// defaultShared.
+func leanSharedLimit(g cuda.GPU) int {
+	s, ok := g.(cuda.SharedMemoryOptIn)
+	if !ok {
+		return defaultShared
+	}
+	n, err := s.MaxSharedOptIn()
+	if err != nil || n-staticShared <= defaultShared {
+		return defaultShared
+	}
+	for _, l := range leanKernels {
+		if s.OptInShared(kc.DuelLeanModule, l.name, n-staticShared) != nil {
+			return defaultShared
+		}
+	}
+	return n - staticShared
 }
 
 // runLean launches the lean kernel for the update (SelectLean) and

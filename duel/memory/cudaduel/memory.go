@@ -567,7 +567,7 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		m.r8shared = defaultShared
 	}
 	if m.sel == SelectLean {
-		m.lshared = defaultShared
+		m.lshared = leanSharedLimit(g)
 	}
 	if s, ok := g.(cuda.SharedMemoryOptIn); ok {
 		if n, err := s.MaxSharedOptIn(); err == nil && n-staticShared > m.shared {
@@ -587,15 +587,6 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 			if m.r8shared > 0 {
 				if err := s.OptInShared(kc.DuelRounds8Module, "duel_select_rounds8", n-staticShared); err == nil {
 					m.r8shared = n - staticShared
-				}
-			}
-			if m.lshared > 0 {
-				ok := true
-				for _, l := range leanKernels {
-					ok = ok && s.OptInShared(kc.DuelLeanModule, l.name, n-staticShared) == nil
-				}
-				if ok {
-					m.lshared = n - staticShared
 				}
 			}
 		}
