@@ -566,6 +566,50 @@ func BenchmarkDUELHost(b *testing.B) {
 	}
 }
 
+// benchStream returns BenchmarkDUELKernel's memory and its pool of 8
+// batches for shape c (rand PCG(1, 2): the first draws of the rows).
+func benchStream(c duelCase) (mem []float32, pool [][]float32, r *rand.Rand) {
+	r = rand.New(rand.NewPCG(1, 2))
+	mem = unitRows(r, c.k, c.z, nil)
+	for range 8 {
+		pool = append(pool, unitRows(r, c.b, c.z, nil))
+	}
+	return mem, pool, r
+}
+
+// TestDUELKernelStreamMoves checks the premise of BenchmarkDUELKernel's
+// permute phase (docs/cuda.md, "The phases around the selection"): on
+// its stream memory.DUEL (Protected) keeps every batch row in every
+// update, so that each update moves B rows and the phase's figures at
+// K 4096 and K 2048 compare the same work (24 updates at each shape).
+func TestDUELKernelStreamMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("24 updates of memory.DUEL at K 4096 and 2048")
+	}
+	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
+		mem, pool, _ := benchStream(c)
+		policy := memory.NewDUEL(memory.Protected)
+		for u := range 24 {
+			batch := pool[u%len(pool)]
+			ev, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: c.z})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := keptAfter(ev, c.k)
+			moves := 0
+			for _, p := range kept {
+				if p >= c.k {
+					moves++
+				}
+			}
+			if moves != c.b {
+				t.Fatalf("K %d update %d: %d batch rows kept, the benchmark's premise is all %d", c.k, u, moves, c.b)
+			}
+			mem = keptRows(mem, batch, kept, c.k, c.z)
+		}
+	}
+}
+
 // BenchmarkDUELKernel measures steady-state updates of a Memory on the
 // GPU (GPU only): the memory loaded once, then batches from a pool of 8,
 // scores and block carried; at the shape of PyTorch's figure
@@ -602,12 +646,8 @@ func BenchmarkDUELHost(b *testing.B) {
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {
-		r := rand.New(rand.NewPCG(1, 2))
-		mem := unitRows(r, c.k, c.z, nil)
-		var pool, fresh [][]float32 // fresh: batches that no update repeats (made on first use)
-		for range 8 {
-			pool = append(pool, unitRows(r, c.b, c.z, nil))
-		}
+		mem, pool, r := benchStream(c)
+		var fresh [][]float32 // fresh: batches that no update repeats (made on first use)
 		for _, v := range []struct {
 			name     string
 			bs       int
