@@ -45,8 +45,7 @@ import (
 // takes the slot of the row it evicts. Ties are broken on rank, as the
 // reference breaks them on position.
 type fastDUEL struct {
-	owner *Memory // the state describes owner's rows
-	gen   uint64  // at this generation
+	last  Lineage // the state describes the rows after this arrival's evictions
 	ready bool
 	k, z  int
 
@@ -77,8 +76,8 @@ type fastDUEL struct {
 
 // update runs the policy on a and returns the evicted positions. It leaves
 // the state describing the memory as the owner will hold it after applying
-// them (generation a.gen+1); if the owner does something else, the next
-// update sees another generation and rebuilds.
+// them; if the owner does something else, the next arrival does not follow
+// a's lineage and the update rebuilds.
 func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// The batch's grid rows depend on the batch alone: they are computed
 	// into the grid set the last update does not use, while its end may
@@ -86,7 +85,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	next := 1 - f.flip
 	f.grids[next].fromUnit(a.Batch, a.B(), a.Z)
 	f.settle()
-	if !f.ready || f.owner != a.owner || f.gen != a.gen || f.k != a.K() || f.z != a.Z {
+	if !f.ready || !a.Lineage().Follows(f.last) || f.k != a.K() || f.z != a.Z {
 		f.rebuild(a, maxBlock)
 	}
 	f.flip = next
@@ -155,7 +154,7 @@ func (f *fastDUEL) update(a *Arrival, adm Admission, maxBlock int64) []int {
 	// and folds, order and rank) runs in the background, beside what the
 	// caller does with them (the memory moves its rows), until the next
 	// update or rebuild (settle).
-	f.gen = a.gen + 1
+	f.last = a.Lineage()
 	f.tail.Add(1)
 	go func() {
 		defer f.tail.Done()
@@ -415,7 +414,7 @@ func (f *fastDUEL) rebuild(a *Arrival, maxBlock int64) {
 	f.settle()
 	k, z := a.K(), a.Z
 	grids, flip := f.grids, f.flip // the batch's grid rows (see update)
-	*f = fastDUEL{owner: a.owner, gen: a.gen, ready: true, k: k, z: z, grids: grids, flip: flip, wide: f.wide}
+	*f = fastDUEL{ready: true, k: k, z: z, grids: grids, flip: flip, wide: f.wide}
 	f.slots.reset(k, z)
 	for s := 0; s < k; s++ {
 		f.slots.setUnit(s, a.Memory[s*z:(s+1)*z])

@@ -22,6 +22,10 @@ type Memory struct {
 	fresh  []int64 // step at which each row's features were computed (entry or Refresh)
 	seen   int64   // rows offered so far
 	gen    uint64  // incremented at every change of rows
+	// applied is one more than the generation of the arrival whose
+	// evictions made the rows, 0 when they changed otherwise since
+	// (see Lineage).
+	applied uint64
 
 	batch    []float32 // scratch: the normalised incoming rows of the last Add
 	lastB    int       // rows of the last Add in batch
@@ -134,7 +138,7 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 		m.fresh = append(m.fresh, int64(step))
 	}
 	if st.Filled > 0 {
-		m.gen++
+		m.changed()
 	}
 	m.seen += int64(st.Filled)
 	rest := m.batch[st.Filled*m.z : b*m.z]
@@ -143,14 +147,14 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	}
 
 	// Policy phase.
-	a := &Arrival{Memory: m.rows, Batch: rest, Z: m.z, Seen: m.seen, owner: m, gen: m.gen}
+	a := &Arrival{Memory: m.rows, Batch: rest, Z: m.z, Seen: m.seen, lineage: Lineage{owner: m, gen: m.gen, applied: m.applied}}
 	nb := a.B()
 	ev, err := m.policy.Evict(a)
 	if err == nil {
 		err = checkEvictions(m.policy.Name(), ev, m.k, nb)
 	}
 	if err != nil {
-		m.gen++ // the policy's carried state may be stale
+		m.changed() // the policy's carried state may be stale
 		return st, fmt.Errorf("memory add: %w", err)
 	}
 	m.seen += int64(nb)
@@ -169,6 +173,7 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	}
 	st.Evicted = st.Entered // the memory stays full
 	m.apply(keep, st.Filled, meta, step)
+	m.applied = a.lineage.gen + 1
 	return st, nil
 }
 
@@ -193,7 +198,7 @@ func (m *Memory) expire(step int) int {
 	gone := len(m.ids) - j
 	if gone > 0 {
 		m.rows, m.ids, m.labels, m.steps, m.uses, m.fresh = m.rows[:j*m.z], m.ids[:j], m.labels[:j], m.steps[:j], m.uses[:j], m.fresh[:j]
-		m.gen++
+		m.changed()
 	}
 	return gone
 }
@@ -249,7 +254,14 @@ func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step
 		m.ids[j], m.labels[j] = meta(skip + p - m.k)
 		m.steps[j], m.uses[j], m.fresh[j] = int64(step), 0, int64(step)
 	}
+	m.gen++ // Add records which arrival made the rows (m.applied)
+}
+
+// changed records a change of the rows other than applying a policy's
+// evictions: the next arrival follows none (Lineage.Follows).
+func (m *Memory) changed() {
 	m.gen++
+	m.applied = 0
 }
 
 // SetRows replaces the feature rows of the memory (Len() x Z), for callers
@@ -265,7 +277,7 @@ func (m *Memory) SetRows(rows []float32) error {
 		return fmt.Errorf("memory set rows: %w", err)
 	}
 	m.rows = fresh
-	m.gen++
+	m.changed()
 	return nil
 }
 

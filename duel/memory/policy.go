@@ -15,8 +15,34 @@ type Arrival struct {
 	Z      int       // row length
 	Seen   int64     // rows offered to the memory before this batch
 
-	owner *Memory // the memory that asks, and
-	gen   uint64  // the generation of its rows (equal generations, equal rows)
+	lineage Lineage // the memory that asks and the generation of its rows
+}
+
+// A Lineage names the rows an Arrival holds: two arrivals with the same
+// known Lineage hold the same rows, so that a policy carrying state
+// derived from the rows of one arrival (memory.DUEL's grid and
+// similarities, cudaduel's device copy) knows it still describes the next
+// without comparing them. Arrivals a Memory builds have a known lineage;
+// one built by hand has the zero Lineage, which is not known and matches
+// no other.
+type Lineage struct {
+	owner   *Memory // the memory that asks,
+	gen     uint64  // the generation of its rows (equal generations, equal rows),
+	applied uint64  // and its Memory.applied: how they came to be
+}
+
+// Lineage returns the lineage of a's rows.
+func (a *Arrival) Lineage() Lineage { return a.lineage }
+
+// Known reports whether l names rows: the arrival came from a Memory.
+func (l Lineage) Known() bool { return l.owner != nil }
+
+// Follows reports whether l is known and names the rows its memory holds
+// once it has applied the evictions of an arrival of lineage prev, and
+// done nothing else to its rows (no expiry, SetRows, refresh or rejected
+// safe update since).
+func (l Lineage) Follows(prev Lineage) bool {
+	return l.Known() && l.owner == prev.owner && l.applied != 0 && l.applied == prev.gen+1
 }
 
 // K returns the number of rows held.

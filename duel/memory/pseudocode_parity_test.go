@@ -127,7 +127,8 @@ func TestPseudocodeParity(t *testing.T) {
 				owner := &Memory{} // the fast path's state follows one owner's generations
 				mem := slices.Clone(init)
 				for u, batch := range batches {
-					a := &Arrival{Memory: mem, Batch: batch, Z: fx.Z, owner: owner, gen: uint64(u)}
+					// Update u follows update u-1's evictions (Lineage).
+					a := &Arrival{Memory: mem, Batch: batch, Z: fx.Z, lineage: Lineage{owner: owner, gen: uint64(u), applied: uint64(u)}}
 					got, err := impl.pol.Evict(a)
 					if err != nil {
 						t.Fatal(err)

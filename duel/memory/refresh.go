@@ -69,7 +69,7 @@ func (m *Memory) Refresh(pos []int, rows []float32, step int) error {
 		m.fresh[p] = int64(step)
 	}
 	if len(pos) > 0 {
-		m.gen++
+		m.changed()
 	}
 	return nil
 }

@@ -18,15 +18,16 @@ import (
 // child process whose driver library is the fake libcuda of
 // internal/cudatest (device memory in host memory, a stream's work deferred
 // until something waits for it, duel.cu on the CPU emulator), the policy
-// and memory run on a *cuda.Device through the driver bindings: the
-// shared-memory opt-in, the frees after waiting, the events of the timing.
+// (alone and managing a memory.Memory) and memory run on a *cuda.Device
+// through the driver bindings: the shared-memory opt-in, the frees after
+// waiting, the events of the timing.
 func TestFakeDriver(t *testing.T) {
-	run := "^(TestDUELPolicyKernel|TestDUELFakeDevice)$"
+	run := "^(TestDUELPolicyKernel|TestDUELPolicyInMemoryKernel|TestDUELFakeDevice)$"
 	out, err := cudatest.RunOnFakeDriver(t, run)
 	if err != nil {
 		t.Fatalf("%s with the fake driver: %v\n%s", run, err, out)
 	}
-	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELFakeDevice"} {
+	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELPolicyInMemoryKernel", "--- PASS: TestDUELFakeDevice"} {
 		if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
 			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
 		}

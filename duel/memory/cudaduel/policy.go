@@ -15,13 +15,22 @@ import (
 // rows, scores and K x K similarities on the device from one update to the
 // next, so that a stream of arrivals copies only the batches; it loads the
 // memory again (and recomputes its similarities) when the memory no longer
-// holds exactly the rows it kept. Its device memory is freed by Close.
+// holds exactly the rows it kept: when the arrival's lineage
+// (memory.Lineage) does not follow the last one's, or, for an arrival
+// built by hand, when its rows differ from those kept. Its device memory
+// is freed by Close.
 type Policy struct {
 	g         cuda.GPU
 	admission memory.Admission
 	mem       *Memory
-	rows      []float32 // the rows kept by the last update, in order
-	next      []float32
+	// The device holds the rows kept by the last update: those the
+	// memory holds after the evictions of an arrival of lineage last, or,
+	// when that arrival's lineage was not known (built by hand), rows.
+	last    memory.Lineage
+	rows    []float32 // valid when hasRows
+	next    []float32
+	hasRows bool
+	loads   int // updates that loaded the rows (for tests)
 }
 
 // NewPolicy returns the DUEL policy with admission adm on g (a
@@ -50,35 +59,55 @@ func (p *Policy) Evict(a *memory.Arrival) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("duel (cuda): %w", err)
 		}
-		p.mem, p.rows = m, p.rows[:0]
+		p.mem = m
+		p.forget()
 	}
-	if !p.mem.loaded || !slices.Equal(p.rows, a.Memory) {
+	// The rows on the device are the arrival's when its memory applied
+	// the last update's evictions and nothing else (its lineage follows
+	// the last one: no comparison), or, for an arrival built by hand,
+	// when they are equal to the rows the last update kept.
+	lin := a.Lineage()
+	carried := p.mem.loaded && (lin.Follows(p.last) || !lin.Known() && p.hasRows && slices.Equal(p.rows, a.Memory))
+	if !carried {
+		p.loads++
 		if err := p.mem.Load(a.Memory, nil); err != nil {
+			p.forget()
 			return nil, fmt.Errorf("duel (cuda): %w", err)
 		}
 	}
 	res, err := p.mem.Update(a.Batch)
 	if err != nil {
-		p.rows = p.rows[:0]
+		p.forget()
 		return nil, fmt.Errorf("duel (cuda): %w", err)
 	}
-	p.next = p.next[:0]
-	for _, c := range res.Kept {
-		if c < k {
-			p.next = append(p.next, a.Memory[c*z:(c+1)*z]...)
-		} else {
-			p.next = append(p.next, a.Batch[(c-k)*z:(c-k+1)*z]...)
+	p.last, p.hasRows = lin, !lin.Known()
+	if p.hasRows {
+		p.next = p.next[:0]
+		for _, c := range res.Kept {
+			if c < k {
+				p.next = append(p.next, a.Memory[c*z:(c+1)*z]...)
+			} else {
+				p.next = append(p.next, a.Batch[(c-k)*z:(c-k+1)*z]...)
+			}
 		}
+		p.rows, p.next = p.next, p.rows
 	}
-	p.rows, p.next = p.next, p.rows
 	return res.Evicted, nil
+}
+
+// forget makes the next Evict load the arrival's rows.
+func (p *Policy) forget() {
+	p.last, p.hasRows = memory.Lineage{}, false
 }
 
 // Close frees the policy's device memory; the next Evict allocates it
 // again.
 func (p *Policy) Close() error {
+	if p.mem == nil {
+		return nil
+	}
 	err := p.mem.Close()
 	p.mem = nil
-	p.rows = p.rows[:0]
+	p.forget()
 	return err
 }

@@ -82,3 +82,93 @@ func TestDUELPolicyNoDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestDUELPolicyInMemoryOnHost drives two memory.Memory, one managed by
+// Policy (on cudatest.Host) and one by memory.DUEL, through the same
+// batches, with what a training run does between them (SetRows as the
+// memory refresh does, rows expiring, the safe update), and compares the
+// rows they hold after every batch. The policy must load the rows only
+// when the memory did something else than apply its last evictions.
+func TestDUELPolicyInMemoryOnHost(t *testing.T) {
+	policyInMemory(t, newHost())
+}
+
+// TestDUELPolicyInMemoryKernel is TestDUELPolicyInMemoryOnHost on the GPU
+// (GPU only).
+func TestDUELPolicyInMemoryKernel(t *testing.T) {
+	policyInMemory(t, needGPU(t))
+}
+
+func policyInMemory(t *testing.T, g cuda.GPU) {
+	const k, z, b = 24, 6, 8
+	cases := []struct {
+		name string
+		opts []memory.Option
+	}{
+		{"plain", nil},
+		{"max_age", []memory.Option{memory.WithMaxAge(4)}},
+		{"safe", []memory.Option{memory.WithSafeUpdate(true)}},
+	}
+	for _, adm := range []memory.Admission{memory.Protected, memory.Compete} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s_%v", c.name, adm), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(len(c.name)), uint64(adm)))
+				gpuPolicy := NewPolicy(g, adm)
+				defer gpuPolicy.Close()
+				onGPU, err := memory.New(k, z, gpuPolicy, c.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				onCPU, err := memory.New(k, z, memory.NewDUEL(adm), c.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A load is due when the memory's rows are not those the
+				// last update left: at the first arrival, after rows
+				// were appended, expired or re-embedded, after a
+				// rejected update.
+				arrivals, rejected, want, dirty := 0, 0, 0, true
+				for step := range 11 {
+					batch := unitRows(r, b, z, onCPU.Rows())
+					sg, err := onGPU.Add(batch, nil, nil, step)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sc, err := onCPU.Add(batch, nil, nil, step)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sg != sc || !slices.Equal(onGPU.Rows(), onCPU.Rows()) || !slices.Equal(onGPU.IDs(), onCPU.IDs()) {
+						t.Fatalf("step %d: the memories differ (stats %+v on the GPU, %+v on the CPU)", step, sg, sc)
+					}
+					if sg.Filled < b {
+						arrivals++
+						if dirty || sg.Expired > 0 || sg.Filled > 0 {
+							want++
+						}
+					}
+					dirty = sg.Filled == b || sg.Rejected
+					if sg.Rejected {
+						rejected++
+					}
+					if step == 5 { // a refresh re-embeds the rows held
+						rows := onCPU.Rows()
+						for i := range rows {
+							rows[i] += float32(r.NormFloat64()) / 64
+						}
+						for _, m := range []*memory.Memory{onGPU, onCPU} {
+							if err := m.SetRows(rows); err != nil {
+								t.Fatal(err)
+							}
+						}
+						dirty = true
+					}
+				}
+				t.Logf("%d arrivals reached the policy, %d rejected by the safe update, %d loads", arrivals, rejected, gpuPolicy.loads)
+				if arrivals < 6 || gpuPolicy.loads != want || c.name == "plain" && want != 2 {
+					t.Errorf("%d arrivals, %d loads, expected %d (2 without expiries and rejections: the first arrival, the one after SetRows)", arrivals, gpuPolicy.loads, want)
+				}
+			})
+		}
+	}
+}
