@@ -61,30 +61,42 @@ func (m *Memory) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary replaces m with a memory decoded from data (written by
-// MarshalBinary). The policy is rebuilt from its registered name and saved
+// MarshalBinary). The policy is m's own when it has the checkpoint's
+// policy name, with the saved state restored into it, so that a memory
+// built with another implementation of a policy keeps it (training on
+// CUDA resumes with the GPU's DUEL, cudaduel, from any run's
+// checkpoint); otherwise it is rebuilt from its registered name and saved
 // state. Everything is validated: a truncated, corrupted or inconsistent
 // checkpoint is an error and m is left unchanged.
 func (m *Memory) UnmarshalBinary(data []byte) error {
-	got, err := decodeCheckpoint(data)
+	got, state, err := decodeCheckpoint(data)
 	if err != nil {
 		return fmt.Errorf("memory checkpoint: %w", err)
+	}
+	if m.policy != nil && m.policy.Name() == got.policy.Name() {
+		if um, ok := m.policy.(encoding.BinaryUnmarshaler); ok {
+			if err := um.UnmarshalBinary(state); err != nil {
+				return fmt.Errorf("memory checkpoint: policy %s state: %w", m.policy.Name(), err)
+			}
+		}
+		got.policy = m.policy
 	}
 	*m = *got
 	return nil
 }
 
 // decodeCheckpoint decodes and validates a checkpoint written by
-// MarshalBinary.
-func decodeCheckpoint(data []byte) (*Memory, error) {
+// MarshalBinary, and returns the policy's saved state too.
+func decodeCheckpoint(data []byte) (*Memory, []byte, error) {
 	if len(data) < len(checkpointMagic)+4+4 {
-		return nil, fmt.Errorf("%d bytes, too short for a memory checkpoint", len(data))
+		return nil, nil, fmt.Errorf("%d bytes, too short for a memory checkpoint", len(data))
 	}
 	if string(data[:len(checkpointMagic)]) != checkpointMagic {
-		return nil, errors.New("not a memory checkpoint (bad magic)")
+		return nil, nil, errors.New("not a memory checkpoint (bad magic)")
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
-		return nil, errors.New("checksum mismatch (truncated or corrupted file)")
+		return nil, nil, errors.New("checksum mismatch (truncated or corrupted file)")
 	}
 	r := bytes.NewReader(body[len(checkpointMagic):])
 	read := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
@@ -94,34 +106,34 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 	var safe bool
 	var nameLen uint16
 	if read(&version) != nil || version < 1 || version > checkpointVersion {
-		return nil, fmt.Errorf("checkpoint version %d, expected 1..%d", version, checkpointVersion)
+		return nil, nil, fmt.Errorf("checkpoint version %d, expected 1..%d", version, checkpointVersion)
 	}
 	var maxAge uint32
 	if err := errors.Join(read(&dims), read(&seen), read(&safe)); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return nil, nil, fmt.Errorf("header: %w", err)
 	}
 	if version >= 2 {
 		if err := read(&maxAge); err != nil {
-			return nil, fmt.Errorf("header: %w", err)
+			return nil, nil, fmt.Errorf("header: %w", err)
 		}
 		if maxAge > math.MaxInt32 {
-			return nil, fmt.Errorf("maximum row age %d, expected below 2^31", maxAge)
+			return nil, nil, fmt.Errorf("maximum row age %d, expected below 2^31", maxAge)
 		}
 	}
 	if err := read(&nameLen); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return nil, nil, fmt.Errorf("header: %w", err)
 	}
 	k, z, n := int(dims[0]), int(dims[1]), int(dims[2])
 	if k < 1 || k > maxRows || z < 1 || z > maxZ || n > k || seen < int64(n) {
-		return nil, fmt.Errorf("inconsistent sizes k=%d z=%d rows=%d seen=%d", k, z, n, seen)
+		return nil, nil, fmt.Errorf("inconsistent sizes k=%d z=%d rows=%d seen=%d", k, z, n, seen)
 	}
 	name := make([]byte, nameLen)
 	var stateLen uint32
 	if err := errors.Join(read(name), read(&stateLen)); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, nil, fmt.Errorf("policy: %w", err)
 	}
 	if int64(stateLen) > int64(r.Len()) {
-		return nil, fmt.Errorf("policy state of %d bytes, only %d left", stateLen, r.Len())
+		return nil, nil, fmt.Errorf("policy state of %d bytes, only %d left", stateLen, r.Len())
 	}
 	state := make([]byte, stateLen)
 	read(state)
@@ -132,18 +144,18 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 		perRow += 16
 	}
 	if want := int64(n) * perRow; int64(r.Len()) != want {
-		return nil, fmt.Errorf("%d bytes of rows, expected %d for %d rows of %d", r.Len(), want, n, z)
+		return nil, nil, fmt.Errorf("%d bytes of rows, expected %d for %d rows of %d", r.Len(), want, n, z)
 	}
 	policy, err := NewPolicy(string(name), 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if um, ok := policy.(encoding.BinaryUnmarshaler); ok {
 		if err := um.UnmarshalBinary(state); err != nil {
-			return nil, fmt.Errorf("policy %s state: %w", name, err)
+			return nil, nil, fmt.Errorf("policy %s state: %w", name, err)
 		}
 	} else if len(state) != 0 {
-		return nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
+		return nil, nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
 	}
 	m := &Memory{k: k, z: z, policy: policy, safe: safe, maxAge: int(maxAge), seen: seen, gen: 1,
 		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n),
@@ -164,17 +176,17 @@ func decodeCheckpoint(data []byte) (*Memory, error) {
 			ss += float64(v) * float64(v)
 		}
 		if !(math.Abs(ss-1) < 1e-3) {
-			return nil, fmt.Errorf("row %d has squared norm %v, expected 1 (rows are L2-normalised)", i, ss)
+			return nil, nil, fmt.Errorf("row %d has squared norm %v, expected 1 (rows are L2-normalised)", i, ss)
 		}
 		if m.labels[i] < -1 {
-			return nil, fmt.Errorf("row %d has label %d, expected -1 (unknown) or a class >= 0", i, m.labels[i])
+			return nil, nil, fmt.Errorf("row %d has label %d, expected -1 (unknown) or a class >= 0", i, m.labels[i])
 		}
 		if m.uses[i] < 0 {
-			return nil, fmt.Errorf("row %d was used %d times as a negative, expected >= 0", i, m.uses[i])
+			return nil, nil, fmt.Errorf("row %d was used %d times as a negative, expected >= 0", i, m.uses[i])
 		}
 		if m.fresh[i] < m.steps[i] {
-			return nil, fmt.Errorf("row %d was embedded at step %d, before it entered at step %d", i, m.fresh[i], m.steps[i])
+			return nil, nil, fmt.Errorf("row %d was embedded at step %d, before it entered at step %d", i, m.fresh[i], m.steps[i])
 		}
 	}
-	return m, nil
+	return m, state, nil
 }

@@ -111,3 +111,28 @@ func (p *Policy) Close() error {
 	p.forget()
 	return err
 }
+
+// MarshalBinary records the admission, as memory.DUEL does: a memory's
+// checkpoint is the same whichever of the two decided.
+func (p *Policy) MarshalBinary() ([]byte, error) { return []byte{byte(p.admission)}, nil }
+
+// UnmarshalBinary restores the admission from a checkpoint of either
+// policy; the device's copy of the memory is dropped (the next Evict
+// loads the rows). An admission the kernel does not run is an error.
+func (p *Policy) UnmarshalBinary(data []byte) error {
+	if len(data) != 1 {
+		return fmt.Errorf("duel (cuda): policy state of %d bytes, expected one admission byte", len(data))
+	}
+	adm := memory.Admission(data[0])
+	if adm != memory.Protected && adm != memory.Compete {
+		return fmt.Errorf("duel (cuda): the checkpoint's admission is %v, the GPU kernel runs %v and %v only (use --device cpu)", adm, memory.Protected, memory.Compete)
+	}
+	if adm != p.admission {
+		if err := p.Close(); err != nil {
+			return err
+		}
+		p.admission = adm
+	}
+	p.forget()
+	return nil
+}

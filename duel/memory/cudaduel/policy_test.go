@@ -172,3 +172,63 @@ func policyInMemory(t *testing.T, g cuda.GPU) {
 		}
 	}
 }
+
+// TestDUELPolicyCheckpointOnHost checks that memory checkpoints are the
+// same whichever DUEL decided: one written by a memory.DUEL memory loads
+// into a memory built with Policy (on cudatest.Host), which keeps its
+// policy, takes the saved admission and then decides as the CPU's; one
+// written by it loads into a memory.DUEL memory; an admission the kernel
+// does not run is refused, naming it.
+func TestDUELPolicyCheckpointOnHost(t *testing.T) {
+	const k, z, b = 12, 5, 4
+	r := rand.New(rand.NewPCG(11, 12))
+	onCPU, _ := memory.New(k, z, memory.NewDUEL(memory.Compete))
+	for step := range 5 {
+		if _, err := onCPU.Add(unitRows(r, b, z, nil), nil, nil, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := onCPU.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuPolicy := NewPolicy(newHost(), memory.Protected)
+	defer gpuPolicy.Close()
+	onGPU, _ := memory.New(k, z, gpuPolicy)
+	if err := onGPU.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if onGPU.Policy() != memory.Policy(gpuPolicy) || gpuPolicy.admission != memory.Compete {
+		t.Fatalf("after loading: policy %T, admission %v; expected the GPU's, compete", onGPU.Policy(), gpuPolicy.admission)
+	}
+	for step := 5; step < 9; step++ {
+		batch := unitRows(r, b, z, onCPU.Rows())
+		for _, m := range []*memory.Memory{onCPU, onGPU} {
+			if _, err := m.Add(batch, nil, nil, step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(onGPU.IDs(), onCPU.IDs()) {
+			t.Fatalf("step %d: ids %v on the GPU, %v on the CPU", step, onGPU.IDs(), onCPU.IDs())
+		}
+	}
+	data, err = onGPU.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _ := memory.New(k, z, memory.NewFIFO())
+	if err := back.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := back.Policy().(*memory.DUEL); !ok || d.Admission != memory.Compete || !slices.Equal(back.IDs(), onGPU.IDs()) {
+		t.Fatalf("the GPU's checkpoint on the CPU: policy %T, ids %v", back.Policy(), back.IDs())
+	}
+	maxScore, _ := memory.New(k, z, memory.NewDUEL(memory.MaxScore))
+	for step := range 4 {
+		maxScore.Add(unitRows(r, b, z, nil), nil, nil, step)
+	}
+	data, _ = maxScore.MarshalBinary()
+	if err := onGPU.UnmarshalBinary(data); err == nil || !strings.Contains(err.Error(), "max-score") {
+		t.Fatalf("a maxscore checkpoint on the GPU's policy: %v", err)
+	}
+}
