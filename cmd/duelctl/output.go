@@ -32,7 +32,8 @@ var modelDeviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
 	Usage: "where the model computes: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names, " +
-		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either",
+		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either; " +
+		"on cuda, train's DUEL memory (protected, compete) decides on the GPU too, with the CPU's decisions",
 }
 
 // precisionFlag is the --precision flag of train, bench gemm and bench

@@ -14,7 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
 )
@@ -174,20 +176,29 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if comm.Size() > 1 {
 		ranks = fmt.Sprintf(" on %d ranks (%d images each)", comm.Size(), cfg.Batch/max(comm.Size(), 1))
 	}
+	opts := train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w,
+		Comm: comm, AgreeEvery: c.Int(distCheckFlag.Name)}
 	if dev == "cuda" {
 		products, convs, err := cudaPrecisions()
 		if err != nil {
 			return err
 		}
 		ranks += fmt.Sprintf(" on the GPU (products %s, convolutions %s)", products, convs)
+		// The DUEL memory decides on the GPU too (cudaduel: the same
+		// decisions as the CPU's, the memory's similarities kept there).
+		gpu, err := cuda.Default()
+		if err != nil {
+			return fmt.Errorf("--device cuda: %w", err)
+		}
+		opts.DUELPolicy = cudaduel.PolicyFor(gpu)
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d)%s into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, ranks, out)
 	var bar io.Writer
 	if comm.Rank() == 0 {
 		bar = progressWriter(c)
 	}
-	res, err := train.Train(ctx, cfg, train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w, Progress: bar,
-		Comm: comm, AgreeEvery: c.Int(distCheckFlag.Name)})
+	opts.Progress = bar
+	res, err := train.Train(ctx, cfg, opts)
 	if err != nil {
 		if errors.Is(err, train.ErrInterrupted) && bar != nil {
 			fmt.Fprintln(bar) // end the bar's line

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,7 +95,8 @@ func TestPrecisionFlag(t *testing.T) {
 // TestModelCommandsCUDABackend runs in TestModelCommandsFakeCUDA's child
 // (or on a machine with a GPU): `duelctl train --device cuda` trains the
 // tiny preset a step, resumes it on the GPU for another, and the resumed
-// run's checkpoint continues on the CPU; each run's losses are those of the
+// run's checkpoint continues on the CPU; on the GPU the memory's DUEL
+// decides there (cudaduel); each run's losses are those of the
 // same run on the CPU within float32 summation-order tolerance. (The
 // emulator is slow: the evaluation commands run on the GPU in duel/eval's
 // and duel/train's device tests, not here.)
@@ -140,6 +142,11 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 		}
 		if !strings.Contains(stdout, run.want) {
 			t.Errorf("%v: stdout lacks %q:\n%s", run.args, run.want, stdout)
+		}
+		// D-MoCo's memory decides on the GPU when the model is there.
+		onDevice := slices.Contains(run.args, "cuda")
+		if got := strings.Contains(stdout, "memory: duel (protected) decides on cuda:0"); got != onDevice {
+			t.Errorf("%v: stdout says the memory decides on the GPU: %v, expected %v:\n%s", run.args, got, onDevice, stdout)
 		}
 	}
 	if code, _, stderr := runCLI("train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--conv-precision", "fp16"); code == 0 ||

@@ -70,12 +70,20 @@ func setBNSplits(m nn.Module, s int) {
 // newMemory builds the active memory of cfg for rows of z values.
 func newMemory(cfg Config, z int) (*memory.Memory, error) {
 	var pol memory.Policy
-	if cfg.Policy == "duel" && cfg.Admission != "" {
-		adm, err := memory.ParseAdmission(cfg.Admission)
-		if err != nil {
-			return nil, err
+	if cfg.Policy == "duel" {
+		adm := memory.Protected // the registry's "duel"
+		if cfg.Admission != "" {
+			var err error
+			if adm, err = memory.ParseAdmission(cfg.Admission); err != nil {
+				return nil, err
+			}
 		}
-		pol = memory.NewDUEL(adm)
+		if cfg.DUELPolicy != nil {
+			pol = cfg.DUELPolicy(adm)
+		}
+		if pol == nil {
+			pol = memory.NewDUEL(adm)
+		}
 	} else {
 		var err error
 		if pol, err = memory.NewPolicy(cfg.Policy, splitmix.Derive(cfg.Seed, tagPolicy)); err != nil {

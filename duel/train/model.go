@@ -7,6 +7,7 @@ import (
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
@@ -49,13 +50,19 @@ func NewMethod(c *Config, images ssl.ImageSource) (ssl.Method, error) {
 // NewMethodIn is NewMethod for a rank of the data-parallel group comm
 // (nil: one process).
 func NewMethodIn(c *Config, images ssl.ImageSource, comm dist.Comm) (ssl.Method, error) {
+	return newMethod(c, images, comm, nil)
+}
+
+// newMethod is NewMethodIn whose memory's DUEL policy, when duelPolicy is
+// set, is the one it builds (ssl.Config.DUELPolicy).
+func newMethod(c *Config, images ssl.ImageSource, comm dist.Comm, duelPolicy func(memory.Admission) memory.Policy) (ssl.Method, error) {
 	if images == nil {
 		images = ssl.ImageSourceFunc(func([]float32, []int64, int) error {
 			return fmt.Errorf("no dataset attached to re-embed memory samples")
 		})
 	}
 	sc := sslConfig(c, images)
-	sc.Comm = comm
+	sc.Comm, sc.DUELPolicy = comm, duelPolicy
 	return ssl.New(c.Method, sc)
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/splitmix"
 	"github.com/duel-ssl/duel/nn"
@@ -69,6 +70,14 @@ type Options struct {
 	Train, Test *data.Dataset
 	// AfterStep, when set, is called after every completed step.
 	AfterStep func(step int)
+
+	// DUELPolicy, when set, builds the memory's DUEL policy for an
+	// admission in place of memory.NewDUEL (ssl.Config.DUELPolicy), or
+	// returns nil for one it does not run: duelctl sets it to the GPU's,
+	// cudaduel, for --device cuda. The decisions are the same; the log
+	// says where they are made. A policy it built that is an io.Closer
+	// is closed when Train returns.
+	DUELPolicy func(adm memory.Admission) memory.Policy
 
 	// Comm is the process group of data-parallel training (nil: this
 	// process alone). Every rank runs Train with the same configuration
@@ -158,7 +167,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	// Model and optimizer, on the device; the run directory once the
 	// device is known to run the model.
-	method, err := NewMethodIn(&c, images, comm)
+	duelPolicy, closePolicies := policyHook(opts.DUELPolicy, opts.Log, dev)
+	defer closePolicies()
+	method, err := newMethod(&c, images, comm, duelPolicy)
 	if err != nil {
 		return nil, err
 	}

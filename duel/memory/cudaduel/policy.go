@@ -39,6 +39,19 @@ func NewPolicy(g cuda.GPU, adm memory.Admission) *Policy {
 	return &Policy{g: g, admission: adm}
 }
 
+// PolicyFor returns what builds, for an admission, the DUEL policy on g:
+// a Policy for Protected and Compete, which the kernel runs, nil for the
+// others (train.Options.DUELPolicy for a run on g, where nil leaves the
+// host's memory.NewDUEL deciding).
+func PolicyFor(g cuda.GPU) func(memory.Admission) memory.Policy {
+	return func(adm memory.Admission) memory.Policy {
+		if adm != memory.Protected && adm != memory.Compete {
+			return nil
+		}
+		return NewPolicy(g, adm)
+	}
+}
+
 // Name returns "duel".
 func (*Policy) Name() string { return "duel" }
 

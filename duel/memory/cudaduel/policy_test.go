@@ -232,3 +232,15 @@ func TestDUELPolicyCheckpointOnHost(t *testing.T) {
 		t.Fatalf("a maxscore checkpoint on the GPU's policy: %v", err)
 	}
 }
+
+// TestPolicyFor checks the admissions PolicyFor builds a Policy for.
+func TestPolicyFor(t *testing.T) {
+	build := PolicyFor(newHost())
+	for _, adm := range []memory.Admission{memory.Protected, memory.Compete, memory.InsertFirst, memory.MaxScore} {
+		p := build(adm)
+		runs := adm == memory.Protected || adm == memory.Compete
+		if got, ok := p.(*Policy); (p != nil) != runs || runs && (!ok || got.admission != adm) {
+			t.Errorf("%v: built %T %v, expected a Policy: %v", adm, p, p, runs)
+		}
+	}
+}
