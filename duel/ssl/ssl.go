@@ -122,16 +122,10 @@ type Config struct {
 	EMA          float64 // momentum of the key/target networks (MoCo, D-MoCo, BYOL)
 	BarlowLambda float64 // Barlow Twins off-diagonal weight
 
-	Negatives  string // batch, memory or mixed (contrastive methods)
-	MemorySize int    // K, rows of the memory
-	Policy     string // memory policy: duel, fifo, random, reservoir
-	Admission  string // DUEL reading: memory.AdmissionNames
-	// DUELPolicy, when set, builds the memory's DUEL policy (Policy
-	// "duel") for an admission in place of memory.NewDUEL: training on
-	// CUDA sets it to the GPU's (cudaduel), which makes the same
-	// decisions. It returns nil for an admission it does not run, which
-	// memory.NewDUEL then runs on the host.
-	DUELPolicy   func(adm memory.Admission) memory.Policy
+	Negatives    string // batch, memory or mixed (contrastive methods)
+	MemorySize   int    // K, rows of the memory
+	Policy       string // memory policy: duel, fifo, random, reservoir
+	Admission    string // DUEL reading: memory.AdmissionNames
 	SafeUpdate   bool   // Algorithm 2's safe update
 	MaxAge       int    // steps a memory row may stay (memory.WithMaxAge); 0 = no limit
 	MemRefresh   int    // memory rows re-embedded by the current (key) encoder per step, stalest first; 0 = never (the paper's implementation)
@@ -142,6 +136,13 @@ type Config struct {
 
 	Seed   uint64      // seeds the heads' initialisation and every random draw
 	Images ImageSource // D-SimCLR: images of the memory's sample ids
+
+	// DUELPolicy, when set, builds the memory's DUEL policy (Policy
+	// "duel") for an admission in place of memory.NewDUEL: training on
+	// CUDA sets it to the GPU's (cudaduel), which makes the same
+	// decisions. It returns nil for an admission it does not run, which
+	// memory.NewDUEL then runs on the host.
+	DUELPolicy func(adm memory.Admission) memory.Policy
 
 	// Comm is the process group of data-parallel training (nil: one
 	// process). See dist.go for what each rank computes.
