@@ -3,9 +3,11 @@ package cudaduel
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda/driver"
+	"github.com/duel-ssl/duel/duel/memory"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
 
@@ -61,4 +63,66 @@ func BenchmarkDUELUpdateHostSide(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDUELPolicyHostSide measures what one training step's memory
+// update costs the host at the GPU benchmark's shape (K 4096, B 256, Z
+// 128): memory.Memory.Add (normalising the batch, moving the rows kept)
+// with the DUEL deciding
+//   - memory: on a GPU that does nothing through Policy, the rows on the
+//     device known current from the arrival's lineage (train --device
+//     cuda since 2026-11-28);
+//   - hand: Policy.Evict alone on arrivals built by hand, which it must
+//     compare with the rows it kept and copy (what it did for every
+//     arrival before lineages);
+//   - cpu: memory.NewDUEL on the host (what train --device cuda ran
+//     before), the whole update.
+func BenchmarkDUELPolicyHostSide(b *testing.B) {
+	const k, bs, z = 4096, 256, 128
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := unitRows(r, k, z, nil)
+	var batches [][]float32
+	for range 8 {
+		batches = append(batches, unitRows(r, bs, z, rows))
+	}
+	for _, c := range []struct {
+		name   string
+		policy func() memory.Policy
+	}{
+		{"memory", func() memory.Policy { return NewPolicy(&nullGPU{}, memory.Protected) }},
+		{"cpu", func() memory.Policy { return memory.NewDUEL(memory.Protected) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := c.policy()
+			m, err := memory.New(k, z, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.Add(rows, nil, nil, 0); err != nil {
+				b.Fatal(err)
+			}
+			step := 1
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Add(batches[step%len(batches)], nil, nil, step); err != nil {
+					b.Fatal(err)
+				}
+				step++
+			}
+		})
+	}
+	b.Run("hand", func(b *testing.B) {
+		p := NewPolicy(&nullGPU{}, memory.Protected)
+		mem := slices.Clone(rows)
+		b.ReportAllocs()
+		step := 0
+		for b.Loop() {
+			batch := batches[step%len(batches)]
+			if _, err := p.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z}); err != nil {
+				b.Fatal(err)
+			}
+			mem = append(mem[:0], p.rows...) // the memory's rows after the evictions, as a caller holds them
+			step++
+		}
+	})
 }
