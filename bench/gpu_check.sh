@@ -41,7 +41,7 @@ set -u
 # package:binary:tests to run (-test.run); "." is every test of the package.
 pkgs="cuda/driver:driver:. cuda:cuda:. duel/memory/cudaduel:cudaduel:.
 nn/loss:loss:^TestLossesOnCUDA$ duel/ssl:ssl:^TestStepsOnCUDA$ duel/eval:eval:^TestKNNOnCUDA$
-duel/train:train:^TestTrainOnCUDA$"
+duel/train:train:^(TestTrainOnCUDA|TestTrainDUELOnCUDA)$"
 # (Built with the tag duel_noembed: without the embedded CIFAR-10 subset,
 # 13 MB each, which the GPU tests do not use. cmd/duelctl's GPU tests stay
 # here all the same: its test binary would not fit beside the others;
