@@ -108,8 +108,12 @@ func runReproduce(c *cli.Context) error {
 	defer stop()
 	w := c.App.Writer
 	out := c.String("out")
+	duelPolicy, err := duelPolicyOn(device)
+	if err != nil {
+		return err
+	}
 	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w,
-		Progress: progressWriter(c), ReportOnly: c.Bool("report-only"), Device: device}
+		Progress: progressWriter(c), ReportOnly: c.Bool("report-only"), Device: device, DUELPolicy: duelPolicy}
 	repDir := opts.ReportDir(g)
 	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s\n",
 		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
@@ -152,6 +153,21 @@ func runTrain(c *cli.Context) error {
 	return comm.Close()
 }
 
+// duelPolicyOn returns train.Options.DUELPolicy for a run on dev (a
+// computeDevice result): on "cuda" the DUEL memory decides on the GPU
+// too (cudaduel: the same decisions as the CPU's, the memory's
+// similarities kept there), elsewhere nil (memory.NewDUEL on the host).
+func duelPolicyOn(dev string) (func(memory.Admission) memory.Policy, error) {
+	if dev != "cuda" {
+		return nil, nil
+	}
+	gpu, err := cuda.Default()
+	if err != nil {
+		return nil, fmt.Errorf("--device cuda: %w", err)
+	}
+	return cudaduel.PolicyFor(gpu), nil
+}
+
 // trainOn runs duelctl train as one rank of comm.
 func trainOn(c *cli.Context, comm dist.Comm) error {
 	dev, err := computeDevice(c)
@@ -184,13 +200,9 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 			return err
 		}
 		ranks += fmt.Sprintf(" on the GPU (products %s, convolutions %s)", products, convs)
-		// The DUEL memory decides on the GPU too (cudaduel: the same
-		// decisions as the CPU's, the memory's similarities kept there).
-		gpu, err := cuda.Default()
-		if err != nil {
-			return fmt.Errorf("--device cuda: %w", err)
-		}
-		opts.DUELPolicy = cudaduel.PolicyFor(gpu)
+	}
+	if opts.DUELPolicy, err = duelPolicyOn(dev); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d)%s into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, ranks, out)
 	var bar io.Writer

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	_ "github.com/duel-ssl/duel/tensor/hostless" // registers the host-less test devices
 )
 
@@ -12,7 +13,8 @@ import (
 // panics on any host access to its buffers: training, the linear probe and
 // every measure must go through the backend, and the results must equal the
 // CPU's (the same kernels behind the device's handles). A device that
-// cannot run the model is refused with the capabilities it lacks.
+// cannot run the model is refused with the capabilities it lacks. The
+// D-variants' DUEL comes from Options.DUELPolicy, as on CUDA.
 func TestRunOnDevice(t *testing.T) {
 	g := smokeGrid(t)
 	var cpuLog, devLog strings.Builder
@@ -22,9 +24,17 @@ func TestRunOnDevice(t *testing.T) {
 	}
 	opts := testOptions(t.TempDir(), &devLog)
 	opts.Device = "hostlessfused"
+	built := 0 // DUEL policies the runs took from opts.DUELPolicy (the GPU's on CUDA)
+	opts.DUELPolicy = func(adm memory.Admission) memory.Policy {
+		built++
+		return memory.NewDUEL(adm)
+	}
 	onDev, err := Run(context.Background(), g, opts)
 	if err != nil {
 		t.Fatalf("on hostlessfused: %v", err)
+	}
+	if built == 0 {
+		t.Error("no run built its DUEL policy with Options.DUELPolicy")
 	}
 	for i, c := range onCPU.Runs {
 		d := onDev.Runs[i]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/duel-ssl/duel/duel/data"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/train"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	// device name as train.Options.Device takes it ("" = the CPU). The
 	// runs' files do not depend on it: a grid may go on on another device.
 	Device string
+	// DUELPolicy is the runs' train.Options.DUELPolicy: the GPU's DUEL
+	// (cudaduel) when they train on CUDA, nil on the CPU.
+	DUELPolicy func(adm memory.Admission) memory.Policy
 }
 
 // ReportDir returns the directory of g's report.
@@ -202,7 +206,7 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	start := time.Now()
 	res, err := train.Train(ctx, &cfg, train.Options{
 		Out: dir, Resume: resume, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
-		Device: opts.Device,
+		Device: opts.Device, DUELPolicy: opts.DUELPolicy,
 	})
 	if err != nil {
 		return nil, err
