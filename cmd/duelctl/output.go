@@ -33,7 +33,7 @@ var modelDeviceFlag = &cli.StringFlag{
 	Value: "cpu",
 	Usage: "where the model computes: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names, " +
 		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either; " +
-		"on cuda, train's DUEL memory (protected, compete) decides on the GPU too, with the CPU's decisions",
+		"on cuda, train's DUEL memory (protected, compete) decides on the GPU too, with the CPU's decisions (DUEL_CUDADUEL_TRAIN=off keeps it on the host)",
 }
 
 // precisionFlag is the --precision flag of train, bench gemm and bench

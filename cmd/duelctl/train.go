@@ -153,19 +153,52 @@ func runTrain(c *cli.Context) error {
 	return comm.Close()
 }
 
+// envTrainDUEL names the environment variable that keeps train's and
+// reproduce's DUEL memory on the host with --device cuda ("off"); "on" or
+// unset let the GPU decide.
+const envTrainDUEL = "DUEL_CUDADUEL_TRAIN"
+
 // duelPolicyOn returns train.Options.DUELPolicy for a run on dev (a
 // computeDevice result): on "cuda" the DUEL memory decides on the GPU
 // too (cudaduel: the same decisions as the CPU's, the memory's
-// similarities kept there), elsewhere nil (memory.NewDUEL on the host).
+// similarities kept there) unless $DUEL_CUDADUEL_TRAIN is "off",
+// elsewhere nil (memory.NewDUEL on the host).
 func duelPolicyOn(dev string) (func(memory.Admission) memory.Policy, error) {
 	if dev != "cuda" {
 		return nil, nil
+	}
+	switch v := os.Getenv(envTrainDUEL); v {
+	case "", "on":
+	case "off":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s=%q, expected on or off", envTrainDUEL, v)
 	}
 	gpu, err := cuda.Default()
 	if err != nil {
 		return nil, fmt.Errorf("--device cuda: %w", err)
 	}
-	return cudaduel.PolicyFor(gpu), nil
+	build := cudaduel.PolicyFor(gpu)
+	return func(adm memory.Admission) memory.Policy {
+		if p, ok := build(adm).(*cudaduel.Policy); ok {
+			return hintedPolicy{p}
+		}
+		return nil
+	}, nil
+}
+
+// hintedPolicy is the GPU's DUEL whose errors (a memory too large for the
+// kernel's keys or the device's memory) say how to keep the memory on
+// the host instead.
+type hintedPolicy struct{ *cudaduel.Policy }
+
+// Evict runs the GPU's policy; an error names $DUEL_CUDADUEL_TRAIN.
+func (p hintedPolicy) Evict(a *memory.Arrival) ([]int, error) {
+	ev, err := p.Policy.Evict(a)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s=off keeps the DUEL memory on the host)", err, envTrainDUEL)
+	}
+	return ev, nil
 }
 
 // trainOn runs duelctl train as one rank of comm.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
@@ -149,6 +151,19 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 			t.Errorf("%v: stdout says the memory decides on the GPU: %v, expected %v:\n%s", run.args, got, onDevice, stdout)
 		}
 	}
+	// DUEL_CUDADUEL_TRAIN=off keeps the memory on the host; another value
+	// is refused, naming the variable.
+	t.Setenv(envTrainDUEL, "off")
+	code, stdout, stderr := runCLI("train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(dir, "host"), "--device", "cuda")
+	if code != 0 || strings.Contains(stdout, "decides on cuda") {
+		t.Errorf("%s=off: exit %d, stdout %q, stderr %q: expected the memory on the host", envTrainDUEL, code, stdout, stderr)
+	}
+	t.Setenv(envTrainDUEL, "gpu")
+	if code, _, stderr := runCLI("train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(dir, "bad"), "--device", "cuda"); code == 0 ||
+		!strings.Contains(stderr, envTrainDUEL+`="gpu", expected on or off`) {
+		t.Errorf("%s=gpu: exit %d, stderr %q: expected a refusal naming the variable", envTrainDUEL, code, stderr)
+	}
+	t.Setenv(envTrainDUEL, "")
 	if code, _, stderr := runCLI("train", "--resume", "--out", gpu, "--steps", "2", "--device", "cuda", "--conv-precision", "fp16"); code == 0 ||
 		!strings.Contains(stderr, `--conv-precision: got "fp16", expected fp32, tf32 or bf16`) {
 		t.Errorf("--conv-precision fp16: exit %d, stderr %q: expected a refusal naming the flag", code, stderr)
@@ -272,5 +287,18 @@ func TestBenchStepProfileCPU(t *testing.T) {
 	code, _, stderr := runCLI("bench", "step", "--arch", "resnet18-w8", "--batch", "2", "--size", "8", "--steps", "1", "--profile")
 	if code == 0 || !strings.Contains(stderr, "--profile") || !strings.Contains(stderr, "--device cuda") {
 		t.Errorf("exit %d, stderr %q: want a refusal naming --profile and --device cuda", code, stderr)
+	}
+}
+
+// TestHintedPolicyError: the GPU's DUEL in training names the variable
+// that keeps the memory on the host when it fails.
+func TestHintedPolicyError(t *testing.T) {
+	p := hintedPolicy{cudaduel.NewPolicy(nil, memory.Protected)}
+	_, err := p.Evict(&memory.Arrival{Memory: []float32{1}, Batch: []float32{1}, Z: 1})
+	if err == nil || !strings.Contains(err.Error(), "no device") || !strings.Contains(err.Error(), envTrainDUEL+"=off") {
+		t.Errorf("error %v: expected the GPU's and %s=off named", err, envTrainDUEL)
+	}
+	if p.Name() != "duel" {
+		t.Errorf("Name() = %q", p.Name())
 	}
 }
