@@ -321,7 +321,8 @@ defaults)
 	# 4096^3 beside torch.mm, the strided input gradients by dcol (the
 	# default) and by phases, the DUEL update at K 4096 B 256 Z 128, the
 	# TF32 ResNet-50 step beside PyTorch's, again with the phases
-	# ($DUEL_CUDA_STRIDED_GRAD=phases), and the default step's profile.
+	# ($DUEL_CUDA_STRIDED_GRAD=phases), the default step's profile, and
+	# D-MoCo's step with the DUEL memory on the GPU, profiled.
 	start_run "$2" "$3"
 	machine
 	first_use
@@ -335,6 +336,10 @@ defaults)
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 	DUEL_CUDA_STRIDED_GRAD=phases timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/phases: /" | tee -a "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
+	# D-MoCo's step with its memory full and deciding on the GPU (K 4096,
+	# B 256, Z 128: the DUEL benchmark's shape), profiled: the DUEL
+	# kernels' share of a training step (dmoco-profile.log).
+	timeout 45 "$d/duelctl" bench step --device cuda --precision tf32 --method dmoco --arch resnet50 --batch 256 --memory-size 4096 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/dmoco-profile.log"
 	;;
 strided)
 	# The strided input gradient's gather (2-3 minutes): the first use's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"time"
@@ -9,7 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/dist"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/nn"
@@ -20,8 +23,17 @@ import (
 // sslStepResult is the JSON answer of bench step for a self-supervised
 // method, on one process or on every rank of an MPI job.
 type sslStepResult struct {
-	Arch         string    `json:"arch"`
-	Method       string    `json:"method"`
+	Arch   string `json:"arch"`
+	Method string `json:"method"`
+	Device string `json:"device"`
+	// Precision and ConvPrecision are the GPU's precisions of the matrix
+	// products and of the convolutions (--device cuda only).
+	Precision     string `json:"precision,omitempty"`
+	ConvPrecision string `json:"conv_precision,omitempty"`
+	// Memory says where the method's memory policy decides ("duel on
+	// cuda:0", "fifo on the host"; empty without a memory), which the
+	// memory, filled before the steps, runs at every timed step.
+	Memory       string    `json:"memory,omitempty"`
 	Ranks        int       `json:"ranks"`
 	BatchPerRank int       `json:"batch_per_rank"`
 	Threads      int       `json:"threads"`
@@ -30,6 +42,8 @@ type sslStepResult struct {
 	Buckets      int       `json:"buckets,omitempty"`
 	Overlapped   int       `json:"overlapped_buckets,omitempty"` // buckets whose all-reduce started during backward
 	StepMSAll    []float64 `json:"step_ms_all"`
+	// Profile is the device profile of the timed steps (--profile).
+	Profile *cuda.Profile `json:"profile,omitempty"`
 }
 
 // runBenchSSLStep times the training step of a self-supervised method
@@ -38,8 +52,12 @@ type sslStepResult struct {
 // --batch images per rank. Under mpirun every rank runs it (weak scaling:
 // the global batch is ranks x --batch) and rank 0 prints; img_per_s counts
 // the images of every rank. bench/ddp_scaling.sh compares its scaling with
-// PyTorch DDP's.
-func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
+// PyTorch DDP's. On devName's device (a computeDevice result) the method
+// computes there, its DUEL memory deciding there too on CUDA (as train
+// does), and each step ends by waiting for the device. The memory, if any,
+// is filled with random rows first, so that every step's update goes
+// through its policy, as in a long run.
+func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	method, arch := c.String("method"), c.String("arch")
 	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
 	cfg, err := train.Preset(train.DefaultPreset, method)
@@ -48,6 +66,12 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 	}
 	ranks := comm.Size()
 	cfg.Arch, cfg.Batch, cfg.Optimizer, cfg.LR, cfg.WarmupSteps = arch, batch*ranks, "sgd", 0.1, 0
+	switch k := c.Int("memory-size"); {
+	case k < 0:
+		return flagError("memory-size", k, "an integer >= 0 (0 = the preset's)")
+	case k > 0:
+		cfg.MemorySize = k
+	}
 	cfg.BNSplits *= ranks // each rank keeps the preset's ghost groups over its --batch
 	if batch%(cfg.BNSplits/ranks) != 0 || batch/(cfg.BNSplits/ranks) < 2 {
 		return flagError("batch", batch, fmt.Sprintf("a multiple of %d with at least 2 images per group (%s's %d ghost BatchNorm groups per rank)", cfg.BNSplits/ranks, method, cfg.BNSplits/ranks))
@@ -62,9 +86,47 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 		}
 		return nil
 	})
-	m, err := train.NewMethodIn(&cfg, images, comm)
+	dev, err := train.ResolveDevice(devName)
 	if err != nil {
 		return err
+	}
+	duelPolicy, err := duelPolicyOn(devName)
+	if err != nil {
+		return err
+	}
+	where := "the host"
+	var closers []io.Closer // the device policies built, freed at the end
+	defer func() {
+		for _, cl := range closers {
+			cl.Close()
+		}
+	}()
+	setup := train.MethodSetup{Images: images, Comm: comm, Device: dev}
+	if duelPolicy != nil {
+		setup.DUELPolicy = func(adm memory.Admission) memory.Policy {
+			p := duelPolicy(adm)
+			if cl, ok := p.(io.Closer); ok {
+				closers, where = append(closers, cl), string(dev)
+			}
+			return p
+		}
+	}
+	m, err := train.NewMethodFor(&cfg, setup)
+	if err != nil {
+		return err
+	}
+	memoryAt := ""
+	if mem := m.Memory(); mem != nil {
+		memoryAt = mem.Policy().Name() + " on " + where
+		if err := fillMemory(mem, rand.New(rand.NewPCG(7, 7))); err != nil { // the same rows on every rank
+			return err
+		}
+	}
+	sync := func() error { return nil }
+	if dev != tensor.CPU {
+		if sync, err = deviceSync(dev); err != nil {
+			return err
+		}
 	}
 	opt, err := optim.NewSGD(m.Parameters(), optim.SGDConfig{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4})
 	if err != nil {
@@ -109,7 +171,10 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 		}
 		opt.Step()
 		opt.ZeroGrad()
-		return m.Update(b)
+		if err := m.Update(b); err != nil {
+			return err
+		}
+		return sync()
 	}
 	for s := range warmup {
 		if err := step(s); err != nil {
@@ -119,6 +184,10 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 	if err := comm.Barrier(); err != nil {
 		return err
 	}
+	prof, err := startStepProfile(c)
+	if err != nil {
+		return err
+	}
 	times := make([]float64, steps)
 	for i := range steps {
 		t0 := time.Now()
@@ -126,6 +195,10 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 			return err
 		}
 		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	profile, err := stopStepProfile(prof)
+	if err != nil {
+		return err
 	}
 	// Every rank's step ends with the same collectives, so rank 0's times
 	// are the job's; the slowest rank's median is reported all the same.
@@ -139,20 +212,35 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm) error {
 			med[0] = max(med[0], v)
 		}
 	}
-	res := sslStepResult{Arch: arch, Method: method, Ranks: ranks, BatchPerRank: batch, Threads: runtime.GOMAXPROCS(0),
-		StepMS: med[0], ImgPerS: float64(batch*ranks) / med[0] * 1e3, StepMSAll: times}
+	res := sslStepResult{Arch: arch, Method: method, Device: string(dev), Memory: memoryAt, Ranks: ranks, BatchPerRank: batch, Threads: runtime.GOMAXPROCS(0),
+		StepMS: med[0], ImgPerS: float64(batch*ranks) / med[0] * 1e3, StepMSAll: times, Profile: profile}
+	on := res.Device
+	if devName == "cuda" {
+		if res.Precision, res.ConvPrecision, err = cudaPrecisions(); err != nil {
+			return err
+		}
+		on += fmt.Sprintf(" (products %s, convolutions %s)", res.Precision, res.ConvPrecision)
+	}
 	if reducer != nil {
 		res.Buckets, res.Overlapped = reducer.Buckets(), reducer.Overlapped
 	}
 	if comm.Rank() != 0 {
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s %s, %d rank(s) x batch %d (%d threads each): step %.1f ms = %.1f img/s",
-		method, arch, ranks, batch, res.Threads, res.StepMS, res.ImgPerS)
+	fmt.Fprintf(c.App.Writer, "%s %s on %s, %d rank(s) x batch %d (%d threads each): step %.1f ms = %.1f img/s",
+		method, arch, on, ranks, batch, res.Threads, res.StepMS, res.ImgPerS)
+	if memoryAt != "" {
+		fmt.Fprintf(c.App.Writer, "; memory full, %s", memoryAt)
+	}
 	if reducer != nil {
 		fmt.Fprintf(c.App.Writer, "; %d gradient buckets, %d started during backward", res.Buckets, res.Overlapped)
 	}
 	fmt.Fprintln(c.App.Writer)
+	if profile != nil {
+		if err := writeStepProfile(c.App.Writer, *profile, steps); err != nil {
+			return err
+		}
+	}
 	return emitJSON(c, res)
 }
 
@@ -161,4 +249,25 @@ func bytesFloat64(b []byte) []float64 {
 	out := make([]float64, len(b)/8)
 	copy(dist.Float64Bytes(out), b)
 	return out
+}
+
+// fillMemory fills mem with random rows drawn from r (ids -1, -2, ...,
+// no real sample's) so that every later Add goes through its policy.
+func fillMemory(mem *memory.Memory, r *rand.Rand) error {
+	n, z := mem.Size()-mem.Len(), mem.Dim()
+	if n <= 0 {
+		return nil
+	}
+	rows := make([]float32, n*z)
+	for i := range rows {
+		rows[i] = float32(r.NormFloat64())
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = -1 - int64(i)
+	}
+	if _, err := mem.Add(rows, ids, nil, 0); err != nil {
+		return fmt.Errorf("filling the memory: %w", err)
+	}
+	return nil
 }

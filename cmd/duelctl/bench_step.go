@@ -34,8 +34,10 @@ func benchStepCommand() *cli.Command {
 			"supervised cross-entropy training (SGD, lr 0.1, momentum 0.9, weight decay 5e-4) on a fixed\n" +
 			"random batch, then --steps forward passes without gradient (training-mode BatchNorm).\n" +
 			"With a self-supervised --method it times that method's training step instead (duelctl train's\n" +
-			"step on fixed random views, --batch per rank); under mpirun every rank runs it (weak scaling)\n" +
-			"and bench/ddp_scaling.sh compares the scaling with PyTorch DDP's.\n" +
+			"step on fixed random views, --batch per rank, its memory filled with random rows first so that\n" +
+			"every timed step's update goes through the policy; on --device cuda the DUEL memory decides on\n" +
+			"the GPU, as in duelctl train); under mpirun every rank runs it (weak scaling) and\n" +
+			"bench/ddp_scaling.sh compares the scaling with PyTorch DDP's.\n" +
 			"Reports the median step time, images per second, forward images per second, heap\n" +
 			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
 			"model in PyTorch and prints the ratio.\n\n" +
@@ -62,6 +64,7 @@ func benchStepCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported)"},
 			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
+			&cli.IntFlag{Name: "memory-size", Usage: "with a self-supervised --method that keeps a memory: its rows K (0: the cpu-small preset's, 2048)"},
 			&cli.BoolFlag{Name: "tune-conv", Usage: "measure the convolution algorithms of this model and batch and store the fastest in the wisdom file"},
 			&cli.BoolFlag{Name: "profile", Usage: "with --device cuda: time each kernel, copy and memset of the timed steps on the device and print the table (and the JSON field \"profile\")"},
 			deviceFlag,
@@ -126,14 +129,11 @@ func runBenchStep(c *cli.Context) error {
 		return flagError("size", size, "an integer in [8, 1024]")
 	}
 	if m != "supervised" {
-		if devName != "cpu" {
-			return fmt.Errorf("--device %s: bench step times a self-supervised --method on the CPU only; time the supervised step on the device (--method supervised)", devName)
-		}
 		comm, err := openGroup(c)
 		if err != nil {
 			return err
 		}
-		if err := runBenchSSLStep(c, comm); err != nil {
+		if err := runBenchSSLStep(c, comm, devName); err != nil {
 			failGroup(comm, err)
 			return err
 		}
@@ -201,15 +201,9 @@ func runBenchStep(c *cli.Context) error {
 			return err
 		}
 	}
-	var prof *cuda.Profiling
-	if c.Bool("profile") {
-		be, err := cuda.Registered()
-		if err != nil {
-			return fmt.Errorf("--profile: %w", err)
-		}
-		if prof, err = be.StartProfile(); err != nil {
-			return fmt.Errorf("--profile: %w", err)
-		}
+	prof, err := startStepProfile(c)
+	if err != nil {
+		return err
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -225,13 +219,9 @@ func runBenchStep(c *cli.Context) error {
 	}
 	cpuMS := (cpuTime() - cpu0).Seconds() * 1e3 / float64(steps)
 	runtime.ReadMemStats(&ms)
-	var profile *cuda.Profile
-	if prof != nil {
-		p, err := prof.Stop()
-		if err != nil {
-			return fmt.Errorf("--profile: %w", err)
-		}
-		profile = &p
+	profile, err := stopStepProfile(prof)
+	if err != nil {
+		return err
 	}
 	res := stepResult{
 		Arch: arch, Batch: batch, Threads: runtime.GOMAXPROCS(0),
@@ -275,6 +265,35 @@ func runBenchStep(c *cli.Context) error {
 		}
 	}
 	return emitJSON(c, res)
+}
+
+// startStepProfile starts the device profile of bench step --profile
+// (nil without the flag).
+func startStepProfile(c *cli.Context) (*cuda.Profiling, error) {
+	if !c.Bool("profile") {
+		return nil, nil
+	}
+	be, err := cuda.Registered()
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	prof, err := be.StartProfile()
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	return prof, nil
+}
+
+// stopStepProfile stops prof (nil: none) and returns its profile.
+func stopStepProfile(prof *cuda.Profiling) (*cuda.Profile, error) {
+	if prof == nil {
+		return nil, nil
+	}
+	p, err := prof.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	return &p, nil
 }
 
 // stepProfileTop is the number of rows bench step --profile prints.

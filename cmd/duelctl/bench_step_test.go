@@ -38,7 +38,8 @@ func TestBenchStepSSL(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
-	if res["method"] != "dmoco" || res["ranks"] != 1.0 || res["batch_per_rank"] != 8.0 || !(res["img_per_s"].(float64) > 0) {
+	if res["method"] != "dmoco" || res["ranks"] != 1.0 || res["batch_per_rank"] != 8.0 || !(res["img_per_s"].(float64) > 0) ||
+		res["device"] != "cpu" || res["memory"] != "duel on the host" {
 		t.Errorf("answer %v", res)
 	}
 }
@@ -57,6 +58,7 @@ func TestBenchStepErrors(t *testing.T) {
 		{[]string{"--method", "mocov9"}, "--method"},
 		{[]string{"--threads", "-1"}, "--threads"},
 		{[]string{"--method", "dmoco", "--batch", "4"}, "--batch"},
+		{[]string{"--method", "dmoco", "--memory-size", "-1"}, "--memory-size"},
 		{[]string{"--method", "simclr", "--dist", "nccl"}, "--dist"},
 		{[]string{"--device", "tpu"}, "--device"},
 	} {

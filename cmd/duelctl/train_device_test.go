@@ -190,7 +190,8 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 // TestBenchStepCUDABackend runs in TestBenchStepFakeCUDA's child (or on a
 // machine with a GPU): `duelctl bench step --device cuda` places the model
 // and the batch on the GPU, waits for the queued work around each timing
-// and reports the device in its JSON.
+// and reports the device in its JSON; with --method dmoco it times D-MoCo's
+// step there, its memory full and deciding on the GPU, profiled.
 func TestBenchStepCUDABackend(t *testing.T) {
 	if !cudatest.InFakeChild() && cuda.Available() != nil {
 		t.Skip("needs a usable GPU or TestBenchStepFakeCUDA's fake driver")
@@ -207,8 +208,23 @@ func TestBenchStepCUDABackend(t *testing.T) {
 	if res.Device != "cuda:0" || res.StepMS <= 0 || res.ImgPerS <= 0 {
 		t.Errorf("device %q, step %v ms, %v img/s: want cuda:0 and positive times", res.Device, res.StepMS, res.ImgPerS)
 	}
-	if code, _, stderr := runCLI("bench", "step", "--device", "cuda", "--method", "simclr", "--steps", "1"); code == 0 || !strings.Contains(stderr, "--device") {
-		t.Errorf("a self-supervised step on the device: exit %d, stderr %q: want a refusal naming --device", code, stderr)
+	// A self-supervised step on the device, its memory full and deciding
+	// there, profiled.
+	code, stdout, stderr = runCLI("bench", "step", "--device", "cuda", "--method", "dmoco", "--arch", "resnet18-w2", "--batch", "8", "--size", "8",
+		"--memory-size", "16", "--steps", "1", "--warmup", "1", "--profile", "--json")
+	if code != 0 {
+		t.Fatalf("dmoco: exit %d: %s", code, stderr)
+	}
+	var ssl sslStepResult
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &ssl); err != nil {
+		t.Fatalf("%v in %q", err, stdout)
+	}
+	if ssl.Device != "cuda:0" || ssl.Memory != "duel on cuda:0" || ssl.StepMS <= 0 || ssl.Profile == nil || ssl.Profile.Launches == 0 {
+		t.Errorf("dmoco: device %q, memory %q, step %v ms, profile %v: want cuda:0, duel on cuda:0, a positive time and launches", ssl.Device, ssl.Memory, ssl.StepMS, ssl.Profile)
+	}
+	if !strings.Contains(stdout, "profile of the 1 timed steps") {
+		t.Errorf("dmoco --profile: no profile table in\n%s", stdout)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/resnet"
 	"github.com/duel-ssl/duel/nn/safetensors"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // Seed streams derived from Config.Seed.
@@ -50,20 +51,43 @@ func NewMethod(c *Config, images ssl.ImageSource) (ssl.Method, error) {
 // NewMethodIn is NewMethod for a rank of the data-parallel group comm
 // (nil: one process).
 func NewMethodIn(c *Config, images ssl.ImageSource, comm dist.Comm) (ssl.Method, error) {
-	return newMethod(c, images, comm, nil)
+	return NewMethodFor(c, MethodSetup{Images: images, Comm: comm})
 }
 
-// newMethod is NewMethodIn whose memory's DUEL policy, when duelPolicy is
-// set, is the one it builds (ssl.Config.DUELPolicy).
-func newMethod(c *Config, images ssl.ImageSource, comm dist.Comm, duelPolicy func(memory.Admission) memory.Policy) (ssl.Method, error) {
+// MethodSetup is where and how NewMethodFor builds a method.
+type MethodSetup struct {
+	// Images supplies the memory samples D-SimCLR re-embeds (nil: none,
+	// an error if they are needed).
+	Images ssl.ImageSource
+	// Comm is the data-parallel group of this rank (nil: one process).
+	Comm dist.Comm
+	// Device is where the method's parts compute ("" or tensor.CPU: the
+	// host); a backend that cannot run them is refused, naming what it
+	// lacks (*CapabilityError).
+	Device tensor.Device
+	// DUELPolicy builds the memory's DUEL policy (Options.DUELPolicy;
+	// nil: memory.NewDUEL).
+	DUELPolicy func(adm memory.Admission) memory.Policy
+}
+
+// NewMethodFor builds the method of c as Train does, placed on s.Device.
+func NewMethodFor(c *Config, s MethodSetup) (ssl.Method, error) {
+	images := s.Images
 	if images == nil {
 		images = ssl.ImageSourceFunc(func([]float32, []int64, int) error {
 			return fmt.Errorf("no dataset attached to re-embed memory samples")
 		})
 	}
 	sc := sslConfig(c, images)
-	sc.Comm, sc.DUELPolicy = comm, duelPolicy
-	return ssl.New(c.Method, sc)
+	sc.Comm, sc.DUELPolicy = s.Comm, s.DUELPolicy
+	m, err := ssl.New(c.Method, sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := placeMethod(m, s.Device, fmt.Sprintf("%s (%s)", c.Arch, c.Method)); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // normStats returns the per-channel normalisation of the training views.

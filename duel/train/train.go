@@ -169,11 +169,8 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	// device is known to run the model.
 	duelPolicy, closePolicies := policyHook(opts.DUELPolicy, opts.Log, dev)
 	defer closePolicies()
-	method, err := newMethod(&c, images, comm, duelPolicy)
+	method, err := NewMethodFor(&c, MethodSetup{Images: images, Comm: comm, Device: dev, DUELPolicy: duelPolicy})
 	if err != nil {
-		return nil, err
-	}
-	if err := placeMethod(method, dev, fmt.Sprintf("%s (%s)", c.Arch, c.Method)); err != nil {
 		return nil, err
 	}
 	if lead {
