@@ -337,8 +337,8 @@ defaults)
 	DUEL_CUDA_STRIDED_GRAD=phases timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 2>&1 | sed "s/^/phases: /" | tee -a "$out/step.log"
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	# D-MoCo's step with its memory full and deciding on the GPU (K 4096,
-	# B 256, Z 128: the DUEL benchmark's shape), profiled: the DUEL
-	# kernels' share of a training step (dmoco-profile.log).
+	# B 256, Z 256: the preset's projection), profiled: the DUEL kernels'
+	# share of a training step (dmoco-profile.log).
 	timeout 45 "$d/duelctl" bench step --device cuda --precision tf32 --method dmoco --arch resnet50 --batch 256 --memory-size 4096 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/dmoco-profile.log"
 	;;
 strided)
