@@ -36,7 +36,8 @@ func benchStepCommand() *cli.Command {
 			"With a self-supervised --method it times that method's training step instead (duelctl train's\n" +
 			"step on fixed random views, --batch per rank, its memory filled with random rows first so that\n" +
 			"every timed step's update goes through the policy; on --device cuda the DUEL memory decides on\n" +
-			"the GPU, as in duelctl train); under mpirun every rank runs it (weak scaling) and\n" +
+			"the GPU, as in duelctl train, and measures its two selection kernels over its first 12 updates:\n" +
+			"--warmup 12 times the steady state); under mpirun every rank runs it (weak scaling) and\n" +
 			"bench/ddp_scaling.sh compares the scaling with PyTorch DDP's.\n" +
 			"Reports the median step time, images per second, forward images per second, heap\n" +
 			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
