@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,7 +65,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "method", Value: train.DefaultMethod, Usage: "SSL method: " + strings.Join(ssl.Names(), ", ")},
 		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (a few minutes on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
-		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change)"},
+		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change; the others may be given again with the run's values)"},
 	}
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
@@ -127,7 +128,10 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 			continue
 		}
 		if c.Bool("resume") && !s.Resumable {
-			return nil, "", flagError(s.name(), strconv.Quote(s.value(c)), "nothing with --resume (the run keeps the settings of its config.json)")
+			if err := sameSetting(s, c, cfg); err != nil {
+				return nil, "", err
+			}
+			continue
 		}
 		if err := s.apply(c, cfg); err != nil {
 			return nil, "", err
@@ -137,6 +141,22 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 		return nil, "", err
 	}
 	return cfg, out, nil
+}
+
+// sameSetting accepts a setting that may not change on --resume when
+// its flag gives the run's own value (the command that started the run,
+// given again with --resume), and refuses any other value, naming the
+// run's.
+func sameSetting(s trainSetting, c *cli.Context, cfg *train.Config) error {
+	given := *cfg
+	if err := s.apply(c, &given); err != nil {
+		return err
+	}
+	if reflect.DeepEqual(given, *cfg) {
+		return nil
+	}
+	return flagError(s.name(), strconv.Quote(s.value(c)),
+		fmt.Sprintf("nothing with --resume, or the run's %q (the run keeps the settings of its config.json)", s.Value(cfg)))
 }
 
 func runTrain(c *cli.Context) error {

@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/npy"
 )
 
@@ -88,7 +90,17 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 	if code == 0 || !strings.HasPrefix(stderr, `duelctl: --lr: got "0.1", expected nothing with --resume`) {
 		t.Errorf("resume with --lr: exit %d, %q", code, stderr)
 	}
-	code, stdout, stderr = replayRunCLI("train", "--resume", "--out", out, "--steps", "3", "--json")
+	// The command that started the run, given again with --resume: its
+	// settings are the run's, so they are accepted.
+	cfg, err := train.ReadConfig(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := strconv.FormatFloat(cfg.LR, 'g', -1, 64)
+	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--lr", "0.1"); !strings.Contains(stderr, `or the run's "`+lr+`"`) {
+		t.Errorf("resume with another --lr: %q does not name the run's %s", stderr, lr)
+	}
+	code, stdout, stderr = replayRunCLI("train", "--preset", "tiny", "--method", "dmoco", "--lr", lr, "--resume", "--out", out, "--steps", "3", "--json")
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}

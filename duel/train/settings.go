@@ -136,6 +136,25 @@ func SetFlag(cfg *Config, name, value string) error {
 	return s.Set(cfg, value)
 }
 
+// Value returns the setting's value in cfg as its flag's text (what Set
+// parses back into the same value).
+func (s Setting) Value(cfg *Config) string {
+	switch p := s.field(cfg).(type) {
+	case *int:
+		return strconv.Itoa(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *uint64:
+		return strconv.FormatUint(*p, 10)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *string:
+		return *p
+	default:
+		return fmt.Sprint(p)
+	}
+}
+
 // Set parses value into the setting's field of cfg.
 func (s Setting) Set(cfg *Config, value string) error {
 	got := strconv.Quote(value)
