@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/npy"
 )
 
@@ -53,7 +54,7 @@ func TestMemoryReplay(t *testing.T) {
 	f, l := replayFixture(t, dir, 20+10*8+5, 6)
 	out := filepath.Join(dir, "out")
 	results := map[string]replayResult{}
-	for _, policy := range []string{"duel", "fifo", "random", "reservoir"} {
+	for _, policy := range memory.PolicyNames() {
 		args := []string{"memory", "replay", "--features", f, "--labels", l, "--size", "20", "--batch", "8", "--policy", policy, "--json"}
 		if policy == "duel" {
 			args = append(args, "--out", out)
@@ -133,7 +134,7 @@ func TestMemoryReplayErrors(t *testing.T) {
 		{base("--features", f, "--labels", short), []string{"--labels", "short.npy", "5 labels", "30"}},
 		{base("--features", f, "--labels", neg), []string{"--labels", "neg.npy", "row 29"}},
 		{base("--features", f, "--labels", floatLabels), []string{"--labels", "fl.npy", "int32 or int64"}},
-		{base("--features", f, "--policy", "lru"), []string{"--policy", "lru", "duel, fifo, random, reservoir"}},
+		{base("--features", f, "--policy", "lru"), []string{"--policy", "lru", strings.Join(memory.PolicyNames(), ", ")}},
 		{base("--features", f, "--policy", "fifo", "--admission", "compete"), []string{"--admission", "duel only"}},
 		{base("--features", f, "--admission", "eager"), []string{"--admission", "eager", "protected, compete, insert-first, max-score"}},
 		{base("--features", f, "--device", "cuda"), []string{"--device cuda"}},

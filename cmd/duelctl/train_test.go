@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/npy"
 )
@@ -27,7 +29,7 @@ func TestTrainBadFlags(t *testing.T) {
 	}{
 		{[]string{"--steps", "abc"}, `--steps: got "abc", expected an integer`},
 		{[]string{"--steps", "-3"}, "--steps: got -3, expected an integer >= 0"},
-		{[]string{"--method", "mocov3"}, `--method: got "mocov3", expected barlow, byol, dmoco, dsimclr, moco, simclr`},
+		{[]string{"--method", "mocov3"}, `--method: got "mocov3", expected ` + strings.Join(ssl.Names(), ", ")},
 		{[]string{"--preset", "gpu-huge"}, `--preset: got "gpu-huge", expected cpu-small, paper-cifar10, paper-stl10, tiny`},
 		{[]string{"--stem", "vit"}, `--stem: got "vit", expected cifar or imagenet`},
 		{[]string{"--max-age", "-1"}, "--max-age: got -1, expected an integer >= 0"},
@@ -38,7 +40,7 @@ func TestTrainBadFlags(t *testing.T) {
 		{[]string{"--lr", "0"}, "--lr: got 0, expected a positive number"},
 		{[]string{"--batch", "1"}, "--batch: got 1, expected an integer >= 2"},
 		{[]string{"--optimizer", "rmsprop"}, `--optimizer: got "rmsprop", expected adam, adamw, sgd or lars`},
-		{[]string{"--policy", "lru"}, `--policy: got "lru", expected duel, fifo, random, reservoir`},
+		{[]string{"--policy", "lru"}, `--policy: got "lru", expected ` + strings.Join(memory.PolicyNames(), ", ")},
 		{[]string{"--negatives", "all"}, `--negatives: got "all", expected batch, memory, mixed`},
 		{[]string{"--method", "simclr", "--negatives", "memory"}, `--negatives: got "memory", expected batch (simclr has no memory)`},
 		{[]string{"--eps", "2"}, "--eps: got 2, expected a number in [0, 1]"},

@@ -131,7 +131,7 @@ func TestPolicies(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewPolicy("lru", 0); err == nil || !strings.Contains(err.Error(), "duel, fifo, random, reservoir") {
+	if _, err := NewPolicy("lru", 0); err == nil || !strings.Contains(err.Error(), strings.Join(PolicyNames(), ", ")) {
 		t.Fatalf("unknown policy error %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/duel/ssl"
 )
 
 func TestParseVariant(t *testing.T) {
@@ -33,7 +35,7 @@ func TestParseVariantErrors(t *testing.T) {
 	for _, tc := range []struct {
 		spec, want string
 	}{
-		{"mocoo", `--method: got "mocoo", expected barlow, byol, dmoco, dsimclr, moco, simclr`},
+		{"mocoo", `--method: got "mocoo", expected ` + strings.Join(ssl.Names(), ", ")},
 		{"", `--method: got ""`},
 		{"dmoco:", `nothing after "dmoco:"`},
 		{"dmoco:mem-refresh", `"mem-refresh" is not key=value`},
