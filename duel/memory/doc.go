@@ -8,8 +8,8 @@
 //
 // While the memory is not full, arriving rows are appended. Once it is full,
 // each arriving batch goes through a Policy, which says, for each incoming
-// row in turn, which row leaves. Four policies are registered by name (see
-// PolicyNames and NewPolicy):
+// row in turn, which row leaves. Policies are registered by name:
+// PolicyNames lists them and NewPolicy builds one. Among them:
 //
 //	duel       Duplicate Elimination (the paper's Definition 3 and Appendix D)
 //	fifo       the oldest row leaves (MoCo's queue)

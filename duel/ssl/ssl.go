@@ -124,7 +124,7 @@ type Config struct {
 
 	Negatives    string // batch, memory or mixed (contrastive methods)
 	MemorySize   int    // K, rows of the memory
-	Policy       string // memory policy: duel, fifo, random, reservoir
+	Policy       string // memory policy: one of memory.PolicyNames
 	Admission    string // DUEL reading: memory.AdmissionNames
 	SafeUpdate   bool   // Algorithm 2's safe update
 	MaxAge       int    // steps a memory row may stay (memory.WithMaxAge); 0 = no limit
