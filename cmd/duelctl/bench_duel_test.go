@@ -57,12 +57,16 @@ func TestBenchDuelErrors(t *testing.T) {
 // TestBenchDuelFakeCUDA runs TestBenchDuelCUDA in child processes whose
 // CUDA driver is internal/cudatest's fake libcuda (an sm_80 device, its
 // kernels emulated on the CPU): with the default selection and with
-// DUEL_CUDADUEL_SELECT=rounds, which cuda_kernel must name.
+// DUEL_CUDADUEL_SELECT=rounds and DUEL_CUDADUEL_MOVE=gather, which
+// cuda_kernel and cuda_move must name.
 func TestBenchDuelFakeCUDA(t *testing.T) {
-	for _, tc := range []struct{ env, want string }{{"", "duel_select_shared"}, {"rounds", "duel_select_rounds"}} {
-		out, err := cudatest.RunOnFakeDriver(t, "^TestBenchDuelCUDA$", cudaduel.EnvSelect+"="+tc.env, "DUEL_BENCH_DUEL_KERNEL="+tc.want)
+	for _, tc := range []struct{ env, want, move string }{
+		{"", "duel_select_shared", "scatter"}, {"rounds", "duel_select_rounds", "gather"},
+	} {
+		out, err := cudatest.RunOnFakeDriver(t, "^TestBenchDuelCUDA$", cudaduel.EnvSelect+"="+tc.env, "DUEL_BENCH_DUEL_KERNEL="+tc.want,
+			cudaduel.EnvMove+"="+tc.move, "DUEL_BENCH_DUEL_MOVE="+tc.move)
 		if err != nil || !strings.Contains(out, "--- PASS: TestBenchDuelCUDA") || strings.Contains(out, "--- SKIP") {
-			t.Errorf("%s=%q with the fake driver: %v\n%s", cudaduel.EnvSelect, tc.env, err, out)
+			t.Errorf("%s=%q %s=%s with the fake driver: %v\n%s", cudaduel.EnvSelect, tc.env, cudaduel.EnvMove, tc.move, err, out)
 		}
 	}
 }
@@ -70,8 +74,8 @@ func TestBenchDuelFakeCUDA(t *testing.T) {
 // TestBenchDuelCUDA runs bench duel --device cuda: without a usable GPU it
 // must refuse in one line that says why and advises --device cpu; with one
 // (or TestBenchDuelFakeCUDA's fake driver) it must report the GPU's
-// figures and the selection kernel that ran ($DUEL_BENCH_DUEL_KERNEL when
-// set).
+// figures, the selection kernel that ran ($DUEL_BENCH_DUEL_KERNEL when
+// set) and the move ($DUEL_BENCH_DUEL_MOVE when set).
 func TestBenchDuelCUDA(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"duelctl", "bench", "duel", "--size", "64", "--batch", "16", "--dim", "8", "--updates", "3",
@@ -98,5 +102,8 @@ func TestBenchDuelCUDA(t *testing.T) {
 	}
 	if k, ok := res["cuda_kernel"].(string); !ok || !strings.HasPrefix(k, "duel_select_") || os.Getenv("DUEL_BENCH_DUEL_KERNEL") != "" && k != os.Getenv("DUEL_BENCH_DUEL_KERNEL") {
 		t.Errorf("cuda_kernel = %v, want %q", res["cuda_kernel"], os.Getenv("DUEL_BENCH_DUEL_KERNEL"))
+	}
+	if mv, ok := res["cuda_move"].(string); !ok || mv != "scatter" && mv != "gather" || os.Getenv("DUEL_BENCH_DUEL_MOVE") != "" && mv != os.Getenv("DUEL_BENCH_DUEL_MOVE") {
+		t.Errorf("cuda_move = %v, want %q", res["cuda_move"], os.Getenv("DUEL_BENCH_DUEL_MOVE"))
 	}
 }

@@ -117,6 +117,31 @@ extern "C" __global__ void duel_move(int* sim, long long W, float* grid, int Z, 
     }
 }
 
+// duel_gather is duel_move's alternative (cudaduel's MoveGather): the
+// next layout's K x K block gathered whole from sim into a second matrix
+// out, row s from row src[s] at columns src[t], so that its writes are
+// whole rows (no column scattered into every row, whose partial sectors
+// DRAM must merge when sim exceeds L2) at the price of reading and
+// writing the whole block; the grid rows of the slots that move are
+// copied in place as duel_move does. out's rows and columns from K on are
+// left as they are (the next duel_dots writes those it reads). Same
+// values as duel_move's block, bit for bit (cudaduel's tests compare
+// them).
+
+// out[s*W + t] = sim[src[s]*W + src[t]] for s, t < K (src: kept + 2K), and grid row s = grid row src[s] where they differ
+extern "C" __global__ void duel_gather(const int* sim, int* out, long long W, float* grid, int Z, int K, const int* kept) {
+    const int* src = kept + 2 * K;
+    const int step = gridDim.x * blockDim.x;
+    for (int s = blockIdx.y; s < K; s += gridDim.y) {
+        const long long from = src[s];
+        const int* row = sim + from * W;
+        int* to = out + (long long)s * W;
+        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < K; t += step) to[t] = row[src[t]];
+        if (from != s)
+            for (int z = blockIdx.x * blockDim.x + threadIdx.x; z < Z; z += step) grid[(long long)s * Z + z] = grid[from * Z + z];
+    }
+}
+
 // ---- The packed selection (duel_select_shared, duel_select_global) ----
 //
 // Every score is K/2 + S*2^-23 with S the sum of the K dots d of the row

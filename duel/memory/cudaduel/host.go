@@ -217,6 +217,23 @@ func duelMoveHost(sim []int32, w int, grid []float32, z, k, b int, kept []int32)
 	}
 }
 
+// duelGatherHost is duel_gather: out's K x K block takes sim's row
+// src[s] at columns src[t] (kept's src), and the grid rows of the slots
+// that move take their batch slots' rows.
+func duelGatherHost(sim, out []int32, w int, grid []float32, z, k int, kept []int32) {
+	src := kept[2*k : 3*k]
+	for s := range k {
+		from := int(src[s])
+		row, to := sim[from*w:], out[s*w:s*w+k]
+		for t := range to {
+			to[t] = row[src[t]]
+		}
+		if from != s {
+			copy(grid[s*z:(s+1)*z], grid[from*z:(from+1)*z])
+		}
+	}
+}
+
 // duelHost is one update as Memory runs it, on the host, from the
 // memory in position order (slot p holding position p): the grid rows of
 // mem and batch, their dots (every pair: the carried block and the

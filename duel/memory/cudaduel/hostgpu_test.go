@@ -58,6 +58,11 @@ var hostKernels = map[string]cudatest.Kernel{
 		duelMoveHost(h.I32(a.Ptr(0)), int(a.Int64(1)), h.F32(a.Ptr(2)), int(a.Int32(3)), k, b, h.I32(a.Ptr(6))[:3*k+b])
 		return nil
 	},
+	"duel_gather": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
+		k := int(a.Int32(5))
+		duelGatherHost(h.I32(a.Ptr(0)), h.I32(a.Ptr(1)), int(a.Int64(2)), h.F32(a.Ptr(3)), int(a.Int32(4)), k, h.I32(a.Ptr(6))[:3*k])
+		return nil
+	},
 	"duel_dots": func(h *cudatest.Host, cfg kc.Config, a cudatest.Args) error {
 		z, k, b := int(a.Int32(1)), int(a.Int32(2)), int(a.Int32(3))
 		if cfg.Grid.X*64 < k+b || cfg.Grid.Y*64 < b || cfg.Block.X != 256 {

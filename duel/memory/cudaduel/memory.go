@@ -238,7 +238,47 @@ type MemoryOptions struct {
 	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch,
 	// lean512prefetch).
 	Prefetch bool
+	// Move chooses how an update's batch rows kept take the slots freed
+	// (MoveScatter, the zero value, unless DUEL_CUDADUEL_MOVE says
+	// otherwise): the same rows and values either way.
+	Move Move
 }
+
+// Move chooses how the rows kept move into the slots freed after an
+// update's selection.
+type Move int
+
+const (
+	// MoveScatter copies the kept batch rows' rows and columns of sim
+	// into their slots in place (duel_move): B rows and B columns of K
+	// scattered ints each, which dirty about 39% of the K x K block's
+	// 32-byte sectors at K 4096, B 256 (0.057-0.061 ms on an H200, the
+	// move's only measurement so far).
+	MoveScatter Move = iota
+	// MoveGather gathers the next layout's whole K x K block into a second
+	// similarity matrix (duel_gather), which the memory then uses: every
+	// write a whole row, at the price of reading and writing the block
+	// (about 140 MB at K 4096, B 256: ~35 us at 4 TB/s, a napkin not yet
+	// timed) and of the second matrix's device memory (4(K+B)^2 bytes
+	// more). BenchmarkDUELKernel's gather variants time it.
+	MoveGather
+)
+
+// String returns the move's name: scatter or gather.
+func (v Move) String() string {
+	switch v {
+	case MoveScatter:
+		return "scatter"
+	case MoveGather:
+		return "gather"
+	}
+	return fmt.Sprintf("Move(%d)", int(v))
+}
+
+// EnvMove names the environment variable that chooses the move for
+// memories whose options leave MoveScatter: "gather" (MoveGather) or
+// "scatter".
+const EnvMove = "DUEL_CUDADUEL_MOVE"
 
 // selectProtect and selectPrefetch are the bits of the one-block
 // selection kernels' flags (duel.cu's SELECT_PROTECT, SELECT_PREFETCH).
@@ -362,10 +402,13 @@ func (s Selection) String() string {
 // per candidate, in shared memory when they fit (duel_select_shared, else
 // duel_select_global), which also assigns the slots and renumbers the
 // positions; and the moved rows' grid rows and similarity rows and
-// columns copied into their slots (duel_move).
+// columns copied into their slots (duel_move; with MoveGather, the
+// next layout's whole block gathered into a second matrix by
+// duel_gather).
 //
 // Device memory is 4*(K+Bcap)^2 bytes for the similarity matrix
-// (K = 4096, Bcap = 256: 76 MB) plus 4*(K+Bcap)*Z for the grid. Free
+// (K = 4096, Bcap = 256: 76 MB; twice that with MoveGather) plus
+// 4*(K+Bcap)*Z for the grid. Free
 // it with Close: the garbage collector does not. A Memory is not safe
 // for concurrent use.
 type Memory struct {
@@ -409,6 +452,7 @@ type Memory struct {
 	// leanStats reads them: benchmarks, tests).
 	leanTimed bool
 	ran       string // the selection kernel of the last update (tests, benchmarks)
+	move      Move
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
@@ -423,6 +467,7 @@ type Memory struct {
 
 	grid  driver.DevicePtr    // (k+bcap) x z floats: grid rows by slot, memory then batch
 	sim   driver.DevicePtr    // (k+bcap) x w int32 (and leanTail more): grid dots by slot
+	sim2  driver.DevicePtr    // MoveGather: sim's twin, which duel_gather writes the next layout into (then they swap)
 	score [2]driver.DevicePtr // k doubles: the memory's scores by slot
 	slots driver.DevicePtr    // 3k+bcap ints: duel.cu's kept (rank, slot, src, moves)
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
@@ -527,12 +572,23 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
 	case opt.Selection < SelectAuto || opt.Selection > SelectLean:
 		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d), rounds (%d), rounds8 (%d) or lean (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds, SelectRounds8, SelectLean)
+	case opt.Move < MoveScatter || opt.Move > MoveGather:
+		return nil, fmt.Errorf("cudaduel: unknown move %d, expected scatter (%d) or gather (%d)", opt.Move, MoveScatter, MoveGather)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, lblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch}
+	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, lblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch, move: opt.Move}
+	if m.move == MoveScatter {
+		switch v := os.Getenv(EnvMove); v {
+		case "", "scatter":
+		case "gather":
+			m.move = MoveGather
+		default:
+			return nil, fmt.Errorf("cudaduel: %s=%q, expected scatter or gather", EnvMove, v)
+		}
+	}
 	switch v := os.Getenv(EnvPrefetch); v {
 	case "", "0":
 	case "1":
@@ -611,14 +667,21 @@ func (m *Memory) alloc(bcap int) error {
 	m.free()
 	m.bcap, m.w = bcap, m.k+bcap
 	rows := m.k + bcap
-	for _, a := range []struct {
+	bufs := []struct {
 		p *driver.DevicePtr
 		n int
 	}{
 		{&m.grid, 4 * rows * m.z}, {&m.sim, 4 * (rows*m.w + leanTail)},
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
 		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 8 * roundStatsLen},
-	} {
+	}
+	if m.move == MoveGather {
+		bufs = append(bufs, struct {
+			p *driver.DevicePtr
+			n int
+		}{&m.sim2, 4 * (rows*m.w + leanTail)})
+	}
+	for _, a := range bufs {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
 			return fmt.Errorf("cudaduel: memory of %d rows of %d (batches up to %d): %d bytes: %w", m.k, m.z, bcap, a.n, err)
@@ -633,8 +696,13 @@ func (m *Memory) alloc(bcap int) error {
 	// sim zeroed: duel_lean.cu's threads read up to a block's width past
 	// K+B in a row (into the next row, or the tail), and must find finite
 	// integer dots there.
-	if err := m.g.Zero(m.sim, 4*(rows*m.w+leanTail)); err != nil {
-		return fmt.Errorf("cudaduel: zeroing the similarity matrix: %w", err)
+	for _, p := range []driver.DevicePtr{m.sim, m.sim2} {
+		if p == 0 {
+			continue
+		}
+		if err := m.g.Zero(p, 4*(rows*m.w+leanTail)); err != nil {
+			return fmt.Errorf("cudaduel: zeroing the similarity matrix: %w", err)
+		}
 	}
 	return nil
 }
@@ -645,7 +713,7 @@ func (m *Memory) free() {
 		m.rb.Close()
 		m.rb = nil
 	}
-	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev, &m.rstat} {
+	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.sim2, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev, &m.rstat} {
 		if *p != 0 {
 			m.g.Free(*p)
 			*p = 0
@@ -667,6 +735,10 @@ func (m *Memory) Close() error {
 
 // K returns the number of rows held.
 func (m *Memory) K() int { return m.k }
+
+// Move returns how the memory's updates move the rows kept into the
+// slots freed (MemoryOptions.Move, or EnvMove's choice).
+func (m *Memory) Move() Move { return m.move }
 
 // usable reports why the memory cannot run (closed, or not loaded).
 func (m *Memory) usable(needLoaded bool) error {
@@ -1021,9 +1093,22 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	return res, nil
 }
 
-// queueMove queues duel_move: the batch rows kept move into the slots
-// freed, their grid rows, their rows of sim and their columns.
+// queueMove queues the move of the batch rows kept into the slots freed,
+// their grid rows, their rows of sim and their columns: duel_move in
+// place (MoveScatter), or duel_gather into sim2, which then becomes sim
+// (MoveGather).
 func (m *Memory) queueMove(k, z, b int) error {
+	if m.move == MoveGather {
+		// Rows of K ints by blocks of 256 threads taking 4 ints each: at
+		// K 4096, 4 x 4096 blocks (a row each, grid-stride beyond 65535
+		// rows).
+		cfg := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 1023) / 1024, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
+		if err := kc.DuelGather(m.g, cfg, m.sim, m.sim2, int64(m.w), m.grid, int32(z), int32(k), m.slots); err != nil {
+			return err
+		}
+		m.sim, m.sim2 = m.sim2, m.sim
+		return nil
+	}
 	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
 	return kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots)
 }

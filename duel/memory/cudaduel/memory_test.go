@@ -663,6 +663,8 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
 			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false}, {"lean512prefetch", 512, SelectLean, true, false},
 			{"auto", 0, SelectAuto, false, false},
+			// MoveGather: duel_gather instead of duel_move (the permute phase).
+			{"block1024gather", 1024, SelectBlock, false, false}, {"lean512gather", 512, SelectLean, false, false}, {"autogather", 0, SelectAuto, false, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
@@ -671,7 +673,11 @@ func BenchmarkDUELKernel(b *testing.B) {
 				if (v.sel == SelectRounds || v.sel == SelectLean) && d.Capability() < 80 {
 					b.Skipf("%v: compute capability %d, %v needs 8.0", d, d.Capability(), v.sel)
 				}
-				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch})
+				move := MoveScatter
+				if strings.HasSuffix(v.name, "gather") {
+					move = MoveGather
+				}
+				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch, Move: move})
 				if err != nil {
 					b.Fatal(err)
 				}
