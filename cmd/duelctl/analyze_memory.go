@@ -14,11 +14,11 @@ import (
 // rows into rep.MemoryAge and draws memory_age.png and memory_uses.png.
 func memoryAgePlots(r *train.Run, rep *analysis.Report, figure func(file, caption string)) error {
 	mem := r.Memory
-	u := mem.Usage(r.Step)
+	u := r.MemoryUsage() // the ages as metrics.jsonl has them at the run's step
 	rep.MemoryAge = &analysis.MemoryAge{AgeMean: u.AgeMean, AgeMedian: u.AgeMedian, AgeMax: u.AgeMax, UsesMean: u.UsesMean, UsesMax: u.UsesMax}
 	ages := make([]float64, mem.Len())
 	for i, s := range mem.Steps() {
-		ages[i] = float64(int64(r.Step) - s)
+		ages[i] = float64(int64(r.Step-1) - s)
 	}
 	uses := make([]float64, mem.Len())
 	for i, n := range mem.Uses() {

@@ -45,6 +45,13 @@ func TestAnalyze(t *testing.T) {
 			if a := res.MemoryAge; a == nil || a.AgeMax < a.AgeMean || a.AgeMean < 0 || a.UsesMax < a.UsesMean {
 				t.Errorf("dmoco: memory age %+v", a)
 			}
+			// The ages are those of the training log at the run's step.
+			if ms, err := train.ReadMetrics(dir); err != nil || len(ms) == 0 || ms[len(ms)-1].MemoryAgeMean == nil {
+				t.Errorf("metrics.jsonl: %v, %d lines", err, len(ms))
+			} else if a := res.MemoryAge; a == nil || a.AgeMean != *ms[len(ms)-1].MemoryAgeMean {
+				got, want := res.MemoryAge, *ms[len(ms)-1].MemoryAgeMean
+				t.Errorf("analyze's age_mean %v, metrics.jsonl's memory_age_mean %v at step %d", got, want, ms[len(ms)-1].Step)
+			}
 			if !strings.Contains(string(report), "Age of the rows held") {
 				t.Errorf("dmoco report lacks the memory age:\n%s", report)
 			}

@@ -117,7 +117,7 @@ func measureMemory(run *train.Run, r *RunResult) error {
 		r.MemoryClassCounts = counts
 	}
 	if m.Len() > 0 {
-		u := m.Usage(run.Step)
+		u := run.MemoryUsage() // the ages as metrics.jsonl has them at the run's step
 		r.MemoryAge = &MemoryAge{
 			AgeMean: finite(u.AgeMean), AgeMedian: finite(u.AgeMedian), AgeMax: finite(u.AgeMax),
 			StaleMean: finite(u.StaleMean), StaleMax: finite(u.StaleMax),

@@ -167,5 +167,17 @@ func (r *Run) Normalization() (mean, std []float32, err error) {
 // Metrics reads the run's metrics.jsonl.
 func (r *Run) Metrics() ([]Metric, error) { return ReadMetrics(r.Dir) }
 
+// MemoryUsage returns the memory's Usage as the training log records it
+// at the run's last step (metrics.jsonl's memory_age_*, memory_stale_*,
+// memory_neg_uses_*): the rows record the index of the step they entered
+// at (0 for the first step), and a row that entered at the last step done
+// (index Step-1) has age 0. It is the zero Usage without a memory.
+func (r *Run) MemoryUsage() memory.Usage {
+	if r.Memory == nil {
+		return memory.Usage{}
+	}
+	return r.Memory.Usage(r.Step - 1)
+}
+
 // ModelPath returns the path of the run's model.safetensors.
 func (r *Run) ModelPath() string { return filepath.Join(r.Dir, ModelFile) }
