@@ -80,7 +80,11 @@ func runEmbed(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--input %s: %w", in, err)
 	}
-	out := &npy.Array{Shape: feats.Shape(), Float32: feats.Contiguous().Data()}
+	data := feats.Contiguous().Data()
+	if data == nil { // no images: an N = 0 array of features
+		data = []float32{}
+	}
+	out := &npy.Array{Shape: feats.Shape(), Float32: data}
 	if err := npy.WriteFile(c.String("out"), out); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}

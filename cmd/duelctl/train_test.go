@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,6 +142,16 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		if len(a.Shape) != 2 || a.Shape[0] != 5 || a.Shape[1] != tc.dim || a.Float32 == nil {
 			t.Errorf("embed %s: shape %v dtype %s", tc.layer, a.Shape, a.DType())
 		}
+	}
+	// No images: a 0 x D array.
+	empty := filepath.Join(dir, "empty.npy")
+	if err := npy.WriteFile(empty, &npy.Array{Shape: []int{0, 3, 32, 32}, Float32: []float32{}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr = replayRunCLI("embed", "--run", out, "--input", empty, "--out", feats); code != 0 {
+		t.Errorf("embed of 0 images: exit %d: %s", code, stderr)
+	} else if a, err := npy.ReadFile(feats); err != nil || !slices.Equal(a.Shape, []int{0, 32}) || a.Float32 == nil {
+		t.Errorf("embed of 0 images: %v, shape %v", err, a.Shape)
 	}
 	bad := filepath.Join(dir, "bad.npy")
 	npy.WriteFile(bad, &npy.Array{Shape: []int{5, 3072}, Float32: x})
