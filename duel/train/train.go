@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -141,6 +142,13 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		var err error
 		if ds, err = data.Open(c.Dataset, c.Data, true); err != nil {
 			return nil, fmt.Errorf("--dataset %s: %w", c.Dataset, err)
+		}
+		// config.json names the directory the data came from absolutely,
+		// so that eval, analyze and --resume find it from any directory.
+		if c.Data != "" && !filepath.IsAbs(c.Data) {
+			if abs, err := filepath.Abs(c.Data); err == nil {
+				c.Data = abs
+			}
 		}
 	}
 	ds = ds.ToRGB()
