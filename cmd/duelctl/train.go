@@ -105,8 +105,9 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 			return nil, "", fmt.Errorf("--resume: %w", err)
 		}
 		for _, name := range []string{"method", "preset"} {
-			if c.IsSet(name) && c.String(name) != map[string]string{"method": cfg.Method, "preset": cfg.Preset}[name] {
-				return nil, "", flagError(name, strconv.Quote(c.String(name)), "nothing with --resume (the run keeps the settings of its config.json)")
+			if run := map[string]string{"method": cfg.Method, "preset": cfg.Preset}[name]; c.IsSet(name) && c.String(name) != run {
+				return nil, "", flagError(name, strconv.Quote(c.String(name)),
+					fmt.Sprintf("nothing with --resume, or the run's %q (the run keeps the settings of its config.json)", run))
 			}
 		}
 	} else {

@@ -103,6 +103,10 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--lr", "0.1"); !strings.Contains(stderr, `or the run's "`+lr+`"`) {
 		t.Errorf("resume with another --lr: %q does not name the run's %s", stderr, lr)
 	}
+	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--method", "moco"); code == 0 ||
+		!strings.HasPrefix(stderr, `duelctl: --method: got "moco", expected nothing with --resume, or the run's "dmoco"`) {
+		t.Errorf("resume with another --method: exit %d, %q", code, stderr)
+	}
 	code, stdout, stderr = replayRunCLI("train", "--preset", "tiny", "--method", "dmoco", "--lr", lr, "--resume", "--out", out, "--steps", "3", "--json")
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
