@@ -127,6 +127,9 @@ func runAnalyze(c *cli.Context) error {
 	res.TestSamples = test.N
 	cs, err := analysis.Cluster(test)
 	if err != nil {
+		if l := c.Int("limit"); l > 0 && l < 2*len(ds.Classes) {
+			return flagError("limit", l, fmt.Sprintf("enough test images for 2 classes at least (%v), or 0 for the whole split", err))
+		}
 		return fmt.Errorf("test features of run %s: %w", dir, err)
 	}
 	rep.Cluster = cs

@@ -114,3 +114,10 @@ func TestAnalyzeBackboneAndNoMetrics(t *testing.T) {
 		t.Errorf("report does not say metrics.jsonl is missing:\n%s", report)
 	}
 }
+
+// TestAnalyzeLimitTooSmall checks that a --limit too small for two
+// classes is refused naming --limit.
+func TestAnalyzeLimitTooSmall(t *testing.T) {
+	dir := evalTrainRun(t, "simclr")
+	wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "1", "--tsne-points", "0"}, "--limit: got 1", "or 0 for the whole split")
+}
