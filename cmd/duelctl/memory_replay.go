@@ -219,6 +219,8 @@ func loadReplayInput(c *cli.Context) (*replayInput, error) {
 		}
 	}
 	in := &replayInput{path: path, rows: rows, n: n, z: z}
+	// maxReplayClasses bounds the labels: the class counts are dense.
+	const maxReplayClasses = 1 << 16
 	if lp := c.String("labels"); lp != "" {
 		la, err := npy.ReadFile(lp)
 		if err != nil {
@@ -233,14 +235,11 @@ func loadReplayInput(c *cli.Context) (*replayInput, error) {
 		}
 		in.labels = make([]int32, n)
 		for i, l := range l64 {
-			if l < 0 || l > math.MaxInt32-1 {
-				return nil, fmt.Errorf("--labels %s: label %d at row %d, expected a class number >= 0", lp, l, i)
+			if l < 0 || l >= maxReplayClasses {
+				return nil, fmt.Errorf("--labels %s: label %d at row %d, expected a class number in 0..%d", lp, l, i, maxReplayClasses-1)
 			}
 			in.labels[i] = int32(l)
 			in.classes = max(in.classes, int(l)+1)
-		}
-		if in.classes > 1<<16 {
-			return nil, fmt.Errorf("--labels %s: %d classes, expected at most 65536", lp, in.classes)
 		}
 		in.streamCounts = make([]int, in.classes)
 		for _, l := range in.labels {

@@ -114,6 +114,7 @@ func TestMemoryReplayErrors(t *testing.T) {
 	ints := write("ints.npy", &npy.Array{Shape: []int{3, 2}, Int32: make([]int32, 6)})
 	short := write("short.npy", &npy.Array{Shape: []int{5}, Int64: make([]int64, 5)})
 	neg := write("neg.npy", &npy.Array{Shape: []int{30}, Int64: append(make([]int64, 29), -1)})
+	huge := write("huge.npy", &npy.Array{Shape: []int{30}, Int64: append(make([]int64, 29), 1e12)})
 	floatLabels := write("fl.npy", &npy.Array{Shape: []int{30}, Float32: make([]float32, 30)})
 	notNpy := filepath.Join(dir, "text.npy")
 	os.WriteFile(notNpy, []byte("hello"), 0o644)
@@ -133,6 +134,7 @@ func TestMemoryReplayErrors(t *testing.T) {
 		{base("--features", ints), []string{"ints.npy", "expected float32 or float64"}},
 		{base("--features", f, "--labels", short), []string{"--labels", "short.npy", "5 labels", "30"}},
 		{base("--features", f, "--labels", neg), []string{"--labels", "neg.npy", "row 29"}},
+		{base("--features", f, "--labels", huge), []string{"--labels", "huge.npy", "label 1000000000000 at row 29", "0..65535"}},
 		{base("--features", f, "--labels", floatLabels), []string{"--labels", "fl.npy", "int32 or int64"}},
 		{base("--features", f, "--policy", "lru"), []string{"--policy", "lru", strings.Join(memory.PolicyNames(), ", ")}},
 		{base("--features", f, "--policy", "fifo", "--admission", "compete"), []string{"--admission", "duel only"}},
