@@ -174,7 +174,7 @@ func (s Setting) Set(cfg *Config, value string) error {
 	case *uint64:
 		v, err := strconv.ParseUint(strings.TrimSpace(value), 10, 64)
 		if err != nil {
-			return bad(s.Name, got, "a non-negative integer")
+			return bad(s.Name, got, "a non-negative integer below 2^64")
 		}
 		*p = v
 	case *bool:
