@@ -8,6 +8,7 @@ import (
 	_ "image/gif"  // GIF images in folders
 	_ "image/jpeg" // JPEG images in folders
 	_ "image/png"  // PNG images in folders
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,6 +20,21 @@ import (
 // sub-directory per class (classes sorted by name, label = rank), images in
 // PNG, JPEG or GIF. Files with other extensions and hidden entries are
 // skipped; a class folder without any image is an error.
+//
+// A folder dataset (Open("folder", DIR, train)) is laid out as FolderLayouts
+// says. With DIR/train/ its class list is one for the whole dataset: the
+// sorted union of the class folders of train/ and of the test split (test/,
+// else val/), as if torchvision's ImageFolder were given one class_to_idx
+// for both splits. A class index therefore means the same class in both
+// splits; a split that lacks a class folder has no image of that class.
+
+// FolderLayouts describes the directory layouts a folder dataset may have,
+// for help texts and error messages.
+const FolderLayouts = "DIR/CLASS/*.png (train split only), or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png " +
+	"(or DIR/val/CLASS/*.png); JPEG and GIF images too, classes numbered by the sorted union of the class folders of all splits"
+
+// folderExpected ends the errors about a folder dataset's layout.
+const folderExpected = "expected DIR/CLASS/*.png, or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or DIR/val/CLASS/*.png)"
 
 // Limits on the images of a folder (a decoded image takes 4 bytes per pixel
 // before conversion).
@@ -66,27 +82,121 @@ func DecodeImage(b []byte, file string) (pixels []uint8, h, w int, err error) {
 // LoadFolder reads an image folder. With size > 0 every image is resized so
 // its shorter side is size and centre-cropped to size x size; with size 0 the
 // first image fixes the shape and any other shape is resized and
-// centre-cropped to it.
+// centre-cropped to it. The classes are root's own class folders; Open reads
+// a folder dataset's splits with one class list for all of them.
 func LoadFolder(root string, size int) (*Dataset, error) {
-	entries, err := os.ReadDir(root)
+	classes, err := classDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	return loadFolder(root, classes, size)
+}
+
+// classDirs returns the sorted names of dir's sub-directories (following
+// symbolic links, as torchvision does), hidden ones left out.
+func classDirs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("image folder: %w", err)
 	}
 	var classes []string
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(filepath.Join(dir, e.Name()))
+			isDir = err == nil && st.IsDir()
+		}
+		if isDir {
 			classes = append(classes, e.Name())
 		}
 	}
-	if len(classes) == 0 {
-		return nil, fmt.Errorf("image folder %s: no class sub-directories, expected ROOT/CLASS/IMAGE.png", root)
+	sort.Strings(classes)
+	return classes, nil
+}
+
+// folderSplits finds a folder dataset's layout: the directory of the train
+// split, that of the test split ("" when there is none) and the dataset's
+// classes, the sorted union of the class folders of both splits.
+func folderSplits(dir string) (trainDir, testDir string, classes []string, err error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("image folder: %w, %s", err, folderExpected)
+	}
+	if !st.IsDir() {
+		return "", "", nil, fmt.Errorf("image folder %s is a file, %s", dir, folderExpected)
+	}
+	top, err := classDirs(dir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	has := map[string]bool{}
+	for _, c := range top {
+		has[c] = true
+	}
+	if !has["train"] {
+		for _, s := range []string{"test", "val"} {
+			if has[s] {
+				return "", "", nil, fmt.Errorf("image folder %s has %s/ but no train/ (it would be read as a class), %s", dir, s, folderExpected)
+			}
+		}
+		if len(top) == 0 {
+			return "", "", nil, fmt.Errorf("image folder %s has no class sub-directories, %s", dir, folderExpected)
+		}
+		return dir, "", top, nil
+	}
+	trainDir = filepath.Join(dir, "train")
+	for _, s := range []string{"test", "val"} {
+		if has[s] {
+			testDir = filepath.Join(dir, s)
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range []string{trainDir, testDir} {
+		if d == "" {
+			continue
+		}
+		cs, err := classDirs(d)
+		if err != nil {
+			return "", "", nil, err
+		}
+		for _, c := range cs {
+			if !seen[c] {
+				seen[c] = true
+				classes = append(classes, c)
+			}
+		}
 	}
 	sort.Strings(classes)
+	return trainDir, testDir, classes, nil
+}
+
+// loadFolder reads the split in root with the dataset's classes: image i of
+// root/classes[k] gets label k; a class without a folder in root has no
+// image in this split.
+func loadFolder(root string, classes []string, size int) (*Dataset, error) {
+	own, err := classDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(own) == 0 {
+		return nil, fmt.Errorf("image folder %s has no class sub-directories, %s", root, folderExpected)
+	}
+	present := map[string]bool{}
+	for _, c := range own {
+		present[c] = true
+	}
 	d := &Dataset{Name: "folder", Split: filepath.Base(root), C: 3, Classes: classes}
 	if size > 0 {
 		d.H, d.W = size, size
 	}
 	for label, class := range classes {
+		if !present[class] {
+			continue
+		}
 		dir := filepath.Join(root, class)
 		files, err := os.ReadDir(dir)
 		if err != nil {
@@ -117,7 +227,7 @@ func LoadFolder(root string, size int) (*Dataset, error) {
 			count++
 		}
 		if count == 0 {
-			return nil, fmt.Errorf("image folder: class directory %s has no PNG, JPEG or GIF image", dir)
+			return nil, fmt.Errorf("image folder: class directory %s has no PNG, JPEG or GIF image, expected at least one (leave the class folder out of a split without images of it)", dir)
 		}
 	}
 	return d, nil

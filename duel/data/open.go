@@ -29,9 +29,10 @@ func DefaultDir() (string, error) {
 // binary and ignores dir. For the others dir is the dataset directory or a
 // cache root holding it as a sub-directory named after the dataset (plus the
 // usual archive sub-directories such as cifar-10-batches-bin); an empty dir
-// means DefaultDir(). For "folder", dir is the image folder: its train/ and
-// test/ (or val/) sub-directories when present, else dir itself is the train
-// split.
+// means DefaultDir(). For "folder", dir is the image folder laid out as
+// FolderLayouts says: its train/ and test/ (or val/) sub-directories, or dir
+// itself as the train split; both splits number the classes by the sorted
+// union of their class folders.
 func Open(name, dir string, train bool) (*Dataset, error) {
 	split := "test"
 	if train {
@@ -271,23 +272,23 @@ func openIDX(dir string, train bool, classes []string) (*Dataset, error) {
 	return &Dataset{H: h, W: w, C: 1, Pixels: pix, Labels: labels, Classes: classes}, nil
 }
 
-// openFolder reads an image folder split.
+// openFolder reads a split of an image folder laid out as FolderLayouts
+// says, with the class list of the whole dataset.
 func openFolder(dir string, train bool) (*Dataset, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("dataset folder needs --data DIR (a folder with one sub-directory per class)")
+		return nil, fmt.Errorf("dataset folder needs --data DIR, %s", folderExpected)
+	}
+	trainDir, testDir, classes, err := folderSplits(dir)
+	if err != nil {
+		return nil, err
 	}
 	if train {
-		if exists(filepath.Join(dir, "train")) {
-			return LoadFolder(filepath.Join(dir, "train"), 0)
-		}
-		return LoadFolder(dir, 0)
+		return loadFolder(trainDir, classes, 0)
 	}
-	for _, s := range []string{"test", "val"} {
-		if exists(filepath.Join(dir, s)) {
-			return LoadFolder(filepath.Join(dir, s), 0)
-		}
+	if testDir == "" {
+		return nil, fmt.Errorf("image folder %s has no test/ or val/ sub-directory for the test split, expected DIR/train/CLASS/*.png with DIR/test/CLASS/*.png (or DIR/val/CLASS/*.png)", dir)
 	}
-	return nil, fmt.Errorf("image folder %s has no test/ or val/ sub-directory for the test split", dir)
+	return loadFolder(testDir, classes, 0)
 }
 
 // openDefault decodes the CIFAR-10 subset embedded in the binary.
