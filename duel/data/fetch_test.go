@@ -98,26 +98,114 @@ func TestFetchErrors(t *testing.T) {
 	corrupt := cifarBinFiles()
 	corrupt["cifar-10-batches-bin/test_batch.bin"] = []byte{1, 2, 3}
 	writeTgz(t, filepath.Join(src, "corrupt.tgz"), corrupt)
+	if err := os.Mkdir(filepath.Join(src, "emptydir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, from string
 		want       []string
 	}{
 		{"mnist", "fake.tgz", []string{"fake.tgz:package/data/", "-ubyte", "SHA-256", "expected"}},
-		{"cifar10", "garbage.tgz", []string{"garbage.tgz"}},
-		{"cifar10", "empty.tgz", []string{"holds none"}},
-		{"cifar10", "partial.tgz", []string{"missing", "test_batch.bin"}},
-		{"cifar10", "corrupt.tgz", []string{"test_batch.bin", "truncated"}},
-		{"cifar10", "nope.tgz", []string{"nope.tgz"}},
+		{"cifar10", "garbage.tgz", []string{"garbage.tgz", "not a readable tar archive", "expected"}},
+		{"cifar10", "empty.tgz", []string{"an archive holding none of the cifar10 files", "expected one with all of", "data_batch_1.bin"}},
+		{"cifar10", "emptydir", []string{"emptydir: a directory holding none of the cifar10 files", "expected one with all of", "test_batch.png"}},
+		{"cifar10", "partial.tgz", []string{"partial.tgz", "missing", "test_batch.bin"}},
+		{"cifar10", "corrupt.tgz", []string{"corrupt.tgz", "test_batch.bin", "truncated"}},
+		{"cifar10", "nope.tgz", []string{"nope.tgz", "no such file", "expected an archive"}},
 		{"imagenet", "fake.tgz", []string{"cannot fetch"}},
 	} {
-		_, err := Fetch(c.name, t.TempDir(), FetchOptions{From: filepath.Join(src, c.from)})
+		root := t.TempDir()
+		from := filepath.Join(src, c.from)
+		_, err := Fetch(c.name, root, FetchOptions{From: from})
 		if err == nil {
 			t.Errorf("%s from %s: no error", c.name, c.from)
 			continue
 		}
+		if c.name != "imagenet" && !strings.HasPrefix(err.Error(), "--from "+from+": ") {
+			t.Errorf("%s from %s: error %q does not start with --from and the path", c.name, c.from, err)
+		}
 		for _, w := range c.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s from %s: error %q does not mention %q", c.name, c.from, err, w)
+			}
+		}
+		// The failed fetch leaves nothing behind.
+		if entries, _ := os.ReadDir(root); len(entries) != 0 {
+			t.Errorf("%s from %s: %d entries left in the root (%s ...), want none", c.name, c.from, len(entries), entries[0].Name())
+		}
+	}
+}
+
+// TestFetchFailureCleanup checks that a failed fetch removes what it created
+// and only that: the directories it made, or the files it added to an
+// existing data directory.
+func TestFetchFailureCleanup(t *testing.T) {
+	src := t.TempDir()
+	partial := cifarBinFiles()
+	delete(partial, "cifar-10-batches-bin/test_batch.bin")
+	writeTgz(t, filepath.Join(src, "partial.tgz"), partial)
+	for _, c := range []struct {
+		name    string
+		root    string   // relative to a temporary directory
+		before  []string // files there before the fetch, relative to the root
+		removed string   // relative to the temporary directory: gone after the fetch
+		kept    []string // relative to the temporary directory: still there
+	}{
+		{"root exists", "r", nil, "r/cifar10", []string{"r"}},
+		{"root created", "new/deeper", nil, "new", nil},
+		{"data directory exists", "r", []string{"cifar10/notes.txt"}, "r/cifar10/data_batch_1.bin", []string{"r/cifar10/notes.txt"}},
+		{"stale file kept", "r", []string{"cifar10/data_batch_2.bin"}, "r/cifar10/data_batch_1.bin", []string{"r/cifar10/data_batch_2.bin"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			root := filepath.Join(tmp, c.root)
+			if err := os.MkdirAll(filepath.Join(tmp, "r"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.before {
+				writeFile(t, root, f, []byte("mine"))
+			}
+			_, err := Fetch("cifar10", root, FetchOptions{From: filepath.Join(src, "partial.tgz")})
+			if err == nil || !strings.Contains(err.Error(), "missing") {
+				t.Fatalf("error %v, want one about the missing files", err)
+			}
+			if exists(filepath.Join(tmp, c.removed)) {
+				t.Errorf("%s is left after the failed fetch", c.removed)
+			}
+			for _, k := range c.kept {
+				if !exists(filepath.Join(tmp, k)) {
+					t.Errorf("%s was removed, it was there before the fetch", k)
+				}
+			}
+			if dest := filepath.Join(root, "cifar10"); exists(dest) {
+				entries, _ := os.ReadDir(dest)
+				if len(entries) != len(c.before) {
+					t.Errorf("%d entries left in %s, want the %d there before", len(entries), dest, len(c.before))
+				}
+			}
+		})
+	}
+}
+
+// TestFetchBadDataDir checks that a data directory that cannot be made
+// names --data, what was found and what was expected.
+func TestFetchBadDataDir(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "file", []byte("x"))
+	for _, c := range []struct {
+		name, root string
+		want       []string
+	}{
+		{"under a file", file, []string{"--data " + file + ": ", "not a directory", "expected a writable directory"}},
+		{"under a file, deeper", filepath.Join(file, "sub"), []string{"--data " + filepath.Join(file, "sub") + ": ", "expected a writable directory"}},
+	} {
+		_, err := Fetch("cifar10", c.root, FetchOptions{From: "/nonexistent.tgz"})
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.HasPrefix(w, "--data") && !strings.Contains(err.Error(), w) || strings.HasPrefix(w, "--data") && !strings.HasPrefix(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
 			}
 		}
 	}
