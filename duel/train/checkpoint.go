@@ -112,15 +112,22 @@ func readState(ckpt string) (State, error) {
 	path := filepath.Join(ckpt, stateFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return st, err
+		return st, damaged(err)
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("%s: %w", path, err)
+		return st, damaged(fmt.Errorf("%s: %w", path, err))
 	}
 	if st.Step < 0 {
 		return st, fmt.Errorf("%s: step %d, expected >= 0", path, st.Step)
 	}
 	return st, nil
+}
+
+// damaged says what a checkpoint file that cannot be read or parsed
+// should have been, and what to do.
+func damaged(err error) error {
+	return fmt.Errorf("%w (expected a complete checkpoint as duelctl train writes it: %s, %s, %s and, for a method with a memory, %s)",
+		err, stateFile, ModelFile, optimizerFile, memoryFile)
 }
 
 // loadCheckpoint restores m (and opt, when not nil) from the checkpoint
@@ -136,7 +143,7 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 	mpath := filepath.Join(ckpt, ModelFile)
 	f, err := safetensors.Read(mpath)
 	if err != nil {
-		return st, err
+		return st, damaged(err)
 	}
 	if err := loadModel(m, f, mpath); err != nil {
 		return st, err
@@ -145,7 +152,7 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 		opath := filepath.Join(ckpt, optimizerFile)
 		of, err := safetensors.Read(opath)
 		if err != nil {
-			return st, err
+			return st, damaged(err)
 		}
 		state := map[string]*tensor.Tensor{}
 		for _, t := range of.Tensors {
@@ -161,10 +168,10 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 		path := filepath.Join(ckpt, memoryFile)
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return st, err
+			return st, damaged(err)
 		}
 		if err := mem.UnmarshalBinary(b); err != nil {
-			return st, fmt.Errorf("%s: %w", path, err)
+			return st, damaged(fmt.Errorf("%s: %w", path, err))
 		}
 	}
 	return st, nil
