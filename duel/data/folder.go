@@ -30,8 +30,8 @@ import (
 
 // FolderLayouts describes the directory layouts a folder dataset may have,
 // for help texts and error messages.
-const FolderLayouts = "DIR/CLASS/*.png (train split only), or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png " +
-	"(or DIR/val/CLASS/*.png); JPEG and GIF images too, classes numbered by the sorted union of the class folders of all splits"
+const FolderLayouts = "DIR/CLASS/*.png (train split only), or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or val/); " +
+	"one class list for both splits, the sorted union of their class folders"
 
 // folderExpected ends the errors about a folder dataset's layout.
 const folderExpected = "expected DIR/CLASS/*.png, or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or DIR/val/CLASS/*.png)"
