@@ -24,7 +24,7 @@ func dataCommand() *cli.Command {
 // dataDirFlag is --data, the cache root or dataset directory.
 var dataDirFlag = &cli.StringFlag{
 	Name:        "data",
-	Usage:       "cache root (each dataset in a sub-directory named after it) or the dataset directory",
+	Usage:       "cache root (each dataset in a sub-directory named after it) or the dataset directory; for folder, the image folder: " + data.FolderLayouts,
 	DefaultText: "the user cache dir, ~/.cache/duel",
 }
 
@@ -117,6 +117,11 @@ func dataInfoCommand() *cli.Command {
 		Name:      "info",
 		Usage:     "load a dataset split and print its shape, class counts and pixel statistics",
 		ArgsUsage: strings.Join(data.Names, "|"),
+		Description: "The classes are listed with their indices, the labels training and evaluation use.\n" +
+			"folder reads --data DIR laid out as DIR/CLASS/*.png (a train split only), or DIR/train/CLASS/*.png\n" +
+			"with an optional DIR/test/CLASS/*.png (or DIR/val/CLASS/*.png); PNG, JPEG and GIF images. Both splits\n" +
+			"number the classes by the sorted union of the class folders of train/ and test/, so a class index\n" +
+			"means the same class in both, and a split without a class's folder shows 0 images of it.",
 		Flags: []cli.Flag{
 			dataDirFlag,
 			&cli.StringFlag{Name: "split", Value: "train", Usage: "train or test"},
