@@ -70,11 +70,16 @@ func runReproduce(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--preset: %w", err)
 	}
-	if n := c.Int("seeds"); n != 0 {
-		g.Seeds = n
-	}
-	if n := c.Int("probe-epochs"); n != 0 {
-		g.ProbeEpochs = n
+	for _, f := range []struct {
+		name string
+		to   *int
+	}{{"seeds", &g.Seeds}, {"probe-epochs", &g.ProbeEpochs}} {
+		switch n := c.Int(f.name); {
+		case n < 0:
+			return flagError(f.name, n, "an integer >= 1, or 0 for the preset's")
+		case n > 0:
+			*f.to = n
+		}
 	}
 	if n := c.Int("probe-limit"); n != -1 {
 		g.ProbeLimit = n
@@ -89,7 +94,7 @@ func runReproduce(c *cli.Context) error {
 		for _, f := range splitList(s) {
 			v, err := strconv.ParseFloat(f, 64)
 			if err != nil {
-				return flagError("rho", fmt.Sprintf("%q", f), "comma-separated numbers in (0, 1)")
+				return flagError("rho", fmt.Sprintf("%q", f), "comma-separated numbers in [0, 1]")
 			}
 			g.RhoMax = append(g.RhoMax, v)
 		}

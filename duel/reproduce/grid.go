@@ -73,7 +73,7 @@ func (g *Grid) Validate() error {
 	case !slices.Contains(Kinds, g.Kind):
 		return fmt.Errorf("preset %s: kind %q, expected one of %v", g.Name, g.Kind, Kinds)
 	case len(g.RhoMax) == 0:
-		return fmt.Errorf("--rho: empty, expected at least one value in (0, 1)")
+		return fmt.Errorf("--rho: empty, expected at least one value in [0, 1]")
 	case g.Seeds < 1:
 		return fmt.Errorf("--seeds: got %d, expected an integer >= 1", g.Seeds)
 	case g.ProbeEpochs < 1:
@@ -82,8 +82,8 @@ func (g *Grid) Validate() error {
 		return fmt.Errorf("--probe-limit: got %d, expected an integer >= 0 (0 = whole splits)", g.ProbeLimit)
 	}
 	for i, r := range g.RhoMax {
-		if !(r > 0 && r < 1) {
-			return fmt.Errorf("--rho: got %g, expected values in (0, 1)", r)
+		if !(r >= 0 && r <= 1) { // train's --rho-max
+			return fmt.Errorf("--rho: got %g, expected values in [0, 1]", r)
 		}
 		if slices.Contains(g.RhoMax[:i], r) {
 			return fmt.Errorf("--rho: got %g twice, expected distinct values", r)

@@ -33,7 +33,7 @@ func TestLookupAndValidate(t *testing.T) {
 		{"bad variant value", func(g *Grid) { g.Methods = []string{"dmoco:mem-refresh=-1"} },
 			"run dmoco_mem-refresh--1-rho0.75-seed0 (training preset `tiny`, overrides `knn-every=2`, variant dmoco:mem-refresh=-1): --mem-refresh: got -1, expected an integer >= 0"},
 		{"variant invalid for method", func(g *Grid) { g.Methods = []string{"simclr:negatives=memory"} }, "run simclr_negatives-memory-rho0.75-seed0"},
-		{"rho 1", func(g *Grid) { g.RhoMax = []float64{1} }, "--rho: got 1,"},
+		{"rho 1.5", func(g *Grid) { g.RhoMax = []float64{1.5} }, "--rho: got 1.5,"}, {"rho negative", func(g *Grid) { g.RhoMax = []float64{-0.1} }, "--rho: got -0.1,"},
 		{"rho twice", func(g *Grid) { g.RhoMax = []float64{0.5, 0.5} }, "--rho: got 0.5 twice"},
 		{"zero seeds", func(g *Grid) { g.Seeds = 0 }, "--seeds"},
 		{"zero epochs", func(g *Grid) { g.ProbeEpochs = 0 }, "--probe-epochs"},
