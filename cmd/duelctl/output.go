@@ -71,7 +71,17 @@ func emitJSON(c *cli.Context, v any) error {
 
 // flagError reports a bad flag value: which flag, what was found, what was expected.
 func flagError(flag string, found any, expected string) error {
-	return fmt.Errorf("--%s: got %v, expected %s", flag, found, expected)
+	return fmt.Errorf("%s: got %v, expected %s", flagName(flag), found, expected)
+}
+
+// flagName writes the flag name as --help shows it: -k for a one-letter
+// name, --name otherwise (a leading dash or two in name is dropped).
+func flagName(name string) string {
+	name = strings.TrimLeft(name, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // computeDevice validates --device for a command that places its model on
