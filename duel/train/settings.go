@@ -53,7 +53,7 @@ func Settings() []Setting {
 	r := func(s Setting) Setting { s.Resumable = true; return s }
 	return []Setting{
 		s("dataset", "dataset: "+strings.Join(data.Names, ", ")+" (default: default, the CIFAR-10 subset embedded in the binary)", func(c *C) *string { return &c.Dataset }),
-		s("data", "dataset directory (default: the cache, ~/.cache/duel/<dataset>; for folder: the image folder)", func(c *C) *string { return &c.Data }),
+		s("data", "dataset directory (default: the cache, ~/.cache/duel/<dataset>); for folder, the image folder: "+data.FolderLayouts, func(c *C) *string { return &c.Data }),
 		s("arch", "encoder: "+resnet.ValidNames+", CIFAR stem (default: resnet18-w16; paper-cifar10: resnet50)", func(c *C) *string { return &c.Arch }),
 		s("stem", "ResNet stem: cifar (3x3 stride-1 convolution, no max-pool, for 32x32 images) or imagenet (torchvision's 7x7 stride-2 convolution and max-pool) (default: cifar; paper-stl10: imagenet)", func(c *C) *string { return &c.Stem }),
 		s("augment", "augmentation recipe: paper, mocov2, simclr or none (default: paper, Appendix E.2)", func(c *C) *string { return &c.Augment }),
