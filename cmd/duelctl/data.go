@@ -50,7 +50,7 @@ func oneArg(c *cli.Context, choices []string) (string, error) {
 			}
 		}
 		if fl == nil {
-			return "", fmt.Errorf("%s: unknown flag %s (see --help)", c.Command.FullName(), a)
+			return "", fmt.Errorf("%s: unknown flag for %s (see %s --help)", flagName(key), c.Command.HelpName, c.Command.HelpName)
 		}
 		if _, isBool := fl.(*cli.BoolFlag); isBool && !hasVal {
 			val = "true"

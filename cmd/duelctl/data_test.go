@@ -43,7 +43,7 @@ func TestDataBadInput(t *testing.T) {
 	}{
 		{[]string{"data", "fetch"}, "expected one dataset name"},
 		{[]string{"data", "fetch", "imagenet"}, `dataset "imagenet"`},
-		{[]string{"data", "fetch", "mnist", "--bogus"}, "unknown flag --bogus"},
+		{[]string{"data", "fetch", "mnist", "--bogus"}, "--bogus: unknown flag for duelctl data fetch"},
 		{[]string{"data", "fetch", "mnist", "--data"}, "--data: missing value"},
 		{[]string{"data", "fetch", "cifar10", "--data", "DIR", "--from", "/nonexistent.tgz"}, "/nonexistent.tgz"},
 		{[]string{"data", "info", "cifar10", "--data", "/nonexistent"}, "no CIFAR-10 files"},
