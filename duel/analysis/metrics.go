@@ -106,7 +106,7 @@ func parseMetricsLine(b []byte) (map[string]float64, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("got null, expected a JSON object")
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("more than one JSON value on the line, expected one object")
 	}
 	rec := make(map[string]float64, len(obj))

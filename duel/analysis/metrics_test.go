@@ -59,6 +59,7 @@ func TestParseMetricsBad(t *testing.T) {
 		{"no step", "{\"loss\": 1}\n", "step"},
 		{"string step", "{\"step\": \"1\"}\n", "step"},
 		{"two objects", "{\"step\": 1} {\"step\": 2}\n", "more than one"},
+		{"closing brace after", "{\"step\": 1}}\n", "more than one"},
 		{"huge number", "{\"step\": 1e999}\n", "finite"},
 		{"truncated middle", "{\"step\": 1\n{\"step\": 2}\n", "m.jsonl:1"},
 		{"long line", "{\"step\": 1, \"x\": \"" + strings.Repeat("a", maxMetricsLine) + "\"}\n", "longer"},

@@ -62,6 +62,10 @@ func DecodeImage(b []byte, file string) (pixels []uint8, h, w int, err error) {
 	}
 	r := img.Bounds()
 	h, w = r.Dy(), r.Dx()
+	if h < 1 || w < 1 {
+		// A GIF's first frame may be smaller than its logical screen, even empty.
+		return nil, 0, 0, formatErr(file, -1, "image frame is %dx%d, expected at least 1x1 pixels", w, h)
+	}
 	// Non-premultiplied RGB with the alpha dropped, like PIL's convert("RGB").
 	nrgba, ok := img.(*image.NRGBA)
 	if !ok {

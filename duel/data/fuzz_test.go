@@ -94,11 +94,17 @@ func FuzzDecodeImage(f *testing.F) {
 	f.Add(encodePNG(image.NewRGBA(image.Rect(0, 0, 3, 2))))
 	f.Add(encodePNG(image.NewGray16(image.Rect(0, 0, 1, 5))))
 	f.Add([]byte("GIF89a"))
+	f.Add(emptyFrameGIF)
 	f.Add([]byte{0xff, 0xd8, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pix, h, w, err := DecodeImage(b, "f.img")
-		if err == nil && len(pix) != h*w*3 {
+		if err == nil && (len(pix) != h*w*3 || h < 1 || w < 1) {
 			t.Fatalf("%d bytes for %dx%d", len(pix), h, w)
 		}
 	})
 }
+
+// emptyFrameGIF is a GIF of a 4x4 screen whose first frame is 4 x 0
+// pixels: image.DecodeConfig reports the screen, the decoded frame is
+// empty.
+var emptyFrameGIF = []byte("GIF89a\x04\x00\x04\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff,\x00\x00\x00\x00\x04\x00\x00\x00\x00\x02\x01,\x00;")

@@ -89,6 +89,10 @@ func TestParseErrors(t *testing.T) {
 		{"labels float", func() error { _, err := ParseLabelsJSON([]byte("[1.5]"), "l.json", 10); return err }, []string{"1.5"}},
 		{"labels empty", func() error { _, err := ParseLabelsJSON([]byte("[]"), "l.json", 10); return err }, []string{"empty"}},
 		{"image garbage", func() error { _, _, _, err := DecodeImage([]byte("GIF89a..."), "x.gif"); return err }, []string{"x.gif"}},
+		{"labels json then more", func() error { _, err := ParseLabelsJSON([]byte("[1,2] [3]"), "l.json", 10); return err }, []string{"l.json", "data after"}},
+		{"labels json then bracket", func() error { _, err := ParseLabelsJSON([]byte("[1,2]]"), "l.json", 10); return err }, []string{"l.json", "data after"}},
+		// A GIF whose 4x4 screen's first frame is 4 x 0 pixels.
+		{"empty gif frame", func() error { _, _, _, err := DecodeImage(emptyFrameGIF, "e.gif"); return err }, []string{"e.gif", "4x0", "at least 1x1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

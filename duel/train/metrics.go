@@ -79,12 +79,16 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 		var m struct {
 			Step *int `json:"step"`
 		}
-		if json.Unmarshal(line, &m) != nil || m.Step == nil || *m.Step > keep {
+		var full Metric // what ReadMetrics will decode
+		if json.Unmarshal(line, &m) != nil || json.Unmarshal(line, &full) != nil || m.Step == nil || *m.Step > keep {
 			dropped = true // a torn last line, or a step to be redone
 			continue
 		}
 		kept.Write(line)
 		kept.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if dropped {
 		if err := atomicfile.WriteFile(path, kept.Bytes()); err != nil {

@@ -101,7 +101,7 @@ func Parse(data []byte) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("not a wisdom file: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not a wisdom file: data after the JSON object")
 	}
 	if f.Format != Format {

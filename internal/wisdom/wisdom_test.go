@@ -54,6 +54,8 @@ func TestParseBad(t *testing.T) {
 		{"entry not an object", `{"format": "duel-wisdom", "version": 1, "cpus": {"k": {"gemm.sgemm": 3}}}`, "not a JSON object"},
 		{"null entry", `{"format": "duel-wisdom", "version": 1, "cpus": {"k": {"gemm.sgemm": null}}}`, "not a JSON object"},
 		{"empty key", `{"format": "duel-wisdom", "version": 1, "cpus": {"": {}}}`, "empty CPU key"},
+		{"closing brace after", `{"format": "duel-wisdom", "version": 1}}`, "data after the JSON object"},
+		{"closing bracket after", `{"format": "duel-wisdom", "version": 1}]`, "data after the JSON object"},
 		{"empty name", `{"format": "duel-wisdom", "version": 1, "cpus": {"k": {"": {}}}}`, "empty entry name"},
 		{"trailing data", `{"format": "duel-wisdom", "version": 1} {}`, "data after"},
 	} {
