@@ -66,6 +66,9 @@ func (g *Grid) runConfig(v Variant, rho float64, seed int) (train.Config, error)
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
 	}
+	if err := train.CheckApplies(&cfg); err != nil {
+		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
+	}
 	return cfg, nil
 }
 

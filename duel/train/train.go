@@ -120,6 +120,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if err := CheckApplies(&c); err != nil {
+		return nil, err
+	}
 	if opts.Out == "" {
 		return nil, fmt.Errorf("--out: empty run directory")
 	}

@@ -1,0 +1,119 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/duel-ssl/duel/duel/ssl"
+)
+
+// An inapplicable setting is one that the run's method (or memory policy)
+// never reads: a value other than the preset's there would be recorded in
+// config.json while changing nothing, which reads as a run of other
+// settings. CheckApplies refuses it instead.
+
+// applicability says which runs read a setting: needs returns, for a
+// configuration and its method's Info, why the setting is not read ("" when
+// it is).
+type applicability struct {
+	flag  string
+	needs func(c *Config, info ssl.Info) string
+}
+
+// memoryOnly, momentumOnly, ... are the usual reasons.
+func memoryOnly(c *Config, info ssl.Info) string {
+	if !info.Memory {
+		return c.Method + " has no memory"
+	}
+	return ""
+}
+
+func duelOnly(c *Config, info ssl.Info) string {
+	if r := memoryOnly(c, info); r != "" {
+		return r
+	}
+	if c.Policy != "duel" {
+		return "--policy " + c.Policy + " is not duel"
+	}
+	return ""
+}
+
+func momentumOnly(c *Config, info ssl.Info) string {
+	if !info.Momentum {
+		return c.Method + " has no momentum encoder"
+	}
+	return ""
+}
+
+func contrastiveOnly(c *Config, info ssl.Info) string {
+	if !info.Contrastive {
+		return c.Method + " has no contrastive loss"
+	}
+	return ""
+}
+
+// methodsOnly returns a reason function for a setting that only the named
+// methods read.
+func methodsOnly(what string, methods ...string) func(c *Config, info ssl.Info) string {
+	return func(c *Config, _ ssl.Info) string {
+		for _, m := range methods {
+			if c.Method == m {
+				return ""
+			}
+		}
+		return what + " only"
+	}
+}
+
+// applicabilities lists the settings that some runs do not read.
+var applicabilities = []applicability{
+	{"memory-size", memoryOnly},
+	{"policy", memoryOnly},
+	{"max-age", memoryOnly},
+	{"mem-refresh", memoryOnly},
+	{"mem-negatives", memoryOnly},
+	{"memory-from", memoryOnly},
+	{"admission", duelOnly},
+	{"safe-update", duelOnly},
+	{"mem-view", methodsOnly("dsimclr", "dsimclr")},
+	{"ema", momentumOnly},
+	{"tau", contrastiveOnly},
+	{"eps", contrastiveOnly},
+	{"pred-hidden", methodsOnly("byol", "byol")},
+	{"head-bn", methodsOnly("byol", "byol")},
+	{"barlow-lambda", methodsOnly("barlow", "barlow")},
+	{"shuffle-bn", methodsOnly("moco and dmoco", "moco", "dmoco")},
+}
+
+// CheckApplies refuses a setting that c's method (or memory policy) does
+// not read and whose value differs from the method's preset, naming the
+// flag and why: e.g. --policy for simclr, which has no memory, or
+// --admission with --policy fifo. Settings left at the preset's values
+// pass whatever the method.
+func CheckApplies(c *Config) error {
+	info, ok := ssl.Lookup(c.Method)
+	if !ok {
+		return nil // Validate names the method
+	}
+	preset, err := Preset(c.Preset, c.Method)
+	if err != nil {
+		return nil // Validate names the preset
+	}
+	for _, a := range applicabilities {
+		why := a.needs(c, info)
+		if why == "" {
+			continue
+		}
+		s, ok := LookupSetting(a.flag)
+		if !ok {
+			return fmt.Errorf("train: applicability of unknown setting --%s", a.flag)
+		}
+		if got := s.Value(c); got != s.Value(&preset) {
+			shown := any(got)
+			if s.Kind == StringSetting {
+				shown = fmt.Sprintf("%q", got)
+			}
+			return bad(a.flag, shown, "nothing ("+why+")")
+		}
+	}
+	return nil
+}
