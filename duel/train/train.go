@@ -114,8 +114,11 @@ var ErrInterrupted = errors.New("training interrupted")
 // cfg in opts.Out.
 func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	c := *cfg
-	if c.WarmupSteps >= c.Steps {
-		c.WarmupSteps = c.Steps / 10 // a warm-up longer than the run: keep a tenth (none for --steps 0)
+	if c.WarmupSteps >= c.Steps && c.Steps > 0 {
+		// A warm-up longer than the run: keep a tenth. (--steps 0 keeps the
+		// preset's, which a later --resume --steps N cuts as a new run of
+		// N steps would.)
+		c.WarmupSteps = c.Steps / 10
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -196,7 +199,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sched, err := optim.CosineWithWarmup(c.LR, c.WarmupSteps, max(c.Steps, 1), c.MinLR)
+	sched, err := optim.CosineWithWarmup(c.LR, min(c.WarmupSteps, max(c.Steps, 1)), max(c.Steps, 1), c.MinLR) // --steps 0 runs no step
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
