@@ -142,9 +142,15 @@ func TestReproduceGoesOnElsewhere(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	code, stdout, stderr := runCLI("reproduce", "--preset", "smoke", "--out", empty, "--report-only")
+	code, stdout, stderr := runCLI("reproduce", "--preset", "smoke", "--out", empty, "--report-only", "--json")
 	if code != 0 || !strings.Contains(stdout, "[2/2] dmoco-rho0.75-seed0: not run yet") {
 		t.Fatalf("--report-only on an empty OUT: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if last := lastLine(stdout); !strings.Contains(last, `"cells":[]`) {
+		t.Errorf("--report-only on an empty OUT: --json %s, want empty cells as []", last)
+	}
+	if b, err := os.ReadFile(filepath.Join(empty, "smoke", "results.json")); err != nil || strings.Contains(string(b), "null") {
+		t.Errorf("results.json with no run: %v\n%s", err, b)
 	}
 	if _, err := os.Stat(filepath.Join(empty, "runs", "moco-rho0.75-seed0")); err == nil {
 		t.Error("--report-only created a run directory")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,8 +67,16 @@ func (g *Grid) runConfig(v Variant, rho float64, seed int) (train.Config, error)
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
 	}
-	if err := train.CheckApplies(&cfg); err != nil {
-		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
+	// A grid-wide setting (the preset's overrides, --set) that this run's
+	// method or policy never reads stays at the preset's value (e.g.
+	// --set memory-size=64 for simclr); the variant's own are refused.
+	for _, in := range train.Inapplicables(&cfg) {
+		if slices.ContainsFunc(v.Settings, func(o Override) bool { return o.Key == in.Flag }) {
+			return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, in)
+		}
+		if err := train.ResetInapplicable(&cfg, in); err != nil {
+			return train.Config{}, err
+		}
 	}
 	return cfg, nil
 }

@@ -33,6 +33,8 @@ func TestLookupAndValidate(t *testing.T) {
 		{"bad variant value", func(g *Grid) { g.Methods = []string{"dmoco:mem-refresh=-1"} },
 			"run dmoco_mem-refresh--1-rho0.75-seed0 (training preset `tiny`, overrides `knn-every=2`, variant dmoco:mem-refresh=-1): --mem-refresh: got -1, expected an integer >= 0"},
 		{"variant invalid for method", func(g *Grid) { g.Methods = []string{"simclr:negatives=memory"} }, "run simclr_negatives-memory-rho0.75-seed0"},
+		{"variant setting the method never reads", func(g *Grid) { g.Methods = []string{"simclr:memory-size=32"} },
+			"run simclr_memory-size-32-rho0.75-seed0 (training preset `tiny`, overrides `knn-every=2`, variant simclr:memory-size=32): --memory-size: got 32, expected nothing (simclr has no memory)"},
 		{"rho 1.5", func(g *Grid) { g.RhoMax = []float64{1.5} }, "--rho: got 1.5,"}, {"rho negative", func(g *Grid) { g.RhoMax = []float64{-0.1} }, "--rho: got -0.1,"},
 		{"rho twice", func(g *Grid) { g.RhoMax = []float64{0.5, 0.5} }, "--rho: got 0.5 twice"},
 		{"zero seeds", func(g *Grid) { g.Seeds = 0 }, "--seeds"},
@@ -189,3 +191,33 @@ func TestCheckConfig(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestGridSettingsOnlyWhereRead checks that a grid-wide --set that only
+// some methods read is applied to those and leaves the others' preset
+// values (config.json then records what the run used).
+func TestGridSettingsOnlyWhereRead(t *testing.T) {
+	g, _ := Lookup("smoke")
+	g.Methods = []string{"simclr", "dmoco"}
+	g.Set = []string{"memory-size=32", "admission=compete"}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := parseVariants(g.Methods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		cfg, err := g.runConfig(v, 0.75, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		preset, _ := train.Preset(g.TrainPreset, v.Method)
+		want, adm := 32, "compete"
+		if v.Method == "simclr" {
+			want, adm = preset.MemorySize, preset.Admission
+		}
+		if cfg.MemorySize != want || cfg.Admission != adm {
+			t.Errorf("%s: memory size %d, admission %s, want %d, %s", v, cfg.MemorySize, cfg.Admission, want, adm)
+		}
+	}
+}

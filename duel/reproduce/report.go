@@ -53,7 +53,7 @@ type Cell struct {
 
 // newReport starts the report of g, whose planned runs are planned.
 func newReport(g Grid, planned int, command string) *Report {
-	return &Report{Grid: g, Planned: planned, Provenance: detectProvenance(command)}
+	return &Report{Grid: g, Planned: planned, Provenance: detectProvenance(command), Runs: []RunResult{}, Cells: []Cell{}, Plots: []PlotFile{}} // [] in results.json before any run, not null
 }
 
 // add records a finished run and updates the cells.
@@ -156,7 +156,7 @@ func (r *Report) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	r.Plots = plots
+	r.Plots = append([]PlotFile{}, plots...) // [] when there is none yet
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

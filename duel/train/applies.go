@@ -84,12 +84,30 @@ var applicabilities = []applicability{
 	{"shuffle-bn", methodsOnly("moco and dmoco", "moco", "dmoco")},
 }
 
-// CheckApplies refuses a setting that c's method (or memory policy) does
-// not read and whose value differs from the method's preset, naming the
-// flag and why: e.g. --policy for simclr, which has no memory, or
-// --admission with --policy fifo. Settings left at the preset's values
-// pass whatever the method.
-func CheckApplies(c *Config) error {
+// Inapplicable is a setting of a configuration that its method (or memory
+// policy) never reads, set to another value than the method's preset's.
+type Inapplicable struct {
+	Flag  string // the flag's name, without dashes
+	Value string // its value in the configuration, as the flag's text
+	Why   string // why the run does not read it
+	// Preset is the preset's value, as the flag's text.
+	Preset string
+	kind   SettingKind
+}
+
+// Error returns the refusal: "--policy: got "fifo", expected nothing
+// (simclr has no memory)".
+func (in Inapplicable) Error() string {
+	shown := any(in.Value)
+	if in.kind == StringSetting {
+		shown = fmt.Sprintf("%q", in.Value)
+	}
+	return bad(in.Flag, shown, "nothing ("+in.Why+")").Error()
+}
+
+// Inapplicables returns c's inapplicable settings (see Inapplicable), in
+// the order of `duelctl train --help`'s reasons.
+func Inapplicables(c *Config) []Inapplicable {
 	info, ok := ssl.Lookup(c.Method)
 	if !ok {
 		return nil // Validate names the method
@@ -98,6 +116,7 @@ func CheckApplies(c *Config) error {
 	if err != nil {
 		return nil // Validate names the preset
 	}
+	var out []Inapplicable
 	for _, a := range applicabilities {
 		why := a.needs(c, info)
 		if why == "" {
@@ -105,15 +124,30 @@ func CheckApplies(c *Config) error {
 		}
 		s, ok := LookupSetting(a.flag)
 		if !ok {
-			return fmt.Errorf("train: applicability of unknown setting --%s", a.flag)
+			panic("train: applicability of unknown setting --" + a.flag) // caught by TestCheckApplies
 		}
-		if got := s.Value(c); got != s.Value(&preset) {
-			shown := any(got)
-			if s.Kind == StringSetting {
-				shown = fmt.Sprintf("%q", got)
-			}
-			return bad(a.flag, shown, "nothing ("+why+")")
+		if got, want := s.Value(c), s.Value(&preset); got != want {
+			out = append(out, Inapplicable{Flag: a.flag, Value: got, Why: why, Preset: want, kind: s.Kind})
 		}
 	}
+	return out
+}
+
+// CheckApplies refuses a setting that c's method (or memory policy) does
+// not read and whose value differs from the method's preset, naming the
+// flag and why: e.g. --policy for simclr, which has no memory, or
+// --admission with --policy fifo. Settings left at the preset's values
+// pass whatever the method.
+func CheckApplies(c *Config) error {
+	if in := Inapplicables(c); len(in) > 0 {
+		return in[0]
+	}
 	return nil
+}
+
+// ResetInapplicable sets the inapplicable setting in of c back to the
+// preset's value (settings given to a whole grid of runs, which only
+// some of its methods read).
+func ResetInapplicable(c *Config, in Inapplicable) error {
+	return SetFlag(c, in.Flag, in.Preset)
 }
