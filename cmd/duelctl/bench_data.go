@@ -10,6 +10,7 @@ import (
 
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 func benchDataCommand() *cli.Command {
@@ -22,8 +23,8 @@ func benchDataCommand() *cli.Command {
 			"on otherwise idle cores (the machine is often shared).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "images per batch (two views each)"},
-			&cli.IntFlag{Name: "workers", Value: 0, DefaultText: "GOMAXPROCS", Usage: "augmentation goroutines"},
-			&cli.IntFlag{Name: "size", Value: 32, Usage: "view height and width"},
+			&cli.IntFlag{Name: "workers", Value: 0, DefaultText: "GOMAXPROCS", Usage: "augmentation goroutines, at most 1024"},
+			&cli.IntFlag{Name: "size", Value: 32, Usage: "view height and width, at most 1024"},
 			&cli.StringFlag{Name: "preset", Value: "paper", Usage: "augmentation recipe: paper, mocov2, simclr or none"},
 			&cli.Float64Flag{Name: "seconds", Value: 2, Usage: "duration of one repeat"},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "repeats; the median is reported"},
@@ -35,14 +36,17 @@ func benchDataCommand() *cli.Command {
 			switch {
 			case batch <= 0:
 				return flagError("batch", batch, "a positive integer")
-			case workers < 0:
-				return flagError("workers", workers, "0 (GOMAXPROCS) or a positive integer")
-			case size <= 0:
-				return flagError("size", size, "a positive integer")
+			case workers < 0 || workers > train.MaxWorkers:
+				return flagError("workers", workers, fmt.Sprintf("0 (GOMAXPROCS) or an integer in [1, %d]", train.MaxWorkers))
+			case size <= 0 || size > maxViewSize:
+				return flagError("size", size, fmt.Sprintf("an integer in [1, %d]", maxViewSize))
 			case reps <= 0:
 				return flagError("repeats", reps, "a positive integer")
 			case !(secs > 0):
 				return flagError("seconds", secs, "a positive number")
+			}
+			if err := train.CheckMemory(loaderNeed(batch, size)); err != nil {
+				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
@@ -76,6 +80,21 @@ func benchDataCommand() *cli.Command {
 				"batch": batch, "size": size, "preset": c.String("preset")})
 		},
 	}
+}
+
+// maxViewSize bounds bench data's --size, as bench step's.
+const maxViewSize = 1024
+
+// loaderBatches is how many batches a data.Loader holds at once at least:
+// two prefetched and one being read.
+const loaderBatches = 3
+
+// loaderNeed is the memory of the loader's batches of batch images with
+// two RGB float32 views of size x size each.
+func loaderNeed(batch, size int) train.MemoryNeed {
+	return train.MemoryNeed{Flag: "batch", Got: batch,
+		Bytes: loaderBatches * 2 * 4 * 3 * float64(batch) * float64(size) * float64(size),
+		What:  fmt.Sprintf("for the loader's %d batches of two views", loaderBatches)}
 }
 
 // timeLoader runs a loader for about secs seconds after a warm-up batch and

@@ -14,6 +14,7 @@ import (
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/memory/cudaduel"
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/kernels/igemm"
 )
@@ -46,7 +47,7 @@ func benchDuelCommand() *cli.Command {
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
 			&cli.IntFlag{Name: "dim", Value: 256, Usage: "row length Z"},
-			&cli.IntFlag{Name: "updates", Value: 50, Usage: "timed updates of the fast path"},
+			&cli.IntFlag{Name: "updates", Value: 50, Usage: "timed updates of the fast path, at most 1000000"},
 			&cli.IntFlag{Name: "reference-updates", Value: 3, Usage: "timed updates of the reference (0: skip it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random rows"},
 			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, or cuda to time the GPU's update beside the CPU's"},
@@ -62,10 +63,13 @@ func benchDuelCommand() *cli.Command {
 				return flagError("batch", b, "a positive integer")
 			case z <= 0 || z > 1<<16:
 				return flagError("dim", z, "an integer in 1..65536")
-			case n <= 0:
-				return flagError("updates", n, "a positive integer")
+			case n <= 0 || n > maxBenchSteps:
+				return flagError("updates", n, fmt.Sprintf("an integer in [1, %d]", maxBenchSteps))
 			case nr < 0:
 				return flagError("reference-updates", nr, "0 or a positive integer")
+			}
+			if err := train.CheckMemory(duelNeeds(k, b, z, n, nr)...); err != nil {
+				return err
 			}
 			var dev *cuda.Device
 			switch d := c.String("device"); d {
@@ -121,6 +125,34 @@ func benchDuelCommand() *cli.Command {
 			return emitJSON(c, res)
 		},
 	}
+}
+
+// duelNeeds estimates, from below, the host memory bench duel holds for a
+// memory of k rows of z values, batches of b rows, n timed updates and nr
+// of the reference: the memory's rows, their initial values and the fast
+// policy's state (duelBlockBytes), the n+1 batches drawn up front, each
+// update's dots of the batch with the memory and the batch, and the
+// reference's (K+B) x (K+B) score matrix.
+func duelNeeds(k, b, z, n, nr int) []train.MemoryNeed {
+	kf, bf, zf := float64(k), float64(b), float64(z)
+	block := 4 * kf * kf // the fast path's K x K block up to 256 MiB, beyond it a panel of 256 x K
+	if block > 256<<20 {
+		block = 4 * 256 * kf
+	}
+	needs := []train.MemoryNeed{
+		{Flag: "size", Got: k, Bytes: 4*2*kf*zf + 24*kf + block, What: "for the memory's rows and the DUEL policy's state"},
+		{Flag: "updates", Got: n, Bytes: 4 * float64(n+1) * bf * zf, What: "for the batches of the updates, drawn up front"},
+		{Flag: "batch", Got: b, Bytes: 4 * bf * (kf + bf), What: "for an update's B x (K+B) dots"},
+	}
+	if nr > 0 {
+		ref := train.MemoryNeed{Flag: "size", Got: k, Bytes: 4 * (kf + bf) * (kf + bf + zf),
+			What: "for the reference's (K+B) x (K+B) score matrix (--reference-updates 0 skips it)"}
+		if b > k {
+			ref.Flag, ref.Got = "batch", b
+		}
+		needs = append(needs, ref)
+	}
+	return needs
 }
 
 // benchDuelCUDA times the update on the GPU: cudaduel.Policy driving the

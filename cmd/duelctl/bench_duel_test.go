@@ -9,6 +9,7 @@ import (
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory/cudaduel"
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cudatest"
 )
 
@@ -44,6 +45,7 @@ func TestBenchDuelErrors(t *testing.T) {
 		{[]string{"--updates", "0"}, "--updates"},
 		{[]string{"--reference-updates", "-2"}, "--reference-updates"},
 		{[]string{"--device", "gpu"}, "--device"},
+		{[]string{"--size", "64", "--batch", "8", "--dim", "8", "--updates", "100000000000"}, "--updates: got 100000000000, expected an integer in [1, 1000000]"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"duelctl", "bench", "duel"}, c.args...), &out, &errb)
@@ -105,5 +107,43 @@ func TestBenchDuelCUDA(t *testing.T) {
 	}
 	if mv, ok := res["cuda_move"].(string); !ok || mv != "scatter" && mv != "gather" || os.Getenv("DUEL_BENCH_DUEL_MOVE") != "" && mv != os.Getenv("DUEL_BENCH_DUEL_MOVE") {
 		t.Errorf("cuda_move = %v, want %q", res["cuda_move"], os.Getenv("DUEL_BENCH_DUEL_MOVE"))
+	}
+}
+
+// TestBenchDuelMemory: a memory, a batch or a reference whose state
+// exceeds the machine's memory is refused naming the flag, before anything
+// is drawn.
+func TestBenchDuelMemory(t *testing.T) {
+	if train.MachineMemory() <= 0 {
+		t.Skip("the machine's memory is unknown: the command would not refuse these")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--size", "100000000", "--batch", "8", "--dim", "8", "--updates", "1", "--reference-updates", "0"}, "--size: got 100000000, needs about "},
+		{[]string{"--size", "64", "--batch", "1000000000", "--dim", "8", "--updates", "1"}, "--batch: got 1000000000, needs about "},
+		{[]string{"--size", "64", "--batch", "65536", "--dim", "65536", "--updates", "1000000"}, "--updates: got 1000000, needs about "},
+		{[]string{"--size", "10000000", "--batch", "8", "--dim", "8", "--updates", "1"}, "--reference-updates 0 skips it"},
+	} {
+		wantCLIError(t, append([]string{"bench", "duel"}, tc.args...), tc.want, "this machine has ")
+	}
+}
+
+// TestDuelNeeds: the estimate of bench duel's defaults is small, and the
+// 10^8-row memory of the audit needs more than 24 GiB.
+func TestDuelNeeds(t *testing.T) {
+	sum := func(needs []train.MemoryNeed) float64 {
+		s := 0.0
+		for _, n := range needs {
+			s += n.Bytes
+		}
+		return s
+	}
+	if s := sum(duelNeeds(2048, 256, 256, 50, 3)); s > 1<<30 {
+		t.Errorf("defaults: %s, expected under 1 GiB", train.FormatBytes(s))
+	}
+	if s := sum(duelNeeds(100000000, 8, 8, 1, 0)); s < 24<<30 {
+		t.Errorf("10^8 rows: %s, expected over 24 GiB", train.FormatBytes(s))
 	}
 }

@@ -62,10 +62,10 @@ func benchStepCommand() *cli.Command {
 			&cli.StringFlag{Name: "method", Value: "supervised", Usage: "training method: supervised (cross-entropy), or a self-supervised method (" + strings.Join(ssl.Names(), ", ") + ": its training step as duelctl train runs it, on random views; with --dist, data-parallel)"},
 			&cli.IntFlag{Name: "threads", Usage: "compute threads of this process (0: GOMAXPROCS, all cores)"},
 			distFlag,
-			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported)"},
-			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing"},
+			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported), at most 1000000"},
+			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing, at most 1000000"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "input height and width in pixels"},
-			&cli.IntFlag{Name: "memory-size", Usage: "with a self-supervised --method that keeps a memory: its rows K (0: the cpu-small preset's, 2048)"},
+			&cli.IntFlag{Name: "memory-size", Usage: "with a self-supervised --method that keeps a memory: its rows K (0: the cpu-small preset's, 2048; at most 16777216)"},
 			&cli.BoolFlag{Name: "tune-conv", Usage: "measure the convolution algorithms of this model and batch and store the fastest in the wisdom file"},
 			&cli.BoolFlag{Name: "profile", Usage: "with --device cuda: time each kernel, copy and memset of the timed steps on the device and print the table (and the JSON field \"profile\")"},
 			deviceFlag,
@@ -119,15 +119,8 @@ func runBenchStep(c *cli.Context) error {
 	if _, ok := ssl.Lookup(m); !ok && m != "supervised" {
 		return flagError("method", fmt.Sprintf("%q", m), "supervised, "+strings.Join(ssl.Names(), ", "))
 	}
-	switch {
-	case batch < 2:
-		return flagError("batch", batch, "an integer >= 2 (BatchNorm needs two samples)")
-	case steps < 1:
-		return flagError("steps", steps, "a positive integer")
-	case warmup < 0:
-		return flagError("warmup", warmup, "a non-negative integer")
-	case size < 8 || size > 1024:
-		return flagError("size", size, "an integer in [8, 1024]")
+	if err := checkBenchStepFlags(c, m, batch, steps, warmup, size); err != nil {
+		return err
 	}
 	if m != "supervised" {
 		comm, err := openGroup(c)
@@ -266,6 +259,53 @@ func runBenchStep(c *cli.Context) error {
 		}
 	}
 	return emitJSON(c, res)
+}
+
+// maxBenchSteps bounds bench step's --steps and --warmup (and bench duel's
+// --updates): a median over a million steps is as steady as it gets, and
+// the timings of every step are kept.
+const maxBenchSteps = 1_000_000
+
+// checkBenchStepFlags checks bench step's flags before anything is built
+// or allocated: the ranges, --memory-size and --dist whatever the method,
+// a self-supervised method's --batch against its ghost BatchNorm groups,
+// and that the batch's images and first activations fit this machine's
+// memory.
+func checkBenchStepFlags(c *cli.Context, method string, batch, steps, warmup, size int) error {
+	switch {
+	case batch < 2:
+		return flagError("batch", batch, "an integer >= 2 (BatchNorm needs two samples)")
+	case steps < 1 || steps > maxBenchSteps:
+		return flagError("steps", steps, fmt.Sprintf("an integer in [1, %d]", maxBenchSteps))
+	case warmup < 0 || warmup > maxBenchSteps:
+		return flagError("warmup", warmup, fmt.Sprintf("an integer in [0, %d]", maxBenchSteps))
+	case size < 8 || size > 1024:
+		return flagError("size", size, "an integer in [8, 1024]")
+	}
+	if k := c.Int("memory-size"); k < 0 || k > train.MaxMemorySize {
+		return flagError("memory-size", k, fmt.Sprintf("an integer >= 0 (0 = the preset's), at most %d", train.MaxMemorySize))
+	}
+	switch d := c.String(distFlag.Name); d {
+	case "auto", "mpi", "none":
+	default:
+		return flagError(distFlag.Name, fmt.Sprintf("%q", d), "auto, mpi or none")
+	}
+	views := 1
+	if method != "supervised" {
+		views = 2
+		cfg, err := train.Preset(train.DefaultPreset, method)
+		if err != nil {
+			return fmt.Errorf("--method: %w", err)
+		}
+		// Each rank keeps the preset's ghost BatchNorm groups over its
+		// --batch, of at least 2 images each.
+		if g := cfg.BNSplits; batch%g != 0 || batch < 2*g {
+			return flagError("batch", batch, fmt.Sprintf("a multiple of %d, at least %d (%s's %d ghost BatchNorm groups per rank, of at least 2 images each)", g, 2*g, method, g))
+		}
+	}
+	// The tape keeps the stem's convolution, BatchNorm and ReLU outputs.
+	need := float64(views) * train.ForwardBytes(c.String("arch"), "cifar", batch, size, size, 3)
+	return train.CheckMemory(train.MemoryNeed{Flag: "batch", Got: batch, Bytes: need, What: "for the batch's images and first activations"})
 }
 
 // startStepProfile starts the device profile of bench step --profile

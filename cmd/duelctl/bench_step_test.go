@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 func TestBenchStep(t *testing.T) {
@@ -61,6 +63,14 @@ func TestBenchStepErrors(t *testing.T) {
 		{[]string{"--method", "dmoco", "--memory-size", "-1"}, "--memory-size"},
 		{[]string{"--method", "simclr", "--dist", "nccl"}, "--dist"},
 		{[]string{"--device", "tpu"}, "--device"},
+		// Bounds: refused before anything is allocated.
+		{[]string{"--arch", "resnet18-w4", "--batch", "4", "--steps", "1000000000000"}, "--steps: got 1000000000000, expected an integer in [1, 1000000]"},
+		{[]string{"--warmup", "1000001"}, "--warmup: got 1000001"},
+		{[]string{"--arch", "resnet18-w4", "--batch", "4", "--method", "dmoco"}, "--batch: got 4, expected a multiple of 4, at least 8"},
+		{[]string{"--method", "dmoco", "--batch", "10"}, "--batch: got 10, expected a multiple of 4, at least 8"},
+		{[]string{"--memory-size", "-1"}, "--memory-size: got -1"},
+		{[]string{"--memory-size", "100000000"}, "--memory-size: got 100000000"},
+		{[]string{"--dist", "foo"}, "--dist: got \"foo\", expected auto, mpi or none"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"duelctl", "bench", "step"}, c.args...), &out, &errb)
@@ -68,5 +78,20 @@ func TestBenchStepErrors(t *testing.T) {
 		if code == 0 || !strings.HasPrefix(msg, "duelctl: ") || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q (want a one-line error containing %q)", c.args, code, msg, c.want)
 		}
+	}
+}
+
+// TestBenchStepMemory: a batch whose images alone exceed the machine's
+// memory is refused naming --batch, before the batch is allocated.
+func TestBenchStepMemory(t *testing.T) {
+	if train.MachineMemory() <= 0 {
+		t.Skip("the machine's memory is unknown: the command would not refuse the batch")
+	}
+	for _, args := range [][]string{
+		{"--arch", "resnet18-w4", "--batch", "100000000"},
+		{"--arch", "resnet18-w4", "--batch", "100000000", "--method", "simclr"},
+		{"--arch", "resnet18", "--batch", "1000000", "--size", "1024"},
+	} {
+		wantCLIError(t, append([]string{"bench", "step"}, args...), "--batch: got "+args[3]+", needs about ", "this machine has ")
 	}
 }

@@ -128,6 +128,10 @@ func runEval(c *cli.Context) error {
 	switch protocol {
 	case "linear":
 		lin.Classes, lin.Device = classes, r.Device
+		// A batch beyond the training features is the whole set each epoch
+		// (as PyTorch's DataLoader does it): the same updates, without a
+		// buffer of --batch rows.
+		lin.Batch = min(lin.Batch, train.N)
 		bar := progressBar(c, lin.Epochs, "linear probe")
 		lin.Progress = func(epoch int, loss float64) {
 			if bar != nil {
@@ -241,6 +245,10 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 	if limit > 0 {
 		n = min(n, limit)
 	}
+	if err := checkExtractBatch(r, ds, batch, n); err != nil {
+		return nil, nil, err
+	}
+	batch = max(min(batch, n), 1) // a larger batch is the whole split at once
 	bar := progressBar(c, n, split+" features")
 	f, err := eval.Extract(ds, func(x *tensor.Tensor) (*tensor.Tensor, error) {
 		return r.Embed(x, layer, batch)
@@ -257,6 +265,20 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 		return nil, nil, fmt.Errorf("the %s split of dataset %q is empty (run %s)", split, r.Config.Dataset, r.Dir)
 	}
 	return f, ds, nil
+}
+
+// checkExtractBatch refuses a --batch whose encoder calls on the host (the
+// first min(batch, n) images of a split and the stem's output) cannot fit
+// this machine's memory. On a GPU the activations live in the device's
+// memory, which the backend checks itself.
+func checkExtractBatch(r *train.Run, ds *data.Dataset, batch, n int) error {
+	if r.Device != "" && r.Device != tensor.CPU {
+		return nil
+	}
+	m := min(batch, n)
+	return train.CheckMemory(train.MemoryNeed{Flag: "batch", Got: batch,
+		Bytes: train.ForwardBytes(r.Config.Arch, r.Config.Stem, m, ds.H, ds.W, 1),
+		What:  fmt.Sprintf("for %d images at once through the encoder's first layer", m)})
 }
 
 // stepFlag selects a checkpoint kept by train --keep-checkpoints.

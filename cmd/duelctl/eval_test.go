@@ -77,6 +77,19 @@ func TestEval(t *testing.T) {
 			t.Errorf("%v: result %+v", tc.args, res)
 		}
 	}
+	// A batch beyond the samples is capped at them, silently (the audit's
+	// --batch 1000000000 for 50 images tried 128 GB).
+	for _, batch := range []string{"50", "1000000000"} {
+		code, stdout, stderr := evalRunCLI("eval", "--run", dir, "--json", "--protocol", "linear", "--batch", batch, "--epochs", "1", "--limit", "50")
+		if code != 0 {
+			t.Fatalf("--batch %s: exit %d: %s", batch, code, stderr)
+		}
+		var res evalResult
+		lastJSON(t, stdout, &res)
+		if res.TrainSamples != 50 || res.TestSamples != 50 || !strings.Contains(stdout, "batch 50)") {
+			t.Errorf("--batch %s: result %+v\n%s", batch, res, stdout)
+		}
+	}
 }
 
 func TestEvalErrors(t *testing.T) {
@@ -92,7 +105,7 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--run", file}, []string{"--run", "file"}},
 		{[]string{"eval", "--run", dir, "--protocol", "svm"}, []string{"--protocol", "svm", "linear or knn"}},
 		{[]string{"eval", "--run", dir, "--layer", "fc"}, []string{"--layer", "fc"}},
-		{[]string{"eval", "--run", dir, "--k", "0", "--protocol", "knn"}, []string{"--k"}},
+		{[]string{"eval", "--run", dir, "--k", "0", "--protocol", "knn"}, []string{"-k: got 0"}},
 		{[]string{"eval", "--run", dir, "--temperature", "-1"}, []string{"--temperature"}},
 		{[]string{"eval", "--run", dir, "--vote", "soft"}, []string{"--vote", "soft"}},
 		{[]string{"eval", "--run", dir, "--epochs", "-1"}, []string{"--epochs"}},

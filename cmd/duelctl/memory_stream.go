@@ -10,6 +10,7 @@ import (
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/memory"
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/atomicfile"
 	"github.com/duel-ssl/duel/internal/npy"
 	"github.com/duel-ssl/duel/tensor"
@@ -74,6 +75,11 @@ func runMemoryStream(c *cli.Context) error {
 	case c.Int("batch") < 1:
 		return flagError("batch", c.Int("batch"), "an integer >= 1")
 	}
+	// The sampler's settings, checked as duelctl train checks them.
+	dominant := c.Int("dominant-class")
+	if err := train.ValidateSampler(c.String("imbalance"), c.Float64("rho-max"), dominant, c.Float64("imbalance-ratio")); err != nil {
+		return err
+	}
 	r, err := loadRunFlag(c)
 	if err != nil {
 		return err
@@ -87,14 +93,23 @@ func runMemoryStream(c *cli.Context) error {
 		return fmt.Errorf("--run %s: %w", r.Dir, err)
 	}
 	ds = ds.ToRGB()
+	if k := ds.NumClasses(); dominant >= k {
+		return flagError("dominant-class", dominant, fmt.Sprintf("a class index below %d (%s has %d classes)", k, r.Config.Dataset, k))
+	}
+	n := c.Int("rows")
+	if err := checkStreamMemory(r, ds, layer, n); err != nil {
+		return err
+	}
+	if err := checkExtractBatch(r, ds, c.Int("batch"), n); err != nil {
+		return err
+	}
 	s, err := data.NewSampler(ds.Labels, ds.NumClasses(), data.SamplerConfig{
-		Profile: data.Profile(c.String("imbalance")), RhoMax: c.Float64("rho-max"), DominantClass: c.Int("dominant-class"),
+		Profile: data.Profile(c.String("imbalance")), RhoMax: c.Float64("rho-max"), DominantClass: dominant,
 		ImbalanceRatio: c.Float64("imbalance-ratio"), Seed: c.Uint64("stream-seed"),
 	})
 	if err != nil {
-		return fmt.Errorf("sampler: %w", err)
+		return err // the flags were checked above: the dataset's own problem (a class without images), "sampler: ..."
 	}
-	n := c.Int("rows")
 	idx := make([]int, n)
 	for i := range idx {
 		id, _ := s.Draw(int64(i/64), i%64) // the order of training batches of 64
@@ -104,9 +119,10 @@ func runMemoryStream(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	batch := min(c.Int("batch"), n) // a larger batch is the whole stream at once
 	f, err := eval.Extract(ds.Subset(idx), func(x *tensor.Tensor) (*tensor.Tensor, error) {
-		return r.Embed(x, layer, c.Int("batch"))
-	}, eval.ExtractOptions{Mean: mean, Std: std, Batch: c.Int("batch")})
+		return r.Embed(x, layer, batch)
+	}, eval.ExtractOptions{Mean: mean, Std: std, Batch: batch})
 	if err != nil {
 		return err
 	}
@@ -134,4 +150,17 @@ func runMemoryStream(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "wrote %d rows of %d %s features of run %s (step %d) to %s; stream class entropy %.4f nats, counts %v\n",
 		n, f.D, layer, r.Dir, r.Step, out, res.StreamEntropy, counts)
 	return emitJSON(c, res)
+}
+
+// checkStreamMemory refuses a --rows whose stream cannot fit this
+// machine's memory: per row its index, a copy of its image, its feature
+// of the layer's width and its labels.
+func checkStreamMemory(r *train.Run, ds *data.Dataset, layer string, rows int) error {
+	dim := r.FeatureDim
+	if layer == "projector" {
+		dim = r.Config.ProjDim
+	}
+	perRow := 8 + float64(ds.ImageSize()) + 4*float64(dim) + 4 + 4 + 8
+	return train.CheckMemory(train.MemoryNeed{Flag: "rows", Got: rows, Bytes: float64(rows) * perRow,
+		What: fmt.Sprintf("for the stream's images and %d-value features", dim)})
 }

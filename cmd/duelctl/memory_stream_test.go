@@ -2,8 +2,10 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/npy"
 )
 
@@ -39,12 +41,37 @@ func TestMemoryStreamThenReplay(t *testing.T) {
 	if rep.Updates != 6 || len(rep.InitialScoreByClass) != 10 || rep.ClassEntropy == nil {
 		t.Errorf("replay result %+v", rep)
 	}
-	for _, args := range [][]string{
-		{"memory", "stream", "--run", run},
-		{"memory", "stream", "--run", run, "--out", out, "--rows", "0"},
-		{"memory", "stream", "--run", run, "--out", out, "--imbalance", "zipf"},
-		{"memory", "stream", "--run", run, "--out", out, "--step", "3"},
+	// A --batch beyond the rows is the whole stream at once.
+	code, stdout, stderr = evalRunCLI("memory", "stream", "--run", run, "--rows", "40", "--batch", "1000000000", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("stream --batch 1000000000: exit %d: %s", code, stderr)
+	}
+	lastJSON(t, stdout, &st)
+	if st.Rows != 40 {
+		t.Errorf("stream --batch 1000000000: result %+v", st)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--run", run}, []string{"--out"}},
+		{[]string{"--run", run, "--out", out, "--rows", "0"}, []string{"--rows: got 0"}},
+		{[]string{"--run", run, "--out", out, "--batch", "0"}, []string{"--batch: got 0"}},
+		{[]string{"--run", run, "--out", out, "--imbalance", "zipf"}, []string{`--imbalance: got "zipf", expected dominant, longtail`}},
+		{[]string{"--run", run, "--out", out, "--imbalance", "foo"}, []string{`--imbalance: got "foo"`}},
+		{[]string{"--run", run, "--out", out, "--rho-max", "2"}, []string{"--rho-max: got 2, expected a probability in [0, 1]"}},
+		{[]string{"--run", run, "--out", out, "--dominant-class", "-1"}, []string{"--dominant-class: got -1"}},
+		{[]string{"--run", run, "--out", out, "--dominant-class", "10"}, []string{"--dominant-class: got 10, expected a class index below 10"}},
+		{[]string{"--run", run, "--out", out, "--imbalance-ratio", "0"}, []string{"--imbalance-ratio: got 0, expected a number >= 1"}},
+		{[]string{"--run", run, "--out", out, "--step", "3"}, []string{"step 3"}},
 	} {
-		wantCLIError(t, args)
+		wantCLIError(t, append([]string{"memory", "stream"}, tc.args...), tc.want...)
+		if _, _, stderr := evalRunCLI(append([]string{"memory", "stream"}, tc.args...)...); strings.Contains(stderr, "sampler:") {
+			t.Errorf("%v: %q: the sampler's own prefix", tc.args, stderr)
+		}
+	}
+	if train.MachineMemory() > 0 {
+		wantCLIError(t, []string{"memory", "stream", "--run", run, "--out", out, "--rows", "1000000000000"},
+			"--rows: got 1000000000000, needs about ", "this machine has ")
 	}
 }

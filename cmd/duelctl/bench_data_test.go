@@ -1,0 +1,31 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/duel-ssl/duel/duel/train"
+)
+
+// TestBenchDataErrors: every refusal is one line naming the flag, before
+// the loader allocates anything.
+func TestBenchDataErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch", "0"}, "--batch: got 0"},
+		{[]string{"--workers", "-1"}, "--workers: got -1"},
+		{[]string{"--workers", "100000"}, "--workers: got 100000, expected 0 (GOMAXPROCS) or an integer in [1, 1024]"},
+		{[]string{"--size", "0"}, "--size: got 0"},
+		{[]string{"--size", "100000", "--batch", "2"}, "--size: got 100000, expected an integer in [1, 1024]"},
+		{[]string{"--repeats", "0"}, "--repeats: got 0"},
+		{[]string{"--seconds", "0"}, "--seconds: got 0"},
+		{[]string{"--preset", "fancy", "--seconds", "0.01", "--repeats", "1"}, "--preset"},
+	} {
+		wantCLIError(t, append([]string{"bench", "data"}, tc.args...), tc.want)
+	}
+	if train.MachineMemory() <= 0 {
+		t.Skip("the machine's memory is unknown: --batch 100000000 would not be refused")
+	}
+	wantCLIError(t, []string{"bench", "data", "--batch", "100000000"}, "--batch: got 100000000, needs about ", "for the loader's 3 batches of two views", "this machine has ")
+}
