@@ -62,8 +62,8 @@ var grids = map[string]Grid{
 		Kind:        Table1, TrainPreset: "paper-cifar10", Methods: paperMethods, RhoMax: paperRho, Seeds: 3, ProbeEpochs: 100,
 	},
 	"smoke": {
-		Description: "a seconds-long check of the whole pipeline: moco and dmoco at rho_max 0.75, tiny ResNet, 4 steps with a kNN monitor every 2, 2-epoch probe on 200 images per split",
-		Kind:        Table1, TrainPreset: "tiny", Overrides: []string{"knn-every=2"},
+		Description: "a seconds-long check of the whole pipeline: moco and dmoco at rho_max 0.75, tiny ResNet, 4 steps with a kNN monitor every 2, a memory of 32 rows (full after 2 steps: the policies decide in the last 2), 2-epoch probe on 200 images per split",
+		Kind:        Table1, TrainPreset: "tiny", Overrides: []string{"knn-every=2", "memory-size=32"},
 		Methods: []string{"moco", "dmoco"}, RhoMax: []float64{0.75}, Seeds: 1, ProbeEpochs: 2, ProbeLimit: 200,
 	},
 }

@@ -30,7 +30,7 @@ func FuzzReadConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := got.Validate(); err != nil {
+		if err := got.ValidateSettings(); err != nil {
 			t.Fatalf("ReadConfig accepted an invalid configuration: %v", err)
 		}
 	})
