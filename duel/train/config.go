@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -618,6 +619,9 @@ func ReadConfig(dir string) (*Config, error) {
 	var c Config
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: data after the JSON object, expected one object", path)
 	}
 	if err := c.ValidateSettings(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,17 @@ func TestConfigRoundTrip(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`{"method": "dmoco", "learning_rate": 1}`), 0o644)
 	if _, err := ReadConfig(dir); err == nil || !strings.Contains(err.Error(), "learning_rate") {
 		t.Errorf("unknown field: %v", err)
+	}
+	tiny, _ := Preset("tiny", "dmoco")
+	good, err := json.Marshal(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tail := range []string{"}", "]", "garbage{{", `{"method": "moco"}`} {
+		os.WriteFile(filepath.Join(dir, ConfigFile), append(slices.Clone(good), tail...), 0o644)
+		if _, err := ReadConfig(dir); err == nil || !strings.Contains(err.Error(), "data after the JSON object") {
+			t.Errorf("config.json followed by %q: %v", tail, err)
+		}
 	}
 }
 
