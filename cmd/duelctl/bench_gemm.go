@@ -67,6 +67,9 @@ func benchGemmCommand() *cli.Command {
 			} else if dev != "cpu" {
 				return flagError("device", fmt.Sprintf("%q", dev), "cpu or cuda")
 			} else if p := c.String("precision"); !strings.EqualFold(p, "fp32") {
+				if _, err := cuda.ParsePrecision(p); err != nil {
+					return flagError("precision", fmt.Sprintf("%q", p), "fp32, tf32 or bf16")
+				}
 				return fmt.Errorf("--precision %s: the CPU computes in fp32; use --device cuda or --precision fp32", p)
 			}
 			a := make([]float32, m*k)

@@ -95,6 +95,9 @@ func computeDevice(c *cli.Context) (string, error) {
 	case "cpu":
 		for _, f := range []string{"precision", "conv-precision"} {
 			if p := c.String(f); c.IsSet(f) && !strings.EqualFold(p, "fp32") {
+				if _, err := cuda.ParsePrecision(p); err != nil {
+					return "", flagError(f, fmt.Sprintf("%q", p), "fp32, tf32 or bf16")
+				}
 				return "", fmt.Errorf("--%s %s: the CPU computes in fp32; use --device cuda or --%s fp32", f, p, f)
 			}
 		}

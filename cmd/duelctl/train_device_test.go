@@ -87,6 +87,14 @@ func TestPrecisionFlag(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q: expected a refusal naming the precision flag", args, code, stderr)
 		}
 	}
+	// An unknown name is refused as such, on the CPU too.
+	for _, args := range [][]string{
+		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--precision", "foo"},
+		{"train", "--preset", "tiny", "--steps", "0", "--out", filepath.Join(t.TempDir(), "r"), "--conv-precision", "fp8"},
+		{"bench", "gemm", "--m", "8", "--n", "8", "--k", "8", "--precision", "half"},
+	} {
+		wantCLIError(t, args, `precision: got "`, `expected fp32, tf32 or bf16`)
+	}
 }
 
 // (The first step of TestModelCommandsCUDABackend runs in the default
