@@ -87,7 +87,7 @@ func dataFetchCommand() *cli.Command {
 			"The files land in DIR/<dataset>; fetching again finds the verified files and does nothing.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Usage: "cache root: the files go to DIR/<dataset>", DefaultText: "the user cache dir, ~/.cache/duel"},
-			&cli.StringFlag{Name: "from", Usage: "an archive (.tgz, .tar.gz, .tar, .zip, .deb) or directory you already have, instead of downloading"},
+			&cli.StringFlag{Name: "from", Usage: "an archive (.tgz, .tar.gz, .tar, .zip, .deb) or directory you already have, instead of downloading (default: download with npm or apt-get)"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {

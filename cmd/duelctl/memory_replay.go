@@ -37,7 +37,7 @@ func memoryReplayCommand() *cli.Command {
 			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only, the reading of the update order: protected (Appendix D, a new row cannot be evicted by its own batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed: a newcomer may be rejected on arrival) or max-score (MAX_SCORE a large constant: one row replaced per batch, degenerate)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the random and reservoir policies"},
 			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
-			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json"},
+			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json (default: none, nothing written)"},
 			deviceFlag,
 			jsonFlag,
 		},

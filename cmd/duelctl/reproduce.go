@@ -34,8 +34,8 @@ func reproduceCommand() *cli.Command {
 			"again; --report-only rewrites the report from the runs finished so far without training.\n\n" +
 			"Presets: " + presetList(),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", "), Required: true},
-			&cli.StringFlag{Name: "out", Usage: "output directory: runs/ (shared by the presets) and <preset>/ (the report)", Required: true},
+			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", ") + " (required)", Required: true},
+			&cli.StringFlag{Name: "out", Usage: "output directory: runs/ (shared by the presets) and <preset>/ (the report) (required)", Required: true},
 			&cli.StringFlag{Name: "report", Usage: "report directory (report.md, results.json, plots), e.g. docs/results/table1-cpu (default: OUT/<preset>)"},
 			&cli.IntFlag{Name: "seeds", Usage: "seeds per cell (0 = the preset's: 3, smoke 1)"},
 			&cli.IntFlag{Name: "steps", Usage: "training steps per run, as --set steps=N (0 = the preset's)"},

@@ -89,7 +89,7 @@ func Settings() []Setting {
 		i("pred-hidden", "BYOL predictor hidden width (default: 512)", func(c *C) *int { return &c.PredHidden }),
 		b("head-bn", "BatchNorm in BYOL's heads (default: on; paper-cifar10: off)", func(c *C) *bool { return &c.HeadBN }),
 		i("bn-splits", "ghost BatchNorm groups in the encoders over the global batch (MoCo's single-machine shuffle BN; with R ranks 1 or a multiple of R) (default: 4 for moco/dmoco, 1 otherwise)", func(c *C) *int { return &c.BNSplits }),
-		b("sync-bn", "with several data-parallel ranks: BatchNorm statistics of the whole global batch (PyTorch's SyncBatchNorm; needs --bn-splits 1); without it each rank normalises its shard", func(c *C) *bool { return &c.SyncBN }),
+		b("sync-bn", "with several data-parallel ranks: BatchNorm statistics of the whole global batch (PyTorch's SyncBatchNorm; needs --bn-splits 1); without it each rank normalises its shard (default: off)", func(c *C) *bool { return &c.SyncBN }),
 		b("shuffle-bn", "shuffle MoCo's key batch across the BatchNorm groups (default: on for moco/dmoco)", func(c *C) *bool { return &c.ShuffleBN }),
 		fl("barlow-lambda", "Barlow Twins off-diagonal weight (default: 0.005)", func(c *C) *float64 { return &c.BarlowLambda }),
 		r(i("checkpoint-every", "save the resumable state every N steps (and at the end); 0 = only at the end (default: 100)", func(c *C) *int { return &c.CheckpointEvery })),
