@@ -122,6 +122,12 @@ func (be *Backend) supported(p Precision) Precision {
 // Precision returns the precision the backend's matrix products run in.
 func (be *Backend) Precision() Precision { return be.prec }
 
+// Precisions returns the names of the precisions of the backend's matrix
+// products and convolutions (what a run records: train's Config.Ran).
+func (be *Backend) Precisions() (products, convolutions string) {
+	return be.prec.String(), be.convPrec.String()
+}
+
 // UsePrecision sets the precision of the products and convolutions of the
 // backend registered as "cuda" (calling Available first) from s ("fp32",
 // "tf32" or "bf16", as a --precision flag gives it) and returns the

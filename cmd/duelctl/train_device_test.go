@@ -155,6 +155,13 @@ func TestModelCommandsCUDABackend(t *testing.T) {
 		}
 		// D-MoCo's memory decides on the GPU when the model is there.
 		onDevice := slices.Contains(run.args, "cuda")
+		// config.json records where the latest segment ran.
+		if cfg, err := train.ReadConfig(run.args[slices.Index(run.args, "--out")+1]); err != nil || cfg.Ran == nil ||
+			strings.HasPrefix(cfg.Ran.Device, "cuda") != onDevice || cfg.Ran.Device == "cpu" && cfg.Ran.Precision != "fp32" {
+			t.Errorf("%v: config.json's ran %+v (%v)", run.args, cfg.Ran, err)
+		} else if slices.Contains(run.args, "tf32") && cfg.Ran.Precision != tc {
+			t.Errorf("%v: config.json's ran %+v, expected products in %s", run.args, cfg.Ran, tc)
+		}
 		if got := strings.Contains(stdout, "memory: duel (protected) decides on cuda:0"); got != onDevice {
 			t.Errorf("%v: stdout says the memory decides on the GPU: %v, expected %v:\n%s", run.args, got, onDevice, stdout)
 		}

@@ -91,8 +91,10 @@ func effective(cfg train.Config) train.Config {
 }
 
 // ignoredFields are config.json fields that do not change a run's results:
-// where the dataset is read from and how many goroutines augment it.
-var ignoredFields = map[string]bool{"data": true, "workers": true}
+// where the dataset is read from, how many goroutines augment it, and
+// where its latest segment ran (not a setting of the grid: a run may go on
+// on another device).
+var ignoredFields = map[string]bool{"data": true, "workers": true, "ran": true}
 
 // checkConfig fails when dir holds a run (config.json) whose settings differ
 // from want's, so that runs of different settings are never mixed under one

@@ -65,7 +65,7 @@ type Config struct {
 	HeadBN       bool    `json:"head_bn"`
 	BNSplits     int     `json:"bn_splits"`
 	ShuffleBN    bool    `json:"shuffle_bn"`
-	SyncBN       bool    `json:"sync_bn,omitempty"` // data-parallel: BatchNorm over the global batch
+	SyncBN       bool    `json:"sync_bn"` // data-parallel: BatchNorm over the global batch
 	BarlowLambda float64 `json:"barlow_lambda"`
 
 	CheckpointEvery int  `json:"checkpoint_every"`
@@ -76,6 +76,24 @@ type Config struct {
 	KNNTest         int  `json:"knn_test"`  // test images it classifies
 	KNNK            int  `json:"knn_k"`
 	Workers         int  `json:"workers"` // augmentation goroutines; 0 = GOMAXPROCS
+
+	// Ran records where and how the run's latest segment computed (Train
+	// writes it; not a setting: a run resumes on any device and any number
+	// of ranks, and configurations that differ only in it are the same
+	// run's).
+	Ran *Ran `json:"ran,omitempty"`
+}
+
+// Ran is where and how a run computed (Config.Ran).
+type Ran struct {
+	// Device is the model's device: "cpu", "cuda:0", ...
+	Device string `json:"device"`
+	// Precision and ConvPrecision are those of its matrix products and
+	// convolutions: fp32 on the CPU; fp32, tf32 or bf16 on a GPU.
+	Precision     string `json:"precision"`
+	ConvPrecision string `json:"conv_precision"`
+	// WorldSize is the number of data-parallel ranks (1: one process).
+	WorldSize int `json:"world_size"`
 }
 
 // PresetNames lists the training presets.

@@ -227,6 +227,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	var mlog *metricsLog
 	if lead {
+		c.Ran = ranOn(dev, comm)
 		if err := WriteConfig(opts.Out, &c); err != nil {
 			return nil, err
 		}
