@@ -174,6 +174,21 @@ func runTrain(c *cli.Context) error {
 	return comm.Close()
 }
 
+// rankGhostGroups fits the preset's ghost BatchNorm groups to a new run's
+// ranks when --bn-splits is not given: data-parallel training needs 1 or a
+// multiple of the ranks (each rank its share of the groups), and MoCo's
+// presets have 4 or 8, so on 3, 6, 8, ... ranks the groups become the
+// smallest multiple of the ranks not below the preset's. It returns the
+// line that says so ("" when nothing changed).
+func rankGhostGroups(c *cli.Context, cfg *train.Config, ranks int) string {
+	if ranks <= 1 || c.Bool("resume") || c.IsSet("bn-splits") || cfg.BNSplits <= 1 || cfg.BNSplits%ranks == 0 {
+		return ""
+	}
+	was := cfg.BNSplits
+	cfg.BNSplits = ranks * ((was + ranks - 1) / ranks)
+	return fmt.Sprintf("ghost BatchNorm groups: %d (the preset's %d is not a multiple of the %d ranks; --bn-splits sets them)", cfg.BNSplits, was, ranks)
+}
+
 // envTrainDUEL names the environment variable that keeps train's and
 // reproduce's DUEL memory on the host with --device cuda ("off"); "on" or
 // unset let the GPU decide.
@@ -235,6 +250,7 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if out, err = broadcastString(comm, out); err != nil {
 		return err
 	}
+	ghost := rankGhostGroups(c, cfg, comm.Size())
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := rankWriter(comm, c.App.Writer)
@@ -259,6 +275,9 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 		return err
 	}
 	fmt.Fprintf(w, "%s %s (%s, batch %d, %d steps, %s, seed %d)%s into %s\n", what, cfg.Method, cfg.Arch, cfg.Batch, cfg.Steps, cfg.Dataset, cfg.Seed, ranks, out)
+	if ghost != "" {
+		fmt.Fprintln(w, ghost)
+	}
 	var bar io.Writer
 	if comm.Rank() == 0 {
 		bar = progressWriter(c)

@@ -47,7 +47,13 @@ func TestMPITrainHelper(t *testing.T) {
 // without MPI.
 func mpirunTrain(t *testing.T, args []string, env ...string) (string, error) {
 	t.Helper()
-	cmd, err := mpi.LocalCommand(2, os.Args[0], "-test.run=^TestMPITrainHelper$", "-test.count=1", "-test.v")
+	return mpirunTrainOn(t, 2, args, env...)
+}
+
+// mpirunTrainOn is mpirunTrain on the given number of ranks.
+func mpirunTrainOn(t *testing.T, ranks int, args []string, env ...string) (string, error) {
+	t.Helper()
+	cmd, err := mpi.LocalCommand(ranks, os.Args[0], "-test.run=^TestMPITrainHelper$", "-test.count=1", "-test.v")
 	if errors.Is(err, mpi.ErrNoMPI) {
 		t.Skipf("skipping the mpirun test: %v", err)
 	}
@@ -120,6 +126,23 @@ func TestTrainMPIRun(t *testing.T) {
 	}
 	if a, b := memoryIDs(t, one), memoryIDs(t, two); !slices.Equal(a, b) {
 		t.Errorf("memory sample ids differ:\n%v\n%v", a, b)
+	}
+}
+
+// TestTrainMPIGhostGroups: on 3 ranks the tiny preset's 2 ghost
+// BatchNorm groups of dmoco (not a multiple of 3) become 3, said in the
+// log and recorded in config.json, instead of a refusal.
+func TestTrainMPIGhostGroups(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "three")
+	log, err := mpirunTrainOn(t, 3, []string{"train", "--preset", "tiny", "--method", "dmoco", "--steps", "1", "--batch", "24", "--knn-every", "0", "--out", out})
+	if err != nil {
+		t.Fatalf("mpirun -np 3: %v\n%s", err, log)
+	}
+	if !strings.Contains(log, "ghost BatchNorm groups: 3 (the preset's 2 is not a multiple of the 3 ranks") {
+		t.Errorf("the log does not say the groups changed:\n%s", log)
+	}
+	if cfg, err := train.ReadConfig(out); err != nil || cfg.BNSplits != 3 {
+		t.Errorf("config.json: %v, bn_splits %v, want 3", err, cfg)
 	}
 }
 
