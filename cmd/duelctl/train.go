@@ -63,7 +63,7 @@ func trainSettings() []trainSetting {
 func trainCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "method", Value: train.DefaultMethod, Usage: "SSL method: " + strings.Join(ssl.Names(), ", ")},
-		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (a few minutes on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
+		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (under a minute on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change; the others may be given again with the run's values)"},
 	}
@@ -79,7 +79,7 @@ func trainCommand() *cli.Command {
 			"config.json (every setting used), metrics.jsonl (step, loss, lr, img_per_s,\n" +
 			"memory_class_entropy, knn_top1), model.safetensors (torchvision names for the encoder) and\n" +
 			"checkpoint/ (resumable state). Ctrl-C saves a checkpoint; --resume continues it exactly.\n" +
-			"Defaults come from --preset; the default cpu-small runs in a few minutes on 2 cores.\n" +
+			"Defaults come from --preset; the default cpu-small runs in under a minute on 2 cores.\n" +
 			"Under mpirun (or srun) every process is a data-parallel rank: --batch is the global batch,\n" +
 			"each rank computes its share, rank 0 writes --out and prints (README, \"On a cluster\").\n" +
 			"--json prints {\"run\": DIR, \"steps\": N, \"loss\": F, \"img_per_s\": F} last.",

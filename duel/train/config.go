@@ -110,7 +110,7 @@ const DefaultMethod = "dmoco"
 
 // Preset returns the full configuration of a preset for a method:
 //
-//	cpu-small      the default: a run of a few minutes on two cores on the
+//	cpu-small      the default: a run of under a minute on two cores on the
 //	               embedded CIFAR-10 subset (ResNet-18 at width 16, batch 64,
 //	               Adam 1e-3 with warm-up and cosine decay, memory 2048,
 //	               paper augmentations, rho_max 0.5).
