@@ -130,17 +130,20 @@ bench_cuda() {
 # with their per-phase times, and SelectAuto's choice between them
 # (auto), and each with duel_gather instead of duel_move (the *gather
 # variants: the whole K x K block gathered into a second matrix, whose
-# permute-ms to compare with duel_move's); duel_bench_rounds the others at K 4096 (block1024prefetch: the
+# permute-ms to compare with duel_move's), and the default (automove:
+# SelectAuto and MoveAuto, auto-scatter-ms and auto-gather-ms the moves it
+# measured); duel_bench_rounds the others at K 4096 (block1024prefetch: the
 # runners-up's rows prefetched; rounds1024, rounds512: certified rounds in
 # one block, duel_rounds.cu; rounds8: on a cluster of 8, duel_rounds8.cu),
 # with their rounds.
 duel_bench() {
-	(cd duel/memory/cudaduel && timeout 80 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$|auto$|block1024gather$|autogather$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
+	(cd duel/memory/cudaduel && timeout 80 "$d/cudaduel.test" -test.run '^$' -test.bench 'DUELKernel/K(4096_B256_Z128|2048_B256_Z256)/(lean|block512$|block1024$|auto$|block1024gather$|autogather$|automove$)' -test.benchtime 0.5s) 2>&1 | tee -a "$out/bench.log"
 	# Every kernel and copy of the updates timed alone (the profiler's
 	# events around each: duel_dots' own time, which the phases' events
 	# put at 0.1 ms against a napkin of 10 us), the default selection then
-	# the lean one, then the default with duel_gather (duel-profile.log).
-	for run in auto:scatter lean:scatter auto:gather; do
+	# the lean one, then the defaults (MoveAuto: both moves, then the
+	# faster) (duel-profile.log).
+	for run in auto:scatter lean:scatter auto:auto; do
 		sel=${run%:*} move=${run#*:}
 		echo "== DUEL_CUDADUEL_SELECT=$sel DUEL_CUDADUEL_MOVE=$move" >>"$out/duel-profile.log"
 		DUEL_CUDADUEL_SELECT=$sel DUEL_CUDADUEL_MOVE=$move DUEL_CUDA_PROFILE=1 timeout 30 "$d/duelctl" bench duel --device cuda --size 4096 --batch 256 --dim 128 --updates 50 --reference-updates 0 >>"$out/duel-profile.log" 2>&1

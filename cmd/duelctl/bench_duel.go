@@ -40,9 +40,11 @@ func benchDuelCommand() *cli.Command {
 			"DUEL_CUDADUEL_SELECT=block or lean forces one; =cluster runs the steps on a thread-block\n" +
 			"cluster instead (compute capability 9.0: slower on an H100), =rounds in certified rounds\n" +
 			"(compute capability 8.0: 7-19x slower on an H200), =rounds8 in certified rounds on a cluster\n" +
-			"of 8 blocks (9.0: as slow). DUEL_CUDADUEL_MOVE=gather moves the rows kept by gathering the\n" +
-			"whole K x K block into a second matrix (duel_gather) instead of scattering their columns\n" +
-			"(duel_move, the default; cuda_move names the one that ran).",
+			"of 8 blocks (9.0: as slow). The rows kept move into the slots freed by scattering their\n" +
+			"columns (duel_move) or by gathering the whole K x K block into a second matrix (duel_gather):\n" +
+			"the first updates time both and the faster moves the rest (cuda_move names it,\n" +
+			"cuda_auto_scatter_ms and cuda_auto_gather_ms their medians); DUEL_CUDADUEL_MOVE=scatter\n" +
+			"or gather forces one.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
@@ -227,6 +229,11 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	res["cuda_kernel"], res["cuda_move"] = dm.SelectionKernel(), dm.Move().String()
 	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone (%.3f ms on the device's stream, between events; steps: %s, move: %v)\n",
 		dev, median(gpu), fast/median(gpu), median(upd), median(updDev), dm.SelectionKernel(), dm.Move())
+	if mt := dm.MoveTune(); mt.Scatter > 0 || mt.Gather > 0 {
+		res["cuda_auto_scatter_ms"], res["cuda_auto_gather_ms"] = mt.Scatter.Seconds()*1e3, mt.Gather.Seconds()*1e3
+		fmt.Fprintf(c.App.Writer, "the move, measured on the first updates: %v (median: scatter %.3f ms, gather %.3f ms)\n",
+			dm.Move(), mt.Scatter.Seconds()*1e3, mt.Gather.Seconds()*1e3)
+	}
 	switch a := dm.AutoTune(); {
 	case a.Decided:
 		res["cuda_auto_lean_ms"], res["cuda_auto_block_ms"] = a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3

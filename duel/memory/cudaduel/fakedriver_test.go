@@ -247,7 +247,7 @@ func TestDUELClusterFakeDevice(t *testing.T) {
 
 // TestDUELFakeDevice runs, on the fake driver only, Update and resident
 // streams on the device (the selection in shared memory after the opt-in,
-// and in global memory; MoveGather) against memory.DUEL, and the benchmarks' timing
+// and in global memory; MoveGather; MoveAuto) against memory.DUEL, and the benchmarks' timing
 // by events.
 func TestDUELFakeDevice(t *testing.T) {
 	if !cudatest.InFakeChild() {
@@ -262,6 +262,12 @@ func TestDUELFakeDevice(t *testing.T) {
 	residentStream(t, "fake-resident32", small, openResident(d, 32, false))
 	residentStream(t, "fake-resident64-global", small, openResident(d, 64, true))
 	residentStream(t, "fake-resident32-gather", small, openGather(d, 32, false))
+	// MoveAuto timed by the device's events.
+	ma, _ := moveAutoStream(t, d, nil)
+	if mt := ma.MoveTune(); !mt.Decided || mt.Scatter <= 0 || mt.Gather <= 0 || ma.Move() != mt.Move {
+		t.Errorf("MoveAuto on the fake device: %+v, Move %v", mt, ma.Move())
+	}
+	ma.Close()
 	m, err := NewMemory(d, 6000, 8, MemoryOptions{Batch: 200})
 	if err != nil {
 		t.Fatal(err)

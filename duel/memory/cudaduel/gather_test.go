@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
@@ -37,22 +38,26 @@ func TestDUELGatherOnHost(t *testing.T) {
 	}
 }
 
-// TestMoveOptions checks MemoryOptions.Move and EnvMove: gather allocates
-// the second matrix, a bad value of either is refused, naming it.
+// TestMoveOptions checks MemoryOptions.Move and EnvMove (which applies
+// to MoveAuto only): auto and gather allocate the second matrix, a bad
+// value of either is refused, naming it.
 func TestMoveOptions(t *testing.T) {
 	h := newHost()
 	for _, tc := range []struct {
 		opt  Move
 		env  string
 		want Move
-	}{{MoveScatter, "", MoveScatter}, {MoveScatter, "scatter", MoveScatter}, {MoveScatter, "gather", MoveGather}, {MoveGather, "", MoveGather}} {
+	}{
+		{MoveAuto, "", MoveAuto}, {MoveAuto, "auto", MoveAuto}, {MoveAuto, "scatter", MoveScatter}, {MoveAuto, "gather", MoveGather},
+		{MoveGather, "", MoveGather}, {MoveScatter, "gather", MoveScatter},
+	} {
 		t.Setenv(EnvMove, tc.env)
 		m, err := NewMemory(h, 16, 4, MemoryOptions{Move: tc.opt})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.move != tc.want || (m.sim2 != 0) != (tc.want == MoveGather) {
-			t.Errorf("Move %v, %s=%q: move %v (second matrix %v), want %v", tc.opt, EnvMove, tc.env, m.move, m.sim2 != 0, tc.want)
+		if m.Move() != tc.want || (m.sim2 != 0) != (tc.want != MoveScatter) {
+			t.Errorf("Move %v, %s=%q: move %v (second matrix %v), want %v", tc.opt, EnvMove, tc.env, m.Move(), m.sim2 != 0, tc.want)
 		}
 		m.Close()
 	}
@@ -64,8 +69,8 @@ func TestMoveOptions(t *testing.T) {
 	if _, err := NewMemory(h, 16, 4, MemoryOptions{Move: 9}); err == nil || !strings.Contains(err.Error(), "move 9") {
 		t.Errorf("Move 9: error %v, want one naming it", err)
 	}
-	if MoveScatter.String() != "scatter" || MoveGather.String() != "gather" || Move(9).String() != "Move(9)" {
-		t.Errorf("Move names: %v %v %v", MoveScatter, MoveGather, Move(9))
+	if MoveAuto.String() != "auto" || MoveScatter.String() != "scatter" || MoveGather.String() != "gather" || Move(9).String() != "Move(9)" {
+		t.Errorf("Move names: %v %v %v %v", MoveAuto, MoveScatter, MoveGather, Move(9))
 	}
 }
 
@@ -184,4 +189,95 @@ func TestDUELGatherEmulated(t *testing.T) {
 		t.Setenv(EnvMove, "gather")
 		residentStream(t, "resident-lean128-gather", []duelCase{{33, 9, 5}, {300, 150, 9}}, openSelect(e, 128, SelectLean, nil, "duel_select_lean128"))
 	})
+}
+
+// TestMoveAutoOnHost runs MoveAuto on the Go transcriptions with each way
+// made the faster (moveClock): it measures from the second update at the
+// first batch size, alternating, decides for the faster after
+// moveSamples of each, then runs only that one (a decision for scatter
+// freeing the second matrix); every update's decisions are memory.DUEL's.
+func TestMoveAutoOnHost(t *testing.T) {
+	for _, faster := range []Move{MoveScatter, MoveGather} {
+		h := newHost()
+		m, atDecision := moveAutoStream(t, h, func(mv Move, _ time.Duration) time.Duration {
+			if mv == faster {
+				return time.Microsecond
+			}
+			return time.Millisecond
+		})
+		mt := m.MoveTune()
+		if !mt.Decided || mt.Move != faster || m.Move() != faster || mt.GatherOff != nil {
+			t.Errorf("faster %v: MoveTune %+v, Move %v", faster, mt, m.Move())
+		}
+		// After the decision only the faster way moves.
+		slower := 1
+		if faster == MoveGather {
+			slower = 0
+		}
+		if now := [2]int{m.mtune.scatterN, m.mtune.gatherN}; now[slower] != atDecision[slower] || now[1-slower] == atDecision[1-slower] {
+			t.Errorf("faster %v: moves (scatter, gather) %v at the decision, %v after", faster, atDecision, now)
+		}
+		if (m.sim2 != 0) != (faster == MoveGather) {
+			t.Errorf("faster %v: second matrix allocated %v", faster, m.sim2 != 0)
+		}
+		m.Close()
+		if n := h.Live(); n != 0 {
+			t.Errorf("faster %v: %d device allocations left", faster, n)
+		}
+	}
+}
+
+// moveAutoStream runs 18 updates of a MoveAuto memory (K 40, batches of
+// 9, one of 4) on g, with clock as its moveClock, checking each against
+// memory.DUEL and the carried scores at the end, and the samples taken.
+// It returns the memory and the moves of each way (scatter, gather) run
+// when the measurement decided.
+func moveAutoStream(t *testing.T, g cuda.GPU, clock func(Move, time.Duration) time.Duration) (*Memory, [2]int) {
+	t.Helper()
+	const k, z, b = 40, 5, 9
+	m, err := NewMemory(g, k, z, MemoryOptions{Batch: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.moveClock = clock
+	r := rand.New(rand.NewPCG(5, 6))
+	mem := unitRows(r, k, z, nil)
+	if err := m.Load(mem, nil); err != nil {
+		t.Fatal(err)
+	}
+	policy := memory.NewDUEL(memory.Protected)
+	var atDecision [2]int
+	for u := range 18 {
+		n := b
+		if u == 3 {
+			n = 4 // another batch size: moved by scatter, not sampled
+		}
+		batch := unitRows(r, n, z, mem)
+		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Update(batch)
+		if err != nil {
+			t.Fatalf("update %d: %v", u, err)
+		}
+		if !slices.Equal(got.Evicted, want) {
+			t.Fatalf("update %d: evicted %v, memory.DUEL evicts %v", u, got.Evicted, want)
+		}
+		mem = keptRows(mem, batch, got.Kept, k, z)
+		if m.MoveTune().Decided && atDecision == [2]int{} {
+			atDecision = [2]int{m.mtune.scatterN, m.mtune.gatherN}
+		}
+	}
+	if len(m.mtune.scatter) != moveSamples || len(m.mtune.gather) != moveSamples {
+		t.Errorf("%d scatter and %d gather samples, want %d each", len(m.mtune.scatter), len(m.mtune.gather), moveSamples)
+	}
+	scores, err := m.Scores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh := duelHost(mem, nil, z, Options{}); !slices.Equal(scores, fresh.Scores) {
+		t.Errorf("carried scores differ from recomputed")
+	}
+	return m, atDecision
 }

@@ -238,47 +238,12 @@ type MemoryOptions struct {
 	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch,
 	// lean512prefetch).
 	Prefetch bool
-	// Move chooses how an update's batch rows kept take the slots freed
-	// (MoveScatter, the zero value, unless DUEL_CUDADUEL_MOVE says
-	// otherwise): the same rows and values either way.
+	// Move chooses how an update's batch rows kept take the slots freed:
+	// MoveAuto (the zero value, unless DUEL_CUDADUEL_MOVE says otherwise)
+	// measures the two ways on the memory's own updates; the same rows and
+	// values either way.
 	Move Move
 }
-
-// Move chooses how the rows kept move into the slots freed after an
-// update's selection.
-type Move int
-
-const (
-	// MoveScatter copies the kept batch rows' rows and columns of sim
-	// into their slots in place (duel_move): B rows and B columns of K
-	// scattered ints each, which dirty about 39% of the K x K block's
-	// 32-byte sectors at K 4096, B 256 (0.057-0.061 ms on an H200, the
-	// move's only measurement so far).
-	MoveScatter Move = iota
-	// MoveGather gathers the next layout's whole K x K block into a second
-	// similarity matrix (duel_gather), which the memory then uses: every
-	// write a whole row, at the price of reading and writing the block
-	// (about 140 MB at K 4096, B 256: ~35 us at 4 TB/s, a napkin not yet
-	// timed) and of the second matrix's device memory (4(K+B)^2 bytes
-	// more). BenchmarkDUELKernel's gather variants time it.
-	MoveGather
-)
-
-// String returns the move's name: scatter or gather.
-func (v Move) String() string {
-	switch v {
-	case MoveScatter:
-		return "scatter"
-	case MoveGather:
-		return "gather"
-	}
-	return fmt.Sprintf("Move(%d)", int(v))
-}
-
-// EnvMove names the environment variable that chooses the move for
-// memories whose options leave MoveScatter: "gather" (MoveGather) or
-// "scatter".
-const EnvMove = "DUEL_CUDADUEL_MOVE"
 
 // selectProtect and selectPrefetch are the bits of the one-block
 // selection kernels' flags (duel.cu's SELECT_PROTECT, SELECT_PREFETCH).
@@ -402,12 +367,13 @@ func (s Selection) String() string {
 // per candidate, in shared memory when they fit (duel_select_shared, else
 // duel_select_global), which also assigns the slots and renumbers the
 // positions; and the moved rows' grid rows and similarity rows and
-// columns copied into their slots (duel_move; with MoveGather, the
-// next layout's whole block gathered into a second matrix by
-// duel_gather).
+// columns copied into their slots (duel_move), or the next layout's
+// whole block gathered into a second matrix by duel_gather (MoveAuto
+// measures both, see Move).
 //
 // Device memory is 4*(K+Bcap)^2 bytes for the similarity matrix
-// (K = 4096, Bcap = 256: 76 MB; twice that with MoveGather) plus
+// (K = 4096, Bcap = 256: 76 MB; twice that with MoveGather, and with
+// MoveAuto until it decides for duel_move) plus
 // 4*(K+Bcap)*Z for the grid. Free
 // it with Close: the garbage collector does not. A Memory is not safe
 // for concurrent use.
@@ -451,8 +417,13 @@ type Memory struct {
 	// leanTimed makes the lean kernels time their parts (selectStats;
 	// leanStats reads them: benchmarks, tests).
 	leanTimed bool
-	ran       string // the selection kernel of the last update (tests, benchmarks)
-	move      Move
+	ran       string     // the selection kernel of the last update (tests, benchmarks)
+	move      Move       // MemoryOptions.Move, or EnvMove's
+	mtune     *moveTune  // MoveAuto's measurement (nil before it starts)
+	mtimer    *moveTimer // the last update's move, timed for MoveAuto (read by the next update)
+	// moveClock, when not nil, replaces the measured time of a move
+	// (tests: a GPU on which one way is the faster).
+	moveClock func(Move, time.Duration) time.Duration
 	// clusterErr is why the driver refused duel_select_cluster's launch,
 	// after which the memory runs the one-block kernels (nil: never).
 	clusterErr error
@@ -467,7 +438,7 @@ type Memory struct {
 
 	grid  driver.DevicePtr    // (k+bcap) x z floats: grid rows by slot, memory then batch
 	sim   driver.DevicePtr    // (k+bcap) x w int32 (and leanTail more): grid dots by slot
-	sim2  driver.DevicePtr    // MoveGather: sim's twin, which duel_gather writes the next layout into (then they swap)
+	sim2  driver.DevicePtr    // MoveGather, MoveAuto until it decides: sim's twin, which duel_gather writes the next layout into (then they swap)
 	score [2]driver.DevicePtr // k doubles: the memory's scores by slot
 	slots driver.DevicePtr    // 3k+bcap ints: duel.cu's kept (rank, slot, src, moves)
 	gsc   driver.DevicePtr    // k+bcap uint64s: duel_select_global's keys
@@ -572,21 +543,17 @@ func NewMemory(g cuda.GPU, k, z int, opt MemoryOptions) (*Memory, error) {
 		return nil, fmt.Errorf("cudaduel: batch capacity %d, expected 0..%d", opt.Batch, duelMaxRows-k)
 	case opt.Selection < SelectAuto || opt.Selection > SelectLean:
 		return nil, fmt.Errorf("cudaduel: unknown selection %d, expected auto (%d), block (%d), cluster (%d), rounds (%d), rounds8 (%d) or lean (%d)", opt.Selection, SelectAuto, SelectBlock, SelectCluster, SelectRounds, SelectRounds8, SelectLean)
-	case opt.Move < MoveScatter || opt.Move > MoveGather:
-		return nil, fmt.Errorf("cudaduel: unknown move %d, expected scatter (%d) or gather (%d)", opt.Move, MoveScatter, MoveGather)
+	case opt.Move < MoveAuto || opt.Move > MoveGather:
+		return nil, fmt.Errorf("cudaduel: unknown move %d, expected auto (%d), scatter (%d) or gather (%d)", opt.Move, MoveAuto, MoveScatter, MoveGather)
 	}
 	block, err := checkBlock(opt.BlockSize)
 	if err != nil {
 		return nil, err
 	}
 	m := &Memory{g: g, k: k, z: z, adm: opt.Admission, block: block, cblock: block, lblock: block, shared: defaultShared, sel: opt.Selection, prefetch: opt.Prefetch, move: opt.Move}
-	if m.move == MoveScatter {
-		switch v := os.Getenv(EnvMove); v {
-		case "", "scatter":
-		case "gather":
-			m.move = MoveGather
-		default:
-			return nil, fmt.Errorf("cudaduel: %s=%q, expected scatter or gather", EnvMove, v)
+	if m.move == MoveAuto {
+		if m.move, err = envMove(); err != nil {
+			return nil, err
 		}
 	}
 	switch v := os.Getenv(EnvPrefetch); v {
@@ -675,12 +642,6 @@ func (m *Memory) alloc(bcap int) error {
 		{&m.score[0], 8 * m.k}, {&m.score[1], 8 * m.k}, {&m.slots, 4 * (3*m.k + max(bcap, 1))},
 		{&m.gsc, 8 * rows}, {&m.psum, 8 * max(bcap, 1)}, {&m.ev, 4 * max(bcap, 1)}, {&m.rstat, 8 * roundStatsLen},
 	}
-	if m.move == MoveGather {
-		bufs = append(bufs, struct {
-			p *driver.DevicePtr
-			n int
-		}{&m.sim2, 4 * (rows*m.w + leanTail)})
-	}
 	for _, a := range bufs {
 		p, err := m.g.Alloc(a.n)
 		if err != nil {
@@ -696,15 +657,10 @@ func (m *Memory) alloc(bcap int) error {
 	// sim zeroed: duel_lean.cu's threads read up to a block's width past
 	// K+B in a row (into the next row, or the tail), and must find finite
 	// integer dots there.
-	for _, p := range []driver.DevicePtr{m.sim, m.sim2} {
-		if p == 0 {
-			continue
-		}
-		if err := m.g.Zero(p, 4*(rows*m.w+leanTail)); err != nil {
-			return fmt.Errorf("cudaduel: zeroing the similarity matrix: %w", err)
-		}
+	if err := m.g.Zero(m.sim, 4*(rows*m.w+leanTail)); err != nil {
+		return fmt.Errorf("cudaduel: zeroing the similarity matrix: %w", err)
 	}
-	return nil
+	return m.allocTwin()
 }
 
 // free releases the device buffers.
@@ -713,6 +669,7 @@ func (m *Memory) free() {
 		m.rb.Close()
 		m.rb = nil
 	}
+	m.dropMoveTimer()
 	for _, p := range []*driver.DevicePtr{&m.grid, &m.sim, &m.sim2, &m.score[0], &m.score[1], &m.slots, &m.gsc, &m.psum, &m.ev, &m.rstat} {
 		if *p != 0 {
 			m.g.Free(*p)
@@ -735,10 +692,6 @@ func (m *Memory) Close() error {
 
 // K returns the number of rows held.
 func (m *Memory) K() int { return m.k }
-
-// Move returns how the memory's updates move the rows kept into the
-// slots freed (MemoryOptions.Move, or EnvMove's choice).
-func (m *Memory) Move() Move { return m.move }
 
 // usable reports why the memory cannot run (closed, or not loaded).
 func (m *Memory) usable(needLoaded bool) error {
@@ -932,6 +885,9 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		}
 		return res, nil
 	}
+	if err := m.recordMove(); err != nil { // the previous update's, for MoveAuto
+		return Result{}, err
+	}
 	m.mark()
 	defer m.account()
 	if err := checkRows("batch", batch, z); err != nil {
@@ -1057,7 +1013,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	m.ev32 = growInt32(m.ev32, b)
 	move := func() error { // the download's phase ends, the move's is timed
 		m.mark()
-		if err := m.queueMove(k, z, b); err != nil {
+		if err := m.queueMove(k, z, b, m.moveTurn(b)); err != nil {
 			return err
 		}
 		m.cur = n
@@ -1091,26 +1047,6 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	keptPositions(res.Kept, res.Evicted)
 	m.updates++
 	return res, nil
-}
-
-// queueMove queues the move of the batch rows kept into the slots freed,
-// their grid rows, their rows of sim and their columns: duel_move in
-// place (MoveScatter), or duel_gather into sim2, which then becomes sim
-// (MoveGather).
-func (m *Memory) queueMove(k, z, b int) error {
-	if m.move == MoveGather {
-		// Rows of K ints by blocks of 256 threads taking 4 ints each: at
-		// K 4096, 4 x 4096 blocks (a row each, grid-stride beyond 65535
-		// rows).
-		cfg := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 1023) / 1024, Y: min(k, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-		if err := kc.DuelGather(m.g, cfg, m.sim, m.sim2, int64(m.w), m.grid, int32(z), int32(k), m.slots); err != nil {
-			return err
-		}
-		m.sim, m.sim2 = m.sim2, m.sim
-		return nil
-	}
-	move := kc.Config{Grid: driver.Dim3{X: (max(k, z) + 255) / 256, Y: min(b, 65535), Z: 1}, Block: driver.Dim3{X: 256, Y: 1, Z: 1}}
-	return kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots)
 }
 
 // readbacker is implemented by GPUs whose copies to the host can be

@@ -663,8 +663,10 @@ func BenchmarkDUELKernel(b *testing.B) {
 			{"rounds1024fresh", 1024, SelectRounds, false, true}, {"rounds8fresh", 1024, SelectRounds8, false, true},
 			{"lean512", 512, SelectLean, false, false}, {"lean1024", 1024, SelectLean, false, false}, {"lean512prefetch", 512, SelectLean, true, false},
 			{"auto", 0, SelectAuto, false, false},
-			// MoveGather: duel_gather instead of duel_move (the permute phase).
+			// MoveGather: duel_gather instead of duel_move (the permute
+			// phase); automove: MoveAuto, the default, measuring both.
 			{"block1024gather", 1024, SelectBlock, false, false}, {"lean512gather", 512, SelectLean, false, false}, {"autogather", 0, SelectAuto, false, false},
+			{"automove", 0, SelectAuto, false, false},
 		} {
 			b.Run(fmt.Sprintf("K%d_B%d_Z%d/%s", c.k, c.b, c.z, v.name), func(b *testing.B) {
 				if (v.sel == SelectCluster || v.sel == SelectRounds8) && d.Capability() < clusterCapability {
@@ -674,8 +676,11 @@ func BenchmarkDUELKernel(b *testing.B) {
 					b.Skipf("%v: compute capability %d, %v needs 8.0", d, d.Capability(), v.sel)
 				}
 				move := MoveScatter
-				if strings.HasSuffix(v.name, "gather") {
+				switch {
+				case strings.HasSuffix(v.name, "gather"):
 					move = MoveGather
+				case strings.HasSuffix(v.name, "automove"):
+					move = MoveAuto
 				}
 				m, err := NewMemory(d, c.k, c.z, MemoryOptions{BlockSize: v.bs, Batch: c.b, Selection: v.sel, Prefetch: v.prefetch, Move: move})
 				if err != nil {
@@ -705,8 +710,8 @@ func BenchmarkDUELKernel(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if v.sel == SelectAuto { // SelectAuto's measurement done before the timing
-					for i := 0; !m.AutoTune().Decided && m.AutoTune().LeanOff == nil && i < 4*tuneSamples; i++ {
+				if v.sel == SelectAuto { // SelectAuto's (and MoveAuto's) measurement done before the timing
+					for i := 0; (!m.AutoTune().Decided && m.AutoTune().LeanOff == nil || move == MoveAuto && !m.MoveTune().Decided) && i < 4*tuneSamples; i++ {
 						if _, err := m.Update(pool[i%len(pool)]); err != nil {
 							b.Fatal(err)
 						}
@@ -715,6 +720,11 @@ func BenchmarkDUELKernel(b *testing.B) {
 					b.Logf("SelectAuto on %v: %s (the lean kernel's median selection %v, the one-block kernel's %v; lean off: %v)", d, a.Kernel, a.Lean, a.Block, a.LeanOff)
 					b.ReportMetric(float64(a.Lean)/1e6, "auto-lean-ms")
 					b.ReportMetric(float64(a.Block)/1e6, "auto-block-ms")
+					if mt := m.MoveTune(); move == MoveAuto {
+						b.Logf("MoveAuto on %v: %v (median move: scatter %v, gather %v; gather off: %v)", d, mt.Move, mt.Scatter, mt.Gather, mt.GatherOff)
+						b.ReportMetric(float64(mt.Scatter)/1e6, "auto-scatter-ms")
+						b.ReportMetric(float64(mt.Gather)/1e6, "auto-gather-ms")
+					}
 				}
 				i := 0
 				for b.Loop() { // the updates as a run makes them: no events between the phases
