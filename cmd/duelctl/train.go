@@ -247,6 +247,9 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if err != nil {
 		return err
 	}
+	if n := c.Int(distCheckFlag.Name); n < 1 {
+		return flagError(distCheckFlag.Name, n, "an integer >= 1")
+	}
 	if out, err = broadcastString(comm, out); err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ func TestTrainBadFlags(t *testing.T) {
 		{[]string{"--negatives", "all"}, `--negatives: got "all", expected batch, memory, mixed`},
 		{[]string{"--method", "simclr", "--negatives", "memory"}, `--negatives: got "memory", expected batch (simclr has no memory)`},
 		{[]string{"--eps", "2"}, "--eps: got 2, expected a number in [0, 1]"},
+		{[]string{"--dist-check-every", "0"}, "--dist-check-every: got 0, expected an integer >= 1"},
 		{[]string{"--seed", "-1"}, `--seed: got "-1", expected a non-negative integer`},
 		{[]string{"--arch", "vit-b16"}, `--arch: got "vit-b16", expected resnet18`},
 		{[]string{"--dataset", "imagenet"}, `--dataset: got "imagenet", expected default, cifar10`},
