@@ -121,7 +121,7 @@ func newMoveCase(r *rand.Rand, k, b, z, extra, m int) moveCase {
 }
 
 // TestDUELGatherEmulated runs duel_gather (duel.cu on the CPU emulator)
-// on random next layouts of odd shapes, narrowed grids included, and
+// on random next layouts of odd shapes (K 0 included), narrowed grids included, and
 // compares with its Go transcription (every value of out and grid) and
 // with duel_move's result on the same layout (the K x K block and the
 // grid rows held: the same bits).
@@ -129,7 +129,7 @@ func TestDUELGatherEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, tc := range []struct{ k, b, z, extra, m, gx, gy int }{
-		{1, 1, 1, 0, 1, 1, 1}, {1, 1, 1, 3, 0, 1, 1}, {5, 3, 7, 2, 3, 1, 2}, {33, 9, 5, 1, 9, 1, 33},
+		{0, 3, 2, 1, 0, 1, 1}, {1, 1, 1, 0, 1, 1, 1}, {1, 1, 1, 3, 0, 1, 1}, {5, 3, 7, 2, 3, 1, 2}, {33, 9, 5, 1, 9, 1, 33},
 		{100, 37, 12, 5, 20, 1, 7}, {257, 64, 130, 0, 64, 2, 9}, {300, 1, 3, 2, 1, 1, 5}, {40, 64, 3, 0, 40, 1, 40},
 	} {
 		c := newMoveCase(r, tc.k, tc.b, tc.z, tc.extra, tc.m)
