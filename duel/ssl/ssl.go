@@ -130,7 +130,7 @@ type Config struct {
 	MaxAge       int    // steps a memory row may stay (memory.WithMaxAge); 0 = no limit
 	MemRefresh   int    // memory rows re-embedded by the current (key) encoder per step, stalest first; 0 = never (the paper's implementation)
 	MemNegatives int    // memory rows used as negatives per step; 0 = all
-	MemoryFrom   string // MoCo: "key" (the step's keys enter the memory) or "target" (Algorithm 3: the target view re-encoded by the key encoder after the update)
+	MemoryFrom   string // "step" (the step's keys / target projections enter the memory) or "target" (Algorithms 1 and 3: the target view re-encoded after the update)
 	ShuffleBN    bool   // MoCo: shuffle the key batch across BatchNorm groups
 	BNSplits     int    // ghost BatchNorm groups of the encoders over the global batch (1 = ordinary BN)
 

@@ -117,11 +117,13 @@ const DefaultMethod = "dmoco"
 //	paper-cifar10  the paper's CIFAR-10 setting (Appendix E.2): ResNet-50,
 //	               batch 256, 160k steps, Adam 0.05 with cosine decay, τ 0.5,
 //	               momentum 0.9, memory 2048, a single Linear projection to
-//	               256, 256 memory negatives for D-SimCLR, BYOL hidden 2048.
+//	               256 (Barlow Twins too), 256 memory negatives for D-SimCLR,
+//	               BYOL hidden 2048; the memory takes the target view
+//	               re-encoded after the update (Algorithms 1 and 3).
 //	paper-stl10    the paper's STL-10 setting (Appendix E.2): as paper-cifar10
 //	               on STL-10's 96x96 images with torchvision's ImageNet stem,
-//	               40k steps, a 2-layer projector (512, ReLU, 512), BYOL heads
-//	               of width 4096 with BatchNorm.
+//	               40k steps, a 2-layer projector (512, ReLU, 512) for every
+//	               method, BYOL's of width 4096 with BatchNorm.
 //	tiny           for tests and smoke runs: ResNet-18 at width 4, batch 16.
 //
 // Method-dependent settings (negatives, policy, memory negatives, ghost BN)
@@ -171,10 +173,13 @@ func Preset(name, method string) (Config, error) {
 		if moco {
 			c.BNSplits, c.ShuffleBN = 8, true
 		}
-		c.setHeads(2048)
+		// Appendix E.2: one Linear layer into 256 dimensions for all
+		// models (Barlow Twins included), but BYOL's two layers of 2048
+		// hidden units, without BatchNorm (only on STL-10).
 		if method == "byol" {
-			c.HeadBN = false // Appendix E.2: BatchNorm in BYOL's heads only on STL-10
+			c.ProjHidden, c.PredHidden, c.HeadBN = 2048, 2048, false
 		}
+		c.MemoryFrom = "target" // Algorithms 1 and 3: the target view, re-encoded after the update
 	case "paper-stl10":
 		c.Dataset, c.Stem = "stl10", "imagenet"
 		c.Arch, c.Batch, c.Steps = "resnet50", 256, 40000
@@ -185,14 +190,14 @@ func Preset(name, method string) (Config, error) {
 		if moco {
 			c.BNSplits, c.ShuffleBN = 8, true
 		}
-		switch method {
-		case "byol":
+		// Appendix E.2: a 2-layer projector with ReLU into 512 dimensions
+		// for all models (its hidden width unstated: 512); BYOL's hidden
+		// layers of 4096 with BatchNorm.
+		c.ProjHidden, c.ProjDim = 512, 512
+		if method == "byol" {
 			c.ProjHidden, c.PredHidden, c.HeadBN = 4096, 4096, true
-		case "barlow":
-			c.setHeads(2048)
-		default:
-			c.ProjHidden, c.ProjDim = 512, 512 // Appendix E.2: 2-layer projector with ReLU into 512 dimensions
 		}
+		c.MemoryFrom = "target" // Algorithms 1 and 3: the target view, re-encoded after the update
 	case "tiny":
 		c.Arch, c.Batch, c.Steps = "resnet18-w4", 16, 4
 		c.LR, c.WarmupSteps = 1e-3, 1
