@@ -348,10 +348,18 @@ func unpackTar(src string, put func(string, io.Reader, int64, string) error) err
 	}
 }
 
+// maxFetchFile bounds a file unpacked by data fetch: no file of the
+// datasets it fetches comes near it, so a larger entry (of an archive
+// given with --from, say) is refused before it fills the disk.
+const maxFetchFile = 1 << 30
+
 // writeVerified copies r into path atomically with a progress bar,
 // checking the recorded checksum when there is one.
 func writeVerified(name, path string, r io.Reader, size int64, origin string, log io.Writer) error {
 	base := filepath.Base(path)
+	if size > maxFetchFile {
+		return fmt.Errorf("%s: %d bytes, expected at most %d (no file of %s is larger)", origin, size, int64(maxFetchFile), name)
+	}
 	var bar io.Writer = io.Discard
 	if isTerminal(log) {
 		pb := progressbar.NewOptions64(size, progressbar.OptionSetWriter(log), progressbar.OptionSetDescription(base),
@@ -363,8 +371,12 @@ func writeVerified(name, path string, r io.Reader, size int64, origin string, lo
 	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		h := sha256.New()
-		if _, err := io.Copy(io.MultiWriter(w, h, bar), r); err != nil {
+		n, err := io.Copy(io.MultiWriter(w, h, bar), io.LimitReader(r, maxFetchFile+1))
+		if err != nil {
 			return fmt.Errorf("unpacking %s: %w", origin, err)
+		}
+		if n > maxFetchFile {
+			return fmt.Errorf("%s: more than %d bytes, expected at most that (no file of %s is larger)", origin, int64(maxFetchFile), name)
 		}
 		sum := hex.EncodeToString(h.Sum(nil))
 		if want, ok := fileSHA256[name+"/"+base]; ok && sum != want {

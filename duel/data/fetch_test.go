@@ -101,6 +101,12 @@ func TestFetchErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(src, "emptydir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A tar entry that says it holds 2 GiB (its header alone).
+	var huge bytes.Buffer
+	if err := tar.NewWriter(&huge).WriteHeader(&tar.Header{Name: "cifar-10-batches-bin/data_batch_1.bin", Size: 2 << 30, Typeflag: tar.TypeReg, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, src, "huge.tar", huge.Bytes())
 	for _, c := range []struct {
 		name, from string
 		want       []string
@@ -112,6 +118,7 @@ func TestFetchErrors(t *testing.T) {
 		{"cifar10", "partial.tgz", []string{"partial.tgz", "missing", "test_batch.bin"}},
 		{"cifar10", "corrupt.tgz", []string{"corrupt.tgz", "test_batch.bin", "truncated"}},
 		{"cifar10", "nope.tgz", []string{"nope.tgz", "no such file", "expected an archive"}},
+		{"cifar10", "huge.tar", []string{"huge.tar:cifar-10-batches-bin/data_batch_1.bin: 2147483648 bytes, expected at most 1073741824"}},
 		{"imagenet", "fake.tgz", []string{"cannot fetch"}},
 	} {
 		root := t.TempDir()

@@ -165,7 +165,11 @@ func parse(src string) ([]kernel, error) {
 	for _, m := range kernelRE.FindAllStringSubmatchIndex(src, -1) {
 		k := kernel{name: src[m[4]:m[5]], bounds: 1024}
 		if m[2] >= 0 {
-			k.bounds, _ = strconv.Atoi(src[m[2]:m[3]])
+			b, err := strconv.Atoi(src[m[2]:m[3]])
+			if err != nil || b < 1 || b > 1024 {
+				return nil, fmt.Errorf("kernel %s: __launch_bounds__(%s), expected 1..1024 threads", k.name, src[m[2]:m[3]])
+			}
+			k.bounds = b
 		}
 		// The comment is the last // line before the declaration.
 		before := strings.Split(strings.TrimRight(src[:m[0]], "\n"), "\n")

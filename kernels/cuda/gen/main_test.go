@@ -36,6 +36,12 @@ extern "C" __global__ void zero(int* z) { z[0] = 0; }
 	if z := ks[1]; z.name != "zero" || z.bounds != 1024 || z.warps {
 		t.Errorf("kernel 1 = %+v", z)
 	}
+	for _, b := range []string{"0", "2048", "99999999999999999999"} {
+		bad := "// z = 0\nextern \"C\" __global__ void __launch_bounds__(" + b + ") zero(int* z) { z[0] = 0; }\n"
+		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), "__launch_bounds__("+b+")") {
+			t.Errorf("__launch_bounds__(%s): %v, want an error naming it", b, err)
+		}
+	}
 }
 
 // TestParseCluster: a __cluster_dims__ after the launch bounds is not the
