@@ -32,6 +32,7 @@ func analyzeCommand() *cli.Command {
 			"--json prints {\"memory_class_entropy\", \"intra_class_variance\", \"inter_class_similarity\", ...}.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
+			evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "projector", Usage: "test features analysed: projector (the latent space of the loss and the memory; backbone when the method has none) or backbone"},
 			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes (0 = the whole split)"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "feature extraction batch"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,7 @@ func evalCommand() *cli.Command {
 		Name:      "eval",
 		Usage:     "evaluate a run's frozen encoder: linear probe or kNN classifier",
 		ArgsUsage: " ",
-		Description: "Extracts the features of the train and test splits of the run's dataset (class-balanced\n" +
+		Description: "Extracts the features of the train and test splits of the run's dataset, or of --dataset's (class-balanced\n" +
 			"splits, used whole unless --limit) with the frozen encoder in eval mode (BatchNorm running\n" +
 			"statistics), without augmentation, once; then:\n" +
 			"  linear: one linear layer on the cached features, cross-entropy, Adam (paper, Appendix E:\n" +
@@ -32,6 +33,7 @@ func evalCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			&cli.StringFlag{Name: "protocol", Value: "linear", Usage: "linear or knn"},
+			evalDatasetFlag, evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "backbone", Usage: "features: backbone (pooled, before fc) or projector"},
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes (0 = all)"},
 			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs"},
@@ -58,6 +60,7 @@ type evalResult struct {
 	TrainSamples int      `json:"train_samples"`
 	TestSamples  int      `json:"test_samples"`
 	Layer        string   `json:"layer"`
+	Dataset      string   `json:"dataset"`
 	Classes      int      `json:"classes"`
 	Step         int      `json:"step"`
 	Epochs       int      `json:"epochs,omitempty"`
@@ -123,7 +126,7 @@ func runEval(c *cli.Context) error {
 		classes = max(classes, ds.NumClasses())
 	}
 	train, test := feats[0], feats[1]
-	res := evalResult{Protocol: protocol, Layer: layer, Classes: classes, Step: r.Step}
+	res := evalResult{Protocol: protocol, Layer: layer, Dataset: evalSource(c, r).name, Classes: classes, Step: r.Step}
 	var acc eval.Result
 	switch protocol {
 	case "linear":
@@ -173,6 +176,34 @@ func runEval(c *cli.Context) error {
 	res.Seconds = time.Since(start).Seconds()
 	fmt.Fprintf(c.App.Writer, " (%s features of %d train / %d test images, step %d, %.1f s)\n", layer, acc.Train, acc.Test, r.Step, res.Seconds)
 	return emitJSON(c, res)
+}
+
+// evalDatasetFlag and evalDataFlag choose the data eval reads (analyze
+// takes --data alone: its memory's classes are the run's dataset's).
+var (
+	evalDatasetFlag = &cli.StringFlag{Name: "dataset", DefaultText: "the run's",
+		Usage: "dataset whose train and test splits are evaluated (transfer): " + strings.Join(data.Names, ", ") + "; the images are normalised as the run's training views"}
+	evalDataFlag = &cli.StringFlag{Name: "data", DefaultText: "the run's (config.json), or the cache for another --dataset",
+		Usage: "directory of the dataset evaluated"}
+)
+
+// dataSource is the dataset eval or analyze reads.
+type dataSource struct {
+	name, dir string
+	given     bool // by --dataset
+}
+
+// evalSource returns the dataset to read: the run's, or --dataset and
+// --data (--data alone: the run's dataset from another directory).
+func evalSource(c *cli.Context, r *train.Run) dataSource {
+	src := dataSource{name: r.Config.Dataset, dir: r.Config.Data}
+	if c.IsSet("dataset") && c.String("dataset") != r.Config.Dataset {
+		src = dataSource{name: c.String("dataset"), given: true}
+	}
+	if c.IsSet("data") {
+		src.dir = c.String("data")
+	}
+	return src
 }
 
 // loadRunFlag checks --run and loads the run.
@@ -233,11 +264,19 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 	if trainSplit {
 		split = "train"
 	}
-	ds, err := r.OpenDataset(trainSplit)
+	src := evalSource(c, r)
+	ds, err := data.Open(src.name, src.dir, trainSplit)
 	if err != nil {
+		if src.given {
+			return nil, nil, fmt.Errorf("--dataset %s: opening its %s split: %w", src.name, split, err)
+		}
 		return nil, nil, fmt.Errorf("opening the %s split of dataset %q (run %s): %w", split, r.Config.Dataset, r.Dir, err)
 	}
-	mean, std, err := r.Normalization()
+	ds = ds.ToRGB()
+	if !src.given {
+		r.Config.Data = src.dir // the run's dataset, perhaps moved (--data): its statistics are read there too
+	}
+	mean, std, err := r.Normalization() // the training views', whatever the data evaluated
 	if err != nil {
 		return nil, nil, fmt.Errorf("normalisation of dataset %q (run %s): %w", r.Config.Dataset, r.Dir, err)
 	}
