@@ -1,6 +1,7 @@
 package cudaduel
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -280,4 +281,57 @@ func moveAutoStream(t *testing.T, g cuda.GPU, clock func(Move, time.Duration) ti
 		t.Errorf("carried scores differ from recomputed")
 	}
 	return m, atDecision
+}
+
+// twinlessGPU is a cudatest.Host whose second allocation of size bytes
+// fails: the second similarity matrix, when size is sim's.
+type twinlessGPU struct {
+	*cudatest.Host
+	size, seen int
+}
+
+func (g *twinlessGPU) Alloc(n int) (driver.DevicePtr, error) {
+	if n == g.size {
+		if g.seen++; g.seen == 2 {
+			return 0, errors.New("out of memory (test)")
+		}
+	}
+	return g.Host.Alloc(n)
+}
+
+// TestMoveWithoutTwin checks the second matrix's allocation failing:
+// MoveAuto settles on MoveScatter, the reason kept, and its updates stay
+// memory.DUEL's; MoveGather is refused, naming the matrix.
+func TestMoveWithoutTwin(t *testing.T) {
+	const k, z, b = 16, 4, 4
+	size := 4 * ((k+b)*(k+b) + leanTail)
+	m, err := NewMemory(&twinlessGPU{Host: newHost(), size: size}, k, z, MemoryOptions{Batch: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if mt := m.MoveTune(); !mt.Decided || mt.Move != MoveScatter || mt.GatherOff == nil || m.Move() != MoveScatter || m.sim2 != 0 {
+		t.Fatalf("MoveAuto without its second matrix: %+v, Move %v", mt, m.Move())
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	mem := unitRows(r, k, z, nil)
+	if err := m.Load(mem, nil); err != nil {
+		t.Fatal(err)
+	}
+	policy := memory.NewDUEL(memory.Protected)
+	for u := range 4 {
+		batch := unitRows(r, b, z, mem)
+		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Update(batch)
+		if err != nil || !slices.Equal(got.Evicted, want) {
+			t.Fatalf("update %d: %v, evicted %v, memory.DUEL evicts %v", u, err, got.Evicted, want)
+		}
+		mem = keptRows(mem, batch, got.Kept, k, z)
+	}
+	if _, err := NewMemory(&twinlessGPU{Host: newHost(), size: size}, k, z, MemoryOptions{Batch: b, Move: MoveGather}); err == nil || !strings.Contains(err.Error(), "second similarity matrix") {
+		t.Errorf("MoveGather without its second matrix: %v, want an error naming it", err)
+	}
 }

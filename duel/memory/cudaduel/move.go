@@ -113,7 +113,8 @@ func (m *Memory) allocTwin() error {
 		if m.move == MoveGather {
 			return err
 		}
-		m.autoMove().off, m.mtune.decided, m.mtune.use = err, true, MoveScatter
+		t := m.autoMove()
+		t.off, t.decided, t.use = err, true, MoveScatter
 		return nil
 	}
 	m.sim2 = p
