@@ -29,7 +29,8 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 	side := datasetSide(c.Dataset)
 	needs := []MemoryNeed{{"batch", c.Batch, 2 * ForwardBytes(c.Arch, c.Stem, c.Batch, side, side, 1),
 		"for the two views of a batch and their first activations"}}
-	feat := float64(FeatureDim(c.Arch))
+	fd, _ := resnet.FeatureDimOf(c.Arch) // 0 for an unknown arch, which Validate names
+	feat := float64(fd)
 	dim, hidden := float64(c.ProjDim), float64(c.ProjHidden)
 	if hidden == 0 && (c.Method == "byol" || c.Method == "barlow") {
 		hidden = dim // their projectors keep a hidden layer of --proj-dim
@@ -99,20 +100,6 @@ func datasetSide(name string) int {
 		return 0
 	}
 	return 32
-}
-
-// FeatureDim returns the width of the features of the ResNet arch (its
-// pooled output): 8 x the base width, 32 x with bottleneck blocks; 0 for
-// an unknown name.
-func FeatureDim(arch string) int {
-	depth, width, err := resnet.ParseName(arch)
-	if err != nil {
-		return 0
-	}
-	if depth >= 50 {
-		return 32 * width
-	}
-	return 8 * width
 }
 
 // ForwardBytes returns a lower bound of the memory n RGB images of h x w

@@ -94,6 +94,20 @@ func ParseName(name string) (depth, width int, err error) {
 	return depth, width, nil
 }
 
+// FeatureDimOf returns the width of the pooled features of the ResNet
+// called name, without building it: 8 x its base width, 32 x with
+// bottleneck blocks (New's FeatureDim).
+func FeatureDimOf(name string) (int, error) {
+	depth, width, err := ParseName(name)
+	if err != nil {
+		return 0, err
+	}
+	if depths[depth].bottleneck {
+		return 32 * width, nil
+	}
+	return 8 * width, nil
+}
+
 // New builds the ResNet called name (see ValidNames) with torchvision's
 // initialisation: convolutions kaiming-normal (fan_out, relu), BatchNorm
 // weight 1 and bias 0, fc PyTorch's Linear default.

@@ -247,3 +247,26 @@ func TestArena(t *testing.T) {
 		})
 	}
 }
+
+// TestFeatureDimOf checks that FeatureDimOf gives every depth's built
+// model's FeatureDim, at several widths, and refuses an unknown name.
+func TestFeatureDimOf(t *testing.T) {
+	for depth := range depths {
+		for _, w := range []string{"-w4", "-w16", ""} {
+			name := fmt.Sprintf("resnet%d%s", depth, w)
+			if w == "" && depth > 34 {
+				continue // a full-width ResNet-50+ is slow to build for this
+			}
+			m, err := New(name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := FeatureDimOf(name); err != nil || got != m.FeatureDim() {
+				t.Errorf("FeatureDimOf(%s) = %d, %v; the model's is %d", name, got, err, m.FeatureDim())
+			}
+		}
+	}
+	if _, err := FeatureDimOf("vit-b16"); err == nil {
+		t.Error("FeatureDimOf(vit-b16): no error")
+	}
+}
