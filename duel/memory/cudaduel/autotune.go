@@ -195,13 +195,10 @@ func (m *Memory) leanName(k, b int) string {
 	return l.name
 }
 
-// selectTimer times one selection for SelectAuto's samples: device events
-// on a *cuda.Device, else the wall clock.
+// selectTimer times one selection for SelectAuto's samples.
 type selectTimer struct {
-	start, end *driver.Event
-	t0         time.Time
-	wall       time.Duration
-	lean       bool
+	phaseTimer
+	lean bool
 }
 
 // startSelectTimer returns a timer for this update's selection when
@@ -211,25 +208,13 @@ func (m *Memory) startSelectTimer(turn leanTurn, b int) *selectTimer {
 	if m.sel != SelectAuto || t == nil || !t.checked || t.decided || t.off || b != t.b || turn == leanCheck {
 		return nil
 	}
-	st := &selectTimer{lean: turn == leanRun, t0: time.Now()}
-	if d, ok := m.g.(*cuda.Device); ok {
-		if ev, err := d.Record(); err == nil {
-			st.start = ev
-		}
-	}
-	return st
+	return &selectTimer{phaseTimer: startPhase(m.g), lean: turn == leanRun}
 }
 
 // stop marks the end of the selection's launches.
 func (st *selectTimer) stop(g cuda.GPU) {
-	if st == nil {
-		return
-	}
-	st.wall = time.Since(st.t0)
-	if d, ok := g.(*cuda.Device); ok && st.start != nil {
-		if ev, err := d.Record(); err == nil {
-			st.end = ev
-		}
+	if st != nil {
+		st.phaseTimer.stop(g)
 	}
 }
 
@@ -240,15 +225,10 @@ func (m *Memory) record(st *selectTimer, ran string) {
 	if st == nil {
 		return
 	}
-	dt := st.wall
-	if st.start != nil && st.end != nil {
-		if d, ok := m.g.(*cuda.Device); ok {
-			if e, err := d.Elapsed(st.start, st.end); err == nil {
-				dt = e
-			}
-		}
-		st.start.Close()
-		st.end.Close()
+	wall := st.wall
+	dt, err := st.read(m.g)
+	if err != nil { // the fault is reported by the update's next wait
+		dt = wall
 	}
 	t := m.tune
 	if st.lean != (ran == m.leanName(m.k, t.b)) { // refused: the lean kernel is off
@@ -265,8 +245,12 @@ func (m *Memory) record(st *selectTimer, ran string) {
 	}
 }
 
-// median returns the median of d (the lower middle of an even count).
+// median returns the median of d (the lower middle of an even count), 0
+// for none.
 func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
@@ -294,13 +278,7 @@ func (m *Memory) AutoTune() AutoTune {
 	if t == nil {
 		return AutoTune{}
 	}
-	a := AutoTune{Decided: t.decided}
-	if len(t.lean) > 0 {
-		a.Lean = median(t.lean)
-	}
-	if len(t.block) > 0 {
-		a.Block = median(t.block)
-	}
+	a := AutoTune{Decided: t.decided, Lean: median(t.lean), Block: median(t.block)}
 	if t.decided {
 		a.Kernel = t.blockKernel
 		if t.useLean {

@@ -2,6 +2,7 @@ package cudaduel
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -253,19 +254,7 @@ func moveAutoStream(t *testing.T, g cuda.GPU, clock func(Move, time.Duration) ti
 		if u == 3 {
 			n = 4 // another batch size: moved by scatter, not sampled
 		}
-		batch := unitRows(r, n, z, mem)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Update(batch)
-		if err != nil {
-			t.Fatalf("update %d: %v", u, err)
-		}
-		if !slices.Equal(got.Evicted, want) {
-			t.Fatalf("update %d: evicted %v, memory.DUEL evicts %v", u, got.Evicted, want)
-		}
-		mem = keptRows(mem, batch, got.Kept, k, z)
+		mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, n, z, mem))
 		if m.MoveTune().Decided && atDecision == [2]int{} {
 			atDecision = [2]int{m.mtune.scatterN, m.mtune.gatherN}
 		}
@@ -320,16 +309,7 @@ func TestMoveWithoutTwin(t *testing.T) {
 	}
 	policy := memory.NewDUEL(memory.Protected)
 	for u := range 4 {
-		batch := unitRows(r, b, z, mem)
-		want, err := policy.Evict(&memory.Arrival{Memory: mem, Batch: batch, Z: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Update(batch)
-		if err != nil || !slices.Equal(got.Evicted, want) {
-			t.Fatalf("update %d: %v, evicted %v, memory.DUEL evicts %v", u, err, got.Evicted, want)
-		}
-		mem = keptRows(mem, batch, got.Kept, k, z)
+		mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, b, z, mem))
 	}
 	if _, err := NewMemory(&twinlessGPU{Host: newHost(), size: size}, k, z, MemoryOptions{Batch: b, Move: MoveGather}); err == nil || !strings.Contains(err.Error(), "second similarity matrix") {
 		t.Errorf("MoveGather without its second matrix: %v, want an error naming it", err)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/cuda/driver"
 	kc "github.com/duel-ssl/duel/kernels/cuda"
 )
@@ -85,12 +84,10 @@ type moveTune struct {
 	scatterN, gatherN int   // moves of each way run (tests)
 }
 
-// moveTimer times one move for MoveAuto: device events on a
-// *cuda.Device, else the wall clock.
+// moveTimer times one move for MoveAuto.
 type moveTimer struct {
-	move       Move
-	start, end *driver.Event
-	wall       time.Duration
+	phaseTimer
+	move Move
 }
 
 // allocTwin allocates (and zeroes) sim's twin when the memory may gather:
@@ -159,14 +156,8 @@ func (m *Memory) moveTurn(b int) Move {
 func (m *Memory) queueMove(k, z, b int, mv Move) error {
 	timed := m.move == MoveAuto && !m.autoMove().decided && m.updates >= 1 && b == m.mtune.b
 	var mt *moveTimer
-	t0 := time.Now()
 	if timed {
-		mt = &moveTimer{move: mv}
-		if d, ok := m.g.(*cuda.Device); ok {
-			if ev, err := d.Record(); err == nil {
-				mt.start = ev
-			}
-		}
+		mt = &moveTimer{phaseTimer: startPhase(m.g), move: mv}
 	}
 	var err error
 	if mv == MoveGather {
@@ -182,12 +173,7 @@ func (m *Memory) queueMove(k, z, b int, mv Move) error {
 		err = kc.DuelMove(m.g, move, m.sim, int64(m.w), m.grid, int32(z), int32(k), int32(b), m.slots)
 	}
 	if mt != nil {
-		mt.wall = time.Since(t0)
-		if d, ok := m.g.(*cuda.Device); ok && mt.start != nil {
-			if ev, err := d.Record(); err == nil {
-				mt.end = ev
-			}
-		}
+		mt.stop(m.g)
 		m.dropMoveTimer()
 		m.mtimer = mt
 	}
@@ -210,17 +196,9 @@ func (m *Memory) recordMove() error {
 		return nil
 	}
 	m.mtimer = nil
-	dt := mt.wall
-	if mt.start != nil && mt.end != nil {
-		if d, ok := m.g.(*cuda.Device); ok {
-			e, err := d.Elapsed(mt.start, mt.end)
-			if err != nil {
-				return err // the move's fault, reported by the next call that waits
-			}
-			dt = e
-		}
-		mt.start.Close()
-		mt.end.Close()
+	dt, err := mt.read(m.g)
+	if err != nil {
+		return err // the move's fault, reported by the next call that waits
 	}
 	if m.moveClock != nil {
 		dt = m.moveClock(mt.move, dt)
@@ -246,12 +224,8 @@ func (m *Memory) recordMove() error {
 
 // dropMoveTimer closes the events of a move timed but not yet recorded.
 func (m *Memory) dropMoveTimer() {
-	if mt := m.mtimer; mt != nil {
-		for _, ev := range []*driver.Event{mt.start, mt.end} {
-			if ev != nil {
-				ev.Close()
-			}
-		}
+	if m.mtimer != nil {
+		m.mtimer.close()
 		m.mtimer = nil
 	}
 }
@@ -287,15 +261,9 @@ func (m *Memory) MoveTune() MoveTune {
 	if m.move != MoveAuto || t == nil {
 		return MoveTune{}
 	}
-	mt := MoveTune{Decided: t.decided, GatherOff: t.off}
+	mt := MoveTune{Decided: t.decided, GatherOff: t.off, Scatter: median(t.scatter), Gather: median(t.gather)}
 	if t.decided {
 		mt.Move = t.use
-	}
-	if len(t.scatter) > 0 {
-		mt.Scatter = median(t.scatter)
-	}
-	if len(t.gather) > 0 {
-		mt.Gather = median(t.gather)
 	}
 	return mt
 }
