@@ -31,9 +31,7 @@ import copy
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 import torch
 import torch.nn as nn
@@ -41,6 +39,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "nn"))
 import gen_fixtures  # noqa: E402  (torchvision's ResNet in plain torch)
+from step_pytorch import run_duelctl, time_steps  # noqa: E402  (the supervised step's peer)
 
 
 class SplitBatchNorm(nn.BatchNorm2d):
@@ -140,15 +139,7 @@ def main():
                     pk.mul_(ema).add_(pq, alpha=1 - ema)
                 queue = torch.cat([k, queue])[:queue_len]
 
-    for _ in range(a.warmup):
-        step()
-    times = []
-    cpu0 = time.process_time()
-    for _ in range(a.steps):
-        t0 = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t0) * 1e3)
-    cpu_ms = (time.process_time() - cpu0) * 1e3 / a.steps
+    times, cpu_ms = time_steps(step, a.warmup, a.steps)
     step_ms = statistics.median(times)
     res = {"method": a.method, "arch": a.arch, "batch": a.batch, "threads": torch.get_num_threads(), "torch": torch.__version__,
            "img_per_s": a.batch / step_ms * 1e3, "step_ms": step_ms, "step_ms_all": times, "cpu_ms_per_step": cpu_ms}
@@ -157,11 +148,7 @@ def main():
     if a.duelctl:
         cmd = [a.duelctl, "bench", "step", "--method", a.method, "--arch", a.arch, "--batch", str(a.batch),
                "--steps", str(a.steps), "--warmup", str(a.warmup), "--json"]
-        env = dict(os.environ, GOMAXPROCS=str(a.threads))
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-        lines = p.stdout.strip().splitlines()
-        print("\n".join(lines[:-1]))
-        go = json.loads(lines[-1])
+        go = run_duelctl(cmd, a.threads)
         res["go"] = go
         res["ratio"] = go["img_per_s"] / res["img_per_s"]
         print(f"ratio go/pytorch: step {res['ratio']:.2f}x ({go['step_ms']:.1f} vs {step_ms:.1f} ms)")

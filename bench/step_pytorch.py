@@ -38,6 +38,30 @@ def build(arch):
     return gen_fixtures.resnet(depth, width=width, cifar=True, num_classes=10)
 
 
+def time_steps(step, warmup, steps):
+    """Runs step warmup times, then steps times timed: the wall times in ms
+    and the CPU time (all threads) per step in ms."""
+    for _ in range(warmup):
+        step()
+    times = []
+    cpu0 = time.process_time()
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times, (time.process_time() - cpu0) * 1e3 / steps
+
+
+def run_duelctl(cmd, threads):
+    """Runs a duelctl command (ending in --json) with GOMAXPROCS threads,
+    prints its human-readable lines and returns its JSON object."""
+    env = dict(os.environ, GOMAXPROCS=str(threads))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    lines = p.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]))
+    return json.loads(lines[-1])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", default="resnet18")
@@ -76,15 +100,7 @@ def main():
         opt.step()
         sync()
 
-    for _ in range(a.warmup):
-        step()
-    times = []
-    cpu0 = time.process_time()
-    for _ in range(a.steps):
-        t0 = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t0) * 1e3)
-    cpu_ms = (time.process_time() - cpu0) * 1e3 / a.steps
+    times, cpu_ms = time_steps(step, a.warmup, a.steps)
     ftimes = []
     with torch.no_grad():
         for _ in range(a.steps):
@@ -108,11 +124,7 @@ def main():
                "--steps", str(a.steps), "--warmup", str(a.warmup), "--device", a.device, "--json"]
         if a.device == "cuda":
             cmd += ["--precision", a.precision]
-        env = dict(os.environ, GOMAXPROCS=str(a.threads))
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-        lines = p.stdout.strip().splitlines()
-        print("\n".join(lines[:-1]))
-        go = json.loads(lines[-1])
+        go = run_duelctl(cmd, a.threads)
         res["go"] = go
         res["ratio"] = go["img_per_s"] / res["img_per_s"]
         res["forward_ratio"] = go["forward_img_per_s"] / res["forward_img_per_s"]
