@@ -1,46 +1,12 @@
 package main
 
 import (
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-)
 
-// writeFolderDataset writes an image folder DIR/{train,test}/{a,b,c}/*.png
-// of 12 x 12 images, per images a class and split, each class a colour
-// with noise.
-func writeFolderDataset(t *testing.T, per int) string {
-	t.Helper()
-	root := t.TempDir()
-	for si, split := range []string{"train", "test"} {
-		for ci, class := range []string{"a", "b", "c"} {
-			dir := filepath.Join(root, split, class)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for i := range per {
-				img := image.NewRGBA(image.Rect(0, 0, 12, 12))
-				for p := range 144 {
-					v := uint8(80*ci + (37*i+11*p+7*si)%40)
-					img.Set(p%12, p/12, color.RGBA{R: v, G: 255 - v, B: uint8(60 * ci), A: 255})
-				}
-				f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)+".png"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := png.Encode(f, img); err != nil {
-					t.Fatal(err)
-				}
-				f.Close()
-			}
-		}
-	}
-	return root
-}
+	"github.com/duel-ssl/duel/internal/imagetest"
+)
 
 // TestEvalTransfer evaluates a run trained on the embedded default data on
 // another dataset (--dataset folder --data DIR): the splits are that
@@ -48,7 +14,7 @@ func writeFolderDataset(t *testing.T, per int) string {
 // from --data; an unknown dataset is refused naming --dataset.
 func TestEvalTransfer(t *testing.T) {
 	run := evalTrainRun(t, "simclr")
-	folder := writeFolderDataset(t, 6)
+	folder := imagetest.WriteFolder(t, t.TempDir(), []string{"train", "test"}, []string{"a", "b", "c"}, 6, 12)
 	for _, protocol := range []string{"knn", "linear"} {
 		code, stdout, stderr := evalRunCLI("eval", "--run", run, "--protocol", protocol, "--epochs", "2", "-k", "5",
 			"--dataset", "folder", "--data", folder, "--json")
