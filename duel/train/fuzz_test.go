@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,6 +81,25 @@ func FuzzReadState(f *testing.F) {
 		st, err := readState(d)
 		if err == nil && st.Step < 0 {
 			t.Fatalf("negative step accepted")
+		}
+	})
+}
+
+// FuzzParseMemTotal feeds arbitrary text to the /proc/meminfo reader: it
+// returns 0 or a positive byte count that a MemTotal line of that many kB
+// gives back, never panics.
+func FuzzParseMemTotal(f *testing.F) {
+	f.Add("MemTotal:       24576000 kB\nMemFree: 1 kB\n")
+	f.Add("MemTotal: 9223372036854775807 kB\n")
+	f.Add("MemTotal: -5 kB")
+	f.Add("MemTotal:")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := parseMemTotal(s)
+		if got < 0 || got%1024 != 0 {
+			t.Fatalf("parseMemTotal(%q) = %d, expected 0 or a positive multiple of 1024", s, got)
+		}
+		if got > 0 && parseMemTotal(fmt.Sprintf("MemTotal: %d kB\n", got/1024)) != got {
+			t.Fatalf("parseMemTotal(%q) = %d does not round-trip", s, got)
 		}
 	})
 }
