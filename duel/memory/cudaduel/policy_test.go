@@ -1,6 +1,7 @@
 package cudaduel
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -243,4 +244,48 @@ func TestPolicyFor(t *testing.T) {
 			t.Errorf("%v: built %T %v, expected a Policy: %v", adm, p, p, runs)
 		}
 	}
+}
+
+// TestPolicyUnmarshalBad refuses policy states other than one admission
+// byte of a mode the kernel runs, naming what was found, and keeps the
+// policy usable.
+func TestPolicyUnmarshalBad(t *testing.T) {
+	p := NewPolicy(newHost(), memory.Protected)
+	defer p.Close()
+	for _, tc := range []struct {
+		data []byte
+		want string
+	}{
+		{nil, "0 bytes"}, {[]byte{byte(memory.Protected), 0}, "2 bytes"},
+		{[]byte{byte(memory.InsertFirst)}, "insert-first"}, {[]byte{200}, "admission"},
+	} {
+		if err := p.UnmarshalBinary(tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("UnmarshalBinary(%v): %v, want an error mentioning %q", tc.data, err, tc.want)
+		}
+		if p.admission != memory.Protected {
+			t.Errorf("UnmarshalBinary(%v) changed the admission to %v", tc.data, p.admission)
+		}
+	}
+}
+
+// FuzzPolicyUnmarshal feeds arbitrary bytes to the GPU policy's state
+// reader: an error, or one of the two admissions the kernel runs, whose
+// MarshalBinary gives the same bytes back.
+func FuzzPolicyUnmarshal(f *testing.F) {
+	f.Add([]byte{byte(memory.Compete)})
+	f.Add([]byte{})
+	f.Add([]byte{byte(memory.MaxScore), 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := NewPolicy(newHost(), memory.Protected)
+		defer p.Close()
+		if err := p.UnmarshalBinary(data); err != nil {
+			return
+		}
+		if p.admission != memory.Protected && p.admission != memory.Compete {
+			t.Fatalf("UnmarshalBinary(%v) accepted admission %v", data, p.admission)
+		}
+		if back, err := p.MarshalBinary(); err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("UnmarshalBinary(%v) then MarshalBinary: %v, %v", data, back, err)
+		}
+	})
 }
