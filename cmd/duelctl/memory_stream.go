@@ -93,8 +93,8 @@ func runMemoryStream(c *cli.Context) error {
 		return fmt.Errorf("--run %s: %w", r.Dir, err)
 	}
 	ds = ds.ToRGB()
-	if k := ds.NumClasses(); dominant >= k {
-		return flagError("dominant-class", dominant, fmt.Sprintf("a class index below %d (%s has %d classes)", k, r.Config.Dataset, k))
+	if err := train.CheckDominantClass(dominant, r.Config.Dataset, ds.NumClasses()); err != nil {
+		return err
 	}
 	n := c.Int("rows")
 	if err := checkStreamMemory(r, ds, layer, n); err != nil {

@@ -264,6 +264,16 @@ const (
 	MaxWorkers = 1024
 )
 
+// CheckDominantClass refuses a --dominant-class beyond the classes of the
+// dataset (named dataset) it draws from (ValidateSampler checks the rest
+// without the data).
+func CheckDominantClass(dominant int, dataset string, classes int) error {
+	if dominant >= classes {
+		return bad("dominant-class", dominant, fmt.Sprintf("a class index below %d (%s has %d classes)", classes, dataset, classes))
+	}
+	return nil
+}
+
 // ValidateSampler checks the settings of the class-imbalanced sampler,
 // naming the flag: duelctl train's and duelctl memory stream's. Whether
 // the dominant class exists is known once the dataset is open.

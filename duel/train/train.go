@@ -158,8 +158,8 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 	}
 	ds = ds.ToRGB()
-	if c.DominantClass >= ds.NumClasses() {
-		return nil, bad("dominant-class", c.DominantClass, fmt.Sprintf("a class index below %d (%s has %d classes)", ds.NumClasses(), c.Dataset, ds.NumClasses()))
+	if err := CheckDominantClass(c.DominantClass, c.Dataset, ds.NumClasses()); err != nil {
+		return nil, err
 	}
 	mean, std := normStats(&c, ds)
 	pipe, err := augment.Preset(c.Augment, 0, mean, std)
