@@ -137,12 +137,8 @@ func benchDuelCommand() *cli.Command {
 // reference's (K+B) x (K+B) score matrix.
 func duelNeeds(k, b, z, n, nr int) []train.MemoryNeed {
 	kf, bf, zf := float64(k), float64(b), float64(z)
-	block := 4 * kf * kf // the fast path's K x K block up to 256 MiB, beyond it a panel of 256 x K
-	if block > 256<<20 {
-		block = 4 * 256 * kf
-	}
 	needs := []train.MemoryNeed{
-		{Flag: "size", Got: k, Bytes: 4*2*kf*zf + 24*kf + block, What: "for the memory's rows and the DUEL policy's state"},
+		{Flag: "size", Got: k, Bytes: 4*2*kf*zf + memory.NewDUEL(memory.Protected).StateBytes(k), What: "for the memory's rows and the DUEL policy's state"},
 		{Flag: "updates", Got: n, Bytes: 4 * float64(n+1) * bf * zf, What: "for the batches of the updates, drawn up front"},
 		{Flag: "batch", Got: b, Bytes: 4 * bf * (kf + bf), What: "for an update's B x (K+B) dots"},
 	}

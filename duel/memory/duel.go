@@ -55,6 +55,19 @@ func NewDUEL(adm Admission) *DUEL {
 	return &DUEL{Admission: adm, MaxBlockBytes: 256 << 20}
 }
 
+// StateBytes estimates, from below, the host memory the policy keeps
+// beside a memory of k rows: the carried K x K block of dots (up to
+// MaxBlockBytes; beyond it a panel of 256 x K dots while it rebuilds its
+// scores), plus the slots' scores, order and rank.
+func (d *DUEL) StateBytes(k int) float64 {
+	kf := float64(k)
+	block := 4 * kf * kf
+	if block > float64(d.MaxBlockBytes) {
+		block = 4 * 256 * kf
+	}
+	return block + 24*kf
+}
+
 // NewDUELReference returns the DUEL policy computed by the line-by-line
 // transcription of the paper's pseudocode (the full (K+B) x (K+B) score
 // matrix at every update): the same decisions as NewDUEL, O(Z (K+B)^2) per

@@ -215,3 +215,17 @@ func TestGridDotsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestDUELStateBytes checks the policy's state estimate on both sides of
+// MaxBlockBytes.
+func TestDUELStateBytes(t *testing.T) {
+	d := NewDUEL(Protected)
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{0, 0}, {4096, 4*4096*4096 + 24*4096}, {8192, 4*8192*8192 + 24*8192}, {8193, 4*256*8193 + 24*8193}} {
+		if got := d.StateBytes(tc.k); got != tc.want {
+			t.Errorf("StateBytes(%d) = %g, want %g", tc.k, got, tc.want)
+		}
+	}
+}

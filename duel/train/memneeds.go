@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn/resnet"
 )
@@ -64,7 +65,7 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 		k := float64(c.MemorySize)
 		mem := k * (4*dim + 20) // rows, ids, labels and steps
 		if c.Policy == "duel" {
-			mem += duelBlockBytes(c.MemorySize)
+			mem += memory.NewDUEL(memory.Protected).StateBytes(c.MemorySize)
 		}
 		needs = append(needs, MemoryNeed{"memory-size", c.MemorySize, mem, "for the memory"})
 		if c.MemRefresh > 0 {
@@ -73,19 +74,6 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 		}
 	}
 	return needs
-}
-
-// duelBlockBytes is what the fast DUEL policy keeps beside a memory of k
-// rows: the K x K block of dots (up to memory.DUEL's default
-// MaxBlockBytes, 256 MiB), beyond it a panel of 256 x K dots while it
-// rebuilds its scores, plus the slots' scores, order and rank.
-func duelBlockBytes(k int) float64 {
-	kf := float64(k)
-	block := 4 * kf * kf
-	if block > 256<<20 {
-		block = 4 * 256 * kf
-	}
-	return block + 24*kf
 }
 
 // datasetSide is the side of a dataset's images (0 for an image folder,
