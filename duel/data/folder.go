@@ -30,13 +30,11 @@ import (
 
 // FolderLayouts describes the directory layouts a folder dataset may have,
 // for help texts and error messages.
-const FolderLayouts = folderLayoutList + "; one class list for both splits, the sorted union of their class folders"
-
-// folderLayoutList lists the layouts a folder dataset may have.
-const folderLayoutList = "DIR/CLASS/*.png (train split only), or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or val/)"
+const FolderLayouts = "DIR/CLASS/*.png (train split only), or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or val/); " +
+	"one class list for both splits, the sorted union of their class folders"
 
 // folderExpected ends the errors about a folder dataset's layout.
-const folderExpected = "expected " + folderLayoutList
+const folderExpected = "expected DIR/CLASS/*.png, or DIR/train/CLASS/*.png with an optional DIR/test/CLASS/*.png (or DIR/val/CLASS/*.png)"
 
 // Limits on the images of a folder (a decoded image takes 4 bytes per pixel
 // before conversion).
