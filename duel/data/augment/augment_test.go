@@ -105,22 +105,22 @@ func TestColorOps(t *testing.T) {
 	AdjustContrast(m, 0.5)
 	checkPix(t, "contrast gray", m.Pix, []float32{0.3, 0.5})
 
-	// RGB contrast: mean of the luma of (1,0,0) and (0,0,1) is (0.299+0.114)/2.
+	// RGB contrast: mean of the luma of (1,0,0) and (0,0,1) is (0.2989+0.114)/2.
 	m = planar(3, 1, 2, 1, 0, 0, 0, 0, 1)
 	AdjustContrast(m, 0)
-	mu := float32(0.2065)
+	mu := float32(0.20645)
 	checkPix(t, "contrast rgb", m.Pix, []float32{mu, mu, mu, mu, mu, mu})
 
 	m = planar(3, 1, 1, 1, 0, 0)
 	AdjustSaturation(m, 0)
-	checkPix(t, "saturation 0", m.Pix, []float32{0.299, 0.299, 0.299})
-	m = planar(3, 1, 1, 0.5, 0.4, 0.3) // luma 0.1495 + 0.2348 + 0.0342 = 0.4185
+	checkPix(t, "saturation 0", m.Pix, []float32{0.2989, 0.2989, 0.2989})
+	m = planar(3, 1, 1, 0.5, 0.4, 0.3) // luma 0.14945 + 0.2348 + 0.0342 = 0.41845
 	AdjustSaturation(m, 2)
-	checkPix(t, "saturation 2", m.Pix, []float32{2*0.5 - 0.4185, 2*0.4 - 0.4185, 2*0.3 - 0.4185})
+	checkPix(t, "saturation 2", m.Pix, []float32{2*0.5 - 0.41845, 2*0.4 - 0.41845, 2*0.3 - 0.41845})
 
 	m = planar(3, 1, 1, 0.2, 0.4, 0.6)
 	Grayscale(m)
-	checkPix(t, "grayscale", m.Pix, []float32{0.363, 0.363, 0.363})
+	checkPix(t, "grayscale", m.Pix, []float32{0.36298, 0.36298, 0.36298}) // 0.05978 + 0.2348 + 0.0684
 
 	g := planar(1, 1, 1, 0.7)
 	AdjustSaturation(g, 0)

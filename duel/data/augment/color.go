@@ -3,9 +3,12 @@ package augment
 // The colour ops follow torchvision.transforms.functional on float tensors
 // in [0, 1]: each blends with a reference image and clamps to [0, 1].
 
-// Gray weights of torchvision's rgb_to_grayscale (ITU-R 601-2 luma).
+// Gray weights of torchvision's rgb_to_grayscale on tensors, which follows
+// TensorFlow's 0.2989 for red (PIL's convert("L") and ITU-R 601-2 use
+// 0.299; the weights sum to 0.9999, so white becomes 0.9999). Contrast and
+// saturation blend with this gray too.
 const (
-	grayR = 0.299
+	grayR = 0.2989
 	grayG = 0.587
 	grayB = 0.114
 )
@@ -69,7 +72,7 @@ func AdjustSaturation(m *Image, f float32) {
 }
 
 // Grayscale replaces every channel of an RGB image by its luma
-// 0.299 R + 0.587 G + 0.114 B (RandomGrayscale keeps 3 channels). It does
+// 0.2989 R + 0.587 G + 0.114 B (RandomGrayscale keeps 3 channels). It does
 // nothing to a 1-channel image.
 func Grayscale(m *Image) {
 	if m.C != 3 {
