@@ -8,8 +8,15 @@
 // torchvision's functional ops on float tensors. Differences from the usual
 // torchvision recipe (which runs the transforms on PIL images and converts to
 // a tensor at the end) are documented in docs/data.md: values are not rounded
-// to uint8 between ops, resizing is bilinear without antialiasing (the crops
+// to uint8 between ops, resizing is bilinear without antialiasing (the
+// default of torchvision 0.14's resize on tensors, antialias=None; the crops
 // of a 32x32 image are upscaled, where antialiasing does nothing), the ops
-// run in one fixed order (crop, flip, jitter, grayscale, blur, normalise) and
-// random numbers come from a per-view splitmix.RNG, not torch's generator.
+// run in one fixed order (crop, flip, jitter, grayscale, blur, normalise;
+// inside ColorJitter the four colour ops still run in a random order drawn
+// per view, as torchvision's) and random numbers come from a per-view
+// splitmix.RNG, not torch's generator.
+//
+// parity_test.go checks every op, and whole views of the presets, against
+// torchvision 0.14.1's outputs (testdata/, written by gen_fixtures.py), and
+// the random draws against torchvision's in distribution (draws_test.go).
 package augment
