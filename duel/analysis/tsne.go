@@ -20,6 +20,41 @@ const (
 	InitRandom
 )
 
+// TSNEMethod selects how t-SNE computes its gradient.
+type TSNEMethod int
+
+const (
+	// TSNEBarnesHut (the default, as scikit-learn's) takes P over each
+	// point's ⌊3·perplexity+1⌋ nearest neighbours and the repulsion from a
+	// quadtree of the embedding (van der Maaten 2014): O(N log N) an
+	// iteration and O(N·perplexity) memory.
+	TSNEBarnesHut TSNEMethod = iota
+	// TSNEExact takes every pair: O(N²) time an iteration and memory.
+	TSNEExact
+)
+
+// TSNEMethodNames lists the names ParseTSNEMethod accepts, the default
+// first.
+var TSNEMethodNames = []string{"barnes-hut", "exact"}
+
+// String returns the method's name ("barnes-hut", "exact").
+func (m TSNEMethod) String() string {
+	if m >= 0 && int(m) < len(TSNEMethodNames) {
+		return TSNEMethodNames[m]
+	}
+	return fmt.Sprintf("TSNEMethod(%d)", int(m))
+}
+
+// ParseTSNEMethod returns the method named s.
+func ParseTSNEMethod(s string) (TSNEMethod, error) {
+	for i, name := range TSNEMethodNames {
+		if s == name {
+			return TSNEMethod(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown t-SNE method %q (expected barnes-hut or exact)", s)
+}
+
 // TSNEConfig holds the settings of TSNE. Zero fields take the defaults of
 // DefaultTSNEConfig.
 type TSNEConfig struct {
@@ -43,15 +78,23 @@ type TSNEConfig struct {
 	// principal components (50), as in the reference implementation; the
 	// projection drops only the smallest variance directions.
 	PCADims int
+	// Method is TSNEBarnesHut (the default) or TSNEExact.
+	Method TSNEMethod
+	// Theta is Barnes-Hut's opening angle (0.5, scikit-learn's angle): a
+	// quadtree cell whose width over its distance to the point is below
+	// it repels as one body at its centre of mass. Smaller is closer to
+	// the exact gradient and slower.
+	Theta float64
 	// Progress, when set, is called after each iteration with its number.
 	Progress func(iter int)
 }
 
 // DefaultTSNEConfig returns perplexity 30, 1000 iterations, automatic
 // learning rate, early exaggeration 12 for 250 iterations, PCA
-// initialisation and a 50-component PCA of the input.
+// initialisation, a 50-component PCA of the input and Barnes-Hut with
+// angle 0.5: scikit-learn's defaults.
 func DefaultTSNEConfig() TSNEConfig {
-	return TSNEConfig{Perplexity: 30, Iterations: 1000, EarlyExaggeration: 12, ExaggerationIters: 250, PCADims: 50}
+	return TSNEConfig{Perplexity: 30, Iterations: 1000, EarlyExaggeration: 12, ExaggerationIters: 250, PCADims: 50, Theta: 0.5}
 }
 
 func (c *TSNEConfig) fill() {
@@ -71,6 +114,9 @@ func (c *TSNEConfig) fill() {
 	if c.PCADims == 0 {
 		c.PCADims = d.PCADims
 	}
+	if c.Theta == 0 {
+		c.Theta = d.Theta
+	}
 }
 
 // TSNEResult is a two-dimensional embedding.
@@ -81,16 +127,18 @@ type TSNEResult struct {
 	Perplexity float64
 }
 
-// TSNE embeds the n rows of x (n x d, row-major) in two dimensions with exact
-// t-SNE (van der Maaten and Hinton, 2008), following scikit-learn's
-// method="exact": squared Euclidean input distances, per-point Gaussian
-// bandwidths found by binary search so that the conditional distribution has
-// the requested perplexity (tolerance 1e-5 on the entropy in nats, at most
-// 100 steps), symmetrised P_ij = (p_j|i + p_i|j) / 2N, Student-t Q, and
-// gradient descent with momentum and per-coordinate gains (delta-bar-delta,
-// minimum gain 0.01). Each iteration costs O(n²): use it for up to a few
-// thousand points. The result depends only on x and cfg (also for the
-// number of CPUs).
+// TSNE embeds the n rows of x (n x d, row-major) in two dimensions with
+// t-SNE (van der Maaten and Hinton, 2008), following scikit-learn:
+// squared Euclidean input distances, per-point Gaussian bandwidths found
+// by binary search so that the conditional distribution has the requested
+// perplexity (tolerance 1e-5 on the entropy in nats, at most 100 steps),
+// symmetrised P, Student-t Q, and gradient descent with momentum and
+// per-coordinate gains (delta-bar-delta, minimum gain 0.01). cfg.Method
+// picks the gradient: Barnes-Hut (the default; P over the nearest
+// neighbours, repulsion from a quadtree; O(n log n) an iteration) or exact
+// (P_ij = (p_j|i + p_i|j) / 2N over every pair; O(n²) time and memory, for
+// up to a few thousand points). The result depends only on x and cfg
+// (also for the number of CPUs).
 func TSNE(x []float32, n, d int, cfg TSNEConfig) (*TSNEResult, error) {
 	cfg.fill()
 	if n < 0 || d <= 0 || len(x) != n*d {
@@ -101,8 +149,11 @@ func TSNE(x []float32, n, d int, cfg TSNEConfig) (*TSNEResult, error) {
 			return nil, fmt.Errorf("t-SNE: row %d column %d is %v, expected a finite value", i/d, i%d, v)
 		}
 	}
-	if !(cfg.Perplexity > 0) || cfg.Iterations < 0 || !(cfg.EarlyExaggeration >= 1) || cfg.ExaggerationIters < 0 || cfg.LearningRate < 0 || cfg.PCADims < 0 {
-		return nil, fmt.Errorf("t-SNE: invalid settings %+v (expected perplexity > 0, early exaggeration >= 1, non-negative counts and learning rate)", cfg)
+	if !(cfg.Perplexity > 0) || cfg.Iterations < 0 || !(cfg.EarlyExaggeration >= 1) || cfg.ExaggerationIters < 0 || cfg.LearningRate < 0 || cfg.PCADims < 0 || !(cfg.Theta > 0) || math.IsInf(cfg.Theta, 0) {
+		return nil, fmt.Errorf("t-SNE: invalid settings %+v (expected perplexity > 0, early exaggeration >= 1, a finite angle > 0, non-negative counts and learning rate)", cfg)
+	}
+	if cfg.Method != TSNEBarnesHut && cfg.Method != TSNEExact {
+		return nil, fmt.Errorf("t-SNE: unknown method %d", cfg.Method)
 	}
 	if cfg.Init != InitPCA && cfg.Init != InitRandom {
 		return nil, fmt.Errorf("t-SNE: unknown init %d", cfg.Init)
@@ -116,7 +167,19 @@ func TSNE(x []float32, n, d int, cfg TSNEConfig) (*TSNEResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("t-SNE: %w", err)
 	}
-	p := jointProbabilities(squaredDistances(z, n, k), n, res.Perplexity)
+	var gradient func(y []float64, exag float64, grad []float64)
+	var kl func(y []float64) float64
+	if cfg.Method == TSNEExact {
+		p := jointProbabilities(squaredDistances(z, n, k), n, res.Perplexity)
+		g := newGradient(n)
+		gradient = func(y []float64, exag float64, grad []float64) { g.compute(y, p, exag, grad) }
+		kl = func(y []float64) float64 { return klDivergence(y, p, n) }
+	} else {
+		p := sparseJointProbabilities(z, n, k, res.Perplexity)
+		g := newBHGradient(n, cfg.Theta)
+		gradient = func(y []float64, exag float64, grad []float64) { g.compute(y, p, exag, grad) }
+		kl = func(y []float64) float64 { return g.kl(y, p) }
+	}
 	y := res.Y
 	if cfg.Init == InitPCA && k >= 2 {
 		var s0, s1 float64
@@ -149,13 +212,12 @@ func TSNE(x []float32, n, d int, cfg TSNEConfig) (*TSNEResult, error) {
 	for i := range gains {
 		gains[i] = 1
 	}
-	g := newGradient(n)
 	for it := 0; it < cfg.Iterations; it++ {
 		exag, momentum := 1.0, 0.8
 		if it < cfg.ExaggerationIters {
 			exag, momentum = cfg.EarlyExaggeration, 0.5
 		}
-		g.compute(y, p, exag, grad)
+		gradient(y, exag, grad)
 		for i := range y {
 			if update[i]*grad[i] < 0 {
 				gains[i] += 0.2
@@ -169,7 +231,7 @@ func TSNE(x []float32, n, d int, cfg TSNEConfig) (*TSNEResult, error) {
 			cfg.Progress(it + 1)
 		}
 	}
-	res.KL = klDivergence(y, p, n)
+	res.KL = kl(y)
 	return res, nil
 }
 
@@ -341,6 +403,14 @@ func klDivergence(y, p []float64, n int) float64 {
 		}
 	}
 	return kl
+}
+
+// parallelChunks calls f on contiguous chunks of [0, n), of at least
+// grain rows each, perCPU chunks a CPU at most (several when rows cost
+// unequal work), on as many goroutines (on the caller's alone for small
+// n).
+func parallelChunks(n, grain, perCPU int, f func(lo, hi int)) {
+	par.For(n, min(perCPU*runtime.GOMAXPROCS(0), n/grain), f)
 }
 
 // parallelRows calls f(i) for every i in [0, n), in contiguous chunks on up
