@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -41,6 +42,8 @@ func analyzeCommand() *cli.Command {
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "t-SNE perplexity"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
 			&cli.StringFlag{Name: "tsne-init", Value: "pca", Usage: "t-SNE initialisation: pca or random"},
+			&cli.StringFlag{Name: "tsne-method", Value: ts.Method.String(), Usage: "t-SNE gradient: barnes-hut (scikit-learn's default: P over each point's 3·perplexity nearest neighbours, the repulsion from a quadtree; O(N log N) an iteration) or exact (every pair: O(N²) time and memory, for up to a few thousand points)"},
+			&cli.Float64Flag{Name: "tsne-theta", Value: ts.Theta, Usage: "Barnes-Hut's opening angle (scikit-learn's angle): a quadtree cell narrower than this fraction of its distance repels as one body; smaller is closer to the exact gradient and slower (barnes-hut only)"},
 			stepFlag,
 			modelDeviceFlag,
 			jsonFlag,
@@ -66,6 +69,7 @@ type analyzeResult struct {
 	IntraClassPerClass   []float64           `json:"intra_class_variance_per_class"`
 	InterClassPerClass   []float64           `json:"inter_class_similarity_per_class"`
 	Classes              []int               `json:"classes"`
+	TSNEMethod           string              `json:"tsne_method,omitempty"`
 	TSNEKLTest           *float64            `json:"tsne_kl_test,omitempty"`
 	TSNEKLMemory         *float64            `json:"tsne_kl_memory,omitempty"`
 	Plots                []string            `json:"plots"`
@@ -90,8 +94,17 @@ func runAnalyze(c *cli.Context) error {
 	default:
 		return flagError("tsne-init", fmt.Sprintf("%q", init), "pca or random")
 	}
+	method, err := analysis.ParseTSNEMethod(c.String("tsne-method"))
+	if err != nil {
+		return flagError("tsne-method", fmt.Sprintf("%q", c.String("tsne-method")), "barnes-hut or exact")
+	}
+	tcfg.Method, tcfg.Theta = method, c.Float64("tsne-theta")
 	points := c.Int("tsne-points")
 	switch {
+	case !(tcfg.Theta > 0) || math.IsInf(tcfg.Theta, 0):
+		return flagError("tsne-theta", tcfg.Theta, "a finite number > 0")
+	case method == analysis.TSNEExact && c.IsSet("tsne-theta"):
+		return fmt.Errorf("--tsne-theta %g: the exact method takes every pair and has no angle (it applies to --tsne-method barnes-hut)", tcfg.Theta)
 	case c.Int("limit") < 0:
 		return flagError("limit", c.Int("limit"), "an integer >= 0 (0 = the whole split)")
 	case c.Int("batch") <= 0:
@@ -141,6 +154,7 @@ func runAnalyze(c *cli.Context) error {
 		res.Plots = append(res.Plots, filepath.Join(dir, file))
 	}
 	if points > 0 {
+		res.TSNEMethod = tcfg.Method.String()
 		sub := test.Subset(eval.BalancedSubset(test.Labels, points))
 		kl, err := tsnePlot(c, filepath.Join(dir, "tsne_test.png"), fmt.Sprintf("t-SNE of %s features of %d test images (step %d)", layer, sub.N, r.Step), sub, ds.Classes, tcfg)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/png"
 	"math"
 	"os"
@@ -120,4 +121,36 @@ func TestAnalyzeBackboneAndNoMetrics(t *testing.T) {
 func TestAnalyzeLimitTooSmall(t *testing.T) {
 	dir := evalTrainRun(t, "simclr")
 	wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "1", "--tsne-points", "0"}, "--limit: got 1", "or 0 for the whole split")
+}
+
+// TestAnalyzeTSNEFlags checks --tsne-method and --tsne-theta: bad values
+// are refused naming the flag, an angle with the exact method is refused,
+// and the exact method runs and is named in the JSON.
+func TestAnalyzeTSNEFlags(t *testing.T) {
+	dir := evalTrainRun(t, "simclr")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--tsne-method", "fast"}, []string{"--tsne-method", `"fast"`, "barnes-hut or exact"}},
+		{[]string{"--tsne-theta", "0"}, []string{"--tsne-theta", "> 0"}},
+		{[]string{"--tsne-theta", "-1"}, []string{"--tsne-theta", "> 0"}},
+		{[]string{"--tsne-method", "exact", "--tsne-theta", "0.3"}, []string{"--tsne-theta", "exact method"}},
+	} {
+		wantCLIError(t, append([]string{"analyze", "--run", dir}, tc.args...), tc.want...)
+	}
+	code, stdout, stderr := evalRunCLI("analyze", "--run", dir, "--limit", "60", "--tsne-points", "40", "--tsne-iters", "50", "--tsne-method", "exact", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		TSNEMethod string   `json:"tsne_method"`
+		KL         *float64 `json:"tsne_kl_test"`
+	}
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.TSNEMethod != "exact" || res.KL == nil {
+		t.Errorf("JSON %+v, want the exact method and a KL", res)
+	}
 }
