@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/duel-ssl/duel/duel/analysis"
+	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/npy"
+)
+
+// benchTSNEResult is the --json object of duelctl bench tsne.
+type benchTSNEResult struct {
+	N       int     `json:"n"`
+	Dim     int     `json:"dim"`
+	Method  string  `json:"method"`
+	Theta   float64 `json:"theta,omitempty"`
+	Iters   int     `json:"iters"`
+	Seconds float64 `json:"seconds"`
+	KL      float64 `json:"kl"`
+}
+
+func benchTSNECommand() *cli.Command {
+	ts := analysis.DefaultTSNEConfig()
+	return &cli.Command{
+		Name:  "tsne",
+		Usage: "time analyze's t-SNE (PCA to 50 dimensions, then the embedding) on an .npy of rows or on generated clusters",
+		Description: "Embeds --features (N x D float32 or float64 .npy), or --n rows of dimension --dim drawn around\n" +
+			"--classes random centres (seeded), with analyze's t-SNE settings, and reports the seconds (PCA\n" +
+			"included) and the final KL divergence. bench/tsne_sklearn.py runs scikit-learn's TSNE on the\n" +
+			"same rows in the same script and prints the ratios.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "features", Usage: "N x D .npy of rows to embed (default: generated clusters)"},
+			&cli.IntFlag{Name: "n", Value: 1000, Usage: "generated rows (without --features)"},
+			&cli.IntFlag{Name: "dim", Value: 512, Usage: "dimension of the generated rows"},
+			&cli.IntFlag{Name: "classes", Value: 10, Usage: "clusters of the generated rows"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated rows"},
+			&cli.StringFlag{Name: "method", Value: ts.Method.String(), Usage: "barnes-hut or exact (analyze's --tsne-method)"},
+			&cli.Float64Flag{Name: "theta", Value: ts.Theta, Usage: "Barnes-Hut's opening angle (barnes-hut only)"},
+			&cli.IntFlag{Name: "iters", Value: ts.Iterations, Usage: "iterations"},
+			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "perplexity"},
+			jsonFlag,
+		},
+		Action: runBenchTSNE,
+	}
+}
+
+func runBenchTSNE(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags only, see --help)", c.Args().First())
+	}
+	cfg := analysis.DefaultTSNEConfig()
+	method, err := analysis.ParseTSNEMethod(c.String("method"))
+	if err != nil {
+		return flagError("method", fmt.Sprintf("%q", c.String("method")), "barnes-hut or exact")
+	}
+	cfg.Method, cfg.Theta, cfg.Iterations, cfg.Perplexity = method, c.Float64("theta"), c.Int("iters"), c.Float64("perplexity")
+	switch {
+	case !(cfg.Theta > 0) || math.IsInf(cfg.Theta, 0):
+		return flagError("theta", cfg.Theta, "a finite number > 0")
+	case method == analysis.TSNEExact && c.IsSet("theta"):
+		return fmt.Errorf("--theta %g: the exact method takes every pair and has no angle (it applies to --method barnes-hut)", cfg.Theta)
+	case cfg.Iterations <= 0:
+		return flagError("iters", cfg.Iterations, "an integer > 0")
+	case !(cfg.Perplexity > 0) || math.IsInf(cfg.Perplexity, 0):
+		return flagError("perplexity", cfg.Perplexity, "a finite number > 0")
+	}
+	x, n, d, err := benchTSNERows(c)
+	if err != nil {
+		return err
+	}
+	if method == analysis.TSNEExact {
+		// Its distances, conditional and joint P and gradient: four n x n
+		// float64 matrices.
+		if err := train.CheckMemory(train.MemoryNeed{Flag: "method", Got: "exact", Bytes: 32 * float64(n) * float64(n), What: fmt.Sprintf("the exact method's pair matrices of %d rows", n)}); err != nil {
+			return err
+		}
+	}
+	bar := progressBar(c, cfg.Iterations, "t-SNE")
+	cfg.Progress = func(it int) {
+		if bar != nil && it%10 == 0 {
+			bar.Set(it)
+		}
+	}
+	start := time.Now()
+	res, err := analysis.TSNE(x, n, d, cfg)
+	finishBar(bar)
+	if err != nil {
+		return err
+	}
+	out := benchTSNEResult{N: n, Dim: d, Method: method.String(), Iters: cfg.Iterations, Seconds: time.Since(start).Seconds(), KL: res.KL}
+	if method == analysis.TSNEBarnesHut {
+		out.Theta = cfg.Theta
+	}
+	fmt.Fprintf(c.App.Writer, "t-SNE (%s) of %d rows of dimension %d, %d iterations: %.3f s, KL %.4f\n", out.Method, n, d, out.Iters, out.Seconds, out.KL)
+	return emitJSON(c, out)
+}
+
+// benchTSNERows returns --features' rows, or the generated ones: row i
+// around centre i mod classes (centres N(0, 0.25) a coordinate, noise
+// N(0, 1)).
+func benchTSNERows(c *cli.Context) ([]float32, int, int, error) {
+	if path := c.String("features"); path != "" {
+		arr, err := npy.ReadFile(path)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("--features: %w", err)
+		}
+		x, n, d, err := arr.Float32Matrix()
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("--features %s: %w", path, err)
+		}
+		if n < 2 || d < 1 {
+			return nil, 0, 0, fmt.Errorf("--features %s: shape %v, expected at least 2 rows of at least 1 value", path, arr.Shape)
+		}
+		return x, n, d, nil
+	}
+	n, d, k := c.Int("n"), c.Int("dim"), c.Int("classes")
+	switch {
+	case n < 2 || n > 1<<20:
+		return nil, 0, 0, flagError("n", n, "an integer in [2, 1048576]")
+	case d < 1 || d > 1<<16:
+		return nil, 0, 0, flagError("dim", d, "an integer in [1, 65536]")
+	case k < 1 || k > n:
+		return nil, 0, 0, flagError("classes", k, fmt.Sprintf("an integer in [1, --n = %d]", n))
+	}
+	if err := train.CheckMemory(train.MemoryNeed{Flag: "n", Got: n, Bytes: 4 * float64(n) * float64(d), What: fmt.Sprintf("%d generated rows of dimension %d", n, d)}); err != nil {
+		return nil, 0, 0, err
+	}
+	r := rand.New(rand.NewPCG(c.Uint64("seed"), 0x74736e65))
+	centres := make([]float64, k*d)
+	for i := range centres {
+		centres[i] = 0.5 * r.NormFloat64()
+	}
+	x := make([]float32, n*d)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x[i*d+j] = float32(centres[(i%k)*d+j] + r.NormFloat64())
+		}
+	}
+	return x, n, d, nil
+}
