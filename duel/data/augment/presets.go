@@ -12,7 +12,8 @@ var PresetNames = []string{"paper", "mocov2", "simclr", "none"}
 // are SimCLR's CIFAR-10 choices: RandomResizedCrop(size, scale (0.08, 1)),
 // jitter strength s = 0.5 (0.4, 0.4, 0.4, 0.1) applied with p = 0.5 (the
 // paper's distortion probability, in place of SimCLR's 0.8) and
-// RandomGrayscale(0.2).
+// RandomGrayscale(0.2) beside it (one 0.5 gate over jitter and grayscale
+// together is the other reading: docs/duel-readings.md).
 func Paper(size int, mean, std []float32) *Pipeline {
 	return &Pipeline{
 		Size:   size,
@@ -27,7 +28,11 @@ func Paper(size int, mean, std []float32) *Pipeline {
 // MoCoV2 is MoCo v2's recipe: RandomResizedCrop(size, scale (0.2, 1)),
 // RandomApply(ColorJitter(0.4, 0.4, 0.4, 0.1), p=0.8), RandomGrayscale(0.2),
 // RandomApply(GaussianBlur(sigma in [0.1, 2]), p=0.5) with a kernel of about
-// a tenth of the size (odd), RandomHorizontalFlip(0.5).
+// a tenth of the size (odd), RandomHorizontalFlip(0.5). The blur's kernel is
+// SimCLR's rule: MoCo blurs with PIL's GaussianBlur(radius=sigma), which has
+// no size limit, so at CIFAR sizes (3 taps at 32x32: nearly a box filter at
+// sigma 2) this blur is much weaker than MoCo's; solo-learn's CIFAR
+// configurations turn the blur off instead.
 func MoCoV2(size int, mean, std []float32) *Pipeline {
 	return &Pipeline{
 		Size:   size,
