@@ -2,10 +2,15 @@
 """Peer check of a duelctl run against PyTorch (manual; never a test dependency).
 
 Loads RUN/model.safetensors (parsed with numpy, no safetensors package) into
-torchvision's ResNet definition (nn/gen_fixtures.py, CIFAR stem, no fc) with
-load_state_dict(strict=False), checks that the only keys left over are the
-other modules' prefixed ones and that nothing of the network is missing,
-then compares the eval-mode features of random images with `duelctl embed`.
+torchvision's own torchvision.models.resnetNN() when torchvision is
+installed and the run's width is torchvision's (64), else into the same
+definition in nn/gen_fixtures.py, with load_state_dict(strict=False); the
+CIFAR stem is loaded as solo-learn and every CIFAR ResNet do (conv1 replaced
+by a 3x3 stride-1 convolution, padding 1, and the max-pool by Identity
+before loading); fc is replaced by Identity (the backbone's features). It
+checks that the only keys left over are the other modules' prefixed ones
+and that nothing of the network is missing, then compares the eval-mode
+features of random images with `duelctl embed`.
 
     go build -o /tmp/duelctl ./cmd/duelctl
     /tmp/duelctl train --preset tiny --arch resnet18-w8 --steps 3 --out /tmp/tc
@@ -45,7 +50,21 @@ def main():
     run, duelctl = sys.argv[1], sys.argv[2]
     cfg = json.load(open(os.path.join(run, "config.json")))
     base, _, w = cfg["arch"].partition("-w")
-    model = gen_fixtures.resnet(int(base.removeprefix("resnet")), width=int(w) if w else 64, cifar=True, num_classes=0)
+    cifar = cfg.get("stem", "cifar") == "cifar"
+    try:
+        import torchvision
+    except ImportError:
+        torchvision = None
+    if torchvision is not None and not w:
+        model = getattr(torchvision.models, base)()
+        if cifar:
+            model.conv1 = torch.nn.Conv2d(3, model.conv1.out_channels, 3, 1, 1, bias=False)
+            model.maxpool = torch.nn.Identity()
+        model.fc = torch.nn.Identity()
+        source = "torchvision " + torchvision.__version__
+    else:
+        model = gen_fixtures.resnet(int(base.removeprefix("resnet")), width=int(w) if w else 64, cifar=cifar, num_classes=0)
+        source = "nn/gen_fixtures.py"
     sd = read_safetensors(os.path.join(run, "model.safetensors"))
     res = model.load_state_dict(sd, strict=False)
     assert not res.missing_keys, res.missing_keys
@@ -53,7 +72,8 @@ def main():
     assert not bad, bad
     assert sd["bn1.num_batches_tracked"].dtype == torch.int64
     model.eval()
-    x = np.random.default_rng(0).standard_normal((7, 3, 32, 32)).astype(np.float32)
+    size = 32 if cifar else 64
+    x = np.random.default_rng(0).standard_normal((7, 3, size, size)).astype(np.float32)
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "x.npy"), x)
         subprocess.run([duelctl, "embed", "--run", run, "--input", os.path.join(d, "x.npy"),
@@ -62,7 +82,7 @@ def main():
     with torch.no_grad():
         ref = model(torch.from_numpy(x)).numpy()
     err = np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-12)
-    print(json.dumps({"keys": len(sd), "unexpected_prefixed": len(res.unexpected_keys), "features": list(y.shape),
+    print(json.dumps({"model": source, "stem": "cifar" if cifar else "imagenet", "keys": len(sd), "unexpected_prefixed": len(res.unexpected_keys), "features": list(y.shape),
                       "max_rel_err": float(err)}))
     assert err < 1e-4, err
 
