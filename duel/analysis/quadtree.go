@@ -15,13 +15,15 @@ type quadTree struct {
 	next   []int32 // the next point of the same leaf, -1 at the end
 }
 
-// quadNode is one cell.
+// quadNode is one cell. The fields repulsion reads come first.
 type quadNode struct {
-	cx, cy, half float64 // centre and half width
-	sx, sy       float64 // sums of the coordinates of the points under it
+	mx, my       float64 // centre of mass (set by build once the points are in)
 	count        float64 // points under it
+	width2       float64 // squared width
 	child        int32   // the first of its four children, or -1 for a leaf
 	head         int32   // a leaf's first point, -1 when empty
+	sx, sy       float64 // sums of the coordinates of the points under it
+	cx, cy, half float64 // centre and half width
 }
 
 // quadMaxDepth bounds the halvings: 2^-48 of the root's width is below
@@ -50,6 +52,13 @@ func (t *quadTree) build(y []float64) {
 	t.nodes = append(t.nodes, quadNode{cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, half: half, child: -1, head: -1})
 	for i := 0; i < n; i++ {
 		t.insert(int32(i), y)
+	}
+	for i := range t.nodes {
+		c := &t.nodes[i]
+		if c.count > 0 {
+			c.mx, c.my = c.sx/c.count, c.sy/c.count
+		}
+		c.width2 = 4 * c.half * c.half
 	}
 }
 
@@ -135,16 +144,20 @@ func (t *quadTree) repulsion(i int32, yi0, yi1, theta2 float64, stack []int32) (
 		nd := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		c := &t.nodes[nd]
-		cnt, sx, sy := c.count, c.sx, c.sy
+		cnt, mx, my := c.count, c.mx, c.my
 		if nd == own { // i's own leaf: the others in it
-			cnt, sx, sy = cnt-1, sx-yi0, sy-yi1
+			cnt = cnt - 1
+			if cnt == 0 {
+				continue
+			}
+			mx, my = (c.sx-yi0)/cnt, (c.sy-yi1)/cnt
 		}
 		if cnt == 0 {
 			continue
 		}
-		d0, d1 := yi0-sx/cnt, yi1-sy/cnt
+		d0, d1 := yi0-mx, yi1-my
 		d2 := d0*d0 + d1*d1
-		if c.child >= 0 && 4*c.half*c.half >= theta2*d2 {
+		if c.child >= 0 && c.width2 >= theta2*d2 {
 			stack = append(stack, c.child, c.child+1, c.child+2, c.child+3)
 			continue
 		}
