@@ -8,8 +8,9 @@
 //     and the batch size was 256, and the training was performed for a total of
 //     100 epochs."), see LinearProbe;
 //   - the weighted k-nearest-neighbour classifier on cosine similarity used as a
-//     training monitor by InstDisc (Wu et al., 2018) and solo-learn (k = 200,
-//     temperature 0.07), with a plain majority vote as an option, see KNN.
+//     training monitor by InstDisc (Wu et al., 2018; k = 200, temperature 0.07,
+//     the defaults here) and solo-learn (WeightedKNNClassifier: k = 20 by
+//     default), with a plain majority vote as an option, see KNN.
 //
 // Both work on Features: an N x D float32 matrix with one label per row,
 // extracted once from a dataset split by Extract (the encoder in eval mode,

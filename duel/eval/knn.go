@@ -60,8 +60,9 @@ type KNNConfig struct {
 	Device tensor.Device
 }
 
-// DefaultKNNConfig returns k = 200, T = 0.07, weighted vote (solo-learn's
-// defaults).
+// DefaultKNNConfig returns k = 200, T = 0.07, weighted vote: InstDisc's k
+// and temperature. solo-learn's WeightedKNNClassifier defaults to k = 20
+// (T = 0.07), and its offline kNN sweeps k and T.
 func DefaultKNNConfig() KNNConfig {
 	return KNNConfig{K: 200, Temperature: 0.07, Vote: Weighted}
 }
