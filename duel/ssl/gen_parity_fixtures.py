@@ -16,22 +16,34 @@ optimizer's) and the batches (step, sample ids).
 What is independent of the Go code: every network, loss, optimizer step,
 momentum update, queue and memory update below is written from the papers
 (SimCLR, MoCo v2 and its single-GPU shuffle-BN demo, BYOL, Barlow Twins,
-the DUEL paper's Eq. 17 and Appendix D) with torch operations. What is
-shared with the Go code on purpose, because it is a choice and not a
-definition: the random draws (MoCo's key permutation and D-SimCLR's memory
-samples come from the SplitMix64 streams of common.go, transcribed below, so
-that both sides draw the same ones), the documented readings of the paper
-(docs/duel-readings.md: DUEL's similarity grid, the Protected admission, the
-fill-then-policy memory, the key view re-encoded for "target"), the update
-order of Algorithm 3 (loss, optimizer, momentum update, memory update), and
-ghost BatchNorm's interleaved groups (MoCo's SplitBatchNorm).
+the DUEL paper's Eq. 17, Algorithms 1 and 2 and Appendix D) with torch
+operations. What is shared with the Go code on purpose, because it is a
+choice and not a definition: the random draws (MoCo's key permutation and
+D-SimCLR's memory samples come from the SplitMix64 streams of common.go,
+transcribed below, so that both sides draw the same ones), the documented
+readings of the paper (docs/duel-readings.md: DUEL's similarity grid, the
+four admission readings, the fill-then-policy memory, the key view
+re-encoded for "target", the safe update's estimate on the incoming rows,
+--max-age and --mem-refresh), the update order of Algorithm 3 (loss,
+optimizer, momentum update, memory update, then any refresh), and ghost
+BatchNorm's interleaved groups (MoCo's SplitBatchNorm). Each such choice
+is said so where it is made.
+
+Besides one case per method, the cases cover the memory options (the safe
+update, keeping one update and rejecting one; the compete, insert-first
+and max-score admissions; --mem-refresh through MoCo's key encoder and
+through D-SimCLR's encoder; --max-age), the paper's optimizer (Adam, with
+weight decay) and BYOL's heads without BatchNorm. The generator refuses a
+case that would not exercise its option (a reading that decides as
+Protected does throughout, a safe update of one outcome, ...).
 
 The network is torchvision's ResNet-18 at width 2 with the CIFAR stem
 (nn/gen_fixtures.py's transcription, fc removed) on 3x16x16 images, batch
-8, projections of 16 values, three SGD steps: the fixture is under a
-megabyte and the Go test takes a fraction of a second. (On 8x8 images
-layer4's BatchNorm sees one value per sample, and float32 errors grow by
-orders of magnitude in three steps, in PyTorch as in Go.) Every step runs in
+8, projections of 16 values, three steps (SGD with momentum unless a case
+says Adam): the fixture is under 1.5 MB and the Go test takes a fraction of
+a second. (On 8x8 images layer4's BatchNorm sees one value per sample, and
+float32 errors grow by orders of magnitude in three steps, in PyTorch as
+in Go.) Every step runs in
 float64 from the float32 initial state and views, so the fixture holds the
 exact answer rounded to float32 and the Go test measures its own float32
 error only. The same steps are also run in float32 and PyTorch's own error
@@ -62,6 +74,15 @@ IMAGES, BATCH, STEPS, SHAPE = 16, 8, 3, (3, 16, 16)
 # closer than this could flip under the Go side's float32 features (see
 # duel_evict), so the generator refuses to write such a fixture.
 MIN_GAP = 1e-2
+# Likewise for the safe update (Algorithm 2), which compares two
+# distinctiveness informations, means over the B rows offered of -log(mean
+# q): a component of the Go side's float32 rows that rounds to the other
+# grid point (about one in 300: they differ from these by ~1e-6, the grid
+# step is 1/2048) moves the q's of its row by at most 2^-12, an information
+# by at most about 5e-4 / min(B, K). The generator refuses a decision whose
+# two informations are closer than this, or that q off the grid, or Section
+# 4.3's q = exp((cos - 1)/tau), would take otherwise.
+SAFE_MIN_GAP = 1e-3
 # The error measures of parity_test.go: max|got-want| / (max|want| + floor)
 # per tensor, for the final values and for the updates (final - initial).
 # The floors keep a tensor whose true update is zero (a Linear bias before a
@@ -290,34 +311,199 @@ def duel_evict(held, batch, gaps):
     return selection
 
 
+def score_matrix(held, batch):
+    """Appendix D's score_matrix = score_function(comb comb^T) with
+    score_function(x) = (1 + x)/2, on the grid rows of docs/duel-readings.md,
+    "Scores" (q = (1 + d/2048^2)/2 for a grid dot product d, exact in
+    float64)."""
+    comb = np.concatenate([grid(held), grid(batch)])
+    return torch.from_numpy(0.5 + (comb @ comb.T).astype(np.float64) * 2.0 ** -23)
+
+
+# MAX_SCORE of Appendix D's pseudocode in the readings that take it as a
+# number (docs/duel-readings.md, "The update order"): 0 in compete, "a large
+# positive constant" in max-score (any value above every score, at most
+# K + B, makes the same decisions; this one is not the Go side's 2^24).
+MAX_SCORE = {"compete": 0.0, "max-score": 1e6}
+
+
+def duel_reading(held, batch, admission, gaps):
+    """update_DUEL on a full memory in the admission readings other than
+    Protected (duel_evict), docs/duel-readings.md's table "The update
+    order"; returns the selection over [held; batch] and appends, per
+    decision, the gap between the two highest scores of the rows that may
+    leave (every row held at that moment: new rows are not protected).
+
+    compete, max-score: Appendix D's pseudocode as printed, MAX_SCORE the
+    reading's. The paper leaves MAX_SCORE undefined; in compete the
+    documented reading also gives the newcomer its q with itself, which
+    t.sum() leaves out (the rows held have theirs in their initial score:
+    without it a newcomer would score about 1 less than a held twin).
+
+    insert-first: Algorithm 1 (Section 4.2) as printed, one arrival x_b at a
+    time: M <- M u {x_b}; J <- argmin over the K+1 rows of
+    I_d(x_j; f, M) = -log(mean over x_k in M of q(j,k)) (Definition 3); M <-
+    M minus {x_J}, with Appendix D's q = (1 + cos)/2, as the documented
+    reading does for every admission ("Other readings", "The similarity
+    q"); a newcomer can be turned away on arrival."""
+    k, b = held.shape[0], batch.shape[0]
+    q = score_matrix(held, batch)
+    selection = torch.tensor([i < k for i in range(k + b)])
+
+    def gap(scores):
+        top = sorted(scores.tolist(), reverse=True)
+        if len(top) > 1:
+            gaps.append(top[0] - top[1])
+
+    if admission == "insert-first":
+        for i in range(k, k + b):
+            selection[i] = True  # M <- M u {x_b}
+            members = selection.nonzero().flatten()
+            s = q[members][:, members].sum(1)
+            info = -torch.log(s / len(members))  # I_d(x_j; f, M)
+            gap(s)
+            J = int(members[torch.argmin(info)])  # ties (none here, see MIN_GAP): the lowest position
+            selection[J] = False  # M <- M minus {x_J}
+        return selection
+    max_score = MAX_SCORE[admission]
+    score = torch.cat((q[:k, :k].sum(-1), torch.zeros(b, dtype=torch.float64)), 0)
+    for i in range(k, k + b):
+        # (a) Select target, among the rows selected (the others score 0,
+        # the rows selected at least their q with themselves, about 1).
+        gap(score[selection])
+        J = int(torch.argmax(score.masked_fill(~selection, -math.inf)))
+        # (b) Logical deletion
+        score -= q[J] * selection.double()
+        selection[J] = False
+        score[J] = 0.
+        # (c) Logical insertion
+        t = q[i] * selection.double()
+        score += t
+        selection[i] = True
+        score[i] = t.sum() + max_score
+        if admission == "compete":
+            score[i] += q[i, i]
+    return selection
+
+
+def distinctiveness(memory, sample, kernel="grid"):
+    """Algorithm 2's I_d(f, M; D_t) = E_{x~D_t}[I_d(x; f, M)] with
+    I_d(x; f, M) = -log E_{y~M}[q(x,y)] (Section 3), the expectation over
+    D_t estimated on sample, the incoming rows (docs/duel-readings.md, "The
+    safe update"). q is the documented reading's, Appendix D's (1 + cos)/2
+    on the grid rows of "Scores", as everywhere in the policy (kernel
+    "grid"); "cos" takes it on the rows themselves, "exp" is Section 4.3's
+    exp((cos - 1)/tau) at the paper's tau 0.5, the generator's checks that
+    a decision does not depend on the reading."""
+    if kernel == "grid":
+        q = 0.5 + torch.from_numpy((grid(sample) @ grid(memory).T).astype(np.float64)) * 2.0 ** -23
+    elif kernel == "cos":
+        q = (1 + sample.double() @ memory.double().T) / 2
+    else:
+        q = torch.exp((sample.double() @ memory.double().T - 1) / 0.5)
+    return float((-torch.log(q.mean(1))).mean())
+
+
 class Memory:
     """K rows, oldest first, with their sample ids: appended while not full
     (the rest of that batch then goes through the policy, as memory.Memory
     does; docs/duel-readings.md, "Filling the memory"), then managed by the
-    policy: fifo (MoCo's queue: the oldest rows leave) or duel."""
+    policy: fifo (MoCo's queue: the oldest rows leave) or duel, in one of
+    the admission readings of docs/duel-readings.md.
 
-    def __init__(self, k, policy):
-        self.k, self.policy = k, policy
+    With the step of each add (bench/ssl_step_pytorch.py's calls leave it
+    out, and the options below off), each row also has the step at which it
+    entered and the step at which its features were computed (on entry or by
+    refresh). max_age: rows that entered more than max_age steps before an
+    add leave first, the batch refills their places (--max-age). safe:
+    Algorithm 2 (Appendix C), the policy's update kept only when it does not
+    lower the distinctiveness information of the memory (--safe-update)."""
+
+    def __init__(self, k, policy, admission="protected", safe=False, max_age=0):
+        self.k, self.policy, self.admission = k, policy, admission
+        self.safe, self.max_age = safe, max_age
         self.rows = None
         self.ids = []
+        self.steps, self.fresh = [], []
         self.gaps = []
+        self.expired = 0  # rows that left for their age
+        self.refreshed = 0  # rows re-embedded
+        self.differs = []  # per policy update of a reading: does Protected decide otherwise?
+        self.safe_log = []  # per policy update with safe: the step, the decision and the two informations
 
-    def add(self, rows, ids):
+    def add(self, rows, ids, step=None):
         rows = F.normalize(rows.detach(), dim=1)
+        # Rows placed by hand (the bench's self-check) have no steps.
+        pad = len(self.ids) - len(self.steps)
+        self.steps, self.fresh = self.steps + [None] * pad, self.fresh + [None] * pad
+        if self.max_age:
+            # "rows that entered more than N steps ago leave before the
+            # policy runs; the batch refills their places."
+            keep = [p for p, s in enumerate(self.steps) if step - s <= self.max_age]
+            self.expired += len(self.ids) - len(keep)
+            if len(keep) < len(self.ids):
+                self.rows = self.rows[keep] if keep else None
+                self.ids = [self.ids[p] for p in keep]
+                self.steps = [self.steps[p] for p in keep]
+                self.fresh = [self.fresh[p] for p in keep]
+        held0 = self.rows
         fill = min(len(ids), self.k - len(self.ids))
         self.rows = rows[:fill].clone() if not self.ids else torch.cat([self.rows, rows[:fill]])
         self.ids = self.ids + ids[:fill]
+        self.steps, self.fresh = self.steps + [step] * fill, self.fresh + [step] * fill
         rest, rest_ids = rows[fill:], ids[fill:]
         if not rest_ids:
             return
         if self.policy == "fifo":
             n = len(rest_ids)
-            self.rows = torch.cat([self.rows[n:], rest])
-            self.ids = self.ids[n:] + rest_ids
-        else:
+            sel = torch.tensor([p >= n for p in range(self.k + n)])
+        elif self.admission == "protected":
             sel = duel_evict(self.rows, rest, self.gaps)
-            self.rows = torch.cat([self.rows, rest])[sel]
-            self.ids = [i for i, s in zip(self.ids + rest_ids, sel.tolist()) if s]
+        else:
+            sel = duel_reading(self.rows, rest, self.admission, self.gaps)
+            self.differs.append(not torch.equal(sel, duel_evict(self.rows, rest, [])))
+        new_rows = torch.cat([self.rows, rest])[sel]
+        if self.safe:
+            # Algorithm 2: M' <- filter(M, {d_b}; pi, f); if I_d(f, M; D_t)
+            # <= I_d(f, M'; D_t) then M <- M'. The filter is the policy's
+            # update, from the full memory (the rows of an add that fill
+            # the memory are appended, "Filling the memory"), and the
+            # sample of D_t is what the policy was given, rest. The paper
+            # has no partial fill (its memory always holds K rows). Where an
+            # add fills some rows, the generator requires the update to be
+            # kept in this reading and in the other, where the whole add is
+            # the filter (M the memory before the fill, the whole batch the
+            # sample; rejecting would then drop the filled rows too), so
+            # that the fixture does not depend on which (FillReadingSame).
+            before, after = distinctiveness(self.rows, rest), distinctiveness(new_rows, rest)
+            d = dict(Step=step, Accepted=before <= after, Before=before, After=after)
+            for kernel in ("cos", "exp"):
+                keeps = distinctiveness(self.rows, rest, kernel) <= distinctiveness(new_rows, rest, kernel)
+                d["Agrees_" + kernel] = keeps == d["Accepted"]
+            if fill > 0 and held0 is not None:
+                d["FillReadingSame"] = d["Accepted"] and distinctiveness(held0, rows) <= distinctiveness(new_rows, rows)
+            self.safe_log.append(d)
+            if not before <= after:
+                return
+        pick = lambda xs: [x for x, s in zip(xs, sel.tolist()) if s]  # noqa: E731
+        self.rows = new_rows
+        self.ids = pick(self.ids + rest_ids)
+        self.steps = pick(self.steps + [step] * len(rest_ids))
+        self.fresh = pick(self.fresh + [step] * len(rest_ids))
+
+    def stalest(self, n):
+        """The positions of the n rows whose features are the oldest,
+        increasing ("stalest first"; ties: the lowest position, a choice)."""
+        order = sorted(range(len(self.ids)), key=lambda p: (self.fresh[p], p))
+        return sorted(order[:n])
+
+    def refresh(self, pos, rows, step):
+        """Writes the re-embedded rows at positions pos, computed at step."""
+        self.rows = self.rows.clone()
+        self.rows[pos] = F.normalize(rows.detach(), dim=1)
+        for p in pos:
+            self.fresh[p] = step
+        self.refreshed += len(pos)
 
 
 # --- the methods ---
@@ -340,8 +526,16 @@ class Method:
             for p in list(self.kenc.parameters()) + list(self.kproj.parameters()):
                 p.requires_grad_(False)
             self.parts += [(ke, self.kenc), (kp, self.kproj)]
-        self.opt = torch.optim.SGD(params, lr=cfg["LR"], momentum=cfg["Momentum"])
-        self.mem = Memory(cfg["MemorySize"], cfg["Policy"]) if "MemorySize" in cfg else None
+        if cfg.get("Optimizer", "sgd") == "adam":
+            # The paper's optimizer (Appendix E.2), torch.optim.Adam's L2 weight decay.
+            self.opt = torch.optim.Adam(params, lr=cfg["LR"], betas=(cfg["Beta1"], cfg["Beta2"]), eps=cfg["AdamEps"],
+                                        weight_decay=cfg["WeightDecay"])
+        else:
+            self.opt = torch.optim.SGD(params, lr=cfg["LR"], momentum=cfg["Momentum"])
+        self.mem = None
+        if "MemorySize" in cfg:
+            self.mem = Memory(cfg["MemorySize"], cfg["Policy"], cfg.get("Admission", "protected"),
+                              cfg.get("SafeUpdate", False), cfg.get("MaxAge", 0))
 
     def key_embed(self, x, step, pass_):
         """MoCo's keys without gradient; with shuffle BN the batch is permuted
@@ -416,8 +610,38 @@ class Method:
                 else:
                     with torch.no_grad():
                         rows = embed(self.enc, proj, x0)
-            self.mem.add(rows, ids)
+            if isinstance(self.mem, Memory):
+                self.mem.add(rows, ids, step)
+            else:
+                self.mem.add(rows, ids)  # bench/ssl_step_pytorch.py's FastMemory
+            if c.get("MemRefresh", 0) > 0:
+                self.refresh_memory(step, images)
         return float(loss)
+
+    def refresh_memory(self, step, images):
+        """--mem-refresh N (docs/duel-readings.md, "Stale rows"): "the N rows
+        whose features are the oldest are re-embedded from their images by
+        the current key encoder (D-MoCo) or encoder (D-SimCLR) and written
+        back", without gradient, BatchNorm in training mode as for every
+        other key (its running statistics move). Choices shared with the Go
+        side: it runs after the memory update of the step, the images are
+        the samples as the test's image source gives them (plain), the
+        count is rounded down to a multiple of the BatchNorm groups and
+        nothing is refreshed below two rows a group, the rows are encoded in
+        position order, and MoCo's shuffle across the groups is the draw of
+        pass 2 (pass 0: the step's keys, 1: the target view)."""
+        c, mem = self.cfg, self.mem
+        n = min(c["MemRefresh"], len(mem.ids)) // self.splits * self.splits
+        if n < 2 * self.splits:
+            return
+        pos = mem.stalest(n)
+        x = images[[mem.ids[p] for p in pos]]
+        if c["Method"] in ("moco", "dmoco"):
+            rows = self.key_embed(x, step, 2)
+        else:
+            with torch.no_grad():
+                rows = embed(self.enc, self.heads["projector"], x)
+        mem.refresh(pos, rows, step)
 
 
 COMMON = dict(Arch=ARCH, ProjDim=16, Tau=0.5, Seed=5, LR=0.02, Momentum=0.9)
@@ -447,6 +671,41 @@ CASES = [
     # by the updated networks entering the memory.
     dict(Name="dsimclr-memory-eps0", Method="dsimclr", ProjHidden=0, Eps=0.0, Negatives="memory",
          Policy="duel", Admission="protected", MemorySize=12, MemNegatives=6, MemoryFrom="target", Seed=21),  # a seed whose DUEL decisions clear MIN_GAP
+    # --- the memory options and the paper's optimizer (appended: the heads
+    # are drawn in order, so the cases above keep their starts). Each Seed
+    # is one whose DUEL decisions clear MIN_GAP and safe updates SAFE_MIN_GAP.
+    # D-MoCo with Algorithm 2's safe update: K = 10, so that step 1 fills 2
+    # rows and offers 6 to the policy (accepted), step 2 offers all 8
+    # (rejected: the memory stays as it was).
+    dict(Name="dmoco-safe", Method="dmoco", ProjHidden=0, Eps=0.0, EMA=0.9, Negatives="mixed",
+         Policy="duel", Admission="protected", SafeUpdate=True, MemorySize=10, MemNegatives=6, MemoryFrom="target",
+         ShuffleBN=True, BNSplits=2, Seed=46),
+    # The other admission readings of docs/duel-readings.md, each deciding
+    # otherwise than Protected would on the same rows at least once.
+    dict(Name="dsimclr-compete", Method="dsimclr", ProjHidden=0, Eps=1.0, Negatives="mixed",
+         Policy="duel", Admission="compete", MemorySize=12, MemNegatives=6, MemoryFrom="target", Seed=52),
+    dict(Name="dsimclr-insert-first", Method="dsimclr", ProjHidden=0, Eps=1.0, Negatives="mixed",
+         Policy="duel", Admission="insert-first", MemorySize=10, MemNegatives=6, MemoryFrom="step", Seed=1),
+    dict(Name="dsimclr-max-score", Method="dsimclr", ProjHidden=0, Eps=1.0, Negatives="mixed",
+         Policy="duel", Admission="max-score", MemorySize=12, MemNegatives=6, MemoryFrom="step", Seed=1),
+    # --mem-refresh: D-MoCo's 4 stalest rows re-encoded by the key encoder
+    # (shuffled across its 2 BatchNorm groups), D-SimCLR's 5 by the encoder.
+    dict(Name="dmoco-refresh", Method="dmoco", ProjHidden=0, Eps=0.0, EMA=0.9, Negatives="mixed",
+         Policy="duel", Admission="protected", MemRefresh=4, MemorySize=12, MemNegatives=6, MemoryFrom="step",
+         ShuffleBN=True, BNSplits=2, Seed=5),
+    dict(Name="dsimclr-refresh", Method="dsimclr", ProjHidden=0, Eps=1.0, Negatives="mixed",
+         Policy="duel", Admission="protected", MemRefresh=5, MemorySize=12, MemNegatives=6, MemoryFrom="target",
+         Seed=1),
+    # --max-age 1: at step 2 the rows of step 0 leave before the fill and the policy.
+    dict(Name="dsimclr-max-age", Method="dsimclr", ProjHidden=0, Eps=1.0, Negatives="mixed",
+         Policy="duel", Admission="protected", MaxAge=1, MemorySize=10, MemNegatives=6, MemoryFrom="target", Seed=25),
+    # The paper's optimizer (Appendix E.2: Adam; duelctl's default), with L2 weight decay.
+    dict(Name="dmoco-adam", Method="dmoco", ProjHidden=0, Eps=0.0, EMA=0.9, Negatives="mixed",
+         Policy="duel", Admission="protected", MemorySize=12, MemNegatives=6, MemoryFrom="step",
+         ShuffleBN=True, BNSplits=2, Seed=3, Optimizer="adam", LR=1e-3, Beta1=0.9, Beta2=0.999, AdamEps=1e-8,
+         WeightDecay=1e-4),
+    # BYOL's CIFAR-10 heads (Appendix E.2: no BatchNorm, paper-cifar10's --head-bn=false).
+    dict(Name="byol-nobn", Method="byol", ProjHidden=32, PredHidden=24, HeadBN=False, EMA=0.9),
 ]
 
 
@@ -542,6 +801,10 @@ def main():
     # Every head is drawn before any step runs (building a network draws
     # from torch's generator), so a case's start does not depend on the others'.
     cfgs = [dict(COMMON, **case) for case in CASES]
+    for cfg in cfgs:
+        if cfg.get("Optimizer") == "adam":
+            del cfg["Momentum"]  # SGD's
+    safe_outcomes = set()
     all_heads = [heads_of(cfg, feat) for cfg in cfgs]
     for cfg, heads in zip(cfgs, all_heads):
         name = cfg["Name"]
@@ -566,6 +829,22 @@ def main():
                 gap = min(ref["mem"].gaps)
                 cfg["MinScoreGap"] = gap
                 assert gap > MIN_GAP, f"{name}: a DUEL decision with a score gap of {gap:.2e}; change the seed"
+        # What the memory options' cases must exercise to test anything.
+        mem = ref["mem"]
+        if cfg.get("Admission", "protected") != "protected":
+            assert any(mem.differs), f"{name}: every decision is Protected's; change the seed"
+        if cfg.get("MaxAge"):
+            assert mem.expired > 0, f"{name}: no row grew too old"
+        if cfg.get("MemRefresh"):
+            assert mem.refreshed > 0, f"{name}: no row refreshed"
+        if cfg.get("SafeUpdate"):
+            assert mem.safe_log, f"{name}: the safe update never ran"
+            for d in mem.safe_log:
+                assert abs(d["After"] - d["Before"]) > SAFE_MIN_GAP and d["Agrees_cos"] and d["Agrees_exp"] and \
+                    d.get("FillReadingSame", True), \
+                    f"{name}: a safe update decision too close to call ({d}); change the seed"
+                safe_outcomes.add(d["Accepted"])
+            cfg["SafeUpdates"] = [{k: d[k] for k in ("Step", "Accepted", "Before", "After")} for d in mem.safe_log]
         # PyTorch's own float32 error against the float64 answer, measured as
         # parity_test.go measures Go's: the yardstick of its tolerances.
         f32 = run(cfg, enc_state, heads, views, batches, images, torch.float32)
@@ -574,6 +853,7 @@ def main():
         print(name, "losses", ["%.6f" % l for l in ref["losses"]], "memory",
               ref["mem_ids"][-1] if ref["mem_ids"] else "-", "min gap %.3g" % cfg.get("MinScoreGap", math.nan),
               "PyTorch float32 errors", {k: "%.2e" % v for k, v in cfg["Float32Errors"].items()}, file=sys.stderr)
+    assert safe_outcomes == {True, False}, "the safe update cases must keep one update and reject one"
     save(w, {"batches": batches, "steps": STEPS})
     size = os.path.getsize(os.path.join(OUT, GROUP + ".bin"))
     print(f"wrote {OUT}/{GROUP}.bin ({size} bytes) and {GROUP}.json", file=sys.stderr)
