@@ -16,7 +16,7 @@ import (
 )
 
 func evalCommand() *cli.Command {
-	lin, knn := eval.DefaultLinearConfig(), eval.DefaultKNNConfig()
+	lin, solo, knn := eval.DefaultLinearConfig(), eval.SoloLinearConfig(), eval.DefaultKNNConfig()
 	return &cli.Command{
 		Name:      "eval",
 		Usage:     "evaluate a run's frozen encoder: linear probe or kNN classifier",
@@ -26,8 +26,12 @@ func evalCommand() *cli.Command {
 			"statistics), without augmentation, once; then:\n" +
 			"  linear: one linear layer on the cached features, cross-entropy, Adam (paper, Appendix E:\n" +
 			"          weight decay 1e-6, lr 1e-3, batch 256, 100 epochs; no lr decay), top-1/top-5 on test;\n" +
+			"          --optimizer sgd: solo-learn's linear evaluation instead (SGD lr 0.1, momentum 0.9, no\n" +
+			"          weight decay, the rate x0.1 after 60% and 80% of the epochs), on the same cached features\n" +
+			"          (solo-learn also augments the training images every epoch);\n" +
 			"  knn:    cosine similarity of L2-normalised features, the k nearest training rows vote with\n" +
-			"          weight exp(sim/T) (InstDisc / solo-learn monitor; k 200, T 0.07) or one vote each.\n" +
+			"          weight exp(sim/T) (InstDisc's k 200, T 0.07; solo-learn's classifier defaults to k 20)\n" +
+			"          or one vote each.\n" +
 			"--json prints {\"protocol\", \"top1\", \"top5\" (with more than 5 classes), \"train_samples\",\n" +
 			"\"test_samples\", ...}.",
 		Flags: []cli.Flag{
@@ -38,8 +42,9 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes (0 = all)"},
 			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs"},
 			&cli.IntFlag{Name: "batch", Value: lin.Batch, Usage: "linear: batch size (also the feature extraction batch)"},
-			&cli.Float64Flag{Name: "lr", Value: lin.LR, Usage: "linear: Adam learning rate"},
-			&cli.Float64Flag{Name: "wd", Value: lin.WeightDecay, Usage: "linear: Adam weight decay (L2)"},
+			&cli.StringFlag{Name: "optimizer", Value: lin.Optimizer.String(), Usage: "linear: adam (the paper's probe) or sgd (solo-learn's linear evaluation)"},
+			&cli.Float64Flag{Name: "lr", Value: lin.LR, DefaultText: fmt.Sprintf("%g with adam, %g with sgd", lin.LR, solo.LR), Usage: "linear: learning rate"},
+			&cli.Float64Flag{Name: "wd", Value: lin.WeightDecay, DefaultText: fmt.Sprintf("%g with adam, %g with sgd", lin.WeightDecay, solo.WeightDecay), Usage: "linear: weight decay (L2, as torch.optim's)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "linear: seed of the initial weights and the batch order"},
 			&cli.IntFlag{Name: "k", Value: knn.K, Usage: "knn: neighbours"},
 			&cli.Float64Flag{Name: "temperature", Value: knn.Temperature, Usage: "knn: temperature T of the weighted vote"},
@@ -64,6 +69,7 @@ type evalResult struct {
 	Classes      int      `json:"classes"`
 	Step         int      `json:"step"`
 	Epochs       int      `json:"epochs,omitempty"`
+	Optimizer    string   `json:"optimizer,omitempty"`
 	TrainLoss    *float64 `json:"train_loss,omitempty"`
 	K            int      `json:"k,omitempty"`
 	Vote         string   `json:"vote,omitempty"`
@@ -82,7 +88,19 @@ func runEval(c *cli.Context) error {
 		return flagError("protocol", fmt.Sprintf("%q", protocol), "linear or knn")
 	}
 	lin := eval.DefaultLinearConfig()
-	lin.Epochs, lin.Batch, lin.LR, lin.WeightDecay, lin.Seed = c.Int("epochs"), c.Int("batch"), c.Float64("lr"), c.Float64("wd"), c.Uint64("seed")
+	switch o, err := eval.ParseLinearOptimizer(c.String("optimizer")); {
+	case err != nil:
+		return flagError("optimizer", fmt.Sprintf("%q", c.String("optimizer")), "adam or sgd")
+	case o == eval.LinearSGD:
+		lin = eval.SoloLinearConfig()
+	}
+	lin.Epochs, lin.Batch, lin.Seed = c.Int("epochs"), c.Int("batch"), c.Uint64("seed")
+	if c.IsSet("lr") {
+		lin.LR = c.Float64("lr")
+	}
+	if c.IsSet("wd") {
+		lin.WeightDecay = c.Float64("wd")
+	}
 	knn := eval.DefaultKNNConfig()
 	knn.K, knn.Temperature = c.Int("k"), c.Float64("temperature")
 	vote, err := eval.ParseVote(c.String("vote"))
@@ -148,7 +166,7 @@ func runEval(c *cli.Context) error {
 			return err
 		}
 		acc = out.Result
-		res.Epochs, res.TrainLoss = lin.Epochs, &out.TrainLoss
+		res.Epochs, res.Optimizer, res.TrainLoss = lin.Epochs, lin.Optimizer.String(), &out.TrainLoss
 		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, Adam lr %g wd %g, batch %d): ", lin.Epochs, lin.LR, lin.WeightDecay, lin.Batch)
 	case "knn":
 		knn.Classes, knn.Device = classes, r.Device

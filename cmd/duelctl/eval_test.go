@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,7 @@ func TestEval(t *testing.T) {
 		{[]string{"--protocol", "knn", "--limit", "100"}, "knn", true},
 		{[]string{"--protocol", "knn", "--limit", "100", "--vote", "majority", "--k", "5", "--layer", "projector"}, "knn", true},
 		{[]string{"--protocol", "linear", "--limit", "100", "--epochs", "3", "--batch", "32"}, "linear", true},
+		{[]string{"--protocol", "linear", "--limit", "100", "--epochs", "3", "--batch", "32", "--optimizer", "sgd"}, "linear", true},
 	} {
 		code, stdout, stderr := evalRunCLI(append([]string{"eval", "--run", dir, "--json"}, tc.args...)...)
 		if code != 0 {
@@ -75,6 +77,9 @@ func TestEval(t *testing.T) {
 		}
 		if tc.proto == "linear" && (res.Epochs != 3 || res.TrainLoss == nil) {
 			t.Errorf("%v: result %+v", tc.args, res)
+		}
+		if wantOpt := map[bool]string{true: "sgd", false: "adam"}[slices.Contains(tc.args, "sgd")]; tc.proto == "linear" && res.Optimizer != wantOpt {
+			t.Errorf("%v: optimizer %q, want %q", tc.args, res.Optimizer, wantOpt)
 		}
 	}
 	// A batch beyond the samples is capped at them, silently (the audit's
@@ -111,6 +116,8 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--run", dir, "--epochs", "-1"}, []string{"--epochs"}},
 		{[]string{"eval", "--run", dir, "--batch", "0"}, []string{"--batch"}},
 		{[]string{"eval", "--run", dir, "--lr", "0"}, []string{"--lr"}},
+		{[]string{"eval", "--run", dir, "--optimizer", "sgd", "--lr", "-1"}, []string{"--lr: got -1"}},
+		{[]string{"eval", "--run", dir, "--optimizer", "lars"}, []string{"--optimizer", `"lars"`, "adam or sgd"}},
 		{[]string{"eval", "--run", dir, "--limit", "-5"}, []string{"--limit"}},
 		{[]string{"eval", "--run", dir, "--device", "tpu"}, []string{"--device"}},
 		{[]string{"eval", "--run", dir, "extra"}, []string{"extra"}},

@@ -64,7 +64,9 @@ def ref_knn(xtr, ytr, xte, yte, k, T, vote, classes):
     rank = [np.argsort(-s, kind="stable") for s in scores]
     pred = [int(r[0]) for r in rank]
     top1 = float(np.mean([p == y for p, y in zip(pred, yte)]))
-    top5 = float(np.mean([y in r[:5].tolist() for r, y in zip(rank, yte)]))
+    # top-5 over the first min(5, k) classes, as solo-learn's (with k < 5
+    # at most k classes have a vote).
+    top5 = float(np.mean([y in r[:min(5, k, len(ytr))].tolist() for r, y in zip(rank, yte)]))
     return scores, pred, top1, top5, nbrs, sims
 
 

@@ -86,7 +86,7 @@ func KNN(train, test *Features, cfg KNNConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var acc accuracy
+	acc := accuracy{top5Ranks: min(5, cfg.K)} // knnCheck capped K at the training rows
 	err = knnScores(train, test, cfg, classes, func(i int, scores []float64) {
 		acc.add(scores, int(test.Labels[i]))
 	})

@@ -15,10 +15,17 @@ import (
 // LinearConfig holds the settings of the linear probe. DefaultLinearConfig
 // gives the paper's (Appendix E).
 type LinearConfig struct {
-	Epochs      int     // passes over the training features (100)
-	Batch       int     // mini-batch size (256); the last batch of an epoch may be shorter
-	LR          float64 // Adam learning rate (1e-3), constant
-	WeightDecay float64 // Adam's L2 penalty (1e-6), as torch.optim.Adam's weight_decay
+	Epochs int // passes over the training features (100)
+	Batch  int // mini-batch size (256); the last batch of an epoch may be shorter
+	// Optimizer is LinearAdam (the paper's, the default) or LinearSGD
+	// (solo-learn's linear evaluation: momentum 0.9, the rate times 0.1
+	// after 60% and 80% of the epochs, its epochs 60 and 80 of 100).
+	Optimizer   LinearOptimizer
+	LR          float64 // learning rate (Adam 1e-3, constant; solo-learn's SGD 0.1 before its steps)
+	WeightDecay float64 // L2 penalty as torch.optim's weight_decay (Adam 1e-6; solo-learn's SGD 0)
+	// Milestones are LinearSGD's epochs after which the rate drops tenfold
+	// (MultiStepLR); nil takes 60% and 80% of Epochs.
+	Milestones []int
 	Seed        uint64  // initial weights and the order of the rows in each epoch
 	// Classes is the number of outputs; 0 takes 1 + the largest label seen.
 	Classes int
@@ -29,6 +36,68 @@ type LinearConfig struct {
 	// Adam's moments live there, each mini-batch is copied in and its
 	// loss, and the test logits, copied out.
 	Device tensor.Device
+}
+
+// LinearOptimizer selects the linear probe's optimiser and schedule.
+type LinearOptimizer int
+
+const (
+	// LinearAdam is the paper's probe: Adam at a constant rate.
+	LinearAdam LinearOptimizer = iota
+	// LinearSGD is solo-learn's: SGD with momentum 0.9, the rate times 0.1
+	// after 60% and after 80% of the epochs (MultiStepLR, per epoch).
+	LinearSGD
+)
+
+// LinearOptimizerNames lists the names ParseLinearOptimizer accepts, the
+// default first.
+var LinearOptimizerNames = []string{"adam", "sgd"}
+
+// String returns "adam" or "sgd".
+func (o LinearOptimizer) String() string {
+	if o >= 0 && int(o) < len(LinearOptimizerNames) {
+		return LinearOptimizerNames[o]
+	}
+	return fmt.Sprintf("LinearOptimizer(%d)", int(o))
+}
+
+// ParseLinearOptimizer returns the optimiser named s.
+func ParseLinearOptimizer(s string) (LinearOptimizer, error) {
+	for i, n := range LinearOptimizerNames {
+		if s == n {
+			return LinearOptimizer(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown linear-probe optimizer %q (expected adam or sgd)", s)
+}
+
+// SoloLinearConfig returns solo-learn's linear evaluation on cached
+// features: SGD, learning rate 0.1, momentum 0.9, no weight decay, the rate
+// times 0.1 at epochs 60 and 80 of 100, batch 256. (solo-learn also
+// augments the training images each epoch; the probe trains on features
+// extracted once, as the paper's.)
+func SoloLinearConfig() LinearConfig {
+	return LinearConfig{Epochs: 100, Batch: 256, Optimizer: LinearSGD, LR: 0.1}
+}
+
+// soloMomentum is solo-learn's linear-evaluation momentum.
+const soloMomentum = 0.9
+
+// milestones returns the epochs after which LinearSGD's rate drops:
+// Milestones, or 60% and 80% of epochs (solo-learn's 60 and 80 of 100), rounded down, the
+// repeats of short runs dropped.
+func (c LinearConfig) milestones() []int {
+	if c.Milestones != nil {
+		return c.Milestones
+	}
+	var m []int
+	for _, f := range []int{60, 80} {
+		e := max(1, c.Epochs*f/100)
+		if len(m) == 0 || e > m[len(m)-1] {
+			m = append(m, e)
+		}
+	}
+	return m
 }
 
 // DefaultLinearConfig returns the paper's linear probing settings (Appendix
@@ -48,7 +117,8 @@ type LinearResult struct {
 
 // LinearProbe trains one linear layer (nn.Linear with bias, PyTorch's
 // default initialisation) on the frozen features train with the
-// cross-entropy loss and Adam, then returns its accuracy on test. The
+// cross-entropy loss and cfg.Optimizer (Adam by default), then returns its
+// accuracy on test. The
 // features are used as they are: no normalisation, as the paper's probe sits
 // directly on the frozen CNN. Each epoch visits the training rows in a
 // fresh random order (torch DataLoader shuffle=True, drop_last=False).
@@ -61,6 +131,9 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 	}
 	if cfg.Epochs < 0 || cfg.Batch <= 0 {
 		return LinearResult{}, fmt.Errorf("linear probe: %d epochs of batch %d, expected epochs >= 0 and batch > 0", cfg.Epochs, cfg.Batch)
+	}
+	if cfg.Optimizer != LinearAdam && cfg.Optimizer != LinearSGD {
+		return LinearResult{}, fmt.Errorf("linear probe: unknown optimizer %d", cfg.Optimizer)
 	}
 	if !(cfg.LR > 0) || !(cfg.WeightDecay >= 0) {
 		return LinearResult{}, fmt.Errorf("linear probe: learning rate %v, weight decay %v, expected lr > 0 and weight decay >= 0", cfg.LR, cfg.WeightDecay)
@@ -96,7 +169,17 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 // in the order returned by order, and returns the mean loss of the last
 // epoch.
 func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() []int) (float64, error) {
-	opt, err := optim.NewAdam(nn.Parameters(lin), optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WeightDecay})
+	var opt optim.Optimizer
+	var sched optim.Schedule = optim.Constant(cfg.LR)
+	var err error
+	if cfg.Optimizer == LinearSGD {
+		opt, err = optim.NewSGD(nn.Parameters(lin), optim.SGDConfig{LR: cfg.LR, Momentum: soloMomentum, WeightDecay: cfg.WeightDecay})
+		if err == nil {
+			sched, err = optim.StepSchedule(cfg.LR, cfg.milestones(), 0.1)
+		}
+	} else {
+		opt, err = optim.NewAdam(nn.Parameters(lin), optim.AdamConfig{LR: cfg.LR, WeightDecay: cfg.WeightDecay})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("linear probe: %w", err)
 	}
@@ -106,6 +189,7 @@ func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() [
 	tp := autograd.NewTape()
 	var lastLoss float64
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
+		opt.SetLR(sched.LR(epoch))
 		perm := order()
 		var sum float64
 		for start := 0; start < train.N; start += cfg.Batch {

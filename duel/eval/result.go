@@ -27,9 +27,13 @@ func rankOf(scores []float64, label int) int {
 	return r
 }
 
-// accuracy accumulates top-1 and top-5 hits.
+// accuracy accumulates top-1 and top-5 hits. top5Ranks, when set, is how
+// many of the best classes count as top-5 predictions: kNN sets min(5, k),
+// as solo-learn's WeightedKNNClassifier (with k < 5 neighbours at most k
+// classes have a vote; the others are not predictions).
 type accuracy struct {
 	top1, top5, n int
+	top5Ranks     int
 }
 
 func (a *accuracy) add(scores []float64, label int) {
@@ -41,7 +45,11 @@ func (a *accuracy) add(scores []float64, label int) {
 	if r == 0 {
 		a.top1++
 	}
-	if r < 5 {
+	ranks := 5
+	if a.top5Ranks > 0 {
+		ranks = a.top5Ranks
+	}
+	if r < ranks {
 		a.top5++
 	}
 }

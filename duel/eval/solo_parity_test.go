@@ -67,9 +67,8 @@ func readJSON(t *testing.T, path string, v any) {
 //   - solo-learn's WeightedKNNClassifier steps in PyTorch: the same
 //     prediction on every row whose k neighbours do not depend on how
 //     Tensor.topk orders equal similarities (on the random rows: all),
-//     hence the same top-1 there, and the same top-5 where k >= 5. With
-//     k < 5 solo-learn counts top-5 over the first k classes only; KNN over
-//     the 5 best classes, those without a vote ranked by index.
+//     hence the same top-1 and top-5 there (both count top-5 over the
+//     first min(5, k) classes).
 func TestKNNMatchesSoloLearn(t *testing.T) {
 	var fx knnSoloFixture
 	readJSON(t, "testdata/knn_solo.json", &fx)
@@ -133,7 +132,7 @@ func TestKNNMatchesSoloLearn(t *testing.T) {
 				if res.Top1 != r.Torch.Top1 {
 					t.Errorf("%s: top-1 %v, solo-learn (torch) %v", name(), res.Top1, r.Torch.Top1)
 				}
-				if r.K >= 5 && res.Top5 != r.Torch.Top5 {
+				if res.Top5 != r.Torch.Top5 {
 					t.Errorf("%s: top-5 %v, solo-learn (torch) %v", name(), res.Top5, r.Torch.Top5)
 				}
 			}
@@ -253,5 +252,64 @@ func TestSoloLinearOptimisationMatchesPyTorch(t *testing.T) {
 			}
 			t.Logf("%s: worst relative error %.2g", name, worst)
 		})
+	}
+}
+
+// TestLinearProbeSGDMatchesPyTorch runs LinearProbe's own training loop
+// with LinearSGD (solo-learn's recipe: momentum 0.9) on the fixture's
+// "solo" variant, over its row orders, and compares with PyTorch's.
+func TestLinearProbeSGDMatchesPyTorch(t *testing.T) {
+	var fx linearSoloFixture
+	readJSON(t, "testdata/linear_solo.json", &fx)
+	v, ok := fx.Variants["solo"]
+	if !ok || v.Momentum != soloMomentum || v.WeightDecay != 0 {
+		t.Fatalf("fixture's solo variant: %+v", v)
+	}
+	labels := make([]int32, len(fx.Y))
+	for i, y := range fx.Y {
+		labels[i] = int32(y)
+	}
+	train, err := NewFeatures(fx.X, labels, fx.D)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := nn.NewLinear(fx.D, fx.Classes, true, rand.New(rand.NewPCG(1, 1)))
+	copy(lin.Weight.Value.Data(), fx.Weight0)
+	copy(lin.Bias.Value.Data(), fx.Bias0)
+	cfg := LinearConfig{Epochs: len(fx.Perms), Batch: fx.Batch, Optimizer: LinearSGD, LR: v.LR, Milestones: v.Milestones}
+	var losses []float64
+	cfg.Progress = func(_ int, l float64) { losses = append(losses, l) }
+	e := 0
+	if _, err := fitLinear(lin, train, cfg, func() []int { e++; return fx.Perms[e-1] }); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range losses {
+		if math.Abs(l-v.EpochLoss[i]) > 1e-5*(1+math.Abs(v.EpochLoss[i])) {
+			t.Errorf("epoch %d loss %v, PyTorch %v", i, l, v.EpochLoss[i])
+		}
+	}
+	for i, w := range v.Weight {
+		if got := float64(lin.Weight.Value.Data()[i]); math.Abs(got-w) > 1e-5*(1+math.Abs(w)) {
+			t.Fatalf("weight %d = %v, PyTorch %v", i, got, w)
+		}
+	}
+	if m := SoloLinearConfig(); m.Optimizer != LinearSGD || m.LR != 0.1 || m.WeightDecay != 0 || !slices.Equal(m.milestones(), []int{60, 80}) {
+		t.Errorf("SoloLinearConfig %+v, milestones %v", m, m.milestones())
+	}
+	for _, tc := range []struct {
+		epochs int
+		want   []int
+	}{{100, []int{60, 80}}, {10, []int{6, 8}}, {2, []int{1}}, {1, []int{1}}, {0, []int{1}}} {
+		if got := (LinearConfig{Epochs: tc.epochs}).milestones(); !slices.Equal(got, tc.want) {
+			t.Errorf("%d epochs: milestones %v, want %v", tc.epochs, got, tc.want)
+		}
+	}
+	for _, name := range LinearOptimizerNames {
+		if o, err := ParseLinearOptimizer(name); err != nil || o.String() != name {
+			t.Errorf("%s: %v %v", name, o, err)
+		}
+	}
+	if _, err := ParseLinearOptimizer("lars"); err == nil {
+		t.Error("lars accepted")
 	}
 }
