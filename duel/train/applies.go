@@ -51,6 +51,13 @@ func contrastiveOnly(c *Config, info ssl.Info) string {
 	return ""
 }
 
+func larsOnly(c *Config, _ ssl.Info) string {
+	if c.Optimizer != "lars" {
+		return "--optimizer " + c.Optimizer + " is not lars"
+	}
+	return ""
+}
+
 // methodsOnly returns a reason function for a setting that only the named
 // methods read.
 func methodsOnly(what string, methods ...string) func(c *Config, info ssl.Info) string {
@@ -82,6 +89,8 @@ var applicabilities = []applicability{
 	{"head-bn", methodsOnly("byol", "byol")},
 	{"barlow-lambda", methodsOnly("barlow", "barlow")},
 	{"shuffle-bn", methodsOnly("moco and dmoco", "moco", "dmoco")},
+	{"lars-eta", larsOnly},
+	{"lars-clip", larsOnly},
 }
 
 // Inapplicable is a setting of a configuration that its method (or memory

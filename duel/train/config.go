@@ -41,7 +41,9 @@ type Config struct {
 	Optimizer   string  `json:"optimizer"` // adam, sgd or lars
 	LR          float64 `json:"lr"`
 	WD          float64 `json:"wd"`
-	Momentum    float64 `json:"momentum"` // SGD and LARS momentum
+	Momentum    float64 `json:"momentum"`  // SGD and LARS momentum
+	LARSEta     float64 `json:"lars_eta"`  // LARS trust coefficient
+	LARSClip    bool    `json:"lars_clip"` // LARS: local rate capped at the global one
 	WarmupSteps int     `json:"warmup_steps"`
 	MinLR       float64 `json:"min_lr"` // end of the cosine schedule
 	Seed        uint64  `json:"seed"`
@@ -137,7 +139,7 @@ func Preset(name, method string) (Config, error) {
 		Preset: name, Method: method,
 		Dataset: "default", Augment: "paper", Stem: "cifar",
 		Imbalance: "dominant", RhoMax: 0.5, DominantClass: 0, ImbalanceRatio: 100,
-		Optimizer: "adam", Momentum: 0.9, Seed: 1,
+		Optimizer: "adam", Momentum: 0.9, LARSEta: defaultLARSEta, Seed: 1,
 		MemorySize: 2048, Policy: info.Policy, Admission: "protected",
 		Tau: 0.5, Eps: 1, EMA: 0.99, Negatives: info.Negatives, MemNegatives: info.MemNegatives,
 		MemView: "augment", MemoryFrom: "step",
@@ -338,6 +340,8 @@ func (c *Config) ValidateSettings() error {
 		return bad("wd", c.WD, "a number >= 0")
 	case !(c.Momentum >= 0 && c.Momentum < 1):
 		return bad("momentum", c.Momentum, "a number in [0, 1)")
+	case !(c.LARSEta > 0) || !finite(c.LARSEta):
+		return bad("lars-eta", c.LARSEta, "a positive number")
 	case c.WarmupSteps < 0:
 		return bad("warmup-steps", c.WarmupSteps, "an integer >= 0")
 	case !(c.MinLR >= 0 && c.MinLR <= c.LR):
@@ -418,7 +422,9 @@ func ReadConfig(dir string) (*Config, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	var c Config
+	// Settings added after runs were written take the value those runs
+	// trained with when config.json lacks them.
+	c := Config{LARSEta: defaultLARSEta}
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -50,9 +50,8 @@ type larsFixture struct {
 //   - four steps on a subset of them (BatchNorm weights and biases, a
 //     head's weight and biases; the others without gradient) give
 //     solo-learn's parameters with eta 1e-3 and no clip_lr, its LARS
-//     defaults and its ImageNet scripts. Its CIFAR and ImageNet-100
-//     scripts set eta 0.02 and clip_lr, which train does not expose:
-//     optim.LARSConfig{Eta: 0.02, ClipLR: true} gives those.
+//     defaults and its ImageNet scripts; and with --lars-eta 0.02
+//     --lars-clip, what its CIFAR and ImageNet-100 scripts set.
 func TestLARSMatchesSoloLearn(t *testing.T) {
 	b, err := os.ReadFile("testdata/lars_solo.json")
 	if err != nil {
@@ -113,13 +112,13 @@ func TestLARSMatchesSoloLearn(t *testing.T) {
 	for name, v := range fx.Variants {
 		t.Run(name, func(t *testing.T) {
 			c, ps, parts := build(t)
-			var opt optim.Optimizer
-			var err error
-			if name == "imagenet" {
-				opt, err = newOptimizer(c, ps) // what --optimizer lars runs
-			} else {
-				opt, err = optim.NewLARS(ps, optim.LARSConfig{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WD, Eta: v.Eta, ClipLR: v.ClipLR})
+			// What --optimizer lars runs, with --lars-eta and --lars-clip
+			// from the variant (the defaults: solo-learn's LARS defaults).
+			c.LARSEta, c.LARSClip = v.Eta, v.ClipLR
+			if name == "imagenet" && (v.Eta != defaultLARSEta || v.ClipLR) {
+				t.Fatalf("variant imagenet: eta %v clip %v, expected train's defaults", v.Eta, v.ClipLR)
 			}
+			opt, err := newOptimizer(c, ps)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,6 +286,19 @@ func TestConfigRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A run written before --lars-eta and --lars-clip existed trained with
+	// LARS's default eta and no clip: its config.json reads as that.
+	var old map[string]any
+	if err := json.Unmarshal(good, &old); err != nil {
+		t.Fatal(err)
+	}
+	delete(old, "lars_eta")
+	delete(old, "lars_clip")
+	b, _ := json.Marshal(old)
+	os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644)
+	if got, err := ReadConfig(dir); err != nil || got.LARSEta != defaultLARSEta || got.LARSClip {
+		t.Errorf("config.json without lars_eta: %+v, %v", got, err)
+	}
 	for _, tail := range []string{"}", "]", "garbage{{", `{"method": "moco"}`} {
 		os.WriteFile(filepath.Join(dir, ConfigFile), append(slices.Clone(good), tail...), 0o644)
 		if _, err := ReadConfig(dir); err == nil || !strings.Contains(err.Error(), "data after the JSON object") {
@@ -300,6 +314,8 @@ func TestValidateErrors(t *testing.T) {
 	}{
 		{"method", func(c *Config) { c.Method = "mocov3" }},
 		{"dataset", func(c *Config) { c.Dataset = "imagenet" }},
+		{"lars-eta", func(c *Config) { c.LARSEta = 0 }},
+		{"lars-eta", func(c *Config) { c.LARSEta = math.Inf(1) }},
 		{"arch", func(c *Config) { c.Arch = "vit" }},
 		{"rho-max", func(c *Config) { c.RhoMax = 1.5 }},
 		{"imbalance", func(c *Config) { c.Imbalance = "zipf" }},
