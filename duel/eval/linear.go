@@ -26,7 +26,7 @@ type LinearConfig struct {
 	// Milestones are LinearSGD's epochs after which the rate drops tenfold
 	// (MultiStepLR); nil takes 60% and 80% of Epochs.
 	Milestones []int
-	Seed        uint64  // initial weights and the order of the rows in each epoch
+	Seed       uint64 // initial weights and the order of the rows in each epoch
 	// Classes is the number of outputs; 0 takes 1 + the largest label seen.
 	Classes int
 	// Progress, when set, is called after each epoch with the mean training
