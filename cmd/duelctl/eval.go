@@ -200,7 +200,7 @@ func runEval(c *cli.Context) error {
 // takes --data alone: its memory's classes are the run's dataset's).
 var (
 	evalDatasetFlag = &cli.StringFlag{Name: "dataset", DefaultText: "the run's",
-		Usage: "dataset whose train and test splits are evaluated (transfer): " + strings.Join(data.Names, ", ") + "; the images are normalised as the run's training views"}
+		Usage: "dataset whose train and test splits are evaluated (transfer): " + strings.Join(data.Names, ", ") + "; the images are normalised as the run's training views and fed at their own size (e.g. STL-10's 96x96 through a CIFAR-stem network: its global pooling takes any size)"}
 	evalDataFlag = &cli.StringFlag{Name: "data", DefaultText: "the run's (config.json), or the cache for another --dataset",
 		Usage: "directory of the dataset evaluated"}
 )
