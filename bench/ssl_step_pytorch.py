@@ -95,6 +95,11 @@ those below.
 Each of --rounds rounds times --steps steps (after --warmup) in PyTorch, then
 runs duelctl; the per-round medians, their best and median and the ratios
 duelctl/PyTorch (images per second, above 1: duelctl faster) are printed.
+Each round also measures the CPU time other processes took meanwhile
+(/proc/stat's busy time less this process's and duelctl's); a round where
+they took more than --disturbed CPU-seconds is left out of the figures and
+repeated. --quiet-load L waits, before each method, for the 1-minute load
+average to fall below L.
 Run PyTorch at its best, as bench/RESULTS.md does:
 
     env -u OPENBLAS_CORETYPE \\
@@ -481,29 +486,35 @@ def bench_method(a, method):
         if a.memory_size:
             cmd += ["--memory-size", str(a.memory_size)]
     load = wait_quiet(a.quiet_load, a.quiet_wait) if a.quiet_load else os.getloadavg()[0]
-    rounds = []
-    for r in range(a.rounds):
+    rounds, kept = [], []
+    while len(kept) < a.rounds and len(rounds) < 3 * a.rounds:
         busy0, steal0, ours0, wall0 = *cpu_counters(), time.perf_counter()
         times, cpu_ms = time_steps(step, a.warmup, a.steps)
         rd = {"pytorch_ms": statistics.median(times), "pytorch_ms_all": times, "pytorch_cpu_ms": cpu_ms}
-        line = f"{method} round {r + 1}/{a.rounds}: pytorch {rd['pytorch_ms']:.1f} ms (CPU {cpu_ms:.0f} ms)"
+        line = f"{method} round {len(kept) + 1}/{a.rounds}: pytorch {rd['pytorch_ms']:.1f} ms (CPU {cpu_ms:.0f} ms)"
         if cmd:
             go = run_duelctl(cmd, a.threads)
             rd["go_ms"], rd["go_ms_all"], rd["ratio"] = go["step_ms"], go["step_ms_all"], rd["pytorch_ms"] / go["step_ms"]
             line += f", duelctl {go['step_ms']:.1f} ms: {rd['ratio']:.2f}x"
         busy1, steal1, ours1 = cpu_counters()
-        rd["wall_s"], rd["others_cpu_s"], rd["steal_s"] = time.perf_counter() - wall0, max(0.0, (busy1 - busy0) - (ours1 - ours0)), steal1 - steal0
-        print(line + f"; other processes {rd['others_cpu_s']:.2f} CPU-s, steal {rd['steal_s']:.2f} s in {rd['wall_s']:.1f} s",
-              flush=True)
+        rd["wall_s"], rd["steal_s"] = time.perf_counter() - wall0, steal1 - steal0
+        rd["others_cpu_s"] = max(0.0, (busy1 - busy0) - (ours1 - ours0))
+        rd["disturbed"] = a.disturbed > 0 and rd["others_cpu_s"] > a.disturbed
+        line += f"; other processes {rd['others_cpu_s']:.2f} CPU-s, steal {rd['steal_s']:.2f} s in {rd['wall_s']:.1f} s"
+        print(line + (" (disturbed: repeated)" if rd["disturbed"] else ""), flush=True)
         rounds.append(rd)
-    res = {"method": method, "arch": a.arch, "batch": a.batch, "load_at_start": load, "rounds": rounds,
-           "pytorch_ms_best": min(r["pytorch_ms"] for r in rounds),
-           "pytorch_ms_median": statistics.median(r["pytorch_ms"] for r in rounds)}
-    s = (f"{method} {a.arch} batch {a.batch}, {a.rounds} rounds (load {load:.2f} at the start): pytorch {res['pytorch_ms_median']:.1f} ms median, "
+        if not rd["disturbed"]:
+            kept.append(rd)
+    if not kept:
+        raise SystemExit(f"{method}: every round was disturbed by other processes")
+    res = {"method": method, "arch": a.arch, "batch": a.batch, "load_at_start": load, "rounds": rounds, "rounds_kept": len(kept),
+           "pytorch_ms_best": min(r["pytorch_ms"] for r in kept),
+           "pytorch_ms_median": statistics.median(r["pytorch_ms"] for r in kept)}
+    s = (f"{method} {a.arch} batch {a.batch}, {len(kept)} undisturbed rounds (load {load:.2f} at the start): pytorch {res['pytorch_ms_median']:.1f} ms median, "
          f"{res['pytorch_ms_best']:.1f} best")
     if cmd:
-        res["go_ms_best"] = min(r["go_ms"] for r in rounds)
-        res["go_ms_median"] = statistics.median(r["go_ms"] for r in rounds)
+        res["go_ms_best"] = min(r["go_ms"] for r in kept)
+        res["go_ms_median"] = statistics.median(r["go_ms"] for r in kept)
         res["ratio_median"] = res["pytorch_ms_median"] / res["go_ms_median"]
         res["ratio_best"] = res["pytorch_ms_best"] / res["go_ms_best"]
         s += (f"; duelctl {res['go_ms_median']:.1f} median, {res['go_ms_best']:.1f} best; ratio duelctl/pytorch "
@@ -522,6 +533,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1, help="alternations of PyTorch and duelctl per method")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--disturbed", type=float, default=0.2,
+                    help="a round in which other processes took more than this many CPU-seconds is left out and repeated, up to 3x --rounds rounds in all (0: keep every round)")
     ap.add_argument("--quiet-load", type=float, default=0, help="before each method, wait until the 1-minute load average is below this (0: start at once)")
     ap.add_argument("--quiet-wait", type=float, default=1800, help="with --quiet-load: give up after this many seconds")
     ap.add_argument("--duelctl", help="duelctl binary to run with the same arguments for the ratio")
