@@ -466,6 +466,9 @@ def wait_quiet(limit, most_s):
 
 
 def bench_method(a, method):
+    # Waits before building anything: under OMP_WAIT_POLICY=ACTIVE torch's
+    # idle threads would spin meanwhile.
+    load = wait_quiet(a.quiet_load, a.quiet_wait) if a.quiet_load else os.getloadavg()[0]
     cfg = preset(method, a.memory_size)
     if a.duelctl:
         check_preset(a.duelctl, method, cfg)
@@ -485,7 +488,6 @@ def bench_method(a, method):
                "--steps", str(a.steps), "--warmup", str(a.warmup), "--json"]
         if a.memory_size:
             cmd += ["--memory-size", str(a.memory_size)]
-    load = wait_quiet(a.quiet_load, a.quiet_wait) if a.quiet_load else os.getloadavg()[0]
     rounds, kept = [], []
     while len(kept) < a.rounds and len(rounds) < 3 * a.rounds:
         busy0, steal0, ours0, wall0 = *cpu_counters(), time.perf_counter()
