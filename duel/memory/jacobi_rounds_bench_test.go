@@ -93,19 +93,7 @@ func BenchmarkJacobiRounds(b *testing.B) {
 		var rounds []int
 		for b.Loop() {
 			rounds = rounds[:0]
-			r := rand.New(rand.NewPCG(1, 2))
-			mem := make([]float32, k*z)
-			if err := normalizeRows(mem, unitRows(r, k, z), z); err != nil {
-				b.Fatal(err)
-			}
-			var pool [][]float32
-			for range 8 {
-				batch := make([]float32, bs*z)
-				if err := normalizeRows(batch, unitRows(r, bs, z), z); err != nil {
-					b.Fatal(err)
-				}
-				pool = append(pool, batch)
-			}
+			mem, pool := kernelBenchStream(b, k, bs, z)
 			pol := NewDUEL(Protected)
 			for u := range 12 {
 				batch := pool[u%len(pool)]

@@ -27,19 +27,7 @@ func BenchmarkVictimRowCache(b *testing.B) {
 	const k, bs, z, updates = 4096, 256, 128, 12
 	caches := []int{1, 4, 16}
 	for b.Loop() {
-		r := rand.New(rand.NewPCG(1, 2))
-		mem := make([]float32, k*z)
-		if err := normalizeRows(mem, unitRows(r, k, z), z); err != nil {
-			b.Fatal(err)
-		}
-		var pool [][]float32
-		for range 8 {
-			batch := make([]float32, bs*z)
-			if err := normalizeRows(batch, unitRows(r, bs, z), z); err != nil {
-				b.Fatal(err)
-			}
-			pool = append(pool, batch)
-		}
+		mem, pool := kernelBenchStream(b, k, bs, z)
 		hits := make([]int, len(caches))
 		var nearHits, nearSteps [2]int // early, late
 		steps := 0
@@ -121,4 +109,23 @@ func keptRows(mem, batch []float32, kept []int, z int) []float32 {
 		}
 	}
 	return out
+}
+
+// kernelBenchStream returns the start of the stream of cudaduel's
+// BenchmarkDUELKernel: k random unit rows of z values held, and a pool of
+// 8 random batches of bs rows that recur (seeded: the same every call).
+func kernelBenchStream(tb testing.TB, k, bs, z int) (mem []float32, pool [][]float32) {
+	r := rand.New(rand.NewPCG(1, 2))
+	mem = make([]float32, k*z)
+	if err := normalizeRows(mem, unitRows(r, k, z), z); err != nil {
+		tb.Fatal(err)
+	}
+	for range 8 {
+		batch := make([]float32, bs*z)
+		if err := normalizeRows(batch, unitRows(r, bs, z), z); err != nil {
+			tb.Fatal(err)
+		}
+		pool = append(pool, batch)
+	}
+	return mem, pool
 }
