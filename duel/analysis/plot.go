@@ -78,19 +78,43 @@ func PlotEmbedding(path, title string, y []float64, labels []int32, names []stri
 	p.Legend.Left = false
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	// room for the legend on the right
 	if len(y) > 0 {
-		xmin, xmax := math.Inf(1), math.Inf(-1)
-		for i := 0; i < len(y); i += 2 {
-			xmin, xmax = math.Min(xmin, y[i]), math.Max(xmax, y[i])
-		}
-		p.X.Max = xmax + 0.3*(xmax-xmin+1e-9)
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = embeddingRanges(y)
 	}
-	b, err := renderPNG(p, 7*vg.Inch, 6*vg.Inch)
+	b, err := renderPNG(p, embedWidth*vg.Inch, embedHeight*vg.Inch)
 	if err != nil {
 		return fmt.Errorf("plotting %s: %w", path, err)
 	}
 	return WriteFileAtomic(path, b)
+}
+
+// The embedding plot's size, and about the part of it the data takes (the
+// rest: the title, the axes and their labels), in inches.
+const (
+	embedWidth, embedHeight = 7, 6
+	embedDataW, embedDataH  = 6.3, 5.2
+	embedLegendRoom         = 0.3 // of the points' width, on the right, for the legend
+)
+
+// embeddingRanges returns the axes' ranges of an embedding plot of the
+// points y (x0, y0, x1, y1, ...): one scale for both axes (a unit is as
+// long across as up, so that the picture keeps the embedding's
+// distances), the points centred, with room on the right for the legend.
+func embeddingRanges(y []float64) (xmin, xmax, ymin, ymax float64) {
+	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i := 0; i+1 < len(y); i += 2 {
+		x0, x1 = math.Min(x0, y[i]), math.Max(x1, y[i])
+		y0, y1 = math.Min(y0, y[i+1]), math.Max(y1, y[i+1])
+	}
+	// Units per inch: the larger the axes need, with a small margin.
+	scale := 1.05 * math.Max((x1-x0)*(1+embedLegendRoom)/embedDataW, (y1-y0)/embedDataH)
+	if !(scale > 0) {
+		scale = 1 / embedDataW // one point, or all at one place: a unit across
+	}
+	w, h := scale*embedDataW, scale*embedDataH
+	cx, cy := (x0+x1)/2, (y0+y1)/2
+	xmin = cx - w/(1+embedLegendRoom)/2
+	return xmin, xmin + w, cy - h/2, cy + h/2
 }
 
 // PlotClassFrequency draws the number of memory rows of each class as bars

@@ -147,3 +147,29 @@ func TestExactTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddingRanges: one scale on both axes, every point inside, the
+// points centred left of the legend's room.
+func TestEmbeddingRanges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		y    []float64
+	}{
+		{"wide strip", []float64{-70, -15, 75, 12, 0, 0}},
+		{"tall strip", []float64{-5, -80, 5, 90}},
+		{"one point", []float64{3, 4}},
+		{"coincident", []float64{1, 1, 1, 1}},
+	} {
+		xmin, xmax, ymin, ymax := embeddingRanges(tc.y)
+		sx, sy := (xmax-xmin)/embedDataW, (ymax-ymin)/embedDataH
+		if !(sx > 0) || math.Abs(sx-sy) > 1e-9*sx {
+			t.Errorf("%s: %v units per inch across, %v up", tc.name, sx, sy)
+		}
+		legend := xmin + (xmax-xmin)/(1+embedLegendRoom)
+		for i := 0; i < len(tc.y); i += 2 {
+			if tc.y[i] < xmin || tc.y[i] > legend || tc.y[i+1] < ymin || tc.y[i+1] > ymax {
+				t.Errorf("%s: point (%v, %v) outside x [%v, %v] (legend from %v), y [%v, %v]", tc.name, tc.y[i], tc.y[i+1], xmin, xmax, legend, ymin, ymax)
+			}
+		}
+	}
+}
