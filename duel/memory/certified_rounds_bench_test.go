@@ -133,12 +133,7 @@ func certifiedRoundsT(mem, batch []float32, adm Admission, z int, ms []int, exac
 	ev := duelReferenceSteps(&Arrival{Memory: mem, Batch: batch, Z: z}, adm, func(score []float64, selected, protected []bool) {
 		snaps = append(snaps, snapshot{slices.Clone(score), slices.Clone(selected), slices.Clone(protected)})
 	})
-	comb := make([]float32, n*z)
-	toGrid(comb[:k*z], mem)
-	toGrid(comb[k*z:], batch)
-	dots := make([]float32, n*n)
-	gridDots(dots, comb, comb, n, n, z)
-	q := func(i, j int) float64 { return qOf(dots[i*n+j]) }
+	q := combinedQ(mem, batch, z)
 	out := map[int]int{}
 	for _, m := range ms {
 		for t0 := 0; t0 < bb; {

@@ -25,14 +25,8 @@ func duelReferenceSteps(a *Arrival, adm Admission, observe func(score []float64,
 	n := k + a.B()
 
 	// comb = torch.cat((memory, p_target), dim=0)
-	comb := make([]float32, n*z)
-	toGrid(comb[:k*z], a.Memory)
-	toGrid(comb[k*z:], a.Batch)
-
 	// score_matrix = score_function(torch.mm(comb, comb.transpose(0,1)))
-	dots := make([]float32, n*n)
-	gridDots(dots, comb, comb, n, n, z)
-	q := func(i, j int) float64 { return qOf(dots[i*n+j]) }
+	q := combinedQ(a.Memory, a.Batch, z)
 
 	// selection = [i < K]; score = cat(score_memory.sum(-1), zeros(B))
 	selected := make([]bool, n)
@@ -106,4 +100,17 @@ func duelReferenceSteps(a *Arrival, adm Admission, observe func(score []float64,
 		}
 	}
 	return evicted
+}
+
+// combinedQ returns q(i, j) over the rows of memory then batch (z values
+// each, on the similarity grid): the pseudocode's score_matrix, its (K+B)²
+// dots computed once.
+func combinedQ(memory, batch []float32, z int) func(i, j int) float64 {
+	k, n := len(memory)/z, (len(memory)+len(batch))/z
+	comb := make([]float32, n*z)
+	toGrid(comb[:k*z], memory)
+	toGrid(comb[k*z:], batch)
+	dots := make([]float32, n*n)
+	gridDots(dots, comb, comb, n, n, z)
+	return func(i, j int) float64 { return qOf(dots[i*n+j]) }
 }

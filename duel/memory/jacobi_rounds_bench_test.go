@@ -15,13 +15,7 @@ import (
 // difference. It checks the result against the reference's victims.
 func jacobiRounds(tb testing.TB, mem, batch []float32, z int) int {
 	k, bb := len(mem)/z, len(batch)/z
-	n := k + bb
-	comb := make([]float32, n*z)
-	toGrid(comb[:k*z], mem)
-	toGrid(comb[k*z:], batch)
-	dots := make([]float32, n*n)
-	gridDots(dots, comb, comb, n, n, z)
-	q := func(i, j int) float64 { return qOf(dots[i*n+j]) }
+	q := combinedQ(mem, batch, z)
 	s0 := make([]float64, k)
 	for c := 0; c < k; c++ {
 		for j := 0; j < k; j++ {
