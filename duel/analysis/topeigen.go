@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 )
@@ -147,7 +148,7 @@ func tridiagonalTop(a []float64, d, k int) (_ *mat.Dense, ok bool) {
 				continue
 			}
 			for _, y := range z[cluster:c] {
-				axpy(-dot(x, y), y, x)
+				floats.AddScaled(x, -floats.Dot(x, y), y)
 			}
 			normalize(x)
 			converged = residual(diag, off, vals[d-1-c], x) <= 1e-9*tnorm
@@ -216,26 +217,9 @@ func residual(diag, off []float64, lambda float64, x []float64) float64 {
 	return math.Sqrt(s)
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// axpy sets y += alpha x.
-func axpy(alpha float64, x, y []float64) {
-	for i, v := range x {
-		y[i] += alpha * v
-	}
-}
-
 // normalize scales x to unit length (a zero vector stays zero).
 func normalize(x []float64) {
-	if n := math.Sqrt(dot(x, x)); n > 0 {
-		for i := range x {
-			x[i] /= n
-		}
+	if n := floats.Norm(x, 2); n > 0 {
+		floats.Scale(1/n, x)
 	}
 }

@@ -242,16 +242,20 @@ func squaredDistances(z []float64, n, k int) []float64 {
 	parallelRows(n, func(i int) {
 		zi := z[i*k : (i+1)*k]
 		for j := 0; j < n; j++ {
-			zj := z[j*k : (j+1)*k]
-			var s float64
-			for a, v := range zi {
-				t := v - zj[a]
-				s += t * t
-			}
-			dist[i*n+j] = s
+			dist[i*n+j] = squaredDistance(zi, z[j*k:(j+1)*k])
 		}
 	})
 	return dist
+}
+
+// squaredDistance returns ‖a − b‖², summed in index order.
+func squaredDistance(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		t := v - b[i]
+		s += t * t
+	}
+	return s
 }
 
 // conditionalRow fills row (n values) with p_j|i ∝ exp(-β d_ij), p_i|i = 0,

@@ -46,13 +46,7 @@ func nearestNeighbours(z []float64, n, d, k int) ([]int32, []float64) {
 				if j == i {
 					continue
 				}
-				zj := z[j*d : (j+1)*d]
-				var s float64
-				for a, v := range zi {
-					t := v - zj[a]
-					s += t * t
-				}
-				row[m] = cand{s, int32(j)}
+				row[m] = cand{squaredDistance(zi, z[j*d:(j+1)*d]), int32(j)}
 				m++
 			}
 			nearest := row[:m]

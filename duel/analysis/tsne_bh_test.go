@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // denseOf expands p to an n x n matrix.
@@ -241,7 +243,7 @@ func TestTopEigenvectors(t *testing.T) {
 		for i := range q {
 			q[i] = normals(r, d)
 			for _, p := range q[:i] {
-				axpy(-dot(q[i], p), p, q[i])
+				floats.AddScaled(q[i], -floats.Dot(q[i], p), p)
 			}
 			normalize(q[i])
 		}
