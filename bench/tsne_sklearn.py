@@ -10,7 +10,7 @@ and times, with the same number of threads:
   - scikit-learn: PCA to 50 components (its default solver), then
     TSNE(perplexity 30, learning_rate "auto", init "pca", 1000 iterations)
     with method "barnes_hut" (its default, angle 0.5) and "exact";
-  - `duelctl bench tsne --features X.npy --method barnes-hut|exact --json`,
+  - `duelctl bench tsne --features X.npy --tsne-method barnes-hut|exact --json`,
     which times the same steps (PCA to 50 included) in the Go process.
 It prints seconds, the final KL divergence (each reports its own: for
 Barnes-Hut both use the tree's normalisation) and scikit-learn's time over
@@ -66,7 +66,7 @@ def main():
                 emb = TSNE(2, perplexity=30, learning_rate="auto", init="pca", n_iter=1000, method=theirs,
                            random_state=0).fit(z)
                 st = time.perf_counter() - t0
-                out = subprocess.run([args.duelctl, "bench", "tsne", "--features", path, "--method", ours, "--json"],
+                out = subprocess.run([args.duelctl, "bench", "tsne", "--features", path, "--tsne-method", ours, "--json"],
                                      check=True, capture_output=True, text=True, env=env).stdout
                 res = json.loads(out.strip().splitlines()[-1])
                 print(f"{n:>6} {ours:>11} {st:>10.2f} {emb.kl_divergence_:>7.3f} {res['seconds']:>10.2f} {res['kl']:>7.3f} "

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"path/filepath"
 	"time"
 
@@ -31,7 +30,7 @@ func analyzeCommand() *cli.Command {
 			"class_frequency.png (memory), training_curves.png (metrics.jsonl), analysis.json and report.md.\n" +
 			"Memory fields are null when the method has no memory (said so in report.md).\n" +
 			"--json prints {\"memory_class_entropy\", \"intra_class_variance\", \"inter_class_similarity\", ...}.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "projector", Usage: "test features analysed: projector (the latent space of the loss and the memory; backbone when the method has none) or backbone"},
@@ -42,12 +41,10 @@ func analyzeCommand() *cli.Command {
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "t-SNE perplexity"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
 			&cli.StringFlag{Name: "tsne-init", Value: "pca", Usage: "t-SNE initialisation: pca or random"},
-			&cli.StringFlag{Name: "tsne-method", Value: ts.Method.String(), Usage: "t-SNE gradient: barnes-hut (scikit-learn's default: P over each point's 3·perplexity nearest neighbours, the repulsion from a quadtree; O(N log N) an iteration) or exact (every pair: O(N²) time and memory, for up to a few thousand points)"},
-			&cli.Float64Flag{Name: "tsne-theta", Value: ts.Theta, Usage: "Barnes-Hut's opening angle (scikit-learn's angle): a quadtree cell narrower than this fraction of its distance repels as one body; smaller is closer to the exact gradient and slower (barnes-hut only)"},
 			stepFlag,
 			modelDeviceFlag,
 			jsonFlag,
-		},
+		}, tsneMethodFlags()...),
 		Action: runAnalyze,
 	}
 }
@@ -94,17 +91,11 @@ func runAnalyze(c *cli.Context) error {
 	default:
 		return flagError("tsne-init", fmt.Sprintf("%q", init), "pca or random")
 	}
-	method, err := analysis.ParseTSNEMethod(c.String("tsne-method"))
-	if err != nil {
-		return flagError("tsne-method", fmt.Sprintf("%q", c.String("tsne-method")), "barnes-hut or exact")
+	if err := setTSNEMethod(c, &tcfg); err != nil {
+		return err
 	}
-	tcfg.Method, tcfg.Theta = method, c.Float64("tsne-theta")
 	points := c.Int("tsne-points")
 	switch {
-	case !(tcfg.Theta > 0) || math.IsInf(tcfg.Theta, 0):
-		return flagError("tsne-theta", tcfg.Theta, "a finite number > 0")
-	case method == analysis.TSNEExact && c.IsSet("tsne-theta"):
-		return fmt.Errorf("--tsne-theta %g: the exact method takes every pair and has no angle (it applies to --tsne-method barnes-hut)", tcfg.Theta)
 	case c.Int("limit") < 0:
 		return flagError("limit", c.Int("limit"), "an integer >= 0 (0 = the whole split)")
 	case c.Int("batch") <= 0:
@@ -289,6 +280,9 @@ func evenlySpaced(n, k int) []int {
 // tsnePlot embeds f with t-SNE and writes the scatter plot to path. It
 // returns the final KL divergence.
 func tsnePlot(c *cli.Context, path, title string, f *eval.Features, names []string, cfg analysis.TSNEConfig) (float64, error) {
+	if err := checkTSNEMemory(cfg.Method, f.N); err != nil {
+		return 0, err
+	}
 	bar := progressBar(c, cfg.Iterations, "t-SNE "+filepath.Base(path))
 	cfg.Progress = func(it int) {
 		if bar != nil && it%10 == 0 {

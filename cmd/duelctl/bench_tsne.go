@@ -26,7 +26,7 @@ type benchTSNEResult struct {
 
 func benchTSNECommand() *cli.Command {
 	ts := analysis.DefaultTSNEConfig()
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "tsne",
 		Usage: "time analyze's t-SNE (PCA to 50 dimensions, then the embedding) on an .npy of rows or on generated clusters",
 		Description: "Embeds --features (N x D float32 or float64 .npy), or --n rows of dimension --dim drawn around\n" +
@@ -39,14 +39,14 @@ func benchTSNECommand() *cli.Command {
 			&cli.IntFlag{Name: "dim", Value: 512, Usage: "dimension of the generated rows"},
 			&cli.IntFlag{Name: "classes", Value: 10, Usage: "clusters of the generated rows"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated rows"},
-			&cli.StringFlag{Name: "method", Value: ts.Method.String(), Usage: "barnes-hut or exact (analyze's --tsne-method)"},
-			&cli.Float64Flag{Name: "theta", Value: ts.Theta, Usage: "Barnes-Hut's opening angle (barnes-hut only)"},
 			&cli.IntFlag{Name: "iters", Value: ts.Iterations, Usage: "iterations"},
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "perplexity"},
 			jsonFlag,
 		},
 		Action: runBenchTSNE,
 	}
+	cmd.Flags = append(cmd.Flags, tsneMethodFlags()...)
+	return cmd
 }
 
 func runBenchTSNE(c *cli.Context) error {
@@ -54,16 +54,11 @@ func runBenchTSNE(c *cli.Context) error {
 		return fmt.Errorf("unexpected argument %q (flags only, see --help)", c.Args().First())
 	}
 	cfg := analysis.DefaultTSNEConfig()
-	method, err := analysis.ParseTSNEMethod(c.String("method"))
-	if err != nil {
-		return flagError("method", fmt.Sprintf("%q", c.String("method")), "barnes-hut or exact")
+	if err := setTSNEMethod(c, &cfg); err != nil {
+		return err
 	}
-	cfg.Method, cfg.Theta, cfg.Iterations, cfg.Perplexity = method, c.Float64("theta"), c.Int("iters"), c.Float64("perplexity")
+	cfg.Iterations, cfg.Perplexity = c.Int("iters"), c.Float64("perplexity")
 	switch {
-	case !(cfg.Theta > 0) || math.IsInf(cfg.Theta, 0):
-		return flagError("theta", cfg.Theta, "a finite number > 0")
-	case method == analysis.TSNEExact && c.IsSet("theta"):
-		return fmt.Errorf("--theta %g: the exact method takes every pair and has no angle (it applies to --method barnes-hut)", cfg.Theta)
 	case cfg.Iterations <= 0:
 		return flagError("iters", cfg.Iterations, "an integer > 0")
 	case !(cfg.Perplexity > 0) || math.IsInf(cfg.Perplexity, 0):
@@ -73,12 +68,8 @@ func runBenchTSNE(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if method == analysis.TSNEExact {
-		// Its distances, conditional and joint P and gradient: four n x n
-		// float64 matrices.
-		if err := train.CheckMemory(train.MemoryNeed{Flag: "method", Got: "exact", Bytes: 32 * float64(n) * float64(n), What: fmt.Sprintf("the exact method's pair matrices of %d rows", n)}); err != nil {
-			return err
-		}
+	if err := checkTSNEMemory(cfg.Method, n); err != nil {
+		return err
 	}
 	bar := progressBar(c, cfg.Iterations, "t-SNE")
 	cfg.Progress = func(it int) {
@@ -92,8 +83,8 @@ func runBenchTSNE(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := benchTSNEResult{N: n, Dim: d, Method: method.String(), Iters: cfg.Iterations, Seconds: time.Since(start).Seconds(), KL: res.KL}
-	if method == analysis.TSNEBarnesHut {
+	out := benchTSNEResult{N: n, Dim: d, Method: cfg.Method.String(), Iters: cfg.Iterations, Seconds: time.Since(start).Seconds(), KL: res.KL}
+	if cfg.Method == analysis.TSNEBarnesHut {
 		out.Theta = cfg.Theta
 	}
 	fmt.Fprintf(c.App.Writer, "t-SNE (%s) of %d rows of dimension %d, %d iterations: %.3f s, KL %.4f\n", out.Method, n, d, out.Iters, out.Seconds, out.KL)

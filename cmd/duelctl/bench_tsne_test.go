@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/npy"
 )
 
@@ -27,8 +28,8 @@ func TestBenchTSNE(t *testing.T) {
 		theta  float64
 	}{
 		{[]string{"--n", "60", "--dim", "8", "--classes", "3"}, 60, 8, "barnes-hut", 0.5},
-		{[]string{"--n", "60", "--dim", "8", "--method", "exact"}, 60, 8, "exact", 0},
-		{[]string{"--features", path, "--theta", "0.3"}, 40, 3, "barnes-hut", 0.3},
+		{[]string{"--n", "60", "--dim", "8", "--tsne-method", "exact"}, 60, 8, "exact", 0},
+		{[]string{"--features", path, "--tsne-theta", "0.3"}, 40, 3, "barnes-hut", 0.3},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"bench", "tsne", "--iters", "30", "--json"}, tc.args...)...)
 		if code != 0 {
@@ -54,9 +55,9 @@ func TestBenchTSNEErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--method", "fast"}, []string{"--method", `"fast"`, "barnes-hut or exact"}},
-		{[]string{"--theta", "0"}, []string{"--theta: got 0"}},
-		{[]string{"--method", "exact", "--theta", "0.2"}, []string{"--theta 0.2", "exact method"}},
+		{[]string{"--tsne-method", "fast"}, []string{"--tsne-method", `"fast"`, "barnes-hut or exact"}},
+		{[]string{"--tsne-theta", "0"}, []string{"--tsne-theta: got 0"}},
+		{[]string{"--tsne-method", "exact", "--tsne-theta", "0.2"}, []string{"--tsne-theta 0.2", "exact method"}},
 		{[]string{"--iters", "0"}, []string{"--iters: got 0"}},
 		{[]string{"--perplexity", "-2"}, []string{"--perplexity: got -2"}},
 		{[]string{"--n", "1"}, []string{"-n: got 1"}},
@@ -68,4 +69,9 @@ func TestBenchTSNEErrors(t *testing.T) {
 	} {
 		wantCLIError(t, append([]string{"bench", "tsne"}, tc.args...), tc.want...)
 	}
+	if train.MachineMemory() <= 0 {
+		t.Skip("the machine's memory is unknown: the exact method's memory is not checked")
+	}
+	wantCLIError(t, []string{"bench", "tsne", "--tsne-method", "exact", "--n", "1000000", "--dim", "1"},
+		`--tsne-method: got "exact", needs about`, "pair matrices of 1000000 points", "this machine has ")
 }
