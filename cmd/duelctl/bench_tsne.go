@@ -118,7 +118,7 @@ func benchTSNERows(c *cli.Context) ([]float32, int, int, error) {
 	case k < 1 || k > n:
 		return nil, 0, 0, flagError("classes", k, fmt.Sprintf("an integer in [1, --n = %d]", n))
 	}
-	if err := train.CheckMemory(train.MemoryNeed{Flag: "n", Got: n, Bytes: 4 * float64(n) * float64(d), What: fmt.Sprintf("%d generated rows of dimension %d", n, d)}); err != nil {
+	if err := train.CheckMemory(train.MemoryNeed{Flag: "n", Got: n, Bytes: 4 * float64(n) * float64(d), What: fmt.Sprintf("for %d generated rows of dimension %d", n, d)}); err != nil {
 		return nil, 0, 0, err
 	}
 	r := rand.New(rand.NewPCG(c.Uint64("seed"), 0x74736e65))

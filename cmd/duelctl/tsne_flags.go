@@ -46,5 +46,5 @@ func checkTSNEMemory(method analysis.TSNEMethod, n int) error {
 		return nil
 	}
 	return train.CheckMemory(train.MemoryNeed{Flag: "tsne-method", Got: `"exact"`, Bytes: 32 * float64(n) * float64(n),
-		What: fmt.Sprintf("the exact method's pair matrices of %d points (--tsne-method barnes-hut needs O(N))", n)})
+		What: fmt.Sprintf("for the exact method's pair matrices of %d points (--tsne-method barnes-hut needs O(N))", n)})
 }
