@@ -39,12 +39,19 @@ type isa struct {
 	// first r rows from the same packed A panel (mr floats per k step), for
 	// the last rows of C when mr does not divide them.
 	short bool
+	// bf16: the operands are bfloat16 pairs, one per 32-bit word (the lower
+	// half the even k), and each k step of the loop is a pair step issued
+	// as VDPBF16PS (AVX512_BF16) instead of VFMADD231PS; the Go assembler
+	// has no mnemonic for it, so its EVEX bytes are written out (evexDPBF16).
+	bf16 bool
 }
 
 func main() {
 	isas := []isa{
 		{name: "AVX512", file: "kernel_avx512_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 14, nr: 32, unroll: 4, zero: "VPXORD", directA: true, pfShift: 4, short: true},
 		{name: "AVX512x16", file: "kernel_avx512x16_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 16, nr: 16, unroll: 4, zero: "VPXORD", directA: true},
+		{name: "AVX512BF16", file: "kernel_avx512bf16_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 14, nr: 32, unroll: 4, zero: "VPXORD", directA: true, pfShift: 4, short: true, bf16: true},
+		{name: "AVX512BF16x16", file: "kernel_avx512bf16x16_amd64.s", reg: "Z", width: 16, nregs: 32, mr: 16, nr: 16, unroll: 4, zero: "VPXORD", directA: true, bf16: true},
 		{name: "AVX2", file: "kernel_avx2_amd64.s", reg: "Y", width: 8, nregs: 16, mr: 6, nr: 16, unroll: 4, zero: "VXORPS", short: true},
 	}
 	var tiles bytes.Buffer
@@ -214,6 +221,10 @@ func genKernel(w *bytes.Buffer, s isa, direct bool, rows int) {
 		for r := 0; r < s.mr; r++ {
 			p("\tVBROADCASTSS %s, %s", aAddr(u, r), bc(r))
 			for v := 0; v < nv; v++ {
+				if s.bf16 {
+					p("\t%s // VDPBF16PS %s, %s, %s", evexDPBF16(r*nv+v, s.nregs-2+r%2, s.nregs-2-nv+v), breg(v), bc(r), acc(r, v))
+					continue
+				}
 				p("\tVFMADD231PS %s, %s, %s", breg(v), bc(r), acc(r, v))
 			}
 		}
@@ -273,6 +284,27 @@ func genKernel(w *bytes.Buffer, s isa, direct bool, rows int) {
 	}
 	p("\tVZEROUPPER")
 	p("\tRET")
+}
+
+// evexDPBF16 returns the bytes of VDPBF16PS zmm(dst), zmm(src1), zmm(src2)
+// (EVEX.512.F3.0F38.W0 52 /r: each float32 lane of dst gains the two
+// products of the bfloat16 pairs in the same lane of src1 and src2) as a
+// line of BYTE directives. Registers are 0..31.
+func evexDPBF16(dst, src1, src2 int) string {
+	inv := func(reg, bit int) int { return 1 ^ (reg>>bit)&1 }                        // EVEX stores register bits inverted
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b10 // R X B R' 0 0 mm(0F38)
+	p1 := (^src1&15)<<3 | 1<<2 | 0b10                                                // W0 vvvv 1 pp(F3)
+	p2 := 0b10<<5 | inv(src1, 4)<<3                                                  // z0 L'L(512) b0 V' aaa(0)
+	modrm := 0xc0 | (dst&7)<<3 | src2&7
+	bs := []int{0x62, p0, p1, p2, 0x52, modrm}
+	var w bytes.Buffer
+	for i, b := range bs {
+		if i > 0 {
+			w.WriteString("; ")
+		}
+		fmt.Fprintf(&w, "BYTE $0x%02x", b)
+	}
+	return w.String()
 }
 
 // interleaveWidths are the panel widths (the mr and nr of the kernels) that

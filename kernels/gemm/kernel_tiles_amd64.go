@@ -6,12 +6,16 @@ package gemm
 
 // Register tiles of the assembly micro-kernels.
 const (
-	mrAVX512    = 14
-	nrAVX512    = 32
-	mrAVX512x16 = 16
-	nrAVX512x16 = 16
-	mrAVX2      = 6
-	nrAVX2      = 16
+	mrAVX512        = 14
+	nrAVX512        = 32
+	mrAVX512x16     = 16
+	nrAVX512x16     = 16
+	mrAVX512BF16    = 14
+	nrAVX512BF16    = 32
+	mrAVX512BF16x16 = 16
+	nrAVX512BF16x16 = 16
+	mrAVX2          = 6
+	nrAVX2          = 16
 )
 
 // shortAVX512[r] is kernelAVX512 for the first r rows of its packed A panel
@@ -82,6 +86,75 @@ func kernelAVX512Rows12(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 //
 //go:noescape
 func kernelAVX512Rows13(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// shortAVX512BF16[r] is kernelAVX512BF16 for the first r rows of its packed A panel
+// (r = 1..13; entry 0 is nil).
+var shortAVX512BF16 = [mrAVX512BF16]microKernel{nil, kernelAVX512BF16Rows1, kernelAVX512BF16Rows2, kernelAVX512BF16Rows3, kernelAVX512BF16Rows4, kernelAVX512BF16Rows5, kernelAVX512BF16Rows6, kernelAVX512BF16Rows7, kernelAVX512BF16Rows8, kernelAVX512BF16Rows9, kernelAVX512BF16Rows10, kernelAVX512BF16Rows11, kernelAVX512BF16Rows12, kernelAVX512BF16Rows13}
+
+// kernelAVX512BF16Rows1 is kernelAVX512BF16 for rows 0..0 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows1(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows2 is kernelAVX512BF16 for rows 0..1 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows2(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows3 is kernelAVX512BF16 for rows 0..2 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows3(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows4 is kernelAVX512BF16 for rows 0..3 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows4(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows5 is kernelAVX512BF16 for rows 0..4 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows5(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows6 is kernelAVX512BF16 for rows 0..5 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows6(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows7 is kernelAVX512BF16 for rows 0..6 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows7(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows8 is kernelAVX512BF16 for rows 0..7 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows8(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows9 is kernelAVX512BF16 for rows 0..8 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows9(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows10 is kernelAVX512BF16 for rows 0..9 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows10(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows11 is kernelAVX512BF16 for rows 0..10 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows11(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows12 is kernelAVX512BF16 for rows 0..11 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows12(kc int, a, b, c *float32, ldb, ldc int, beta float32)
+
+// kernelAVX512BF16Rows13 is kernelAVX512BF16 for rows 0..12 of the tile.
+//
+//go:noescape
+func kernelAVX512BF16Rows13(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 
 // shortAVX2[r] is kernelAVX2 for the first r rows of its packed A panel
 // (r = 1..5; entry 0 is nil).
