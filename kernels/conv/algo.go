@@ -18,6 +18,11 @@ const (
 	// vectors (in plain Go where AVX-512 is not allowed: slow, for tests),
 	// im2col for the others.
 	Direct
+	// Im2colBF16 is Im2col with the GEMM's factors rounded to bfloat16 and
+	// float32 sums (gemm.SgemmBF16): the explicit patch matrix, never the
+	// gathered panels (their panels are float32). Auto never picks it: it
+	// is a precision, asked for (a CPU backend's bf16 convolutions).
+	Im2colBF16
 )
 
 // String returns the algorithm's name.
@@ -31,12 +36,14 @@ func (a Algo) String() string {
 		return "winograd"
 	case Direct:
 		return "direct"
+	case Im2colBF16:
+		return "im2col-bf16"
 	}
 	return "ConvAlgo(?)"
 }
 
 // Algos are the algorithms of the three passes of one convolution:
-// Im2col (the GEMM paths), Winograd or Direct each.
+// Im2col (the GEMM paths), Im2colBF16, Winograd or Direct each.
 type Algos struct{ Forward, WeightGrad, InputGrad Algo }
 
 // Applies reports whether al can run the passes of the convolution s

@@ -1,5 +1,7 @@
 package conv
 
+import "github.com/duel-ssl/duel/kernels/gemm"
+
 // Shape is the geometry of a convolution call: batch, channels, input
 // map, kernel, stride, padding, and whether the input is channel-major.
 // The passes of this package (Im2colForward, WinogradForward,
@@ -22,6 +24,26 @@ func (s Shape) OutW() int { return OutSize(s.W, s.K, s.S, s.P) }
 func (s Shape) geom() geom {
 	oh, ow := s.OutH(), s.OutW()
 	return geom{n: s.N, cin: s.In, h: s.H, w: s.W, cout: s.Out, k: s.K, s: s.S, p: s.P, oh: oh, ow: ow, xcm: s.ChannelMajor || s.N == 1}
+}
+
+// geomBF16 is s's geometry with the GEMM paths in bfloat16.
+func (s Shape) geomBF16() geom {
+	g := s.geom()
+	g.bf16 = true
+	return g
+}
+
+// gemm returns the GEMM the paths of g call where coarsePlan chose sg:
+// its bfloat16 form (threaded when par, as coarsePlan's Sgemm is) when
+// g.bf16, else sg.
+func (g geom) gemm(sg sgemmFunc, par bool) sgemmFunc {
+	switch {
+	case !g.bf16:
+		return sg
+	case par:
+		return gemm.SgemmBF16
+	}
+	return gemm.SgemmBF16Serial
 }
 
 // pointwise reports whether the patch matrix is the input itself (a 1x1
@@ -50,7 +72,22 @@ type geom struct {
 	// paths on wide maps (tests compare them with the unrolled and
 	// whole-map ones).
 	winoGeneral bool
+	// bf16: the GEMM paths multiply factors rounded to bfloat16
+	// (gemm.SgemmBF16) on an explicit patch matrix (Im2colBF16).
+	bf16 bool
+	// pairing overrides whether the bfloat16 GEMM paths pair their
+	// operands (pairedBF16), for tests: pairAuto in every other use.
+	pairing pairMode
 }
+
+// pairMode says when the bfloat16 GEMM paths take the paired form.
+type pairMode int8
+
+const (
+	pairAuto   pairMode = iota // where the CPU has AVX512_BF16
+	pairAlways                 // everywhere (the paired product then unpacks the words)
+	pairNever                  // never: the float32 patch matrix and gemm.SgemmBF16
+)
 
 func (g geom) ckk() int { return g.cin * g.k * g.k }
 func (g geom) ohw() int { return g.oh * g.ow }

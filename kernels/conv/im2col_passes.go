@@ -14,10 +14,19 @@ import (
 // gemmForward writes the convolution of xd (layout g.xcm) with the weight
 // wd into yd (channel-major).
 func gemmForward(sc Scratch, g geom, wd, xd, yd []float32) {
+	if g.empty() {
+		clear(yd)
+		return
+	}
+	if g.pairedBF16() {
+		pairedForward(sc, g, wd, xd, yd)
+		return
+	}
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
 	if g.pointwise() && g.xcm {
-		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		chunk, threads, sg, par := coarsePlan(n, n, g.flops())
+		sg = g.gemm(sg, par)
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
 			sg(false, false, g.cout, cnt*ohw, g.cin, 1, wd, g.cin, xd[n0*ohw:], ldy, 0, yd[n0*ohw:], ldy)
 		})
@@ -25,6 +34,7 @@ func gemmForward(sc Scratch, g geom, wd, xd, yd []float32) {
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	sg = g.gemm(sg, par)
 	if g.implicitPatches(g.cout) {
 		tabs, sgs := g.patchTables(), sourceGemm(par)
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
@@ -44,10 +54,21 @@ func gemmForward(sc Scratch, g geom, wd, xd, yd []float32) {
 // gemmWeightGrad writes (adds, when acc) the weight gradient dw of the
 // convolution of xd (layout g.xcm) from dy (channel-major).
 func gemmWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
+	if g.empty() {
+		if !acc {
+			clear(dw)
+		}
+		return
+	}
+	if g.pairedBF16() {
+		pairedWeightGrad(sc, g, xd, dy, dw, acc)
+		return
+	}
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
 	if g.pointwise() && g.xcm {
-		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		chunk, threads, sg, par := coarsePlan(n, n, g.flops())
+		sg = g.gemm(sg, par)
 		weightGrad(sc, g.cout, dw, acc, sumInPlace, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 			sg(false, true, g.cout, g.cin, cnt*ohw, 1, dy[n0*ohw:], ldy, xd[n0*ohw:], ldy, b, dst, g.cin)
 		})
@@ -55,6 +76,7 @@ func gemmWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	sg = g.gemm(sg, par)
 	sum := sumInPlace
 	if g.transposedWeightGrad() {
 		sum = sumTransposed
@@ -90,10 +112,17 @@ func gemmWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 // for a 1x1 stride-1 convolution, a transposed convolution for other
 // stride-1 ones, else GEMM + col2im.
 func gemmInputGrad(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
+	if g.empty() {
+		if !acc {
+			clear(dx)
+		}
+		return
+	}
 	n, ohw := g.n, g.ohw()
 	ldy := n * ohw
 	if g.pointwise() && g.xcm {
-		chunk, threads, sg, _ := coarsePlan(n, n, g.flops())
+		chunk, threads, sg, par := coarsePlan(n, n, g.flops())
+		sg = g.gemm(sg, par)
 		runChunks(n, chunk, threads, false, func(_, n0, cnt int) {
 			sg(true, false, g.cin, cnt*ohw, g.cout, 1, wd, g.cin, dy[n0*ohw:], ldy, beta(acc), dx[n0*ohw:], ldy)
 		})
@@ -109,6 +138,7 @@ func gemmInputGrad(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	}
 	ckk := g.ckk()
 	chunk, threads, sg, par := coarsePlan(n, g.chunk(), g.flops())
+	sg = g.gemm(sg, par)
 	dcols := scratchSet(sc, threads, ckk*chunk*ohw)
 	defer putScratchSet(sc, dcols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
@@ -120,6 +150,12 @@ func gemmInputGrad(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 		}
 		g.col2imImages(dx, dcols[w], n0, cnt, par)
 	})
+}
+
+// empty reports whether g has no image, channel or output position: its
+// sums are all empty (zero), and its GEMMs would have zero strides.
+func (g geom) empty() bool {
+	return g.n == 0 || g.cin == 0 || g.cout == 0 || g.ohw() == 0 || g.h*g.w == 0
 }
 
 // subsample reports whether g is a 1x1 stride-2 unpadded convolution of
@@ -167,6 +203,14 @@ func (g geom) upsampleImages(dx, dcol []float32, n0, cnt int, par, acc bool) {
 func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	k := g.k
 	kk := k * k
+	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true, bf16: g.bf16, pairing: g.pairing}
+	if tg.pairedBF16() {
+		a2 := get(sc, g.cin*((g.cout+1)/2)*kk)
+		defer put(sc, a2)
+		pairWeightsFlipped(sc, a2, wd, g.cout, g.cin, kk)
+		pairedConv(sc, tg, a2, dy, dx, beta(acc))
+		return
+	}
 	// wt[ci][co][a][b] = w[co][ci][k-1-a][k-1-b]: an (In x Out*K*K) matrix.
 	wt := get(sc, g.cin*g.cout*kk)
 	defer put(sc, wt)
@@ -179,10 +223,10 @@ func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 			}
 		}
 	}
-	// The transposed convolution maps (Out, OH, OW) back to (In, H, W).
-	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: k, s: 1, p: k - 1 - g.p, oh: g.h, ow: g.w, xcm: true}
+	// The transposed convolution maps (Out, OH, OW) back to (In, H, W): tg.
 	ckk, hw, ld := tg.ckk(), g.h*g.w, g.n*g.h*g.w
 	chunk, threads, sg, par := coarsePlan(g.n, tg.chunk(), tg.flops())
+	sg = tg.gemm(sg, par)
 	if tg.implicitPatches(g.cin) {
 		tabs, sgs := tg.patchTables(), sourceGemm(par)
 		runChunks(g.n, chunk, threads, false, func(_, n0, cnt int) {

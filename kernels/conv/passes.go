@@ -22,6 +22,22 @@ func Im2colWeightGrad(sc Scratch, s Shape, xd, dy, dw []float32, acc bool) {
 	gemmWeightGrad(sc, s.geom(), xd, dy, dw, acc)
 }
 
+// Im2colForwardBF16 is Im2colForward with the GEMM's factors rounded to
+// bfloat16 and float32 sums (Im2colBF16).
+func Im2colForwardBF16(sc Scratch, s Shape, wd, xd, yd []float32) {
+	gemmForward(sc, s.geomBF16(), wd, xd, yd)
+}
+
+// Im2colWeightGradBF16 is Im2colWeightGrad in bfloat16 (Im2colBF16).
+func Im2colWeightGradBF16(sc Scratch, s Shape, xd, dy, dw []float32, acc bool) {
+	gemmWeightGrad(sc, s.geomBF16(), xd, dy, dw, acc)
+}
+
+// Im2colInputGradBF16 is Im2colInputGrad in bfloat16 (Im2colBF16).
+func Im2colInputGradBF16(sc Scratch, s Shape, wd, dy, dx []float32, acc bool) {
+	gemmInputGrad(sc, s.geomBF16(), wd, dy, dx, acc)
+}
+
 // Im2colInputGrad writes (adds, when acc) the input gradient dx of the
 // convolution s with the weight wd from dy: the transposed GEMM for a 1x1
 // stride-1 convolution, a transposed convolution for other stride-1 ones,

@@ -43,7 +43,7 @@ const patchPanel = 16
 // convolution as wide as its input.
 func (g geom) implicitPatches(m int) bool {
 	nr, packs := gemm.PackedPanelWidth(m)
-	return packs && nr == patchPanel && gatherFast() && g.gatherShape()
+	return packs && nr == patchPanel && gatherFast() && g.gatherShape() && !g.bf16
 }
 
 // gatherShape reports whether g's panels are gathered whole by

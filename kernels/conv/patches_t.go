@@ -32,7 +32,7 @@ func (g geom) gatherShapeT() bool {
 // product has m rows, should take its B operand from a patchSourceT.
 func (g geom) implicitPatchesT(m int) bool {
 	nr, packs := gemm.PackedPanelWidth(m)
-	return packs && nr == patchPanel && gatherFast() && g.gatherShapeT()
+	return packs && nr == patchPanel && gatherFast() && g.gatherShapeT() && !g.bf16
 }
 
 // patchTablesT returns the lane masks of every tap and 8-position block of

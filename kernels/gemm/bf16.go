@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -36,6 +37,15 @@ func SgemmBF16Serial(transA, transB bool, m, n, k int, alpha float32, a []float3
 // NativeBF16 reports whether SgemmBF16 runs on this CPU's bfloat16
 // instructions (AVX512_BF16) rather than on Sgemm with rounded factors.
 func NativeBF16() bool { return activeBF16 != nil }
+
+// ISABF16 names what SgemmBF16 runs on: "avx512bf16", or "emulated on "
+// and the ISA of Sgemm (ISA) that multiplies the rounded factors.
+func ISABF16() string {
+	if activeBF16 != nil {
+		return "avx512bf16"
+	}
+	return "emulated on " + ISA()
+}
 
 // RoundBF16 returns x rounded to bfloat16 (its upper 16 bits kept), as
 // AVX512_BF16's VCVTNE2PS2BF16 rounds it: to nearest, ties to even; a
@@ -237,18 +247,25 @@ func pairRows(dst, x []float32, ld, r, c, threads int) {
 // product's threads, fewer for small matrices (par.Workers' rule).
 func rowWorkers(n, threads int) int { return min(threads, par.Workers(n)) }
 
-// words holds the conversions' buffers between calls.
-var words sync.Pool
+// wordPools hold the conversions' buffers between calls, by size class:
+// pool c holds buffers of 1<<c floats, so that products of varying sizes
+// reuse each other's buffers (a single pool would drop every buffer that
+// is too small for the next call and allocate anew).
+var wordPools [48]sync.Pool
 
-// getWords returns a buffer of at least n floats (contents undefined).
+// sizeClass returns the class of a buffer of n floats: ceil(log2(n)).
+func sizeClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
+
+// getWords returns a buffer of n floats (contents undefined).
 func getWords(n int) *[]float32 {
-	if v, ok := words.Get().(*[]float32); ok && cap(*v) >= n {
+	c := sizeClass(n)
+	if v, ok := wordPools[c].Get().(*[]float32); ok {
 		*v = (*v)[:n]
 		return v
 	}
-	s := make([]float32, n)
+	s := make([]float32, n, 1<<c)
 	return &s
 }
 
-// putWords returns a buffer to the pool.
-func putWords(s *[]float32) { words.Put(s) }
+// putWords returns a buffer of getWords to its pool.
+func putWords(s *[]float32) { wordPools[sizeClass(cap(*s))].Put(s) }

@@ -80,6 +80,17 @@ func cvtBF16(dst, row []float32) int {
 	return n
 }
 
+// cvtBF16Bits rounds as many whole 32-value blocks of src into dst as
+// the vector routine takes and returns how many.
+func cvtBF16Bits(dst []uint16, src []float32) int {
+	n := len(src) &^ 31
+	if !bf16Vector || n == 0 {
+		return 0
+	}
+	cvtBF16AVX512(&dst[0], &src[0], n)
+	return n
+}
+
 // pairRowsBF16 writes out[j] = pair(r0[j], r1[j]) for as many whole
 // 16-column blocks as the vector routine takes and returns how many.
 func pairRowsBF16(out, r0, r1 []float32) int {

@@ -10,3 +10,6 @@ func cvtBF16(dst, row []float32) int { return 0 }
 
 // pairRowsBF16 converts nothing: the Go loop does it all.
 func pairRowsBF16(out, r0, r1 []float32) int { return 0 }
+
+// cvtBF16Bits converts nothing: the Go loop does it all.
+func cvtBF16Bits(dst []uint16, src []float32) int { return 0 }

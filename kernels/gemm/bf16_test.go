@@ -292,3 +292,123 @@ func BenchmarkSgemmBF16(b *testing.B) {
 		})
 	}
 }
+
+// TestSgemmPairedBF16 pairs the factors with PairPlanes and checks the
+// paired product against SgemmBF16 (bit for bit: the same words through
+// the same driver) and its unpacking fallback against the rounded
+// factors' float64 product, for every transposition and odd k.
+func TestSgemmPairedBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 5, 3}, {14, 32, 64}, {29, 40, 77}, {64, 3, 130}} {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			m, n, k := s[0], s[1], s[2]
+			k2 := (k + 1) / 2
+			p := newProblem(r, tr[0], tr[1], m, n, k, 0, 1, 0)
+			// Pair op(A) along k into a2 (m x k2, or k2 x m when transposed).
+			opA := func(i, l int) float32 {
+				if tr[0] {
+					return p.a[l*p.lda+i]
+				}
+				return p.a[i*p.lda+l]
+			}
+			opB := func(l, j int) float32 {
+				if tr[1] {
+					return p.b[j*p.ldb+l]
+				}
+				return p.b[l*p.ldb+j]
+			}
+			a2 := make([]float32, m*k2)
+			b2 := make([]float32, k2*n)
+			lda2, ldb2 := k2, n
+			if tr[0] {
+				lda2 = m
+			}
+			if tr[1] {
+				ldb2 = k2
+			}
+			pairAt := func(x func(int) float32, l int) float32 {
+				r0, r1 := []float32{x(2 * l)}, []float32{0}
+				if 2*l+1 < k {
+					r1[0] = x(2*l + 1)
+				}
+				d := make([]float32, 1)
+				PairPlanes(d, r0, r1)
+				return d[0]
+			}
+			for i := range m {
+				for l := range k2 {
+					w := pairAt(func(q int) float32 { return opA(i, q) }, l)
+					if tr[0] {
+						a2[l*lda2+i] = w
+					} else {
+						a2[i*lda2+l] = w
+					}
+				}
+			}
+			for j := range n {
+				for l := range k2 {
+					w := pairAt(func(q int) float32 { return opB(q, j) }, l)
+					if tr[1] {
+						b2[j*ldb2+l] = w
+					} else {
+						b2[l*ldb2+j] = w
+					}
+				}
+			}
+			got := make([]float32, m*n)
+			SgemmPairedBF16(tr[0], tr[1], m, n, k2, a2, lda2, b2, ldb2, 0, got, n)
+			want, scale := refSgemm(roundedProblem(p))
+			for i, w := range want {
+				if d := math.Abs(float64(got[i]) - w); !(d <= float64(k+2)*0x1p-23*scale[i]+1e-30) {
+					t.Fatalf("%v trans %v: C[%d] = %v, want %v", s, tr, i, got[i], w)
+				}
+			}
+			if NativeBF16() {
+				viaBF16 := make([]float32, m*n)
+				SgemmBF16(tr[0], tr[1], m, n, k, 1, p.a, p.lda, p.b, p.ldb, 0, viaBF16, n)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(viaBF16[i]) {
+						t.Fatalf("%v trans %v: paired C[%d] = %v, SgemmBF16 %v", s, tr, i, got[i], viaBF16[i])
+					}
+				}
+			}
+			unpacked := make([]float32, m*n)
+			q := problem{tr[0], tr[1], m, n, k2, 1, a2, lda2, b2, ldb2, 0, unpacked, n, nil}
+			ua, ub := make([]float32, 2*m*k2), make([]float32, 2*k2*n)
+			ar, ac, br, bc := m, k2, k2, n
+			if tr[0] {
+				ar, ac = ac, ar
+			}
+			if tr[1] {
+				br, bc = bc, br
+			}
+			lda, ldb := unpackPairs(ua, q.a, q.lda, ar, ac, tr[0]), unpackPairs(ub, q.b, q.ldb, br, bc, !tr[1])
+			Sgemm(tr[0], tr[1], m, n, 2*k2, 1, ua, lda, ub, ldb, 0, unpacked, n)
+			for i, w := range want {
+				if d := math.Abs(float64(unpacked[i]) - w); !(d <= float64(k+2)*0x1p-23*scale[i]+1e-30) {
+					t.Fatalf("%v trans %v: unpacked C[%d] = %v, want %v", s, tr, i, unpacked[i], w)
+				}
+			}
+		}
+	}
+}
+
+func TestBF16Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{0, 1, 31, 32, 33, 95, 200} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = math.Float32frombits(r.Uint32())
+			if i < len(bf16Cases) {
+				src[i] = math.Float32frombits(bf16Cases[i])
+			}
+		}
+		dst := make([]uint16, n)
+		BF16Bits(dst, src)
+		for i, v := range src {
+			if dst[i] != roundBF16(v) {
+				t.Fatalf("n %d: BF16Bits[%d] = %#x, want %#x", n, i, dst[i], roundBF16(v))
+			}
+		}
+	}
+}

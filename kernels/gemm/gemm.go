@@ -168,6 +168,11 @@ func SgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 	sgemm(active, problem{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}, 1)
 }
 
+// Func is the signature of Sgemm, SgemmSerial, SgemmBF16 and
+// SgemmBF16Serial: callers that run one of them by precision take it as a
+// value.
+type Func func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
 // Threads returns the number of goroutines Sgemm uses for large problems:
 // runtime.GOMAXPROCS(0) at the time of the call.
 func Threads() int { return runtime.GOMAXPROCS(0) }

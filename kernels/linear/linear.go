@@ -10,9 +10,12 @@ package linear
 
 import "github.com/duel-ssl/duel/kernels/gemm"
 
+// Every pass multiplies with mm: gemm.Sgemm, or gemm.SgemmBF16 for the
+// products of factors rounded to bfloat16.
+
 // Forward writes y = x W^T into y, plus b on every row when b is not nil.
-func Forward(x, w, b, y []float32, rows, in, out int) {
-	gemm.Sgemm(false, true, rows, out, in, 1, x, in, w, in, 0, y, out)
+func Forward(mm gemm.Func, x, w, b, y []float32, rows, in, out int) {
+	mm(false, true, rows, out, in, 1, x, in, w, in, 0, y, out)
 	if b == nil {
 		return
 	}
@@ -25,13 +28,13 @@ func Forward(x, w, b, y []float32, rows, in, out int) {
 }
 
 // InputGrad writes (adds, when acc) dx = dy W, the gradient of x.
-func InputGrad(dx, dy, w []float32, rows, in, out int, acc bool) {
-	gemm.Sgemm(false, false, rows, in, out, 1, dy, out, w, in, beta(acc), dx, in)
+func InputGrad(mm gemm.Func, dx, dy, w []float32, rows, in, out int, acc bool) {
+	mm(false, false, rows, in, out, 1, dy, out, w, in, beta(acc), dx, in)
 }
 
 // WeightGrad writes (adds, when acc) dW = dy^T x, the gradient of W.
-func WeightGrad(dw, dy, x []float32, rows, in, out int, acc bool) {
-	gemm.Sgemm(true, false, out, in, rows, 1, dy, out, x, in, beta(acc), dw, in)
+func WeightGrad(mm gemm.Func, dw, dy, x []float32, rows, in, out int, acc bool) {
+	mm(true, false, out, in, rows, 1, dy, out, x, in, beta(acc), dw, in)
 }
 
 // BiasGrad adds the sum of the rows of dy, the gradient of b, into db.

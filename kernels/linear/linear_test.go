@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
 func randSlice(r *rand.Rand, n int) []float32 {
@@ -37,7 +39,7 @@ func TestPasses(t *testing.T) {
 		dy := randSlice(r, tc.rows*tc.out)
 		for _, bias := range [][]float32{nil, b} {
 			y := randSlice(r, tc.rows*tc.out)
-			Forward(x, w, bias, y, tc.rows, tc.in, tc.out)
+			Forward(gemm.Sgemm, x, w, bias, y, tc.rows, tc.in, tc.out)
 			want := make([]float64, len(y))
 			for i := range tc.rows {
 				for o := range tc.out {
@@ -75,8 +77,8 @@ func TestPasses(t *testing.T) {
 					}
 				}
 			}
-			InputGrad(dx, dy, w, tc.rows, tc.in, tc.out, acc)
-			WeightGrad(dw, dy, x, tc.rows, tc.in, tc.out, acc)
+			InputGrad(gemm.Sgemm, dx, dy, w, tc.rows, tc.in, tc.out, acc)
+			WeightGrad(gemm.Sgemm, dw, dy, x, tc.rows, tc.in, tc.out, acc)
 			near(t, "dx", dx, wantDX)
 			near(t, "dW", dw, wantDW)
 		}

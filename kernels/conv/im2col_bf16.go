@@ -1,0 +1,255 @@
+package conv
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
+
+// The GEMM paths in bfloat16 without a float32 patch matrix. A GEMM may
+// sum its k in any order, as long as both factors use it, and a
+// bfloat16 pair (one 32-bit word, gemm.PairPlanes) can join any two k.
+// So instead of writing the float32 patch matrix and pairing its rows:
+//
+//   - the forward pass pairs the input's channels (2c, 2c+1) into word
+//     planes, im2col lays out the word planes as it lays out floats (it
+//     only copies and zeroes), and the weight pairs the same channels:
+//     k runs over (channel pair, tap), half of the patch matrix's rows;
+//   - the weight gradient pairs the batch's images (2i, 2i+1), of the
+//     input and of the output gradient alike: k runs over (image pair,
+//     position), and im2col lays out the words of image pairs.
+//
+// The input is read and rounded once (1/9 of a 3x3 patch matrix), and
+// im2col moves half as many 32-bit words as the float32 path. Words are
+// only ever copied between the pairing and the GEMM, so their bits are
+// the rounded values'. gemm.SgemmPairedBF16 multiplies them (on
+// AVX512_BF16; elsewhere it unpacks the words, which is why the paired
+// paths run only where gemm.NativeBF16 holds: see pairedBF16).
+
+// pairedBF16 reports whether g's GEMM paths in bfloat16 take the paired
+// form: with the CPU's bfloat16 instructions, for a convolution that
+// needs a patch matrix (not a 1x1 stride-1 one of a channel-major input,
+// whose operands SgemmBF16 pairs itself).
+func (g geom) pairedBF16() bool {
+	if !g.bf16 || g.pointwise() && g.xcm {
+		return false
+	}
+	switch g.pairing {
+	case pairAlways:
+		return true
+	case pairNever:
+		return false
+	}
+	return gemm.NativeBF16()
+}
+
+// pairedFunc is the signature of gemm.SgemmPairedBF16 and its serial form.
+type pairedFunc func(transA, transB bool, m, n, k2 int, a2 []float32, lda2 int, b2 []float32, ldb2 int, beta float32, c []float32, ldc int)
+
+// pairedGemm returns the paired product coarsePlan's choice par stands
+// for: threaded when par (as coarsePlan's Sgemm), else serial.
+func pairedGemm(par bool) pairedFunc {
+	if par {
+		return gemm.SgemmPairedBF16
+	}
+	return gemm.SgemmPairedBF16Serial
+}
+
+// weightBits returns the (out, in, kk) weight w rounded to bfloat16, as
+// bits, on a buffer from sc (to be put back with putBits).
+func weightBits(sc Scratch, w []float32) []uint16 {
+	buf := get(sc, (len(w)+1)/2)
+	bits := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), len(w))
+	gemm.BF16Bits(bits, w)
+	return bits
+}
+
+// putBits returns weightBits' buffer to sc.
+func putBits(sc Scratch, bits []uint16) {
+	put(sc, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(bits))), (len(bits)+1)/2))
+}
+
+// word joins two bfloat16 bit patterns into a pair (lo the even k).
+func word(lo, hi uint16) float32 { return math.Float32frombits(uint32(lo) | uint32(hi)<<16) }
+
+// pairWeights writes the (out, in, kk) weight w as out rows of
+// ceil(in/2)*kk words, word c*kk+t the bfloat16 pair of channels 2c and
+// 2c+1 under tap t (zero for a missing last channel): the A of
+// pairedForward.
+func pairWeights(sc Scratch, dst, w []float32, out, in, kk int) {
+	bits := weightBits(sc, w)
+	defer putBits(sc, bits)
+	cp := (in + 1) / 2
+	for co := range out {
+		src := bits[co*in*kk : (co+1)*in*kk]
+		row := dst[co*cp*kk : (co+1)*cp*kk]
+		for c := range in / 2 {
+			r0, r1, d := src[2*c*kk:][:kk], src[(2*c+1)*kk:][:kk], row[c*kk:][:kk]
+			for t := range d {
+				d[t] = word(r0[t], r1[t])
+			}
+		}
+		if in%2 == 1 {
+			r0, d := src[(in-1)*kk:][:kk], row[(cp-1)*kk:][:kk]
+			for t := range d {
+				d[t] = word(r0[t], 0)
+			}
+		}
+	}
+}
+
+// pairWeightsFlipped writes the A of pairedForward for the transposed
+// convolution of inputGradTransposed: the (out, in, kk) weight w flipped
+// and transposed, in rows of ceil(out/2)*kk words, word c*kk+t of row ci
+// the pair of w[2c][ci][kk-1-t] and w[2c+1][ci][kk-1-t].
+func pairWeightsFlipped(sc Scratch, dst, w []float32, out, in, kk int) {
+	bits := weightBits(sc, w)
+	defer putBits(sc, bits)
+	cp := (out + 1) / 2
+	for ci := range in {
+		row := dst[ci*cp*kk : (ci+1)*cp*kk]
+		for c := range cp {
+			r0 := bits[(2*c*in+ci)*kk:][:kk]
+			d := row[c*kk:][:kk]
+			if 2*c+1 == out {
+				for t := range d {
+					d[t] = word(r0[kk-1-t], 0)
+				}
+				continue
+			}
+			r1 := bits[((2*c+1)*in+ci)*kk:][:kk]
+			for t := range d {
+				d[t] = word(r0[kk-1-t], r1[kk-1-t])
+			}
+		}
+	}
+}
+
+// pairChannels writes images [n0, n0+cnt) of xd (layout g.xcm) as
+// ceil(cin/2) channel-major word planes: plane c, image j at
+// dst[(c*cnt+j)*hw:], the pairs of channels 2c and 2c+1.
+func (g geom) pairChannels(dst, xd []float32, n0, cnt int, par bool) {
+	hw, cp := g.h*g.w, (g.cin+1)/2
+	w := 1
+	if par {
+		w = workers(cp * cnt * hw)
+	}
+	if g.xcm {
+		// The images of a channel are contiguous: one pairing a plane pair.
+		cs := g.n * hw
+		parallelFor(cp, w, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				r0 := xd[2*c*cs+n0*hw:][:cnt*hw]
+				var r1 []float32
+				if 2*c+1 < g.cin {
+					r1 = xd[(2*c+1)*cs+n0*hw:][:cnt*hw]
+				}
+				gemm.PairPlanes(dst[c*cnt*hw:][:cnt*hw], r0, r1)
+			}
+		})
+		return
+	}
+	parallelFor(cp*cnt, w, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			c, j := t/cnt, t%cnt
+			off, cs := g.image(n0 + j)
+			r0 := xd[off+2*c*cs:][:hw]
+			var r1 []float32
+			if 2*c+1 < g.cin {
+				r1 = xd[off+(2*c+1)*cs:][:hw]
+			}
+			gemm.PairPlanes(dst[(c*cnt+j)*hw:][:hw], r0, r1)
+		}
+	})
+}
+
+// pairImages writes images [n0, n0+cnt) of the planes src (planes channels
+// of plane size ps: channel ci of image n at off(n)+ci*cs) as
+// channel-major word planes of ceil(cnt/2) image pairs: channel ci, pair
+// i at dst[(ci*pairs+i)*ps:], images n0+2i and n0+2i+1 (zero for a
+// missing last image).
+func pairImages(dst, src []float32, channels, ps, n0, cnt int, image func(n int) (off, cs int), par bool) {
+	pairs := (cnt + 1) / 2
+	w := 1
+	if par {
+		w = workers(channels * pairs * ps)
+	}
+	parallelFor(channels*pairs, w, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			ci, i := t/pairs, t%pairs
+			o0, cs := image(n0 + 2*i)
+			r0 := src[o0+ci*cs:][:ps]
+			var r1 []float32
+			if 2*i+1 < cnt {
+				o1, _ := image(n0 + 2*i + 1)
+				r1 = src[o1+ci*cs:][:ps]
+			}
+			gemm.PairPlanes(dst[(ci*pairs+i)*ps:][:ps], r0, r1)
+		}
+	})
+}
+
+// wordGeom is g's geometry over cnt word images of channels channels,
+// channel-major: im2col on it lays out words as it does floats (it is not
+// bf16: it only copies words already rounded).
+func (g geom) wordGeom(cnt, channels int) geom {
+	return geom{n: cnt, cin: channels, h: g.h, w: g.w, cout: g.cout, k: g.k, s: g.s, p: g.p, oh: g.oh, ow: g.ow, xcm: true}
+}
+
+// pairedForward writes the convolution of xd with the weight wd into yd
+// (channel-major) through channel pairs (pairedBF16).
+func pairedForward(sc Scratch, g geom, wd, xd, yd []float32) {
+	kk := g.k * g.k
+	a2 := get(sc, g.cout*((g.cin+1)/2)*kk)
+	defer put(sc, a2)
+	pairWeights(sc, a2, wd, g.cout, g.cin, kk)
+	pairedConv(sc, g, a2, xd, yd, 0)
+}
+
+// pairedConv writes the convolution of xd with the paired weight a2
+// (pairWeights' layout) into yd: yd = conv + beta*yd, channel-major.
+func pairedConv(sc Scratch, g geom, a2, xd, yd []float32, beta float32) {
+	n, ohw, hw, kk := g.n, g.ohw(), g.h*g.w, g.k*g.k
+	cp := (g.cin + 1) / 2
+	k2 := cp * kk
+	ldy := n * ohw
+	chunk, threads, _, par := coarsePlan(n, g.chunk(), g.flops())
+	mm := pairedGemm(par)
+	planes := scratchSet(sc, threads, cp*chunk*hw)
+	defer putScratchSet(sc, planes)
+	cols := scratchSet(sc, threads, k2*chunk*ohw)
+	defer putScratchSet(sc, cols)
+	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
+		g.pairChannels(planes[w], xd, n0, cnt, par)
+		g.wordGeom(cnt, cp).im2colImages(cols[w], planes[w], 0, cnt, par)
+		mm(false, false, g.cout, cnt*ohw, k2, a2, max(1, k2), cols[w], max(1, cnt*ohw), beta, yd[n0*ohw:], max(1, ldy))
+	})
+}
+
+// pairedWeightGrad writes (adds, when acc) the weight gradient dw of the
+// convolution of xd from dy (channel-major) through image pairs
+// (pairedBF16).
+func pairedWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
+	n, ohw, hw, ckk := g.n, g.ohw(), g.h*g.w, g.ckk()
+	// Chunks of an even number of images (but for the batch's last), so
+	// that no image pairs with zeros that could pair with an image.
+	chunk, threads, _, par := coarsePlan(n, g.chunk()+g.chunk()%2, g.flops())
+	mm := pairedGemm(par)
+	maxPairs := (chunk + 1) / 2
+	xs := scratchSet(sc, threads, g.cin*maxPairs*hw)
+	defer putScratchSet(sc, xs)
+	dys := scratchSet(sc, threads, g.cout*maxPairs*ohw)
+	defer putScratchSet(sc, dys)
+	cols := scratchSet(sc, threads, ckk*maxPairs*ohw)
+	defer putScratchSet(sc, cols)
+	dyImage := func(i int) (off, cs int) { return i * ohw, n * ohw }
+	weightGrad(sc, g.cout, dw, acc, sumInPlace, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
+		pairs := (cnt + 1) / 2
+		k2 := pairs * ohw
+		pairImages(xs[w], xd, g.cin, hw, n0, cnt, g.image, par)
+		pairImages(dys[w], dy, g.cout, ohw, n0, cnt, dyImage, par)
+		g.wordGeom(pairs, g.cin).im2colImages(cols[w], xs[w], 0, pairs, par)
+		mm(false, true, g.cout, ckk, k2, dys[w], max(1, k2), cols[w], max(1, k2), b, dst, max(1, ckk))
+	})
+}
