@@ -85,7 +85,7 @@ type winoSaved struct{ u []float32 }
 
 var _ ConvBackend = cpu{}
 
-func (cpu) ConvAlgos(s ConvShape, req ConvAlgo) ConvAlgos { return conv.Choose(s, req) }
+func (c cpu) ConvAlgos(s ConvShape, req ConvAlgo) ConvAlgos { return c.convAlgos(conv.Choose(s, req)) }
 
 // directPlan returns the direct kernels' plan of s when one of al's passes
 // runs them.
@@ -119,6 +119,8 @@ func (cpu) ConvForward(y, x, w, b Operand, s ConvShape, al ConvAlgos, keep bool)
 		} else {
 			kernelScratch.Put(u)
 		}
+	case conv.Im2colBF16:
+		conv.Im2colForwardBF16(&kernelScratch, s, wd, xd, yd)
 	default:
 		conv.Im2colForward(&kernelScratch, s, wd, xd, yd)
 	}
@@ -143,6 +145,8 @@ func (cpu) ConvInputGrad(dx, dy, w Operand, s ConvShape, al ConvAlgos, saved Con
 		}
 		conv.WinogradInputGrad(&kernelScratch, s, u, dyd, dxd, acc)
 		kernelScratch.Put(u)
+	case conv.Im2colBF16:
+		conv.Im2colInputGradBF16(&kernelScratch, s, wd, dyd, dxd, acc)
 	default:
 		conv.Im2colInputGrad(&kernelScratch, s, wd, dyd, dxd, acc)
 	}
@@ -156,6 +160,8 @@ func (cpu) ConvWeightGrad(dw, dy, x Operand, s ConvShape, al ConvAlgos, acc bool
 		conv.DirectWeightGrad(&kernelScratch, s, directPlan(s, al), xd, dyd, dwd, acc)
 	case conv.Winograd:
 		conv.WinogradWeightGrad(&kernelScratch, s, xd, dyd, dwd, acc)
+	case conv.Im2colBF16:
+		conv.Im2colWeightGradBF16(&kernelScratch, s, xd, dyd, dwd, acc)
 	default:
 		conv.Im2colWeightGrad(&kernelScratch, s, xd, dyd, dwd, acc)
 	}

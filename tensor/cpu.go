@@ -7,14 +7,16 @@ import (
 )
 
 // cpuBackend is the built-in host backend, registered as "cpu".
-var cpuBackend Backend = cpu{}
+var cpuBackend Backend = cpu{prec: new(cpuPrecision)}
 
 func init() { Register(cpuBackend) }
 
 // cpu is the host backend: float32 storage in Buffer.Host, loops the
 // compiler can bounds-check-eliminate on contiguous rows, and matrix
-// products through kernels/gemm.
-type cpu struct{}
+// products through kernels/gemm. prec, shared by the copies of the
+// registered value, holds the precision of its products and
+// convolutions (SetCPUPrecision); nil means fp32.
+type cpu struct{ prec *cpuPrecision }
 
 func (cpu) Name() string { return "cpu" }
 

@@ -14,7 +14,7 @@ const gemmParallelFlops = gemm.MinParallelFlops
 
 // Gemm runs every matrix of the batch through gemm.Sgemm, splitting a
 // batch of small matrices in two halves run concurrently.
-func (cpu) Gemm(g GemmArgs) {
+func (c cpu) Gemm(g GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
 	}
@@ -25,20 +25,20 @@ func (cpu) Gemm(g GemmArgs) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gemmRange(&g, h, g.Batch)
+			gemmRange(c.product(), &g, h, g.Batch)
 		}()
-		gemmRange(&g, 0, h)
+		gemmRange(c.product(), &g, 0, h)
 		wg.Wait()
 		return
 	}
-	gemmRange(&g, 0, g.Batch)
+	gemmRange(c.product(), &g, 0, g.Batch)
 }
 
-// gemmRange computes matrices [i0, i1) of the batch.
-func gemmRange(g *GemmArgs, i0, i1 int) {
+// gemmRange computes matrices [i0, i1) of the batch with mm.
+func gemmRange(mm gemm.Func, g *GemmArgs, i0, i1 int) {
 	a, b, c := g.A.Host, g.B.Host, g.C.Host
 	for i := i0; i < i1; i++ {
-		gemm.Sgemm(g.TransA, g.TransB, g.M, g.N, g.K, g.Alpha,
+		mm(g.TransA, g.TransB, g.M, g.N, g.K, g.Alpha,
 			a[g.OffA+i*g.StrideA:], g.LDA,
 			b[g.OffB+i*g.StrideB:], g.LDB,
 			g.Beta, c[g.OffC+i*g.StrideC:], g.LDC)

@@ -30,20 +30,20 @@ type LinearBackend interface {
 
 var _ LinearBackend = cpu{}
 
-func (cpu) LinearForward(y, x, w, b Operand) {
+func (c cpu) LinearForward(y, x, w, b Operand) {
 	rows, out, in := y.Shape[0], y.Shape[1], x.Shape[1]
-	linear.Forward(flat("LinearForward", x), flat("LinearForward", w), flatOpt("LinearForward", b),
+	linear.Forward(c.product(), flat("LinearForward", x), flat("LinearForward", w), flatOpt("LinearForward", b),
 		flat("LinearForward", y), rows, in, out)
 }
 
-func (cpu) LinearInputGrad(dx, dy, w Operand, acc bool) {
+func (c cpu) LinearInputGrad(dx, dy, w Operand, acc bool) {
 	rows, in := dx.Shape[0], dx.Shape[1]
-	linear.InputGrad(flat("LinearInputGrad", dx), flat("LinearInputGrad", dy), flat("LinearInputGrad", w), rows, in, w.Shape[0], acc)
+	linear.InputGrad(c.product(), flat("LinearInputGrad", dx), flat("LinearInputGrad", dy), flat("LinearInputGrad", w), rows, in, w.Shape[0], acc)
 }
 
-func (cpu) LinearWeightGrad(dw, dy, x Operand, acc bool) {
+func (c cpu) LinearWeightGrad(dw, dy, x Operand, acc bool) {
 	rows, in := x.Shape[0], x.Shape[1]
-	linear.WeightGrad(flat("LinearWeightGrad", dw), flat("LinearWeightGrad", dy), flat("LinearWeightGrad", x), rows, in, dw.Shape[0], acc)
+	linear.WeightGrad(c.product(), flat("LinearWeightGrad", dw), flat("LinearWeightGrad", dy), flat("LinearWeightGrad", x), rows, in, dw.Shape[0], acc)
 }
 
 func (cpu) LinearBiasGrad(db, dy Operand) {

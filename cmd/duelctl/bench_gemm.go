@@ -11,6 +11,7 @@ import (
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/internal/cpu"
 	"github.com/duel-ssl/duel/kernels/gemm"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 // gemmVariants are the transpositions --trans accepts: op(A) and op(B).
@@ -66,11 +67,12 @@ func benchGemmCommand() *cli.Command {
 				return benchGemmCUDA(c, m, n, k, names, secs)
 			} else if dev != "cpu" {
 				return flagError("device", fmt.Sprintf("%q", dev), "cpu or cuda")
-			} else if p := c.String("precision"); !strings.EqualFold(p, "fp32") {
-				if _, err := cuda.ParsePrecision(p); err != nil {
-					return flagError("precision", fmt.Sprintf("%q", p), "fp32, tf32 or bf16")
-				}
-				return fmt.Errorf("--precision %s: the CPU computes in fp32; use --device cuda or --precision fp32", p)
+			} else if err := useCPUPrecision(c); err != nil {
+				return err
+			}
+			product, label, isa := gemm.Func(gemm.Sgemm), "sgemm", gemm.ISA()
+			if pr, _ := tensor.CPUPrecisions(); pr == "bf16" {
+				product, label, isa = gemm.SgemmBF16, "sgemm-bf16", gemm.ISABF16()
 			}
 			a := make([]float32, m*k)
 			b := make([]float32, k*n)
@@ -92,7 +94,7 @@ func benchGemmCommand() *cli.Command {
 				if tr[1] {
 					ldb = k
 				}
-				run := func() { gemm.Sgemm(tr[0], tr[1], m, n, k, 1, a, lda, b, ldb, 0, cm, n) }
+				run := func() { product(tr[0], tr[1], m, n, k, 1, a, lda, b, ldb, 0, cm, n) }
 				run()
 				reps := 0
 				fastest := math.Inf(1)
@@ -110,8 +112,8 @@ func benchGemmCommand() *cli.Command {
 				if len(best) == 0 {
 					best = append(best, flop/fastest/1e9)
 				}
-				fmt.Fprintf(c.App.Writer, "sgemm %s %dx%dx%d: %.1f GFLOP/s (%.3f ms mean, %d reps; fastest call %.1f GFLOP/s; %d threads, %s)\n",
-					strings.ToUpper(name), m, n, k, gflops, sec*1e3, reps, flop/fastest/1e9, gemm.Threads(), gemm.ISA())
+				fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms mean, %d reps; fastest call %.1f GFLOP/s; %d threads, %s)\n",
+					label, strings.ToUpper(name), m, n, k, gflops, sec*1e3, reps, flop/fastest/1e9, gemm.Threads(), isa)
 			}
 			info := cpu.Detect()
 			tu := gemm.CurrentTuning()
@@ -119,7 +121,7 @@ func benchGemmCommand() *cli.Command {
 			out := map[string]any{
 				"gflops":      variants[strings.ToUpper(names[0])],
 				"gflops_best": best[0],
-				"isa":         gemm.ISA(),
+				"isa":         isa,
 				"threads":     gemm.Threads(),
 				"cpu":         info.Brand,
 				"cpu_key":     info.Key(),

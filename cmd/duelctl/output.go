@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -37,23 +38,25 @@ var modelDeviceFlag = &cli.StringFlag{
 }
 
 // precisionFlag is the --precision flag of train, bench gemm and bench
-// step: the precision of the matrix products on the GPU, and of the
-// convolutions unless --conv-precision is given (cuda.UsePrecision).
+// step: the precision of the matrix products, and of the convolutions
+// unless --conv-precision is given (cuda.UsePrecision on a GPU,
+// tensor.SetCPUPrecision on the CPU).
 var precisionFlag = &cli.StringFlag{
 	Name:  "precision",
 	Value: "fp32",
-	Usage: "precision of the matrix products with --device cuda, and of the convolutions when given without --conv-precision: fp32, tf32 or bf16 " +
-		"(the factors rounded to TF32 or bfloat16 and multiplied on tensor cores, FP32 accumulation, as PyTorch with allow_tf32; compute capability 8.0 " +
-		"and later, fp32 below); the CPU computes in fp32",
+	Usage: "precision of the matrix products, and of the convolutions when given without --conv-precision: fp32, tf32 or bf16 " +
+		"(the factors rounded to TF32 or bfloat16, FP32 accumulation, as PyTorch with allow_tf32 or autocast; on a GPU on tensor cores from compute capability 8.0, " +
+		"fp32 below; on the CPU fp32 or bf16, which runs on AVX512_BF16 where the CPU has it and convolves by im2col + GEMM)",
 }
 
 // convPrecisionFlag is the --conv-precision flag of train and bench step:
-// the precision of the convolutions on the GPU (cuda.UseConvPrecision).
+// the precision of the convolutions (cuda.UseConvPrecision on a GPU,
+// tensor.SetCPUPrecision on the CPU).
 var convPrecisionFlag = &cli.StringFlag{
 	Name: "conv-precision",
-	Usage: "precision of the convolutions with --device cuda: fp32, tf32 or bf16 (default: --precision when it is given, else tf32, " +
+	Usage: "precision of the convolutions: fp32, tf32 or bf16 (on a GPU the default is: --precision when it is given, else tf32, " +
 		"as PyTorch's torch.backends.cudnn.allow_tf32; $DUEL_CUDA_CONV_PRECISION overrides that default; fp32 below compute capability 8.0); " +
-		"the CPU computes in fp32",
+		"on the CPU fp32 (the default) or bf16",
 }
 
 // emitJSON writes v as one line of JSON on stdout when --json is set.
@@ -93,15 +96,7 @@ func flagName(name string) string {
 func computeDevice(c *cli.Context) (string, error) {
 	switch d := c.String("device"); d {
 	case "cpu":
-		for _, f := range []string{"precision", "conv-precision"} {
-			if p := c.String(f); c.IsSet(f) && !strings.EqualFold(p, "fp32") {
-				if _, err := cuda.ParsePrecision(p); err != nil {
-					return "", flagError(f, fmt.Sprintf("%q", p), "fp32, tf32 or bf16")
-				}
-				return "", fmt.Errorf("--%s %s: the CPU computes in fp32; use --device cuda or --%s fp32", f, p, f)
-			}
-		}
-		return d, nil
+		return d, useCPUPrecision(c)
 	case "cuda":
 		if err := cuda.Available(); err != nil {
 			return "", fmt.Errorf("--device cuda: %w", err)
@@ -125,6 +120,43 @@ func computeDevice(c *cli.Context) (string, error) {
 	default:
 		return "", flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
 	}
+}
+
+// useCPUPrecision sets the CPU backend's precisions from --precision (the
+// products' and the convolutions') and then --conv-precision (the
+// convolutions' alone), fp32 where the command has no such flag or it is
+// not set: fp32 or bf16 (tf32 is refused: no CPU has it). Without
+// AVX512_BF16 it says on stderr that bf16 runs as float32 products of
+// rounded factors.
+func useCPUPrecision(c *cli.Context) error {
+	// Every command sets both, so that one run in a process (the tests',
+	// reproduce's) never inherits another's.
+	products, convs := "fp32", "fp32"
+	for _, f := range []struct {
+		name string
+		dst  []*string
+	}{{"precision", []*string{&products, &convs}}, {"conv-precision", []*string{&convs}}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		p := c.String(f.name)
+		if _, ok := tensor.ParseCPUPrecision(p); !ok {
+			if strings.EqualFold(strings.TrimSpace(p), "tf32") {
+				return fmt.Errorf("--%s tf32: the CPU has no TF32 arithmetic; use fp32 or bf16 on the CPU, or --device cuda", f.name)
+			}
+			return flagError(f.name, fmt.Sprintf("%q", p), "fp32 or bf16 on the CPU (tf32 on a GPU)")
+		}
+		for _, d := range f.dst {
+			*d = p
+		}
+	}
+	if err := tensor.SetCPUPrecision(products, convs); err != nil {
+		return err
+	}
+	if pr, cv := tensor.CPUPrecisions(); (pr == "bf16" || cv == "bf16") && !gemm.NativeBF16() {
+		fmt.Fprintf(c.App.ErrWriter, "duelctl: bf16 on this CPU (no AVX512_BF16, or DUEL_ISA below avx512): the factors are rounded to bfloat16 and multiplied as float32, slower than fp32\n")
+	}
+	return nil
 }
 
 // cudaPrecisions returns the precisions of the registered CUDA backend's
