@@ -7,6 +7,10 @@ fixed random batch of 32x32 images with 10 classes, then forward-only passes,
 and prints images per second. With --duelctl BIN it then runs
 `BIN bench step` with the same arguments and prints the ratio Go / PyTorch.
 
+--precision bf16 runs PyTorch's step under torch.autocast(bfloat16) (oneDNN's
+bfloat16 convolutions and products on the CPU) and duelctl's with
+--precision bf16.
+
 Run PyTorch at its best, as bench/RESULTS.md does:
 
     env -u OPENBLAS_CORETYPE \\
@@ -70,9 +74,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu, or cuda (cuDNN autotuned; --precision fp32 turns TF32 off in matmul and cuDNN, tf32 on)")
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"], help="with --device cuda: fp32 or tf32")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"],
+                    help="fp32; tf32 with --device cuda; bf16: torch.autocast to bfloat16 on either device, "
+                         "beside duelctl's --precision bf16 (factors rounded to bfloat16, float32 sums)")
     ap.add_argument("--duelctl", help="duelctl binary to run with the same arguments for the ratio")
     a = ap.parse_args()
+    if a.precision == "tf32" and a.device != "cuda":
+        ap.error("--precision tf32 needs --device cuda (the CPU has no TF32)")
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     dev = torch.device(a.device)
@@ -92,9 +100,13 @@ def main():
     y = torch.randint(0, 10, (a.batch,)).to(dev)
     lossf = nn.CrossEntropyLoss()
 
+    def autocast():
+        return torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16")
+
     def step():
-        out = model(x)
-        loss = lossf(out, y)
+        with autocast():
+            out = model(x)
+            loss = lossf(out, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -102,7 +114,7 @@ def main():
 
     times, cpu_ms = time_steps(step, a.warmup, a.steps)
     ftimes = []
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         for _ in range(a.steps):
             t0 = time.perf_counter()
             model(x)
@@ -122,7 +134,7 @@ def main():
     if a.duelctl:
         cmd = [a.duelctl, "bench", "step", "--arch", a.arch, "--batch", str(a.batch),
                "--steps", str(a.steps), "--warmup", str(a.warmup), "--device", a.device, "--json"]
-        if a.device == "cuda":
+        if a.device == "cuda" or a.precision != "fp32":
             cmd += ["--precision", a.precision]
         go = run_duelctl(cmd, a.threads)
         res["go"] = go

@@ -11,13 +11,19 @@ import (
 )
 
 // BenchmarkTrainStep times forward + backward of CIFAR-stem ResNets on
-// 32x32 inputs (no optimizer: duelctl bench step includes SGD).
+// 32x32 inputs (no optimizer: duelctl bench step includes SGD), in fp32
+// and with the CPU backend's products and convolutions in bf16.
 func BenchmarkTrainStep(b *testing.B) {
 	for _, tc := range []struct {
-		arch  string
-		batch int
-	}{{"resnet18-w16", 128}, {"resnet18", 32}, {"resnet50", 32}} {
-		b.Run(fmt.Sprintf("%s/b%d", tc.arch, tc.batch), func(b *testing.B) {
+		arch      string
+		batch     int
+		precision string
+	}{{"resnet18-w16", 128, "fp32"}, {"resnet18", 32, "fp32"}, {"resnet50", 32, "fp32"}, {"resnet18", 32, "bf16"}, {"resnet50", 32, "bf16"}} {
+		b.Run(fmt.Sprintf("%s/b%d/%s", tc.arch, tc.batch, tc.precision), func(b *testing.B) {
+			if err := tensor.SetCPUPrecision(tc.precision, tc.precision); err != nil {
+				b.Fatal(err)
+			}
+			defer tensor.SetCPUPrecision("fp32", "fp32")
 			m, in, a, r := benchModel(b, tc.arch, tc.batch)
 			g := tensor.New(tc.batch, 10)
 			nn.NormalInit(g, 1, r)
