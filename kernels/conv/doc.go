@@ -15,6 +15,16 @@
 //   - the direct kernels (DirectForward, DirectWeightGrad,
 //     DirectInputGrad, over the kernels Forward, WeightGrad and InputGrad
 //     described below), 3x3 padding-1 at stride 1 or 2.
+////
+// Im2colBF16 (Im2colForwardBF16, Im2colWeightGradBF16,
+// Im2colInputGradBF16) is the GEMM path with the factors rounded to
+// bfloat16 and float32 sums: the precision a CPU backend asked for bf16
+// runs every pass in, never chosen by AutoAlgos. With AVX512_BF16 it
+// stores no float32 patch matrix: the forward pass pairs the input's
+// channels, the weight gradient the batch's images, into words of two
+// bfloat16 values, which im2col lays out as it lays out floats
+// (im2col_bf16.go); elsewhere gemm.SgemmBF16 rounds the float32 patch
+// matrix.
 //
 // Each pass splits the batch into chunks of images over GOMAXPROCS
 // goroutines, each running single-threaded GEMMs (coarse.go). The rest of

@@ -47,6 +47,8 @@
 //	avx512-16x16   16x16 tile, for products whose rows the 14-row tile pads badly (see kernel.forRows)
 //	avx2            6x16 tile: 12 ymm accumulators, reduced-row variants
 //	generic         4x4 tile in plain Go (any CPU, and builds tagged noasm)
+//	avx512bf16      the avx512 tiles (14x32, 16x16, reduced rows, A in place) on words of bfloat16
+//	                pairs: VDPBF16PS instead of VFMADD231PS, two products a lane (SgemmBF16, AVX512_BF16)
 //
 // The best one the CPU (internal/cpu) and DUEL_ISA allow runs. Between the
 // two AVX-512 tiles the choice is per product, from a model of the core
@@ -55,6 +57,18 @@
 // the 14x32 tile is FMA-bound on one or two pipes, the 16x16 one is
 // load-bound on two (17 loads for 16 FMAs), so it is taken only where it
 // pads the rows of C much less (m = 16 on two pipes; 16 and 32 on one).
+//
+// # bfloat16
+//
+// SgemmBF16 is the product of factors rounded to bfloat16 with float32
+// sums (bf16.go): op(A) and op(B) are rounded into words holding pairs of
+// consecutive k (a streaming pass, VCVTNE2PS2BF16), and the driver above
+// runs on the words, a pair step per k step, with the avx512bf16 tiles and
+// the blocking derived for them as for floats (a word is 4 bytes). On the
+// AMD EPYC Zen 5 of 2026-11-28 it runs 1.8-1.9x Sgemm at 1024³ and 2048³
+// (bench/RESULTS.md). SgemmPairedBF16 takes operands already paired (a
+// convolution pairs its input's channels or images itself, kernels/conv);
+// without AVX512_BF16 both compute the same rounded product on Sgemm.
 //
 // # Blocking
 //
