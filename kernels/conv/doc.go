@@ -15,7 +15,7 @@
 //   - the direct kernels (DirectForward, DirectWeightGrad,
 //     DirectInputGrad, over the kernels Forward, WeightGrad and InputGrad
 //     described below), 3x3 padding-1 at stride 1 or 2.
-////
+//
 // Im2colBF16 (Im2colForwardBF16, Im2colWeightGradBF16,
 // Im2colInputGradBF16) is the GEMM path with the factors rounded to
 // bfloat16 and float32 sums: the precision a CPU backend asked for bf16
