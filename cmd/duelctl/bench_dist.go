@@ -26,8 +26,9 @@ type sslStepResult struct {
 	Arch   string `json:"arch"`
 	Method string `json:"method"`
 	Device string `json:"device"`
-	// Precision and ConvPrecision are the GPU's precisions of the matrix
-	// products and of the convolutions (--device cuda only).
+	// Precision and ConvPrecision are the precisions of the matrix products
+	// and of the convolutions (fp32 or bf16 on the CPU; fp32, tf32 or bf16
+	// on a GPU).
 	Precision     string `json:"precision,omitempty"`
 	ConvPrecision string `json:"conv_precision,omitempty"`
 	// Memory says where the method's memory policy decides ("duel on
@@ -215,12 +216,10 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	res := sslStepResult{Arch: arch, Method: method, Device: string(dev), Memory: memoryAt, Ranks: ranks, BatchPerRank: batch, Threads: runtime.GOMAXPROCS(0),
 		StepMS: med[0], ImgPerS: float64(batch*ranks) / med[0] * 1e3, StepMSAll: times, Profile: profile}
 	on := res.Device
-	if devName == "cuda" {
-		if res.Precision, res.ConvPrecision, err = cudaPrecisions(); err != nil {
-			return err
-		}
-		on += fmt.Sprintf(" (products %s, convolutions %s)", res.Precision, res.ConvPrecision)
+	if res.Precision, res.ConvPrecision, err = devicePrecisions(devName); err != nil {
+		return err
 	}
+	on += precisionNote(devName, res.Precision, res.ConvPrecision)
 	if reducer != nil {
 		res.Buckets, res.Overlapped = reducer.Buckets(), reducer.Overlapped
 	}

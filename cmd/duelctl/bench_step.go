@@ -81,8 +81,9 @@ func benchStepCommand() *cli.Command {
 type stepResult struct {
 	Arch   string `json:"arch"`
 	Device string `json:"device"`
-	// Precision and ConvPrecision are the GPU's precisions of the matrix
-	// products and of the convolutions (--device cuda only).
+	// Precision and ConvPrecision are the precisions of the matrix products
+	// and of the convolutions (fp32 or bf16 on the CPU; fp32, tf32 or bf16
+	// on a GPU).
 	Precision      string    `json:"precision,omitempty"`
 	ConvPrecision  string    `json:"conv_precision,omitempty"`
 	Batch          int       `json:"batch"`
@@ -245,12 +246,10 @@ func runBenchStep(c *cli.Context) error {
 	res.PeakRSSMB = peakRSSMB()
 	res.Device = string(dev)
 	where := res.Device
-	if devName == "cuda" {
-		if res.Precision, res.ConvPrecision, err = cudaPrecisions(); err != nil {
-			return err
-		}
-		where += fmt.Sprintf(" (products %s, convolutions %s)", res.Precision, res.ConvPrecision)
+	if res.Precision, res.ConvPrecision, err = devicePrecisions(devName); err != nil {
+		return err
 	}
+	where += precisionNote(devName, res.Precision, res.ConvPrecision)
 	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
 		arch, batch, where, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
 	if profile != nil {

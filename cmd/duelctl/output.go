@@ -159,6 +159,26 @@ func useCPUPrecision(c *cli.Context) error {
 	return nil
 }
 
+// devicePrecisions returns the precisions of the matrix products and
+// convolutions of the backend of devName ("cpu" or "cuda", a
+// computeDevice result).
+func devicePrecisions(devName string) (products, convs string, err error) {
+	if devName == "cuda" {
+		return cudaPrecisions()
+	}
+	products, convs = tensor.CPUPrecisions()
+	return products, convs, nil
+}
+
+// precisionNote is what a command's first line says of the precisions:
+// always on a GPU, on the CPU only when one is not fp32.
+func precisionNote(devName, products, convs string) string {
+	if devName != "cuda" && products == "fp32" && convs == "fp32" {
+		return ""
+	}
+	return fmt.Sprintf(" (products %s, convolutions %s)", products, convs)
+}
+
 // cudaPrecisions returns the precisions of the registered CUDA backend's
 // matrix products and convolutions ("fp32", "tf32" or "bf16").
 func cudaPrecisions() (products, convs string, err error) {

@@ -267,13 +267,14 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	}
 	opts := train.Options{Out: out, Resume: c.Bool("resume"), Device: dev, Log: w,
 		Comm: comm, AgreeEvery: c.Int(distCheckFlag.Name)}
-	if dev == "cuda" {
-		products, convs, err := cudaPrecisions()
-		if err != nil {
-			return err
-		}
-		ranks += fmt.Sprintf(" on the GPU (products %s, convolutions %s)", products, convs)
+	products, convs, err := devicePrecisions(dev)
+	if err != nil {
+		return err
 	}
+	if dev == "cuda" {
+		ranks += " on the GPU"
+	}
+	ranks += precisionNote(dev, products, convs)
 	if opts.DUELPolicy, err = duelPolicyOn(dev); err != nil {
 		return err
 	}
