@@ -2,7 +2,6 @@ package conv
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
@@ -56,45 +55,20 @@ func pairedGemm(par bool) pairedFunc {
 	return gemm.SgemmPairedBF16Serial
 }
 
-// weightBits returns the (out, in, kk) weight w rounded to bfloat16, as
-// bits, on a buffer from sc (to be put back with putBits).
-func weightBits(sc Scratch, w []float32) []uint16 {
-	buf := get(sc, (len(w)+1)/2)
-	bits := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), len(w))
-	gemm.BF16Bits(bits, w)
-	return bits
-}
-
-// putBits returns weightBits' buffer to sc.
-func putBits(sc Scratch, bits []uint16) {
-	put(sc, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(bits))), (len(bits)+1)/2))
-}
-
-// word joins two bfloat16 bit patterns into a pair (lo the even k).
-func word(lo, hi uint16) float32 { return math.Float32frombits(uint32(lo) | uint32(hi)<<16) }
-
 // pairWeights writes the (out, in, kk) weight w as out rows of
 // ceil(in/2)*kk words, word c*kk+t the bfloat16 pair of channels 2c and
 // 2c+1 under tap t (zero for a missing last channel): the A of
 // pairedForward.
-func pairWeights(sc Scratch, dst, w []float32, out, in, kk int) {
-	bits := weightBits(sc, w)
-	defer putBits(sc, bits)
+func pairWeights(dst, w []float32, out, in, kk int) {
 	cp := (in + 1) / 2
 	for co := range out {
-		src := bits[co*in*kk : (co+1)*in*kk]
+		src := w[co*in*kk : (co+1)*in*kk]
 		row := dst[co*cp*kk : (co+1)*cp*kk]
-		for c := range in / 2 {
-			r0, r1, d := src[2*c*kk:][:kk], src[(2*c+1)*kk:][:kk], row[c*kk:][:kk]
-			for t := range d {
-				d[t] = word(r0[t], r1[t])
-			}
+		if in >= 2 {
+			gemm.PairRuns(row, kk, src, src[kk:], 2*kk, in/2, kk, false)
 		}
 		if in%2 == 1 {
-			r0, d := src[(in-1)*kk:][:kk], row[(cp-1)*kk:][:kk]
-			for t := range d {
-				d[t] = word(r0[t], 0)
-			}
+			gemm.PairPlanes(row[(cp-1)*kk:], src[(in-1)*kk:], nil)
 		}
 	}
 }
@@ -103,24 +77,18 @@ func pairWeights(sc Scratch, dst, w []float32, out, in, kk int) {
 // convolution of inputGradTransposed: the (out, in, kk) weight w flipped
 // and transposed, in rows of ceil(out/2)*kk words, word c*kk+t of row ci
 // the pair of w[2c][ci][kk-1-t] and w[2c+1][ci][kk-1-t].
-func pairWeightsFlipped(sc Scratch, dst, w []float32, out, in, kk int) {
-	bits := weightBits(sc, w)
-	defer putBits(sc, bits)
+func pairWeightsFlipped(dst, w []float32, out, in, kk int) {
 	cp := (out + 1) / 2
 	for ci := range in {
 		row := dst[ci*cp*kk : (ci+1)*cp*kk]
-		for c := range cp {
-			r0 := bits[(2*c*in+ci)*kk:][:kk]
-			d := row[c*kk:][:kk]
-			if 2*c+1 == out {
-				for t := range d {
-					d[t] = word(r0[kk-1-t], 0)
-				}
-				continue
-			}
-			r1 := bits[((2*c+1)*in+ci)*kk:][:kk]
+		if out >= 2 {
+			gemm.PairRuns(row, kk, w[ci*kk:], w[(in+ci)*kk:], 2*in*kk, out/2, kk, true)
+		}
+		if out%2 == 1 {
+			last := w[((out-1)*in+ci)*kk:][:kk]
+			d := row[(cp-1)*kk:][:kk]
 			for t := range d {
-				d[t] = word(r0[kk-1-t], r1[kk-1-t])
+				d[t] = math.Float32frombits(uint32(math.Float32bits(gemm.RoundBF16(last[kk-1-t])) >> 16))
 			}
 		}
 	}
@@ -203,7 +171,7 @@ func pairedForward(sc Scratch, g geom, wd, xd, yd []float32) {
 	kk := g.k * g.k
 	a2 := get(sc, g.cout*((g.cin+1)/2)*kk)
 	defer put(sc, a2)
-	pairWeights(sc, a2, wd, g.cout, g.cin, kk)
+	pairWeights(a2, wd, g.cout, g.cin, kk)
 	pairedConv(sc, g, a2, xd, yd, 0)
 }
 

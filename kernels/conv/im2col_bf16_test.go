@@ -144,7 +144,6 @@ func TestIm2colBF16(t *testing.T) {
 // their definitions, odd channel counts included.
 func TestPairWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	sc := new(scratch.Free)
 	bits := func(v float32) uint32 { return math.Float32bits(gemm.RoundBF16(v)) >> 16 }
 	for _, d := range [][3]int{{1, 1, 1}, {3, 5, 9}, {4, 4, 9}, {2, 7, 1}, {5, 2, 25}} {
 		out, in, kk := d[0], d[1], d[2]
@@ -156,7 +155,7 @@ func TestPairWeights(t *testing.T) {
 			return bits(w[(co*in+ci)*kk+t])
 		}
 		a := make([]float32, out*((in+1)/2)*kk)
-		pairWeights(sc, a, w, out, in, kk)
+		pairWeights(a, w, out, in, kk)
 		for co := range out {
 			for c := range (in + 1) / 2 {
 				for tp := range kk {
@@ -168,7 +167,7 @@ func TestPairWeights(t *testing.T) {
 			}
 		}
 		f := make([]float32, in*((out+1)/2)*kk)
-		pairWeightsFlipped(sc, f, w, out, in, kk)
+		pairWeightsFlipped(f, w, out, in, kk)
 		for ci := range in {
 			for c := range (out + 1) / 2 {
 				for tp := range kk {

@@ -207,7 +207,7 @@ func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 	if tg.pairedBF16() {
 		a2 := get(sc, g.cin*((g.cout+1)/2)*kk)
 		defer put(sc, a2)
-		pairWeightsFlipped(sc, a2, wd, g.cout, g.cin, kk)
+		pairWeightsFlipped(a2, wd, g.cout, g.cin, kk)
 		pairedConv(sc, tg, a2, dy, dx, beta(acc))
 		return
 	}

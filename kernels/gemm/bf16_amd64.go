@@ -42,11 +42,35 @@ func cvtBF16AVX512(dst *uint16, src *float32, n int)
 //go:noescape
 func pairRowsBF16AVX512(dst *uint32, r0, r1 *float32, n int)
 
+// pairRunsBF16AVX512 writes count runs of n <= 16 words (PairRuns).
+//
+//go:noescape
+func pairRunsBF16AVX512(dst *uint32, r0, r1 *float32, count, n, step, dstStep int, idx *uint16)
+
+// pairRunsAsm runs PairRuns' loop in assembly when the CPU has the
+// instructions and n <= 16, and reports whether it did.
+func pairRunsAsm(dst []float32, dstStep int, r0, r1 []float32, step, count, n int, reverse bool) bool {
+	if !bf16Vector || n > 16 || count == 0 || n == 0 {
+		return false
+	}
+	var idx [32]uint16
+	for t := range 16 {
+		s := t
+		if reverse && t < n {
+			s = n - 1 - t
+		}
+		idx[2*t], idx[2*t+1] = uint16(s), uint16(16+s)
+	}
+	pairRunsBF16AVX512((*uint32)(unsafe.Pointer(&dst[0])), &r0[0], &r1[0], count, n, step, dstStep, &idx[0])
+	return true
+}
+
 // bf16Vector: the CPU has the conversions' instructions (AVX512_BF16 and
-// AVX512BW's VPERMW).
+// AVX512BW's VPERMW) and DUEL_ISA allows AVX-512 (with avx2 or generic the
+// Go loops run, as every other kernel's reference does).
 var bf16Vector = func() bool {
 	d := cpu.Detect()
-	return d.AVX512BF16 && d.AVX512BW && d.AVX512F
+	return d.AVX512BF16 && d.AVX512BW && d.AVX512F && cpu.ISA() >= cpu.AVX512
 }()
 
 // detectBF16 lists the bfloat16 kernels this CPU runs, best first (none

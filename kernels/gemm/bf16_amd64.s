@@ -70,3 +70,44 @@ pairloop:
 pairdone:
 	VZEROUPPER
 	RET
+
+// func pairRunsBF16AVX512(dst *uint32, r0, r1 *float32, count, n, step, dstStep int, idx *uint16)
+// For i < count: dst[i*dstStep + t] = the bfloat16 pair of r0[i*step + s]
+// and r1[i*step + s] for t < n (n <= 16), where word t takes lower half
+// idx[2t] and upper half idx[2t+1] - 16 of the run's rounded values
+// (the pair index, or its reverse). Strides in elements; lanes past n are
+// neither read nor written (masked).
+TEXT ·pairRunsBF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ step+40(FP), R8
+	MOVQ dstStep+48(FP), R9
+	MOVQ idx+56(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	MOVQ $1, BX
+	SHLQ CX, BX
+	DECQ BX
+	KMOVW BX, K1
+	MOVQ count+24(FP), CX
+	VMOVDQU32 (R10), Z3
+	TESTQ CX, CX
+	JEQ  runsdone
+
+runsloop:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW  Z2, Z3, Z4
+	VMOVDQU32 Z4, K1, (DI)
+	ADDQ R8, SI
+	ADDQ R8, DX
+	ADDQ R9, DI
+	DECQ CX
+	JNE  runsloop
+
+runsdone:
+	VZEROUPPER
+	RET

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 )
@@ -25,6 +26,36 @@ func PairPlanes(dst, r0, r1 []float32) {
 	done := pairRowsBF16(dst, r0, r1)
 	for j := done; j < len(dst); j++ {
 		dst[j] = math.Float32frombits(uint32(roundBF16(r0[j])) | uint32(roundBF16(r1[j]))<<16)
+	}
+}
+
+// PairRuns writes count runs of n words: run i at dst[i*dstStep:], its
+// word t the bfloat16 pair of r0[i*step+s] (lower half) and r1[i*step+s],
+// s = t, or n-1-t when reverse (a convolution's weights paired by
+// channel, flipped for its transposed form). It panics if a run falls
+// outside its slice. Runs of at most 16 words go through AVX512_BF16 where
+// the CPU has it.
+func PairRuns(dst []float32, dstStep int, r0, r1 []float32, step, count, n int, reverse bool) {
+	if count <= 0 || n <= 0 {
+		return
+	}
+	last := (count-1)*step + n
+	if len(r0) < last || len(r1) < last || len(dst) < (count-1)*dstStep+n || step < 0 || dstStep < 0 {
+		panic(fmt.Sprintf("gemm.PairRuns: %d runs of %d at steps %d and %d overrun dst (%d), r0 (%d) or r1 (%d)",
+			count, n, step, dstStep, len(dst), len(r0), len(r1)))
+	}
+	if pairRunsAsm(dst, dstStep, r0, r1, step, count, n, reverse) {
+		return
+	}
+	for i := range count {
+		a, b, d := r0[i*step:][:n], r1[i*step:][:n], dst[i*dstStep:][:n]
+		for t := range d {
+			s := t
+			if reverse {
+				s = n - 1 - t
+			}
+			d[t] = math.Float32frombits(uint32(roundBF16(a[s])) | uint32(roundBF16(b[s]))<<16)
+		}
 	}
 }
 

@@ -412,3 +412,54 @@ func TestBF16Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestPairRuns checks PairRuns (the vector loop where the CPU has it)
+// against the definition, forward and reversed, for runs up to and past
+// the vector's 16 words, with gaps between the runs.
+func TestPairRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{1, 2, 9, 15, 16, 17, 25} {
+		for _, reverse := range []bool{false, true} {
+			const count, step, dstStep = 7, 31, 20
+			size := (count-1)*step + n
+			r0, r1 := make([]float32, size), make([]float32, size)
+			for i := range r0 {
+				r0[i], r1[i] = math.Float32frombits(r.Uint32()), float32(r.NormFloat64())
+			}
+			dst := make([]float32, (count-1)*dstStep+n+3)
+			for i := range dst {
+				dst[i] = -7
+			}
+			PairRuns(dst, dstStep, r0, r1, step, count, n, reverse)
+			for i := range count {
+				for q := range dstStep {
+					at := i*dstStep + q
+					if at >= len(dst) {
+						break
+					}
+					got := math.Float32bits(dst[at])
+					if q >= n {
+						if dst[at] != -7 {
+							t.Fatalf("n %d: word %d past run %d written", n, at, i)
+						}
+						continue
+					}
+					s := q
+					if reverse {
+						s = n - 1 - q
+					}
+					want := uint32(roundBF16(r0[i*step+s])) | uint32(roundBF16(r1[i*step+s]))<<16
+					if got != want {
+						t.Fatalf("n %d reverse %v: run %d word %d = %#x, want %#x", n, reverse, i, q, got, want)
+					}
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("PairRuns past the end of r1 did not panic")
+		}
+	}()
+	PairRuns(make([]float32, 40), 10, make([]float32, 40), make([]float32, 20), 10, 4, 9, false)
+}
