@@ -115,7 +115,12 @@ func (g geom) chunk() int {
 // (ckk x cnt*ohw); when par, over several goroutines, each taking a range
 // of (image, input channel) pairs: a chunk may hold a single image.
 func (g geom) im2colImages(col, xd []float32, n0, cnt int, par bool) {
-	ld := cnt * g.ohw()
+	g.im2colImagesLd(col, cnt*g.ohw(), xd, n0, cnt, par)
+}
+
+// im2colImagesLd is im2colImages with the patch matrix's rows ld apart
+// (ld >= cnt*ohw).
+func (g geom) im2colImagesLd(col []float32, ld int, xd []float32, n0, cnt int, par bool) {
 	kk := g.k * g.k
 	w := 1
 	if par {

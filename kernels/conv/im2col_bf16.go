@@ -134,10 +134,10 @@ func (g geom) pairChannels(dst, xd []float32, n0, cnt int, par bool) {
 
 // pairImages writes images [n0, n0+cnt) of the planes src (planes channels
 // of plane size ps: channel ci of image n at off(n)+ci*cs) as
-// channel-major word planes of ceil(cnt/2) image pairs: channel ci, pair
-// i at dst[(ci*pairs+i)*ps:], images n0+2i and n0+2i+1 (zero for a
-// missing last image).
-func pairImages(dst, src []float32, channels, ps, n0, cnt int, image func(n int) (off, cs int), par bool) {
+// channel-major word planes of ceil(cnt/2) image pairs, channels ld words
+// apart: channel ci, pair i at dst[ci*ld+i*ps:], images n0+2i and n0+2i+1
+// (zero for a missing last image).
+func pairImages(dst []float32, ld int, src []float32, channels, ps, n0, cnt int, image func(n int) (off, cs int), par bool) {
 	pairs := (cnt + 1) / 2
 	w := 1
 	if par {
@@ -153,7 +153,7 @@ func pairImages(dst, src []float32, channels, ps, n0, cnt int, image func(n int)
 				o1, _ := image(n0 + 2*i + 1)
 				r1 = src[o1+ci*cs:][:ps]
 			}
-			gemm.PairPlanes(dst[(ci*pairs+i)*ps:][:ps], r0, r1)
+			gemm.PairPlanes(dst[ci*ld+i*ps:][:ps], r0, r1)
 		}
 	})
 }
@@ -186,12 +186,13 @@ func pairedConv(sc Scratch, g geom, a2, xd, yd []float32, beta float32) {
 	mm := pairedGemm(par)
 	planes := scratchSet(sc, threads, cp*chunk*hw)
 	defer putScratchSet(sc, planes)
-	cols := scratchSet(sc, threads, k2*chunk*ohw)
+	cols := scratchSet(sc, threads, k2*gemm.UncrowdedStride(chunk*ohw))
 	defer putScratchSet(sc, cols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 		g.pairChannels(planes[w], xd, n0, cnt, par)
-		g.wordGeom(cnt, cp).im2colImages(cols[w], planes[w], 0, cnt, par)
-		mm(false, false, g.cout, cnt*ohw, k2, a2, max(1, k2), cols[w], max(1, cnt*ohw), beta, yd[n0*ohw:], max(1, ldy))
+		ld := gemm.UncrowdedStride(cnt * ohw)
+		g.wordGeom(cnt, cp).im2colImagesLd(cols[w], ld, planes[w], 0, cnt, par)
+		mm(false, false, g.cout, cnt*ohw, k2, a2, max(1, k2), cols[w], max(1, ld), beta, yd[n0*ohw:], max(1, ldy))
 	})
 }
 
@@ -207,17 +208,18 @@ func pairedWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	maxPairs := (chunk + 1) / 2
 	xs := scratchSet(sc, threads, g.cin*maxPairs*hw)
 	defer putScratchSet(sc, xs)
-	dys := scratchSet(sc, threads, g.cout*maxPairs*ohw)
+	dys := scratchSet(sc, threads, g.cout*gemm.UncrowdedStride(maxPairs*ohw))
 	defer putScratchSet(sc, dys)
-	cols := scratchSet(sc, threads, ckk*maxPairs*ohw)
+	cols := scratchSet(sc, threads, ckk*gemm.UncrowdedStride(maxPairs*ohw))
 	defer putScratchSet(sc, cols)
 	dyImage := func(i int) (off, cs int) { return i * ohw, n * ohw }
 	weightGrad(sc, g.cout, dw, acc, sumInPlace, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
 		pairs := (cnt + 1) / 2
 		k2 := pairs * ohw
-		pairImages(xs[w], xd, g.cin, hw, n0, cnt, g.image, par)
-		pairImages(dys[w], dy, g.cout, ohw, n0, cnt, dyImage, par)
-		g.wordGeom(pairs, g.cin).im2colImages(cols[w], xs[w], 0, pairs, par)
-		mm(false, true, g.cout, ckk, k2, dys[w], max(1, k2), cols[w], max(1, k2), b, dst, max(1, ckk))
+		ld := gemm.UncrowdedStride(k2)
+		pairImages(xs[w], pairs*hw, xd, g.cin, hw, n0, cnt, g.image, par)
+		pairImages(dys[w], ld, dy, g.cout, ohw, n0, cnt, dyImage, par)
+		g.wordGeom(pairs, g.cin).im2colImagesLd(cols[w], ld, xs[w], 0, pairs, par)
+		mm(false, true, g.cout, ckk, k2, dys[w], max(1, ld), cols[w], max(1, ld), b, dst, max(1, ckk))
 	})
 }

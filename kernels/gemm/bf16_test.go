@@ -82,6 +82,16 @@ func TestBF16Conversions(t *testing.T) {
 		row := randBits(n)
 		dst := make([]float32, (n+1)/2)
 		pairColsRow(dst, row)
+		if n > 0 {
+			strided := make([]float32, 2*len(dst)+3)
+			pairCols(strided, len(dst)+3, append(append([]float32(nil), row...), row...), n, 2, n, 2)
+			for j := range dst {
+				want := math.Float32bits(dst[j])
+				if math.Float32bits(strided[j]) != want || math.Float32bits(strided[len(dst)+3+j]) != want {
+					t.Fatalf("pairCols with a padded stride, n %d: word %d differs", n, j)
+				}
+			}
+		}
 		for j := 0; j < n; j += 2 {
 			hi := float32(0)
 			if j+1 < n {
@@ -94,7 +104,7 @@ func TestBF16Conversions(t *testing.T) {
 		for _, rows := range []int{1, 2, 3, 4} {
 			x := randBits(rows * n)
 			out := make([]float32, (rows+1)/2*n)
-			pairRows(out, x, n, rows, n, 2)
+			pairRows(out, n, x, n, rows, n, 2)
 			for i := 0; i < (rows+1)/2; i++ {
 				for j := 0; j < n; j++ {
 					hi := float32(0)
