@@ -186,7 +186,9 @@ func pairedConv(sc Scratch, g geom, a2, xd, yd []float32, beta float32) {
 	mm := pairedGemm(par)
 	planes := scratchSet(sc, threads, cp*chunk*hw)
 	defer putScratchSet(sc, planes)
-	cols := scratchSet(sc, threads, k2*gemm.UncrowdedStride(chunk*ohw))
+	// A chunk's patch matrix has rows UncrowdedStride(cnt*ohw) <= cnt*ohw+16
+	// apart, cnt <= chunk.
+	cols := scratchSet(sc, threads, k2*(chunk*ohw+16))
 	defer putScratchSet(sc, cols)
 	runChunks(n, chunk, threads, false, func(w, n0, cnt int) {
 		g.pairChannels(planes[w], xd, n0, cnt, par)
@@ -208,9 +210,10 @@ func pairedWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	maxPairs := (chunk + 1) / 2
 	xs := scratchSet(sc, threads, g.cin*maxPairs*hw)
 	defer putScratchSet(sc, xs)
-	dys := scratchSet(sc, threads, g.cout*gemm.UncrowdedStride(maxPairs*ohw))
+	// Rows UncrowdedStride(pairs*ohw) <= pairs*ohw+16 apart, pairs <= maxPairs.
+	dys := scratchSet(sc, threads, g.cout*(maxPairs*ohw+16))
 	defer putScratchSet(sc, dys)
-	cols := scratchSet(sc, threads, ckk*gemm.UncrowdedStride(maxPairs*ohw))
+	cols := scratchSet(sc, threads, ckk*(maxPairs*ohw+16))
 	defer putScratchSet(sc, cols)
 	dyImage := func(i int) (off, cs int) { return i * ohw, n * ohw }
 	weightGrad(sc, g.cout, dw, acc, sumInPlace, n, chunk, threads, func(w, n0, cnt int, dst []float32, b float32) {
