@@ -89,10 +89,7 @@ func sgemmBF16(p problem, maxThreads int) {
 		p.scaleC()
 		return
 	}
-	threads := 1
-	if 2*float64(p.m)*float64(p.n)*float64(p.k) >= MinParallelFlops {
-		threads = maxThreads
-	}
+	threads := threadsUpTo(2*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)
 	if activeBF16 == nil {
 		emulateBF16(p, threads)
 		return
@@ -102,14 +99,7 @@ func sgemmBF16(p problem, maxThreads int) {
 
 // emulateBF16 computes p as Sgemm of the factors rounded to bfloat16.
 func emulateBF16(p problem, threads int) {
-	ar, ac := p.m, p.k
-	if p.transA {
-		ar, ac = ac, ar
-	}
-	br, bc := p.k, p.n
-	if p.transB {
-		br, bc = bc, br
-	}
+	ar, ac, br, bc := p.stored()
 	ra := getWords(ar * ac)
 	rb := getWords(br * bc)
 	roundMatrix(*ra, p.a, p.lda, ar, ac, threads)

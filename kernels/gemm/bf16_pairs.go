@@ -96,23 +96,14 @@ func sgemmPaired(p problem, maxThreads int) {
 		p.scaleC()
 		return
 	}
-	threads := 1
-	if 4*float64(p.m)*float64(p.n)*float64(p.k) >= MinParallelFlops {
-		threads = maxThreads
-	}
+	// A pair step is two multiply-adds: 4 flops a word of k.
+	threads := threadsUpTo(4*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)
 	if activeBF16 != nil {
 		sgemm(activeBF16, p, threads)
 		return
 	}
 	// Unpack each operand's words into two float32 each, along k.
-	ar, ac := p.m, p.k
-	if p.transA {
-		ar, ac = ac, ar
-	}
-	br, bc := p.k, p.n
-	if p.transB {
-		br, bc = bc, br
-	}
+	ar, ac, br, bc := p.stored()
 	ua := getWords(2 * ar * ac)
 	ub := getWords(2 * br * bc)
 	lda, ldb := unpackPairs(*ua, p.a, p.lda, ar, ac, p.transA), unpackPairs(*ub, p.b, p.ldb, br, bc, !p.transB)

@@ -24,10 +24,7 @@ func sgemmAdjusted(kn *kernel, p problem, maxThreads int, adjust func(*call)) {
 		p.scaleC()
 		return
 	}
-	threads := 1
-	if 2*float64(p.m)*float64(p.n)*float64(p.k) >= MinParallelFlops {
-		threads = maxThreads
-	}
+	threads := threadsUpTo(2*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)
 	c := getCall(kn, &p, threads)
 	if adjust != nil {
 		adjust(c)

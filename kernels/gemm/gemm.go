@@ -208,6 +208,28 @@ type problem struct {
 	src PanelSource
 }
 
+// stored returns the shapes of A and B as stored: op(A) is m x k, so A is
+// ar x ac = m x k, or k x m when transposed; likewise B.
+func (p *problem) stored() (ar, ac, br, bc int) {
+	ar, ac, br, bc = p.m, p.k, p.k, p.n
+	if p.transA {
+		ar, ac = ac, ar
+	}
+	if p.transB {
+		br, bc = bc, br
+	}
+	return ar, ac, br, bc
+}
+
+// threadsUpTo returns the threads a product of flops flops runs on: one
+// below MinParallelFlops, else maxThreads.
+func threadsUpTo(flops float64, maxThreads int) int {
+	if flops < MinParallelFlops {
+		return 1
+	}
+	return maxThreads
+}
+
 // check panics with a clear message when the arguments are inconsistent.
 func (p *problem) check() {
 	if p.m < 0 || p.n < 0 || p.k < 0 {
