@@ -46,6 +46,11 @@ func TestTrainBF16CPU(t *testing.T) {
 			t.Errorf("ran %+v, want products %s, convolutions %s", c.ran, c.prod, c.convs)
 		}
 	}
+	// Resuming the bf16 run without --precision computes in fp32 and says so.
+	code, stdout, stderr := replayRunCLI("train", "--resume", "--out", filepath.Join(dir, "bf16"), "--steps", "3")
+	if code != 0 || !strings.Contains(stdout, "note: the run's last segment computed its products in bf16 and its convolutions in bf16; this one in fp32 and fp32") {
+		t.Errorf("resume without --precision: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	for name, l := range map[string]float64{"bf16": bf16, "conv-precision bf16": convs} {
 		if l == fp32 || math.Abs(l-fp32) > 0.05*math.Abs(fp32) {
 			t.Errorf("%s loss %v, fp32 %v: want near but not equal", name, l, fp32)

@@ -227,7 +227,13 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	var mlog *metricsLog
 	if lead {
+		prev := c.Ran
 		c.Ran = ranOn(dev, comm)
+		if opts.Resume && opts.Log != nil && prev != nil &&
+			(prev.Precision != c.Ran.Precision || prev.ConvPrecision != c.Ran.ConvPrecision) {
+			fmt.Fprintf(opts.Log, "note: the run's last segment computed its products in %s and its convolutions in %s; this one in %s and %s (--precision and --conv-precision are not settings of the run: give them again to continue as it did)\n",
+				prev.Precision, prev.ConvPrecision, c.Ran.Precision, c.Ran.ConvPrecision)
+		}
 		if err := WriteConfig(opts.Out, &c); err != nil {
 			return nil, err
 		}
