@@ -91,7 +91,7 @@ type Ran struct {
 	// Device is the model's device: "cpu", "cuda:0", ...
 	Device string `json:"device"`
 	// Precision and ConvPrecision are those of its matrix products and
-	// convolutions: fp32 on the CPU; fp32, tf32 or bf16 on a GPU.
+	// convolutions: fp32 or bf16 on the CPU; fp32, tf32 or bf16 on a GPU.
 	Precision     string `json:"precision"`
 	ConvPrecision string `json:"conv_precision"`
 	// WorldSize is the number of data-parallel ranks (1: one process).

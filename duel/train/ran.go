@@ -6,7 +6,7 @@ import (
 )
 
 // precisioner is implemented by backends whose products and convolutions
-// may compute below fp32 (the CUDA backend's TF32 and BF16).
+// may compute below fp32 (the CUDA backend's TF32 and BF16, the CPU's BF16).
 type precisioner interface {
 	Precisions() (products, convolutions string)
 }
