@@ -241,7 +241,7 @@ class FastMemory:
         self.ids = self.slot_ids.tolist()
 
     def add(self, rows, ids):
-        x = F.normalize(rows.detach(), dim=1).numpy()
+        x = F.normalize(rows.detach().float(), dim=1).numpy()
         b = x.shape[0]
         if b > self.k:
             raise ValueError(f"a batch of {b} rows for a memory of {self.k}")
@@ -480,7 +480,10 @@ def bench_method(a, method):
     counter = itertools.count()
 
     def step():
-        m.step(x0, x1, ids, next(counter), images)
+        # bf16: the method's forward passes and losses under autocast (the
+        # backward runs in the dtypes they chose, as AMP's does).
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            m.step(x0, x1, ids, next(counter), images)
 
     cmd = None
     if a.duelctl:
@@ -488,6 +491,8 @@ def bench_method(a, method):
                "--steps", str(a.steps), "--warmup", str(a.warmup), "--json"]
         if a.memory_size:
             cmd += ["--memory-size", str(a.memory_size)]
+        if a.precision != "fp32":
+            cmd += ["--precision", a.precision]
     rounds, kept = [], []
     while len(kept) < a.rounds and len(rounds) < 3 * a.rounds:
         busy0, steal0, ours0, wall0 = *cpu_counters(), time.perf_counter()
@@ -509,7 +514,7 @@ def bench_method(a, method):
             kept.append(rd)
     if not kept:
         raise SystemExit(f"{method}: every round was disturbed by other processes")
-    res = {"method": method, "arch": a.arch, "batch": a.batch, "load_at_start": load, "rounds": rounds, "rounds_kept": len(kept),
+    res = {"method": method, "arch": a.arch, "batch": a.batch, "precision": a.precision, "load_at_start": load, "rounds": rounds, "rounds_kept": len(kept),
            "pytorch_ms_best": min(r["pytorch_ms"] for r in kept),
            "pytorch_ms_median": statistics.median(r["pytorch_ms"] for r in kept)}
     s = (f"{method} {a.arch} batch {a.batch}, {len(kept)} undisturbed rounds (load {load:.2f} at the start): pytorch {res['pytorch_ms_median']:.1f} ms median, "
@@ -535,6 +540,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1, help="alternations of PyTorch and duelctl per method")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: PyTorch's step under torch.autocast(bfloat16), duelctl's with --precision bf16")
     ap.add_argument("--disturbed", type=float, default=0.2,
                     help="a round in which other processes took more than this many CPU-seconds is left out and repeated, up to 3x --rounds rounds in all (0: keep every round)")
     ap.add_argument("--quiet-load", type=float, default=0, help="before each method, wait until the 1-minute load average is below this (0: start at once)")
