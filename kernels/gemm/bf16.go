@@ -81,12 +81,7 @@ func chooseBF16(ks []*kernel, sgemmKernel *kernel) *kernel {
 
 // sgemmBF16 runs p as SgemmBF16 on at most maxThreads threads.
 func sgemmBF16(p problem, maxThreads int) {
-	p.check()
-	if p.m == 0 || p.n == 0 {
-		return
-	}
-	if p.k == 0 || p.alpha == 0 {
-		p.scaleC()
+	if p.trivial() {
 		return
 	}
 	threads := threadsUpTo(2*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)

@@ -88,12 +88,7 @@ func SgemmPairedBF16Serial(transA, transB bool, m, n, k2 int, a2 []float32, lda2
 // sgemmPaired runs the paired product p (k counted in pairs) on at most
 // maxThreads threads.
 func sgemmPaired(p problem, maxThreads int) {
-	p.check()
-	if p.m == 0 || p.n == 0 {
-		return
-	}
-	if p.k == 0 {
-		p.scaleC()
+	if p.trivial() {
 		return
 	}
 	// A pair step is two multiply-adds: 4 flops a word of k.

@@ -15,15 +15,10 @@ func sgemm(kn *kernel, p problem, maxThreads int) { sgemmAdjusted(kn, p, maxThre
 // sgemmAdjusted is sgemm with adjust, when not nil, applied to the call
 // before it runs: tests use it to force a way of splitting the work.
 func sgemmAdjusted(kn *kernel, p problem, maxThreads int, adjust func(*call)) {
-	p.check()
+	if p.trivial() {
+		return
+	}
 	kn = kn.forRows(p.m)
-	if p.m == 0 || p.n == 0 {
-		return
-	}
-	if p.k == 0 || p.alpha == 0 {
-		p.scaleC()
-		return
-	}
 	threads := threadsUpTo(2*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)
 	c := getCall(kn, &p, threads)
 	if adjust != nil {

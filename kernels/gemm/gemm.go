@@ -230,6 +230,21 @@ func threadsUpTo(flops float64, maxThreads int) int {
 	return maxThreads
 }
 
+// trivial checks p (panicking as check does) and reports whether it is
+// done without a product: C empty, or C = beta*C (k or alpha zero), which
+// it then computes.
+func (p *problem) trivial() bool {
+	p.check()
+	if p.m == 0 || p.n == 0 {
+		return true
+	}
+	if p.k == 0 || p.alpha == 0 {
+		p.scaleC()
+		return true
+	}
+	return false
+}
+
 // check panics with a clear message when the arguments are inconsistent.
 func (p *problem) check() {
 	if p.m < 0 || p.n < 0 || p.k < 0 {
