@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
 // benchCPUResult is the JSON line of bench cpu: internal/cpu's Info plus
@@ -18,6 +19,9 @@ type benchCPUResult struct {
 	BestISA string `json:"best_isa"` // the best level the CPU and OS support
 	ISA     string `json:"isa"`      // the level the kernels run at (DUEL_ISA applied)
 	DuelISA string `json:"duel_isa"` // the value of DUEL_ISA ("" when unset)
+	// BF16 is what --precision bf16 multiplies on (gemm.ISABF16):
+	// "avx512bf16", or "emulated on" the SGEMM kernel's ISA.
+	BF16 string `json:"bf16"`
 }
 
 // benchCPUCommand prints what internal/cpu detected: the processor, its
@@ -33,7 +37,7 @@ func benchCPUCommand() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			d := cpu.Detect()
-			res := benchCPUResult{Info: d, Key: d.Key(), BestISA: d.Best().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA)}
+			res := benchCPUResult{Info: d, Key: d.Key(), BestISA: d.Best().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA), BF16: gemm.ISABF16()}
 			w := c.App.Writer
 			arch := d.Microarch
 			if arch == "" {
@@ -53,6 +57,7 @@ func benchCPUCommand() *cli.Command {
 				env = fmt.Sprintf("%q", res.DuelISA)
 			}
 			fmt.Fprintf(w, "isa:      %s (best %s, %s %s)\n", res.ISA, res.BestISA, cpu.EnvISA, env)
+			fmt.Fprintf(w, "bf16:     %s (--precision bf16 on the CPU)\n", res.BF16)
 			return emitJSON(c, res)
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
 // TestBenchCPU checks that bench cpu --json ends with one JSON object
@@ -38,6 +39,7 @@ func TestBenchCPU(t *testing.T) {
 		{"key", d.Key()},
 		{"isa", cpu.ISA().String()},
 		{"best_isa", d.Best().String()},
+		{"bf16", gemm.ISABF16()},
 	} {
 		if res[tc.key] != tc.want {
 			t.Errorf("%s = %v (%T), want %v", tc.key, res[tc.key], res[tc.key], tc.want)
