@@ -204,8 +204,13 @@ func pairedConv(sc Scratch, g geom, a2, xd, yd []float32, beta float32) {
 func pairedWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 	n, ohw, hw, ckk := g.n, g.ohw(), g.h*g.w, g.ckk()
 	// Chunks of an even number of images (but for the batch's last), so
-	// that no image pairs with zeros that could pair with an image.
+	// that no image pairs with zeros that could pair with an image
+	// (coarsePlan may halve an even chunk into an odd one).
 	chunk, threads, _, par := coarsePlan(n, g.chunk()+g.chunk()%2, g.flops())
+	if chunk%2 == 1 && chunk < n {
+		chunk++
+		threads = min(threads, (n+chunk-1)/chunk)
+	}
 	mm := pairedGemm(par)
 	maxPairs := (chunk + 1) / 2
 	xs := scratchSet(sc, threads, g.cin*maxPairs*hw)
