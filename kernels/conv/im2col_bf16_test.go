@@ -93,13 +93,14 @@ func TestIm2colBF16(t *testing.T) {
 		cases = append(cases, Shape{N: n, In: in, H: h, W: w, Out: out, K: 3, S: s, P: 1, ChannelMajor: true})
 	}
 	cases = append(cases,
-		Shape{N: 3, In: 5, H: 8, W: 8, Out: 6, K: 3, S: 1, P: 1},                     // sample-major
-		Shape{N: 3, In: 5, H: 8, W: 6, Out: 7, K: 3, S: 2, P: 1},                     // sample-major, strided
-		Shape{N: 5, In: 7, H: 4, W: 4, Out: 6, K: 1, S: 1, P: 0, ChannelMajor: true}, // pointwise
-		Shape{N: 5, In: 7, H: 4, W: 4, Out: 6, K: 1, S: 1, P: 0},                     // 1x1, sample-major
-		Shape{N: 4, In: 6, H: 8, W: 8, Out: 9, K: 1, S: 2, P: 0, ChannelMajor: true}, // subsampling shortcut
-		Shape{N: 3, In: 3, H: 9, W: 7, Out: 4, K: 5, S: 1, P: 2, ChannelMajor: true}, // 5x5
-		Shape{N: 1, In: 3, H: 5, W: 5, Out: 2, K: 3, S: 1, P: 0},                     // one image, unpadded
+		Shape{N: 3, In: 5, H: 8, W: 8, Out: 6, K: 3, S: 1, P: 1},                          // sample-major
+		Shape{N: 3, In: 5, H: 8, W: 6, Out: 7, K: 3, S: 2, P: 1},                          // sample-major, strided
+		Shape{N: 5, In: 7, H: 4, W: 4, Out: 6, K: 1, S: 1, P: 0, ChannelMajor: true},      // pointwise
+		Shape{N: 5, In: 7, H: 4, W: 4, Out: 6, K: 1, S: 1, P: 0},                          // 1x1, sample-major
+		Shape{N: 4, In: 6, H: 8, W: 8, Out: 9, K: 1, S: 2, P: 0, ChannelMajor: true},      // subsampling shortcut
+		Shape{N: 3, In: 3, H: 9, W: 7, Out: 4, K: 5, S: 1, P: 2, ChannelMajor: true},      // 5x5
+		Shape{N: 1, In: 3, H: 5, W: 5, Out: 2, K: 3, S: 1, P: 0},                          // one image, unpadded
+		Shape{N: 10, In: 16, H: 32, W: 32, Out: 16, K: 3, S: 1, P: 1, ChannelMajor: true}, // coarsePlan's odd chunk of 3
 	)
 	for _, s := range cases {
 		for _, mode := range []pairMode{pairAlways, pairNever} {
