@@ -102,3 +102,36 @@ func TestCPUPrecisionApplies(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCPUPrecision: any string parses exactly when it names fp32 or
+// bf16 (any case, surrounding spaces), and SetCPUPrecision refuses the
+// others with an error rather than a panic, leaving the precisions as
+// they were.
+func FuzzParseCPUPrecision(f *testing.F) {
+	for _, s := range []string{"fp32", "BF16", " bf16 ", "tf32", "", "fp16", "bf16\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		defer SetCPUPrecision("fp32", "fp32")
+		bf16, ok := ParseCPUPrecision(s)
+		name := strings.ToLower(strings.TrimSpace(s))
+		if ok != (name == "fp32" || name == "bf16") || ok && bf16 != (name == "bf16") {
+			t.Fatalf("ParseCPUPrecision(%q) = %v, %v", s, bf16, ok)
+		}
+		SetCPUPrecision("fp32", "fp32")
+		err := SetCPUPrecision(s, "")
+		if s == "" {
+			return // an empty value leaves the precision as it is
+		}
+		if (err == nil) != ok {
+			t.Fatalf("SetCPUPrecision(%q): %v, parse ok %v", s, err, ok)
+		}
+		want := "fp32"
+		if ok && bf16 {
+			want = "bf16"
+		}
+		if p, _ := CPUPrecisions(); p != want {
+			t.Fatalf("after SetCPUPrecision(%q): products %s, want %s", s, p, want)
+		}
+	})
+}
