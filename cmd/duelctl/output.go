@@ -37,8 +37,8 @@ var modelDeviceFlag = &cli.StringFlag{
 		"on cuda, train's DUEL memory (protected, compete) decides on the GPU too, with the CPU's decisions (DUEL_CUDADUEL_TRAIN=off keeps it on the host)",
 }
 
-// precisionFlag is the --precision flag of train, bench gemm and bench
-// step: the precision of the matrix products, and of the convolutions
+// precisionFlag is the --precision flag of train, reproduce, bench gemm
+// and bench step: the precision of the matrix products, and of the convolutions
 // unless --conv-precision is given (cuda.UsePrecision on a GPU,
 // tensor.SetCPUPrecision on the CPU).
 var precisionFlag = &cli.StringFlag{
@@ -49,7 +49,8 @@ var precisionFlag = &cli.StringFlag{
 		"fp32 below; on the CPU fp32 or bf16, which runs on AVX512_BF16 where the CPU has it and convolves by im2col + GEMM)",
 }
 
-// convPrecisionFlag is the --conv-precision flag of train and bench step:
+// convPrecisionFlag is the --conv-precision flag of train, reproduce and
+// bench step:
 // the precision of the convolutions (cuda.UseConvPrecision on a GPU,
 // tensor.SetCPUPrecision on the CPU).
 var convPrecisionFlag = &cli.StringFlag{
@@ -242,4 +243,39 @@ func deviceSync(dev tensor.Device) (func() error, error) {
 		return func() error { return nil }, nil
 	}
 	return s.Synchronize, nil
+}
+
+// trainingPrecision returns reproduce.Options.Precision for runs on devName
+// ("cpu" or "cuda", a computeDevice result) that train with the products'
+// and convolutions' precisions products and convs and are evaluated in the
+// device's defaults (fp32 on the CPU; on a GPU cuda.DefaultPrecision and
+// cuda.DefaultConvPrecision, what duelctl eval runs in).
+func trainingPrecision(devName, products, convs string) (func(training bool) error, error) {
+	if devName != "cuda" {
+		return func(training bool) error {
+			if training {
+				return tensor.SetCPUPrecision(products, convs)
+			}
+			return tensor.SetCPUPrecision("fp32", "fp32")
+		}, nil
+	}
+	defProducts, err := cuda.DefaultPrecision()
+	if err != nil {
+		return nil, err
+	}
+	defConvs, err := cuda.DefaultConvPrecision()
+	if err != nil {
+		return nil, err
+	}
+	return func(training bool) error {
+		p, c := defProducts.String(), defConvs.String()
+		if training {
+			p, c = products, convs
+		}
+		if _, err := cuda.UsePrecision(p); err != nil {
+			return err
+		}
+		_, err := cuda.UseConvPrecision(c)
+		return err
+	}, nil
 }

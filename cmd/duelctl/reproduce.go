@@ -32,6 +32,11 @@ func reproduceCommand() *cli.Command {
 			"The report keeps a copy of each finished run's config.json and probe.json in REPORT/runs/<run>/:\n" +
 			"to go on with a grid on another machine, copy that folder to OUT/runs there and run the command\n" +
 			"again; --report-only rewrites the report from the runs finished so far without training.\n\n" +
+			"--precision and --conv-precision (as duelctl train's) set the precision runs train in; every run\n" +
+			"is evaluated in the device's default precision, as duelctl eval evaluates it. Runs whose products\n" +
+			"are float32 (convolutions float32 on the CPU, TF32 on a GPU by default) keep the names above;\n" +
+			"others end in their precision, e.g. dmoco-rho0.75-seed0-bf16, and their report goes to\n" +
+			"OUT/<preset>-bf16, so that runs of different precisions are never mixed.\n\n" +
 			"Presets: " + presetList(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", ") + " (required)", Required: true},
@@ -46,6 +51,8 @@ func reproduceCommand() *cli.Command {
 			&cli.IntFlag{Name: "probe-limit", Value: -1, Usage: "images per split for the probe (-1 = the preset's, 0 = whole splits)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "write the report from the runs finished so far; train and evaluate nothing"},
 			deviceFlag,
+			precisionFlag,
+			convPrecisionFlag,
 			jsonFlag,
 		},
 		Action: runReproduce,
@@ -106,6 +113,11 @@ func runReproduce(c *cli.Context) error {
 		g.Set = append(g.Set, fmt.Sprintf("steps=%d", n))
 	}
 	g.Set = append(g.Set, c.StringSlice("set")...)
+	products, convs, err := devicePrecisions(device)
+	if err != nil {
+		return err
+	}
+	g.Precision = reproduce.PrecisionTag(products, convs)
 	if err := g.Validate(); err != nil {
 		return err
 	}
@@ -119,9 +131,12 @@ func runReproduce(c *cli.Context) error {
 	}
 	opts := reproduce.Options{Out: out, Report: c.String("report"), Command: reproduceCommandLine(c), Log: w,
 		Progress: progressWriter(c), ReportOnly: c.Bool("report-only"), Device: device, DUELPolicy: duelPolicy}
+	if opts.Precision, err = trainingPrecision(device, products, convs); err != nil {
+		return err
+	}
 	repDir := opts.ReportDir(g)
-	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s\n",
-		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir)
+	fmt.Fprintf(w, "reproduce %s: %d variants x %d rho_max x %d seeds, runs in %s, report in %s%s\n",
+		g.Name, len(g.Methods), len(g.RhoMax), g.Seeds, filepath.Join(out, "runs"), repDir, precisionNote(device, products, convs))
 	rep, err := reproduce.Run(ctx, g, opts)
 	if err != nil {
 		return err
@@ -130,7 +145,8 @@ func runReproduce(c *cli.Context) error {
 	report := filepath.Join(repDir, "report.md")
 	fmt.Fprintf(w, "written: %s, %s and %d plots\n", report, filepath.Join(repDir, "results.json"), len(rep.Plots))
 	return emitJSON(c, map[string]any{"out": out, "report_dir": repDir, "report": report,
-		"runs": len(rep.Runs), "cells": rep.Cells})
+		"runs": len(rep.Runs), "cells": rep.Cells,
+		"precision": products, "conv_precision": convs})
 }
 
 // reproduceCommandLine rebuilds the command line from the flags given, for

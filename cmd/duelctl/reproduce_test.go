@@ -171,3 +171,48 @@ func TestReproduceGoesOnElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestReproducePrecision runs a tiny grid in bf16 beside its fp32 runs on
+// one --out: the bf16 runs and report are apart (-bf16) and say their
+// precision; tf32 is refused on the CPU.
+func TestReproducePrecision(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"reproduce", "--preset", "smoke", "--out", out, "--methods", "dmoco", "--steps", "2",
+		"--probe-epochs", "1", "--probe-limit", "40", "--json"}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("fp32: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI(append(args, "--precision", "bf16")...)
+	if code != 0 {
+		t.Fatalf("bf16: exit %d: %s", code, stderr)
+	}
+	var v struct {
+		ReportDir     string `json:"report_dir"`
+		Precision     string `json:"precision"`
+		ConvPrecision string `json:"conv_precision"`
+	}
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &v); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
+	}
+	if v.ReportDir != filepath.Join(out, "smoke-bf16") || v.Precision != "bf16" || v.ConvPrecision != "bf16" {
+		t.Errorf("bf16 result: %+v", v)
+	}
+	if !strings.Contains(stdout, "(products bf16, convolutions bf16)") || !strings.Contains(stdout, "dmoco-rho0.75-seed0-bf16: linear top-1") ||
+		strings.Contains(stdout, "saved earlier") {
+		t.Errorf("bf16 stdout: want its precision named and its run trained apart from fp32's:\n%s", stdout)
+	}
+	for _, f := range []string{"smoke/report.md", "runs/dmoco-rho0.75-seed0/probe.json", "smoke-bf16/report.md", "runs/dmoco-rho0.75-seed0-bf16/probe.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// The next command in the process computes in fp32 again.
+	code, stdout, stderr = runCLI(args...)
+	if code != 0 || !strings.Contains(stdout, "saved earlier") || strings.Contains(stdout, "bf16") {
+		t.Errorf("fp32 again: exit %d, want the fp32 run reused:\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(append(args, "--precision", "tf32")...)
+	if code == 0 || !strings.Contains(stderr, "--precision tf32") {
+		t.Errorf("tf32 on the CPU: exit %d, stderr %s", code, stderr)
+	}
+}

@@ -93,13 +93,15 @@ func effective(cfg train.Config) train.Config {
 // ignoredFields are config.json fields that do not change a run's results:
 // where the dataset is read from, how many goroutines augment it, and
 // where its latest segment ran (not a setting of the grid: a run may go on
-// on another device).
+// on another device; its precision is in the run's name, checked apart).
 var ignoredFields = map[string]bool{"data": true, "workers": true, "ran": true}
 
 // checkConfig fails when dir holds a run (config.json) whose settings differ
-// from want's, so that runs of different settings are never mixed under one
-// name. A directory without config.json passes.
-func checkConfig(dir string, want train.Config) error {
+// from want's, or whose latest segment computed in another precision than
+// the grid's (its PrecisionTag, precision), so that runs of different
+// settings are never mixed under one name. A directory without
+// config.json passes.
+func checkConfig(dir string, want train.Config, precision string) error {
 	path := filepath.Join(dir, train.ConfigFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -133,6 +135,9 @@ func checkConfig(dir string, want train.Config) error {
 			continue
 		}
 		diffs = append(diffs, fmt.Sprintf("%s %v, expected %v", strings.ReplaceAll(k, "_", "-"), show(have[k]), show(wantMap[k])))
+	}
+	if r := haveCfg.Ran; r != nil && PrecisionTag(r.Precision, r.ConvPrecision) != precision {
+		diffs = append(diffs, fmt.Sprintf("computed with %s, expected %s", precisionText(r.Precision, r.ConvPrecision), tagText(precision)))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%s: the run there has other settings than this grid's (%s): delete %s to train it again with this grid's settings, or choose another --out",

@@ -62,6 +62,11 @@ type Grid struct {
 	Seeds       int       `json:"seeds"`
 	ProbeEpochs int       `json:"probe_epochs"` // linear-probe epochs (Appendix E: 100)
 	ProbeLimit  int       `json:"probe_limit"`  // images per split for the probe; 0 = whole splits
+	// Precision is the PrecisionTag of the precisions every run trains and
+	// is evaluated in: "" for the reference (float32 products, float32 or
+	// TF32 convolutions), "bf16", ...; the runs' directories and the
+	// report's end in -Precision when it is not "".
+	Precision string `json:"precision,omitempty"`
 }
 
 // Validate checks a grid after the command line's changes, down to the
@@ -80,6 +85,9 @@ func (g *Grid) Validate() error {
 		return fmt.Errorf("--probe-epochs: got %d, expected an integer >= 1", g.ProbeEpochs)
 	case g.ProbeLimit < 0:
 		return fmt.Errorf("--probe-limit: got %d, expected an integer >= 0 (0 = whole splits)", g.ProbeLimit)
+	}
+	if err := checkPrecision(g.Precision); err != nil {
+		return err
 	}
 	for i, r := range g.RhoMax {
 		if !(r >= 0 && r <= 1) { // train's --rho-max
@@ -108,12 +116,13 @@ func (g *Grid) Validate() error {
 
 // runKey names one run of the grid.
 type runKey struct {
-	Variant Variant
-	RhoMax  float64
-	Seed    int
+	Variant   Variant
+	RhoMax    float64
+	Seed      int
+	Precision string // the grid's PrecisionTag
 }
 
-func (k runKey) name() string { return runName(k.Variant, k.RhoMax, k.Seed) }
+func (k runKey) name() string { return runName(k.Variant, k.RhoMax, k.Seed) + tagSuffix(k.Precision) }
 
 // runs lists the grid's runs seed-major: every (variant, ρmax) of seed 0,
 // then of seed 1, ..., so that an interrupted grid has its first seeds
@@ -124,12 +133,16 @@ func (g *Grid) runs() []runKey {
 	for seed := 0; seed < g.Seeds; seed++ {
 		for _, v := range vs {
 			for _, rho := range g.RhoMax {
-				out = append(out, runKey{v, rho, seed})
+				out = append(out, runKey{v, rho, seed, g.Precision})
 			}
 		}
 	}
 	return out
 }
+
+// dirName is the name of the grid's default report directory: its name,
+// then -Precision when that is not "".
+func (g *Grid) dirName() string { return g.Name + tagSuffix(g.Precision) }
 
 // variants returns the grid's parsed variants (nil when they do not parse).
 func (g *Grid) variants() []Variant {

@@ -140,7 +140,7 @@ func TestCheckConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkConfig(filepath.Join(dir, "none"), cfg); err != nil {
+	if err := checkConfig(filepath.Join(dir, "none"), cfg, ""); err != nil {
 		t.Errorf("no run yet: %v", err)
 	}
 	// What train.Train writes: the warm-up cut when longer than the run.
@@ -148,17 +148,17 @@ func TestCheckConfig(t *testing.T) {
 	if err := train.WriteConfig(dir, ptr(effective(cfg))); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkConfig(dir, cfg); err != nil {
+	if err := checkConfig(dir, cfg, ""); err != nil {
 		t.Errorf("same settings: %v", err)
 	}
 	other := cfg
 	other.Workers, other.Data = 3, "/elsewhere"
-	if err := checkConfig(dir, other); err != nil {
+	if err := checkConfig(dir, other, ""); err != nil {
 		t.Errorf("only workers and data differ: %v", err)
 	}
 	other = cfg
 	other.Steps, other.Policy = 5, "fifo"
-	err = checkConfig(dir, other)
+	err = checkConfig(dir, other, "")
 	if err == nil || !strings.Contains(err.Error(), `policy "duel", expected "fifo"; steps 1, expected 5`) || !strings.Contains(err.Error(), "delete "+dir) {
 		t.Errorf("other settings: got %v", err)
 	}
@@ -174,18 +174,18 @@ func TestCheckConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, train.ConfigFile), []byte(older), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkConfig(dir, cfg); err != nil {
+	if err := checkConfig(dir, cfg, ""); err != nil {
 		t.Errorf("older config.json: %v", err)
 	}
 	other = cfg
 	other.MaxAge = 8
-	if err := checkConfig(dir, other); err == nil || !strings.Contains(err.Error(), "max-age 0, expected 8") {
+	if err := checkConfig(dir, other, ""); err == nil || !strings.Contains(err.Error(), "max-age 0, expected 8") {
 		t.Errorf("older config.json, other max-age: got %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, train.ConfigFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkConfig(dir, cfg); err == nil || !strings.Contains(err.Error(), "config.json") {
+	if err := checkConfig(dir, cfg, ""); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("torn config.json: got %v", err)
 	}
 }

@@ -64,6 +64,7 @@ func (r *Report) header(b *strings.Builder) {
 		{"runs", runs},
 		{"wall time", fmt.Sprintf("%s (training %s + evaluation %s, summed over the runs)", duration(trainS+probeS), duration(trainS), duration(probeS))},
 		{"settings", fmt.Sprintf("%s; %d seed(s); rho_max %s; linear probe %d epochs on %s", g.settings(), g.Seeds, floats(g.RhoMax), g.ProbeEpochs, probe)},
+		{"precision", r.precisions()},
 	}
 	if _, name, ok := paperDataset(r.dataset()); ok {
 		if r.dataset() == "default" {
@@ -75,6 +76,34 @@ func (r *Report) header(b *strings.Builder) {
 		fmt.Fprintf(b, "- %s: %s\n", row[0], row[1])
 	}
 	fmt.Fprintf(b, "\n%s.\n\n", strings.TrimSuffix(g.Description, "."))
+}
+
+// precisions says what the grid asks for (its PrecisionTag) and which
+// precisions its finished runs computed in, with their counts when they
+// differ: "fp32 products (fp32 or tf32 convolutions); runs: products fp32,
+// convolutions fp32 (3), products fp32, convolutions tf32 (1)".
+func (r *Report) precisions() string {
+	counts := map[string]int{}
+	var order []string
+	for _, x := range r.Runs {
+		p := precisionText(x.Precision, x.ConvPrecision)
+		if counts[p] == 0 {
+			order = append(order, p)
+		}
+		counts[p]++
+	}
+	s := tagText(r.Grid.Precision)
+	if len(order) == 1 {
+		return s + "; runs: " + order[0]
+	}
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = fmt.Sprintf("%s (%d)", p, counts[p])
+	}
+	if len(parts) > 0 {
+		s += "; runs: " + strings.Join(parts, ", ")
+	}
+	return s
 }
 
 // runCommits says which commits trained the runs, when a run's probe.json
@@ -438,7 +467,7 @@ func (r *Report) runsSection(b *strings.Builder) {
 	var rows [][]string
 	for _, x := range r.Runs {
 		rows = append(rows, []string{
-			runName(mustVariant(x.Variant, x.Method), x.RhoMax, x.Seed), fmt.Sprint(x.Steps), fmt.Sprintf("%.2f", 100*x.Top1),
+			runName(mustVariant(x.Variant, x.Method), x.RhoMax, x.Seed) + tagSuffix(r.Grid.Precision), fmt.Sprint(x.Steps), fmt.Sprintf("%.2f", 100*x.Top1),
 			optional(x.MemoryClassEntropy, 4), optional(x.IntraClassVariance, 4), optional(x.InterClassSimilarity, 4),
 			fmt.Sprintf("%.0f", x.TrainSeconds), fmt.Sprintf("%.0f", x.ProbeSeconds),
 		})

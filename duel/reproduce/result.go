@@ -48,6 +48,12 @@ type RunResult struct {
 	// Curves over training, from metrics.jsonl.
 	Curves Curves `json:"curves"`
 
+	// Precision and ConvPrecision are those the run's latest training
+	// segment computed its matrix products and convolutions in (its
+	// config.json's "ran"; "" when it records none).
+	Precision     string `json:"precision,omitempty"`
+	ConvPrecision string `json:"conv_precision,omitempty"`
+
 	TrainSeconds float64 `json:"train_seconds"`
 	ProbeSeconds float64 `json:"probe_seconds"` // linear probe and the measures above
 

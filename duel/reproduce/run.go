@@ -19,7 +19,8 @@ import (
 type Options struct {
 	Out string // output directory: runs/ (shared by every grid) and the default report directory
 	// Report is the report's directory (report.md, results.json, plots);
-	// "" = Out/<grid name>.
+	// "" = Out/<grid name>, or Out/<grid name>-<precision tag> for a grid
+	// whose Precision is not "".
 	Report string
 	// Command is the command line that reproduces the report, written at
 	// its top ("" = duelctl reproduce --preset NAME --out OUT).
@@ -39,14 +40,29 @@ type Options struct {
 	// DUELPolicy is the runs' train.Options.DUELPolicy: the GPU's DUEL
 	// (cudaduel) when they train on CUDA, nil on the CPU.
 	DUELPolicy func(adm memory.Admission) memory.Policy
+	// Precision, when not nil, sets the device's precisions before each
+	// run's training (training true: the grid's, Grid.Precision) and
+	// before its evaluation (false: the device's defaults, as duelctl eval
+	// computes, so that a run's measures do not depend on the precision it
+	// trained in). Nil leaves the device as it is for both.
+	Precision func(training bool) error
 }
 
-// ReportDir returns the directory of g's report.
+// setPrecision calls opts.Precision when there is one.
+func (o Options) setPrecision(training bool) error {
+	if o.Precision == nil {
+		return nil
+	}
+	return o.Precision(training)
+}
+
+// ReportDir returns the directory of g's report: Report, else Out/<grid
+// name>[-<precision tag>].
 func (o Options) ReportDir(g Grid) string {
 	if o.Report != "" {
 		return o.Report
 	}
-	return filepath.Join(o.Out, g.Name)
+	return filepath.Join(o.Out, g.dirName())
 }
 
 // Run trains and evaluates, seed-major, every run of the grid that has no
@@ -75,7 +91,7 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkConfig(runDir(opts, k), cfg); err != nil {
+		if err := checkConfig(runDir(opts, k), cfg, g.Precision); err != nil {
 			return nil, err
 		}
 		cfgs[i] = cfg
@@ -150,12 +166,26 @@ func savedResult(dir string, g Grid, opts Options) (*RunResult, error) {
 		return nil, err
 	}
 	if r.Schema < resultSchema {
+		if err := opts.setPrecision(false); err != nil {
+			return nil, err
+		}
 		upgrade(dir, r, opts)
 		if err := writeResult(dir, r); err != nil {
 			return nil, err
 		}
 	}
+	if r.Precision == "" {
+		ranPrecision(dir, r) // a probe.json written before the field existed
+	}
 	return r, nil
+}
+
+// ranPrecision fills r's precisions from the run's config.json ("ran"),
+// leaving them empty when it records none.
+func ranPrecision(dir string, r *RunResult) {
+	if cfg, err := train.ReadConfig(dir); err == nil && cfg.Ran != nil {
+		r.Precision, r.ConvPrecision = cfg.Ran.Precision, cfg.Ran.ConvPrecision
+	}
 }
 
 // upgrade fills the fields an older probe.json lacks: the curves from
@@ -203,6 +233,9 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	if resume {
 		before = trainedSeconds(dir)
 	}
+	if err := opts.setPrecision(true); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	res, err := train.Train(ctx, &cfg, train.Options{
 		Out: dir, Resume: resume, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
@@ -212,6 +245,15 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 		return nil, err
 	}
 	trainSec := before + time.Since(start).Seconds()
+	var ran RunResult
+	ranPrecision(dir, &ran)
+	if tag := PrecisionTag(ran.Precision, ran.ConvPrecision); tag != g.Precision {
+		return nil, fmt.Errorf("%s computed with %s, but the grid is of %s: set the device's precision to the grid's before Run (duelctl reproduce --precision)",
+			dir, precisionText(ran.Precision, ran.ConvPrecision), tagText(g.Precision))
+	}
+	if err := opts.setPrecision(false); err != nil {
+		return nil, err
+	}
 	start = time.Now()
 	r, err := evaluate(dir, g, opts)
 	if err != nil {
@@ -219,6 +261,7 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	}
 	r.Variant, r.Method, r.RhoMax, r.Seed, r.Dir = k.Variant.String(), k.Variant.Method, k.RhoMax, k.Seed, dir
 	r.Steps, r.Loss = res.Steps, res.Loss
+	r.Precision, r.ConvPrecision = ran.Precision, ran.ConvPrecision
 	r.TrainSeconds, r.ProbeSeconds = trainSec, time.Since(start).Seconds()
 	made := detectProvenance("")
 	made.Command, made.Date = "", time.Now().UTC().Format("2006-01-02 15:04 MST")
