@@ -32,8 +32,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 2
 		}
 	}()
+	stopProfile, err := startCPUProfile() // DUEL_CPU_PROFILE=file
+	if err != nil {
+		fmt.Fprintf(stderr, "duelctl: %v\n", err)
+		return 1
+	}
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err = app.Run(args)
+	if perr := stopProfile(); perr != nil {
+		fmt.Fprintf(stderr, "duelctl: %v\n", perr)
+	}
 	if err == nil {
 		err = helpTopicError(app)
 	}
