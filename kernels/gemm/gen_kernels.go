@@ -21,6 +21,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+
+	"github.com/duel-ssl/duel/internal/evex"
 )
 
 // isa describes one vector instruction set as the generator needs it.
@@ -45,7 +47,7 @@ type isa struct {
 	// bf16: the operands are bfloat16 pairs, one per 32-bit word (the lower
 	// half the even k), and each k step of the loop is a pair step issued
 	// as VDPBF16PS (AVX512_BF16) instead of VFMADD231PS; the Go assembler
-	// has no mnemonic for it, so its EVEX bytes are written out (evexDPBF16).
+	// has no mnemonic for it, so its EVEX bytes are written out (evex.DPBF16PS).
 	bf16 bool
 }
 
@@ -226,7 +228,7 @@ func genKernel(w *bytes.Buffer, s isa, direct bool, rows int) {
 			p("\tVBROADCASTSS %s, %s", aAddr(u, r), bc(r))
 			for v := 0; v < nv; v++ {
 				if s.bf16 {
-					p("\t%s // VDPBF16PS %s, %s, %s", evexDPBF16(r*nv+v, s.nregs-2+r%2, s.nregs-2-nv+v), breg(v), bc(r), acc(r, v))
+					p("\t%s // VDPBF16PS %s, %s, %s", evex.DPBF16PS(r*nv+v, s.nregs-2+r%2, s.nregs-2-nv+v), breg(v), bc(r), acc(r, v))
 					continue
 				}
 				p("\tVFMADD231PS %s, %s, %s", breg(v), bc(r), acc(r, v))
@@ -288,27 +290,6 @@ func genKernel(w *bytes.Buffer, s isa, direct bool, rows int) {
 	}
 	p("\tVZEROUPPER")
 	p("\tRET")
-}
-
-// evexDPBF16 returns the bytes of VDPBF16PS zmm(dst), zmm(src1), zmm(src2)
-// (EVEX.512.F3.0F38.W0 52 /r: each float32 lane of dst gains the two
-// products of the bfloat16 pairs in the same lane of src1 and src2) as a
-// line of BYTE directives. Registers are 0..31.
-func evexDPBF16(dst, src1, src2 int) string {
-	inv := func(reg, bit int) int { return 1 ^ (reg>>bit)&1 }                        // EVEX stores register bits inverted
-	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b10 // R X B R' 0 0 mm(0F38)
-	p1 := (^src1&15)<<3 | 1<<2 | 0b10                                                // W0 vvvv 1 pp(F3)
-	p2 := 0b10<<5 | inv(src1, 4)<<3                                                  // z0 L'L(512) b0 V' aaa(0)
-	modrm := 0xc0 | (dst&7)<<3 | src2&7
-	bs := []int{0x62, p0, p1, p2, 0x52, modrm}
-	var w bytes.Buffer
-	for i, b := range bs {
-		if i > 0 {
-			w.WriteString("; ")
-		}
-		fmt.Fprintf(&w, "BYTE $0x%02x", b)
-	}
-	return w.String()
 }
 
 // interleaveWidths are the panel widths (the mr and nr of the kernels) that
