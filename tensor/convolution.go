@@ -85,13 +85,15 @@ type winoSaved struct{ u []float32 }
 
 var _ ConvBackend = cpu{}
 
-func (c cpu) ConvAlgos(s ConvShape, req ConvAlgo) ConvAlgos { return c.convAlgos(conv.Choose(s, req)) }
+func (c cpu) ConvAlgos(s ConvShape, req ConvAlgo) ConvAlgos { return c.convAlgos(s, req) }
 
 // directPlan returns the direct kernels' plan of s when one of al's passes
 // runs them.
 func directPlan(s ConvShape, al ConvAlgos) *conv.Plan {
-	if al.Forward == conv.Direct || al.WeightGrad == conv.Direct || al.InputGrad == conv.Direct {
-		return conv.CachedPlan(s.H, s.W, s.S)
+	for _, a := range []ConvAlgo{al.Forward, al.WeightGrad, al.InputGrad} {
+		if a == conv.Direct || a == conv.DirectBF16 {
+			return conv.CachedPlan(s.H, s.W, s.S)
+		}
 	}
 	return nil
 }
@@ -121,6 +123,8 @@ func (cpu) ConvForward(y, x, w, b Operand, s ConvShape, al ConvAlgos, keep bool)
 		}
 	case conv.Im2colBF16:
 		conv.Im2colForwardBF16(&kernelScratch, s, wd, xd, yd)
+	case conv.DirectBF16:
+		conv.DirectForwardBF16(&kernelScratch, s, directPlan(s, al), wd, xd, yd)
 	default:
 		conv.Im2colForward(&kernelScratch, s, wd, xd, yd)
 	}
@@ -147,6 +151,8 @@ func (cpu) ConvInputGrad(dx, dy, w Operand, s ConvShape, al ConvAlgos, saved Con
 		kernelScratch.Put(u)
 	case conv.Im2colBF16:
 		conv.Im2colInputGradBF16(&kernelScratch, s, wd, dyd, dxd, acc)
+	case conv.DirectBF16:
+		conv.DirectInputGradBF16(&kernelScratch, s, directPlan(s, al), wd, dyd, dxd, acc)
 	default:
 		conv.Im2colInputGrad(&kernelScratch, s, wd, dyd, dxd, acc)
 	}
@@ -162,6 +168,8 @@ func (cpu) ConvWeightGrad(dw, dy, x Operand, s ConvShape, al ConvAlgos, acc bool
 		conv.WinogradWeightGrad(&kernelScratch, s, xd, dyd, dwd, acc)
 	case conv.Im2colBF16:
 		conv.Im2colWeightGradBF16(&kernelScratch, s, xd, dyd, dwd, acc)
+	case conv.DirectBF16:
+		conv.DirectWeightGradBF16(&kernelScratch, s, directPlan(s, al), xd, dyd, dwd, acc)
 	default:
 		conv.Im2colWeightGrad(&kernelScratch, s, xd, dyd, dwd, acc)
 	}

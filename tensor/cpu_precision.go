@@ -85,11 +85,12 @@ func (c cpu) product() gemm.Func {
 	return gemm.Sgemm
 }
 
-// convAlgos returns al, or every pass in Im2colBF16 when the backend's
-// convolutions are in bfloat16.
-func (c cpu) convAlgos(al ConvAlgos) ConvAlgos {
-	if !c.convsBF16() {
-		return al
+// convAlgos returns the algorithms of s's passes for the request req:
+// conv.Choose's, or conv.ChooseBF16's when the backend's convolutions are
+// in bfloat16.
+func (c cpu) convAlgos(s ConvShape, req ConvAlgo) ConvAlgos {
+	if c.convsBF16() {
+		return conv.ChooseBF16(s, req)
 	}
-	return ConvAlgos{Forward: conv.Im2colBF16, WeightGrad: conv.Im2colBF16, InputGrad: conv.Im2colBF16}
+	return conv.Choose(s, req)
 }

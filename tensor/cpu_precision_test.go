@@ -95,10 +95,16 @@ func TestCPUPrecisionApplies(t *testing.T) {
 		mm(false, true, m, n, k, 1, a, k, wt, k, 0, lw, n)
 		same(p+" LinearForward", y, lw)
 		s := ConvShape{N: 2, In: 4, H: 8, W: 8, Out: 4, K: 3, S: 1, P: 1, ChannelMajor: true}
-		al := cpuBackend.(ConvBackend).ConvAlgos(s, conv.Direct)
-		isBF16 := al.Forward == conv.Im2colBF16 && al.WeightGrad == conv.Im2colBF16 && al.InputGrad == conv.Im2colBF16
-		if isBF16 != (p == "bf16") {
-			t.Errorf("%s: ConvAlgos(Direct) = %+v", p, al)
+		bf16Algo := func(a conv.Algo) bool { return a == conv.Im2colBF16 || a == conv.DirectBF16 }
+		for _, c := range []struct{ req, bf16 conv.Algo }{
+			{conv.Direct, conv.DirectBF16}, {conv.Im2col, conv.Im2colBF16}, {conv.Auto, 0}, {conv.Winograd, 0},
+		} {
+			al := cpuBackend.(ConvBackend).ConvAlgos(s, c.req)
+			for _, a := range []conv.Algo{al.Forward, al.WeightGrad, al.InputGrad} {
+				if bf16Algo(a) != (p == "bf16") || p == "bf16" && c.bf16 != 0 && a != c.bf16 {
+					t.Errorf("%s: ConvAlgos(%v) = %+v", p, c.req, al)
+				}
+			}
 		}
 	}
 }

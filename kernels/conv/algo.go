@@ -23,6 +23,12 @@ const (
 	// gathered panels (their panels are float32). Auto never picks it: it
 	// is a precision, asked for (a CPU backend's bf16 convolutions).
 	Im2colBF16
+	// DirectBF16 is Direct with the factors rounded to bfloat16 and
+	// float32 sums: the direct kernels over words of bfloat16 pairs
+	// (VDPBF16PS; in plain Go without AVX512_BF16: slow, for tests), for
+	// the convolutions Direct handles. Like Im2colBF16, Auto never picks
+	// it (AutoAlgosBF16 does).
+	DirectBF16
 )
 
 // String returns the algorithm's name.
@@ -38,16 +44,20 @@ func (a Algo) String() string {
 		return "direct"
 	case Im2colBF16:
 		return "im2col-bf16"
+	case DirectBF16:
+		return "direct-bf16"
 	}
 	return "ConvAlgo(?)"
 }
 
 // Algos are the algorithms of the three passes of one convolution:
-// Im2col (the GEMM paths), Im2colBF16, Winograd or Direct each.
+// Im2col (the GEMM paths), Im2colBF16, Winograd, Direct or DirectBF16
+// each.
 type Algos struct{ Forward, WeightGrad, InputGrad Algo }
 
 // Applies reports whether al can run the passes of the convolution s
-// (Direct only with the assembly kernels: fast).
+// (Direct only with the assembly kernels: fast; DirectBF16 only with them
+// and the bfloat16 ones, FastBF16).
 func Applies(s Shape, al Algo, fast bool) bool {
 	g := s.geom()
 	switch al {
@@ -55,6 +65,8 @@ func Applies(s Shape, al Algo, fast bool) bool {
 		return g.winogradShape()
 	case Direct:
 		return fast && g.directOK()
+	case DirectBF16:
+		return fast && FastBF16() && g.directOK()
 	}
 	return true
 }
@@ -127,4 +139,46 @@ func directWeightGradPays(g geom) bool {
 		return g.cin*g.cout <= 64*128
 	}
 	return directPays(g) && g.cin*g.cout <= 128*128
+}
+
+// AutoAlgosBF16 is the built-in choice of the bfloat16 algorithms of the
+// convolution s, with or without the bfloat16 direct kernels in assembly
+// (fast, see FastBF16): DirectBF16 for the passes where it beat
+// Im2colBF16 (directBF16Pays), Im2colBF16 for the others.
+func AutoAlgosBF16(s Shape, fast bool) Algos {
+	g := s.geom()
+	a := Algos{Im2colBF16, Im2colBF16, Im2colBF16}
+	if !fast || !g.directOK() {
+		return a
+	}
+	pick := func(pays bool) Algo {
+		if pays {
+			return DirectBF16
+		}
+		return Im2colBF16
+	}
+	f, w, i := directBF16Pays(g)
+	return Algos{Forward: pick(f), WeightGrad: pick(w), InputGrad: pick(i)}
+}
+
+// directBF16Pays reports, for the forward pass, the weight gradient and
+// the input gradient of g (a convolution the direct kernels handle),
+// whether DirectBF16 beats Im2colBF16. The rules come from alternating
+// the two on the 3x3 layers of ResNet-18-w16 at batch 128 and ResNet-18
+// at batch 32 (BenchmarkDirectBF16, AMD EPYC Zen 5, 2 threads, best of
+// 5). At stride 1 the direct kernels win up to 128 x 128 channels (16
+// channels at 32x32: 1.56-1.70x; 64 at 8x8: 1.17-1.30x; 128 at 16x16 and
+// 4x4: 1.04-1.20x) and lose beyond (256 at 8x8: 0.81-0.85x). At stride 2
+// they read the input through phase planes the GEMM path does not need:
+// their forward pass loses on every layer (0.86-0.99x), their weight
+// gradient wins on the narrowest (16 to 32: 1.28x; 32 to 64: 0.98x), and
+// their input gradient up to 64 to 128 channels (16 to 32: 1.57x, 64 to
+// 128 at 32x32: 1.22x; at 8x8: 0.99x; 128 to 256: 0.85x).
+func directBF16Pays(g geom) (forward, weightGrad, inputGrad bool) {
+	c := g.cin * g.cout
+	if g.s == 1 {
+		ok := c <= 128*128
+		return ok, ok, ok
+	}
+	return false, c <= 32*32, c <= 64*128
 }

@@ -99,3 +99,22 @@ func Choose(s Shape, req Algo) Algos {
 	}
 	return AutoAlgos(s, Fast())
 }
+
+// ChooseBF16 returns the bfloat16 algorithms of the passes of s for the
+// requested algorithm: Im2colBF16 for Im2col (or Im2colBF16); DirectBF16
+// wherever the direct kernels handle s for Direct (or DirectBF16; in plain
+// Go without AVX512_BF16, for tests), else Im2colBF16; for the others
+// AutoAlgosBF16's choice.
+func ChooseBF16(s Shape, req Algo) Algos {
+	all := func(a Algo) Algos { return Algos{Forward: a, WeightGrad: a, InputGrad: a} }
+	switch req {
+	case Im2col, Im2colBF16:
+		return all(Im2colBF16)
+	case Direct, DirectBF16:
+		if s.geom().directOK() {
+			return all(DirectBF16)
+		}
+		return all(Im2colBF16)
+	}
+	return AutoAlgosBF16(s, FastBF16())
+}

@@ -26,7 +26,7 @@ func BenchmarkForwardTiles(b *testing.B) {
 				n := cnt * hw * hw
 				ld := benchBatch * hw * hw
 				x, y := randSlice(r, c*ld), make([]float32, c*ld)
-				f := packTaps(t, make([]float32, filterLen(t, c, c, 9)), randSlice(r, c*c*9), c, c, false, []int{0, 1, 2, 3, 4, 5, 6, 7, 8})
+				f := packTaps(t, make([]float32, filterLen(t, c, c, 9)), randSlice(r, c*c*9), c, c, false, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}, false)
 				pl := NewPlan(hw, hw, 1)
 				for b.Loop() {
 					Forward(pl, &f, y, ld, x, ld, cnt, false)

@@ -1,6 +1,11 @@
 package conv
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	"github.com/duel-ssl/duel/kernels/gemm"
+)
 
 // tile is a forward register tile: mr output channels by nv vectors.
 type tile struct{ mr, nv int }
@@ -20,10 +25,14 @@ func tileFor(out int) tile {
 
 // Filter is a 3x3 kernel (or some of its taps) packed for the forward
 // kernels: for each block of mr output channels, for each tap, for each
-// input channel, the mr weights (zero past the last output channel).
+// input channel, the mr weights (zero past the last output channel). A
+// bf16 filter holds words instead, each the bfloat16 pair of input
+// channels 2c (lower half) and 2c+1, for the kernels over word planes of
+// the same pairs: in counts the pairs.
 type Filter struct {
 	out, in, ntap int
 	t             tile
+	bf16          bool
 	data          []float32
 }
 
@@ -50,36 +59,72 @@ func PackFilter(dst, w []float32, out, in int, flip bool) Filter {
 		taps = []int{8, 7, 6, 5, 4, 3, 2, 1, 0}
 		out, in = in, out
 	}
-	return packTaps(tileFor(out), dst, w, out, in, flip, taps)
+	return packTaps(tileFor(out), dst, w, out, in, flip, taps, false)
+}
+
+// FilterLenBF16 returns the words PackFilterBF16 needs for a convolution
+// from in to out channels.
+func FilterLenBF16(out, in int) int { return FilterLen(out, (in+1)/2) }
+
+// PackFilterBF16 is PackFilter for the kernels over word planes of
+// bfloat16 channel pairs: dst (FilterLenBF16(out, in) words, or with flip
+// FilterLenBF16(in, out)) receives the weights rounded to bfloat16, paired
+// as the input's channels are (the output's, with flip).
+func PackFilterBF16(dst, w []float32, out, in int, flip bool) Filter {
+	taps := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	if flip {
+		taps = []int{8, 7, 6, 5, 4, 3, 2, 1, 0}
+		out, in = in, out
+	}
+	return packTaps(tileFor(out), dst, w, out, in, flip, taps, true)
+}
+
+// pairWord returns the word of the bfloat16 pair of lo (lower half) and
+// hi, each rounded as gemm.RoundBF16 rounds, as float32 bits.
+func pairWord(lo, hi float32) float32 {
+	l, h := math.Float32bits(gemm.RoundBF16(lo))>>16, math.Float32bits(gemm.RoundBF16(hi))>>16
+	return math.Float32frombits(l | h<<16)
 }
 
 // packTaps packs, for tile t, the taps ks of the (out, in, 3, 3) weights
 // w, or with trans of the (in, out, 3, 3) weights w transposed (the
-// kernel from out to in channels of its input gradient), into dst.
-func packTaps(t tile, dst, w []float32, out, in int, trans bool, ks []int) Filter {
+// kernel from out to in channels of its input gradient), into dst; with
+// bf16 as words of input-channel pairs (Filter).
+func packTaps(t tile, dst, w []float32, out, in int, trans bool, ks []int, bf16 bool) Filter {
 	if len(w) < out*in*9 {
 		panic(fmt.Sprintf("conv: %d weights for %d x %d x 3 x 3", len(w), out, in))
 	}
-	n := filterLen(t, out, in, len(ks))
+	cols := in
+	if bf16 {
+		cols = (in + 1) / 2
+	}
+	n := filterLen(t, out, cols, len(ks))
 	if len(dst) < n {
 		panic(fmt.Sprintf("conv: filter buffer holds %d floats, need %d", len(dst), n))
 	}
-	f := Filter{out: out, in: in, ntap: len(ks), t: t, data: dst[:n]}
+	f := Filter{out: out, in: cols, ntap: len(ks), t: t, bf16: bf16, data: dst[:n]}
+	weight := func(co, ci, k int) float32 {
+		switch {
+		case co >= out || ci >= in:
+			return 0
+		case trans:
+			return w[(ci*out+co)*9+k]
+		default:
+			return w[(co*in+ci)*9+k]
+		}
+	}
 	mr := t.mr
 	for b := 0; b < (out+mr-1)/mr; b++ {
-		blk := f.data[b*mr*len(ks)*in:]
+		blk := f.data[b*mr*len(ks)*cols:]
 		for ti, k := range ks {
-			for ci := range in {
-				row := blk[(ti*in+ci)*mr:][:mr]
+			for c := range cols {
+				row := blk[(ti*cols+c)*mr:][:mr]
 				for r := range row {
 					co := b*mr + r
-					switch {
-					case co >= out:
-						row[r] = 0
-					case trans:
-						row[r] = w[(ci*out+co)*9+k]
-					default:
-						row[r] = w[(co*in+ci)*9+k]
+					if bf16 {
+						row[r] = pairWord(weight(co, 2*c, k), weight(co, 2*c+1, k))
+					} else {
+						row[r] = weight(co, c, k)
 					}
 				}
 			}
@@ -109,7 +154,26 @@ func PackInputGradFilters(pl *Plan, dst, w []float32, out, in int) InputGradFilt
 	var fs InputGradFilters
 	t := tileFor(in)
 	for ph := range fs {
-		fs[ph] = packTaps(t, dst, w, in, out, true, pl.backTaps[ph])
+		fs[ph] = packTaps(t, dst, w, in, out, true, pl.backTaps[ph], false)
+		dst = dst[len(fs[ph].data):]
+	}
+	return fs
+}
+
+// InputGradFiltersLenBF16 returns the words PackInputGradFiltersBF16
+// needs for the convolution from in to out channels.
+func InputGradFiltersLenBF16(out, in int) int { return InputGradFiltersLen((out+1)/2, in) }
+
+// PackInputGradFiltersBF16 is PackInputGradFilters for the kernels over
+// word planes of bfloat16 pairs of the output gradient's channels.
+func PackInputGradFiltersBF16(pl *Plan, dst, w []float32, out, in int) InputGradFilters {
+	if pl.stride != 2 {
+		panic("conv.PackInputGradFiltersBF16: not a stride-2 plan")
+	}
+	var fs InputGradFilters
+	t := tileFor(in)
+	for ph := range fs {
+		fs[ph] = packTaps(t, dst, w, in, out, true, pl.backTaps[ph], true)
 		dst = dst[len(fs[ph].data):]
 	}
 	return fs

@@ -46,7 +46,7 @@ func forwardGrid(gr *grid, f *Filter, y []float32, ldy int, x []float32, ldx, pl
 	}
 	checkPlanes("x", x, ldx, f.in, maxPhase*planeLen+n)
 	mr, nv := f.t.mr, f.t.nv
-	kern := forwardKernel(f.t)
+	kern := forwardKernel(f.t, f.bf16)
 	off := gr.offsets(planeLen)
 	ntap := len(gr.taps)
 	nvec := cnt * gr.vpi

@@ -1,6 +1,9 @@
 package conv
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // fwdFunc is the signature of the forward micro-kernels: the mr x nv*16
 // block of y at y (rows ldy apart) from k input channels at x (ldx apart),
@@ -28,9 +31,19 @@ func at(p *float32, i int) float32 {
 	return *(*float32)(unsafe.Add(unsafe.Pointer(p), i*4))
 }
 
+// maddBF16 returns acc plus the products of the bfloat16 pairs in the
+// 32-bit words of a and b (their float32 bits), the upper halves' first,
+// as VDPBF16PS adds them.
+func maddBF16(acc, a, b float32) float32 {
+	ua, ub := math.Float32bits(a), math.Float32bits(b)
+	acc += math.Float32frombits(ua&0xffff0000) * math.Float32frombits(ub&0xffff0000)
+	return acc + math.Float32frombits(ua<<16)*math.Float32frombits(ub<<16)
+}
+
 // fwdGo is the forward micro-kernel in plain Go, for tile t: the loop the
-// assembly kernels run, with separate multiply and add.
-func fwdGo(t tile) fwdFunc {
+// assembly kernels run, with separate multiply and add; with bf16 over
+// words of bfloat16 pairs (maddBF16).
+func fwdGo(t tile, bf16 bool) fwdFunc {
 	return func(k, ntap int, x *float32, ldx int, w *float32, off *[9]int, masks *uint16, y *float32, ldy int, acc int) {
 		mr, nv := t.mr, t.nv
 		var accs [16 * maxNV * Lanes]float32
@@ -47,7 +60,12 @@ func fwdGo(t tile) fwdFunc {
 						}
 						xv := at(x, ci*ldx+v*Lanes+off[tap]+l)
 						for r, wv := range wr {
-							accs[(r*nv+v)*Lanes+l] += wv * xv
+							i := (r*nv+v)*Lanes + l
+							if bf16 {
+								accs[i] = maddBF16(accs[i], wv, xv)
+							} else {
+								accs[i] += wv * xv
+							}
 						}
 					}
 				}
@@ -67,8 +85,9 @@ func fwdGo(t tile) fwdFunc {
 	}
 }
 
-// wgradGo is the weight-gradient micro-kernel in plain Go for mr rows.
-func wgradGo(mr int) wgradFunc {
+// wgradGo is the weight-gradient micro-kernel in plain Go for mr rows;
+// with bf16 over words of bfloat16 pairs (maddBF16).
+func wgradGo(mr int, bf16 bool) wgradFunc {
 	return func(n int, x, dy *float32, ldy int, w int, masks *uint16, out *float32) {
 		ms := unsafe.Slice(masks, n*9)
 		var part [3 * 9 * Lanes]float32
@@ -81,7 +100,12 @@ func wgradGo(mr int) wgradFunc {
 					}
 					xv := at(x, j*Lanes+(tap/3-1)*w+tap%3-1+l)
 					for r := range mr {
-						part[(r*9+tap)*Lanes+l] += at(dy, r*ldy+j*Lanes+l) * xv
+						i, d := (r*9+tap)*Lanes+l, at(dy, r*ldy+j*Lanes+l)
+						if bf16 {
+							part[i] = maddBF16(part[i], d, xv)
+						} else {
+							part[i] += d * xv
+						}
 					}
 				}
 			}
@@ -94,8 +118,8 @@ func wgradGo(mr int) wgradFunc {
 }
 
 // wgradS2Go is the stride-2 weight-gradient micro-kernel in plain Go for
-// mr rows.
-func wgradS2Go(mr int) wgradS2Func {
+// mr rows; with bf16 over words of bfloat16 pairs (maddBF16).
+func wgradS2Go(mr int, bf16 bool) wgradS2Func {
 	return func(n int, x, dy *float32, ldy int, plane, w int, masks *uint16, out *float32) {
 		ms := unsafe.Slice(masks, n*9)
 		var part [3 * 9 * Lanes]float32
@@ -121,7 +145,12 @@ func wgradS2Go(mr int) wgradS2Func {
 					}
 					xv := at(x, ph*plane+j*Lanes+sh+l)
 					for r := range mr {
-						part[(r*9+tap)*Lanes+l] += at(dy, r*ldy+j*Lanes+l) * xv
+						i, d := (r*9+tap)*Lanes+l, at(dy, r*ldy+j*Lanes+l)
+						if bf16 {
+							part[i] = maddBF16(part[i], d, xv)
+						} else {
+							part[i] += d * xv
+						}
 					}
 				}
 			}

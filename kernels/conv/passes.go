@@ -100,6 +100,25 @@ func DirectInputGrad(sc Scratch, s Shape, pl *Plan, wd, dy, dx []float32, acc bo
 	directInputGrad(sc, s.geom(), pl, wd, dy, dx, acc)
 }
 
+// DirectForwardBF16 is DirectForward with the factors rounded to bfloat16
+// and float32 sums (DirectBF16): the direct kernels over word planes of
+// the input's channel pairs.
+func DirectForwardBF16(sc Scratch, s Shape, pl *Plan, wd, xd, yd []float32) {
+	directForwardBF16(sc, s.geom(), pl, wd, xd, yd)
+}
+
+// DirectWeightGradBF16 is DirectWeightGrad in bfloat16 (DirectBF16), over
+// word planes of image pairs.
+func DirectWeightGradBF16(sc Scratch, s Shape, pl *Plan, xd, dy, dw []float32, acc bool) {
+	directWeightGradBF16(sc, s.geom(), pl, xd, dy, dw, acc)
+}
+
+// DirectInputGradBF16 is DirectInputGrad in bfloat16 (DirectBF16), over
+// word planes of the output gradient's channel pairs.
+func DirectInputGradBF16(sc Scratch, s Shape, pl *Plan, wd, dy, dx []float32, acc bool) {
+	directInputGradBF16(sc, s.geom(), pl, wd, dy, dx, acc)
+}
+
 // AddBias adds b[ch] to every element of output plane ch of y (planes ld
 // floats apart, len(b) of them): the bias of a convolution.
 func AddBias(y, b []float32, ld int) {

@@ -15,6 +15,19 @@ import "fmt"
 // when the chunk has them), each run's lanes added up and the runs added in
 // order.
 func WeightGrad(pl *Plan, dw, dy []float32, ldy int, x []float32, ldx int, out, in, cnt int, acc bool) {
+	weightGradKernels(pl, dw, dy, ldy, x, ldx, out, in, cnt, acc, false)
+}
+
+// WeightGradBF16 is WeightGrad over word planes of bfloat16 pairs of
+// images: dy and x hold cnt image pairs (gemm.PairPlanes of images 2i and
+// 2i+1 of a chunk), each lane adding both images' products.
+func WeightGradBF16(pl *Plan, dw, dy []float32, ldy int, x []float32, ldx int, out, in, cnt int, acc bool) {
+	weightGradKernels(pl, dw, dy, ldy, x, ldx, out, in, cnt, acc, true)
+}
+
+// weightGradKernels is WeightGrad with the float32 kernels, or with bf16
+// the kernels over words of bfloat16 pairs.
+func weightGradKernels(pl *Plan, dw, dy []float32, ldy int, x []float32, ldx int, out, in, cnt int, acc, bf16 bool) {
 	if out == 0 || in == 0 {
 		return
 	}
@@ -40,7 +53,7 @@ func WeightGrad(pl *Plan, dw, dy []float32, ldy int, x []float32, ldx int, out, 
 	var sums [3 * 9]float32
 	for co := 0; co < out; {
 		mr := min(3, out-co)
-		kern, kern2 := wgradKernel(mr)
+		kern, kern2 := wgradKernel(mr, bf16)
 		for ci := range in {
 			clear(sums[:])
 			xc := x[ci*ldx:]

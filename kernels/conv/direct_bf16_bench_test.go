@@ -1,0 +1,114 @@
+package conv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/internal/scratch"
+)
+
+// BenchmarkDirectBF16 times each pass of the 3x3 layers of ResNet-18-w16
+// at batch 128 and of ResNet-18 at batch 32 in DirectBF16 beside
+// Im2colBF16 and the float32 algorithm Auto picks, on the same operands
+// (best of 5 each, alternating), and reports DirectBF16's GFLOP/s and its
+// ratios to the two others (x_im2colbf16, x_fp32: above 1, DirectBF16 is
+// faster). Passes DirectBF16 cannot run are skipped.
+func BenchmarkDirectBF16(b *testing.B) {
+	if !FastBF16() {
+		b.Skip("no bfloat16 assembly kernels on this CPU (AVX512_BF16)")
+	}
+	var shapes []Shape
+	for _, l := range [][4]int{{16, 16, 32, 1}, {16, 32, 32, 2}, {32, 32, 16, 1}, {32, 64, 16, 2}, {64, 64, 8, 1}, {64, 128, 8, 2}, {128, 128, 4, 1}} {
+		shapes = append(shapes, Shape{N: 128, In: l[0], Out: l[1], H: l[2], W: l[2], K: 3, S: l[3], P: 1, ChannelMajor: true})
+	}
+	for _, l := range [][4]int{{64, 64, 32, 1}, {64, 128, 32, 2}, {128, 128, 16, 1}, {128, 256, 16, 2}, {256, 256, 8, 1}, {512, 512, 4, 1}} {
+		shapes = append(shapes, Shape{N: 32, In: l[0], Out: l[1], H: l[2], W: l[2], K: 3, S: l[3], P: 1, ChannelMajor: true})
+	}
+	passes := []string{"forward", "weightgrad", "inputgrad"}
+	for _, s := range shapes {
+		for p, pass := range passes {
+			b.Run(fmt.Sprintf("%d-%d-%dx%d-s%d-n%d/%s", s.In, s.Out, s.H, s.W, s.S, s.N, pass), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				rs := func(n int) []float32 {
+					v := make([]float32, n)
+					for i := range v {
+						v[i] = float32(r.NormFloat64())
+					}
+					return v
+				}
+				sc := new(scratch.Free)
+				wd, xd, dy := rs(s.Out*s.In*9), rs(s.N*s.In*s.H*s.W), rs(s.N*s.Out*s.OutH()*s.OutW())
+				yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
+				pl := CachedPlan(s.H, s.W, s.S)
+				al := Choose(s, Auto)
+				u := make([]float32, WinogradKernelsLen(s.Out, s.In))
+				WinogradKernels(u, wd, s.Out, s.In)
+				fp32Algo := []Algo{al.Forward, al.WeightGrad, al.InputGrad}[p]
+				run := func(a Algo) {
+					switch p {
+					case 0:
+						switch a {
+						case DirectBF16:
+							DirectForwardBF16(sc, s, pl, wd, xd, yd)
+						case Im2colBF16:
+							Im2colForwardBF16(sc, s, wd, xd, yd)
+						case Direct:
+							DirectForward(sc, s, pl, wd, xd, yd)
+						case Winograd:
+							WinogradForward(sc, s, u, xd, yd)
+						default:
+							Im2colForward(sc, s, wd, xd, yd)
+						}
+					case 1:
+						switch a {
+						case DirectBF16:
+							DirectWeightGradBF16(sc, s, pl, xd, dy, dw, false)
+						case Im2colBF16:
+							Im2colWeightGradBF16(sc, s, xd, dy, dw, false)
+						case Direct:
+							DirectWeightGrad(sc, s, pl, xd, dy, dw, false)
+						case Winograd:
+							WinogradWeightGrad(sc, s, xd, dy, dw, false)
+						default:
+							Im2colWeightGrad(sc, s, xd, dy, dw, false)
+						}
+					default:
+						switch a {
+						case DirectBF16:
+							DirectInputGradBF16(sc, s, pl, wd, dy, dx, false)
+						case Im2colBF16:
+							Im2colInputGradBF16(sc, s, wd, dy, dx, false)
+						case Direct:
+							DirectInputGrad(sc, s, pl, wd, dy, dx, false)
+						case Winograd:
+							WinogradInputGrad(sc, s, u, dy, dx, false)
+						default:
+							Im2colInputGrad(sc, s, wd, dy, dx, false)
+						}
+					}
+				}
+				algos := []Algo{DirectBF16, Im2colBF16, fp32Algo}
+				best := make([]float64, len(algos))
+				for b.Loop() {
+					for i := range best {
+						best[i] = 1e300
+					}
+					for range 5 {
+						for i, a := range algos {
+							t0 := time.Now()
+							run(a)
+							best[i] = min(best[i], time.Since(t0).Seconds())
+						}
+					}
+				}
+				flop := 2 * float64(s.Out*s.In*9*s.N*s.OutH()*s.OutW())
+				b.ReportMetric(flop/best[0]/1e9, "GFLOP/s")
+				b.ReportMetric(best[1]/best[0], "x_im2colbf16")
+				b.ReportMetric(best[2]/best[0], "x_fp32")
+				b.Logf("fp32: %v", fp32Algo)
+			})
+		}
+	}
+}
