@@ -16,15 +16,22 @@
 //     DirectInputGrad, over the kernels Forward, WeightGrad and InputGrad
 //     described below), 3x3 padding-1 at stride 1 or 2.
 //
-// Im2colBF16 (Im2colForwardBF16, Im2colWeightGradBF16,
-// Im2colInputGradBF16) is the GEMM path with the factors rounded to
-// bfloat16 and float32 sums: the precision a CPU backend asked for bf16
-// runs every pass in, never chosen by AutoAlgos. With AVX512_BF16 it
-// stores no float32 patch matrix: the forward pass pairs the input's
-// channels, the weight gradient the batch's images, into words of two
-// bfloat16 values, which im2col lays out as it lays out floats
-// (im2col_bf16.go); elsewhere gemm.SgemmBF16 rounds the float32 patch
-// matrix.
+// Two algorithms compute with the factors rounded to bfloat16 and float32
+// sums, the precision a CPU backend asked for bf16 runs in; AutoAlgos
+// never picks them, ChooseBF16 and AutoAlgosBF16 choose between them:
+//
+//   - Im2colBF16 (Im2colForwardBF16, Im2colWeightGradBF16,
+//     Im2colInputGradBF16), the GEMM path, any geometry. With AVX512_BF16
+//     it stores no float32 patch matrix: the forward pass pairs the
+//     input's channels, the weight gradient the batch's images, into
+//     words of two bfloat16 values, which im2col lays out as it lays out
+//     floats (im2col_bf16.go); elsewhere gemm.SgemmBF16 rounds the float32
+//     patch matrix;
+//   - DirectBF16 (DirectForwardBF16, DirectWeightGradBF16,
+//     DirectInputGradBF16; direct_bf16.go), the direct kernels over word
+//     planes of the same pairs, with VDPBF16PS in place of the FMA
+//     (kernel_bf16_amd64.s): the narrow 3x3 layers, where building a patch
+//     matrix costs as much as multiplying it.
 //
 // Each pass splits the batch into chunks of images over GOMAXPROCS
 // goroutines, each running single-threaded GEMMs (coarse.go). The rest of
