@@ -45,7 +45,8 @@ func benchStepCommand() *cli.Command {
 			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
 			"each algorithm that applies (im2col, Winograd, direct), keeps the fastest by CPU time and\n" +
 			"stores them in the wisdom file (entry nn.conv, see DUEL_WISDOM) for later processes; this\n" +
-			"one still runs the built-in rules.\n\n" +
+			"one still runs the built-in rules. With --precision bf16 (or --conv-precision bf16) it\n" +
+			"measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16: entry nn.conv.bf16).\n\n" +
 			"--profile (--device cuda only) times every kernel launch, copy and memset of the timed\n" +
 			"steps on the device (a pair of CUDA events around each) and prints, per kernel, the calls,\n" +
 			"total ms, mean us and share of the device time, largest first (25 rows and \"other\"), then\n" +
@@ -351,7 +352,8 @@ func writeStepProfile(w io.Writer, p cuda.Profile, steps int) error {
 }
 
 // tuneConvs runs model once to learn the geometry of its convolutions,
-// tunes them (conv.Tune) and stores the result in the wisdom file.
+// tunes them (conv.Tune; the bfloat16 algorithms when the CPU's
+// convolutions are in bf16) and stores the result in the wisdom file.
 func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error {
 	model.Forward(autograd.NewTape(), input)
 	var shapes []nn.ConvShape
@@ -364,8 +366,14 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 			}
 		}
 	}
-	choices := conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter})
-	path, replaced, err := conv.SaveTuning(choices)
+	_, convs := tensor.CPUPrecisions()
+	bf16 := convs == "bf16"
+	choices := conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16})
+	save, entry := conv.SaveTuning, conv.WisdomEntry
+	if bf16 {
+		save, entry = conv.SaveTuningBF16, conv.WisdomEntryBF16
+	}
+	path, replaced, err := save(choices)
 	if replaced != nil {
 		fmt.Fprintf(c.App.ErrWriter, "duel: replaced an unusable wisdom file: %v\n", replaced)
 	}
@@ -376,7 +384,7 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 		fmt.Fprintln(c.App.ErrWriter, "wisdom is off (DUEL_WISDOM): the tuning was not stored")
 		return nil
 	}
-	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, conv.WisdomEntry)
+	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, entry)
 	return nil
 }
 

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/internal/wisdom"
+	"github.com/duel-ssl/duel/kernels/conv"
 )
 
 func TestBenchStep(t *testing.T) {
@@ -93,5 +97,36 @@ func TestBenchStepMemory(t *testing.T) {
 		{"--arch", "resnet18", "--batch", "1000000", "--size", "1024"},
 	} {
 		wantCLIError(t, append([]string{"bench", "step"}, args...), "--batch: got "+args[3]+", needs about ", "this machine has ")
+	}
+}
+
+// TestBenchStepTuneConv tunes a small model's convolutions in float32,
+// then in bf16, into a wisdom file of the test's own: each lands in its
+// own entry, and both stay.
+func TestBenchStepTuneConv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wisdom.json")
+	t.Setenv(wisdom.Env, path)
+	args := []string{"bench", "step", "--arch", "resnet18-w2", "--batch", "2", "--steps", "1", "--warmup", "0", "--size", "16", "--tune-conv"}
+	for _, c := range []struct {
+		extra []string
+		entry string
+	}{{nil, conv.WisdomEntry}, {[]string{"--precision", "bf16"}, conv.WisdomEntryBF16}} {
+		code, _, stderr := runCLI(append(args, c.extra...)...)
+		if code != 0 || !strings.Contains(stderr, "(entry "+c.entry+")") {
+			t.Fatalf("%v: exit %d, stderr %s", c.extra, code, stderr)
+		}
+	}
+	for _, entry := range []string{conv.WisdomEntry, conv.WisdomEntryBF16} {
+		var e conv.Entry
+		found, _, err := wisdom.Load(cpu.Detect().Key(), entry, &e)
+		if err != nil || !found || len(e.Choices) == 0 {
+			t.Errorf("entry %s: found %v, err %v, %d choices", entry, found, err, len(e.Choices))
+		}
+		for _, ch := range e.Choices {
+			bf16 := strings.HasSuffix(ch.Forward, "-bf16")
+			if bf16 != (entry == conv.WisdomEntryBF16) {
+				t.Errorf("entry %s holds %+v", entry, ch)
+			}
+		}
 	}
 }

@@ -13,9 +13,14 @@ import (
 // (internal/wisdom): for each tuned shape, the algorithm of each pass.
 const WisdomEntry = "nn.conv"
 
-// Choice is the algorithm ("im2col", "winograd" or "direct") of each pass
-// of a shape, and the fastest call of each (milliseconds of CPU time, all
-// threads) that decided it: one element of the wisdom entry.
+// WisdomEntryBF16 is the entry of the bfloat16 convolutions (Tune with
+// TuneOptions.BF16): the algorithms ChooseBF16 picks from.
+const WisdomEntryBF16 = "nn.conv.bf16"
+
+// Choice is the algorithm (a name of AlgoNames, or of AlgoNamesBF16 in
+// the bfloat16 entry) of each pass of a shape, and the fastest call of
+// each (milliseconds of CPU time, all threads) that decided it: one
+// element of a wisdom entry.
 type Choice struct {
 	Shape
 	Forward    string     `json:"forward"`
@@ -24,7 +29,7 @@ type Choice struct {
 	MS         [3]float64 `json:"ms"`
 }
 
-// Entry is the entry WisdomEntry holds for a CPU.
+// Entry is the entry WisdomEntry (or WisdomEntryBF16) holds for a CPU.
 type Entry struct {
 	ISA     string   `json:"isa"` // the level (cpu.ISA) it was tuned at; applied only at the same level
 	Threads int      `json:"threads"`
@@ -35,12 +40,22 @@ type Entry struct {
 // AlgoNames maps the names of the wisdom file to the algorithms.
 var AlgoNames = map[string]Algo{"im2col": Im2col, "winograd": Winograd, "direct": Direct}
 
-// tuned returns the tuned choices of this CPU at this level, read once
-// from the wisdom file; a file or entry that cannot be used is reported in
-// one line on stderr and the rules of AutoAlgos apply.
-var tuned = sync.OnceValue(func() map[Shape]Algos {
+// AlgoNamesBF16 maps the names of the bfloat16 entry to the algorithms.
+var AlgoNamesBF16 = map[string]Algo{"im2col-bf16": Im2colBF16, "direct-bf16": DirectBF16}
+
+// tuned and tunedBF16 return the tuned choices of this CPU at this level,
+// read once from the wisdom file (loadTuned).
+var (
+	tuned     = sync.OnceValue(func() map[Shape]Algos { return loadTuned(WisdomEntry, false) })
+	tunedBF16 = sync.OnceValue(func() map[Shape]Algos { return loadTuned(WisdomEntryBF16, true) })
+)
+
+// loadTuned reads the wisdom file's entry of this CPU (the bfloat16 one
+// with bf16); a file or entry that cannot be used is reported in one line
+// on stderr and the built-in rules apply.
+func loadTuned(entry string, bf16 bool) map[Shape]Algos {
 	var e Entry
-	found, _, err := wisdom.Load(cpu.Detect().Key(), WisdomEntry, &e)
+	found, _, err := wisdom.Load(cpu.Detect().Key(), entry, &e)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "duel: %v; convolutions use their built-in rules\n", err)
 		return nil
@@ -48,27 +63,42 @@ var tuned = sync.OnceValue(func() map[Shape]Algos {
 	if !found || e.ISA != cpu.ISA().String() {
 		return nil
 	}
-	m, err := Table(e.Choices, Fast())
+	table := Table
+	if bf16 {
+		table = func(c []Choice, fast bool) (map[Shape]Algos, error) { return TableBF16(c, fast && FastBF16()) }
+	}
+	m, err := table(e.Choices, Fast())
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "duel: wisdom entry %s for this CPU: %v; convolutions use their built-in rules\n", WisdomEntry, err)
+		fmt.Fprintf(os.Stderr, "duel: wisdom entry %s for this CPU: %v; convolutions use their built-in rules\n", entry, err)
 		return nil
 	}
 	return m
-})
+}
 
 // Table turns choices into a lookup table, checking that each names
 // algorithms that apply to its shape (direct ones only with the assembly
 // kernels: fast).
 func Table(choices []Choice, fast bool) (map[Shape]Algos, error) {
+	return table(choices, AlgoNames, fast)
+}
+
+// TableBF16 is Table for the bfloat16 entry (DirectBF16 only with the
+// bfloat16 assembly kernels: fast).
+func TableBF16(choices []Choice, fast bool) (map[Shape]Algos, error) {
+	return table(choices, AlgoNamesBF16, fast)
+}
+
+// table is Table over the algorithms names.
+func table(choices []Choice, names map[string]Algo, fast bool) (map[Shape]Algos, error) {
 	m := make(map[Shape]Algos, len(choices))
 	for _, c := range choices {
 		var a [3]Algo
 		for i, name := range []string{c.Forward, c.WeightGrad, c.InputGrad} {
-			al, ok := AlgoNames[name]
+			al, ok := names[name]
 			if !ok {
 				return nil, fmt.Errorf("shape %+v: unknown algorithm %q", c.Shape, name)
 			}
-			if !Applies(c.Shape, al, fast) {
+			if !appliesAt(c.Shape, al, fast) {
 				return nil, fmt.Errorf("shape %+v: %s does not apply", c.Shape, name)
 			}
 			a[i] = al
@@ -104,7 +134,8 @@ func Choose(s Shape, req Algo) Algos {
 // requested algorithm: Im2colBF16 for Im2col (or Im2colBF16); DirectBF16
 // wherever the direct kernels handle s for Direct (or DirectBF16; in plain
 // Go without AVX512_BF16, for tests), else Im2colBF16; for the others
-// AutoAlgosBF16's choice.
+// the one the tuner measured for this shape on this CPU when the wisdom
+// file's bfloat16 entry has it, else AutoAlgosBF16's choice.
 func ChooseBF16(s Shape, req Algo) Algos {
 	all := func(a Algo) Algos { return Algos{Forward: a, WeightGrad: a, InputGrad: a} }
 	switch req {
@@ -115,6 +146,9 @@ func ChooseBF16(s Shape, req Algo) Algos {
 			return all(DirectBF16)
 		}
 		return all(Im2colBF16)
+	}
+	if a, ok := tunedBF16()[s]; ok {
+		return a
 	}
 	return AutoAlgosBF16(s, FastBF16())
 }

@@ -18,6 +18,9 @@ type TuneOptions struct {
 	Rounds   int       // alternating rounds per shape; 0 means 5
 	Progress io.Writer // one line per shape, or nil
 	Seed     uint64
+	// BF16 measures the bfloat16 algorithms (Im2colBF16, DirectBF16)
+	// instead of the float32 ones: the choices of WisdomEntryBF16.
+	BF16 bool
 }
 
 // Tune measures, for each shape, every algorithm that applies to each
@@ -26,7 +29,8 @@ type TuneOptions struct {
 // CPU time (all threads) of a call, which other processes disturb far less
 // than wall time. The measurements use GOMAXPROCS threads, as training does.
 // The weights are drawn as nn.NewConv2d draws them (uniform within
-// 1/sqrt(fan-in)), from a generator seeded by opts.Seed.
+// 1/sqrt(fan-in)), from a generator seeded by opts.Seed. With opts.BF16 it
+// measures the bfloat16 algorithms, named as in AlgoNamesBF16.
 func Tune(shapes []Shape, opts TuneOptions) []Choice {
 	rounds := opts.Rounds
 	if rounds <= 0 {
@@ -50,7 +54,7 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 		}
 		yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
 		var pl *Plan
-		if Applies(s, Direct, true) {
+		if s.geom().directOK() {
 			pl = CachedPlan(s.H, s.W, s.S)
 		}
 		// The passes of each algorithm.
@@ -78,9 +82,23 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 				func() { DirectWeightGrad(sc, s, pl, xd, dy, dw, false) },
 				func() { DirectInputGrad(sc, s, pl, wd, dy, dx, false) },
 			},
+			Im2colBF16: {
+				func() { Im2colForwardBF16(sc, s, wd, xd, yd) },
+				func() { Im2colWeightGradBF16(sc, s, xd, dy, dw, false) },
+				func() { Im2colInputGradBF16(sc, s, wd, dy, dx, false) },
+			},
+			DirectBF16: {
+				func() { DirectForwardBF16(sc, s, pl, wd, xd, yd) },
+				func() { DirectWeightGradBF16(sc, s, pl, xd, dy, dw, false) },
+				func() { DirectInputGradBF16(sc, s, pl, wd, dy, dx, false) },
+			},
 		}
-		algs := []Algo{Im2col}
-		for _, al := range []Algo{Winograd, Direct} {
+		base, others, names := Im2col, []Algo{Winograd, Direct}, AlgoNames
+		if opts.BF16 {
+			base, others, names = Im2colBF16, []Algo{DirectBF16}, AlgoNamesBF16
+		}
+		algs := []Algo{base}
+		for _, al := range others {
 			if Applies(s, al, fast) {
 				algs = append(algs, al)
 			}
@@ -99,18 +117,18 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 			}
 		}
 		ch := Choice{Shape: s}
-		names := make(map[Algo]string, len(AlgoNames))
-		for n, al := range AlgoNames {
-			names[al] = n
+		nameOf := make(map[Algo]string, len(names))
+		for n, al := range names {
+			nameOf[al] = n
 		}
 		for pass, dst := range []*string{&ch.Forward, &ch.WeightGrad, &ch.InputGrad} {
-			win := Im2col
+			win := base
 			for _, al := range algs {
 				if best[al][pass] < best[win][pass] {
 					win = al
 				}
 			}
-			*dst = names[win]
+			*dst = nameOf[win]
 			ch.MS[pass] = best[win][pass] * 1e3
 		}
 		if opts.Progress != nil {
@@ -127,8 +145,19 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 // returns the file's path, empty when wisdom is disabled, and the error a
 // corrupt or foreign file gave before it was replaced, if any.
 func SaveTuning(choices []Choice) (path string, replaced, err error) {
+	return saveTuning(WisdomEntry, choices)
+}
+
+// SaveTuningBF16 is SaveTuning for the choices of Tune with
+// TuneOptions.BF16: the entry WisdomEntryBF16.
+func SaveTuningBF16(choices []Choice) (path string, replaced, err error) {
+	return saveTuning(WisdomEntryBF16, choices)
+}
+
+// saveTuning stores choices as the wisdom file's entry of this CPU.
+func saveTuning(entry string, choices []Choice) (path string, replaced, err error) {
 	e := Entry{ISA: cpu.ISA().String(), Threads: runtime.GOMAXPROCS(0), Choices: choices, Date: time.Now().UTC().Format(time.RFC3339)}
-	return wisdom.Store(cpu.Detect().Key(), WisdomEntry, e)
+	return wisdom.Store(cpu.Detect().Key(), entry, e)
 }
 
 // winoKernels returns the transformed kernels of the (out, in, 3, 3)

@@ -65,3 +65,77 @@ func TestTune(t *testing.T) {
 		t.Fatalf("read back: found %v, err %v, entry %+v", found, err, e)
 	}
 }
+
+// TestTableBF16 checks which bfloat16 choices TableBF16 accepts, and that
+// neither table takes the other's names.
+func TestTableBF16(t *testing.T) {
+	s1 := Shape{N: 8, In: 16, Out: 16, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
+	odd := Shape{N: 8, In: 16, Out: 16, H: 5, W: 5, K: 3, S: 1, P: 1, ChannelMajor: true}
+	for _, tc := range []struct {
+		name   string
+		choice Choice
+		fast   bool
+		err    string
+	}{
+		{"both", Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "direct-bf16"}, true, ""},
+		{"a float32 name", Choice{Shape: s1, Forward: "direct", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, true, "unknown algorithm"},
+		{"direct without assembly", Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, false, "does not apply"},
+		{"direct on odd maps", Choice{Shape: odd, Forward: "im2col-bf16", WeightGrad: "direct-bf16", InputGrad: "im2col-bf16"}, true, "does not apply"},
+	} {
+		m, err := TableBF16([]Choice{tc.choice}, tc.fast)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err == "" && m[tc.choice.Shape] != (Algos{Forward: DirectBF16, WeightGrad: Im2colBF16, InputGrad: DirectBF16}):
+			t.Errorf("%s: %+v", tc.name, m[tc.choice.Shape])
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
+		}
+	}
+	if _, err := Table([]Choice{{Shape: s1, Forward: "im2col-bf16", WeightGrad: "im2col", InputGrad: "im2col"}}, true); err == nil {
+		t.Error("Table took a bfloat16 algorithm")
+	}
+}
+
+// TestTuneBF16 tunes the bfloat16 algorithms of small shapes, checks that
+// every choice is one of them and applies, and stores them in their own
+// entry beside the float32 one.
+func TestTuneBF16(t *testing.T) {
+	t.Setenv(wisdom.Env, filepath.Join(t.TempDir(), "wisdom.json"))
+	shapes := []Shape{
+		{N: 4, In: 8, Out: 8, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true},
+		{N: 5, In: 3, Out: 8, H: 8, W: 8, K: 3, S: 2, P: 1},
+	}
+	fp32 := Tune(shapes[:1], TuneOptions{Rounds: 1})
+	choices := Tune(shapes, TuneOptions{Rounds: 1, BF16: true})
+	if len(choices) != len(shapes) {
+		t.Fatalf("%d choices for %d shapes", len(choices), len(shapes))
+	}
+	m, err := TableBF16(choices, FastBF16())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, a := range m {
+		for _, al := range []Algo{a.Forward, a.WeightGrad, a.InputGrad} {
+			if al != Im2colBF16 && al != DirectBF16 {
+				t.Errorf("shape %+v: %v", s, a)
+			}
+		}
+	}
+	if _, _, err := SaveTuning(fp32); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := SaveTuningBF16(choices); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entry string
+		n     int
+	}{{WisdomEntry, 1}, {WisdomEntryBF16, len(shapes)}} {
+		var e Entry
+		found, _, err := wisdom.Load(cpu.Detect().Key(), c.entry, &e)
+		if err != nil || !found || len(e.Choices) != c.n {
+			t.Errorf("entry %s read back: found %v, err %v, %d choices, want %d", c.entry, found, err, len(e.Choices), c.n)
+		}
+	}
+}
