@@ -58,7 +58,9 @@ type Algos struct{ Forward, WeightGrad, InputGrad Algo }
 // Applies reports whether al can run the passes of the convolution s
 // (Direct only with the assembly kernels: fast; DirectBF16 only with them
 // and the bfloat16 ones, FastBF16).
-func Applies(s Shape, al Algo, fast bool) bool { return appliesAt(s, al, fast && (al != DirectBF16 || FastBF16())) }
+func Applies(s Shape, al Algo, fast bool) bool {
+	return appliesAt(s, al, fast && (al != DirectBF16 || FastBF16()))
+}
 
 // appliesAt is Applies with fast saying whether al's assembly kernels run.
 func appliesAt(s Shape, al Algo, fast bool) bool {
