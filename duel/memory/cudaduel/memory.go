@@ -875,9 +875,7 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 	// queued: in a run of updates the device is then still moving the
 	// previous update's rows (duel_move, tens of microseconds at K 4096),
 	// which hides the check, and nothing the host does stands between the
-	// dots and the selection on the device. (Until 2026-11-28 the check
-	// ran after the dots' launch, hidden by the dots alone, while the
-	// previous update's move was waited for.)
+	// dots and the selection on the device.
 	res := Result{Evicted: make([]int, b), Kept: make([]int, k)}
 	if b == 0 {
 		for p := range res.Kept {
