@@ -156,24 +156,30 @@ func directInputGrad(sc Scratch, g geom, pl *Plan, wd, dy, dx []float32, acc boo
 			} else {
 				InputGrad(pl, &fs, d, ld, dy[i*ohw:], g.n*ohw, bs[w].ph, m, a)
 			}
-			if g.xcm {
-				return
-			}
-			for ci := range g.cin {
-				for j := range m {
-					src := d[(ci*m+j)*hw:][:hw]
-					dst := dx[((i+j)*g.cin+ci)*hw:][:hw]
-					if acc {
-						for q, v := range src {
-							dst[q] += v
-						}
-					} else {
-						copy(dst, src)
-					}
-				}
+			if !g.xcm {
+				addImages(dx, d, g, i, m, acc)
 			}
 		})
 	})
+}
+
+// addImages writes (adds, when acc) the channel-major gradient d of
+// images [i, i+m) into the NCHW dx of g.
+func addImages(dx, d []float32, g geom, i, m int, acc bool) {
+	hw := g.h * g.w
+	for ci := range g.cin {
+		for j := range m {
+			src := d[(ci*m+j)*hw:][:hw]
+			dst := dx[((i+j)*g.cin+ci)*hw:][:hw]
+			if acc {
+				for q, v := range src {
+					dst[q] += v
+				}
+			} else {
+				copy(dst, src)
+			}
+		}
+	}
 }
 
 // directWeightGrad writes (adds, when acc) the weight gradient dw of the

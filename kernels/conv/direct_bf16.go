@@ -114,25 +114,6 @@ func directInputGradBF16(sc Scratch, g geom, pl *Plan, wd, dy, dx []float32, acc
 	})
 }
 
-// addImages writes (adds, when acc) the channel-major gradient d of
-// images [i, i+m) into the NCHW dx of g.
-func addImages(dx, d []float32, g geom, i, m int, acc bool) {
-	hw := g.h * g.w
-	for ci := range g.cin {
-		for j := range m {
-			src := d[(ci*m+j)*hw:][:hw]
-			dst := dx[((i+j)*g.cin+ci)*hw:][:hw]
-			if acc {
-				for q, v := range src {
-					dst[q] += v
-				}
-			} else {
-				copy(dst, src)
-			}
-		}
-	}
-}
-
 // directWeightGradBF16 writes (adds, when acc) the weight gradient dw of
 // the convolution of xd (layout g.xcm) from dy (channel-major) in
 // bfloat16, over pairs of images.
