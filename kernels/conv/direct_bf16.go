@@ -41,7 +41,7 @@ func pairPlanes(dst, src []float32, ld, channels, i0, cnt, ps int) {
 func directForwardBF16(sc Scratch, g geom, pl *Plan, wd, xd, yd []float32) {
 	buf := get(sc, FilterLenBF16(g.cout, g.cin))
 	defer put(sc, buf)
-	f := PackFilterBF16(buf, wd, g.cout, g.cin, false)
+	f := packFilterBF16(sc, buf, wd, g.cout, g.cin, false)
 	chunk, threads := g.directThreads()
 	run, cp, hw, ohw := g.directRunBF16(), (g.cin+1)/2, g.h*g.w, g.ohw()
 	words := scratchSet(sc, threads, cp*run*hw)
@@ -74,10 +74,10 @@ func directInputGradBF16(sc Scratch, g geom, pl *Plan, wd, dy, dx []float32, acc
 	var buf []float32
 	if g.s == 1 {
 		buf = get(sc, FilterLenBF16(g.cin, g.cout))
-		f = PackFilterBF16(buf, wd, g.cout, g.cin, true)
+		f = packFilterBF16(sc, buf, wd, g.cout, g.cin, true)
 	} else {
 		buf = get(sc, InputGradFiltersLenBF16(g.cout, g.cin))
-		fs = PackInputGradFiltersBF16(pl, buf, wd, g.cout, g.cin)
+		fs = packInputGradFiltersBF16(sc, pl, buf, wd, g.cout, g.cin)
 	}
 	defer put(sc, buf)
 	chunk, threads := g.directThreads()

@@ -111,3 +111,85 @@ func accumulated(want, scale []float64, dst []float32, acc bool) (w, sc []float6
 	}
 	return w, sc
 }
+
+// TestPackTapsBF16 holds the fast bfloat16 filter packing to packTaps's
+// scalar one, bit for bit: every tile, odd and zero channel counts, the
+// flipped and transposed kernel, tap subsets, and values that round
+// specially (ties, denormals, NaN, infinities).
+func TestPackTapsBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1.00390625, 1.01171875, 1e-40, -1e-40, float32(math.Inf(1)), float32(math.NaN()), 3.4e38}
+	for _, tl := range []tile{{8, 3}, {4, 6}} {
+		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}, {16, 33}} {
+			out, in := c[0], c[1]
+			w := randSlice(r, out*in*9)
+			for i := range w {
+				if r.IntN(4) == 0 {
+					w[i] = special[r.IntN(len(special))]
+				}
+			}
+			for _, trans := range []bool{false, true} {
+				for _, ks := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1, 0}, {4}, {1, 7}, {0, 2, 6, 8}} {
+					fo, fi := out, in
+					if trans {
+						fo, fi = in, out
+					}
+					n := filterLen(tl, fo, (fi+1)/2, len(ks))
+					want := packTaps(tl, make([]float32, n), w, fo, fi, trans, ks, true)
+					got := packTapsBF16(nil, tl, make([]float32, n), w, fo, fi, trans, ks)
+					if got.out != want.out || got.in != want.in || got.ntap != want.ntap || !got.bf16 {
+						t.Fatalf("tile %v %dx%d trans %v taps %v: filter %+v, want %+v", tl, fo, fi, trans, ks, got, want)
+					}
+					for i := range want.data {
+						if math.Float32bits(got.data[i]) != math.Float32bits(want.data[i]) {
+							t.Fatalf("tile %v %dx%d trans %v taps %v: word %d = %08x, want %08x", tl, fo, fi, trans, ks, i,
+								math.Float32bits(got.data[i]), math.Float32bits(want.data[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackTaps holds packTaps's float32 packing to Filter's definition:
+// for each block of mr output channels, each tap of ks, each input
+// channel, the mr weights, zero past the last output channel; trans reads
+// the (in, out, 3, 3) weights transposed.
+func TestPackTaps(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, tl := range []tile{{8, 3}, {4, 6}} {
+		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}} {
+			out, in := c[0], c[1]
+			w := randSlice(r, out*in*9)
+			for _, trans := range []bool{false, true} {
+				for _, ks := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1, 0}, {4}, {1, 7}, {0, 2, 6, 8}} {
+					n := filterLen(tl, out, in, len(ks))
+					dst := randSlice(r, n) // stale values must not survive
+					f := packTaps(tl, dst, w, out, in, trans, ks, false)
+					mr := tl.mr
+					for b := 0; b < (out+mr-1)/mr; b++ {
+						for ti, k := range ks {
+							for ci := range in {
+								for rr := range mr {
+									co := b*mr + rr
+									want := float32(0)
+									switch {
+									case co >= out:
+									case trans:
+										want = w[(ci*out+co)*9+k]
+									default:
+										want = w[(co*in+ci)*9+k]
+									}
+									if got := f.data[((b*len(ks)+ti)*in+ci)*mr+rr]; got != want {
+										t.Fatalf("tile %v %dx%d trans %v taps %v: block %d tap %d in %d row %d = %v, want %v", tl, out, in, trans, ks, b, k, ci, rr, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
