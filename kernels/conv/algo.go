@@ -168,20 +168,20 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 // the input gradient of g (a convolution the direct kernels handle),
 // whether DirectBF16 beats Im2colBF16. The rules come from alternating
 // the two on the 3x3 layers of ResNet-18-w16 at batch 128 and ResNet-18
-// at batch 32 (BenchmarkDirectBF16, AMD EPYC Zen 5, 2 threads, best of
-// 5). At stride 1 the direct kernels win up to 128 x 128 channels (16
-// channels at 32x32: 1.56-1.70x; 64 at 8x8: 1.17-1.30x; 128 at 16x16 and
-// 4x4: 1.04-1.20x) and lose beyond (256 at 8x8: 0.81-0.85x). At stride 2
-// they read the input through phase planes the GEMM path does not need:
-// their forward pass loses on every layer (0.86-0.99x), their weight
-// gradient wins on the narrowest (16 to 32: 1.28x; 32 to 64: 0.98x), and
-// their input gradient up to 64 to 128 channels (16 to 32: 1.57x, 64 to
-// 128 at 32x32: 1.22x; at 8x8: 0.99x; 128 to 256: 0.85x).
+// at batch 32 (BenchmarkDirectBF16, AMD EPYC Zen 5, 2 threads, best of 5;
+// bench/RESULTS.md). At stride 1 the direct forward pass and input
+// gradient win up to 256 x 256 channels (16 channels at 32x32:
+// 1.45-1.55x; 128 at 4x4: 1.28-1.42x; 256 at 8x8: 1.04-1.08x; 512 at 4x4:
+// 0.83x), the weight gradient up to 128 x 128 (1.03-1.12x; 256: 0.80x).
+// At stride 2 they read the input through phase planes the GEMM path
+// does not need: the forward pass is even (0.97-1.07x), the weight
+// gradient wins on the narrowest layer only (16 to 32: 1.28x; 32 to 64:
+// 1.02x; 64 to 128: 0.87-1.00x), the input gradient up to 64 to 128
+// channels (1.12-1.56x; 128 to 256: 1.03x).
 func directBF16Pays(g geom) (forward, weightGrad, inputGrad bool) {
 	c := g.cin * g.cout
 	if g.s == 1 {
-		ok := c <= 128*128
-		return ok, ok, ok
+		return c <= 256*256, c <= 128*128, c <= 256*256
 	}
 	return false, c <= 32*32, c <= 64*128
 }
