@@ -169,10 +169,11 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 // whether DirectBF16 beats Im2colBF16. The rules come from alternating
 // the two on the 3x3 layers of ResNet-18-w16 at batch 128 and ResNet-18
 // at batch 32 (BenchmarkDirectBF16, AMD EPYC Zen 5, 2 threads, best of 5;
-// bench/RESULTS.md). At stride 1 the direct forward pass and input
-// gradient win up to 256 x 256 channels (16 channels at 32x32:
-// 1.45-1.55x; 128 at 4x4: 1.28-1.42x; 256 at 8x8: 1.04-1.08x; 512 at 4x4:
-// 0.83x), the weight gradient up to 128 x 128 (1.03-1.12x; 256: 0.80x).
+// bench/RESULTS.md). At stride 1 they win up to 128 x 128 channels (16
+// channels at 32x32: 1.45-1.64x; 128 at 4x4 and 16x16: 1.03-1.42x); at
+// 256 the forward pass and input gradient are even (1.04-1.08x, and
+// ResNet-50's step no faster with them) and the weight gradient loses
+// (0.80x), at 512 all three (0.40-0.84x).
 // At stride 2 they read the input through phase planes the GEMM path
 // does not need: the forward pass is even (0.97-1.07x), the weight
 // gradient wins on the narrowest layer only (16 to 32: 1.28x; 32 to 64:
@@ -181,7 +182,8 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 func directBF16Pays(g geom) (forward, weightGrad, inputGrad bool) {
 	c := g.cin * g.cout
 	if g.s == 1 {
-		return c <= 256*256, c <= 128*128, c <= 256*256
+		ok := c <= 128*128
+		return ok, ok, ok
 	}
 	return false, c <= 32*32, c <= 64*128
 }
