@@ -31,15 +31,8 @@ func BenchmarkDirectBF16(b *testing.B) {
 		for p, pass := range passes {
 			b.Run(fmt.Sprintf("%d-%d-%dx%d-s%d-n%d/%s", s.In, s.Out, s.H, s.W, s.S, s.N, pass), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
-				rs := func(n int) []float32 {
-					v := make([]float32, n)
-					for i := range v {
-						v[i] = float32(r.NormFloat64())
-					}
-					return v
-				}
 				sc := new(scratch.Free)
-				wd, xd, dy := rs(s.Out*s.In*9), rs(s.N*s.In*s.H*s.W), rs(s.N*s.Out*s.OutH()*s.OutW())
+				wd, xd, dy := randSlice(r, s.Out*s.In*9), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW())
 				yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
 				pl := CachedPlan(s.H, s.W, s.S)
 				al := Choose(s, Auto)

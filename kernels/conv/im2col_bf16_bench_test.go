@@ -26,15 +26,8 @@ func BenchmarkPassesBF16(b *testing.B) {
 	for _, s := range shapes {
 		b.Run(fmt.Sprintf("%d-%d-%dx%d-s%d-n%d", s.In, s.Out, s.H, s.W, s.S, s.N), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
-			rs := func(n int) []float32 {
-				v := make([]float32, n)
-				for i := range v {
-					v[i] = float32(r.NormFloat64())
-				}
-				return v
-			}
 			sc := new(scratch.Free)
-			wd, xd, dy := rs(s.Out*s.In*s.K*s.K), rs(s.N*s.In*s.H*s.W), rs(s.N*s.Out*s.OutH()*s.OutW())
+			wd, xd, dy := randSlice(r, s.Out*s.In*s.K*s.K), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW())
 			yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
 			al := Choose(s, Auto)
 			var pl *Plan

@@ -118,21 +118,11 @@ func TestIm2colBF16(t *testing.T) {
 					gemmForward(sc, g, w, x, y)
 					nearBF16(t, "y", y, ref.y, ref.yScale, g.ckk())
 					dw := randSlice(r, len(w))
-					dwWant := append([]float64(nil), ref.dw...)
-					if acc {
-						for i := range dwWant {
-							dwWant[i] += float64(dw[i])
-						}
-					}
+					dwWant, _ := accumulated(ref.dw, ref.dwScale, dw, acc)
 					gemmWeightGrad(sc, g, x, dy, dw, acc)
 					nearBF16(t, "dw", dw, dwWant, ref.dwScale, g.n*g.ohw()+g.n)
 					dx := randSlice(r, len(x))
-					dxWant := append([]float64(nil), ref.dx...)
-					if acc {
-						for i := range dxWant {
-							dxWant[i] += float64(dx[i])
-						}
-					}
+					dxWant, _ := accumulated(ref.dx, ref.dxScale, dx, acc)
 					gemmInputGrad(sc, g, w, dy, dx, acc)
 					nearBF16(t, "dx", dx, dxWant, ref.dxScale, g.cout*g.k*g.k+2)
 				}
