@@ -105,3 +105,33 @@ func BenchmarkDirectBF16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackFilterBF16 times the bfloat16 filter packing of the direct
+// kernels (pairing by gemm.PairRuns, then copies; pooled scratch as in the
+// passes) beside the scalar packTaps it replaces, whose output it equals
+// (TestPackTapsBF16): x_scalar is how much faster it runs.
+func BenchmarkPackFilterBF16(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sc := new(scratch.Free)
+	taps := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	for _, c := range []int{16, 64, 128, 256} {
+		b.Run(fmt.Sprintf("%dx%d", c, c), func(b *testing.B) {
+			w := randSlice(r, c*c*9)
+			dst := make([]float32, FilterLenBF16(c, c))
+			var fast, scalar float64
+			for b.Loop() {
+				fast, scalar = 1e300, 1e300
+				for range 5 {
+					t0 := time.Now()
+					packFilterBF16(sc, dst, w, c, c, false)
+					fast = min(fast, time.Since(t0).Seconds())
+					t0 = time.Now()
+					packTaps(tileFor(c), dst, w, c, c, false, taps, true)
+					scalar = min(scalar, time.Since(t0).Seconds())
+				}
+			}
+			b.ReportMetric(fast*1e6, "us")
+			b.ReportMetric(scalar/fast, "x_scalar")
+		})
+	}
+}
