@@ -142,7 +142,7 @@ func (c cpu) EMAs(targets, onlines []Operand, m float64) {
 
 func (cpu) ZeroAll(xs []Operand) {
 	for _, x := range xs {
-		clear(flat("ZeroAll", x))
+		koptim.Zero(flat("ZeroAll", x))
 	}
 }
 

@@ -6,11 +6,21 @@
 // element is done in float64 and rounded once when stored, except the EMA,
 // which is float32 as in MoCo's and BYOL's reference code.
 //
+// The loops run on several goroutines for large parameters (package par's
+// rule) and, on amd64 with AVX2, in assembly (loops_amd64.s) that performs
+// the Go loops' operations (loops.go) instruction for instruction on four
+// or eight elements at a time, so that neither the split nor the assembly
+// changes a bit of the result (TestLoops).
+//
 // The argument structs are the contract of the capability: package tensor
 // declares tensor.SGDArgs, LARSArgs and AdamArgs as aliases of them.
 package optim
 
-import "math"
+import (
+	"math"
+
+	"github.com/duel-ssl/duel/internal/par"
+)
 
 // SGD holds the arguments of one SGD step of one parameter.
 type SGD struct {
@@ -47,22 +57,9 @@ type Adam struct {
 //	d = d + momentum*buf (Nesterov)   or   d = buf
 //	w = w - lr*d
 func SGDStep(w, g, buf []float32, a SGD) {
-	lr, wd, mom := a.LR, a.WeightDecay, a.Momentum
-	damp := 1 - a.Dampening
-	g = g[:len(w)]
-	if mom == 0 {
-		for j := range w {
-			d := float64(g[j]) + wd*float64(w[j])
-			w[j] = float32(float64(w[j]) - lr*d)
-		}
-		return
-	}
-	buf = buf[:len(w)]
-	for j := range w {
-		d := float64(g[j]) + wd*float64(w[j])
-		d = momentumStep(d, &buf[j], a.First, mom, damp, a.Nesterov)
-		w[j] = float32(float64(w[j]) - lr*d)
-	}
+	k := sgdLoop{wd: a.WeightDecay, scale: 1, lr: a.LR}
+	k.setMomentum(a)
+	runSGD(w, g, buf, &k)
 }
 
 // LARSStep applies one step of LARS (solo-learn's formulation) to w with
@@ -74,50 +71,20 @@ func SGDStep(w, g, buf []float32, a SGD) {
 //
 // otherwise d = g; then SGD's momentum and w = w - lr*d.
 func LARSStep(w, g, buf []float32, a LARS) {
-	lr, wd, mom := a.LR, a.WeightDecay, a.Momentum
-	damp := 1 - a.Dampening
 	g = g[:len(w)]
-	scale, decay := 1.0, 0.0
+	k := sgdLoop{scale: 1, lr: a.LR}
 	if !a.Excluded {
 		pn, gn := Norm(w), Norm(g)
 		if pn != 0 && gn != 0 {
-			scale = a.Eta * pn / (gn + pn*wd + a.Eps)
+			k.scale = a.Eta * pn / (gn + pn*a.WeightDecay + a.Eps)
 			if a.ClipLR {
-				scale = math.Min(scale/lr, 1)
+				k.scale = math.Min(k.scale/a.LR, 1)
 			}
-			decay = wd
+			k.wd = a.WeightDecay
 		}
 	}
-	first := a.First
-	if mom != 0 {
-		buf = buf[:len(w)]
-	}
-	for j := range w {
-		d := (float64(g[j]) + decay*float64(w[j])) * scale
-		if mom != 0 {
-			d = momentumStep(d, &buf[j], first, mom, damp, a.Nesterov)
-		}
-		w[j] = float32(float64(w[j]) - lr*d)
-	}
-}
-
-// momentumStep applies PyTorch's SGD momentum (shared by SGD and LARS) to
-// the update d of one element whose momentum buffer is *b, and returns the
-// step to take:
-//
-//	buf = d                             (first: the buffer's first step)
-//	buf = mom*buf + damp*d              (later steps; damp = 1 - dampening)
-//	step = d + mom*buf with Nesterov, else buf
-func momentumStep(d float64, b *float32, first bool, mom, damp float64, nesterov bool) float64 {
-	v := d
-	if !first {
-		v = mom*float64(*b) + damp*d
-	}
-	*b = float32(v)
-	if nesterov {
-		return d + mom*v
-	}
-	return v
+	k.setMomentum(a.SGD)
+	runSGD(w, g, buf, &k)
 }
 
 // Norm returns the Euclidean norm of x, accumulated in float64 in order.
@@ -138,29 +105,21 @@ func Norm(x []float32) float64 {
 //	v = beta2*v + (1-beta2)*g²
 //	w = w - lr/(1-beta1^t) * m / (sqrt(v)/sqrt(1-beta2^t) + eps)
 func AdamStep(w, g, m, v []float32, a Adam) {
-	lr, wd, b1, b2, eps := a.LR, a.WeightDecay, a.Beta1, a.Beta2, a.Eps
 	t := float64(a.Step)
-	stepSize := lr / (1 - math.Pow(b1, t))
-	sqrtBC2 := math.Sqrt(1 - math.Pow(b2, t))
-	decay, l2 := 1.0, wd
+	k := adamLoop{
+		decay: 1, l2: a.WeightDecay,
+		b1: a.Beta1, c1: 1 - a.Beta1, b2: a.Beta2, c2: 1 - a.Beta2,
+		stepSize:   a.LR / (1 - math.Pow(a.Beta1, t)),
+		invSqrtBC2: 1 / math.Sqrt(1-math.Pow(a.Beta2, t)),
+		eps:        a.Eps,
+	}
 	if a.Decoupled {
-		decay, l2 = 1-lr*wd, 0
+		k.decay, k.l2 = 1-a.LR*a.WeightDecay, 0
 	}
-	adamUpdate(w, g, m, v, b1, b2, eps, stepSize, 1/sqrtBC2, decay, l2)
-}
-
-// adamUpdate is the inner loop of Adam: w = w*decay, g = g + l2*w, then the
-// moment updates and w -= stepSize * m / (sqrt(v)*invSqrtBC2 + eps).
-func adamUpdate(w, g, m, v []float32, b1, b2, eps, stepSize, invSqrtBC2, decay, l2 float64) {
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	for j := range w {
-		x := float64(w[j]) * decay
-		gj := float64(g[j]) + l2*x
-		mj := b1*float64(m[j]) + (1-b1)*gj
-		vj := b2*float64(v[j]) + (1-b2)*gj*gj
-		m[j], v[j] = float32(mj), float32(vj)
-		w[j] = float32(x - stepSize*mj/(math.Sqrt(vj)*invSqrtBC2+eps))
-	}
+	par.For(len(w), par.Workers(len(w)), func(lo, hi int) {
+		adamRange(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &k)
+	})
 }
 
 // EMA moves target towards online: target = m*target + (1-m)*online, in
@@ -169,7 +128,30 @@ func adamUpdate(w, g, m, v []float32, b1, b2, eps, stepSize, invSqrtBC2, decay, 
 func EMA(target, online []float32, m float64) {
 	mf, of := float32(m), float32(1-m)
 	online = online[:len(target)]
-	for j := range target {
-		target[j] = mf*target[j] + of*online[j]
+	par.For(len(target), par.Workers(len(target)), func(lo, hi int) {
+		emaRange(target[lo:hi], online[lo:hi], mf, of)
+	})
+}
+
+// Zero sets every element of x to 0, on several goroutines when x is large
+// (an optimizer's ZeroGrad).
+func Zero(x []float32) {
+	par.For(len(x), par.Workers(len(x)), func(lo, hi int) { clear(x[lo:hi]) })
+}
+
+// runSGD applies the SGD loop k to w, g and buf (nil without momentum),
+// split over goroutines when w is large: every element's arithmetic is its
+// own, so the split changes no bit.
+func runSGD(w, g, buf []float32, k *sgdLoop) {
+	g = g[:len(w)]
+	if k.mode&modeMomentum != 0 {
+		buf = buf[:len(w)]
 	}
+	par.For(len(w), par.Workers(len(w)), func(lo, hi int) {
+		var b []float32
+		if buf != nil {
+			b = buf[lo:hi]
+		}
+		sgdRange(w[lo:hi], g[lo:hi], b, k)
+	})
 }
