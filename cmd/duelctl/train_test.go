@@ -101,8 +101,8 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lr := strconv.FormatFloat(cfg.LR, 'g', -1, 64)
-	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--lr", "0.1"); !strings.Contains(stderr, `or the run's "`+lr+`"`) {
-		t.Errorf("resume with another --lr: %q does not name the run's %s", stderr, lr)
+	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--lr", "0.1"); code == 0 || !strings.Contains(stderr, `or the run's "`+lr+`"`) {
+		t.Errorf("resume with another --lr: exit %d, %q does not name the run's %s", code, stderr, lr)
 	}
 	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--method", "moco"); code == 0 ||
 		!strings.HasPrefix(stderr, `duelctl: --method: got "moco", expected nothing with --resume, or the run's "dmoco"`) {
@@ -139,6 +139,10 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		code, stdout, stderr = replayRunCLI("embed", "--run", out, "--input", in, "--out", feats, "--layer", tc.layer, "--batch", "2", "--json")
 		if code != 0 {
 			t.Fatalf("embed: exit %d: %s", code, stderr)
+		}
+		var er embedResult
+		if err := json.Unmarshal([]byte(lastLine(stdout)), &er); err != nil || er != (embedResult{Out: feats, N: 5, Dim: tc.dim, Layer: tc.layer}) {
+			t.Errorf("embed %s --json: last line %q (%v)", tc.layer, lastLine(stdout), err)
 		}
 		a, err := npy.ReadFile(feats)
 		if err != nil {

@@ -243,7 +243,7 @@ func findFlag(flags []cli.Flag, name string) cli.Flag {
 // reason the value was refused ("" when there is no value).
 func flagExpected(f cli.Flag, cause string) string {
 	var what string
-	switch f.(type) {
+	switch f := f.(type) {
 	case *cli.IntFlag, *cli.Int64Flag:
 		what = "an integer"
 	case *cli.UintFlag, *cli.Uint64Flag:
@@ -262,8 +262,8 @@ func flagExpected(f cli.Flag, cause string) string {
 		what = "comma-separated numbers"
 	case *cli.TimestampFlag:
 		what = "a time"
-		if t, ok := f.(*cli.TimestampFlag); ok && t.Layout != "" {
-			what = "a time as " + t.Layout
+		if f.Layout != "" {
+			what = "a time as " + f.Layout
 		}
 	default:
 		if cause != "" && cause != "parse error" {

@@ -40,7 +40,6 @@ type hub struct {
 type round struct {
 	parts   [][]byte
 	arrived int
-	left    int // ranks that have not read the result yet
 	done    chan struct{}
 }
 

@@ -155,10 +155,7 @@ func certifiedRoundsT(mem, batch []float32, adm Admission, z int, ms []int, exac
 			for _, c := range order[:min(m, len(order))] {
 				cand[c] = true
 			}
-			var others []int
-			for _, c := range order[min(m, len(order)):] {
-				others = append(others, c)
-			}
+			others := append([]int(nil), order[min(m, len(order)):]...)
 			bound := make([]float64, len(others)) // score_c(t0) + sum q(i_s, c)
 			low := make([][]float64, len(others)) // q(v, c) over the candidates, ascending
 			for x, c := range others {

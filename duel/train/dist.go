@@ -50,10 +50,8 @@ func newGroup(comm dist.Comm, method ssl.Method, every int) *group {
 	return g
 }
 
-// size returns the number of ranks; lead reports whether this process is
-// rank 0, the one that writes the run directory and prints.
-func (g *group) size() int  { return g.comm.Size() }
-func (g *group) lead() bool { return g.comm.Rank() == 0 }
+// size returns the number of ranks.
+func (g *group) size() int { return g.comm.Size() }
 
 // checkConfig fails unless every rank trains the same configuration, and
 // checks that the global batch can be sharded.

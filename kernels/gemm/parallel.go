@@ -182,7 +182,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	c.splitM, threads = split(kn, p, threads)
 	c.threads = threads
 	rp := ceilDiv(p.m, kn.mr)
-	mc := min(kn.mc, rp*kn.mr)
+	var mc int
 	if c.splitM {
 		// Units of a single thread are as large as mc allows; with several,
 		// about unitsPerThread each, but no smaller than minUnitPanels

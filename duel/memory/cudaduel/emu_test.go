@@ -84,7 +84,7 @@ func TestDUELIntBlockEmulated(t *testing.T) {
 		}
 	}
 	// The transcription itself: a float's integer value, in place.
-	p := []int32{int32(math.Float32bits(-16777216)), int32(math.Float32bits(12345)), int32(math.Float32bits(-0.0))}
+	p := []int32{int32(math.Float32bits(-16777216)), int32(math.Float32bits(12345)), int32(math.Float32bits(float32(math.Copysign(0, -1))))}
 	duelIntBlockHost(p, 3, 1, 3)
 	if !slices.Equal(p, []int32{-16777216, 12345, 0}) {
 		t.Errorf("duelIntBlockHost: %v, want [-16777216 12345 0]", p)
