@@ -3,6 +3,7 @@
 package memory
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -80,4 +81,16 @@ func TestKernelDispatch(t *testing.T) {
 	if prefetchOK != (blendKernel != nil) {
 		t.Errorf("prefetch %v with blend %s", prefetchOK, selected(blendKernel, blendVariants()))
 	}
+}
+
+// selected returns the name of the variant of vs that kern is ("go" for
+// nil), or "unlisted".
+func selected[F any](kern F, vs []variant[F]) string {
+	p := reflect.ValueOf(kern).Pointer()
+	for _, v := range vs {
+		if reflect.ValueOf(v.kern).Pointer() == p {
+			return v.name
+		}
+	}
+	return "unlisted"
 }
