@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/duel-ssl/duel/internal/floattest"
 )
 
 // simdValues returns n values from r with some specials mixed in.
@@ -23,15 +25,6 @@ func simdValues(seed uint64, n int) []float32 {
 		}
 	}
 	return v
-}
-
-func sameBits(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 var simdLengths = []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 1031}
@@ -62,7 +55,7 @@ func TestSIMDKernels(t *testing.T) {
 					got, want := make([]float32, n), make([]float32, n)
 					c.asm(got)
 					c.plain(want)
-					if i := sameBits(got, want); i >= 0 {
+					if i := floattest.FirstDiff(got, want); i >= 0 {
 						t.Fatalf("%v%s n=%d off=%d: element %d = %v, Go loop gives %v", op, c.name, n, off, i, got[i], want[i])
 					}
 				}
@@ -73,7 +66,7 @@ func TestSIMDKernels(t *testing.T) {
 				want := make([]float32, n)
 				binaryVV(op, got, got, b)
 				binaryVVGo(op, want, a, b)
-				if i := sameBits(got, want); i >= 0 {
+				if i := floattest.FirstDiff(got, want); i >= 0 {
 					t.Fatalf("in-place %v n=%d: element %d = %v, want %v", op, n, i, got[i], want[i])
 				}
 			}
@@ -81,7 +74,7 @@ func TestSIMDKernels(t *testing.T) {
 				got, want := make([]float32, n), make([]float32, n)
 				unaryVec(op, got, a, 0.3)
 				unaryVecGo(op, want, a, 0.3)
-				if i := sameBits(got, want); i >= 0 {
+				if i := floattest.FirstDiff(got, want); i >= 0 {
 					t.Fatalf("%v n=%d off=%d: element %d of %v = %v, Go loop gives %v", op, n, off, i, a[i], got[i], want[i])
 				}
 			}
@@ -89,7 +82,7 @@ func TestSIMDKernels(t *testing.T) {
 			y2 := append([]float32(nil), b...)
 			axpy(0.7, a, y1)
 			axpyGo(0.7, a, y2)
-			if i := sameBits(y1, y2); i >= 0 {
+			if i := floattest.FirstDiff(y1, y2); i >= 0 {
 				t.Fatalf("axpy n=%d off=%d: element %d = %v, want %v", n, off, i, y1[i], y2[i])
 			}
 			acc1, acc2 := make([]float64, n), make([]float64, n)

@@ -4,26 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-)
 
-// specials returns n values drawn from normals, zeros, negative zeros and
-// infinities.
-func specials(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		switch r.IntN(12) {
-		case 0:
-			v[i] = 0
-		case 1:
-			v[i] = float32(math.Copysign(0, -1))
-		case 2:
-			v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-		default:
-			v[i] = float32(r.NormFloat64() * 3)
-		}
-	}
-	return v
-}
+	"github.com/duel-ssl/duel/internal/floattest"
+)
 
 // finite returns a copy of v with infinities replaced by 1.
 func finite(v []float32) []float32 {
@@ -51,7 +34,7 @@ func TestLoops(t *testing.T) {
 	}
 	t.Logf("assembly loops: %v", useAVX2)
 	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1027} {
-		x, y := specials(r, n), specials(r, n)
+		x, y := floattest.Specials(r, n), floattest.Specials(r, n)
 		mu, a, b := float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
 		got, want := make([]float32, n), make([]float32, n)
 		check := func(name string) {
@@ -77,7 +60,7 @@ func TestLoops(t *testing.T) {
 			}
 		}
 		// Finite values only for the reductions (inf-inf is NaN either way).
-		fx, fy, fm := finite(x), finite(y), finite(specials(r, n))
+		fx, fy, fm := finite(x), finite(y), finite(floattest.Specials(r, n))
 		sums("sqDev8", [2]float32{sqDev8(fx, mu)}, [2]float32{sqDev8Go(fx, mu)})
 		g0, g1 := bnSums(fy, fx, mu)
 		w0, w1 := bnSumsGo(fy, fx, mu)

@@ -6,42 +6,24 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/duel-ssl/duel/internal/floattest"
 )
 
-// specials returns n values drawn from normals of several scales, zeros,
-// negative zeros and, with inf, infinities.
+// specials returns n values of floattest.Specials with about one in
+// twelve replaced by a huge one (|x| near 1e30) and, unless inf, the
+// infinities by tiny ones (near 1e-30).
 func specials(r *rand.Rand, n int, inf bool) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		switch r.IntN(12) {
-		case 0:
-			v[i] = 0
-		case 1:
-			v[i] = float32(math.Copysign(0, -1))
-		case 2:
-			if inf {
-				v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-				continue
-			}
-			v[i] = float32(r.NormFloat64() * 1e-30)
-		case 3:
+	v := floattest.Specials(r, n)
+	for i, x := range v {
+		switch {
+		case r.IntN(12) == 0:
 			v[i] = float32(r.NormFloat64() * 1e30)
-		default:
-			v[i] = float32(r.NormFloat64() * 3)
+		case !inf && math.IsInf(float64(x), 0):
+			v[i] = float32(r.NormFloat64() * 1e-30)
 		}
 	}
 	return v
-}
-
-// firstDiff returns the first index where a and b differ in their bits (two
-// NaNs count as equal), or -1.
-func firstDiff(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 // loopCase is one step applied twice: by the exported step (the split over
@@ -149,7 +131,7 @@ func checkLoops(t *testing.T, r *rand.Rand, n int, inf bool) {
 		c.run(got, g, false)
 		c.run(want, g, true)
 		for i := range got {
-			if j := firstDiff(got[i], want[i]); j >= 0 {
+			if j := floattest.FirstDiff(got[i], want[i]); j >= 0 {
 				t.Errorf("%s n=%d, state %d: element %d = %g (%#x), Go loop %g (%#x)", c.name, n, i, j,
 					got[i][j], math.Float32bits(got[i][j]), want[i][j], math.Float32bits(want[i][j]))
 				return

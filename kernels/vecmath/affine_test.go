@@ -4,37 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/duel-ssl/duel/internal/floattest"
 )
-
-// specials returns n values drawn from normals, zeros, negative zeros and
-// infinities.
-func specials(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		switch r.IntN(12) {
-		case 0:
-			v[i] = 0
-		case 1:
-			v[i] = float32(math.Copysign(0, -1))
-		case 2:
-			v[i] = float32(math.Inf(1 - 2*r.IntN(2)))
-		default:
-			v[i] = float32(r.NormFloat64() * 3)
-		}
-	}
-	return v
-}
-
-// sameBits returns the first index where a and b differ in their bits (two
-// NaNs count as equal), or -1.
-func sameBits(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-			return i
-		}
-	}
-	return -1
-}
 
 // finite returns a copy of v with infinities replaced by 1.
 func finite(v []float32) []float32 {
@@ -54,11 +26,11 @@ func TestAffineKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	t.Logf("elementwise kernels: %s", ISA())
 	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1027} {
-		x, y := specials(r, n), specials(r, n)
+		x, y := floattest.Specials(r, n), floattest.Specials(r, n)
 		mu, a, b := float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
 		got, want := make([]float32, n), make([]float32, n)
 		check := func(name string) {
-			if i := sameBits(got, want); i >= 0 {
+			if i := floattest.FirstDiff(got, want); i >= 0 {
 				t.Errorf("%s n=%d: element %d = %g (%#x), reference %g (%#x)", name, n, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 			}
 		}
@@ -87,11 +59,11 @@ func TestAffineKernels(t *testing.T) {
 func TestReLUGrad(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	for _, n := range []int{0, 1, 7, 8, 9, 33} {
-		dy, y := specials(r, n), specials(r, n)
+		dy, y := floattest.Specials(r, n), floattest.Specials(r, n)
 		for i, v := range y {
 			y[i] = relu32(v)
 		}
-		old := finite(specials(r, n))
+		old := finite(floattest.Specials(r, n))
 		for _, acc := range []bool{false, true} {
 			got := append([]float32(nil), old...)
 			want := append([]float32(nil), old...)
@@ -107,7 +79,7 @@ func TestReLUGrad(t *testing.T) {
 					want[i] = g
 				}
 			}
-			if i := sameBits(got, want); i >= 0 {
+			if i := floattest.FirstDiff(got, want); i >= 0 {
 				t.Errorf("n=%d acc=%v: element %d = %g, want %g", n, acc, i, got[i], want[i])
 			}
 		}
