@@ -23,32 +23,35 @@ func optimHostSGD(h *cudatest.Host, a cudatest.Args, n int, lr, decay, scale, mo
 	}
 }
 
-// optimHostSGDElem is optim.cu's opt_sgd_elem in Go.
+// optimHostSGDElem is optim.cu's opt_sgd_elem in Go. Its products are
+// converted explicitly, as the kernel rounds each (rn_dmul), so that no Go
+// compiler fuses them (GOAMD64=v3 and arm64 would).
 func optimHostSGDElem(w, g, buf []float32, j int, lr, decay, scale, mom, damp float64, nesterov, first bool) {
-	d := (float64(g[j]) + decay*float64(w[j])) * scale
+	d := float64((float64(g[j]) + float64(decay*float64(w[j]))) * scale)
 	if mom != 0 {
 		v := d
 		if !first {
-			v = mom*float64(buf[j]) + damp*d
+			v = float64(mom*float64(buf[j])) + float64(damp*d)
 		}
 		buf[j] = float32(v)
 		if nesterov {
-			d += mom * v
+			d += float64(mom * v)
 		} else {
 			d = v
 		}
 	}
-	w[j] = float32(float64(w[j]) - lr*d)
+	w[j] = float32(float64(w[j]) - float64(lr*d))
 }
 
-// optimHostAdamElem is optim.cu's opt_adam_elem in Go.
+// optimHostAdamElem is optim.cu's opt_adam_elem in Go, its products
+// converted explicitly as optimHostSGDElem's.
 func optimHostAdamElem(w, g, m, v []float32, j int, b1, b2, eps, step, inv, decay, l2 float64) {
-	x := float64(w[j]) * decay
-	gj := float64(g[j]) + l2*x
-	mj := b1*float64(m[j]) + (1-b1)*gj
-	vj := b2*float64(v[j]) + (1-b2)*gj*gj
+	x := float64(float64(w[j]) * decay)
+	gj := float64(g[j]) + float64(l2*x)
+	mj := float64(b1*float64(m[j])) + float64((1-b1)*gj)
+	vj := float64(b2*float64(v[j])) + float64(float64((1-b2)*gj)*gj)
 	m[j], v[j] = float32(mj), float32(vj)
-	w[j] = float32(x - step*mj/(math.Sqrt(vj)*inv+eps))
+	w[j] = float32(x - float64(step*mj)/(float64(math.Sqrt(vj)*inv)+eps))
 }
 
 // optimHostMulti is the walk of optim.cu's multi-tensor kernels over the
@@ -138,7 +141,7 @@ var optimHostKernels = map[string]cudatest.Kernel{
 		t, o := h.F32(a.Ptr(0))[:n], h.F32(a.Ptr(1))[:n]
 		mf, of := a.Float32(3), a.Float32(4)
 		for j := range t {
-			t[j] = mf*t[j] + of*o[j]
+			t[j] = float32(mf*t[j]) + float32(of*o[j])
 		}
 		return nil
 	},
@@ -159,7 +162,7 @@ var optimHostKernels = map[string]cudatest.Kernel{
 	},
 	"ema_multi_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {
 		mf, of := a.Float32(4), a.Float32(5)
-		optimHostMulti(h, a, 2, func(c [][]float32, j int) { c[0][j] = mf*c[0][j] + of*c[1][j] })
+		optimHostMulti(h, a, 2, func(c [][]float32, j int) { c[0][j] = float32(mf*c[0][j]) + float32(of*c[1][j]) })
 		return nil
 	},
 	"zero_multi_f32": func(h *cudatest.Host, _ kc.Config, a cudatest.Args) error {

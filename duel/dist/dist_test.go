@@ -236,7 +236,7 @@ func TestReducer(t *testing.T) {
 			v := rng.Float32()
 			var want float32 // d/dp of sum_r (i+1+r) p^2, summed in rank order
 			for r := range ranks {
-				want += 2 * v * float32(i+1+r)
+				want += float32(2 * v * float32(i+1+r)) // rounded as the ranks round it, never fused
 			}
 			for r := range ranks {
 				if got := sums[r][i][j]; got != want {

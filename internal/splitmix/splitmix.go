@@ -46,9 +46,12 @@ func (r *RNG) Float64() float64 {
 	return float64(r.Uint64()>>11) * (1.0 / (1 << 53))
 }
 
-// Uniform returns a uniform number in [a, b).
+// Uniform returns a uniform number in [a, b), a + (b-a)*u with the
+// product rounded before the sum (converted explicitly, so that no
+// compiler fuses the two, as GOAMD64=v3 and arm64 builds otherwise do): the
+// same bits as Python's and PyTorch's a + (b-a)*u.
 func (r *RNG) Uniform(a, b float64) float64 {
-	return a + (b-a)*r.Float64()
+	return a + float64((b-a)*r.Float64())
 }
 
 // Intn returns a uniform integer in [0, n). It panics if n <= 0, which is a

@@ -3,11 +3,13 @@ package batchnorm
 // The elementwise loops of BatchNorm. Each has a plain-Go reference (the
 // *Go functions, the definition) and, on amd64 with AVX2, an assembly
 // version computing bit for bit the same thing (loops_amd64.s; the same
-// operations in the same order, no fused multiply-add). The functions
+// operations in the same order, no fused multiply-add: every product that
+// is added is converted explicitly, so that no compiler fuses it, as
+// GOAMD64=v3 and arm64 builds otherwise do). The functions
 // without suffix pick one (loops_amd64.go, loops_other.go).
 
 // bnDxGo writes the BatchNorm input gradient of one plane with batch
-// statistics: dx[i] = scale * ((dy[i] - mdy) - ((x[i]-mu)*is)*mdyx).
+// statistics: dx[i] = scale * ((dy[i] - mdy) - float32(((x[i]-mu)*is)*mdyx)).
 // dx may alias dy.
 func bnDxGo(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32) {
 	x, dy = x[:len(dx)], dy[:len(dx)]
@@ -34,13 +36,13 @@ func sqDev8Go(x []float32, mu float32) float32 {
 	for i := 0; i < n; i += 8 {
 		for j := range 8 {
 			d := x[i+j] - mu
-			acc[j] += d * d
+			acc[j] += float32(d * d)
 		}
 	}
 	s := hsum8(&acc)
 	for _, v := range x[n:] {
 		d := v - mu
-		s += d * d
+		s += float32(d * d)
 	}
 	return s
 }
@@ -54,13 +56,13 @@ func bnSumsGo(dy, x []float32, mu float32) (s, sx float32) {
 		for j := range 8 {
 			g := dy[i+j]
 			a[j] += g
-			b[j] += g * (x[i+j] - mu)
+			b[j] += float32(g * (x[i+j] - mu))
 		}
 	}
 	s, sx = hsum8(&a), hsum8(&b)
 	for i := n; i < len(dy); i++ {
 		s += dy[i]
-		sx += dy[i] * (x[i] - mu)
+		sx += float32(dy[i] * (x[i] - mu))
 	}
 	return s, sx
 }
@@ -80,14 +82,14 @@ func bnSumsMaskedGo(dy, x, y []float32, mu float32) (s, sx float32) {
 		for j := range 8 {
 			g := mask(dy[i+j], y[i+j])
 			a[j] += g
-			b[j] += g * (x[i+j] - mu)
+			b[j] += float32(g * (x[i+j] - mu))
 		}
 	}
 	s, sx = hsum8(&a), hsum8(&b)
 	for i := n; i < len(dy); i++ {
 		g := mask(dy[i], y[i])
 		s += g
-		sx += g * (x[i] - mu)
+		sx += float32(g * (x[i] - mu))
 	}
 	return s, sx
 }

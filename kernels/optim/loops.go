@@ -4,8 +4,9 @@ import "math"
 
 // The element loops of the steps, in Go: the references of the assembly
 // (loops_amd64.s) and the loops of other builds. Every product that feeds
-// an addition is converted explicitly, which the Go specification says
-// prevents fusing it into a fused multiply-add: the sums are rounded as the
+// an addition or subtraction is converted explicitly, even when it is
+// first stored in a variable, which the Go specification says prevents
+// fusing it into a fused multiply-add (GOAMD64=v3 and arm64 fuse otherwise): the sums are rounded as the
 // assembly rounds them, whatever the architecture or GOAMD64 level.
 
 // Mode bits of sgdLoop.mode.
@@ -48,7 +49,7 @@ func (k *sgdLoop) setMomentum(a SGD) {
 func sgdGo(w, g, buf []float32, k *sgdLoop) {
 	for j := range w {
 		x := float64(w[j])
-		d := float64(float64(g[j])+float64(k.wd*x)) * k.scale
+		d := float64(float64(float64(g[j])+float64(k.wd*x)) * k.scale)
 		if k.mode&modeMomentum != 0 {
 			v := d
 			if k.mode&modeFirst == 0 {
@@ -75,7 +76,7 @@ type adamLoop struct {
 // m = b1*m + c1*g, v = b2*v + c2*g*g, w = x - stepSize*m/(sqrt(v)*invSqrtBC2 + eps).
 func adamUpdate(w, g, m, v []float32, k *adamLoop) {
 	for j := range w {
-		x := float64(w[j]) * k.decay
+		x := float64(float64(w[j]) * k.decay)
 		gj := float64(g[j]) + float64(k.l2*x)
 		mj := float64(k.b1*float64(m[j])) + float64(k.c1*gj)
 		vj := float64(k.b2*float64(v[j])) + float64(float64(k.c2*gj)*gj)

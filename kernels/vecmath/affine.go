@@ -6,14 +6,15 @@ import "math"
 // has a plain-Go reference (the *Go functions, the definition) and, on
 // amd64 with AVX2, an assembly version computing bit for bit the same
 // thing (affine_amd64.s; the same operations in the same order, no fused
-// multiply-add). The exported functions pick one (affine_amd64.go,
+// multiply-add: every product that is added is converted explicitly, so
+// that no compiler fuses it, as GOAMD64=v3 and arm64 builds otherwise do). The exported functions pick one (affine_amd64.go,
 // affine_other.go).
 
 // affineGo writes dst[i] = (x[i]-mu)*a + b.
 func affineGo(dst, x []float32, mu, a, b float32) {
 	x = x[:len(dst)]
 	for i, v := range x {
-		dst[i] = (v-mu)*a + b
+		dst[i] = float32((v-mu)*a) + b
 	}
 }
 
@@ -21,7 +22,7 @@ func affineGo(dst, x []float32, mu, a, b float32) {
 func affineReLUGo(dst, x []float32, mu, a, b float32) {
 	x = x[:len(dst)]
 	for i, v := range x {
-		dst[i] = relu32((v-mu)*a + b)
+		dst[i] = relu32(float32((v-mu)*a) + b)
 	}
 }
 
@@ -29,7 +30,7 @@ func affineReLUGo(dst, x []float32, mu, a, b float32) {
 func affineAddReLUGo(dst, x, r []float32, mu, a, b float32) {
 	x, r = x[:len(dst)], r[:len(dst)]
 	for i, v := range x {
-		dst[i] = relu32((v-mu)*a + b + r[i])
+		dst[i] = relu32(float32((v-mu)*a) + b + r[i])
 	}
 }
 

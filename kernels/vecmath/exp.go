@@ -28,10 +28,23 @@ func Expf(x float32) float32 {
 	if !(x >= expLo && x <= expHi) {
 		return float32(math.Exp(float64(x)))
 	}
-	n := x*expLog2e + expMagic - expMagic
-	r := x - n*expC1 - n*expC2
-	p := ((((expP0*r+expP1)*r+expP2)*r+expP3)*r+expP4)*r + expP5
-	p = p*r*r + r + 1
+	return expPoly(x)
+}
+
+// expPoly is Expf on [expLo, expHi]: n = round(x·log2 e), the reduced
+// argument r = x - n·ln 2 in two parts, a degree-7 polynomial in r, scaled
+// by 2^n. Every product that is added is converted explicitly, so that no
+// compiler fuses it into a fused multiply-add (GOAMD64=v3 and arm64 builds
+// otherwise do): the assembly kernel rounds each product.
+func expPoly(x float32) float32 {
+	n := float32(x*expLog2e) + expMagic - expMagic
+	r := x - float32(n*expC1) - float32(n*expC2)
+	p := float32(expP0*r) + expP1
+	p = float32(p*r) + expP2
+	p = float32(p*r) + expP3
+	p = float32(p*r) + expP4
+	p = float32(p*r) + expP5
+	p = float32(float32(p*r)*r) + r + 1
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
@@ -72,11 +85,7 @@ func expShiftGo(dst, src []float32, shift float32) float64 {
 		x := v - shift
 		var e float32
 		if x >= expLo && x <= expHi {
-			n := x*expLog2e + expMagic - expMagic
-			r := x - n*expC1 - n*expC2
-			p := ((((expP0*r+expP1)*r+expP2)*r+expP3)*r+expP4)*r + expP5
-			p = p*r*r + r + 1
-			e = p * math.Float32frombits(uint32(int32(n)+127)<<23)
+			e = expPoly(x)
 		} else {
 			e = float32(math.Exp(float64(x)))
 		}
