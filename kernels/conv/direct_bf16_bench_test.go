@@ -31,57 +31,9 @@ func BenchmarkDirectBF16(b *testing.B) {
 		for p, pass := range passes {
 			b.Run(fmt.Sprintf("%d-%d-%dx%d-s%d-n%d/%s", s.In, s.Out, s.H, s.W, s.S, s.N, pass), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
-				sc := new(scratch.Free)
-				wd, xd, dy := randSlice(r, s.Out*s.In*9), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW())
-				yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
-				pl := CachedPlan(s.H, s.W, s.S)
+				run := newPassRun(s, randSlice(r, s.Out*s.In*9), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW()))
 				al := Choose(s, Auto)
-				u := make([]float32, WinogradKernelsLen(s.Out, s.In))
-				WinogradKernels(u, wd, s.Out, s.In)
 				fp32Algo := []Algo{al.Forward, al.WeightGrad, al.InputGrad}[p]
-				run := func(a Algo) {
-					switch p {
-					case 0:
-						switch a {
-						case DirectBF16:
-							DirectForwardBF16(sc, s, pl, wd, xd, yd)
-						case Im2colBF16:
-							Im2colForwardBF16(sc, s, wd, xd, yd)
-						case Direct:
-							DirectForward(sc, s, pl, wd, xd, yd)
-						case Winograd:
-							WinogradForward(sc, s, u, xd, yd)
-						default:
-							Im2colForward(sc, s, wd, xd, yd)
-						}
-					case 1:
-						switch a {
-						case DirectBF16:
-							DirectWeightGradBF16(sc, s, pl, xd, dy, dw, false)
-						case Im2colBF16:
-							Im2colWeightGradBF16(sc, s, xd, dy, dw, false)
-						case Direct:
-							DirectWeightGrad(sc, s, pl, xd, dy, dw, false)
-						case Winograd:
-							WinogradWeightGrad(sc, s, xd, dy, dw, false)
-						default:
-							Im2colWeightGrad(sc, s, xd, dy, dw, false)
-						}
-					default:
-						switch a {
-						case DirectBF16:
-							DirectInputGradBF16(sc, s, pl, wd, dy, dx, false)
-						case Im2colBF16:
-							Im2colInputGradBF16(sc, s, wd, dy, dx, false)
-						case Direct:
-							DirectInputGrad(sc, s, pl, wd, dy, dx, false)
-						case Winograd:
-							WinogradInputGrad(sc, s, u, dy, dx, false)
-						default:
-							Im2colInputGrad(sc, s, wd, dy, dx, false)
-						}
-					}
-				}
 				algos := []Algo{DirectBF16, Im2colBF16, fp32Algo}
 				best := make([]float64, len(algos))
 				for b.Loop() {
@@ -91,7 +43,7 @@ func BenchmarkDirectBF16(b *testing.B) {
 					for range 5 {
 						for i, a := range algos {
 							t0 := time.Now()
-							run(a)
+							run.run(a, p)
 							best[i] = min(best[i], time.Since(t0).Seconds())
 						}
 					}

@@ -34,27 +34,33 @@ func TestDirectBF16(t *testing.T) {
 	)
 	for _, s := range cases {
 		name := fmt.Sprintf("%d-%d-n%d-%dx%d-s%d-cm%v", s.In, s.Out, s.N, s.H, s.W, s.S, s.ChannelMajor)
-		t.Run(name, func(t *testing.T) {
-			g := s.geom()
-			pl := NewPlan(s.H, s.W, s.S)
-			w := randSlice(r, g.cout*g.ckk())
-			x := randSlice(r, g.cin*g.n*g.h*g.w)
-			dy := randSlice(r, g.cout*g.n*g.ohw())
-			ref := convBF16Ref(s, w, x, dy)
-			sc := new(scratch.Free)
-			for _, acc := range []bool{false, true} {
-				y := make([]float32, len(ref.y))
-				DirectForwardBF16(sc, s, pl, w, x, y)
-				nearBF16(t, "y", y, ref.y, ref.yScale, g.ckk())
-				dw, dx := randSlice(r, len(w)), randSlice(r, len(x))
-				dwWant, dwScale := accumulated(ref.dw, ref.dwScale, dw, acc)
-				DirectWeightGradBF16(sc, s, pl, x, dy, dw, acc)
-				nearBF16(t, "dw", dw, dwWant, dwScale, g.n*g.ohw()+g.n)
-				dxWant, dxScale := accumulated(ref.dx, ref.dxScale, dx, acc)
-				DirectInputGradBF16(sc, s, pl, w, dy, dx, acc)
-				nearBF16(t, "dx", dx, dxWant, dxScale, g.cout*9+2)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkDirectBF16(t, r, s, false, true) })
+	}
+}
+
+// checkDirectBF16 runs the three DirectBF16 passes of s on operands drawn
+// from r, the gradients storing or accumulating (one run of each in accs),
+// against the float64 convolution of the rounded factors.
+func checkDirectBF16(t *testing.T, r *rand.Rand, s Shape, accs ...bool) {
+	t.Helper()
+	g := s.geom()
+	pl := NewPlan(s.H, s.W, s.S)
+	w := randSlice(r, g.cout*g.ckk())
+	x := randSlice(r, g.cin*g.n*g.h*g.w)
+	dy := randSlice(r, g.cout*g.n*g.ohw())
+	ref := convBF16Ref(s, w, x, dy)
+	sc := new(scratch.Free)
+	y := make([]float32, len(ref.y))
+	DirectForwardBF16(sc, s, pl, w, x, y)
+	nearBF16(t, "y", y, ref.y, ref.yScale, g.ckk())
+	for _, acc := range accs {
+		dw, dx := randSlice(r, len(w)), randSlice(r, len(x))
+		dwWant, dwScale := accumulated(ref.dw, ref.dwScale, dw, acc)
+		DirectWeightGradBF16(sc, s, pl, x, dy, dw, acc)
+		nearBF16(t, "dw", dw, dwWant, dwScale, g.n*g.ohw()+g.n)
+		dxWant, dxScale := accumulated(ref.dx, ref.dxScale, dx, acc)
+		DirectInputGradBF16(sc, s, pl, w, dy, dx, acc)
+		nearBF16(t, "dx", dx, dxWant, dxScale, g.cout*9+2)
 	}
 }
 
@@ -76,25 +82,7 @@ func FuzzDirectBF16(f *testing.F) {
 		if !Supported(s.H, s.W, s.S) {
 			t.Skip()
 		}
-		acc := flags&4 != 0
-		r := rand.New(rand.NewPCG(seed, 33))
-		g := s.geom()
-		pl := NewPlan(s.H, s.W, s.S)
-		w := randSlice(r, g.cout*g.ckk())
-		x := randSlice(r, g.cin*g.n*g.h*g.w)
-		dy := randSlice(r, g.cout*g.n*g.ohw())
-		ref := convBF16Ref(s, w, x, dy)
-		sc := new(scratch.Free)
-		y := make([]float32, len(ref.y))
-		DirectForwardBF16(sc, s, pl, w, x, y)
-		nearBF16(t, "y", y, ref.y, ref.yScale, g.ckk())
-		dw, dx := randSlice(r, len(w)), randSlice(r, len(x))
-		dwWant, dwScale := accumulated(ref.dw, ref.dwScale, dw, acc)
-		dxWant, dxScale := accumulated(ref.dx, ref.dxScale, dx, acc)
-		DirectWeightGradBF16(sc, s, pl, x, dy, dw, acc)
-		nearBF16(t, "dw", dw, dwWant, dwScale, g.n*g.ohw()+g.n)
-		DirectInputGradBF16(sc, s, pl, w, dy, dx, acc)
-		nearBF16(t, "dx", dx, dxWant, dxScale, g.cout*9+2)
+		checkDirectBF16(t, rand.New(rand.NewPCG(seed, 33)), s, flags&4 != 0)
 	})
 }
 

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/duel-ssl/duel/internal/scratch"
 )
 
 // BenchmarkPassesBF16 times the three passes of ResNet-18's 3x3 layers at
@@ -26,56 +24,9 @@ func BenchmarkPassesBF16(b *testing.B) {
 	for _, s := range shapes {
 		b.Run(fmt.Sprintf("%d-%d-%dx%d-s%d-n%d", s.In, s.Out, s.H, s.W, s.S, s.N), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
-			sc := new(scratch.Free)
-			wd, xd, dy := randSlice(r, s.Out*s.In*s.K*s.K), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW())
-			yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
+			run := newPassRun(s, randSlice(r, s.Out*s.In*s.K*s.K), randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.N*s.Out*s.OutH()*s.OutW()))
 			al := Choose(s, Auto)
-			var pl *Plan
-			if Applies(s, Direct, true) {
-				pl = CachedPlan(s.H, s.W, s.S)
-			}
-			wino := func() []float32 {
-				u := make([]float32, WinogradKernelsLen(s.Out, s.In))
-				WinogradKernels(u, wd, s.Out, s.In)
-				return u
-			}
-			fp32 := []func(){
-				func() {
-					switch al.Forward {
-					case Direct:
-						DirectForward(sc, s, pl, wd, xd, yd)
-					case Winograd:
-						WinogradForward(sc, s, wino(), xd, yd)
-					default:
-						Im2colForward(sc, s, wd, xd, yd)
-					}
-				},
-				func() {
-					switch al.WeightGrad {
-					case Direct:
-						DirectWeightGrad(sc, s, pl, xd, dy, dw, false)
-					case Winograd:
-						WinogradWeightGrad(sc, s, xd, dy, dw, false)
-					default:
-						Im2colWeightGrad(sc, s, xd, dy, dw, false)
-					}
-				},
-				func() {
-					switch al.InputGrad {
-					case Direct:
-						DirectInputGrad(sc, s, pl, wd, dy, dx, false)
-					case Winograd:
-						WinogradInputGrad(sc, s, wino(), dy, dx, false)
-					default:
-						Im2colInputGrad(sc, s, wd, dy, dx, false)
-					}
-				},
-			}
-			bf16 := []func(){
-				func() { Im2colForwardBF16(sc, s, wd, xd, yd) },
-				func() { Im2colWeightGradBF16(sc, s, xd, dy, dw, false) },
-				func() { Im2colInputGradBF16(sc, s, wd, dy, dx, false) },
-			}
+			fp32 := []Algo{al.Forward, al.WeightGrad, al.InputGrad}
 			best := func(f func()) float64 {
 				f()
 				t := 1e300
@@ -90,8 +41,8 @@ func BenchmarkPassesBF16(b *testing.B) {
 			for b.Loop() {
 				tf, tb = 0, 0
 				for p := range 3 {
-					tf += best(fp32[p])
-					tb += best(bf16[p])
+					tf += best(func() { run.run(fp32[p], p) })
+					tb += best(func() { run.run(Im2colBF16, p) })
 				}
 			}
 			flop := 3 * 2 * float64(s.Out*s.In*s.K*s.K*s.N*s.OutH()*s.OutW())

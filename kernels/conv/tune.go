@@ -45,54 +45,13 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 		for i := range wd {
 			wd[i] = float32((2*r.Float64() - 1) * bound)
 		}
-		sc := new(scratch.Free)
 		xd, dy := make([]float32, s.N*s.In*s.H*s.W), make([]float32, s.N*s.Out*s.OutH()*s.OutW())
 		for _, v := range [][]float32{xd, dy} {
 			for i := range v {
 				v[i] = float32(r.NormFloat64())
 			}
 		}
-		yd, dx, dw := make([]float32, len(dy)), make([]float32, len(xd)), make([]float32, len(wd))
-		var pl *Plan
-		if s.geom().directOK() {
-			pl = CachedPlan(s.H, s.W, s.S)
-		}
-		// The passes of each algorithm.
-		passes := map[Algo][3]func(){
-			Im2col: {
-				func() { Im2colForward(sc, s, wd, xd, yd) },
-				func() { Im2colWeightGrad(sc, s, xd, dy, dw, false) },
-				func() { Im2colInputGrad(sc, s, wd, dy, dx, false) },
-			},
-			Winograd: {
-				func() {
-					wu := winoKernels(sc, wd, s.Out, s.In)
-					WinogradForward(sc, s, wu, xd, yd)
-					sc.Put(wu)
-				},
-				func() { WinogradWeightGrad(sc, s, xd, dy, dw, false) },
-				func() {
-					wu := winoKernels(sc, wd, s.Out, s.In)
-					WinogradInputGrad(sc, s, wu, dy, dx, false)
-					sc.Put(wu)
-				},
-			},
-			Direct: {
-				func() { DirectForward(sc, s, pl, wd, xd, yd) },
-				func() { DirectWeightGrad(sc, s, pl, xd, dy, dw, false) },
-				func() { DirectInputGrad(sc, s, pl, wd, dy, dx, false) },
-			},
-			Im2colBF16: {
-				func() { Im2colForwardBF16(sc, s, wd, xd, yd) },
-				func() { Im2colWeightGradBF16(sc, s, xd, dy, dw, false) },
-				func() { Im2colInputGradBF16(sc, s, wd, dy, dx, false) },
-			},
-			DirectBF16: {
-				func() { DirectForwardBF16(sc, s, pl, wd, xd, yd) },
-				func() { DirectWeightGradBF16(sc, s, pl, xd, dy, dw, false) },
-				func() { DirectInputGradBF16(sc, s, pl, wd, dy, dx, false) },
-			},
-		}
+		run := newPassRun(s, wd, xd, dy)
 		base, others, names := Im2col, []Algo{Winograd, Direct}, AlgoNames
 		if opts.BF16 {
 			base, others, names = Im2colBF16, []Algo{DirectBF16}, AlgoNamesBF16
@@ -111,7 +70,7 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 			for pass := range 3 {
 				for _, al := range algs {
 					t := cpuSeconds()
-					passes[al][pass]()
+					run.run(al, pass)
 					best[al][pass] = min(best[al][pass], cpuSeconds()-t)
 				}
 			}

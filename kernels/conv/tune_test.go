@@ -10,29 +10,38 @@ import (
 	"github.com/duel-ssl/duel/internal/wisdom"
 )
 
-// TestTable checks which tuned choices Table accepts.
+// TestTable checks which tuned choices Table and TableBF16 accept, each
+// one's names only, and the algorithms a valid choice gives.
 func TestTable(t *testing.T) {
 	s1 := Shape{N: 8, In: 16, Out: 16, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
 	s2 := Shape{N: 8, In: 16, Out: 32, H: 8, W: 8, K: 3, S: 2, P: 1, ChannelMajor: true}
 	odd := Shape{N: 8, In: 16, Out: 16, H: 5, W: 5, K: 3, S: 1, P: 1, ChannelMajor: true}
+	fp32, bf16 := Table, TableBF16
 	for _, tc := range []struct {
 		name   string
+		table  func([]Choice, bool) (map[Shape]Algos, error)
 		choice Choice
 		fast   bool
 		err    string
+		want   Algos // for a choice without error
 	}{
-		{"all three", Choice{Shape: s1, Forward: "direct", WeightGrad: "winograd", InputGrad: "im2col"}, true, ""},
-		{"unknown", Choice{Shape: s1, Forward: "fft", WeightGrad: "im2col", InputGrad: "im2col"}, true, "unknown algorithm"},
-		{"winograd at stride 2", Choice{Shape: s2, Forward: "winograd", WeightGrad: "im2col", InputGrad: "im2col"}, true, "does not apply"},
-		{"direct without assembly", Choice{Shape: s1, Forward: "direct", WeightGrad: "im2col", InputGrad: "im2col"}, false, "does not apply"},
-		{"direct on odd maps", Choice{Shape: odd, Forward: "im2col", WeightGrad: "direct", InputGrad: "im2col"}, true, "does not apply"},
+		{"all three", fp32, Choice{Shape: s1, Forward: "direct", WeightGrad: "winograd", InputGrad: "im2col"}, true, "", Algos{Forward: Direct, WeightGrad: Winograd, InputGrad: Im2col}},
+		{"unknown", fp32, Choice{Shape: s1, Forward: "fft", WeightGrad: "im2col", InputGrad: "im2col"}, true, "unknown algorithm", Algos{}},
+		{"winograd at stride 2", fp32, Choice{Shape: s2, Forward: "winograd", WeightGrad: "im2col", InputGrad: "im2col"}, true, "does not apply", Algos{}},
+		{"direct without assembly", fp32, Choice{Shape: s1, Forward: "direct", WeightGrad: "im2col", InputGrad: "im2col"}, false, "does not apply", Algos{}},
+		{"direct on odd maps", fp32, Choice{Shape: odd, Forward: "im2col", WeightGrad: "direct", InputGrad: "im2col"}, true, "does not apply", Algos{}},
+		{"a bfloat16 name in Table", fp32, Choice{Shape: s1, Forward: "im2col-bf16", WeightGrad: "im2col", InputGrad: "im2col"}, true, "unknown algorithm", Algos{}},
+		{"bf16: both", bf16, Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "direct-bf16"}, true, "", Algos{Forward: DirectBF16, WeightGrad: Im2colBF16, InputGrad: DirectBF16}},
+		{"bf16: a float32 name", bf16, Choice{Shape: s1, Forward: "direct", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, true, "unknown algorithm", Algos{}},
+		{"bf16: direct without assembly", bf16, Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, false, "does not apply", Algos{}},
+		{"bf16: direct on odd maps", bf16, Choice{Shape: odd, Forward: "im2col-bf16", WeightGrad: "direct-bf16", InputGrad: "im2col-bf16"}, true, "does not apply", Algos{}},
 	} {
-		m, err := Table([]Choice{tc.choice}, tc.fast)
+		m, err := tc.table([]Choice{tc.choice}, tc.fast)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && m[tc.choice.Shape] != (Algos{Forward: Direct, WeightGrad: Winograd, InputGrad: Im2col}):
-			t.Errorf("%s: %+v", tc.name, m[tc.choice.Shape])
+		case tc.err == "" && m[tc.choice.Shape] != tc.want:
+			t.Errorf("%s: %+v, want %+v", tc.name, m[tc.choice.Shape], tc.want)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
 		}
@@ -63,37 +72,6 @@ func TestTune(t *testing.T) {
 	found, _, err := wisdom.Load(cpu.Detect().Key(), WisdomEntry, &e)
 	if err != nil || !found || len(e.Choices) != len(shapes) || e.ISA != cpu.ISA().String() {
 		t.Fatalf("read back: found %v, err %v, entry %+v", found, err, e)
-	}
-}
-
-// TestTableBF16 checks which bfloat16 choices TableBF16 accepts, and that
-// neither table takes the other's names.
-func TestTableBF16(t *testing.T) {
-	s1 := Shape{N: 8, In: 16, Out: 16, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
-	odd := Shape{N: 8, In: 16, Out: 16, H: 5, W: 5, K: 3, S: 1, P: 1, ChannelMajor: true}
-	for _, tc := range []struct {
-		name   string
-		choice Choice
-		fast   bool
-		err    string
-	}{
-		{"both", Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "direct-bf16"}, true, ""},
-		{"a float32 name", Choice{Shape: s1, Forward: "direct", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, true, "unknown algorithm"},
-		{"direct without assembly", Choice{Shape: s1, Forward: "direct-bf16", WeightGrad: "im2col-bf16", InputGrad: "im2col-bf16"}, false, "does not apply"},
-		{"direct on odd maps", Choice{Shape: odd, Forward: "im2col-bf16", WeightGrad: "direct-bf16", InputGrad: "im2col-bf16"}, true, "does not apply"},
-	} {
-		m, err := TableBF16([]Choice{tc.choice}, tc.fast)
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && m[tc.choice.Shape] != (Algos{Forward: DirectBF16, WeightGrad: Im2colBF16, InputGrad: DirectBF16}):
-			t.Errorf("%s: %+v", tc.name, m[tc.choice.Shape])
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
-		}
-	}
-	if _, err := Table([]Choice{{Shape: s1, Forward: "im2col-bf16", WeightGrad: "im2col", InputGrad: "im2col"}}, true); err == nil {
-		t.Error("Table took a bfloat16 algorithm")
 	}
 }
 

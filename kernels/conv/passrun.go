@@ -1,0 +1,70 @@
+package conv
+
+import "github.com/duel-ssl/duel/internal/scratch"
+
+// passRun holds the operands of one convolution's three passes, for
+// running them by algorithm: Tune's measurements and the benchmarks.
+type passRun struct {
+	sc         *scratch.Free
+	s          Shape
+	pl         *Plan // nil when the direct kernels cannot run s
+	wd, xd, dy []float32
+	yd, dx, dw []float32 // the passes' outputs
+}
+
+// newPassRun returns the passes of s on the weight wd, input xd and
+// output gradient dy, with output buffers of their sizes.
+func newPassRun(s Shape, wd, xd, dy []float32) *passRun {
+	p := &passRun{sc: new(scratch.Free), s: s, wd: wd, xd: xd, dy: dy,
+		yd: make([]float32, len(dy)), dx: make([]float32, len(xd)), dw: make([]float32, len(wd))}
+	if s.geom().directOK() {
+		p.pl = CachedPlan(s.H, s.W, s.S)
+	}
+	return p
+}
+
+// run runs pass (0 forward, 1 weight gradient, 2 input gradient) of al as
+// training runs it: Winograd transforms the kernels on each pass that
+// needs them.
+func (p *passRun) run(al Algo, pass int) {
+	sc, s, pl := p.sc, p.s, p.pl
+	switch al {
+	case Winograd:
+		switch pass {
+		case 0:
+			wu := winoKernels(sc, p.wd, s.Out, s.In)
+			WinogradForward(sc, s, wu, p.xd, p.yd)
+			sc.Put(wu)
+		case 1:
+			WinogradWeightGrad(sc, s, p.xd, p.dy, p.dw, false)
+		default:
+			wu := winoKernels(sc, p.wd, s.Out, s.In)
+			WinogradInputGrad(sc, s, wu, p.dy, p.dx, false)
+			sc.Put(wu)
+		}
+	case Direct:
+		[3]func(){
+			func() { DirectForward(sc, s, pl, p.wd, p.xd, p.yd) },
+			func() { DirectWeightGrad(sc, s, pl, p.xd, p.dy, p.dw, false) },
+			func() { DirectInputGrad(sc, s, pl, p.wd, p.dy, p.dx, false) },
+		}[pass]()
+	case Im2colBF16:
+		[3]func(){
+			func() { Im2colForwardBF16(sc, s, p.wd, p.xd, p.yd) },
+			func() { Im2colWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false) },
+			func() { Im2colInputGradBF16(sc, s, p.wd, p.dy, p.dx, false) },
+		}[pass]()
+	case DirectBF16:
+		[3]func(){
+			func() { DirectForwardBF16(sc, s, pl, p.wd, p.xd, p.yd) },
+			func() { DirectWeightGradBF16(sc, s, pl, p.xd, p.dy, p.dw, false) },
+			func() { DirectInputGradBF16(sc, s, pl, p.wd, p.dy, p.dx, false) },
+		}[pass]()
+	default:
+		[3]func(){
+			func() { Im2colForward(sc, s, p.wd, p.xd, p.yd) },
+			func() { Im2colWeightGrad(sc, s, p.xd, p.dy, p.dw, false) },
+			func() { Im2colInputGrad(sc, s, p.wd, p.dy, p.dx, false) },
+		}[pass]()
+	}
+}
