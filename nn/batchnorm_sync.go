@@ -20,22 +20,27 @@ type SyncFunc func(buf []float32) error
 // (each process's loss reaches the global statistics through its own
 // samples only, and the statistics' gradient is the sum of all of them),
 // so the input gradient is that of one process normalising the whole
-// batch. The variance is E[x²] - E[x]² in float32 (as PyTorch's
-// SyncBatchNorm gathers sums, not a two-pass variance). Splits are not
-// used: a synchronised BatchNorm normalises the global batch as one group.
+// batch. The variance is two-pass, as one process computes it: a first
+// all-reduce gives the global mean, a second the sum of the squared
+// deviations from it (E[x²] - E[x]² in float32 loses the variance when the
+// mean is large against the spread; PyTorch's SyncBatchNorm, for the same
+// reason, combines each process's mean and variance rather than raw sums).
+// Splits are not used: a synchronised BatchNorm normalises the global
+// batch as one group.
 func (bn *BatchNorm) forwardSync(tp *autograd.Tape, x *autograd.Var, relu bool, res *autograd.Var) *autograd.Var {
 	shape := x.Value.Shape()
 	n, c := shape[0], shape[1]
 	s := x.Value.Numel() / max(n*c, 1)
 	_, cm := densePlanes(x.Value)
 	x3 := autograd.Reshape(tp, bn.arena.toLayoutOn(tp, x, false), n, c, s)
-	sum1 := autograd.Sum(tp, autograd.Sum(tp, x3, 2, true), 0, true)
-	sum2 := autograd.Sum(tp, autograd.Sum(tp, autograd.Square(tp, x3), 2, true), 0, true)
-	stats, count := syncMoments(tp, bn.Sync, sum1, sum2, n*s)
-	mean := autograd.Slice(tp, stats, 0, 0, 1)
-	variance := autograd.Sub(tp, autograd.Slice(tp, stats, 0, 1, 2), autograd.Square(tp, mean))
+	channelSums := func(v *autograd.Var) *autograd.Var {
+		return autograd.Sum(tp, autograd.Sum(tp, v, 2, true), 0, true)
+	}
+	mean, count := syncMean(tp, bn.Sync, channelSums(x3), n*s)
+	dev := autograd.Sub(tp, x3, mean)
+	variance, _ := syncMean(tp, bn.Sync, channelSums(autograd.Square(tp, dev)), n*s)
 	invstd := autograd.PowScalar(tp, autograd.AddScalar(tp, variance, float32(bn.Eps)), -0.5)
-	xhat := autograd.Mul(tp, autograd.Sub(tp, x3, mean), invstd)
+	xhat := autograd.Mul(tp, dev, invstd)
 	y := autograd.Add(tp, autograd.Mul(tp, xhat, autograd.Reshape(tp, bn.Weight, 1, c, 1)), autograd.Reshape(tp, bn.Bias, 1, c, 1))
 	y = autograd.Reshape(tp, y, shape...)
 	if res != nil {
@@ -48,26 +53,24 @@ func (bn *BatchNorm) forwardSync(tp *autograd.Tape, x *autograd.Var, relu bool, 
 	return bn.arena.toLayoutOn(tp, y, cm)
 }
 
-// syncMoments all-reduces the per-channel sums sum1 = Σx and sum2 = Σx²
-// (each (1, C, 1)) and this process's count of values per channel, and
-// returns [E[x]; E[x²]] over every process, (2, C, 1), and the global
-// count.
-func syncMoments(tp *autograd.Tape, sync SyncFunc, sum1, sum2 *autograd.Var, local int) (*autograd.Var, float64) {
-	c := sum1.Value.Numel()
-	dev := sum1.Value.Device()
-	buf := make([]float32, 2*c+1)
-	copy(buf, hostCopy(sum1.Value))
-	copy(buf[c:], hostCopy(sum2.Value))
-	buf[2*c] = float32(local) // exact up to 2^24 values per channel
+// syncMean all-reduces the per-channel sums sum ((1, C, 1)) and this
+// process's count of values per channel, and returns the sums divided by
+// the global count, (1, C, 1), and that count. Its backward pass
+// all-reduces the gradient: every process's loss reaches the global mean
+// through its own samples.
+func syncMean(tp *autograd.Tape, sync SyncFunc, sum *autograd.Var, local int) (*autograd.Var, float64) {
+	c := sum.Value.Numel()
+	dev := sum.Value.Device()
+	buf := append(hostCopy(sum.Value), float32(local)) // exact up to 2^24 values per channel
 	if err := sync(buf); err != nil {
 		panic(fmt.Sprintf("nn.BatchNorm (synchronised): all-reduce of the batch statistics: %v", err))
 	}
-	count := float64(buf[2*c])
+	count := float64(buf[c])
 	inv := float32(1 / count)
-	for i := range buf[:2*c] {
+	for i := range buf[:c] {
 		buf[i] *= inv
 	}
-	out, err := tensor.FromSlice(buf[:2*c], 2, c, 1).To(dev)
+	out, err := tensor.FromSlice(buf[:c], 1, c, 1).To(dev)
 	if err != nil {
 		panic(fmt.Sprintf("nn.BatchNorm (synchronised): %v", err))
 	}
@@ -79,14 +82,12 @@ func syncMoments(tp *autograd.Tape, sync SyncFunc, sum1, sum2 *autograd.Var, loc
 		for i := range g {
 			g[i] *= inv
 		}
-		for k, v := range []*autograd.Var{sum1, sum2} {
-			t, err := tensor.FromSlice(append([]float32(nil), g[k*c:(k+1)*c]...), 1, c, 1).To(dev)
-			if err != nil {
-				panic(fmt.Sprintf("nn.BatchNorm (synchronised): %v", err))
-			}
-			autograd.AccumulateGradOwned(v, t)
+		t, err := tensor.FromSlice(g[:c], 1, c, 1).To(dev)
+		if err != nil {
+			panic(fmt.Sprintf("nn.BatchNorm (synchronised): %v", err))
 		}
-	}, sum1, sum2), count
+		autograd.AccumulateGradOwned(sum, t)
+	}, sum), count
 }
 
 // updateRunning moves the running statistics towards the global batch's

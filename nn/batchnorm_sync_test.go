@@ -145,3 +145,54 @@ func TestSyncBatchNormChannelMajor(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncBatchNormLargeMean: two processes normalising halves of a batch
+// whose mean is large against its spread (1000 ± 0.01) give the whole
+// batch's output and input gradient. E[x²] - E[x]² in float32 would lose
+// the variance entirely here (x² ≈ 1e6, whose float32 spacing is 0.06,
+// against a variance of 1e-4); the two-pass variance keeps it.
+func TestSyncBatchNormLargeMean(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	const n, c = 8, 2
+	x := randTensor(r, n, c, 2, 2)
+	for i, v := range x.Data() {
+		x.Data()[i] = 1000 + 0.01*v
+	}
+	w := randTensor(r, n, c, 2, 2)
+	run := func(bn *BatchNorm, lo, hi int) (y, dx []float32) {
+		xv := autograd.NewVar(x.Slice(0, lo, hi).Contiguous(), true)
+		tp := autograd.NewTape()
+		out := bn.Forward(tp, xv)
+		tp.Backward(autograd.SumAll(tp, autograd.Mul(tp, out, autograd.Const(w.Slice(0, lo, hi).Contiguous()))))
+		return out.Value.Contiguous().Data(), xv.Grad.Data()
+	}
+	wantY, wantDX := run(NewBatchNorm2d(c), 0, n)
+	g := newSumGroup(2)
+	got := make([][2][]float32, 2)
+	var wg sync.WaitGroup
+	for rank := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bn := NewBatchNorm2d(c)
+			bn.Sync = g.sync(rank)
+			y, dx := run(bn, rank*n/2, (rank+1)*n/2)
+			got[rank] = [2][]float32{y, dx}
+		}()
+	}
+	wg.Wait()
+	half := len(wantY) / 2
+	for rank := range 2 {
+		for k, want := range [][]float32{wantY[rank*half : (rank+1)*half], wantDX[rank*half : (rank+1)*half]} {
+			scale := 0.0
+			for _, v := range want {
+				scale = math.Max(scale, math.Abs(float64(v)))
+			}
+			for i, v := range got[rank][k] {
+				if d := math.Abs(float64(v - want[i])); d > 1e-2*scale || math.IsNaN(float64(v)) {
+					t.Fatalf("rank %d, %s[%d] = %v, whole batch %v", rank, []string{"y", "dx"}[k], i, v, want[i])
+				}
+			}
+		}
+	}
+}

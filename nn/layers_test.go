@@ -40,15 +40,20 @@ func TestBatchNormGrad(t *testing.T) {
 		shape  []int
 		splits int
 		train  bool
+		sync   bool // synchronised pass (over one process: the all-reduce is the identity)
 	}{
-		{"bn1d-train", []int{6, 3}, 1, true},
-		{"bn1d-eval", []int{6, 3}, 1, false},
-		{"bn2d-train", []int{4, 3, 2, 3}, 1, true},
-		{"bn2d-eval", []int{4, 3, 2, 3}, 1, false},
-		{"bn2d-ghost", []int{4, 3, 2, 2}, 2, true},
+		{"bn1d-train", []int{6, 3}, 1, true, false},
+		{"bn1d-eval", []int{6, 3}, 1, false, false},
+		{"bn2d-train", []int{4, 3, 2, 3}, 1, true, false},
+		{"bn2d-eval", []int{4, 3, 2, 3}, 1, false, false},
+		{"bn2d-ghost", []int{4, 3, 2, 2}, 2, true, false},
+		{"bn2d-sync", []int{4, 3, 2, 3}, 1, true, true},
 	} {
 		bn := NewBatchNorm(tc.shape[1])
 		bn.Splits = tc.splits
+		if tc.sync {
+			bn.Sync = func([]float32) error { return nil }
+		}
 		bn.SetTraining(tc.train)
 		NormalInit(bn.Weight.Value, 1, r)
 		NormalInit(bn.Bias.Value, 1, r)
