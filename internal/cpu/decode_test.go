@@ -149,6 +149,13 @@ func TestDecode(t *testing.T) {
 			if b := got.Best(); b != tc.best {
 				t.Errorf("Best() = %v, want %v", b, tc.best)
 			}
+			wantMax := tc.best
+			if tc.name == "sapphire rapids" {
+				wantMax = AMX // the only one with usable tiles
+			}
+			if m := got.Max(); m != wantMax {
+				t.Errorf("Max() = %v, want %v", m, wantMax)
+			}
 		})
 	}
 }

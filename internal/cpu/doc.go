@@ -18,10 +18,13 @@
 // environment variable DUEL_ISA (EnvISA), read once per process. Accepted
 // values are avx512, avx2 and generic, in any case, surrounding blanks
 // ignored; asking for more than the machine has gives the best level below
-// it. Any other value is an error of the user's that must not pass
+// it. DUEL_ISA=amx raises the level to AMX (Info.Max: the bfloat16
+// products on AMX tiles, kernels/gemm) where the processor and the
+// operating system have it; AMX is opt-in until its kernels have run on
+// such a processor. Any other value is an error of the user's that must not pass
 // silently: it prints one warning on stderr naming DUEL_ISA, the value and
-// the accepted ones, and the best level is used. AllowAVX512 and AllowAVX2
-// are the tests the kernel packages make; a kernel that needs more than
+// the accepted ones, and the best level is used. AllowAMX, AllowAVX512 and
+// AllowAVX2 are the tests the kernel packages make; a kernel that needs more than
 // the level's features (AVX-512 DQ, BW, VNNI) also checks Detect's fields.
 //
 // In a build for another architecture, or with the noasm build tag,

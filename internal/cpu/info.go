@@ -89,6 +89,19 @@ func (i *Info) Best() Level {
 	return Generic
 }
 
+// Max returns the highest level the kernels can run at on this processor
+// when asked: AMX when Best is AVX512 and the processor has AMX-TILE and
+// AMX-BF16 with the operating system saving the tile state (and
+// AVX512_BF16 for the conversions around the tiles), else Best. AMX is
+// not Best: its kernels have not yet been run on such a processor by this
+// project, so DUEL_ISA=amx must ask for them.
+func (i *Info) Max() Level {
+	if b := i.Best(); b != AVX512 || !i.AMXTile || !i.AMXBF16 || !i.AVX512BF16 || !i.AVX512BW {
+		return b
+	}
+	return AMX
+}
+
 // Key names the processor for keying tuning files:
 // vendor-family-model-stepping-brand, e.g.
 // "AuthenticAMD-25-17-1-AMD_EPYC_9R14_96-Core_Processor", with every

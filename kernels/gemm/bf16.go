@@ -38,9 +38,13 @@ func SgemmBF16Serial(transA, transB bool, m, n, k int, alpha float32, a []float3
 // instructions (AVX512_BF16) rather than on Sgemm with rounded factors.
 func NativeBF16() bool { return activeBF16 != nil }
 
-// ISABF16 names what SgemmBF16 runs on: "avx512bf16", or "emulated on "
-// and the ISA of Sgemm (ISA) that multiplies the rounded factors.
+// ISABF16 names what SgemmBF16 runs on: "amx-bf16" (DUEL_ISA=amx),
+// "avx512bf16", or "emulated on " and the ISA of Sgemm (ISA) that
+// multiplies the rounded factors.
 func ISABF16() string {
+	if amxKernel != nil && activeBF16 != nil {
+		return "amx-bf16"
+	}
 	if activeBF16 != nil {
 		return "avx512bf16"
 	}
@@ -156,7 +160,7 @@ func nativeBF16(kn *kernel, p problem, threads int) {
 			q.c, q.ldc, q.beta = *tmp, p.n, 0
 		}
 	}
-	sgemm(kn, q, threads)
+	pairedProduct(kn, q, threads)
 	if p.alpha != 1 {
 		finishAlpha(p, tmp)
 		if tmp != nil {

@@ -94,7 +94,7 @@ func sgemmPaired(p problem, maxThreads int) {
 	// A pair step is two multiply-adds: 4 flops a word of k.
 	threads := threadsUpTo(4*float64(p.m)*float64(p.n)*float64(p.k), maxThreads)
 	if activeBF16 != nil {
-		sgemm(activeBF16, p, threads)
+		pairedProduct(activeBF16, p, threads)
 		return
 	}
 	// Unpack each operand's words into two float32 each, along k.
@@ -105,6 +105,16 @@ func sgemmPaired(p problem, maxThreads int) {
 	sgemm(active, problem{p.transA, p.transB, p.m, p.n, 2 * p.k, 1, *ua, lda, *ub, ldb, p.beta, p.c, p.ldc, nil}, threads)
 	putWords(ua)
 	putWords(ub)
+}
+
+// pairedProduct multiplies the paired problem p on the AMX tiles when
+// DUEL_ISA=amx gave them (amxKernel), else with the bfloat16 kernel kn.
+func pairedProduct(kn *kernel, p problem, threads int) {
+	if amxKernel != nil {
+		amxProduct(amxKernel, p, threads)
+		return
+	}
+	sgemm(kn, p, threads)
 }
 
 // unpackPairs writes the r x c matrix of words x (row stride ld) as

@@ -109,9 +109,10 @@ func choose(ks []*kernel, want string) *kernel {
 }
 
 // rank orders the kernels and ISA levels by name: generic 0, avx2 1,
-// avx512 (either tile) 2. It reports false for an unknown name.
+// avx512 (either tile) 2, amx 2 (its SGEMM is avx512's: the tiles only
+// multiply bfloat16). It reports false for an unknown name.
 func rank(name string) (int, bool) {
-	r, ok := map[string]int{"generic": 0, "avx2": 1, "avx512": 2, "avx512-16x16": 2}[strings.ToLower(strings.TrimSpace(name))]
+	r, ok := map[string]int{"generic": 0, "avx2": 1, "avx512": 2, "avx512-16x16": 2, "amx": 2}[strings.ToLower(strings.TrimSpace(name))]
 	return r, ok
 }
 
