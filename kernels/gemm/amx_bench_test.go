@@ -2,9 +2,7 @@ package gemm
 
 import (
 	"fmt"
-	"math"
 	"testing"
-	"time"
 )
 
 // BenchmarkSgemmBF16AMX times SgemmBF16 on the AMX tiles against the
@@ -21,27 +19,16 @@ func BenchmarkSgemmBF16AMX(b *testing.B) {
 		m, n, k := s[0], s[1], s[2]
 		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
 			a, bm, c := benchOperands(m, n, k)
+			flop := 2 * float64(m) * float64(n) * float64(k)
 			timed := func(tk tileKernel) float64 {
 				amxKernel = tk
-				f := func() { SgemmBF16(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) }
-				f()
-				best := math.Inf(1)
-				for range 3 {
-					start := time.Now()
-					reps := max(1, int(2e9/(2*float64(m)*float64(n)*float64(k))))
-					for range reps {
-						f()
-					}
-					best = min(best, float64(time.Since(start).Nanoseconds())/float64(reps))
-				}
-				return best
+				return bestNsPerCall(flop, func() { SgemmBF16(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
 			}
 			var avx, amx float64
 			for i := 0; i < b.N; i++ {
 				avx = timed(nil)
 				amx = timed(tileAMX)
 			}
-			flop := 2 * float64(m) * float64(n) * float64(k)
 			b.ReportMetric(flop/amx, "GFLOP/s")
 			b.ReportMetric(flop/avx, "avx512bf16-GFLOP/s")
 			b.ReportMetric(avx/amx, "x_avx512bf16")

@@ -277,30 +277,34 @@ func BenchmarkSgemmBF16(b *testing.B) {
 		m, n, k := s[0], s[1], s[2]
 		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
 			a, bm, c := benchOperands(m, n, k)
-			timed := func(f func()) float64 {
-				f()
-				best := math.Inf(1)
-				for range 3 {
-					start := time.Now()
-					reps := max(1, int(2e9/(2*float64(m)*float64(n)*float64(k))))
-					for range reps {
-						f()
-					}
-					best = min(best, float64(time.Since(start).Nanoseconds())/float64(reps))
-				}
-				return best
-			}
+			flop := 2 * float64(m) * float64(n) * float64(k)
 			var fp32, bf16 float64
 			for i := 0; i < b.N; i++ {
-				fp32 = timed(func() { Sgemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
-				bf16 = timed(func() { SgemmBF16(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
+				fp32 = bestNsPerCall(flop, func() { Sgemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
+				bf16 = bestNsPerCall(flop, func() { SgemmBF16(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
 			}
-			flop := 2 * float64(m) * float64(n) * float64(k)
 			b.ReportMetric(flop/bf16, "GFLOP/s")
 			b.ReportMetric(flop/fp32, "fp32-GFLOP/s")
 			b.ReportMetric(fp32/bf16, "x_sgemm")
 		})
 	}
+}
+
+// bestNsPerCall returns the fastest of three timings of f (after one call
+// to warm up), each over about 2 GFLOP of calls doing flop each, in
+// nanoseconds per call.
+func bestNsPerCall(flop float64, f func()) float64 {
+	f()
+	best := math.Inf(1)
+	for range 3 {
+		start := time.Now()
+		reps := max(1, int(2e9/flop))
+		for range reps {
+			f()
+		}
+		best = min(best, float64(time.Since(start).Nanoseconds())/float64(reps))
+	}
+	return best
 }
 
 // TestSgemmPairedBF16 pairs the factors with PairPlanes and checks the
