@@ -23,14 +23,14 @@ const (
 // with SIGILL.
 var requestAMX = sync.OnceValue(func() error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archReqXCompPerm, xfeatureTileData, 0); e != 0 {
-		return fmt.Errorf("Linux refused the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM: %w)", e)
+		return fmt.Errorf("the kernel refused the AMX tile state (Linux arch_prctl ARCH_REQ_XCOMP_PERM: %w)", e)
 	}
 	var mask uint64
 	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archGetXCompPerm, uintptr(unsafe.Pointer(&mask)), 0); e != 0 {
 		return fmt.Errorf("cannot read the permitted state (arch_prctl ARCH_GET_XCOMP_PERM: %w)", e)
 	}
 	if mask&(1<<xfeatureTileData) == 0 {
-		return fmt.Errorf("Linux did not grant the AMX tile state (permitted features %#x)", mask)
+		return fmt.Errorf("the kernel did not grant the AMX tile state (Linux arch_prctl: permitted features %#x)", mask)
 	}
 	return nil
 })
