@@ -70,6 +70,18 @@
 // convolution pairs its input's channels or images itself, kernels/conv);
 // without AVX512_BF16 both compute the same rounded product on Sgemm.
 //
+// With DUEL_ISA=amx (cpu.AMX, opt-in) on a CPU with AMX-BF16 (Intel
+// Sapphire Rapids and later) whose Linux grants the tile state, both run
+// on AMX tiles instead (amx.go): a tile kernel computes a 32 x 32 block of
+// C with TDPBF16PS from 16 x 16-word tiles that it loads from the paired
+// operands in place, by their strides; only edges and transposed operands
+// are copied. The kernel has been checked on its Go model of TDPBF16PS
+// and its disassembly; on such a CPU, `go test -run AMX -v ./kernels/gemm`
+// runs it (TestAMXKernel, whatever DUEL_ISA says) and `go test -run '^$'
+// -bench SgemmBF16AMX ./kernels/gemm` times it against the avx512bf16
+// tiles; once both pass, cpu.Info.Best can name AMX and make it the
+// default.
+//
 // # Blocking
 //
 // The cache blocks follow from the caches of the CPU (cpu.Info: L1d, L2,
