@@ -6,6 +6,9 @@
 #   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
 #                   # kernels' tests and benchmarks, the TF32 step (and
 #                  # racecheck over the transposes, GEMMs and convolutions)
+#   bench/gpu_check.sh defaults DIR OUT  # there: issue 12's figures under
+#                   # the default kernels, and the host CPU's AMX kernel
+#                   # where it has AMX (4-5 minutes)
 #   bench/gpu_check.sh goals DIR OUT  # there: issue 12's three goals and
 #                   # the kernels no GPU has run yet, first (3-6 minutes)
 #   bench/gpu_check.sh tune DIR OUT   # there: the figures behind the
@@ -41,7 +44,7 @@ set -u
 # package:binary:tests to run (-test.run); "." is every test of the package.
 pkgs="cuda/driver:driver:. cuda:cuda:. duel/memory/cudaduel:cudaduel:.
 nn/loss:loss:^TestLossesOnCUDA$ duel/ssl:ssl:^TestStepsOnCUDA$ duel/eval:eval:^TestKNNOnCUDA$
-duel/train:train:^(TestTrainOnCUDA|TestTrainDUELOnCUDA)$"
+duel/train:train:^(TestTrainOnCUDA|TestTrainDUELOnCUDA)$ kernels/gemm:gemm:AMX"
 # (Built with the tag duel_noembed: without the embedded CIFAR-10 subset,
 # 13 MB each, which the GPU tests do not use. cmd/duelctl's GPU tests stay
 # here all the same: its test binary would not fit beside the others;
@@ -66,7 +69,16 @@ start_run() {
 # machine writes the GPU, its driver and the host's CPU to machine.txt.
 machine() {
 	chmod +x "$d"/*
-	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; } 2>&1 | tee "$out/machine.txt"
+	{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; lscpu | grep 'Model name'; grep -o -w 'amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' '; echo; } 2>&1 | tee "$out/machine.txt"
+}
+# amx runs the AMX tile kernel of kernels/gemm on the host's CPU where it
+# has AMX (a Sapphire Rapids host: the H200's "Intel(R) Xeon(R)
+# Processor" may be one): TestAMXKernel against the Go model, then its
+# product beside the AVX512_BF16 kernels (amx.log; seconds, skipped
+# without the tiles).
+amx() {
+	limit=40 tests gemm
+	(cd kernels/gemm && timeout 60 "$d/gemm.test" -test.run '^$' -test.bench 'SgemmBF16AMX' -test.benchtime 1x) 2>&1 | tee "$out/amx.log"
 }
 # tests BIN... runs the tests of the packages of pkgs named BIN, in that
 # order (those of $only where it is set), 240 s each (or $limit).
@@ -331,6 +343,7 @@ defaults)
 	# D-MoCo's step with the DUEL memory on the GPU, profiled.
 	start_run "$2" "$3"
 	machine
+	amx
 	first_use
 	warm_jit
 	limit=60 tests loss ssl eval train
