@@ -26,8 +26,8 @@ func benchDataCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 0, DefaultText: "GOMAXPROCS", Usage: "augmentation goroutines, at most 1024"},
 			&cli.IntFlag{Name: "size", Value: 32, Usage: "view height and width, at most 1024"},
 			&cli.StringFlag{Name: "preset", Value: "paper", Usage: "augmentation recipe: paper, mocov2, simclr or none"},
-			&cli.Float64Flag{Name: "seconds", Value: 2, Usage: "duration of one repeat"},
-			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "repeats; the median is reported"},
+			&cli.Float64Flag{Name: "seconds", Value: 2, Usage: fmt.Sprintf("duration of one repeat, at most %d", maxBenchSeconds)},
+			&cli.IntFlag{Name: "repeats", Value: 3, Usage: fmt.Sprintf("repeats; the median is reported; at most %d", maxBenchRepeats)},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -40,10 +40,10 @@ func benchDataCommand() *cli.Command {
 				return flagError("workers", workers, fmt.Sprintf("0 (GOMAXPROCS) or an integer in [1, %d]", train.MaxWorkers))
 			case size <= 0 || size > maxViewSize:
 				return flagError("size", size, fmt.Sprintf("an integer in [1, %d]", maxViewSize))
-			case reps <= 0:
-				return flagError("repeats", reps, "a positive integer")
-			case !(secs > 0):
-				return flagError("seconds", secs, "a positive number")
+			case reps <= 0 || reps > maxBenchRepeats:
+				return flagError("repeats", reps, fmt.Sprintf("an integer in [1, %d]", maxBenchRepeats))
+			case !(secs > 0) || secs > maxBenchSeconds:
+				return flagError("seconds", secs, fmt.Sprintf("a positive number of at most %d", maxBenchSeconds))
 			}
 			if err := train.CheckMemory(loaderNeed(batch, size)); err != nil {
 				return err
@@ -137,3 +137,11 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// maxBenchSeconds bounds the --seconds of bench gemm (per variant) and
+// bench data (per repeat), and maxBenchRepeats bench data's --repeats: a
+// typo such as --seconds 1e9 would otherwise hold the machine for years.
+const (
+	maxBenchSeconds = 3600
+	maxBenchRepeats = 1000
+)

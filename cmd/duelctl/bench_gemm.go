@@ -35,7 +35,7 @@ func benchGemmCommand() *cli.Command {
 			&cli.IntFlag{Name: "n", Value: 1024, Usage: "columns of op(B) and C"},
 			&cli.IntFlag{Name: "k", Value: 1024, Usage: "columns of op(A), rows of op(B)"},
 			&cli.StringFlag{Name: "trans", Value: "nn", Usage: "transpositions of A and B: nn, nt, tn, tt or all"},
-			&cli.Float64Flag{Name: "seconds", Value: 1, Usage: "minimum time per variant"},
+			&cli.Float64Flag{Name: "seconds", Value: 1, Usage: fmt.Sprintf("minimum time per variant, at most %d", maxBenchSeconds)},
 			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu (kernels/gemm), or cuda: the GPU's product in --precision, device time between events"},
 			precisionFlag,
 			jsonFlag,
@@ -54,8 +54,8 @@ func benchGemmCommand() *cli.Command {
 				return fmt.Errorf("--m %d --n %d --k %d: the three matrices need more than 8 GiB, expected smaller sizes", m, n, k)
 			}
 			secs := c.Float64("seconds")
-			if !(secs > 0) || math.IsInf(secs, 0) {
-				return flagError("seconds", secs, "a positive number")
+			if !(secs > 0) || secs > maxBenchSeconds {
+				return flagError("seconds", secs, fmt.Sprintf("a positive number of at most %d", maxBenchSeconds))
 			}
 			names := []string{strings.ToLower(c.String("trans"))}
 			if names[0] == "all" {

@@ -61,7 +61,7 @@ func benchStepCommand() *cli.Command {
 			&cli.StringFlag{Name: "arch", Value: "resnet18", Usage: "architecture: " + resnet.ValidNames},
 			&cli.IntFlag{Name: "batch", Value: 32, Usage: "images per step"},
 			&cli.StringFlag{Name: "method", Value: "supervised", Usage: "training method: supervised (cross-entropy), or a self-supervised method (" + strings.Join(ssl.Names(), ", ") + ": its training step as duelctl train runs it, on random views; with --dist, data-parallel)"},
-			&cli.IntFlag{Name: "threads", Usage: "compute threads of this process (0: GOMAXPROCS, all cores)"},
+			&cli.IntFlag{Name: "threads", Usage: fmt.Sprintf("compute threads of this process (0: GOMAXPROCS, all cores), at most %d", maxBenchThreads)},
 			distFlag,
 			&cli.IntFlag{Name: "steps", Value: 5, Usage: "timed steps (the median is reported), at most 1000000"},
 			&cli.IntFlag{Name: "warmup", Value: 2, Usage: "untimed steps before timing, at most 1000000"},
@@ -109,8 +109,8 @@ func runBenchStep(c *cli.Context) error {
 		return err
 	}
 	batch, steps, warmup, size := c.Int("batch"), c.Int("steps"), c.Int("warmup"), c.Int("size")
-	if n := c.Int("threads"); n < 0 {
-		return flagError("threads", n, "a non-negative integer")
+	if n := c.Int("threads"); n < 0 || n > maxBenchThreads {
+		return flagError("threads", n, fmt.Sprintf("an integer in [0, %d] (0 = GOMAXPROCS)", maxBenchThreads))
 	} else if n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
@@ -260,6 +260,11 @@ func runBenchStep(c *cli.Context) error {
 	}
 	return emitJSON(c, res)
 }
+
+// maxBenchThreads bounds bench step's --threads (GOMAXPROCS): far more
+// Ps than cores only slows the runtime down (a GC worker per P), and
+// --threads 100000 never finished a step.
+const maxBenchThreads = 1024
 
 // maxBenchSteps bounds bench step's --steps and --warmup (and bench duel's
 // --updates): a median over a million steps is as steady as it gets, and

@@ -63,6 +63,7 @@ func TestBenchStepErrors(t *testing.T) {
 		{[]string{"--size", "4"}, "--size"},
 		{[]string{"--method", "mocov9"}, "--method"},
 		{[]string{"--threads", "-1"}, "--threads"},
+		{[]string{"--threads", "100000"}, "--threads: got 100000, expected an integer in [0, 1024]"}, // GOMAXPROCS 100000 never finished a step
 		{[]string{"--method", "dmoco", "--batch", "4"}, "--batch"},
 		{[]string{"--method", "dmoco", "--memory-size", "-1"}, "--memory-size"},
 		{[]string{"--method", "simclr", "--dist", "nccl"}, "--dist"},

@@ -53,6 +53,24 @@ func TestBenchGemmJSON(t *testing.T) {
 	}
 }
 
+// TestBenchGemmErrors: every refusal is one line naming the flag, before
+// anything is allocated or timed.
+func TestBenchGemmErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--m", "0"}, "-m: got 0, expected a positive integer"},
+		{[]string{"--seconds", "0"}, "--seconds: got 0, expected a positive number"},
+		{[]string{"--seconds", "NaN"}, "--seconds: got NaN"},
+		// Bounded: --seconds 1e300 timed the first variant for ever.
+		{[]string{"--seconds", "1e300"}, "--seconds: got 1e+300, expected a positive number of at most 3600"},
+		{[]string{"--seconds", "+Inf"}, "--seconds: got +Inf"},
+	} {
+		wantCLIError(t, append([]string{"bench", "gemm", "--m", "8", "--n", "8", "--k", "8"}, tc.args...), tc.want)
+	}
+}
+
 // TestBenchTune runs the quick tuner into a temporary wisdom file and
 // checks what it reports and stores; with DUEL_WISDOM=off it stores
 // nothing. A corrupt file is replaced with a warning.

@@ -136,6 +136,9 @@ func dataInfoCommand() *cli.Command {
 			if split != "train" && split != "test" {
 				return flagError("split", fmt.Sprintf("%q", split), "train or test")
 			}
+			if err := checkDataFlag(c, name, "dataset default", "name the dataset in the directory instead of default"); err != nil {
+				return err
+			}
 			d, err := data.Open(name, c.String("data"), split == "train")
 			if err != nil {
 				return err

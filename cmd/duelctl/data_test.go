@@ -48,6 +48,7 @@ func TestDataBadInput(t *testing.T) {
 		{[]string{"data", "fetch", "cifar10", "--data", "DIR", "--from", "/nonexistent.tgz"}, "/nonexistent.tgz"},
 		{[]string{"data", "info", "cifar10", "--data", "/nonexistent"}, "no CIFAR-10 files"},
 		{[]string{"data", "info", "default", "--split", "val"}, "--split"},
+		{[]string{"data", "info", "default", "--data", "/some/cifar10"}, `--data: got "/some/cifar10", expected nothing with dataset default`}, // was ignored
 		{[]string{"bench", "data", "--batch", "0"}, "--batch"},
 		{[]string{"bench", "data", "--preset", "x"}, "--preset"},
 	} {

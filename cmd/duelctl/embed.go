@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -59,6 +62,9 @@ func runEmbed(c *cli.Context) error {
 	batch := c.Int("batch")
 	if batch < 1 {
 		return flagError("batch", batch, "a positive integer")
+	}
+	if err := checkOutFile("out", c.String("out")); err != nil {
+		return err // before the model runs
 	}
 	run, err := train.LoadRunOn(c.String("run"), -1, dev)
 	if ce := (*train.CapabilityError)(nil); errors.As(err, &ce) {
@@ -127,4 +133,23 @@ func embedInput(a *npy.Array, file string) (*tensor.Tensor, error) {
 		vals = rgb
 	}
 	return tensor.FromSlice(vals, n, 3, h, w), nil
+}
+
+// checkOutFile refuses the path of an output file given by flag that
+// cannot be written: a directory (it was refused only after the work, as
+// "rename ...: file exists"), or a file whose directory does not exist or
+// is not a directory.
+func checkOutFile(flag, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return flagError(flag, strconv.Quote(path), "the path of a file to write, not a directory")
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return flagError(flag, strconv.Quote(path), fmt.Sprintf("a file in an existing directory (%v)", err))
+	case !fi.IsDir():
+		return flagError(flag, strconv.Quote(path), fmt.Sprintf("a file in a directory (%s is a file)", dir))
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -224,6 +225,34 @@ func evalSource(c *cli.Context, r *train.Run) dataSource {
 	return src
 }
 
+// checkDataFlag refuses --data where the dataset read is dataset default,
+// the set embedded in the binary, which reads no directory: the flag would
+// be ignored, and a run, evaluation or listing of the embedded images
+// taken for one of the directory's. what names the dataset for the message
+// ("--dataset default", "the run's dataset default"); hint, when not
+// empty, says how to read the directory ("name ... with --dataset").
+func checkDataFlag(c *cli.Context, dataset, what, hint string) error {
+	if dataset != "default" || !c.IsSet("data") {
+		return nil
+	}
+	expected := "nothing with " + what + " (the CIFAR-10 subset embedded in the binary reads no directory)"
+	if hint != "" {
+		expected += "; " + hint + " (" + strings.Join(dirDatasets(), ", ") + ")"
+	}
+	return flagError("data", strconv.Quote(c.String("data")), expected)
+}
+
+// dirDatasets lists the datasets read from a directory: all but default.
+func dirDatasets() []string {
+	var out []string
+	for _, n := range data.Names {
+		if n != "default" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // loadRunFlag checks --run and loads the run.
 func loadRunFlag(c *cli.Context) (*train.Run, error) {
 	dir := c.String("run")
@@ -283,6 +312,16 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 		split = "train"
 	}
 	src := evalSource(c, r)
+	what, hint := "--dataset default", ""
+	if !src.given {
+		what = "the run's dataset default"
+	}
+	if c.Command.Name == "eval" { // analyze reads the run's dataset only
+		hint = "name the dataset in the directory with --dataset"
+	}
+	if err := checkDataFlag(c, src.name, what, hint); err != nil {
+		return nil, nil, err
+	}
 	ds, err := data.Open(src.name, src.dir, trainSplit)
 	if err != nil {
 		if src.given {

@@ -121,6 +121,9 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--run", dir, "--limit", "-5"}, []string{"--limit"}},
 		{[]string{"eval", "--run", dir, "--device", "tpu"}, []string{"--device"}},
 		{[]string{"eval", "--run", dir, "extra"}, []string{"extra"}},
+		// --data beside the embedded set was ignored.
+		{[]string{"eval", "--run", dir, "--data", "/some/cifar10"}, []string{`--data: got "/some/cifar10", expected nothing with the run's dataset default`, "--dataset (cifar10"}},
+		{[]string{"analyze", "--run", dir, "--data", "/some/cifar10"}, []string{`--data: got "/some/cifar10", expected nothing with the run's dataset default`}},
 		{[]string{"analyze", "--run", dir, "--tsne-init", "spectral"}, []string{"--tsne-init"}},
 		{[]string{"analyze", "--run", dir, "--perplexity", "0"}, []string{"--perplexity"}},
 		{[]string{"analyze", "--run", dir, "--tsne-points", "-1"}, []string{"--tsne-points"}},
@@ -149,7 +152,20 @@ func TestEvalCorruptRun(t *testing.T) {
 		wantCLIError(t, []string{"eval", "--run", dir, "--protocol", "knn", "--limit", "20"}, filepath.Base(file))
 		wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "20"}, filepath.Base(file))
 	}
+	// A checkpoint that cannot be read is not reported as missing (it read
+	// "no checkpoint (expected checkpoint/state.json)").
 	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "checkpoint")
+	if err := os.RemoveAll(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(ckpt, []byte("x"), 0o644)
+	wantCLIError(t, []string{"eval", "--run", dir, "--protocol", "knn", "--limit", "20"}, "checkpoint unreadable", "not a directory")
+
+	dir = filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}

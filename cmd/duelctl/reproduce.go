@@ -42,7 +42,7 @@ func reproduceCommand() *cli.Command {
 			&cli.StringFlag{Name: "preset", Usage: "the grid: " + strings.Join(reproduce.Names(), ", ") + " (required)", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "output directory: runs/ (shared by the presets) and <preset>/ (the report) (required)", Required: true},
 			&cli.StringFlag{Name: "report", Usage: "report directory (report.md, results.json, plots), e.g. docs/results/table1-cpu (default: OUT/<preset>)"},
-			&cli.IntFlag{Name: "seeds", Usage: "seeds per cell (0 = the preset's: 3, smoke 1)"},
+			&cli.IntFlag{Name: "seeds", Usage: fmt.Sprintf("seeds per cell (0 = the preset's: 3, smoke 1), at most %d", maxReproduceSeeds)},
 			&cli.IntFlag{Name: "steps", Usage: "training steps per run, as --set steps=N (0 = the preset's)"},
 			&cli.StringFlag{Name: "methods", Usage: "comma-separated variants instead of the preset's, method[:key=value,...] (e.g. moco,dmoco:mem-refresh=64,dsimclr:negatives=memory,eps=0)"},
 			&cli.StringFlag{Name: "rho", Usage: "comma-separated rho_max values instead of the preset's (e.g. 0.5,0.75)"},
@@ -58,6 +58,10 @@ func reproduceCommand() *cli.Command {
 		Action: runReproduce,
 	}
 }
+
+// maxReproduceSeeds bounds --seeds: the grid lists its runs up front, and
+// --seeds 1000000000 was killed for memory before it printed anything.
+const maxReproduceSeeds = 1000
 
 func presetList() string {
 	var b strings.Builder
@@ -80,10 +84,13 @@ func runReproduce(c *cli.Context) error {
 	for _, f := range []struct {
 		name string
 		to   *int
-	}{{"seeds", &g.Seeds}, {"probe-epochs", &g.ProbeEpochs}} {
+		max  int // 0: no bound
+	}{{"seeds", &g.Seeds, maxReproduceSeeds}, {"probe-epochs", &g.ProbeEpochs, 0}} {
 		switch n := c.Int(f.name); {
 		case n < 0:
 			return flagError(f.name, n, "an integer >= 1, or 0 for the preset's")
+		case f.max > 0 && n > f.max:
+			return flagError(f.name, n, fmt.Sprintf("an integer in [1, %d], or 0 for the preset's", f.max))
 		case n > 0:
 			*f.to = n
 		}
@@ -91,14 +98,17 @@ func runReproduce(c *cli.Context) error {
 	if n := c.Int("probe-limit"); n != -1 {
 		g.ProbeLimit = n
 	}
-	if s := c.String("methods"); s != "" {
+	// Given empty (--methods ""), they are refused by g.Validate rather
+	// than read as not given.
+	if c.IsSet("methods") {
+		s := c.String("methods")
 		if g.Methods, err = reproduce.ParseVariantList(s); err != nil {
 			return fmt.Errorf("--methods: %w", err)
 		}
 	}
-	if s := c.String("rho"); s != "" {
+	if c.IsSet("rho") {
 		g.RhoMax = g.RhoMax[:0]
-		for _, f := range splitList(s) {
+		for _, f := range splitList(c.String("rho")) {
 			v, err := strconv.ParseFloat(f, 64)
 			if err != nil {
 				return flagError("rho", fmt.Sprintf("%q", f), "comma-separated numbers in [0, 1]")

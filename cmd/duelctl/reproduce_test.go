@@ -103,6 +103,9 @@ func TestReproduceBadFlags(t *testing.T) {
 		{[]string{"--preset", "smoke", "--out", "x", "--rho", "0.5,high"}, "duelctl: --rho: got \"high\""},
 		{[]string{"--preset", "smoke", "--out", "x", "--rho", "1.5"}, "duelctl: --rho: got 1.5"},
 		{[]string{"--preset", "smoke", "--out", "x", "--seeds", "-2"}, "duelctl: --seeds: got -2, expected an integer >= 1, or 0 for the preset's"},
+		{[]string{"--preset", "smoke", "--out", "x", "--seeds", "1000000000"}, "duelctl: --seeds: got 1000000000, expected an integer in [1, 1000], or 0 for the preset's"}, // was killed for memory
+		{[]string{"--preset", "smoke", "--out", "x", "--methods", ""}, "duelctl: --methods: empty, expected at least one method"},                                           // ran the preset's methods
+		{[]string{"--preset", "smoke", "--out", "x", "--rho", ""}, "duelctl: --rho: empty, expected at least one value in [0, 1]"},                                          // ran the preset's rho_max
 		{[]string{"--preset", "smoke", "--out", "x", "--probe-epochs", "-1"}, "duelctl: --probe-epochs: got -1, expected an integer >= 1, or 0"},
 		{[]string{"--preset", "smoke", "--out", "x", "--steps", "-2"}, "duelctl: --steps: got -2, expected an integer >= 0"},
 		{[]string{"--preset", "smoke", "--out", "x", "--methods", "mocoo"}, "duelctl: --methods: variant \"mocoo\": --method: got \"mocoo\""},

@@ -141,6 +141,11 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, "", err
 	}
+	if !c.Bool("resume") { // a run's own --data is compared with its config.json above
+		if err := checkDataFlag(c, cfg.Dataset, "--dataset default", "name the dataset in the directory with --dataset"); err != nil {
+			return nil, "", err
+		}
+	}
 	return cfg, out, nil
 }
 

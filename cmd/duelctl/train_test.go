@@ -49,6 +49,9 @@ func TestTrainBadFlags(t *testing.T) {
 		{[]string{"--seed", "-1"}, `--seed: got "-1", expected a non-negative integer`},
 		{[]string{"--arch", "vit-b16"}, `--arch: got "vit-b16", expected resnet18`},
 		{[]string{"--dataset", "imagenet"}, `--dataset: got "imagenet", expected default, cifar10`},
+		// --data beside the embedded set was ignored: a run on it taken for one on the directory's images.
+		{[]string{"--data", "/some/cifar10"}, `--data: got "/some/cifar10", expected nothing with --dataset default`},
+		{[]string{"--dataset", "default", "--data", "/some/cifar10"}, `--data: got "/some/cifar10", expected nothing with --dataset default`},
 		{[]string{"--batch", "30", "--bn-splits", "4"}, "--bn-splits: got 4, expected a divisor of --batch 30"},
 		{[]string{"--device", "cuda"}, "--device cuda: "},
 		{[]string{"--device", "tpu"}, `--device: got "tpu", expected cpu or cuda`},
@@ -115,6 +118,17 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 	if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil || res["steps"] != 3.0 {
 		t.Errorf("resume: %q", lastLine(stdout))
 	}
+	// Fewer steps than the checkpoint's is refused, and config.json keeps
+	// its steps (it was rewritten with the smaller number).
+	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--steps", "1"); code == 0 || strings.Count(stderr, "\n") != 1 ||
+		!strings.HasPrefix(stderr, "duelctl: --steps: got 1, expected at least the checkpoint's step 3 with --resume") {
+		t.Errorf("resume with fewer steps: exit %d, %q", code, stderr)
+	}
+	if cfg, err := train.ReadConfig(out); err != nil {
+		t.Error(err)
+	} else if cfg.Steps != 3 {
+		t.Errorf("config.json after a refused resume: steps %d, want 3", cfg.Steps)
+	}
 	// A new run over it is refused.
 	code, _, stderr = replayRunCLI("train", "--preset", "tiny", "--out", out)
 	if code == 0 || !strings.Contains(stderr, "--resume") {
@@ -173,6 +187,10 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		{[]string{"--run", dir, "--input", in, "--out", feats}, "--run: run " + dir},
 		{[]string{"--run", out, "--input", bad, "--out", feats}, "--input " + bad + ": shape [5 3072], expected N x C x H x W"},
 		{[]string{"--run", out, "--input", filepath.Join(dir, "none.npy"), "--out", feats}, "--input: "},
+		// Unwritable --out: refused before the model runs, naming what is wrong.
+		{[]string{"--run", out, "--input", in, "--out", dir}, `--out: got "` + dir + `", expected the path of a file to write, not a directory`},
+		{[]string{"--run", out, "--input", in, "--out", filepath.Join(dir, "none", "y.npy")}, `--out: got "` + filepath.Join(dir, "none", "y.npy") + `", expected a file in an existing directory`},
+		{[]string{"--run", out, "--input", in, "--out", filepath.Join(in, "y.npy")}, `--out: got "` + filepath.Join(in, "y.npy") + `", expected a file in a directory (` + in + " is a file)"},
 	} {
 		code, _, stderr := replayRunCLI(append([]string{"embed"}, tc.args...)...)
 		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "duelctl: "+tc.want) {

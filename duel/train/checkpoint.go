@@ -97,11 +97,19 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 // checkpoint/, or checkpoint.old/ when a save was interrupted between its
 // two renames.
 func checkpointPath(dir string) (string, error) {
+	var unreadable error // a checkpoint there that cannot be read (permissions, ...): not "no checkpoint"
 	for _, name := range []string{CheckpointDir, checkpointPrev} {
 		p := filepath.Join(dir, name)
-		if _, err := os.Stat(filepath.Join(p, stateFile)); err == nil {
+		_, err := os.Stat(filepath.Join(p, stateFile))
+		if err == nil {
 			return p, nil
 		}
+		if unreadable == nil && !errors.Is(err, fs.ErrNotExist) {
+			unreadable = err
+		}
+	}
+	if unreadable != nil {
+		return "", damaged(fmt.Errorf("%s: checkpoint unreadable: %w", dir, unreadable))
 	}
 	return "", fmt.Errorf("%s: no checkpoint (expected %s/%s)", dir, CheckpointDir, stateFile)
 }

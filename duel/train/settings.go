@@ -82,7 +82,7 @@ func Settings() []Setting {
 		fl("tau", "temperature of InfoNCE / NT-Xent (default: 0.5, the paper's)", func(c *C) *float64 { return &c.Tau }),
 		fl("ema", "momentum of the key (MoCo) and target (BYOL) networks (default: 0.99; the paper's MoCo value, 0.9, in paper-cifar10)", func(c *C) *float64 { return &c.EMA }),
 		s("negatives", "contrastive negatives: batch, memory or mixed (Appendix F.3) (default: memory for moco/dmoco, mixed for dsimclr, batch for simclr)", func(c *C) *string { return &c.Negatives }),
-		fl("eps", "weight of the positive in the InfoNCE denominator, 0 or 1 (Eq. 17) (default: 1)", func(c *C) *float64 { return &c.Eps }),
+		fl("eps", "weight of the positive in the InfoNCE denominator, in [0, 1]: the paper compares 1 (InfoNCE) and 0 (Eq. 17) (default: 1)", func(c *C) *float64 { return &c.Eps }),
 		i("mem-negatives", "memory rows used as negatives per step, 0 = all (default: all for moco/dmoco; dsimclr: 64, paper-cifar10: 256)", func(c *C) *int { return &c.MemNegatives }),
 		s("mem-view", "how dsimclr re-embeds memory samples: augment (a fresh augmented view) or plain (default: augment)", func(c *C) *string { return &c.MemView }),
 		s("memory-from", "what enters the memory: step (this step's keys / target projections) or target (the target view re-encoded after the update, Algorithms 1 and 3) (default: step; paper presets: target)", func(c *C) *string { return &c.MemoryFrom }),

@@ -216,6 +216,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Refused before config.json is rewritten: it would record fewer
+		// steps than the checkpoint, model and metrics hold.
+		if st.Step > c.Steps {
+			return nil, fmt.Errorf("--steps: got %d, expected at least the checkpoint's step %d with --resume (a run cannot be shortened; --steps %d leaves it as it is)", c.Steps, st.Step, st.Step)
+		}
 		start, lastLoss = st.Step, st.Loss
 	}
 	grp := newGroup(comm, method, opts.AgreeEvery)
