@@ -66,6 +66,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (under a minute on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change; the others may be given again with the run's values)"},
+		&cli.StringFlag{Name: "config", Usage: "start a new run from the settings of another: a run directory or a config.json (its method, preset and every setting, e.g. to train it again with another --seed); the flags given override them"},
 	}
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)
@@ -93,6 +94,9 @@ func trainCommand() *cli.Command {
 func trainConfig(c *cli.Context) (*train.Config, string, error) {
 	out := c.String("out")
 	var cfg *train.Config
+	if c.Bool("resume") && c.IsSet("config") {
+		return nil, "", flagError("config", strconv.Quote(c.String("config")), "nothing with --resume (a resumed run keeps the settings of its own config.json)")
+	}
 	if c.Bool("resume") {
 		if out == "" {
 			return nil, "", flagError("out", `""`, "the directory of the run to resume")
@@ -109,6 +113,14 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 				return nil, "", flagError(name, strconv.Quote(c.String(name)),
 					fmt.Sprintf("nothing with --resume, or the run's %q (the run keeps the settings of its config.json)", run))
 			}
+		}
+	} else if c.IsSet("config") {
+		var err error
+		if cfg, err = configFlag(c); err != nil {
+			return nil, "", err
+		}
+		if out == "" {
+			out = filepath.Join("runs", cfg.Method+"-"+time.Now().Format("20060102-150405"))
 		}
 	} else {
 		method := c.String("method")
@@ -147,6 +159,34 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 		}
 	}
 	return cfg, out, nil
+}
+
+// configFlag reads the settings --config names (a run directory, or a
+// config.json itself) for a new run; --method and --preset, which chose
+// the settings it holds, are accepted only with its own values.
+func configFlag(c *cli.Context) (*train.Config, error) {
+	path := c.String("config")
+	file := path
+	if fi, err := os.Stat(path); err != nil {
+		return nil, flagError("config", strconv.Quote(path), fmt.Sprintf("a run directory or its %s (%v)", train.ConfigFile, err))
+	} else if fi.IsDir() {
+		file = filepath.Join(path, train.ConfigFile)
+		if _, err := os.Stat(file); err != nil {
+			return nil, flagError("config", strconv.Quote(path), "a run directory or its "+train.ConfigFile+" (the directory has none)")
+		}
+	}
+	cfg, err := train.ReadConfigFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	for _, name := range []string{"method", "preset"} {
+		if own := map[string]string{"method": cfg.Method, "preset": cfg.Preset}[name]; c.IsSet(name) && c.String(name) != own {
+			return nil, flagError(name, strconv.Quote(c.String(name)),
+				fmt.Sprintf("nothing with --config, or its %q (the settings of %s were chosen for it)", own, file))
+		}
+	}
+	cfg.Ran = nil // where the new run computes is recorded when it does
+	return cfg, nil
 }
 
 // sameSetting accepts a setting that may not change on --resume when

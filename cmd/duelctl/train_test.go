@@ -199,3 +199,62 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 	}
 	_ = os.Remove(feats)
 }
+
+// TestTrainConfig starts runs from another run's settings (--config, a run
+// directory or its config.json): every setting is the other run's but for
+// the flags given, and the combinations that cannot mean anything are
+// refused with one line naming --config or the flag.
+func TestTrainConfig(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first")
+	if code, _, stderr := replayRunCLI("train", "--preset", "tiny", "--method", "moco", "--lr", "0.003", "--steps", "1", "--knn-every", "0", "--out", first); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	want, err := train.ReadConfig(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, from := range []string{first, filepath.Join(first, train.ConfigFile)} {
+		out := filepath.Join(dir, "again"+strconv.Itoa(i))
+		if code, _, stderr := replayRunCLI("train", "--config", from, "--seed", "7", "--steps", "2", "--out", out); code != 0 {
+			t.Fatalf("--config %s: exit %d: %s", from, code, stderr)
+		}
+		got, err := train.ReadConfig(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := *want
+		w.Seed, w.Steps = 7, 2
+		got.Ran, w.Ran = nil, nil
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(&w)
+		if string(gj) != string(wj) {
+			t.Errorf("--config %s: config.json\n%s\nwant\n%s", from, gj, wj)
+		}
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"steps": 3, "bogus": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", filepath.Join(dir, "none")}, `--config: got "` + filepath.Join(dir, "none") + `", expected a run directory or its config.json`},
+		{[]string{"--config", dir}, `--config: got "` + dir + `", expected a run directory or its config.json (the directory has none)`},
+		{[]string{"--config", bad}, `--config: ` + bad + `: json: unknown field "bogus"`},
+		{[]string{"--config", first, "--method", "simclr"}, `--method: got "simclr", expected nothing with --config, or its "moco"`},
+		{[]string{"--config", first, "--preset", "cpu-small"}, `--preset: got "cpu-small", expected nothing with --config, or its "tiny"`},
+		{[]string{"--config", first, "--resume", "--out", first}, `--config: got "` + first + `", expected nothing with --resume`},
+		{[]string{"--config", first, "--out", first}, "--resume"},
+	} {
+		args := append([]string{"train"}, tc.args...)
+		if !slices.Contains(tc.args, "--out") {
+			args = append(args, "--out", filepath.Join(dir, "x"))
+		}
+		code, _, stderr := replayRunCLI(args...)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(stderr, "duelctl: ") {
+			t.Errorf("train %v: exit %d, stderr %q, expected one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -415,7 +415,12 @@ func WriteConfig(dir string, c *Config) error {
 // on a larger machine can still be evaluated on this one (a resumed run is
 // checked by Validate before it trains).
 func ReadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, "config.json")
+	return ReadConfigFile(filepath.Join(dir, "config.json"))
+}
+
+// ReadConfigFile is ReadConfig on the file path itself (a run's
+// config.json, or one written by hand or copied elsewhere).
+func ReadConfigFile(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
