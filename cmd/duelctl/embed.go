@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -133,23 +130,4 @@ func embedInput(a *npy.Array, file string) (*tensor.Tensor, error) {
 		vals = rgb
 	}
 	return tensor.FromSlice(vals, n, 3, h, w), nil
-}
-
-// checkOutFile refuses the path of an output file given by flag that
-// cannot be written: a directory (it was refused only after the work, as
-// "rename ...: file exists"), or a file whose directory does not exist or
-// is not a directory.
-func checkOutFile(flag, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return flagError(flag, strconv.Quote(path), "the path of a file to write, not a directory")
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return flagError(flag, strconv.Quote(path), fmt.Sprintf("a file in an existing directory (%v)", err))
-	case !fi.IsDir():
-		return flagError(flag, strconv.Quote(path), fmt.Sprintf("a file in a directory (%s is a file)", dir))
-	}
-	return nil
 }

@@ -72,6 +72,11 @@ func runReplay(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if out := c.String("out"); out != "" {
+		if err := checkOutDir("out", out); err != nil {
+			return err // before the replay
+		}
+	}
 	k, b := c.Int("size"), c.Int("batch")
 	policy, err := replayPolicy(c, device)
 	if err != nil {

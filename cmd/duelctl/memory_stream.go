@@ -70,6 +70,8 @@ func runMemoryStream(c *cli.Context) error {
 	switch {
 	case out == "":
 		return flagError("out", `""`, "an output directory")
+	case checkOutDir("out", out) != nil:
+		return checkOutDir("out", out)
 	case c.Int("rows") < 1:
 		return flagError("rows", c.Int("rows"), "an integer >= 1")
 	case c.Int("batch") < 1:

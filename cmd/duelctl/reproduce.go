@@ -135,6 +135,13 @@ func runReproduce(c *cli.Context) error {
 	defer stop()
 	w := c.App.Writer
 	out := c.String("out")
+	for _, f := range []string{"out", "report"} {
+		if p := c.String(f); p != "" {
+			if err := checkOutDir(f, p); err != nil {
+				return err
+			}
+		}
+	}
 	duelPolicy, err := duelPolicyOn(device)
 	if err != nil {
 		return err

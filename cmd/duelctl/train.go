@@ -157,6 +157,9 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 		if err := checkDataFlag(c, cfg.Dataset, "--dataset default", "name the dataset in the directory with --dataset"); err != nil {
 			return nil, "", err
 		}
+		if err := checkOutDir("out", out); err != nil {
+			return nil, "", err
+		}
 	}
 	return cfg, out, nil
 }
