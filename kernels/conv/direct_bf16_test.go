@@ -103,12 +103,13 @@ func accumulated(want, scale []float64, dst []float32, acc bool) (w, sc []float6
 // TestPackTapsBF16 holds the fast bfloat16 filter packing to packTaps's
 // scalar one, bit for bit: every tile, odd and zero channel counts, the
 // flipped and transposed kernel, tap subsets, and values that round
-// specially (ties, denormals, NaN, infinities).
+// specially (ties, denormals, NaN, infinities); 67 x 129 is split over
+// goroutines (par.Workers: more than 2^15 weights).
 func TestPackTapsBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	special := []float32{0, float32(math.Copysign(0, -1)), 1.00390625, 1.01171875, 1e-40, -1e-40, float32(math.Inf(1)), float32(math.NaN()), 3.4e38}
 	for _, tl := range []tile{{8, 3}, {4, 6}} {
-		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}, {16, 33}} {
+		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}, {16, 33}, {67, 129}} {
 			out, in := c[0], c[1]
 			w := randSlice(r, out*in*9)
 			for i := range w {

@@ -107,24 +107,27 @@ func packTapsBF16(sc Scratch, t tile, dst, w []float32, out, in int, trans bool,
 		pairWeights(rows, w, out, in, 9)
 	}
 	mr := t.mr
-	for b := 0; b < (out+mr-1)/mr; b++ {
-		blk := f.data[b*mr*len(ks)*cols:]
-		for ti, k := range ks {
-			if trans {
-				k = 8 - k
-			}
-			for c := range cols {
-				dr := blk[(ti*cols+c)*mr:][:mr]
-				for r := range dr {
-					if co := b*mr + r; co < out {
-						dr[r] = rows[(co*cols+c)*9+k]
-					} else {
-						dr[r] = 0
+	blocks := (out + mr - 1) / mr
+	parallelFor(blocks, workers(out*cols*len(ks)), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			blk := f.data[b*mr*len(ks)*cols:]
+			for ti, k := range ks {
+				if trans {
+					k = 8 - k
+				}
+				for c := range cols {
+					dr := blk[(ti*cols+c)*mr:][:mr]
+					for r := range dr {
+						if co := b*mr + r; co < out {
+							dr[r] = rows[(co*cols+c)*9+k]
+						} else {
+							dr[r] = 0
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 	return f
 }
 

@@ -61,16 +61,18 @@ func pairedGemm(par bool) pairedFunc {
 // pairedForward.
 func pairWeights(dst, w []float32, out, in, kk int) {
 	cp := (in + 1) / 2
-	for co := range out {
-		src := w[co*in*kk : (co+1)*in*kk]
-		row := dst[co*cp*kk : (co+1)*cp*kk]
-		if in >= 2 {
-			gemm.PairRuns(row, kk, src, src[kk:], 2*kk, in/2, kk, false)
+	parallelFor(out, workers(out*in*kk), func(lo, hi int) {
+		for co := lo; co < hi; co++ {
+			src := w[co*in*kk : (co+1)*in*kk]
+			row := dst[co*cp*kk : (co+1)*cp*kk]
+			if in >= 2 {
+				gemm.PairRuns(row, kk, src, src[kk:], 2*kk, in/2, kk, false)
+			}
+			if in%2 == 1 {
+				gemm.PairPlanes(row[(cp-1)*kk:], src[(in-1)*kk:], nil)
+			}
 		}
-		if in%2 == 1 {
-			gemm.PairPlanes(row[(cp-1)*kk:], src[(in-1)*kk:], nil)
-		}
-	}
+	})
 }
 
 // pairWeightsFlipped writes the A of pairedForward for the transposed
@@ -79,19 +81,21 @@ func pairWeights(dst, w []float32, out, in, kk int) {
 // the pair of w[2c][ci][kk-1-t] and w[2c+1][ci][kk-1-t].
 func pairWeightsFlipped(dst, w []float32, out, in, kk int) {
 	cp := (out + 1) / 2
-	for ci := range in {
-		row := dst[ci*cp*kk : (ci+1)*cp*kk]
-		if out >= 2 {
-			gemm.PairRuns(row, kk, w[ci*kk:], w[(in+ci)*kk:], 2*in*kk, out/2, kk, true)
-		}
-		if out%2 == 1 {
-			last := w[((out-1)*in+ci)*kk:][:kk]
-			d := row[(cp-1)*kk:][:kk]
-			for t := range d {
-				d[t] = math.Float32frombits(uint32(math.Float32bits(gemm.RoundBF16(last[kk-1-t])) >> 16))
+	parallelFor(in, workers(out*in*kk), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			row := dst[ci*cp*kk : (ci+1)*cp*kk]
+			if out >= 2 {
+				gemm.PairRuns(row, kk, w[ci*kk:], w[(in+ci)*kk:], 2*in*kk, out/2, kk, true)
+			}
+			if out%2 == 1 {
+				last := w[((out-1)*in+ci)*kk:][:kk]
+				d := row[(cp-1)*kk:][:kk]
+				for t := range d {
+					d[t] = math.Float32frombits(uint32(math.Float32bits(gemm.RoundBF16(last[kk-1-t])) >> 16))
+				}
 			}
 		}
-	}
+	})
 }
 
 // pairChannels writes images [n0, n0+cnt) of xd (layout g.xcm) as

@@ -132,11 +132,12 @@ func TestIm2colBF16(t *testing.T) {
 }
 
 // TestPairWeights checks both weight layouts of the paired paths against
-// their definitions, odd channel counts included.
+// their definitions, odd channel counts included, and layers large enough
+// to be split over goroutines (more than 2^15 weights).
 func TestPairWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	bits := func(v float32) uint32 { return math.Float32bits(gemm.RoundBF16(v)) >> 16 }
-	for _, d := range [][3]int{{1, 1, 1}, {3, 5, 9}, {4, 4, 9}, {2, 7, 1}, {5, 2, 25}} {
+	for _, d := range [][3]int{{1, 1, 1}, {3, 5, 9}, {4, 4, 9}, {2, 7, 1}, {5, 2, 25}, {131, 67, 9}, {66, 131, 9}} {
 		out, in, kk := d[0], d[1], d[2]
 		w := randSlice(r, out*in*kk)
 		at := func(co, ci, t int) uint32 {
