@@ -148,7 +148,7 @@ func TestPackTapsBF16(t *testing.T) {
 func TestPackTaps(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, tl := range []tile{{8, 3}, {4, 6}} {
-		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}} {
+		for _, c := range [][2]int{{1, 1}, {3, 5}, {8, 16}, {9, 7}, {17, 2}, {0, 4}, {4, 0}, {67, 129}} {
 			out, in := c[0], c[1]
 			w := randSlice(r, out*in*9)
 			for _, trans := range []bool{false, true} {

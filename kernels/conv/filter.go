@@ -164,20 +164,23 @@ func packTaps(t tile, dst, w []float32, out, in int, trans bool, ks []int, bf16 
 		if trans {
 			step, stepCI = 9, out*9
 		}
-		for b := 0; b < (out+mr-1)/mr; b++ {
-			blk := f.data[b*mr*ntap*in:]
-			rows := min(mr, out-b*mr)
-			for ti, k := range ks {
-				for ci := range in {
-					row := blk[(ti*in+ci)*mr:][:mr]
-					src := b*mr*step + ci*stepCI + k
-					for r := range rows {
-						row[r] = w[src+r*step]
+		blocks := (out + mr - 1) / mr
+		parallelFor(blocks, workers(out*in*ntap), func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				blk := f.data[b*mr*ntap*in:]
+				rows := min(mr, out-b*mr)
+				for ti, k := range ks {
+					for ci := range in {
+						row := blk[(ti*in+ci)*mr:][:mr]
+						src := b*mr*step + ci*stepCI + k
+						for r := range rows {
+							row[r] = w[src+r*step]
+						}
+						clear(row[rows:])
 					}
-					clear(row[rows:])
 				}
 			}
-		}
+		})
 		return f
 	}
 	weight := func(co, ci, k int) float32 {
