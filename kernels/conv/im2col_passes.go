@@ -290,37 +290,51 @@ func weightGrad(sc Scratch, out int, dw []float32, acc bool, sum partSum, n, chu
 		gemmChunk(w, n0, cnt, parts[w], beta(used[w]))
 		used[w] = true
 	})
+	// The parts are added in goroutine order, each element on its own:
+	// split over the cores by ranges of dw (rows of dw when transposed),
+	// the sums are the same.
 	if sum != sumInPlace {
-		first := !acc
-		for w, part := range parts {
-			if used[w] {
+		cols := len(dw) / out
+		parallelFor(out, workers(len(dw)*threads), func(lo, hi int) {
+			rows := dw[lo*cols : hi*cols]
+			first := !acc
+			for w, part := range parts {
+				if !used[w] {
+					continue
+				}
 				if sum == sumTransposed {
-					addTransposed(dw, part, out, len(dw)/out, first)
+					addTransposedRows(dw, part, out, cols, lo, hi, first)
 				} else {
-					addPart(dw, part, first)
+					addPart(rows, part[lo*cols:hi*cols], first)
 				}
 				first = false
 			}
+			if first {
+				clear(rows)
+			}
+		})
+		for _, part := range parts {
 			put(sc, part)
-		}
-		if first {
-			clear(dw)
 		}
 		return
 	}
-	if !used[0] {
-		clear(dw)
-	}
-	for w := 1; w < threads; w++ {
-		if used[w] {
-			gemm.Saxpy(1, parts[w], dw)
+	parallelFor(len(dw), workers(len(dw)*threads), func(lo, hi int) {
+		if !used[0] {
+			clear(dw[lo:hi])
 		}
+		for w := 1; w < threads; w++ {
+			if used[w] {
+				gemm.Saxpy(1, parts[w][lo:hi], dw[lo:hi])
+			}
+		}
+	})
+	for w := 1; w < threads; w++ {
 		put(sc, parts[w])
 	}
 }
 
 // addPart adds src into dst (copies it when overwrite), element by
-// element as addTransposed does.
+// element as addTransposedRows does.
 func addPart(dst, src []float32, overwrite bool) {
 	if overwrite {
 		copy(dst, src)
@@ -331,13 +345,14 @@ func addPart(dst, src []float32, overwrite bool) {
 	}
 }
 
-// addTransposed adds src^T (src is cols x rows) into dst (rows x cols), or
-// stores it when overwrite, in 32 x 32 blocks.
-func addTransposed(dst, src []float32, rows, cols int, overwrite bool) {
+// addTransposedRows adds src^T (src is cols x rows) into the rows [lo,
+// hi) of dst (rows x cols), or stores it there when overwrite, in 32 x 32
+// blocks.
+func addTransposedRows(dst, src []float32, rows, cols, lo, hi int, overwrite bool) {
 	const blk = 32
-	for i0 := 0; i0 < rows; i0 += blk {
+	for i0 := lo; i0 < hi; i0 += blk {
 		for j0 := 0; j0 < cols; j0 += blk {
-			for i := i0; i < min(i0+blk, rows); i++ {
+			for i := i0; i < min(i0+blk, hi); i++ {
 				d := dst[i*cols : (i+1)*cols]
 				for j := j0; j < min(j0+blk, cols); j++ {
 					if overwrite {
