@@ -1,5 +1,7 @@
 package conv
 
+import "github.com/duel-ssl/duel/kernels/gemm"
+
 // Algo selects how a convolution computes its forward pass and gradients.
 type Algo int
 
@@ -160,7 +162,7 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 		}
 		return Im2colBF16
 	}
-	f, w, i := directBF16Pays(g)
+	f, w, i := directBF16Pays(g, gemm.AMX())
 	return Algos{Forward: pick(f), WeightGrad: pick(w), InputGrad: pick(i)}
 }
 
@@ -178,8 +180,14 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 // does not need: the forward pass is even (0.97-1.07x), the weight
 // gradient wins on the narrowest layer only (16 to 32: 1.28x; 32 to 64:
 // 1.02x; 64 to 128: 0.87-1.00x), the input gradient up to 64 to 128
-// channels (1.12-1.56x; 128 to 256: 1.03x).
-func directBF16Pays(g geom) (forward, weightGrad, inputGrad bool) {
+// channels (1.12-1.56x; 128 to 256: 1.03x). On AMX tiles (amx: gemm.AMX)
+// the GEMM path multiplies several times faster than VDPBF16PS, so that
+// the patch matrix is all it costs: Im2colBF16 everywhere (not yet
+// measured on such a CPU; `duelctl bench step --tune-conv` measures both).
+func directBF16Pays(g geom, amx bool) (forward, weightGrad, inputGrad bool) {
+	if amx {
+		return false, false, false
+	}
 	c := g.cin * g.cout
 	if g.s == 1 {
 		ok := c <= 128*128

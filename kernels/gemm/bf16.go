@@ -38,11 +38,15 @@ func SgemmBF16Serial(transA, transB bool, m, n, k int, alpha float32, a []float3
 // instructions (AVX512_BF16) rather than on Sgemm with rounded factors.
 func NativeBF16() bool { return activeBF16 != nil }
 
+// AMX reports whether SgemmBF16 and SgemmPairedBF16 run on AMX tiles
+// (DUEL_ISA=amx on a CPU and an operating system that have them).
+func AMX() bool { return amxKernel != nil && activeBF16 != nil }
+
 // ISABF16 names what SgemmBF16 runs on: "amx-bf16" (DUEL_ISA=amx),
 // "avx512bf16", or "emulated on " and the ISA of Sgemm (ISA) that
 // multiplies the rounded factors.
 func ISABF16() string {
-	if amxKernel != nil && activeBF16 != nil {
+	if AMX() {
 		return "amx-bf16"
 	}
 	if activeBF16 != nil {
