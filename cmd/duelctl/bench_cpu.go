@@ -16,11 +16,12 @@ import (
 type benchCPUResult struct {
 	*cpu.Info
 	Key     string `json:"key"`      // tuning-file key (cpu.Info.Key)
-	BestISA string `json:"best_isa"` // the best level the CPU and OS support
+	BestISA string `json:"best_isa"` // the best level the CPU and OS support by default
+	MaxISA  string `json:"max_isa"`  // the highest level DUEL_ISA may ask for (amx with AMX tiles)
 	ISA     string `json:"isa"`      // the level the kernels run at (DUEL_ISA applied)
 	DuelISA string `json:"duel_isa"` // the value of DUEL_ISA ("" when unset)
 	// BF16 is what --precision bf16 multiplies on (gemm.ISABF16):
-	// "avx512bf16", or "emulated on" the SGEMM kernel's ISA.
+	// "amx-bf16", "avx512bf16", or "emulated on" the SGEMM kernel's ISA.
 	BF16 string `json:"bf16"`
 }
 
@@ -31,13 +32,14 @@ func benchCPUCommand() *cli.Command {
 		Name:  "cpu",
 		Usage: "print the CPU as duel detects it: model, caches, vector features, the ISA level the kernels use",
 		Description: "Reads CPUID once (package internal/cpu). \"isa\" is the level the kernels run at:\n" +
-			"\"best_isa\" lowered by the environment variable DUEL_ISA (avx512, avx2 or generic).\n" +
+			"\"best_isa\" lowered by the environment variable DUEL_ISA (avx512, avx2 or generic), or amx\n" +
+			"where DUEL_ISA=amx asks for the AMX tiles and the CPU has them (\"max_isa\": the bf16 products on them).\n" +
 			"Feature fields are usable ones (reported by the CPU and enabled by the OS);\n" +
 			"\"reported\" holds them as the CPU reports them. 0 and \"\" mean unknown.",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			d := cpu.Detect()
-			res := benchCPUResult{Info: d, Key: d.Key(), BestISA: d.Best().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA), BF16: gemm.ISABF16()}
+			res := benchCPUResult{Info: d, Key: d.Key(), BestISA: d.Best().String(), MaxISA: d.Max().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA), BF16: gemm.ISABF16()}
 			w := c.App.Writer
 			arch := d.Microarch
 			if arch == "" {
@@ -58,6 +60,9 @@ func benchCPUCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "isa:      %s (best %s, %s %s)\n", res.ISA, res.BestISA, cpu.EnvISA, env)
 			fmt.Fprintf(w, "bf16:     %s (--precision bf16 on the CPU)\n", res.BF16)
+			if res.MaxISA == cpu.AMX.String() && res.ISA != res.MaxISA {
+				fmt.Fprintf(w, "          this CPU has AMX tiles: %s=amx runs the bf16 products on them (opt-in, see the README)\n", cpu.EnvISA)
+			}
 			return emitJSON(c, res)
 		},
 	}

@@ -39,6 +39,7 @@ func TestBenchCPU(t *testing.T) {
 		{"key", d.Key()},
 		{"isa", cpu.ISA().String()},
 		{"best_isa", d.Best().String()},
+		{"max_isa", d.Max().String()},
 		{"bf16", gemm.ISABF16()},
 	} {
 		if res[tc.key] != tc.want {
