@@ -98,7 +98,7 @@ func ParseVariantList(s string) ([]string, error) {
 			continue
 		case strings.Contains(item, "=") && !strings.Contains(item, ":"):
 			if len(specs) == 0 {
-				return nil, fmt.Errorf("setting %q before any method: expected method:key=value,...", item)
+				return nil, fmt.Errorf("setting %q before any method: expected method:key=value[,key=value]", item)
 			}
 			last := specs[len(specs)-1]
 			if !strings.Contains(last, ":") {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -20,9 +19,9 @@ func Check(t *testing.T, generator string) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		t.Skip("no go command")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command(goCmd, "run", generator, "-out", dir).CombinedOutput(); err != nil {

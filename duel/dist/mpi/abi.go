@@ -107,7 +107,7 @@ func detectABI(h uintptr) (abi, error) {
 		for _, s := range openMPISymbols {
 			p, err := purego.Dlsym(h, s.name)
 			if err != nil {
-				return abi{}, fmt.Errorf("Open MPI library without %s: %w", s.name, err)
+				return abi{}, fmt.Errorf("the Open MPI library lacks %s: %w", s.name, err)
 			}
 			*s.dst(&a) = p
 		}
