@@ -161,6 +161,7 @@ func TestGradUnary(t *testing.T) {
 		{"ReLU", ag.ReLU, false},
 		{"Tanh", ag.Tanh, false},
 		{"Sigmoid", ag.Sigmoid, false},
+		{"Softplus", ag.Softplus, false},
 	}
 	var cases []opCase
 	for _, op := range ops {

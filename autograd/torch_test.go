@@ -26,6 +26,9 @@ type torchCase struct {
 
 // torchExprs are the Go versions of the expressions in gen_torch.py.
 var torchExprs = map[string]func(tp *ag.Tape, in []*ag.Var) *ag.Var{
+	"softplus": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+		return ag.SumAll(tp, ag.Mul(tp, ag.Softplus(tp, v[0]), v[1]))
+	},
 	"mlp_ce": func(tp *ag.Tape, v []*ag.Var) *ag.Var {
 		h := ag.ReLU(tp, ag.Add(tp, ag.MatMul(tp, v[0], v[1]), v[2]))
 		logits := ag.Add(tp, ag.MatMul(tp, h, v[3]), v[4])

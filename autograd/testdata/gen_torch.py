@@ -82,6 +82,8 @@ add("broadcast_mix", broadcast_mix, [rnd(2, 3, 4), rnd(3, 1, lo=.2, hi=1.2), rnd
 add("axis_ops", axis_ops, [rnd(3, 4, lo=-2, hi=2), rnd(3, 4)])
 add("cross_entropy", cross_entropy, [rnd(3, 5, lo=-2, hi=2)])
 add("batch_ops", batch_ops, [rnd(3, 2, 4), rnd(1, 4, 5), rnd(3, 5, 2)])
+# docs/extending.md's worked example, over both signs and large |x|.
+add("softplus", lambda x, w: (F.softplus(x) * w).sum(), [rnd(3, 5, lo=-30, hi=30), rnd(3, 5)])
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_grads.json")
 with open(path + ".tmp", "w") as f:
