@@ -42,7 +42,7 @@ func buildCommit() string {
 		}
 	}
 	if rev == "" {
-		return "unknown (binary built without VCS stamping: build it with go build ./cmd/duelctl in the checkout)"
+		return "unknown (binary built without VCS stamping: build it in the checkout with go build -buildvcs=true ./cmd/duelctl; GOFLAGS=-buildvcs=false turns it off)"
 	}
 	if modified {
 		rev += "+modified"
