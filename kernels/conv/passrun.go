@@ -43,28 +43,40 @@ func (p *passRun) run(al Algo, pass int) {
 			sc.Put(wu)
 		}
 	case Direct:
-		[3]func(){
-			func() { DirectForward(sc, s, pl, p.wd, p.xd, p.yd) },
-			func() { DirectWeightGrad(sc, s, pl, p.xd, p.dy, p.dw, false) },
-			func() { DirectInputGrad(sc, s, pl, p.wd, p.dy, p.dx, false) },
-		}[pass]()
+		switch pass {
+		case 0:
+			DirectForward(sc, s, pl, p.wd, p.xd, p.yd)
+		case 1:
+			DirectWeightGrad(sc, s, pl, p.xd, p.dy, p.dw, false)
+		default:
+			DirectInputGrad(sc, s, pl, p.wd, p.dy, p.dx, false)
+		}
 	case Im2colBF16:
-		[3]func(){
-			func() { Im2colForwardBF16(sc, s, p.wd, p.xd, p.yd) },
-			func() { Im2colWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false) },
-			func() { Im2colInputGradBF16(sc, s, p.wd, p.dy, p.dx, false) },
-		}[pass]()
+		switch pass {
+		case 0:
+			Im2colForwardBF16(sc, s, p.wd, p.xd, p.yd)
+		case 1:
+			Im2colWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false)
+		default:
+			Im2colInputGradBF16(sc, s, p.wd, p.dy, p.dx, false)
+		}
 	case DirectBF16:
-		[3]func(){
-			func() { DirectForwardBF16(sc, s, pl, p.wd, p.xd, p.yd) },
-			func() { DirectWeightGradBF16(sc, s, pl, p.xd, p.dy, p.dw, false) },
-			func() { DirectInputGradBF16(sc, s, pl, p.wd, p.dy, p.dx, false) },
-		}[pass]()
+		switch pass {
+		case 0:
+			DirectForwardBF16(sc, s, pl, p.wd, p.xd, p.yd)
+		case 1:
+			DirectWeightGradBF16(sc, s, pl, p.xd, p.dy, p.dw, false)
+		default:
+			DirectInputGradBF16(sc, s, pl, p.wd, p.dy, p.dx, false)
+		}
 	default:
-		[3]func(){
-			func() { Im2colForward(sc, s, p.wd, p.xd, p.yd) },
-			func() { Im2colWeightGrad(sc, s, p.xd, p.dy, p.dw, false) },
-			func() { Im2colInputGrad(sc, s, p.wd, p.dy, p.dx, false) },
-		}[pass]()
+		switch pass {
+		case 0:
+			Im2colForward(sc, s, p.wd, p.xd, p.yd)
+		case 1:
+			Im2colWeightGrad(sc, s, p.xd, p.dy, p.dw, false)
+		default:
+			Im2colInputGrad(sc, s, p.wd, p.dy, p.dx, false)
+		}
 	}
 }
