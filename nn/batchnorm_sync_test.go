@@ -86,19 +86,13 @@ func TestSyncBatchNormMatchesWholeBatch(t *testing.T) {
 	g := newSumGroup(2)
 	type result struct{ y, dx, dg, db, rm, rv []float32 }
 	got := make([]result, 2)
-	var wg sync.WaitGroup
-	for rank := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bn := NewBatchNorm2d(c)
-			copy(bn.Weight.Value.Data(), ref.Weight.Value.Data())
-			bn.Sync = g.sync(rank)
-			y, dx, dg, db := run(bn, rank*n/2, (rank+1)*n/2)
-			got[rank] = result{y, dx, dg, db, bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()}
-		}()
-	}
-	wg.Wait()
+	inRanks(2, func(rank int) {
+		bn := NewBatchNorm2d(c)
+		copy(bn.Weight.Value.Data(), ref.Weight.Value.Data())
+		bn.Sync = g.sync(rank)
+		y, dx, dg, db := run(bn, rank*n/2, (rank+1)*n/2)
+		got[rank] = result{y, dx, dg, db, bn.RunningMean.Tensor.Data(), bn.RunningVar.Tensor.Data()}
+	})
 	close := func(what string, got, want []float32) {
 		t.Helper()
 		for i := range want {
@@ -169,18 +163,12 @@ func TestSyncBatchNormLargeMean(t *testing.T) {
 	wantY, wantDX := run(NewBatchNorm2d(c), 0, n)
 	g := newSumGroup(2)
 	got := make([][2][]float32, 2)
-	var wg sync.WaitGroup
-	for rank := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bn := NewBatchNorm2d(c)
-			bn.Sync = g.sync(rank)
-			y, dx := run(bn, rank*n/2, (rank+1)*n/2)
-			got[rank] = [2][]float32{y, dx}
-		}()
-	}
-	wg.Wait()
+	inRanks(2, func(rank int) {
+		bn := NewBatchNorm2d(c)
+		bn.Sync = g.sync(rank)
+		y, dx := run(bn, rank*n/2, (rank+1)*n/2)
+		got[rank] = [2][]float32{y, dx}
+	})
 	half := len(wantY) / 2
 	for rank := range 2 {
 		for k, want := range [][]float32{wantY[rank*half : (rank+1)*half], wantDX[rank*half : (rank+1)*half]} {
@@ -195,4 +183,18 @@ func TestSyncBatchNormLargeMean(t *testing.T) {
 			}
 		}
 	}
+}
+
+// inRanks runs f(rank) for ranks goroutines at once, as processes of a
+// synchronised group, and waits for them.
+func inRanks(ranks int, f func(rank int)) {
+	var wg sync.WaitGroup
+	for rank := range ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(rank)
+		}()
+	}
+	wg.Wait()
 }
