@@ -10,7 +10,12 @@
 //     compiled with g++ at test time into a shared library called through
 //     purego with cuLaunchKernel's parameter layout. NewEmulator skips the
 //     test under -short or when g++ is not on the PATH; nothing here needs
-//     g++ to build.
+//     g++ to build. The objects and libraries are kept in a build cache
+//     shared by test processes, $XDG_CACHE_HOME/duel/cuda-emu/<key>, the
+//     key a digest of the compiler, its flags and every kernel source, so
+//     that the packages run at once by go test ./... compile once and
+//     later runs not at all; DUEL_EMU_CACHE=off builds in a temporary
+//     directory instead, DUEL_EMU_CACHE=DIR keeps the cache in DIR.
 //
 // The package imports neither cuda nor its users, so that their own
 // (internal) tests can use it.

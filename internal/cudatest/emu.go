@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -32,61 +33,88 @@ type Emulator struct {
 
 const canary = 64 // bytes after each allocation that no kernel may touch
 
-// emuLib is the emulator library, built once per test process by
-// link (in emuObjs.dir, which Main removes), and fakeLib the fake driver
-// library, linked from the same objects and fakedriver.cpp.
+// emuLib is the emulator library and fakeLib the fake driver library
+// (linked from the same objects and fakedriver.cpp), each found or built
+// once per test process in emuBuild's directory.
 var emuLib, fakeLib struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-// emuObjs are the emulator's compiled sources, once per test process.
-var emuObjs struct {
+// emuBuild is the emulator's build, once per test process: its directory
+// (an entry of the build cache shared by test processes and kept between
+// runs, or a temporary directory that Main removes; emucache.go) and the
+// compiled kernel sources in it.
+var emuBuild struct {
 	once sync.Once
 	dir  string
+	temp bool
 	objs []string
 	err  error
 }
 
-// compile compiles srcs with g++ in parallel into dir, returning the
-// objects.
-func compile(gxx, dir string, srcs []string, prefix string) ([]string, error) {
+// compile compiles srcs with g++ in parallel into dir (name.cpp into
+// name.o), each object unless the cache already holds it, and returns the
+// objects. It holds dir's lock, so that processes sharing the cache
+// compile each object once.
+func compile(gxx, dir string, srcs []string) ([]string, error) {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	objs := make([]string, len(srcs))
 	errs := make([]error, len(srcs))
 	var wg sync.WaitGroup
 	for i, src := range srcs {
-		objs[i] = filepath.Join(dir, fmt.Sprintf("%s%d.o", prefix, i))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if out, err := exec.Command(gxx, "-std=c++20", "-O1", "-fPIC", "-c", "-o", objs[i], src).CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("g++ %s: %v\n%s", src, err, out)
-			}
+			name := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)) + ".o"
+			objs[i], errs[i] = produce(dir, name, func(tmp string) error {
+				args := append(append([]string(nil), emuFlags...), "-c", "-o", tmp, src)
+				if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
+					return fmt.Errorf("g++ %s: %v\n%s", src, err, out)
+				}
+				return nil
+			})
 		}()
 	}
 	wg.Wait()
 	return objs, errors.Join(errs...)
 }
 
-// buildObjs compiles kernels/cuda/emu/lib_*.cpp (each includes one .cu),
-// once per process.
-func buildObjs(gxx string, srcs []string) ([]string, error) {
-	emuObjs.once.Do(func() {
-		if emuObjs.dir, emuObjs.err = os.MkdirTemp("", "duel-cuda-emu"); emuObjs.err == nil {
-			emuObjs.objs, emuObjs.err = compile(gxx, emuObjs.dir, srcs, "lib")
+// buildObjs compiles kernels/cuda/emu/lib_*.cpp (each includes one .cu)
+// into the build's directory, once per process.
+func buildObjs(gxx string, in emuInputs) ([]string, error) {
+	emuBuild.once.Do(func() {
+		key, err := buildKey(gxx, in.dir, in.files)
+		if err != nil {
+			emuBuild.err = err
+			return
+		}
+		if emuBuild.dir, emuBuild.temp, emuBuild.err = buildDir(key); emuBuild.err == nil {
+			emuBuild.objs, emuBuild.err = compile(gxx, emuBuild.dir, in.srcs)
 		}
 	})
-	return emuObjs.objs, emuObjs.err
+	return emuBuild.objs, emuBuild.err
 }
 
-// link links objs into the shared library name in the objects' directory.
+// link links objs into the shared library name in the build's directory,
+// unless the cache already holds it.
 func link(gxx, name string, objs []string) (string, error) {
-	lib := filepath.Join(emuObjs.dir, name)
-	if out, err := exec.Command(gxx, append([]string{"-shared", "-o", lib}, objs...)...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("g++ -shared -o %s: %v\n%s", name, err, out)
+	unlock, err := lockDir(emuBuild.dir)
+	if err != nil {
+		return "", err
 	}
-	return lib, nil
+	defer unlock()
+	return produce(emuBuild.dir, name, func(tmp string) error {
+		if out, err := exec.Command(gxx, append([]string{"-shared", "-o", tmp}, objs...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("g++ -shared -o %s: %v\n%s", name, err, out)
+		}
+		return nil
+	})
 }
 
 // SkipWithoutEmulator skips t under -short or when g++ is not on the PATH,
@@ -122,30 +150,40 @@ func kernelDir() (string, error) {
 	}
 }
 
-// emuSources returns the emulator's library sources, kernels/cuda/emu/lib_*.cpp
-// (reading every .cu and emu file, so that go test's cache sees them).
-func emuSources(t testing.TB) []string {
+// emuInputs are the emulator's inputs: the kernel directory, the library
+// sources to compile (kernels/cuda/emu/lib_*.cpp) and every file they may
+// include (kernels/cuda's .cu and .cuh files and emu/*), which name the build.
+type emuInputs struct {
+	dir   string
+	srcs  []string
+	files []string
+}
+
+// emuSources returns the emulator's inputs (reading every .cu and emu
+// file, so that go test's cache sees them).
+func emuSources(t testing.TB) emuInputs {
 	t.Helper()
 	dir, err := kernelDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srcs []string
+	in := emuInputs{dir: dir}
 	for _, pat := range []string{"*.cu", "*.cuh", "emu/*"} {
 		files, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, f := range files {
 			if _, err := os.ReadFile(f); err != nil { // seen by go test's cache
 				t.Fatal(err)
 			}
+			in.files = append(in.files, f)
 			if m, _ := filepath.Match("lib_*.cpp", filepath.Base(f)); m {
-				srcs = append(srcs, f)
+				in.srcs = append(in.srcs, f)
 			}
 		}
 	}
-	if len(srcs) == 0 {
+	if len(in.srcs) == 0 {
 		t.Fatalf("cudatest: no emulator sources (lib_*.cpp) in %s", filepath.Join(dir, "emu"))
 	}
-	return srcs
+	return in
 }
 
 // FakeDriver returns the path of a fake CUDA driver library
@@ -158,14 +196,14 @@ func emuSources(t testing.TB) []string {
 func FakeDriver(t testing.TB) string {
 	t.Helper()
 	gxx := SkipWithoutEmulator(t)
-	srcs := emuSources(t)
+	in := emuSources(t)
 	fakeLib.once.Do(func() {
-		objs, err := buildObjs(gxx, srcs)
+		objs, err := buildObjs(gxx, in)
 		if err != nil {
 			fakeLib.err = err
 			return
 		}
-		fake, err := compile(gxx, emuObjs.dir, []string{filepath.Join(filepath.Dir(filepath.Dir(srcs[0])), "emu", "fakedriver.cpp")}, "fake")
+		fake, err := compile(gxx, emuBuild.dir, []string{filepath.Join(in.dir, "emu", "fakedriver.cpp")})
 		if err != nil {
 			fakeLib.err = err
 			return
@@ -183,9 +221,9 @@ func FakeDriver(t testing.TB) string {
 func NewEmulator(t testing.TB) *Emulator {
 	t.Helper()
 	gxx := SkipWithoutEmulator(t)
-	srcs := emuSources(t)
+	in := emuSources(t)
 	emuLib.once.Do(func() {
-		objs, err := buildObjs(gxx, srcs)
+		objs, err := buildObjs(gxx, in)
 		if err != nil {
 			emuLib.err = err
 			return
@@ -212,12 +250,13 @@ func NewEmulator(t testing.TB) *Emulator {
 	return e
 }
 
-// Main runs the tests of m and removes the emulator library's directory;
-// call it from TestMain: os.Exit(cudatest.Main(m)).
+// Main runs the tests of m and removes the emulator's build directory when
+// it is the process's own (the build cache is off or unusable); call it
+// from TestMain: os.Exit(cudatest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
-	if emuObjs.dir != "" {
-		os.RemoveAll(emuObjs.dir)
+	if emuBuild.temp && emuBuild.dir != "" {
+		os.RemoveAll(emuBuild.dir)
 	}
 	return code
 }
