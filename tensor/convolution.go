@@ -113,10 +113,14 @@ func (cpu) ConvForward(y, x, w, b Operand, s ConvShape, al ConvAlgos, keep bool)
 	switch al.Forward {
 	case conv.Direct:
 		conv.DirectForward(&kernelScratch, s, directPlan(s, al), wd, xd, yd)
-	case conv.Winograd:
+	case conv.Winograd, conv.WinogradBF16:
 		u := winoKernels(wd, s.Out, s.In)
-		conv.WinogradForward(&kernelScratch, s, u, xd, yd)
-		if keep && al.InputGrad == conv.Winograd {
+		if al.Forward == conv.WinogradBF16 {
+			conv.WinogradForwardBF16(&kernelScratch, s, u, xd, yd)
+		} else {
+			conv.WinogradForward(&kernelScratch, s, u, xd, yd)
+		}
+		if keep && (al.InputGrad == conv.Winograd || al.InputGrad == conv.WinogradBF16) {
 			saved = &winoSaved{u}
 		} else {
 			kernelScratch.Put(u)
@@ -140,14 +144,18 @@ func (cpu) ConvInputGrad(dx, dy, w Operand, s ConvShape, al ConvAlgos, saved Con
 	switch al.InputGrad {
 	case conv.Direct:
 		conv.DirectInputGrad(&kernelScratch, s, directPlan(s, al), wd, dyd, dxd, acc)
-	case conv.Winograd:
-		var u []float32
+	case conv.Winograd, conv.WinogradBF16:
+		var u []float32 // float32 transformed kernels, whichever precision the forward pass ran
 		if ws, ok := saved.(*winoSaved); ok && ws != nil {
 			u = ws.u
 		} else {
 			u = winoKernels(wd, s.Out, s.In)
 		}
-		conv.WinogradInputGrad(&kernelScratch, s, u, dyd, dxd, acc)
+		if al.InputGrad == conv.WinogradBF16 {
+			conv.WinogradInputGradBF16(&kernelScratch, s, u, dyd, dxd, acc)
+		} else {
+			conv.WinogradInputGrad(&kernelScratch, s, u, dyd, dxd, acc)
+		}
 		kernelScratch.Put(u)
 	case conv.Im2colBF16:
 		conv.Im2colInputGradBF16(&kernelScratch, s, wd, dyd, dxd, acc)
@@ -166,6 +174,8 @@ func (cpu) ConvWeightGrad(dw, dy, x Operand, s ConvShape, al ConvAlgos, acc bool
 		conv.DirectWeightGrad(&kernelScratch, s, directPlan(s, al), xd, dyd, dwd, acc)
 	case conv.Winograd:
 		conv.WinogradWeightGrad(&kernelScratch, s, xd, dyd, dwd, acc)
+	case conv.WinogradBF16:
+		conv.WinogradWeightGradBF16(&kernelScratch, s, xd, dyd, dwd, acc)
 	case conv.Im2colBF16:
 		conv.Im2colWeightGradBF16(&kernelScratch, s, xd, dyd, dwd, acc)
 	case conv.DirectBF16:

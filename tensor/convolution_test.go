@@ -62,7 +62,8 @@ func naiveConv(s ConvShape, x, w, dy []float32) (y, dx, dw []float64) {
 }
 
 // TestCPUConvBackend checks the CPU's ConvBackend against a float64
-// reference for each algorithm, both input layouts and the bias, and that
+// reference for each algorithm (WinogradBF16 within bfloat16's rounding),
+// both input layouts and the bias, and that
 // the input gradient is the same bits with or without what the forward
 // pass kept.
 func TestCPUConvBackend(t *testing.T) {
@@ -74,6 +75,7 @@ func TestCPUConvBackend(t *testing.T) {
 		{"im2col", ConvShape{N: 2, In: 3, Out: 5, H: 8, W: 8, K: 3, S: 1, P: 1}, conv.Im2col},
 		{"winograd", ConvShape{N: 2, In: 3, Out: 5, H: 8, W: 8, K: 3, S: 1, P: 1}, conv.Winograd},
 		{"winograd channel-major", ConvShape{N: 3, In: 4, Out: 2, H: 6, W: 6, K: 3, S: 1, P: 1, ChannelMajor: true}, conv.Winograd},
+		{"winograd bf16", ConvShape{N: 3, In: 4, Out: 5, H: 7, W: 6, K: 3, S: 1, P: 1, ChannelMajor: true}, conv.WinogradBF16},
 		{"direct", ConvShape{N: 2, In: 3, Out: 5, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}, conv.Direct},
 		{"direct stride 2", ConvShape{N: 2, In: 3, Out: 4, H: 8, W: 8, K: 3, S: 2, P: 1, ChannelMajor: true}, conv.Direct},
 		{"auto 1x1", ConvShape{N: 2, In: 4, Out: 3, H: 5, W: 5, K: 1, S: 1, P: 0, ChannelMajor: true}, conv.Auto},
@@ -83,6 +85,10 @@ func TestCPUConvBackend(t *testing.T) {
 			s := tc.s
 			be := cpu{}
 			al := be.ConvAlgos(s, tc.algo)
+			tol := 1e-4
+			if tc.algo == conv.WinogradBF16 { // a bf16 backend's choice, asked for directly
+				al, tol = ConvAlgos{Forward: tc.algo, WeightGrad: tc.algo, InputGrad: tc.algo}, 0.1 // kernels/conv TestWinogradBF16 bounds the error tightly
+			}
 			if tc.algo != conv.Auto && al.Forward != tc.algo {
 				t.Fatalf("ConvAlgos(%v) = %+v", tc.algo, al)
 			}
@@ -110,7 +116,7 @@ func TestCPUConvBackend(t *testing.T) {
 				want []float64
 			}{{"y", y, wy}, {"dx", dx, wdx}, {"dw", dw, wdw}, {"db", db, wdb}} {
 				for i := range c.want {
-					if d := math.Abs(float64(c.got[i]) - c.want[i]); d > 1e-4*(1+math.Abs(c.want[i])) {
+					if d := math.Abs(float64(c.got[i]) - c.want[i]); d > tol*(1+math.Abs(c.want[i])) {
 						t.Fatalf("%s[%d] = %g, want %g", c.name, i, c.got[i], c.want[i])
 					}
 				}

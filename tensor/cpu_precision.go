@@ -11,7 +11,8 @@ import (
 
 // cpuPrecision holds whether the CPU backend rounds the factors of its
 // matrix products (Gemm, the Linear passes) and of its convolutions to
-// bfloat16 (gemm.SgemmBF16; the convolutions then run Im2colBF16).
+// bfloat16 (gemm.SgemmBF16; the convolutions then run conv.ChooseBF16's
+// algorithms).
 type cpuPrecision struct{ products, convs atomic.Bool }
 
 // ParseCPUPrecision parses a CPU precision, "fp32" or "bf16" (any case);

@@ -43,8 +43,9 @@ func TestSetCPUPrecision(t *testing.T) {
 
 // TestCPUPrecisionApplies checks that the registered CPU backend's bf16
 // products are gemm.SgemmBF16's, bit for bit (MatMul and the Linear
-// passes), and that its bf16 convolutions run Im2colBF16 whatever was
-// asked for; fp32 gives Sgemm's bits again.
+// passes), and that its bf16 convolutions run a bfloat16 algorithm
+// (Im2colBF16, DirectBF16 or WinogradBF16) whatever was asked for; fp32
+// gives Sgemm's bits again.
 func TestCPUPrecisionApplies(t *testing.T) {
 	defer SetCPUPrecision("fp32", "fp32")
 	r := rand.New(rand.NewPCG(1, 2))
@@ -95,9 +96,11 @@ func TestCPUPrecisionApplies(t *testing.T) {
 		mm(false, true, m, n, k, 1, a, k, wt, k, 0, lw, n)
 		same(p+" LinearForward", y, lw)
 		s := ConvShape{N: 2, In: 4, H: 8, W: 8, Out: 4, K: 3, S: 1, P: 1, ChannelMajor: true}
-		bf16Algo := func(a conv.Algo) bool { return a == conv.Im2colBF16 || a == conv.DirectBF16 }
+		bf16Algo := func(a conv.Algo) bool {
+			return a == conv.Im2colBF16 || a == conv.DirectBF16 || a == conv.WinogradBF16
+		}
 		for _, c := range []struct{ req, bf16 conv.Algo }{
-			{conv.Direct, conv.DirectBF16}, {conv.Im2col, conv.Im2colBF16}, {conv.Auto, 0}, {conv.Winograd, 0},
+			{conv.Direct, conv.DirectBF16}, {conv.Im2col, conv.Im2colBF16}, {conv.Auto, 0}, {conv.Winograd, conv.WinogradBF16},
 		} {
 			al := cpuBackend.(ConvBackend).ConvAlgos(s, c.req)
 			for _, a := range []conv.Algo{al.Forward, al.WeightGrad, al.InputGrad} {

@@ -46,7 +46,7 @@ func benchStepCommand() *cli.Command {
 			"each algorithm that applies (im2col, Winograd, direct), keeps the fastest by CPU time and\n" +
 			"stores them in the wisdom file (entry nn.conv, see DUEL_WISDOM) for later processes; this\n" +
 			"one still runs the built-in rules. With --precision bf16 (or --conv-precision bf16) it\n" +
-			"measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16: entry nn.conv.bf16).\n\n" +
+			"measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16, winograd-bf16: entry nn.conv.bf16).\n\n" +
 			"--profile (--device cuda only) times every kernel launch, copy and memset of the timed\n" +
 			"steps on the device (a pair of CUDA events around each) and prints, per kernel, the calls,\n" +
 			"total ms, mean us and share of the device time, largest first (25 rows and \"other\"), then\n" +

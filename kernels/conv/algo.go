@@ -31,6 +31,14 @@ const (
 	// the convolutions Direct handles. Like Im2colBF16, Auto never picks
 	// it (AutoAlgosBF16 does).
 	DirectBF16
+	// WinogradBF16 is Winograd with the 16 GEMMs' factors (the transformed
+	// kernels, input and gradient tiles, computed in float32) rounded to
+	// bfloat16 and float32 sums, for the 3x3 stride-1 padding-1
+	// convolutions (Im2colBF16 for the others). Rounding after the
+	// transforms puts up to about twice the direct convolution's bfloat16
+	// error on the result (TestWinogradBF16). Auto never picks it
+	// (AutoAlgosBF16 does).
+	WinogradBF16
 )
 
 // String returns the algorithm's name.
@@ -48,13 +56,15 @@ func (a Algo) String() string {
 		return "im2col-bf16"
 	case DirectBF16:
 		return "direct-bf16"
+	case WinogradBF16:
+		return "winograd-bf16"
 	}
 	return "ConvAlgo(?)"
 }
 
 // Algos are the algorithms of the three passes of one convolution:
-// Im2col (the GEMM paths), Im2colBF16, Winograd, Direct or DirectBF16
-// each.
+// Im2col (the GEMM paths), Im2colBF16, Winograd, WinogradBF16, Direct or
+// DirectBF16 each.
 type Algos struct{ Forward, WeightGrad, InputGrad Algo }
 
 // Applies reports whether al can run the passes of the convolution s
@@ -68,7 +78,7 @@ func Applies(s Shape, al Algo, fast bool) bool {
 func appliesAt(s Shape, al Algo, fast bool) bool {
 	g := s.geom()
 	switch al {
-	case Winograd:
+	case Winograd, WinogradBF16:
 		return g.winogradShape()
 	case Direct, DirectBF16:
 		return fast && g.directOK()
@@ -147,23 +157,56 @@ func directWeightGradPays(g geom) bool {
 }
 
 // AutoAlgosBF16 is the built-in choice of the bfloat16 algorithms of the
-// convolution s, with or without the bfloat16 direct kernels in assembly
-// (fast, see FastBF16): DirectBF16 for the passes where it beat
-// Im2colBF16 (directBF16Pays), Im2colBF16 for the others.
+// convolution s, with or without the bfloat16 kernels in assembly (fast,
+// see FastBF16): DirectBF16 for the passes where it beat Im2colBF16
+// (directBF16Pays), WinogradBF16 for the weight gradients where it beat
+// both (winogradBF16WeightGradPays), Im2colBF16 for the others.
 func AutoAlgosBF16(s Shape, fast bool) Algos {
 	g := s.geom()
 	a := Algos{Im2colBF16, Im2colBF16, Im2colBF16}
-	if !fast || !g.directOK() {
+	if !fast {
 		return a
 	}
-	pick := func(pays bool) Algo {
-		if pays {
-			return DirectBF16
+	amx := gemm.AMX()
+	if g.directOK() {
+		f, w, i := directBF16Pays(g, amx)
+		for _, c := range []struct {
+			pays bool
+			algo *Algo
+		}{{f, &a.Forward}, {w, &a.WeightGrad}, {i, &a.InputGrad}} {
+			if c.pays {
+				*c.algo = DirectBF16
+			}
 		}
-		return Im2colBF16
 	}
-	f, w, i := directBF16Pays(g, gemm.AMX())
-	return Algos{Forward: pick(f), WeightGrad: pick(w), InputGrad: pick(i)}
+	if winogradBF16WeightGradPays(g, amx) {
+		a.WeightGrad = WinogradBF16
+	}
+	return a
+}
+
+// winogradBF16WeightGradPays reports whether WinogradBF16 beats DirectBF16
+// and Im2colBF16 in the weight gradient of g, from BenchmarkWinogradBF16
+// (AMD EPYC Zen 4, 2 threads, best of 5 alternating, two runs;
+// bench/RESULTS.md): from 128 input and output channels on maps of at
+// least 16x16 (128 channels at 16x16, batch 32: 1.13x Im2colBF16, 1.16-1.19x
+// DirectBF16) and from 256 channels on any map with enough tiles (256 at
+// 8x8: 1.48-1.63x Im2colBF16; 512 at 4x4: 2.7-2.9x Im2colBF16, 1.38-1.52x),
+// not at 128 channels on 4x4 maps (batch 128: 0.70-0.84x Im2colBF16) nor
+// with fewer channels (0.43-0.96x: the transforms cost what the GEMMs
+// save). Its GEMMs (Out x In over the tiles) are larger than the direct
+// kernels' runs and than the patch matrix's 9 taps by In, and their
+// factors are the transformed tiles, 16/9 of the patch matrix's. The
+// forward pass and the input gradient were even (0.82-1.16x) and stay with
+// the others. On AMX tiles the GEMM path is all Im2colBF16 (as
+// directBF16Pays).
+func winogradBF16WeightGradPays(g geom, amx bool) bool {
+	if amx || !g.winogradShape() || g.cin < 128 || g.cout < 128 {
+		return false
+	}
+	th, tw := g.winoTiles()
+	wide := g.cin*g.cout > 128*128 || g.oh >= 16 && g.ow >= 16
+	return wide && g.n*th*tw >= winoMinPayTiles
 }
 
 // directBF16Pays reports, for the forward pass, the weight gradient and

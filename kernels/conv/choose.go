@@ -41,7 +41,7 @@ type Entry struct {
 var AlgoNames = map[string]Algo{"im2col": Im2col, "winograd": Winograd, "direct": Direct}
 
 // AlgoNamesBF16 maps the names of the bfloat16 entry to the algorithms.
-var AlgoNamesBF16 = map[string]Algo{"im2col-bf16": Im2colBF16, "direct-bf16": DirectBF16}
+var AlgoNamesBF16 = map[string]Algo{"im2col-bf16": Im2colBF16, "direct-bf16": DirectBF16, "winograd-bf16": WinogradBF16}
 
 // tuned and tunedBF16 return the tuned choices of this CPU at this level,
 // read once from the wisdom file (loadTuned).
@@ -133,7 +133,9 @@ func Choose(s Shape, req Algo) Algos {
 // ChooseBF16 returns the bfloat16 algorithms of the passes of s for the
 // requested algorithm: Im2colBF16 for Im2col (or Im2colBF16); DirectBF16
 // wherever the direct kernels handle s for Direct (or DirectBF16; in plain
-// Go without AVX512_BF16, for tests), else Im2colBF16; for the others
+// Go without AVX512_BF16, for tests), else Im2colBF16; WinogradBF16 for
+// Winograd (or WinogradBF16) on the 3x3 stride-1 padding-1 convolutions,
+// else Im2colBF16; for the others
 // the one the tuner measured for this shape on this CPU when the wisdom
 // file's bfloat16 entry has it, else AutoAlgosBF16's choice.
 func ChooseBF16(s Shape, req Algo) Algos {
@@ -144,6 +146,11 @@ func ChooseBF16(s Shape, req Algo) Algos {
 	case Direct, DirectBF16:
 		if s.geom().directOK() {
 			return all(DirectBF16)
+		}
+		return all(Im2colBF16)
+	case Winograd, WinogradBF16:
+		if s.geom().winogradShape() {
+			return all(WinogradBF16)
 		}
 		return all(Im2colBF16)
 	}

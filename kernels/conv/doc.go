@@ -31,7 +31,14 @@
 //     DirectInputGradBF16; direct_bf16.go), the direct kernels over word
 //     planes of the same pairs, with VDPBF16PS in place of the FMA
 //     (kernel_bf16_amd64.s): the narrow 3x3 layers, where building a patch
-//     matrix costs as much as multiplying it.
+//     matrix costs as much as multiplying it;
+//   - WinogradBF16 (WinogradForwardBF16, WinogradWeightGradBF16,
+//     WinogradInputGradBF16), Winograd F(2x2, 3x3) with its transforms in
+//     float32 and the 16 GEMMs' factors (the transformed tiles) rounded:
+//     the weight gradients of the wide 3x3 stride-1 layers
+//     (winogradBF16WeightGradPays), 1.1-1.4x faster there. Rounding after
+//     the transforms puts up to about twice the bfloat16 error of the
+//     other two on the result (TestWinogradBF16 bounds it).
 //
 // Each pass splits the batch into chunks of images over GOMAXPROCS
 // goroutines, each running single-threaded GEMMs (coarse.go). The rest of

@@ -17,8 +17,12 @@ import (
 type convRefs struct{ y, yScale, dw, dwScale, dx, dxScale []float64 }
 
 func convBF16Ref(s Shape, w, x, dy []float32) convRefs {
+	return convRefWith(s, w, x, dy, func(v float32) float64 { return float64(gemm.RoundBF16(v)) })
+}
+
+// convRefWith is convBF16Ref with every factor mapped by rnd.
+func convRefWith(s Shape, w, x, dy []float32, rnd func(float32) float64) convRefs {
 	g := s.geom()
-	rnd := func(v float32) float64 { return float64(gemm.RoundBF16(v)) }
 	hw, ohw := g.h*g.w, g.ohw()
 	xAt := func(n, ci, i, j int) (int, bool) {
 		if i < 0 || i >= g.h || j < 0 || j >= g.w {

@@ -78,6 +78,25 @@ func WinogradInputGrad(sc Scratch, s Shape, u, dy, dx []float32, acc bool) {
 	inputGradWinograd(sc, s.geom(), u, dy, dx, acc)
 }
 
+// WinogradForwardBF16 is WinogradForward with the 16 GEMMs' factors (the
+// transformed kernels and input tiles) rounded to bfloat16 and float32
+// sums (WinogradBF16).
+func WinogradForwardBF16(sc Scratch, s Shape, u, xd, yd []float32) {
+	winoConv(sc, s.geomBF16(), u, false, xd, yd, true, false)
+}
+
+// WinogradWeightGradBF16 is WinogradWeightGrad in bfloat16 (WinogradBF16):
+// the transformed input and output-gradient tiles rounded.
+func WinogradWeightGradBF16(sc Scratch, s Shape, xd, dy, dw []float32, acc bool) {
+	winoWeightGrad(sc, s.geomBF16(), xd, dy, dw, acc)
+}
+
+// WinogradInputGradBF16 is WinogradInputGrad in bfloat16 (WinogradBF16):
+// the transformed kernels and output-gradient tiles rounded.
+func WinogradInputGradBF16(sc Scratch, s Shape, u, dy, dx []float32, acc bool) {
+	inputGradWinograd(sc, s.geomBF16(), u, dy, dx, acc)
+}
+
 // DirectForward writes the 3x3 padding-1 convolution s of xd with the
 // weight wd into yd through the direct kernels (Forward); pl is the plan
 // of s's maps and stride (NewPlan(s.H, s.W, s.S)).

@@ -60,6 +60,19 @@ func (p *passRun) run(al Algo, pass int) {
 		default:
 			Im2colInputGradBF16(sc, s, p.wd, p.dy, p.dx, false)
 		}
+	case WinogradBF16:
+		switch pass {
+		case 0:
+			wu := winoKernels(sc, p.wd, s.Out, s.In)
+			WinogradForwardBF16(sc, s, wu, p.xd, p.yd)
+			sc.Put(wu)
+		case 1:
+			WinogradWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false)
+		default:
+			wu := winoKernels(sc, p.wd, s.Out, s.In)
+			WinogradInputGradBF16(sc, s, wu, p.dy, p.dx, false)
+			sc.Put(wu)
+		}
 	case DirectBF16:
 		switch pass {
 		case 0:

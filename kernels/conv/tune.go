@@ -18,8 +18,9 @@ type TuneOptions struct {
 	Rounds   int       // alternating rounds per shape; 0 means 5
 	Progress io.Writer // one line per shape, or nil
 	Seed     uint64
-	// BF16 measures the bfloat16 algorithms (Im2colBF16, DirectBF16)
-	// instead of the float32 ones: the choices of WisdomEntryBF16.
+	// BF16 measures the bfloat16 algorithms (Im2colBF16, DirectBF16,
+	// WinogradBF16) instead of the float32 ones: the choices of
+	// WisdomEntryBF16.
 	BF16 bool
 }
 
@@ -54,7 +55,7 @@ func Tune(shapes []Shape, opts TuneOptions) []Choice {
 		run := newPassRun(s, wd, xd, dy)
 		base, others, names := Im2col, []Algo{Winograd, Direct}, AlgoNames
 		if opts.BF16 {
-			base, others, names = Im2colBF16, []Algo{DirectBF16}, AlgoNamesBF16
+			base, others, names = Im2colBF16, []Algo{DirectBF16, WinogradBF16}, AlgoNamesBF16
 		}
 		algs := []Algo{base}
 		for _, al := range others {

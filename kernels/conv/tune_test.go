@@ -95,7 +95,7 @@ func TestTuneBF16(t *testing.T) {
 	}
 	for s, a := range m {
 		for _, al := range []Algo{a.Forward, a.WeightGrad, a.InputGrad} {
-			if al != Im2colBF16 && al != DirectBF16 {
+			if al != Im2colBF16 && al != DirectBF16 && al != WinogradBF16 {
 				t.Errorf("shape %+v: %v", s, a)
 			}
 		}

@@ -112,7 +112,8 @@ var winoFlip = [4]int{3, 1, 2, 0}
 // transformed kernels of the forward convolution whose input gradient this
 // is, g.cin x g.cout, and the GEMMs read them flipped and transposed) into yd (layout ycm), adding to it when acc.
 // The batch is split into chunks of images (coarsePlan), each transformed,
-// multiplied (16 GEMMs) and transformed back by one goroutine.
+// multiplied (16 GEMMs: in bfloat16 when g.bf16) and transformed back by
+// one goroutine.
 func winoConv(sc Scratch, g geom, u []float32, flip bool, xd, yd []float32, ycm, acc bool) {
 	th, tw := g.winoTiles()
 	tpi := th * tw
@@ -142,13 +143,14 @@ func winoConv(sc Scratch, g geom, u []float32, flip bool, xd, yd []float32, ycm,
 		}
 		parallelFor(16, w, func(lo, hi int) {
 			for xi := lo; xi < hi; xi++ {
-				kernel(gemm.SgemmSerial, xi, nt, v[xi*vld:], m[xi*mld:])
+				kernel(g.gemm(gemm.SgemmSerial, false), xi, nt, v[xi*vld:], m[xi*mld:])
 			}
 		})
 		g.winoOutput(yd, m, 0, g.n, ycm, acc, true, nil)
 		return
 	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
+	sg = g.gemm(sg, par)
 	vs := scratchSet(sc, threads, 16*winoLd(g.cin, chunk*tpi))
 	defer putScratchSet(sc, vs)
 	ms := scratchSet(sc, threads, 16*winoLd(g.cout, chunk*tpi))
@@ -172,6 +174,6 @@ func winoConv(sc Scratch, g geom, u []float32, flip bool, xd, yd []float32, ycm,
 // (channel-major) and the forward pass's transformed kernels u: the same
 // convolution of dy with the flipped, transposed kernel.
 func inputGradWinograd(sc Scratch, g geom, u, dy, dx []float32, acc bool) {
-	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true}
+	tg := geom{n: g.n, cin: g.cout, h: g.oh, w: g.ow, cout: g.cin, k: 3, s: 1, p: 1, oh: g.h, ow: g.w, xcm: true, bf16: g.bf16}
 	winoConv(sc, tg, u, true, dy, dx, g.xcm, acc)
 }

@@ -131,13 +131,14 @@ func winoWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
 		}
 		parallelFor(16, w, func(lo, hi int) {
 			for xi := lo; xi < hi; xi++ {
-				gemm.SgemmSerial(false, true, g.cout, g.cin, nt, 1, m[xi*mld:], nt, v[xi*vld:], nt, 0, du[xi*uld:], g.cin)
+				g.gemm(gemm.SgemmSerial, false)(false, true, g.cout, g.cin, nt, 1, m[xi*mld:], nt, v[xi*vld:], nt, 0, du[xi*uld:], g.cin)
 			}
 		})
 		winoFilterGrad(dw, du, g.cout, g.cin, acc)
 		return
 	}
 	chunk, threads, sg, par := coarsePlan(g.n, g.winoChunk(), g.winoFlops())
+	sg = g.gemm(sg, par)
 	vs := scratchSet(sc, threads, 16*winoLd(g.cin, chunk*tpi))
 	defer putScratchSet(sc, vs)
 	ms := scratchSet(sc, threads, 16*winoLd(g.cout, chunk*tpi))
