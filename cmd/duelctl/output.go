@@ -46,7 +46,7 @@ var precisionFlag = &cli.StringFlag{
 	Value: "fp32",
 	Usage: "precision of the matrix products, and of the convolutions when given without --conv-precision: fp32, tf32 or bf16 " +
 		"(the factors rounded to TF32 or bfloat16, FP32 accumulation, as PyTorch with allow_tf32 or autocast; on a GPU on tensor cores from compute capability 8.0, " +
-		"fp32 below; on the CPU fp32 or bf16, which runs on AVX512_BF16 where the CPU has it, its convolutions by direct kernels or im2col + GEMM over bfloat16 pairs)",
+		"fp32 below; on the CPU fp32 or bf16, which runs on AVX512_BF16 where the CPU has it, its convolutions by direct kernels, im2col + GEMM over bfloat16 pairs, or (the weight gradients of wide 3x3 layers) Winograd with bfloat16 GEMMs)",
 }
 
 // convPrecisionFlag is the --conv-precision flag of train, reproduce and

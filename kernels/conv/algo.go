@@ -187,19 +187,15 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 
 // winogradBF16WeightGradPays reports whether WinogradBF16 beats DirectBF16
 // and Im2colBF16 in the weight gradient of g, from BenchmarkWinogradBF16
-// (AMD EPYC Zen 4, 2 threads, best of 5 alternating, two runs;
-// bench/RESULTS.md): from 128 input and output channels on maps of at
-// least 16x16 (128 channels at 16x16, batch 32: 1.13x Im2colBF16, 1.16-1.19x
-// DirectBF16) and from 256 channels on any map with enough tiles (256 at
-// 8x8: 1.48-1.63x Im2colBF16; 512 at 4x4: 2.7-2.9x Im2colBF16, 1.38-1.52x),
-// not at 128 channels on 4x4 maps (batch 128: 0.70-0.84x Im2colBF16) nor
-// with fewer channels (0.43-0.96x: the transforms cost what the GEMMs
-// save). Its GEMMs (Out x In over the tiles) are larger than the direct
-// kernels' runs and than the patch matrix's 9 taps by In, and their
-// factors are the transformed tiles, 16/9 of the patch matrix's. The
-// forward pass and the input gradient were even (0.82-1.16x) and stay with
-// the others. On AMX tiles the GEMM path is all Im2colBF16 (as
-// directBF16Pays).
+// (AMD EPYC Zen 4, 2 threads, steady calls; bench/RESULTS.md): from 128
+// input and output channels on maps of at least 16x16 (128 channels at
+// 16x16, batch 32: 1.25x both) and from 256 channels on any map with
+// enough tiles (256 at 8x8: 1.34x Im2colBF16, 1.56x DirectBF16; 512 at
+// 4x4: 1.47x and 2.8x), not at 128 channels on 4x4 maps (batch 128:
+// 0.98x Im2colBF16, 0.81x DirectBF16) nor with fewer channels (0.45-0.97x:
+// the transforms cost what the GEMMs save). The forward pass and the
+// input gradient were even (0.84-1.14x) and stay with the others. On AMX
+// tiles the GEMM path is all Im2colBF16 (as directBF16Pays).
 func winogradBF16WeightGradPays(g geom, amx bool) bool {
 	if amx || !g.winogradShape() || g.cin < 128 || g.cout < 128 {
 		return false

@@ -36,7 +36,7 @@
 //     WinogradInputGradBF16), Winograd F(2x2, 3x3) with its transforms in
 //     float32 and the 16 GEMMs' factors (the transformed tiles) rounded:
 //     the weight gradients of the wide 3x3 stride-1 layers
-//     (winogradBF16WeightGradPays), 1.1-1.4x faster there. Rounding after
+//     (winogradBF16WeightGradPays), 1.25-1.5x faster there. Rounding after
 //     the transforms puts up to about twice the bfloat16 error of the
 //     other two on the result (TestWinogradBF16 bounds it).
 //

@@ -10,8 +10,11 @@ import (
 // BenchmarkWinogradBF16 times each pass of the 3x3 stride-1 layers of
 // ResNet-18-w16 at batch 128 and of ResNet-18 (and ResNet-50's
 // bottlenecks) at batch 32 in WinogradBF16 beside Im2colBF16 and, where
-// the direct kernels run, DirectBF16, on the same operands (best of 5
-// each, alternating), and reports WinogradBF16's nominal GFLOP/s (the
+// the direct kernels run, DirectBF16, on the same operands (three rounds
+// of blocks, one untimed call then three timed ones per algorithm: the
+// best of 9 steady calls each; single calls alternating between
+// algorithms time the scratch pool's refills, up to twice a steady
+// call), and reports WinogradBF16's nominal GFLOP/s (the
 // direct convolution's flops) and its ratios to the others (x_im2colbf16,
 // x_directbf16: above 1, WinogradBF16 is faster). The rule of
 // AutoAlgosBF16 (winogradBF16Pays) comes from these ratios.
@@ -41,11 +44,14 @@ func BenchmarkWinogradBF16(b *testing.B) {
 					for i := range best {
 						best[i] = 1e300
 					}
-					for range 5 {
+					for range 3 {
 						for i, a := range algos {
-							t0 := time.Now()
-							run.run(a, p)
-							best[i] = min(best[i], time.Since(t0).Seconds())
+							run.run(a, p) // the first call after another algorithm's refills the scratch pool
+							for range 3 {
+								t0 := time.Now()
+								run.run(a, p)
+								best[i] = min(best[i], time.Since(t0).Seconds())
+							}
 						}
 					}
 				}
