@@ -187,7 +187,7 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 
 // winogradBF16WeightGradPays reports whether WinogradBF16 beats DirectBF16
 // and Im2colBF16 in the weight gradient of g, from BenchmarkWinogradBF16
-// (AMD EPYC Zen 4, 2 threads, steady calls; bench/RESULTS.md): from 128
+// (AMD EPYC Zen 4, 2 threads, best of 9 calls; bench/RESULTS.md): from 128
 // input and output channels on maps of at least 16x16 (128 channels at
 // 16x16, batch 32: 1.25x both) and from 256 channels on any map with
 // enough tiles (256 at 8x8: 1.34x Im2colBF16, 1.56x DirectBF16; 512 at

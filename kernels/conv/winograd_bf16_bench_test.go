@@ -12,9 +12,8 @@ import (
 // bottlenecks) at batch 32 in WinogradBF16 beside Im2colBF16 and, where
 // the direct kernels run, DirectBF16, on the same operands (three rounds
 // of blocks, one untimed call then three timed ones per algorithm: the
-// best of 9 steady calls each; single calls alternating between
-// algorithms time the scratch pool's refills, up to twice a steady
-// call), and reports WinogradBF16's nominal GFLOP/s (the
+// best of 9 calls each; the untimed calls take the first ones, which
+// allocate the scratch buffers, up to twice a later call), and reports WinogradBF16's nominal GFLOP/s (the
 // direct convolution's flops) and its ratios to the others (x_im2colbf16,
 // x_directbf16: above 1, WinogradBF16 is faster). The rule of
 // AutoAlgosBF16 (winogradBF16Pays) comes from these ratios.
@@ -46,7 +45,7 @@ func BenchmarkWinogradBF16(b *testing.B) {
 					}
 					for range 3 {
 						for i, a := range algos {
-							run.run(a, p) // the first call after another algorithm's refills the scratch pool
+							run.run(a, p) // untimed: the first call allocates its scratch buffers
 							for range 3 {
 								t0 := time.Now()
 								run.run(a, p)
