@@ -115,6 +115,12 @@ var winoFlip = [4]int{3, 1, 2, 0}
 // multiplied (16 GEMMs: in bfloat16 when g.bf16) and transformed back by
 // one goroutine.
 func winoConv(sc Scratch, g geom, u []float32, flip bool, xd, yd []float32, ycm, acc bool) {
+	if g.empty() { // as gemmForward: every sum is empty
+		if !acc {
+			clear(yd[:g.n*g.cout*g.ohw()])
+		}
+		return
+	}
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	uld := winoLd(g.cout, g.cin)

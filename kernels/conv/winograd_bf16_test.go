@@ -172,8 +172,8 @@ func winoAbsWeightGrad(s Shape, x, dy []float32) []float64 {
 }
 
 // TestWinogradBF16 runs the three WinogradBF16 passes (whole batches and
-// chunks of images, both input layouts, odd map sizes, storing and
-// accumulating) against the float64 convolution of the unrounded factors.
+// chunks of images, both input layouts, odd map sizes, zero sizes,
+// storing and accumulating), and float32 Winograd's beside them, against the float64 convolution of the unrounded factors.
 // Rounding the transformed factors to bfloat16 (unit roundoff 2^-8) puts
 // at most (2^-7 + 2^-16) times the error scale of winoAbsConv (or
 // winoAbsWeightGrad) on each result, plus float32 rounding; the passes
@@ -187,6 +187,10 @@ func TestWinogradBF16(t *testing.T) {
 		{N: 2, In: 9, Out: 7, H: 5, W: 3, K: 3, S: 1, P: 1, ChannelMajor: true},    // odd channels (pairing)
 		{N: 40, In: 6, Out: 5, H: 12, W: 12, K: 3, S: 1, P: 1, ChannelMajor: true}, // 1440 tiles: chunks of images
 		{N: 4, In: 33, Out: 17, H: 4, W: 4, K: 3, S: 1, P: 1, ChannelMajor: true},
+		{N: 0, In: 3, Out: 4, H: 4, W: 4, K: 3, S: 1, P: 1, ChannelMajor: true}, // zero sizes
+		{N: 2, In: 0, Out: 4, H: 4, W: 4, K: 3, S: 1, P: 1, ChannelMajor: true},
+		{N: 2, In: 3, Out: 0, H: 4, W: 4, K: 3, S: 1, P: 1, ChannelMajor: true},
+		{N: 2, In: 3, Out: 4, H: 0, W: 4, K: 3, S: 1, P: 1},
 	}
 	for _, s := range cases {
 		t.Run(fmt.Sprintf("%d-%d-n%d-%dx%d-cm%v", s.In, s.Out, s.N, s.H, s.W, s.ChannelMajor), func(t *testing.T) {
@@ -226,22 +230,22 @@ func TestWinogradBF16(t *testing.T) {
 			u := make([]float32, WinogradKernelsLen(s.Out, s.In))
 			WinogradKernels(u, w, s.Out, s.In)
 			for _, acc := range []bool{false, true} {
-				y, y32 := make([]float32, len(exact.y)), make([]float32, len(exact.y))
+				y, y32 := randSlice(r, len(exact.y)), randSlice(r, len(exact.y)) // stored over
 				WinogradForwardBF16(sc, s, u, x, y)
 				WinogradForward(sc, s, u, x, y32)
-				nearWinoBF16(t, "y", y, y32, exact.y, yScale, s.In)
+				nearWinoBF16(t, "y", y, y32, exact.y, yScale, s.In, !g.empty())
 				dw0 := randSlice(r, len(w))
 				dwWant, dwSc := accumulated(exact.dw, dwScale, dw0, acc)
 				dw, dw32 := append([]float32(nil), dw0...), append([]float32(nil), dw0...)
 				WinogradWeightGradBF16(sc, s, x, dy, dw, acc)
 				WinogradWeightGrad(sc, s, x, dy, dw32, acc)
-				nearWinoBF16(t, "dw", dw, dw32, dwWant, dwSc, s.N*s.H*s.W)
+				nearWinoBF16(t, "dw", dw, dw32, dwWant, dwSc, s.N*s.H*s.W, !g.empty())
 				dx0 := randSlice(r, len(x))
 				dxWant, dxSc := accumulated(exact.dx, dxScale, dx0, acc)
 				dx, dx32 := append([]float32(nil), dx0...), append([]float32(nil), dx0...)
 				WinogradInputGradBF16(sc, s, u, dy, dx, acc)
 				WinogradInputGrad(sc, s, u, dy, dx32, acc)
-				nearWinoBF16(t, "dx", dx, dx32, dxWant, dxSc, s.Out)
+				nearWinoBF16(t, "dx", dx, dx32, dxWant, dxSc, s.Out, !g.empty())
 			}
 		})
 	}
@@ -250,8 +254,9 @@ func TestWinogradBF16(t *testing.T) {
 // nearWinoBF16 fails the test where got is farther from want than
 // WinogradBF16's rounding allows (see TestWinogradBF16; k is the length
 // of the float32 sums), or where got equals the float32 pass's result
-// fp32 everywhere (nothing was rounded).
-func nearWinoBF16(t *testing.T, name string, got, fp32 []float32, want, scale []float64, k int) {
+// fp32 everywhere although the pass rounds (rounds: it has products);
+// fp32 must be within the bound too.
+func nearWinoBF16(t *testing.T, name string, got, fp32 []float32, want, scale []float64, k int, rounds bool) {
 	t.Helper()
 	bad, same := 0, true
 	for i, w := range want {
@@ -261,12 +266,17 @@ func nearWinoBF16(t *testing.T, name string, got, fp32 []float32, want, scale []
 				t.Errorf("%s[%d] = %g, want %g (error %.3g, bound %.3g)", name, i, got[i], w, d, tol)
 			}
 		}
+		if d := math.Abs(float64(fp32[i]) - w); !(d <= tol) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s[%d] = %g in float32 Winograd, want %g (error %.3g, bound %.3g)", name, i, fp32[i], w, d, tol)
+			}
+		}
 		same = same && got[i] == fp32[i]
 	}
 	if bad > 5 {
 		t.Fatalf("%s: %d mismatches", name, bad)
 	}
-	if same && len(want) > 4 {
+	if same && rounds && len(want) > 4 {
 		t.Errorf("%s: the bfloat16 pass gave float32 Winograd's results: nothing rounded", name)
 	}
 }

@@ -111,6 +111,12 @@ func winoFilterGrad(dw, du []float32, out, in int, acc bool) {
 // a private buffer; the buffers are summed in a fixed order, so the result
 // does not depend on timing.
 func winoWeightGrad(sc Scratch, g geom, xd, dy, dw []float32, acc bool) {
+	if g.empty() { // as gemmWeightGrad
+		if !acc {
+			clear(dw[:g.cout*g.cin*9])
+		}
+		return
+	}
 	th, tw := g.winoTiles()
 	tpi := th * tw
 	uld := winoLd(g.cout, g.cin)
