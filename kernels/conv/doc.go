@@ -37,8 +37,8 @@
 //     float32 and the 16 GEMMs' factors (the transformed tiles) rounded:
 //     the weight gradients of the wide 3x3 stride-1 layers
 //     (winogradBF16WeightGradPays), 1.25-1.5x faster there. Rounding after
-//     the transforms puts up to about twice the bfloat16 error of the
-//     other two on the result (TestWinogradBF16 bounds it).
+//     the transforms gives about 1.7 times the relative RMS error of the
+//     other two (TestWinogradBF16ErrorSize; TestWinogradBF16 bounds it).
 //
 // Each pass splits the batch into chunks of images over GOMAXPROCS
 // goroutines, each running single-threaded GEMMs (coarse.go). The rest of
