@@ -170,13 +170,14 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 	amx := gemm.AMX()
 	if g.directOK() {
 		f, w, i := directBF16Pays(g, amx)
-		for _, c := range []struct {
-			pays bool
-			algo *Algo
-		}{{f, &a.Forward}, {w, &a.WeightGrad}, {i, &a.InputGrad}} {
-			if c.pays {
-				*c.algo = DirectBF16
-			}
+		if f {
+			a.Forward = DirectBF16
+		}
+		if w {
+			a.WeightGrad = DirectBF16
+		}
+		if i {
+			a.InputGrad = DirectBF16
 		}
 	}
 	if winogradBF16WeightGradPays(g, amx) {
@@ -187,15 +188,16 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 
 // winogradBF16WeightGradPays reports whether WinogradBF16 beats DirectBF16
 // and Im2colBF16 in the weight gradient of g, from BenchmarkWinogradBF16
-// (AMD EPYC Zen 4, 2 threads, best of 9 calls; bench/RESULTS.md): from 128
-// input and output channels on maps of at least 16x16 (128 channels at
-// 16x16, batch 32: 1.25x both) and from 256 channels on any map with
-// enough tiles (256 at 8x8: 1.34x Im2colBF16, 1.56x DirectBF16; 512 at
-// 4x4: 1.47x and 2.8x), not at 128 channels on 4x4 maps (batch 128:
-// 0.98x Im2colBF16, 0.81x DirectBF16) nor with fewer channels (0.45-0.97x:
-// the transforms cost what the GEMMs save). The forward pass and the
-// input gradient were even (0.84-1.14x) and stay with the others. On AMX
-// tiles the GEMM path is all Im2colBF16 (as directBF16Pays).
+// (AMD EPYC Zen 4, 2 threads; bench/RESULTS.md): from 128 input and output
+// channels on maps of at least 16x16 (128 channels at 16x16, batch 32:
+// 1.18-1.26x Im2colBF16, 1.09-1.25x DirectBF16) and from 256 channels on
+// any map with enough tiles (256 at 8x8: 1.28-1.34x Im2colBF16, 1.47-1.56x
+// DirectBF16; 512 at 4x4: 1.34-1.47x and 2.7-2.8x), not at 128 channels on
+// 4x4 maps (batch 128: 0.98x Im2colBF16, 0.71-0.81x DirectBF16) nor with
+// fewer channels (0.44-0.97x: the transforms cost what the GEMMs save).
+// The forward pass and the input gradient were even or slower (0.76-1.14x)
+// and stay with the others. On AMX tiles the GEMM path is all Im2colBF16
+// (as directBF16Pays).
 func winogradBF16WeightGradPays(g geom, amx bool) bool {
 	if amx || !g.winogradShape() || g.cin < 128 || g.cout < 128 {
 		return false

@@ -29,17 +29,21 @@ func newPassRun(s Shape, wd, xd, dy []float32) *passRun {
 func (p *passRun) run(al Algo, pass int) {
 	sc, s, pl := p.sc, p.s, p.pl
 	switch al {
-	case Winograd:
+	case Winograd, WinogradBF16:
+		g := s.geom()
+		if al == WinogradBF16 {
+			g = s.geomBF16()
+		}
 		switch pass {
 		case 0:
 			wu := winoKernels(sc, p.wd, s.Out, s.In)
-			WinogradForward(sc, s, wu, p.xd, p.yd)
+			winoConv(sc, g, wu, false, p.xd, p.yd, true, false)
 			sc.Put(wu)
 		case 1:
-			WinogradWeightGrad(sc, s, p.xd, p.dy, p.dw, false)
+			winoWeightGrad(sc, g, p.xd, p.dy, p.dw, false)
 		default:
 			wu := winoKernels(sc, p.wd, s.Out, s.In)
-			WinogradInputGrad(sc, s, wu, p.dy, p.dx, false)
+			inputGradWinograd(sc, g, wu, p.dy, p.dx, false)
 			sc.Put(wu)
 		}
 	case Direct:
@@ -59,19 +63,6 @@ func (p *passRun) run(al Algo, pass int) {
 			Im2colWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false)
 		default:
 			Im2colInputGradBF16(sc, s, p.wd, p.dy, p.dx, false)
-		}
-	case WinogradBF16:
-		switch pass {
-		case 0:
-			wu := winoKernels(sc, p.wd, s.Out, s.In)
-			WinogradForwardBF16(sc, s, wu, p.xd, p.yd)
-			sc.Put(wu)
-		case 1:
-			WinogradWeightGradBF16(sc, s, p.xd, p.dy, p.dw, false)
-		default:
-			wu := winoKernels(sc, p.wd, s.Out, s.In)
-			WinogradInputGradBF16(sc, s, wu, p.dy, p.dx, false)
-			sc.Put(wu)
 		}
 	case DirectBF16:
 		switch pass {
