@@ -101,7 +101,7 @@ tests() {
 # run on a GPU before: a wait that never ends stops only its own process)
 # in its own, all into OUT's cuda-wg.log.
 wg_tests() {
-	for k in 'wg|wg3' wgm wgm3 wgms wgs; do
+	for k in 'wg|wg3' wgm wgm3 wgms wgs wgp; do
 		only="^TestGemmWGKernel\$/^(tf32|bf16)\$/^($k)\$" limit=45 tests cuda
 		cat "$out/cuda.log" >>"$out/cuda-wg.log"
 	done
@@ -263,7 +263,7 @@ goals)
 	warm_jit
 	wg_tests
 	only='^TestDUELKernel$' limit=120 tests cudaduel
-	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3)$' 90 100x
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(v3|wg|wg3|wgp)$' 90 100x
 	for k in wgm wgm3 wgms wgs; do bench_cuda "GemmWGM/(tf32|bf16)/n4096/^$k\$" 30 100x; done
 	duel_bench
 	duel_bench_rounds
@@ -348,7 +348,13 @@ defaults)
 	warm_jit
 	limit=60 tests loss ssl eval train
 	limit=20 tests driver
-	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/auto$' 60 100x
+	# gemm_wgp_* (TCWGP, the packing inside the product's launch, built
+	# 2026-11-29 without a GPU): its test in a process of its own first
+	# (a count that never completes stops only that process), then timed
+	# beside the default's gemm_wg_* and torch.mm.
+	only='^TestGemmWGKernel$/^(tf32|bf16)$/^wgp$' limit=45 tests cuda
+	mv "$out/cuda.log" "$out/cuda-wgp.log"
+	bench_cuda 'GemmPrecision/(tf32|bf16)/n(2048|4096)/(auto|wgp)$' 90 100x
 	bench_cuda 'Conv/^tf32$/(Stride2|Down1x1)/' 60 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"
 	duel_bench

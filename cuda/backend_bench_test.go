@@ -125,7 +125,8 @@ func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 // also v3 with gemm_tc3_tf32 (v2's factors rounded in registers); on
 // compute capability 9.0 both also wg and wg3, gemm_wg.cu (the factors
 // packed, then Hopper's wgmma in 128 x 256 or 192 x 256 tiles; the
-// packing is timed with it; BenchmarkGemmWGM times the clustered ones);
+// packing is timed with it; BenchmarkGemmWGM times the clustered ones)
+// and wgp (gemm_wgp_*: the packing inside the product's launch);
 // auto is the default's choice at that size (Backend.gemmFor); FP32 is
 // fp32/n4096. The factors are random normal values, as torch.randn gives
 // bench/gpu_peer.py's (zeros draw less power and can run faster). Where
@@ -135,7 +136,7 @@ func BenchmarkGemmPrecision(b *testing.B) {
 	d := needGPU(b)
 	for _, p := range []Precision{FP32, TF32, BF16} {
 		for _, n := range []int{1024, 2048, 4096} {
-			kinds := []TCKernel{TCAuto, TCV1, TCV2, TCWG, TCWG3}
+			kinds := []TCKernel{TCAuto, TCV1, TCV2, TCWG, TCWG3, TCWGP}
 			switch p {
 			case FP32:
 				kinds = []TCKernel{TCAuto}

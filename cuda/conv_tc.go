@@ -113,12 +113,12 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	}
 	rl := be.convPrec == TF32 && be.tc.kernel == TCV4 && pass != "wgradt"
 	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto || be.tc.kernel == TCV4 && !rl)
-	// conv_wg.cu's kernels: under TCWG on compute capability 9.0 or the
-	// emulator, and under TCAuto on 9.0, where the ResNet-50 step ran
-	// 41.7 ms with them against 52.5 with the rr kernels (H200,
+	// conv_wg.cu's kernels: under TCWG (and TCWGP) on compute capability
+	// 9.0 or the emulator, and under TCAuto on 9.0, where the ResNet-50
+	// step ran 41.7 ms with them against 52.5 with the rr kernels (H200,
 	// 2026-11-28).
 	wg := be.convPrec == TF32 && pass != "wgradt" &&
-		(be.tc.kernel == TCWG && (be.cc == 0 || be.cc == 90) || be.tc.kernel == TCAuto && be.cc == 90)
+		((be.tc.kernel == TCWG || be.tc.kernel == TCWGP) && (be.cc == 0 || be.cc == 90) || be.tc.kernel == TCAuto && be.cc == 90)
 	key := convTCKey{pass, rows, be.convPrec, rr, rl, wg}
 	if c, seen := be.convTC[key]; seen {
 		return c.k, c.ok

@@ -248,7 +248,8 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 // gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
 // gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), the
 // gemm_wg3_* of TCWG3, the clustered gemm_wgm_*, gemm_wgm3_* and
-// gemm_wgms_* and gemm_wgs_* of TCWGM, TCWGM3, TCWGMS and TCWGS (with the tiled packing), and
+// gemm_wgms_* and gemm_wgs_* of TCWGM, TCWGM3, TCWGMS and TCWGS (with the tiled packing),
+// gemm_wgp_* (TCWGP: the packing in the product's launch), and
 // sgemm_f32 for FP32, through
 // the backend on the CPU emulator against gemmWant: the factors rounded as
 // the kernels round them, the emulator's mma rounding its accumulator once
@@ -256,7 +257,7 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 func TestGemmPrecisionEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16, FP32} {
-		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
+		kinds := []TCKernel{TCV1, TCV2, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS, TCWGP}
 		switch p {
 		case FP32:
 			kinds = []TCKernel{TCAuto}
@@ -347,6 +348,7 @@ func TestWGSharedConstant(t *testing.T) {
 		{TCWGM3, "WG3_BM", 16, "#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)", wgm3Shared},
 		{TCWGMS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
 		{TCWGS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
+		{TCWGP, "WG_BM", 0, "", wgShared},
 	} {
 		c, _, _ := wgChoice(TF32, tc.k)
 		if got := def("WG_STAGES")*((def(tc.bm)+def("WG_BN"))*128+tc.bars) + 1024; got != tc.shared || c.shared != tc.shared {
@@ -557,7 +559,7 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
 		"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",
 		"tf32 wgms: kernel gemm_wgms_tf32", "bf16 wgms: kernel gemm_wgms_bf16", "tf32 wgs: kernel gemm_wgs_tf32", "bf16 wgs: kernel gemm_wgs_bf16",
-		"--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
+		"tf32 wgp: kernel gemm_wgp_tf32", "bf16 wgp: kernel gemm_wgp_bf16", "--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
 		if !strings.Contains(wg, w) {
 			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
 		}
@@ -634,12 +636,12 @@ func TestTCKernelSetting(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
 		want TCKernel
-	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"V4", TCV4}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}, {"wgs", TCWGS}} {
+	}{{"auto", TCAuto}, {"V1", TCV1}, {" v2", TCV2}, {"v3", TCV3}, {"V4", TCV4}, {"WG", TCWG}, {"wg3 ", TCWG3}, {"wgm", TCWGM}, {"WGM3\n", TCWGM3}, {"Wgms", TCWGMS}, {"wgs", TCWGS}, {"WGP", TCWGP}} {
 		if k, err := ParseTCKernel(tc.s); err != nil || k != tc.want {
 			t.Errorf("ParseTCKernel(%q) = %v, %v; want %v", tc.s, k, err, tc.want)
 		}
 	}
-	if _, err := ParseTCKernel("v5"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs") {
+	if _, err := ParseTCKernel("v5"); err == nil || !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms, wgs or wgp") {
 		t.Errorf("ParseTCKernel(v5): %v", err)
 	}
 	for _, tc := range []struct {
@@ -678,7 +680,7 @@ func FuzzParseSettings(f *testing.F) {
 			t.Errorf("ParsePrecision(%q) = %v", s, p)
 		}
 		if k, err := ParseTCKernel(s); err != nil {
-			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs") {
+			if !strings.Contains(err.Error(), "expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms, wgs or wgp") {
 				t.Errorf("ParseTCKernel(%q): %v", s, err)
 			}
 		} else if !strings.EqualFold(k.String(), strings.TrimSpace(s)) {

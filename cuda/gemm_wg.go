@@ -29,12 +29,19 @@ type wgPack = func(l kc.Launcher, cfg kc.Config, X driver.DevicePtr, ld, stride 
 type wgMul = func(l kc.Launcher, cfg kc.Config, M, N, KW int32, alpha float32, A driver.DevicePtr, strideA int64,
 	B driver.DevicePtr, strideB int64, beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32) error
 
+// wgFused is the launcher of gemm_wgp_*: the packing and the product in
+// one launch.
+type wgFused = func(l kc.Launcher, cfg kc.Config, A driver.DevicePtr, lda, strideA int64, kcontigA, vecA int32,
+	B driver.DevicePtr, ldb, strideB int64, kcontigB, vecB int32, M, N, K, KW, RpA, RpB int32, alpha float32,
+	Ap, Bp driver.DevicePtr, beta float32, C driver.DevicePtr, ldc, strideC int64, batch int32, sync driver.DevicePtr) error
+
 // wgKernels is one precision's pair of gemm_wg.cu kernels, the k values a
 // packed 32-bit word holds (1 for TF32, 2 for BF16), whether the product
 // runs on tiled operands (gemm_wg_packt_*) with the grid's x along m, in
 // clusters of how many blocks along m (0 or 1: none; 2: the grid's blocks
 // along m rounded up to even), and whether its blocks have a producer
-// warp after their warpgroups.
+// warp after their warpgroups; or, for gemm_wgp_*, the one kernel that
+// packs and multiplies (fused; pack and mul nil).
 type wgKernels struct {
 	pack     wgPack
 	mul      wgMul
@@ -42,10 +49,11 @@ type wgKernels struct {
 	tiled    bool // tiled operands, m along the grid's x
 	cluster  int
 	producer bool
+	fused    wgFused
 }
 
-// isWG reports whether c is one of gemm_wg.cu's pairs (wgChoice).
-func (c gemmChoice) isWG() bool { return c.wg.mul != nil }
+// isWG reports whether c is one of gemm_wg.cu's products (wgChoice).
+func (c gemmChoice) isWG() bool { return c.wg.mul != nil || c.wg.fused != nil }
 
 // wgVariants lists gemm_wg.cu's products by TCKernel, each as its TF32
 // and its BF16 gemmChoice (name, tile, dynamic shared memory, launchers).
@@ -55,28 +63,31 @@ var wgVariants = []struct {
 	tf32, bf16 gemmChoice
 }{
 	{TCWG,
-		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false, 0, false}},
-		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false, 0, false}}},
+		gemmChoice{nil, "gemm_wg_tf32", 128, 256, wgShared, wgKernels{kc.GemmWgPackTf32, kc.GemmWgTf32, 1, false, 0, false, nil}},
+		gemmChoice{nil, "gemm_wg_bf16", 128, 256, wgShared, wgKernels{kc.GemmWgPackBf16, kc.GemmWgBf16, 2, false, 0, false, nil}}},
 	{TCWG3,
-		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false, 0, false}},
-		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false, 0, false}}},
+		gemmChoice{nil, "gemm_wg3_tf32", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackTf32, kc.GemmWg3Tf32, 1, false, 0, false, nil}},
+		gemmChoice{nil, "gemm_wg3_bf16", 192, 256, wg3Shared, wgKernels{kc.GemmWgPackBf16, kc.GemmWg3Bf16, 2, false, 0, false, nil}}},
 	{TCWGM,
-		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true, 2, false}},
-		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true, 2, false}}},
+		gemmChoice{nil, "gemm_wgm_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmTf32, 1, true, 2, false, nil}},
+		gemmChoice{nil, "gemm_wgm_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmBf16, 2, true, 2, false, nil}}},
 	{TCWGM3,
-		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true, 2, false}},
-		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true, 2, false}}},
+		gemmChoice{nil, "gemm_wgm3_tf32", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgm3Tf32, 1, true, 2, false, nil}},
+		gemmChoice{nil, "gemm_wgm3_bf16", 192, 256, wgm3Shared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgm3Bf16, 2, true, 2, false, nil}}},
 	{TCWGMS,
-		gemmChoice{nil, "gemm_wgms_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmsTf32, 1, true, 2, true}},
-		gemmChoice{nil, "gemm_wgms_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmsBf16, 2, true, 2, true}}},
+		gemmChoice{nil, "gemm_wgms_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgmsTf32, 1, true, 2, true, nil}},
+		gemmChoice{nil, "gemm_wgms_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgmsBf16, 2, true, 2, true, nil}}},
 	{TCWGS,
-		gemmChoice{nil, "gemm_wgs_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgsTf32, 1, true, 1, true}},
-		gemmChoice{nil, "gemm_wgs_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgsBf16, 2, true, 1, true}}},
+		gemmChoice{nil, "gemm_wgs_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgsTf32, 1, true, 1, true, nil}},
+		gemmChoice{nil, "gemm_wgs_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgsBf16, 2, true, 1, true, nil}}},
+	{TCWGP,
+		gemmChoice{nil, "gemm_wgp_tf32", 128, 256, wgShared, wgKernels{perWord: 1, fused: kc.GemmWgpTf32}},
+		gemmChoice{nil, "gemm_wgp_bf16", 128, 256, wgShared, wgKernels{perWord: 2, fused: kc.GemmWgpBf16}}},
 }
 
 // wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM, TCWGM3,
-// TCWGMS or TCWGS) for precision p (TF32 or BF16) as a gemmChoice, and its index
-// in tcState.ok; ok is false for other kernels.
+// TCWGMS, TCWGS or TCWGP) for precision p (TF32 or BF16) as a gemmChoice,
+// and its index in tcState.ok; ok is false for other kernels.
 func wgChoice(p Precision, k TCKernel) (c gemmChoice, i int, ok bool) {
 	for v, w := range wgVariants {
 		if w.kernel != k {
@@ -120,6 +131,10 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	}
 	if c.wg.tiled && rpB/c.tileN > 65535 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d columns)", g.M, g.N, c.name, 65535*c.tileN))
+	}
+	if c.wg.fused != nil {
+		be.gemmWGP(g, c, kw, rpA, rpB)
+		return
 	}
 	s := &scratch{mem: be.mem}
 	defer s.release() // after the launches: the cache reuses it later in the stream's order

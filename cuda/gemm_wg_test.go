@@ -10,7 +10,7 @@ import (
 )
 
 // wgProbe runs the layout probes of gemm_wg.cu on be (TCWG, TCWG3, TCWGM,
-// TCWGM3, TCWGMS or TCWGS, in
+// TCWGM3, TCWGMS, TCWGS or TCWGP, in
 // its precision): one tile (128 or 192 x 256) with K 64, A a selector
 // (A[m][k] = 1 where k = m % 64) and B once with B[n][k] = n % 256, once
 // with B[n][k] = k (integers every precision holds exactly), so that
@@ -63,11 +63,11 @@ func wgProbe(t *testing.T, be *Backend) {
 }
 
 // wgKinds are the TCKernel values of gemm_wg.cu's products.
-var wgKinds = []TCKernel{TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
+var wgKinds = []TCKernel{TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS, TCWGP}
 
 // TestGemmWGEmulated runs the layout probes on the CPU emulator's
-// gemm_wg_*, gemm_wg3_*, gemm_wgm_*, gemm_wgm3_* and gemm_wgms_*
-// (TestGemmPrecisionEmulated runs the general products).
+// gemm_wg_*, gemm_wg3_*, gemm_wgm_*, gemm_wgm3_*, gemm_wgms_*, gemm_wgs_*
+// and gemm_wgp_* (TestGemmPrecisionEmulated runs the general products).
 func TestGemmWGEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16} {
@@ -84,7 +84,7 @@ func TestGemmWGEmulated(t *testing.T) {
 }
 
 // TestGemmWGKernel runs gemm_wg.cu's kernels (TCWG, TCWG3, TCWGM, TCWGM3,
-// TCWGMS, then TCWGS, a subtest each) on a GPU
+// TCWGMS, TCWGS, then TCWGP, a subtest each) on a GPU
 // of compute capability 9.0 (wgmma, sm_90a): the layout probes, then the
 // precision tests' products (TestGemmPrecisionKernel leaves TCWG out, so that a
 // failure here cannot stop the other kernels' tests: bench/gpu_check.sh

@@ -232,36 +232,45 @@ const (
 	// ResNet-50 step 47.3 ms against the rr kernels' 52.5 and conv_wg's
 	// 41.7: not the default.
 	TCV4
+	// TCWGP is TCWG with gemm_wgp_tf32 and gemm_wgp_bf16: the packing and
+	// the product in one launch, a third warpgroup of each block packing
+	// the factors in chunks of k that any running block claims while the
+	// first two multiply (the products wait for each chunk's count), so
+	// that the packing's time (on an H200 17-36% of TCWG's: BF16 4096³ 62
+	// of 320 us) hides behind the first tiles' products; convolutions as
+	// under TCWG. Built without a GPU (2026-11-29): not timed yet, not
+	// the default.
+	TCWGP
 )
 
 // EnvTCKernel names the environment variable that sets the tensor-core
 // kernels of the backends NewBackend returns: auto, v1, v2, v3, v4, wg,
-// wg3, wgm, wgm3, wgms or wgs (see TCKernel; unset: auto).
+// wg3, wgm, wgm3, wgms, wgs or wgp (see TCKernel; unset: auto).
 const EnvTCKernel = "DUEL_CUDA_TC_KERNEL"
 
 // tcKernels lists the TCKernel values.
-var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS}
+var tcKernels = []TCKernel{TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS, TCWGP}
 
 // ParseTCKernel parses "auto", "v1", "v2", "v3", "v4", "wg", "wg3",
-// "wgm", "wgm3", "wgms" or "wgs" (any case).
+// "wgm", "wgm3", "wgms", "wgs" or "wgp" (any case).
 func ParseTCKernel(s string) (TCKernel, error) {
 	for _, k := range tcKernels {
 		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
 			return k, nil
 		}
 	}
-	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs", s)
+	return TCAuto, fmt.Errorf("cuda: tensor-core kernels %q: expected auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms, wgs or wgp", s)
 }
 
 // DefaultTCKernel returns the tensor-core kernels NewBackend gives its
 // backend: $DUEL_CUDA_TC_KERNEL when it is set, else TCAuto. An invalid
 // value of the variable is an error.
 func DefaultTCKernel() (TCKernel, error) {
-	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms or wgs")
+	return envSetting(EnvTCKernel, TCAuto, ParseTCKernel, "auto, v1, v2, v3, v4, wg, wg3, wgm, wgm3, wgms, wgs or wgp")
 }
 
 // String returns "auto", "v1", "v2", "v3", "v4", "wg", "wg3", "wgm",
-// "wgm3", "wgms" or "wgs".
+// "wgm3", "wgms", "wgs" or "wgp".
 func (k TCKernel) String() string {
 	switch k {
 	case TCAuto:
@@ -286,6 +295,8 @@ func (k TCKernel) String() string {
 		return "wgms"
 	case TCWGS:
 		return "wgs"
+	case TCWGP:
+		return "wgp"
 	}
 	return fmt.Sprintf("TCKernel(%d)", int(k))
 }
@@ -304,7 +315,7 @@ const (
 // 1 yes, -1 no).
 type tcState struct {
 	kernel TCKernel
-	ok     [3 + 2*6]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
+	ok     [3 + 2*7]int8 // gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, then wgVariants' TF32 and BF16 kernels
 }
 
 // SetTCKernel sets the tensor-core kernels of the backend's TF32 and BF16
@@ -312,8 +323,8 @@ type tcState struct {
 // and TCV3 side by side). It is not safe to call while other goroutines use the
 // backend.
 func (be *Backend) SetTCKernel(k TCKernel) {
-	if k < TCAuto || k > TCV4 {
-		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS or TCWGS", k))
+	if k < TCAuto || k > TCWGP {
+		panic(fmt.Sprintf("cuda: Backend.SetTCKernel(%v): expected TCAuto, TCV1, TCV2, TCV3, TCV4, TCWG, TCWG3, TCWGM, TCWGM3, TCWGMS, TCWGS or TCWGP", k))
 	}
 	be.tc.kernel = k
 }

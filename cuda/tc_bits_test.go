@@ -19,8 +19,8 @@ import (
 // the products cover both tile heights of the convolutions (64 and 128
 // rows), every pass, a strided input gradient and a product with K past
 // a multiple of 32, in both operand layouts. It skips without g++ or
-// under -short. The products of gemm_wg.cu (TCWG, TCWG3, TCWGM, TCWGM3
-// and TCWGMS: packed operands, wgmma) are compared too: the emulator's wgmma
+// under -short. The products of gemm_wg.cu (TCWG, TCWG3, TCWGM, TCWGM3,
+// TCWGMS and TCWGP: packed operands, wgmma) are compared too: the emulator's wgmma
 // rounds each k step's exact sum once, as its mma.sync does, so the bits
 // must agree there.
 func TestTCKernelsSameBits(t *testing.T) {
@@ -37,7 +37,7 @@ func TestTCKernelsSameBits(t *testing.T) {
 		return be
 	}
 	auto, v2 := backend(TCAuto), backend(TCV2)
-	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS)}
+	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS), backend(TCWGP)}
 	if a, b := auto.gemmKernelName(), v2.gemmKernelName(); a != "gemm_tc3_tf32" || b != "gemm_tc2_tf32" {
 		t.Fatalf("kernels %s and %s, want gemm_tc3_tf32 and gemm_tc2_tf32", a, b)
 	}

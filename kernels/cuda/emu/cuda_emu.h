@@ -165,6 +165,35 @@ inline void clusterWait() {
     if (!_setjmp(self().jb)) _longjmp(blk->sched, 1);
 }
 
+// namedBarriers is the number of barrier ids bar.sync may name (0 to 15:
+// 0 is the block's, __syncthreads); barrier slot of id i > 0 follows the
+// block's, the warps' and the warpgroups' (namedBarrier).
+constexpr unsigned namedBarriers = 16;
+
+// namedBarrier is the slot of bar.sync's barrier id in the block's
+// arrived and expected counts.
+inline unsigned namedBarrier(unsigned id) {
+    const unsigned nw = (bDim.x * bDim.y * bDim.z + 31) / 32;
+    return 1 + nw + nw / 4 + id - 1;
+}
+
+// pauses counts poll_pause calls since the launch began; a launch that
+// polls more than maxPauses times aborts (a counter that never reaches
+// what its readers wait for).
+inline unsigned long long pauses = 0;
+constexpr unsigned long long maxPauses = 1ull << 26;
+
+// pause switches to the scheduler, the thread staying runnable: another
+// thread of the block runs before it polls again.
+inline void pause() {
+    if (++pauses > maxPauses) {
+        std::fprintf(stderr, "emu: block (%u,%u,%u) polled %llu times: a counter its threads wait for never reaches its value\n", bIdx.x, bIdx.y,
+                     bIdx.z, pauses);
+        std::exit(2);
+    }
+    if (!_setjmp(self().jb)) _longjmp(blk->sched, 1);
+}
+
 // wait arrives at barrier id and switches to the scheduler until the
 // barrier completes.
 inline void wait(int id) {
@@ -196,6 +225,33 @@ inline void wait(int id) {
 #define DYNAMIC_SHARED(T, name) T* name = reinterpret_cast<T*>(emu::dynamicShared())
 
 inline void __syncthreads() { emu::wait(0); }
+
+// bar_named is bar.sync id, n (flags.cuh): a barrier of the n threads that
+// use id; every use of an id in a block must name the same n, and id 0 is
+// __syncthreads's.
+inline void bar_named(unsigned id, unsigned n) {
+    if (id == 0 || id >= emu::namedBarriers || n % 32 != 0 || n == 0 || n > emu::bDim.x * emu::bDim.y * emu::bDim.z) {
+        std::fprintf(stderr, "emu: bar.sync %u, %u in a block of %u threads: expected an id from 1 to 15 and a multiple of 32 up to the block\n", id,
+                     n, emu::bDim.x * emu::bDim.y * emu::bDim.z);
+        std::exit(2);
+    }
+    const unsigned slot = emu::namedBarrier(id);
+    int& want = emu::blk->expected[slot];
+    if (want == 0) want = (int)n;
+    if (want != (int)n) {
+        std::fprintf(stderr, "emu: bar.sync %u with %u threads, earlier with %d in block (%u,%u,%u)\n", id, n, want, emu::bIdx.x, emu::bIdx.y, emu::bIdx.z);
+        std::exit(2);
+    }
+    emu::wait((int)slot);
+}
+
+// ld_acquire_gpu is ld.acquire.gpu.s32 (flags.cuh): the emulator's threads
+// see every write at once.
+inline int ld_acquire_gpu(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
+
+// poll_pause is flags.cuh's pause between two polls: the thread yields to
+// the block's others (emu::pause).
+inline void poll_pause() { emu::pause(); }
 
 inline double __longlong_as_double(long long v) {
     double d;
@@ -780,6 +836,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
         std::exit(2);
     }
     body = [=] { k(P(args)...); };
+    pauses = 0;
     for (unsigned bz = 0; bz < grid.z; bz++)
         for (unsigned by = 0; by < grid.y; by++)
             for (unsigned bx0 = 0; bx0 < grid.x; bx0 += cx) {
@@ -789,8 +846,8 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                     b.idx = dim3(bx0 + r, by, bz);
                     b.rank = r;
                     b.fibers.resize(n);
-                    b.arrived.assign(1 + nw + nw / 4, 0);
-                    b.expected.assign(1 + nw + nw / 4, 0);
+                    b.arrived.assign(1 + nw + nw / 4 + namedBarriers - 1, 0);
+                    b.expected.assign(1 + nw + nw / 4 + namedBarriers - 1, 0);
                     b.expected[0] = n;
                     for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
                     for (unsigned g = 0; g < nw / 4; g++) b.expected[1 + nw + g] = std::min(128u, n - 128 * g);

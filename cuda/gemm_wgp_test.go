@@ -1,0 +1,98 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// TestWGPChunkConstant checks that wgpChunk is gemm_wg.cu's WGP_CHUNK.
+func TestWGPChunkConstant(t *testing.T) {
+	src := kernelSource(t, "gemm_wg.cu")
+	if got := kernelDefine(t, src, "gemm_wg.cu", "WGP_CHUNK"); got != wgpChunk {
+		t.Errorf("gemm_wg.cu's WGP_CHUNK is %d, the backend's wgpChunk %d", got, wgpChunk)
+	}
+}
+
+// TestGemmWGPEmulated checks gemm_wgp_* (TCWGP: the packing in the
+// product's launch) on the CPU emulator against gemm_wg_*'s two launches
+// (TCWG), bit for bit: the same rounded operands must reach the same
+// products. The shapes put the packing over several chunks of k in both
+// precisions (K past 32 * wgpChunk words: 256 TF32 or 512 BF16 values),
+// over two tiles of B's rows, in batches, in every transposition, with
+// factors whose rows start on 16 bytes (the packing's float4 loads) and
+// others (its checked loads), and an empty K (C = beta*C). testGemmPrecision
+// (TestGemmPrecisionEmulated) checks the values against the rounded
+// product on the general shapes.
+func TestGemmWGPEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	r := rand.New(rand.NewPCG(3, 11))
+	type shape struct {
+		m, n, k, batch int
+		aligned        bool
+	}
+	for _, p := range []Precision{TF32, BF16} {
+		wgp, wg := backendOnEmulator(t, e, p, TCWGP), backendOnEmulator(t, e, p, TCWG)
+		for _, s := range []shape{{40, 260, 600, 2, true}, {35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					g := tensor.GemmArgs{TransA: ta, TransB: tb, M: s.m, N: s.n, K: s.k, Alpha: 1.5, Beta: 0.5, Batch: s.batch}
+					ra, ca, rb, cb := g.M, g.K, g.K, g.N
+					if ta {
+						ra, ca = ca, ra
+					}
+					if tb {
+						rb, cb = cb, rb
+					}
+					g.LDA, g.LDB, g.LDC = max(ca, 1), max(cb, 1), g.N
+					if s.aligned {
+						g.LDA, g.LDB = (g.LDA+3)/4*4, (g.LDB+3)/4*4
+					} else {
+						g.OffA, g.OffB, g.LDA, g.LDB = 1, 3, g.LDA+1, g.LDB+2
+					}
+					g.StrideA, g.StrideB, g.StrideC = ra*g.LDA, rb*g.LDB, g.M*g.LDC
+					na, nb, nc := gemmSizes(g)
+					a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
+					what := fmt.Sprintf("%v tA=%v tB=%v %dx%dx%d batch %d, aligned %v", p, ta, tb, s.m, s.n, s.k, s.batch, s.aligned)
+					sameBits(t, what+": "+wgp.gemmFor(g).name+" vs "+wg.gemmFor(g).name, runGemm(wgp, g, a, b, c), runGemm(wg, g, a, b, c))
+				}
+			}
+		}
+	}
+}
+
+// backendOnEmulator returns a backend on the emulator e in precision p
+// with tensor-core kernels k.
+func backendOnEmulator(t *testing.T, e *cudatest.Emulator, p Precision, k TCKernel) *Backend {
+	t.Helper()
+	be, err := newBackend(e, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := be.SetPrecision(p); got != p {
+		t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
+	}
+	be.SetTCKernel(k)
+	return be
+}
+
+// runGemm runs g on be with factors a and b and C's initial values c, and
+// returns C.
+func runGemm(be *Backend, g tensor.GemmArgs, a, b, c []float32) []float32 {
+	bufs := [3]tensor.Buffer{}
+	for i, v := range [][]float32{a, b, c} {
+		bufs[i] = be.Alloc(max(len(v), 1))
+		be.CopyIn(bufs[i], 0, v)
+	}
+	g.A, g.B, g.C = bufs[0], bufs[1], bufs[2]
+	be.Gemm(g)
+	out := make([]float32, len(c))
+	be.CopyOut(out, g.C, 0)
+	for _, x := range bufs {
+		be.Release(x)
+	}
+	return out
+}
