@@ -36,7 +36,7 @@ func TestGemmWGPEmulated(t *testing.T) {
 	}
 	for _, p := range []Precision{TF32, BF16} {
 		wgp, wg := backendOnEmulator(t, e, p, TCWGP), backendOnEmulator(t, e, p, TCWG)
-		for _, s := range []shape{{40, 260, 600, 2, true}, {35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}} {
+		for _, s := range []shape{{40, 260, 600, 2, true}, {100, 256, 600, 2, true}, {35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}} {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					g := tensor.GemmArgs{TransA: ta, TransB: tb, M: s.m, N: s.n, K: s.k, Alpha: 1.5, Beta: 0.5, Batch: s.batch}

@@ -20,7 +20,10 @@
 // kernel, as for blocks run one after another: a cluster kernel keeps its
 // per-block state in dynamic shared memory). sm_90's mbarriers and bulk
 // copies (cp.async.bulk, multicast into a cluster's blocks) are
-// bulk_emu.h's. This checks the kernels'
+// bulk_emu.h's. Outside clusters, after each release of a block-wide
+// barrier one warp drawn pseudo-randomly stalls for a few rounds while
+// the others run (warpStall), and a thread that polls a counter
+// (poll_pause) yields to the others. This checks the kernels'
 // index arithmetic, loops, barriers and reductions; it does not model
 // timing, memory coalescing, or the floating-point contractions (FMA)
 // nvcc may choose.
@@ -133,6 +136,19 @@ constexpr int clusterBarrier = 1 << 30;
 // of the scheduler while other fibers can run (see launch).
 inline unsigned clusterReleases = 0, clusterStalled = 0, clusterStallLeft = 0;
 constexpr unsigned clusterStallRounds = 64;
+// Outside clusters, after each release of a block-wide barrier
+// (__syncthreads or a named bar.sync), one warp of the block drawn from a
+// pseudo-random sequence (warpReleases: its state, from the launch's
+// number in the process and the block's; or none, one draw in warps + 1)
+// stalls for warpStallRounds rounds of the scheduler
+// (warpStall: the rounds left of each warp's stall),
+// so that the block's other warps run ahead of it: a write of the
+// stalled warp that another warp reads without a barrier between them,
+// or after a counter it was to be ordered before, shows.
+inline uint64_t warpReleases = 0;
+inline uint64_t launches = 0;  // launches so far in the process: each block's sequence starts from its own state
+inline unsigned warpStall[32];
+constexpr unsigned warpStallRounds = 16;
 
 // stack returns the reusable stack of fiber t (64 KiB, never freed).
 inline char* stack(unsigned t) {
@@ -202,6 +218,11 @@ inline void wait(int id) {
         b.arrived[id] = 0;
         for (auto& f : b.fibers)
             if (f.waiting == id) f.waiting = -1;
+        const unsigned nw = (bDim.x * bDim.y * bDim.z + 31) / 32;
+        if (!cluster && (id == 0 || id >= (int)(1 + nw + nw / 4))) {  // the block's or a named barrier
+            warpReleases = warpReleases * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+            if (const unsigned w = (unsigned)(warpReleases >> 33) % (nw + 1); w < nw) warpStall[w] = warpStallRounds;
+        }
         return;  // the last to arrive goes on
     }
     self().waiting = id;
@@ -837,6 +858,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
     }
     body = [=] { k(P(args)...); };
     pauses = 0;
+    launches++;
     for (unsigned bz = 0; bz < grid.z; bz++)
         for (unsigned by = 0; by < grid.y; by++)
             for (unsigned bx0 = 0; bx0 < grid.x; bx0 += cx) {
@@ -878,6 +900,8 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 // orders after that block's reads show).
                 const unsigned all = cx * n;
                 clusterReleases = 0, clusterStallLeft = 0;
+                warpReleases = launches * 0x9E3779B97F4A7C15ull + (bz * grid.y + by) * grid.x + bx0;
+                std::fill(std::begin(warpStall), std::end(warpStall), 0u);
                 for (unsigned round = 0;; round++) {
                     bool ran = false, left = false, stalled = false;
                     const unsigned start = (round * 7919u) % all;
@@ -890,6 +914,10 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                         left = true;
                         if (f.waiting >= 0) continue;
                         if (clusterStallLeft > 0 && g / n == clusterStalled) {  // from the release on, in this round too
+                            stalled = true;
+                            continue;
+                        }
+                        if (warpStall[t / 32] > 0) {
                             stalled = true;
                             continue;
                         }
@@ -907,8 +935,11 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                     }
                     if (!left) break;
                     if (clusterStallLeft > 0) clusterStallLeft--;
+                    for (unsigned& w : warpStall)
+                        if (w > 0) w--;
                     if (!ran && stalled) {
-                        clusterStallLeft = 0;  // only the stalled block can run: the next round runs it
+                        clusterStallLeft = 0;  // only the stalled block or warps can run: the next round runs them
+                        std::fill(std::begin(warpStall), std::end(warpStall), 0u);
                         continue;
                     }
                     if (!ran) {
