@@ -16,6 +16,10 @@
 //     that the packages run at once by go test ./... compile once and
 //     later runs not at all; DUEL_EMU_CACHE=off builds in a temporary
 //     directory instead, DUEL_EMU_CACHE=DIR keeps the cache in DIR.
+//     After each release of a block-wide barrier the emulator stalls a
+//     warp drawn from a pseudo-random sequence for a few rounds, so that
+//     writes ordered by no barrier show; DUEL_EMU_SEED=N draws another
+//     sequence (the default is 0), for hunting races over several runs.
 //
 // The package imports neither cuda nor its users, so that their own
 // (internal) tests can use it.

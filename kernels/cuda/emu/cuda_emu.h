@@ -139,7 +139,8 @@ constexpr unsigned clusterStallRounds = 64;
 // Outside clusters, after each release of a block-wide barrier
 // (__syncthreads or a named bar.sync), one warp of the block drawn from a
 // pseudo-random sequence (warpReleases: its state, from the launch's
-// number in the process and the block's; or none, one draw in warps + 1)
+// number in the process, the block's and $DUEL_EMU_SEED; or none, one
+// draw in warps + 1)
 // stalls for warpStallRounds rounds of the scheduler
 // (warpStall: the rounds left of each warp's stall),
 // so that the block's other warps run ahead of it: a write of the
@@ -147,6 +148,16 @@ constexpr unsigned clusterStallRounds = 64;
 // or after a counter it was to be ordered before, shows.
 inline uint64_t warpReleases = 0;
 inline uint64_t launches = 0;  // launches so far in the process: each block's sequence starts from its own state
+
+// stallSeed is $DUEL_EMU_SEED (0 when unset): another seed draws other
+// warps to stall, for hunting races with several runs of the same tests.
+inline uint64_t stallSeed() {
+    static const uint64_t seed = [] {
+        const char* v = std::getenv("DUEL_EMU_SEED");
+        return v ? std::strtoull(v, nullptr, 10) : 0ull;
+    }();
+    return seed;
+}
 inline unsigned warpStall[32];
 constexpr unsigned warpStallRounds = 16;
 
@@ -900,7 +911,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 // orders after that block's reads show).
                 const unsigned all = cx * n;
                 clusterReleases = 0, clusterStallLeft = 0;
-                warpReleases = launches * 0x9E3779B97F4A7C15ull + (bz * grid.y + by) * grid.x + bx0;
+                warpReleases = (launches + stallSeed() * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull + (bz * grid.y + by) * grid.x + bx0;
                 std::fill(std::begin(warpStall), std::end(warpStall), 0u);
                 for (unsigned round = 0;; round++) {
                     bool ran = false, left = false, stalled = false;
