@@ -6,10 +6,15 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// wgpChunk is WGP_CHUNK of kernels/cuda/gemm_wg.cu (a test reads it
-// there): the 128-byte k-tiles of one chunk of gemm_wgp_*'s packing, the
-// unit its products wait for.
-const wgpChunk = 8
+// wgpChunk and wgpCountStride are WGP_CHUNK and WGP_COUNT_STRIDE of
+// kernels/cuda/gemm_wg.cu (a test reads them there): the 128-byte k-tiles
+// of one chunk of gemm_wgp_*'s packing, the unit its products wait for,
+// and the int32s from one of its counters to the next (one 128-byte line
+// each).
+const (
+	wgpChunk       = 8
+	wgpCountStride = 32
+)
 
 // gemmWGP runs product g with gemm_wgp_* (TCWGP): one launch of 384-thread
 // blocks whose third warpgroup packs op(A) and op(B)^T into scratch memory
@@ -31,7 +36,7 @@ func (be *Backend) gemmWGP(g tensor.GemmArgs, c gemmChoice, kw, rpA, rpB int) {
 	must("Gemm", err)
 	pb, err := s.alloc(4 * g.Batch * rpB * kw)
 	must("Gemm", err)
-	counts := 4 * (1 + g.Batch*chunks) // the next piece, then each chunk's pieces done
+	counts := 4 * wgpCountStride * (1 + g.Batch*chunks) // the next piece, then each chunk's pieces done
 	sync, err := s.alloc(counts)
 	must("Gemm", err)
 	must("Gemm", be.g.Zero(sync, counts))

@@ -21,5 +21,5 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
 }
 
 // poll_pause waits a little between two polls of a counter.
-__device__ __forceinline__ void poll_pause() { __nanosleep(64); }
+__device__ __forceinline__ void poll_pause() { __nanosleep(200); }
 #endif

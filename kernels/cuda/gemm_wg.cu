@@ -141,7 +141,8 @@
 
 #include "flags.cuh"
 
-#define WGP_CHUNK 8  // 128-byte k-tiles a chunk of gemm_wgp_*'s packing: what its products wait for
+#define WGP_CHUNK 8          // 128-byte k-tiles a chunk of gemm_wgp_*'s packing: what its products wait for
+#define WGP_COUNT_STRIDE 32  // ints between gemm_wgp_*'s counters: each in its own 128-byte line
 
 // wg_pack writes op(X[b]) (R x K; element (r, k) at x[r*ld + k] when
 // kcontig, else x[k*ld + r]) into P[b] (Rp x KW words), rounded, zero
@@ -221,8 +222,8 @@ __device__ __forceinline__ void wg_store(const float (&d)[128], int M, int N, fl
 // With P (gemm_wgp_*) the operands are being packed while it runs: its
 // warpgroups are the block's first 256 threads, their barriers bar.sync
 // 2, 256, and before a k-tile's copies are issued thread 0 waits until
-// ready[bz * Q + c], the pieces of the batch's chunk c (WGP_CHUNK k-tiles)
-// packed, reaches per.
+// ready[WGP_COUNT_STRIDE * (bz * Q + c)], the pieces of the batch's chunk
+// c (WGP_CHUNK k-tiles) packed, reaches per.
 template <bool BF16, int NWG, bool P = false>
 __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const unsigned* Ap, long long strideA, const unsigned* Bp,
                                         long long strideB, float beta, float* C, long long ldc, long long strideC, int batch,
@@ -266,7 +267,7 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
         auto wait = [&](int kt) {
             if constexpr (P) {
                 if (tid == 0 && kt < KT && kt % WGP_CHUNK == 0) {
-                    const int* f = ready + (long long)bz * Q + kt / WGP_CHUNK;
+                    const int* f = ready + WGP_COUNT_STRIDE * ((long long)bz * Q + kt / WGP_CHUNK);
                     while (ld_acquire_gpu(f) < per) poll_pause();
                 }
                 __syncwarp();
@@ -630,14 +631,17 @@ __device__ __forceinline__ void wgp_piece(const float* x, long long ld, int kcon
 // operand of one batch, numbered chunk after chunk (batch bz's chunk c is
 // chunk f = bz * Q + c; in each, A's Rp_A / 32 bands, then B's Rp_B / 32);
 // a block's packer warpgroup claims the next piece by atomicAdd on
-// sync[0] until none is left, writes it, and once its 128 threads have
-// (bar.sync 1, 128) one of them fences and adds 1 to sync[1 + f]. The
+// sync[0] until none is left (the next one while it writes the current
+// one), writes it, and once its 128 threads have (bar.sync 1, 128) one of
+// them fences and adds 1 to chunk f's count, sync[WGP_COUNT_STRIDE * (1 +
+// f)] (every counter in a 128-byte line of its own, so that the polls of
+// one chunk's count do not contend with the claims or the other counts). The
 // product waits for each chunk's count to reach per = (Rp_A + Rp_B) / 32
 // before copying its k-tiles. Every claimed piece belongs to a block that
 // runs, and every block packs until all are claimed, so no block waits
 // on one not yet resident: the blocks of the first wave pack the operands
 // while they multiply their first tiles, and the later ones find them
-// packed. sync holds 1 + batch * Q zeroed ints.
+// packed. sync holds WGP_COUNT_STRIDE * (1 + batch * Q) zeroed ints.
 template <bool BF16>
 __device__ __forceinline__ void gemm_wgp(const float* A, long long lda, long long sA, int kcA, int vecA, const float* B, long long ldb,
                                          long long sB, int kcB, int vecB, int M, int N, int K, int KW, int RpA, int RpB, float alpha,
@@ -647,27 +651,33 @@ __device__ __forceinline__ void gemm_wgp(const float* A, long long lda, long lon
     const int bandsA = RpA / 32, per = bandsA + RpB / 32;      // pieces a chunk
     const long long strideAp = (long long)RpA * KW, strideBp = (long long)RpB * KW;
     if (threadIdx.x < 256) {
-        gemm_wg<BF16, 2, true>(M, N, KW, alpha, Ap, strideAp, Bp, strideBp, beta, C, ldc, strideC, batch, sync + 1, Q, per);
+        gemm_wg<BF16, 2, true>(M, N, KW, alpha, Ap, strideAp, Bp, strideBp, beta, C, ldc, strideC, batch, sync + WGP_COUNT_STRIDE, Q, per);
         return;
     }
     const int t = threadIdx.x - 256;
     const int total = batch * Q * per;  // the host keeps it below 2^31
-    __shared__ int claim;
-    for (;;) {
-        if (t == 0) claim = atomicAdd(sync, 1);
-        bar_named(1, 128);
-        const int pc = claim;
+    // claim[i % 2] is the piece of the i-th turn; thread 0 claims the next
+    // one as a turn starts and stores it only once its share of the piece
+    // is written, so that the atomic's round trip overlaps the piece.
+    __shared__ int claim[2];
+    if (t == 0) claim[0] = atomicAdd(sync, 1);
+    bar_named(1, 128);
+    for (int turn = 0;; turn++) {
+        const int pc = claim[turn & 1];
         if (pc >= total) break;
+        int next = 0;
+        if (t == 0) next = atomicAdd(sync, 1);
         const int f = pc / per, band = pc % per, bz = f / Q, c = f % Q;
         const int w0 = c * 32 * WGP_CHUNK, nw = KW - w0 < 32 * WGP_CHUNK ? KW - w0 : 32 * WGP_CHUNK;
         if (band < bandsA)
             wgp_piece<BF16>(A + bz * sA, lda, kcA, M, K, vecA, Ap + bz * strideAp, KW, 32 * band, w0, nw, t);
         else
             wgp_piece<BF16>(B + bz * sB, ldb, kcB, N, K, vecB, Bp + bz * strideBp, KW, 32 * (band - bandsA), w0, nw, t);
-        bar_named(1, 128);  // the piece's stores issued by all 128 (and claim read by all before thread 0 claims again)
+        if (t == 0) claim[(turn + 1) & 1] = next;
+        bar_named(1, 128);  // the piece's stores issued by all 128, and the next claim visible to them
         if (t == 0) {
             __threadfence();
-            atomicAdd(sync + 1 + f, 1);
+            atomicAdd(sync + WGP_COUNT_STRIDE * (1 + f), 1);
         }
     }
 }
