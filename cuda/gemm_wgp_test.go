@@ -34,7 +34,8 @@ func TestWGPConstants(t *testing.T) {
 // products with N 256 the block reads the last piece of chunk 0 (B's last
 // 32 rows), which the emulator's warp stalls can leave unwritten when a
 // count is raised before the packers' barrier: three such shapes, 24
-// launches, each with its own draw of stalled warps. testGemmPrecision
+// launches, each with its own draw of stalled warps. Four random shapes
+// follow. testGemmPrecision
 // (TestGemmPrecisionEmulated) checks the values against the rounded
 // product on the general shapes.
 func TestGemmWGPEmulated(t *testing.T) {
@@ -44,10 +45,14 @@ func TestGemmWGPEmulated(t *testing.T) {
 		m, n, k, batch int
 		aligned        bool
 	}
+	shapes := []shape{{40, 260, 600, 2, true}, {100, 256, 600, 2, true}, {32, 256, 530, 1, true}, {64, 256, 300, 2, false},
+		{35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}}
+	for range 4 { // and random ones
+		shapes = append(shapes, shape{1 + r.IntN(150), 1 + r.IntN(300), r.IntN(600), 1 + r.IntN(3), r.IntN(2) == 0})
+	}
 	for _, p := range []Precision{TF32, BF16} {
 		wgp, wg := backendOnEmulator(t, e, p, TCWGP), backendOnEmulator(t, e, p, TCWG)
-		for _, s := range []shape{{40, 260, 600, 2, true}, {100, 256, 600, 2, true}, {32, 256, 530, 1, true}, {64, 256, 300, 2, false},
-			{35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}} {
+		for _, s := range shapes {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					g := tensor.GemmArgs{TransA: ta, TransB: tb, M: s.m, N: s.n, K: s.k, Alpha: 1.5, Beta: 0.5, Batch: s.batch}
