@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/memory"
-	"strings"
 )
 
 // TestDUELPolicyOnHost drives Policy (on cudatest.Host) and memory.DUEL
