@@ -339,19 +339,20 @@ func TestWGSharedConstant(t *testing.T) {
 		k      TCKernel
 		bm     string
 		bars   int    // bytes of mbarriers a stage
-		define string // the clustered kernels' #define of their shared memory
+		define string // the clustered kernels' (and gemm_wgp_*'s) #define of their shared memory
 		shared int
+		extra  int // bytes after the stages and the alignment's 1024
 	}{
-		{TCWG, "WG_BM", 0, "", wgShared},
-		{TCWG3, "WG3_BM", 0, "", wg3Shared},
-		{TCWGM, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
-		{TCWGM3, "WG3_BM", 16, "#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)", wgm3Shared},
-		{TCWGMS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
-		{TCWGS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared},
-		{TCWGP, "WG_BM", 0, "", wgShared},
+		{TCWG, "WG_BM", 0, "", wgShared, 0},
+		{TCWG3, "WG3_BM", 0, "", wg3Shared, 0},
+		{TCWGM, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared, 0},
+		{TCWGM3, "WG3_BM", 16, "#define WGM3_SHARED (WG3_SHARED + 16 * WG_STAGES)", wgm3Shared, 0},
+		{TCWGMS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared, 0},
+		{TCWGS, "WG_BM", 16, "#define WGM_SHARED (WG_SHARED + 16 * WG_STAGES)", wgmShared, 0},
+		{TCWGP, "WG_BM", 0, "#define WGP_SHARED (WG_SHARED + 16)", wgpShared, 16},
 	} {
 		c, _, _ := wgChoice(TF32, tc.k)
-		if got := def("WG_STAGES")*((def(tc.bm)+def("WG_BN"))*128+tc.bars) + 1024; got != tc.shared || c.shared != tc.shared {
+		if got := def("WG_STAGES")*((def(tc.bm)+def("WG_BN"))*128+tc.bars) + 1024 + tc.extra; got != tc.shared || c.shared != tc.shared {
 			t.Errorf("gemm_wg.cu's shared memory with %s is %d bytes, the backend launches %s with %d", tc.bm, got, c.name, c.shared)
 		}
 		if tc.define != "" && !bytes.Contains(src, []byte(tc.define)) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Dynamic shared memory of gemm_wg.cu's products in bytes: WG_SHARED,
-// WG3_SHARED, WGM_SHARED and WGM3_SHARED of kernels/cuda/gemm_wg.cu (a
+// WG3_SHARED, WGM_SHARED, WGM3_SHARED and WGP_SHARED of kernels/cuda/gemm_wg.cu (a
 // test reads them there), four stages of 128-byte k rows of a tile's
 // operands (128 x 256 for gemm_wg_* and gemm_wgm_*, 192 x 256 for
 // gemm_wg3_* and gemm_wgm3_*) plus 1 KiB to align them, and for the
@@ -19,6 +19,7 @@ const (
 	wg3Shared  = 4*(192+256)*128 + 1024
 	wgmShared  = wgShared + 16*4
 	wgm3Shared = wg3Shared + 16*4
+	wgpShared  = wgShared + 16 // gemm_wgp_*'s (WGP_SHARED): its packers' claims after the ring
 )
 
 // wgPack is the launcher of gemm_wg_pack_* and gemm_wg_packt_*.
@@ -81,8 +82,8 @@ var wgVariants = []struct {
 		gemmChoice{nil, "gemm_wgs_tf32", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktTf32, kc.GemmWgsTf32, 1, true, 1, true, nil}},
 		gemmChoice{nil, "gemm_wgs_bf16", 128, 256, wgmShared, wgKernels{kc.GemmWgPacktBf16, kc.GemmWgsBf16, 2, true, 1, true, nil}}},
 	{TCWGP,
-		gemmChoice{nil, "gemm_wgp_tf32", 128, 256, wgShared, wgKernels{perWord: 1, fused: kc.GemmWgpTf32}},
-		gemmChoice{nil, "gemm_wgp_bf16", 128, 256, wgShared, wgKernels{perWord: 2, fused: kc.GemmWgpBf16}}},
+		gemmChoice{nil, "gemm_wgp_tf32", 128, 256, wgpShared, wgKernels{perWord: 1, fused: kc.GemmWgpTf32}},
+		gemmChoice{nil, "gemm_wgp_bf16", 128, 256, wgpShared, wgKernels{perWord: 2, fused: kc.GemmWgpBf16}}},
 }
 
 // wgChoice returns gemm_wg.cu's kernels of k (TCWG, TCWG3, TCWGM, TCWGM3,

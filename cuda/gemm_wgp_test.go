@@ -34,8 +34,11 @@ func TestWGPConstants(t *testing.T) {
 // products with N 256 the block reads the last piece of chunk 0 (B's last
 // 32 rows), which the emulator's warp stalls can leave unwritten when a
 // count is raised before the packers' barrier: three such shapes, 24
-// launches, each with its own draw of stalled warps. Four random shapes
-// follow. testGemmPrecision
+// launches, each with its own draw of stalled warps. The emulator runs
+// four blocks of gemm_wgp_* at once (EMU_EXPORT_CONCURRENT), so that the
+// 130 x 300 products (2 x 2 tiles, two batches: two groups of four
+// blocks) have blocks that multiply pieces other blocks packed and pack
+// pieces others wait for. Four random shapes follow. testGemmPrecision
 // (TestGemmPrecisionEmulated) checks the values against the rounded
 // product on the general shapes.
 func TestGemmWGPEmulated(t *testing.T) {
@@ -46,7 +49,7 @@ func TestGemmWGPEmulated(t *testing.T) {
 		aligned        bool
 	}
 	shapes := []shape{{40, 260, 600, 2, true}, {100, 256, 600, 2, true}, {32, 256, 530, 1, true}, {64, 256, 300, 2, false},
-		{35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}}
+		{35, 30, 530, 1, false}, {9, 7, 0, 2, true}, {33, 20, 70, 3, false}, {130, 300, 600, 2, true}}
 	for range 4 { // and random ones
 		shapes = append(shapes, shape{1 + r.IntN(150), 1 + r.IntN(300), r.IntN(600), 1 + r.IntN(3), r.IntN(2) == 0})
 	}

@@ -141,6 +141,7 @@
 
 #include "flags.cuh"
 
+#define WGP_SHARED (WG_SHARED + 16)  // gemm_wgp_*'s dynamic shared memory: gemm_wg_*'s, then the packers' two claims
 #define WGP_CHUNK 8          // 128-byte k-tiles a chunk of gemm_wgp_*'s packing: what its products wait for
 #define WGP_COUNT_STRIDE 32  // ints between gemm_wgp_*'s counters: each in its own 128-byte line
 
@@ -658,8 +659,12 @@ __device__ __forceinline__ void gemm_wgp(const float* A, long long lda, long lon
     const int total = batch * Q * per;  // the host keeps it below 2^31
     // claim[i % 2] is the piece of the i-th turn; thread 0 claims the next
     // one as a turn starts and stores it only once its share of the piece
-    // is written, so that the atomic's round trip overlaps the piece.
-    __shared__ int claim[2];
+    // is written, so that the atomic's round trip overlaps the piece. They
+    // lie after the product's ring in dynamic shared memory (the CPU
+    // emulator runs blocks of this kernel side by side, whose static
+    // shared variables it would share).
+    TC2_DYNAMIC_SHARED(smem);
+    int* claim = reinterpret_cast<int*>(reinterpret_cast<unsigned char*>(smem) + WG_SHARED);
     if (t == 0) claim[0] = atomicAdd(sync, 1);
     bar_named(1, 128);
     for (int turn = 0;; turn++) {

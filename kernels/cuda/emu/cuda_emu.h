@@ -20,7 +20,10 @@
 // kernel, as for blocks run one after another: a cluster kernel keeps its
 // per-block state in dynamic shared memory). sm_90's mbarriers and bulk
 // copies (cp.async.bulk, multicast into a cluster's blocks) are
-// bulk_emu.h's. Outside clusters, after each release of a block-wide
+// bulk_emu.h's. A kernel exported with EMU_EXPORT_CONCURRENT runs groups
+// of consecutive blocks together the same way, without a cluster (blocks
+// that wait for each other through global memory). Outside clusters,
+// after each release of a block-wide
 // barrier one warp drawn pseudo-randomly stalls for a few rounds while
 // the others run (warpStall), and a thread that polls a counter
 // (poll_pause) yields to the others. This checks the kernels'
@@ -128,6 +131,16 @@ inline void* dynamicShared() { return blk->shared.data(); }
 // blocks, and clusterArrived counts the threads at its barrier
 // (clusterBarrier, a waiting id of its own).
 inline unsigned clusterX = 1;
+// concurrentBlocks is the number of consecutive blocks a launch of a
+// kernel exported with EMU_EXPORT_CONCURRENT runs together, all their
+// fibers in one scheduler as a cluster's but without a cluster (their
+// barriers, shared memory and warp stalls their own; static __shared__
+// variables, one per kernel, shared: such a kernel keeps its per-block
+// state in dynamic shared memory), so that blocks that wait for each
+// other through global memory (flags.cuh) run as on a GPU, where several
+// are resident at once; at most maxConcurrent.
+inline unsigned concurrentBlocks = 1;
+constexpr unsigned maxConcurrent = 8;
 inline std::vector<Block>* cluster;
 inline unsigned clusterArrived = 0;
 constexpr int clusterBarrier = 1 << 30;
@@ -158,7 +171,7 @@ inline uint64_t stallSeed() {
     }();
     return seed;
 }
-inline unsigned warpStall[32];
+inline unsigned warpStall[32 * 8];  // warp w of the group's block r at 32 r + w
 constexpr unsigned warpStallRounds = 16;
 
 // stack returns the reusable stack of fiber t (64 KiB, never freed).
@@ -232,7 +245,7 @@ inline void wait(int id) {
         const unsigned nw = (bDim.x * bDim.y * bDim.z + 31) / 32;
         if (!cluster && (id == 0 || id >= (int)(1 + nw + nw / 4))) {  // the block's or a named barrier
             warpReleases = warpReleases * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
-            if (const unsigned w = (unsigned)(warpReleases >> 33) % (nw + 1); w < nw) warpStall[w] = warpStallRounds;
+            if (const unsigned w = (unsigned)(warpReleases >> 33) % (nw + 1); w < nw) warpStall[32 * b.rank + w] = warpStallRounds;
         }
         return;  // the last to arrive goes on
     }
@@ -870,13 +883,18 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
     body = [=] { k(P(args)...); };
     pauses = 0;
     launches++;
-    for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx0 = 0; bx0 < grid.x; bx0 += cx) {
-                std::vector<Block> bs(cx);
-                for (unsigned r = 0; r < cx; r++) {
+    // Blocks run in groups, x fastest: a cluster's cx blocks, or
+    // concurrentBlocks consecutive blocks of a kernel exported with
+    // EMU_EXPORT_CONCURRENT, else one at a time.
+    const unsigned total = grid.x * grid.y * grid.z;
+    const unsigned gs = cx > 1 ? cx : std::max(1u, std::min(concurrentBlocks, maxConcurrent));
+    for (unsigned base = 0; base < total; base += gs) {
+                const unsigned cnt = std::min(gs, total - base);
+                std::vector<Block> bs(cnt);
+                for (unsigned r = 0; r < cnt; r++) {
                     Block& b = bs[r];
-                    b.idx = dim3(bx0 + r, by, bz);
+                    const unsigned l = base + r;
+                    b.idx = dim3(l % grid.x, l / grid.x % grid.y, l / (grid.x * grid.y));
                     b.rank = r;
                     b.fibers.resize(n);
                     b.arrived.assign(1 + nw + nw / 4 + namedBarriers - 1, 0);
@@ -909,9 +927,9 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                 // so that the others run ahead of it (a block's writes
                 // into another's shared memory that no cluster barrier
                 // orders after that block's reads show).
-                const unsigned all = cx * n;
+                const unsigned all = cnt * n;
                 clusterReleases = 0, clusterStallLeft = 0;
-                warpReleases = (launches + stallSeed() * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull + (bz * grid.y + by) * grid.x + bx0;
+                warpReleases = (launches + stallSeed() * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull + base;
                 std::fill(std::begin(warpStall), std::end(warpStall), 0u);
                 for (unsigned round = 0;; round++) {
                     bool ran = false, left = false, stalled = false;
@@ -928,7 +946,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                             stalled = true;
                             continue;
                         }
-                        if (warpStall[t / 32] > 0) {
+                        if (warpStall[32 * (g / n) + t / 32] > 0) {
                             stalled = true;
                             continue;
                         }
@@ -954,8 +972,8 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                         continue;
                     }
                     if (!ran) {
-                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u)%s: a barrier some threads never reach\n", bx0, by, bz,
-                                     cx > 1 ? "'s cluster" : "");
+                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u)%s: a barrier some threads never reach\n", bs[0].idx.x, bs[0].idx.y,
+                                     bs[0].idx.z, cx > 1 ? "'s cluster" : cnt > 1 ? " and the blocks run beside it" : "");
                         std::exit(2);
                     }
                 }
@@ -971,7 +989,7 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
                             std::exit(2);
                         }
                 }
-            }
+    }
 }
 
 // launchParams launches k with its parameters read from params, laid out as
@@ -1005,6 +1023,20 @@ void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::in
         emu::clusterX = cx;                                                                                 \
         emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
         emu::clusterX = 1;                                                                                  \
+        emu::sharedBytes = 0;                                                                               \
+    }                                                                                                       \
+    extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
+
+// EMU_EXPORT_CONCURRENT(k, g) is EMU_EXPORT for a kernel whose blocks
+// wait for each other through global memory: its launches run g
+// consecutive blocks together (concurrentBlocks).
+#define EMU_EXPORT_CONCURRENT(k, g)                                                                         \
+    extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+                            unsigned shared, void** params) {                                              \
+        emu::sharedBytes = shared;                                                                          \
+        emu::concurrentBlocks = g;                                                                          \
+        emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
+        emu::concurrentBlocks = 1;                                                                          \
         emu::sharedBytes = 0;                                                                               \
     }                                                                                                       \
     extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
