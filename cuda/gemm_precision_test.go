@@ -244,6 +244,21 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 	}
 }
 
+// backendOnEmulator returns a backend on the emulator e in precision p
+// with tensor-core kernels k.
+func backendOnEmulator(t *testing.T, e *cudatest.Emulator, p Precision, k TCKernel) *Backend {
+	t.Helper()
+	be, err := newBackend(e, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := be.SetPrecision(p); got != p {
+		t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
+	}
+	be.SetTCKernel(k)
+	return be
+}
+
 // TestGemmPrecisionEmulated runs gemm_tf32 and gemm_bf16 (TCV1),
 // gemm_tc2_tf32 and gemm_tc2_bf16 (TCV2), gemm_tc3_tf32 (TCV3),
 // gemm_wg_tf32 and gemm_wg_bf16 (TCWG, with their packing kernels), the
@@ -266,14 +281,7 @@ func TestGemmPrecisionEmulated(t *testing.T) {
 		}
 		for _, k := range kinds {
 			t.Run(p.String()+"/"+k.String(), func(t *testing.T) {
-				be, err := newBackend(e, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := be.SetPrecision(p); got != p {
-					t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
-				}
-				be.SetTCKernel(k)
+				be := backendOnEmulator(t, e, p, k)
 				t.Logf("kernel %s", be.gemmKernelName())
 				if c, _, ok := wgChoice(p, k); ok && be.gemmKernelName() != c.name {
 					t.Fatalf("%v: kernel %s, want %s", k, be.gemmKernelName(), c.name)

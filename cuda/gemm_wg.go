@@ -133,9 +133,8 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	if c.wg.tiled && rpB/c.tileN > 65535 {
 		must("Gemm", fmt.Errorf("cuda: %d x %d exceeds one %s launch (grid limit: %d columns)", g.M, g.N, c.name, 65535*c.tileN))
 	}
-	if c.wg.fused != nil {
-		be.gemmWGP(g, c, kw, rpA, rpB)
-		return
+	if c.wg.fused != nil && !wgpFits(g.Batch, kw, rpA, rpB) {
+		c, _, _ = wgChoice(be.prec, TCWG) // gemm_wgp_*'s pieces beyond int32: the same tiles in two launches
 	}
 	s := &scratch{mem: be.mem}
 	defer s.release() // after the launches: the cache reuses it later in the stream's order
@@ -143,6 +142,10 @@ func (be *Backend) gemmWG(g tensor.GemmArgs, c gemmChoice) {
 	must("Gemm", err)
 	pb, err := s.alloc(4 * g.Batch * rpB * kw)
 	must("Gemm", err)
+	if c.wg.fused != nil {
+		be.gemmWGP(g, c, kw, rpA, rpB, s, pa, pb)
+		return
+	}
 	z := min(g.Batch, 65535)
 	pack := func(x tensor.Buffer, off, ld, stride int, kcontig bool, r, rp int, p driver.DevicePtr) {
 		cfg := kc.Config{Grid: driver.Dim3{X: kw / 32, Y: rp / 32, Z: z}, Block: driver.Dim3{X: 32, Y: 8, Z: 1}}

@@ -72,13 +72,7 @@ func TestGemmWGEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	for _, p := range []Precision{TF32, BF16} {
 		for _, k := range wgKinds {
-			be, err := newBackend(e, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			be.SetPrecision(p)
-			be.SetTCKernel(k)
-			wgProbe(t, be)
+			wgProbe(t, backendOnEmulator(t, e, p, k))
 		}
 	}
 }

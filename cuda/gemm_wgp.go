@@ -16,26 +16,26 @@ const (
 	wgpCountStride = 32
 )
 
-// gemmWGP runs product g with gemm_wgp_* (TCWGP): one launch of 384-thread
-// blocks whose third warpgroup packs op(A) and op(B)^T into scratch memory
-// (gemm_wg_pack_*'s layout, kw words a row, rows padded to rpA and rpB)
-// in pieces that any running block claims, while the first two multiply
-// each 128 x 256 tile as gemm_wg_* does once the chunks of k they copy are
-// packed (see kernels/cuda/gemm_wg.cu). The pieces are counted in int32:
-// beyond that it runs gemm_wg_*'s two launches.
-func (be *Backend) gemmWGP(g tensor.GemmArgs, c gemmChoice, kw, rpA, rpB int) {
-	chunks := (kw + 32*wgpChunk - 1) / (32 * wgpChunk)
-	if int64(g.Batch)*int64(chunks)*int64((rpA+rpB)/32) > 1<<31-1 {
-		w, _, _ := wgChoice(be.prec, TCWG)
-		be.gemmWG(g, w)
-		return
-	}
-	s := &scratch{mem: be.mem}
-	defer s.release() // after the launch: the cache reuses it later in the stream's order
-	pa, err := s.alloc(4 * g.Batch * rpA * kw)
-	must("Gemm", err)
-	pb, err := s.alloc(4 * g.Batch * rpB * kw)
-	must("Gemm", err)
+// wgpChunks returns the chunks of gemm_wgp_*'s packing in one batch
+// element's packed rows of kw words.
+func wgpChunks(kw int) int { return (kw + 32*wgpChunk - 1) / (32 * wgpChunk) }
+
+// wgpFits reports whether gemm_wgp_* can number the pieces of a product's
+// packing (batch elements, packed rows of kw words, rows padded to rpA
+// and rpB) in int32, as it does.
+func wgpFits(batch, kw, rpA, rpB int) bool {
+	return int64(batch)*int64(wgpChunks(kw))*int64((rpA+rpB)/32) <= 1<<31-1
+}
+
+// gemmWGP runs product g with gemm_wgp_* (TCWGP; gemmWG checked wgpFits
+// and allocated the packed operands pa and pb in s): one launch of
+// 384-thread blocks whose third warpgroup packs op(A) and op(B)^T into pa
+// and pb (gemm_wg_pack_*'s layout, kw words a row, rows padded to rpA and
+// rpB) in pieces that any running block claims, while the first two
+// multiply each 128 x 256 tile as gemm_wg_* does once the chunks of k
+// they copy are packed (see kernels/cuda/gemm_wg.cu).
+func (be *Backend) gemmWGP(g tensor.GemmArgs, c gemmChoice, kw, rpA, rpB int, s *scratch, pa, pb driver.DevicePtr) {
+	chunks := wgpChunks(kw)
 	counts := 4 * wgpCountStride * (1 + g.Batch*chunks) // the next piece, then each chunk's pieces done
 	sync, err := s.alloc(counts)
 	must("Gemm", err)

@@ -83,21 +83,6 @@ func TestGemmWGPEmulated(t *testing.T) {
 	}
 }
 
-// backendOnEmulator returns a backend on the emulator e in precision p
-// with tensor-core kernels k.
-func backendOnEmulator(t *testing.T, e *cudatest.Emulator, p Precision, k TCKernel) *Backend {
-	t.Helper()
-	be, err := newBackend(e, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := be.SetPrecision(p); got != p {
-		t.Fatalf("SetPrecision(%v) = %v on the emulator", p, got)
-	}
-	be.SetTCKernel(k)
-	return be
-}
-
 // runGemm runs g on be with factors a and b and C's initial values c, and
 // returns C.
 func runGemm(be *Backend, g tensor.GemmArgs, a, b, c []float32) []float32 {

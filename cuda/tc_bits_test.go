@@ -25,17 +25,7 @@ import (
 // must agree there.
 func TestTCKernelsSameBits(t *testing.T) {
 	e := cudatest.NewEmulator(t)
-	backend := func(k TCKernel) *Backend {
-		be, err := newBackend(e, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := be.SetPrecision(TF32); got != TF32 {
-			t.Fatalf("SetPrecision(tf32) = %v on the emulator", got)
-		}
-		be.SetTCKernel(k)
-		return be
-	}
+	backend := func(k TCKernel) *Backend { return backendOnEmulator(t, e, TF32, k) }
 	auto, v2 := backend(TCAuto), backend(TCV2)
 	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS), backend(TCWGP)}
 	if a, b := auto.gemmKernelName(), v2.gemmKernelName(); a != "gemm_tc3_tf32" || b != "gemm_tc2_tf32" {
@@ -56,15 +46,7 @@ func TestTCKernelsSameBits(t *testing.T) {
 			a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
 			outs := make([][]float32, 2+len(wgs))
 			for i, be := range append([]*Backend{auto, v2}, wgs...) {
-				bufs := [3]tensor.Buffer{}
-				for j, v := range [][]float32{a, b, c} {
-					bufs[j] = be.Alloc(len(v)) // at offset 0: rows on 16 bytes where the leading dimension allows
-					be.CopyIn(bufs[j], 0, v)
-				}
-				g.A, g.B, g.C = bufs[0], bufs[1], bufs[2]
-				be.Gemm(g)
-				outs[i] = make([]float32, nc)
-				be.CopyOut(outs[i], g.C, 0)
+				outs[i] = runGemm(be, g, a, b, c) // at offset 0: rows on 16 bytes where the leading dimension allows
 			}
 			sameBits(t, "gemm "+auto.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[0], outs[1])
 			for i, wg := range wgs {

@@ -23,10 +23,10 @@
 // bulk_emu.h's. A kernel exported with EMU_EXPORT_CONCURRENT runs groups
 // of consecutive blocks together the same way, without a cluster (blocks
 // that wait for each other through global memory). Outside clusters,
-// after each release of a block-wide
-// barrier one warp drawn pseudo-randomly stalls for a few rounds while
-// the others run (warpStall), and a thread that polls a counter
-// (poll_pause) yields to the others. This checks the kernels'
+// after each release of a block-wide barrier one warp drawn
+// pseudo-randomly stalls for a few rounds while the others run
+// (warpStall), and a thread that polls a counter (poll_pause) yields to
+// the others. This checks the kernels'
 // index arithmetic, loops, barriers and reductions; it does not model
 // timing, memory coalescing, or the floating-point contractions (FMA)
 // nvcc may choose.
@@ -153,12 +153,11 @@ constexpr unsigned clusterStallRounds = 64;
 // (__syncthreads or a named bar.sync), one warp of the block drawn from a
 // pseudo-random sequence (warpReleases: its state, from the launch's
 // number in the process, the block's and $DUEL_EMU_SEED; or none, one
-// draw in warps + 1)
-// stalls for warpStallRounds rounds of the scheduler
-// (warpStall: the rounds left of each warp's stall),
-// so that the block's other warps run ahead of it: a write of the
-// stalled warp that another warp reads without a barrier between them,
-// or after a counter it was to be ordered before, shows.
+// draw in warps + 1) stalls for warpStallRounds rounds of the scheduler
+// (warpStall: the rounds left of each warp's stall), so that the block's
+// other warps run ahead of it: a write of the stalled warp that another
+// warp reads without a barrier between them, or after a counter it was
+// to be ordered before, shows.
 inline uint64_t warpReleases = 0;
 inline uint64_t launches = 0;  // launches so far in the process: each block's sequence starts from its own state
 
@@ -171,7 +170,7 @@ inline uint64_t stallSeed() {
     }();
     return seed;
 }
-inline unsigned warpStall[32 * 8];  // warp w of the group's block r at 32 r + w
+inline unsigned warpStall[32 * maxConcurrent];  // warp w of the group's block r at 32 r + w
 constexpr unsigned warpStallRounds = 16;
 
 // stack returns the reusable stack of fiber t (64 KiB, never freed).
@@ -242,8 +241,8 @@ inline void wait(int id) {
         b.arrived[id] = 0;
         for (auto& f : b.fibers)
             if (f.waiting == id) f.waiting = -1;
-        const unsigned nw = (bDim.x * bDim.y * bDim.z + 31) / 32;
-        if (!cluster && (id == 0 || id >= (int)(1 + nw + nw / 4))) {  // the block's or a named barrier
+        if (!cluster && (id == 0 || id >= (int)namedBarrier(1))) {  // the block's or a named barrier
+            const unsigned nw = (bDim.x * bDim.y * bDim.z + 31) / 32;
             warpReleases = warpReleases * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
             if (const unsigned w = (unsigned)(warpReleases >> 33) % (nw + 1); w < nw) warpStall[32 * b.rank + w] = warpStallRounds;
         }
@@ -889,106 +888,106 @@ void launch(dim3 grid, dim3 block, void (*k)(P...), A... args) {
     const unsigned total = grid.x * grid.y * grid.z;
     const unsigned gs = cx > 1 ? cx : std::max(1u, std::min(concurrentBlocks, maxConcurrent));
     for (unsigned base = 0; base < total; base += gs) {
-                const unsigned cnt = std::min(gs, total - base);
-                std::vector<Block> bs(cnt);
-                for (unsigned r = 0; r < cnt; r++) {
-                    Block& b = bs[r];
-                    const unsigned l = base + r;
-                    b.idx = dim3(l % grid.x, l / grid.x % grid.y, l / (grid.x * grid.y));
-                    b.rank = r;
-                    b.fibers.resize(n);
-                    b.arrived.assign(1 + nw + nw / 4 + namedBarriers - 1, 0);
-                    b.expected.assign(1 + nw + nw / 4 + namedBarriers - 1, 0);
-                    b.expected[0] = n;
-                    for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
-                    for (unsigned g = 0; g < nw / 4; g++) b.expected[1 + nw + g] = std::min(128u, n - 128 * g);
-                    b.slot.assign(n, 0);
-                    b.frag.assign(6 * n, 0);
-                    b.shared.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
-                    for (unsigned t = 0; t < n; t++) {
-                        Fiber& f = b.fibers[t];
-                        f.tid = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-                        getcontext(&f.ctx);
-                        f.ctx.uc_stack.ss_sp = stack(r * n + t);
-                        f.ctx.uc_stack.ss_size = 64 << 10;
-                        f.ctx.uc_link = nullptr;
-                        makecontext(&f.ctx, trampoline, 0);
-                    }
+        const unsigned cnt = std::min(gs, total - base);
+        std::vector<Block> bs(cnt);
+        for (unsigned r = 0; r < cnt; r++) {
+            Block& b = bs[r];
+            const unsigned l = base + r;
+            b.idx = dim3(l % grid.x, l / grid.x % grid.y, l / (grid.x * grid.y));
+            b.rank = r;
+            b.fibers.resize(n);
+            b.arrived.assign(namedBarrier(namedBarriers), 0);  // the block's, warps', warpgroups' and named barriers
+            b.expected.assign(namedBarrier(namedBarriers), 0);
+            b.expected[0] = n;
+            for (unsigned w = 0; w < nw; w++) b.expected[1 + w] = std::min(32u, n - 32 * w);
+            for (unsigned g = 0; g < nw / 4; g++) b.expected[1 + nw + g] = std::min(128u, n - 128 * g);
+            b.slot.assign(n, 0);
+            b.frag.assign(6 * n, 0);
+            b.shared.assign((sharedBytes + sharedCanary + 7) / 8, 0xa5a5a5a5a5a5a5a5ull);
+            for (unsigned t = 0; t < n; t++) {
+                Fiber& f = b.fibers[t];
+                f.tid = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+                getcontext(&f.ctx);
+                f.ctx.uc_stack.ss_sp = stack(r * n + t);
+                f.ctx.uc_stack.ss_size = 64 << 10;
+                f.ctx.uc_link = nullptr;
+                makecontext(&f.ctx, trampoline, 0);
+            }
+        }
+        cluster = cx > 1 ? &bs : nullptr;
+        clusterArrived = 0;
+        bulkStart();
+        // Round robin over runnable fibers until all are done,
+        // alternating the direction (and starting point) of the
+        // rounds, so that a missing barrier between a write and a
+        // read of another thread shows in either order. In a
+        // cluster, after each release of its barrier, one block in
+        // turn also stalls for a few rounds while others can run,
+        // so that the others run ahead of it (a block's writes
+        // into another's shared memory that no cluster barrier
+        // orders after that block's reads show).
+        const unsigned all = cnt * n;
+        clusterReleases = 0, clusterStallLeft = 0;
+        warpReleases = (launches + stallSeed() * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull + base;
+        std::fill(std::begin(warpStall), std::end(warpStall), 0u);
+        for (unsigned round = 0;; round++) {
+            bool ran = false, left = false, stalled = false;
+            const unsigned start = (round * 7919u) % all;
+            for (unsigned q = 0; q < all; q++) {
+                const unsigned g = (round & 1) ? (start + all - q) % all : (start + q) % all;
+                Block& b = bs[g / n];
+                const unsigned t = g % n;
+                Fiber& f = b.fibers[t];
+                if (f.done) continue;
+                left = true;
+                if (f.waiting >= 0) continue;
+                if (clusterStallLeft > 0 && g / n == clusterStalled) {  // from the release on, in this round too
+                    stalled = true;
+                    continue;
                 }
-                cluster = cx > 1 ? &bs : nullptr;
-                clusterArrived = 0;
-                bulkStart();
-                // Round robin over runnable fibers until all are done,
-                // alternating the direction (and starting point) of the
-                // rounds, so that a missing barrier between a write and a
-                // read of another thread shows in either order. In a
-                // cluster, after each release of its barrier, one block in
-                // turn also stalls for a few rounds while others can run,
-                // so that the others run ahead of it (a block's writes
-                // into another's shared memory that no cluster barrier
-                // orders after that block's reads show).
-                const unsigned all = cnt * n;
-                clusterReleases = 0, clusterStallLeft = 0;
-                warpReleases = (launches + stallSeed() * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull + base;
+                if (cx == 1 && warpStall[32 * (g / n) + t / 32] > 0) {
+                    stalled = true;
+                    continue;
+                }
+                blk = &b;
+                bIdx = b.idx;
+                b.cur = t;
+                ran = true;
+                if (!_setjmp(b.sched)) {
+                    if (!f.started) {
+                        f.started = true;
+                        setcontext(&f.ctx);
+                    }
+                    _longjmp(f.jb, 1);
+                }
+            }
+            if (!left) break;
+            if (clusterStallLeft > 0) clusterStallLeft--;
+            for (unsigned& w : warpStall)
+                if (w > 0) w--;
+            if (!ran && stalled) {
+                clusterStallLeft = 0;  // only the stalled block or warps can run: the next round runs them
                 std::fill(std::begin(warpStall), std::end(warpStall), 0u);
-                for (unsigned round = 0;; round++) {
-                    bool ran = false, left = false, stalled = false;
-                    const unsigned start = (round * 7919u) % all;
-                    for (unsigned q = 0; q < all; q++) {
-                        const unsigned g = (round & 1) ? (start + all - q) % all : (start + q) % all;
-                        Block& b = bs[g / n];
-                        const unsigned t = g % n;
-                        Fiber& f = b.fibers[t];
-                        if (f.done) continue;
-                        left = true;
-                        if (f.waiting >= 0) continue;
-                        if (clusterStallLeft > 0 && g / n == clusterStalled) {  // from the release on, in this round too
-                            stalled = true;
-                            continue;
-                        }
-                        if (warpStall[32 * (g / n) + t / 32] > 0) {
-                            stalled = true;
-                            continue;
-                        }
-                        blk = &b;
-                        bIdx = b.idx;
-                        b.cur = t;
-                        ran = true;
-                        if (!_setjmp(b.sched)) {
-                            if (!f.started) {
-                                f.started = true;
-                                setcontext(&f.ctx);
-                            }
-                            _longjmp(f.jb, 1);
-                        }
-                    }
-                    if (!left) break;
-                    if (clusterStallLeft > 0) clusterStallLeft--;
-                    for (unsigned& w : warpStall)
-                        if (w > 0) w--;
-                    if (!ran && stalled) {
-                        clusterStallLeft = 0;  // only the stalled block or warps can run: the next round runs them
-                        std::fill(std::begin(warpStall), std::end(warpStall), 0u);
-                        continue;
-                    }
-                    if (!ran) {
-                        std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u)%s: a barrier some threads never reach\n", bs[0].idx.x, bs[0].idx.y,
-                                     bs[0].idx.z, cx > 1 ? "'s cluster" : cnt > 1 ? " and the blocks run beside it" : "");
-                        std::exit(2);
-                    }
+                continue;
+            }
+            if (!ran) {
+                std::fprintf(stderr, "emu: deadlock in block (%u,%u,%u)%s: a barrier some threads never reach\n", bs[0].idx.x, bs[0].idx.y,
+                             bs[0].idx.z, cx > 1 ? "'s cluster" : cnt > 1 ? " and the blocks run beside it" : "");
+                std::exit(2);
+            }
+        }
+        bulkFinish();
+        blk = nullptr;
+        cluster = nullptr;
+        for (Block& b : bs) {
+            const unsigned char* sm = reinterpret_cast<const unsigned char*>(b.shared.data());
+            for (unsigned i = sharedBytes; i < sharedBytes + sharedCanary; i++)
+                if (sm[i] != 0xa5) {
+                    std::fprintf(stderr, "emu: block (%u,%u,%u) wrote byte %u of its %u bytes of dynamic shared memory\n", b.idx.x, b.idx.y,
+                                 b.idx.z, i, sharedBytes);
+                    std::exit(2);
                 }
-                bulkFinish();
-                blk = nullptr;
-                cluster = nullptr;
-                for (Block& b : bs) {
-                    const unsigned char* sm = reinterpret_cast<const unsigned char*>(b.shared.data());
-                    for (unsigned i = sharedBytes; i < sharedBytes + sharedCanary; i++)
-                        if (sm[i] != 0xa5) {
-                            std::fprintf(stderr, "emu: block (%u,%u,%u) wrote byte %u of its %u bytes of dynamic shared memory\n", b.idx.x, b.idx.y,
-                                         b.idx.z, i, sharedBytes);
-                            std::exit(2);
-                        }
-                }
+        }
     }
 }
 
@@ -1005,38 +1004,27 @@ void launchParams(dim3 grid, dim3 block, void (*k)(P...), void** params, std::in
 // which stores the byte size of each of k's parameters in sizes (at most
 // 32) and returns their number (the fake driver, fakedriver.cpp, copies
 // the parameters of a launch it runs later).
-#define EMU_EXPORT(k)                                                                                       \
-    extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-                            unsigned shared, void** params) {                                              \
-        emu::sharedBytes = shared;                                                                          \
-        emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
-        emu::sharedBytes = 0;                                                                               \
-    }                                                                                                       \
-    extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
+#define EMU_EXPORT(k) EMU_EXPORT_WITH(k, concurrentBlocks, 1)
 
 // EMU_EXPORT_CLUSTER(k, cx) is EMU_EXPORT for a kernel compiled with
 // __cluster_dims__(cx, 1, 1): its launches run clusters of cx blocks.
-#define EMU_EXPORT_CLUSTER(k, cx)                                                                           \
-    extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-                            unsigned shared, void** params) {                                              \
-        emu::sharedBytes = shared;                                                                          \
-        emu::clusterX = cx;                                                                                 \
-        emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
-        emu::clusterX = 1;                                                                                  \
-        emu::sharedBytes = 0;                                                                               \
-    }                                                                                                       \
-    extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
+#define EMU_EXPORT_CLUSTER(k, cx) EMU_EXPORT_WITH(k, clusterX, cx)
 
 // EMU_EXPORT_CONCURRENT(k, g) is EMU_EXPORT for a kernel whose blocks
 // wait for each other through global memory: its launches run g
 // consecutive blocks together (concurrentBlocks).
-#define EMU_EXPORT_CONCURRENT(k, g)                                                                         \
+#define EMU_EXPORT_CONCURRENT(k, g) EMU_EXPORT_WITH(k, concurrentBlocks, g)
+
+// EMU_EXPORT_WITH(k, setting, value) is EMU_EXPORT with emu::setting (a
+// grouping of blocks: clusterX or concurrentBlocks, 1 otherwise) set to
+// value during k's launches.
+#define EMU_EXPORT_WITH(k, setting, value)                                                                  \
     extern "C" void emu_##k(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
                             unsigned shared, void** params) {                                              \
         emu::sharedBytes = shared;                                                                          \
-        emu::concurrentBlocks = g;                                                                          \
+        emu::setting = value;                                                                               \
         emu::launchParams(dim3(gx, gy, gz), dim3(bx, by, bz), k, params, std::make_index_sequence<emu::arity(k)>()); \
-        emu::concurrentBlocks = 1;                                                                          \
+        emu::setting = 1;                                                                                   \
         emu::sharedBytes = 0;                                                                               \
     }                                                                                                       \
     extern "C" size_t emu_params_##k(size_t* sizes) { return emu::paramSizes(k, sizes); }
