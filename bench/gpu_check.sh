@@ -350,10 +350,15 @@ defaults)
 	limit=20 tests driver
 	# gemm_wgp_* (TCWGP, the packing inside the product's launch, built
 	# 2026-11-29 without a GPU): its test in a process of its own first
-	# (a count that never completes stops only that process), then timed
-	# beside the default's gemm_wg_* and torch.mm.
+	# (a count that never completes stops only that process), then
+	# TCAuto's measurement of gemm_wg_*, gemm_wgs_* and gemm_wgp_* on
+	# their first products (TestGemmTuneKernel), then the default timed
+	# (its log names the kernel it chose and each candidate's median)
+	# beside gemm_wgp_* alone and torch.mm.
 	only='^TestGemmWGKernel$/^(tf32|bf16)$/^wgp$' limit=45 tests cuda
 	mv "$out/cuda.log" "$out/cuda-wgp.log"
+	only='^TestGemmTuneKernel$' limit=30 tests cuda
+	mv "$out/cuda.log" "$out/cuda-tune.log"
 	bench_cuda 'GemmPrecision/(tf32|bf16)/n4096/(auto|wgp)$' 75 100x
 	bench_cuda 'Conv/^tf32$/(Stride2|Down1x1)/' 60 200x
 	timeout 60 python3 -u "$root/bench/gpu_peer.py" --gemm 2>&1 | tee "$out/peer-gemm.log"

@@ -33,6 +33,7 @@ type Backend struct {
 	prec     Precision        // the precision of Gemm (SetPrecision)
 	convPrec Precision        // the precision of the convolutions (SetConvPrecision)
 	tc       tcState          // which tensor-core GEMM kernels Gemm uses (precision.go)
+	tune     gemmTuning       // TCAuto's measurements of gemm_wg.cu's kernels by shape (gemm_tune.go)
 	convTC   convTCState      // convTCFor's cached choices of conv_tc.cu kernels (conv_tc.go)
 	// checkedStrided makes the input gradient at stride > 1 run the
 	// direct kernels (conv_dgrad_*), never convInputGradStrided (tests).
@@ -463,9 +464,15 @@ type gemmKernel = func(l kc.Launcher, cfg kc.Config, transA, transB, M, N, K int
 // sgemm_f32 (FP32, 64 x 64 tiles), or on the tensor cores (see
 // SetPrecision) with gemm_tc2_tf32 or gemm_tc2_bf16 (128 x 256 tiles,
 // cp.async pipeline) where the device gives them their shared memory, else
-// gemm_tf32 or gemm_bf16 (128 x 128 tiles): see Backend.gemmLaunch.
+// gemm_tf32 or gemm_bf16 (128 x 128 tiles): see Backend.gemmLaunch; under
+// TCAuto on compute capability 9.0, large products run with the fastest of
+// gemm_wg.cu's kernels as measured on their shape's first products
+// (gemm_tune.go).
 func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
+		return
+	}
+	if be.tunesGemm(g) && be.tunedGemm(g) {
 		return
 	}
 	k := be.gemmFor(g)

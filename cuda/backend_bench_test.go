@@ -190,7 +190,8 @@ func benchGemm(b *testing.B, d *Device, p Precision, n int, k TCKernel) {
 	}()
 	randomFill(be, n*n, x, y)
 	g := tensor.GemmArgs{M: n, N: n, K: n, Alpha: 1, A: x, B: y, C: z, LDA: n, LDB: n, LDC: n, Batch: 1}
-	b.Logf("kernel %s", be.gemmFor(g).name)
+	b.Logf("kernel %s", be.settleGemm(g))
+	logGemmTunes(b, be)
 	per := deviceLoop(b, d, func() { be.Gemm(g) })
 	gflops := 2 * float64(n) * float64(n) * float64(n) / per.Seconds() / 1e9
 	b.ReportMetric(gflops, "GFLOP/s")

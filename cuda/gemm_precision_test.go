@@ -564,6 +564,14 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	// On an H100 (9.0): gemm_wg.cu's sm_90a module loads and its kernels
 	// run, through the driver bindings, the opt-ins of 193 and 225 KiB and
 	// launches.
+	// TCAuto's measurement of gemm_wg.cu's kernels through Device's
+	// events and the driver binding (gemm_tune.go).
+	tune := runFake(t, lib, "^TestGemmTuneKernel$", "DUEL_FAKE_CUDA_CC=90")
+	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "tf32 130x300x72: kernel gemm_w", "bf16 130x300x72: kernel gemm_w"} {
+		if !strings.Contains(tune, w) {
+			t.Errorf("TCAuto's measurement at compute capability 9.0: output lacks %q:\n%s", w, tune)
+		}
+	}
 	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
 	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
 		"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",

@@ -159,8 +159,11 @@ const (
 	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
 	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
 	// (TCV1); on compute capability 9.0, products with M, N and K all at
-	// least wgAutoMin (1024) run with TCWG's gemm_wg_tf32 and
-	// gemm_wg_bf16 (Backend.gemmFor), and TF32 convolutions with
+	// least wgAutoMin (1024) run with gemm_wg.cu's kernels: the fastest
+	// of gemm_wg_*, gemm_wgs_* and gemm_wgp_* on the GPU at hand, measured
+	// on the backend's first products of each shape after a bit-for-bit
+	// cross-check (gemm_tune.go, Backend.GemmTunes; gemm_wg_* where the
+	// result exceeds 256 MiB), and TF32 convolutions with
 	// conv_wg.cu's kernels (the ResNet-50 step on an H200: 40.3 ms against
 	// 52.5 with the rr ones; convTCForRows). It is the default.
 	TCAuto TCKernel = iota
@@ -219,7 +222,8 @@ const (
 	// and only its own warpgroups free a stage. On an H200 its product
 	// ran 4-5% faster than TCWG's (4096³ TF32 409.7 against 428.3 us,
 	// BF16 240.2 against 253.3) and its tiled packing slower in BF16
-	// (76.3 against 62.9 us): 2-3.5% faster end to end, not the default.
+	// (76.3 against 62.9 us): 2-3.5% faster end to end. One of TCAuto's
+	// candidates on 9.0.
 	TCWGS
 	// TCV4 is TCV3 with conv_tc.cu's *_tf32rl kernels for TF32
 	// convolutions: the *_tf32rr kernels with the gathered operand mapped
@@ -238,8 +242,8 @@ const (
 	// first two multiply (the products wait for each chunk's count), so
 	// that the packing's time (on an H200 17-36% of TCWG's: BF16 4096³ 62
 	// of 320 us) hides behind the first tiles' products; convolutions as
-	// under TCWG. Built without a GPU (2026-11-29): not timed yet, not
-	// the default.
+	// under TCWG. Built without a GPU (2026-11-29): not timed yet; one of
+	// TCAuto's candidates on 9.0, which it runs where it measures faster.
 	TCWGP
 )
 
@@ -392,7 +396,9 @@ const wgAutoMin = 1024
 // gemmFor returns the kernel of product g: gemmLaunch's, except that under
 // TCAuto on a device of compute capability 9.0 a TF32 or BF16 product whose
 // M, N and K are all at least wgAutoMin runs with gemm_wg_tf32 or
-// gemm_wg_bf16 where the device gives them their shared memory.
+// gemm_wg_bf16 where the device gives them their shared memory. (Gemm
+// first asks the shape's measurement, tunedGemm, which starts from
+// gemm_wg_* and may choose gemm_wgs_* or gemm_wgp_*.)
 func (be *Backend) gemmFor(g tensor.GemmArgs) gemmChoice {
 	c := be.gemmLaunch()
 	if be.tc.kernel != TCAuto || be.cc != 90 || be.prec != TF32 && be.prec != BF16 || min(g.M, g.N, g.K) < wgAutoMin {

@@ -27,7 +27,7 @@ func TestTCKernelsSameBits(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	backend := func(k TCKernel) *Backend { return backendOnEmulator(t, e, TF32, k) }
 	auto, v2 := backend(TCAuto), backend(TCV2)
-	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS), backend(TCWGP)}
+	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS), backend(TCWGS), backend(TCWGP)}
 	if a, b := auto.gemmKernelName(), v2.gemmKernelName(); a != "gemm_tc3_tf32" || b != "gemm_tc2_tf32" {
 		t.Fatalf("kernels %s and %s, want gemm_tc3_tf32 and gemm_tc2_tf32", a, b)
 	}

@@ -9,20 +9,26 @@ import (
 
 // GemmTiming is the device time of one matrix product (TimeGemm).
 type GemmTiming struct {
-	Device    string        // e.g. "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)"
-	Precision Precision     // the precision the product ran in (FP32 where TF32 or BF16 fall back)
-	Kernel    string        // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, gemm_wg_tf32 or gemm_wg_bf16
-	PerCall   time.Duration // device time per product, between events around the loop
-	Reps      int           // products timed
-	GFLOPS    float64       // 2*m*n*k / PerCall
-	Peak      float64       // the device's dense peak in Precision, GFLOP/s (Device.PeakGFLOPS; 0: not known)
+	Device    string    // e.g. "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)"
+	Precision Precision // the precision the product ran in (FP32 where TF32 or BF16 fall back)
+	Kernel    string    // sgemm_f32, gemm_tf32, gemm_bf16, gemm_tc2_tf32, gemm_tc2_bf16, gemm_tc3_tf32, or one of gemm_wg.cu's (gemm_wg_*, gemm_wgs_*, gemm_wgp_*, ...)
+	// Candidates is, where the backend measured gemm_wg.cu's kernels on
+	// this shape before choosing Kernel (TCAuto on compute capability
+	// 9.0, gemm_tune.go), each candidate's median device time; nil
+	// otherwise.
+	Candidates map[string]time.Duration
+	PerCall    time.Duration // device time per product, between events around the loop
+	Reps       int           // products timed
+	GFLOPS     float64       // 2*m*n*k / PerCall
+	Peak       float64       // the device's dense peak in Precision, GFLOP/s (Device.PeakGFLOPS; 0: not known)
 }
 
 // TimeGemm times C = op(A)*op(B) (m x n x k, float32, row-major, alpha 1,
 // beta 0, A and B small integers) on device 0 in precision p, for at least
-// minTime and 3 products after one untimed product, by events recorded on
-// the device's stream before and after the loop: the device time a
-// product takes when the queue is full. It is what `duelctl bench gemm
+// minTime and 3 products after one untimed product (and, where the
+// backend measures its kernels on the shape, after the products that
+// measure them), by events recorded on the device's stream before and
+// after the loop: the device time a product takes when the queue is full. It is what `duelctl bench gemm
 // --device cuda` reports; BenchmarkGemmPrecision times the same in go test.
 func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Duration) (GemmTiming, error) {
 	if m <= 0 || n <= 0 || k <= 0 {
@@ -45,7 +51,6 @@ func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Durati
 	if transB {
 		g.LDB = k
 	}
-	res.Kernel = be.gemmFor(g).name
 	a, b := make([]float32, m*k), make([]float32, k*n)
 	for i := range a {
 		a[i] = float32(i%7) - 3
@@ -72,6 +77,12 @@ func TimeGemm(m, n, k int, transA, transB bool, p Precision, minTime time.Durati
 		be.CopyIn(g.A, 0, a)
 		be.CopyIn(g.B, 0, b)
 		be.Gemm(g)
+		res.Kernel = be.settleGemm(g)
+		for _, t := range be.GemmTunes() {
+			if t.Medians != nil {
+				res.Candidates = t.Medians
+			}
+		}
 		sync()
 		start, err := d.Record()
 		must("Record", err)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,6 +170,9 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		}
 		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s%s)\n",
 			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device, peak)
+		if r.Candidates != nil {
+			fmt.Fprintf(c.App.Writer, "  chosen by measuring on this GPU (median device time of %d products each): %s\n", cuda.GemmTuneSamples, candidateTimes(r.Candidates))
+		}
 	}
 	out := map[string]any{
 		"gflops":    first.GFLOPS,
@@ -182,5 +188,23 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 	if len(names) > 1 {
 		out["variants"] = variants
 	}
+	if first.Candidates != nil {
+		ms := map[string]float64{}
+		for name, d := range first.Candidates {
+			ms[name] = d.Seconds() * 1e3
+		}
+		out["candidates_ms"] = ms
+	}
 	return emitJSON(c, out)
+}
+
+// candidateTimes lists the measured kernels, fastest first, as
+// "gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms".
+func candidateTimes(c map[string]time.Duration) string {
+	names := slices.SortedFunc(maps.Keys(c), func(a, b string) int { return cmp.Or(cmp.Compare(c[a], c[b]), strings.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.3f ms", n, c[n].Seconds()*1e3)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -45,5 +46,23 @@ func TestBenchGemmCUDA(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "of the device's") || !strings.Contains(lines[0], "TFLOP/s tf32 peak") {
 		t.Errorf("the text line names no peak: %q", lines[0])
+	}
+}
+
+// TestCandidateTimes checks the line bench gemm prints for the kernels
+// the backend measured: fastest first, ties by name.
+func TestCandidateTimes(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]time.Duration
+		want string
+	}{
+		{map[string]time.Duration{}, ""},
+		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond}, "gemm_wg_bf16 0.320 ms"},
+		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond, "gemm_wgp_bf16": 271 * time.Microsecond, "gemm_wgs_bf16": 320 * time.Microsecond},
+			"gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms, gemm_wgs_bf16 0.320 ms"},
+	} {
+		if got := candidateTimes(tc.in); got != tc.want {
+			t.Errorf("candidateTimes(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

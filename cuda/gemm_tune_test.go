@@ -1,0 +1,227 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/internal/cudatest"
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// tuneShape is the product the measurement tests run: an odd shape over
+// two tiles of B's 256 columns, beta not 0 (the cross-check multiplies
+// into scratch memory with beta 0; the product itself must still add
+// beta C).
+var tuneShape = tensor.GemmArgs{M: 130, N: 300, K: 72, Alpha: 1.5, Beta: 0.5, Batch: 1, LDA: 72, LDB: 300, LDC: 300}
+
+// tuneRun runs the products of one shape's measurement and one more on
+// be (TCAuto, measuring) and checks each against ref's (TCWG) bit for
+// bit, on fresh factors each time.
+func tuneRun(t *testing.T, be, ref *Backend, g tensor.GemmArgs, r *rand.Rand) {
+	t.Helper()
+	na, nb, nc := gemmSizes(g)
+	for i := range 3 + len(gemmTuneKinds)*GemmTuneSamples {
+		a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
+		sameBits(t, fmt.Sprintf("product %d", i), runGemm(be, g, a, b, c), runGemm(ref, g, a, b, c))
+	}
+}
+
+// onlyTune returns the backend's single measurement.
+func onlyTune(t *testing.T, be *Backend) GemmTune {
+	t.Helper()
+	tunes := be.GemmTunes()
+	if len(tunes) != 1 {
+		t.Fatalf("GemmTunes: %d shapes, want 1: %+v", len(tunes), tunes)
+	}
+	return tunes[0]
+}
+
+// TestGemmTuneEmulated runs TCAuto's measurement of gemm_wg.cu's kernels
+// (gemm_tune.go) on the CPU emulator, with made-up times: every product
+// of the measurement (the cross-check's, the timed ones, the chosen
+// kernel's) equals gemm_wg_*'s bit for bit, beta included; the candidate
+// with the lowest median is chosen; a candidate whose cross-check product
+// differs is refused and never timed.
+func TestGemmTuneEmulated(t *testing.T) {
+	e := cudatest.NewEmulator(t)
+	r := rand.New(rand.NewPCG(11, 13))
+	times := map[string][]time.Duration{ // per candidate, its samples in turn
+		"wg":  {3, 3, 3},
+		"wgs": {5, 1, 6}, // median 5
+		"wgp": {2, 9, 2}, // median 2: the fastest
+	}
+	for _, p := range []Precision{TF32, BF16} {
+		t.Run(p.String(), func(t *testing.T) {
+			for _, corrupt := range []bool{false, true} {
+				be, ref := backendOnEmulator(t, e, p, TCAuto), backendOnEmulator(t, e, p, TCWG)
+				be.tune.anyCC, be.tune.minSize = true, 64
+				seen := map[string]int{}
+				be.tune.sampleTime = func(kernel string) time.Duration {
+					kind := kernelKind(kernel)
+					i := seen[kind]
+					seen[kind]++
+					return times[kind][i] * time.Millisecond
+				}
+				if corrupt {
+					be.tune.corrupt = func(kernel string, out []byte) {
+						if kernelKind(kernel) == "wgp" {
+							out[4*(301)+3] ^= 0x40 // row 1, column 1
+						}
+					}
+				}
+				if !be.tunesGemm(tuneShape) {
+					t.Fatal("tunesGemm: false under TCAuto with anyCC")
+				}
+				tuneRun(t, be, ref, tuneShape, r)
+				tune := onlyTune(t, be)
+				want, wantMedians := p.String(), map[string]time.Duration{"wg": 3, "wgs": 5, "wgp": 2}
+				if corrupt {
+					delete(wantMedians, "wgp")
+					if len(tune.Refused) != 1 || !strings.Contains(tune.Refused[0], "gemm_wgp_"+want+" differs from gemm_wg_"+want+" at element 301 (batch 0, row 1, column 1)") {
+						t.Errorf("Refused %q, want gemm_wgp_%s's difference at element 301", tune.Refused, want)
+					}
+					if seen["wgp"] != 0 {
+						t.Errorf("the refused gemm_wgp_%s was timed %d times", want, seen["wgp"])
+					}
+					want = "gemm_wg_" + want
+				} else {
+					if len(tune.Refused) != 0 {
+						t.Errorf("Refused %q, want none", tune.Refused)
+					}
+					want = "gemm_wgp_" + want
+				}
+				if tune.Kernel != want {
+					t.Errorf("corrupt %v: Kernel %q, want %q (medians %v)", corrupt, tune.Kernel, want, tune.Medians)
+				}
+				if len(tune.Medians) != len(wantMedians) {
+					t.Errorf("corrupt %v: Medians %v, want %d candidates", corrupt, tune.Medians, len(wantMedians))
+				}
+				for name, m := range tune.Medians {
+					if w, ok := wantMedians[kernelKind(name)]; !ok || m != w*time.Millisecond {
+						t.Errorf("corrupt %v: median of %s %v, want %v ms", corrupt, name, m, w)
+					}
+				}
+				if name, ok := be.gemmTunedName(tuneShape); !ok || name != want {
+					t.Errorf("gemmTunedName: %s %v, want %s true", name, ok, want)
+				}
+			}
+		})
+	}
+}
+
+// kernelKind returns "wg", "wgs" or "wgp" for gemm_wg_*, gemm_wgs_* or
+// gemm_wgp_*.
+func kernelKind(name string) string {
+	return strings.TrimPrefix(name[:strings.LastIndexByte(name, '_')], "gemm_")
+}
+
+// TestGemmTuneWhere checks which products are measured: TCAuto's TF32
+// and BF16 products from wgAutoMin on, on compute capability 9.0, with
+// results up to gemmTuneMaxBytes; and that settleGemm and the kernel's
+// name need no product where only one candidate fits the device's
+// shared memory.
+func TestGemmTuneWhere(t *testing.T) {
+	big := tensor.GemmArgs{M: 1024, N: 2048, K: 1024, Batch: 1}
+	for _, tc := range []struct {
+		cc   int
+		k    TCKernel
+		p    Precision
+		g    tensor.GemmArgs
+		want bool
+	}{
+		{90, TCAuto, TF32, big, true},
+		{90, TCAuto, BF16, big, true},
+		{90, TCAuto, FP32, big, false},
+		{90, TCWG, TF32, big, false},
+		{90, TCWGP, BF16, big, false},
+		{80, TCAuto, TF32, big, false},
+		{0, TCAuto, TF32, big, false},
+		{90, TCAuto, TF32, tensor.GemmArgs{M: 1024, N: 1023, K: 4096, Batch: 1}, false},
+		{90, TCAuto, TF32, tensor.GemmArgs{M: 8192, N: 8192, K: 1024, Batch: 1}, true},  // 256 MiB of result
+		{90, TCAuto, TF32, tensor.GemmArgs{M: 8192, N: 8192, K: 1024, Batch: 2}, false}, // 512 MiB
+	} {
+		be, err := newBackend(&optInHost{Host: cudatest.NewHost(), max: 227 << 10}, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be.cc = tc.cc
+		be.SetPrecision(tc.p)
+		be.SetTCKernel(tc.k)
+		if got := be.tunesGemm(tc.g); got != tc.want {
+			t.Errorf("sm %d, %v, %v, %dx%dx%d batch %d: tunesGemm %v, want %v", tc.cc, tc.k, tc.p, tc.g.M, tc.g.N, tc.g.K, tc.g.Batch, got, tc.want)
+		}
+	}
+	// Shared memory for gemm_wg_* (193 KiB) but not for gemm_wgp_* (16
+	// bytes more) nor gemm_wgs_* (64): nothing to measure, no product run.
+	be, err := newBackend(&optInHost{Host: cudatest.NewHost(), max: wgShared}, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.cc = 90
+	be.SetPrecision(TF32)
+	if name := be.settleGemm(big); name != "gemm_wg_tf32" {
+		t.Errorf("one candidate: settleGemm %s, want gemm_wg_tf32", name)
+	}
+	if tune := onlyTune(t, be); tune.Kernel != "gemm_wg_tf32" || tune.Medians != nil || tune.Refused != nil {
+		t.Errorf("one candidate: %+v, want gemm_wg_tf32 without measurement", tune)
+	}
+	// No shared memory for any: the product runs as gemmFor says.
+	be, err = newBackend(&optInHost{Host: cudatest.NewHost(), max: 180 << 10}, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.cc = 90
+	be.SetPrecision(TF32)
+	if name, ok := be.gemmTunedName(big); !ok || name != "gemm_tc3_tf32" {
+		t.Errorf("no candidate: gemmTunedName %s %v, want gemm_tc3_tf32 true", name, ok)
+	}
+}
+
+// TestGemmTuneKernel runs TCAuto's measurement on a GPU of compute
+// capability 9.0 (lowered to this small shape): every product equals
+// gemm_wg_*'s bit for bit, no candidate is refused, and each is timed.
+// It logs the choice and the medians. GPU only (the fake driver runs it
+// at compute capability 9.0: events, opt-ins and launches through the
+// driver binding).
+func TestGemmTuneKernel(t *testing.T) {
+	d := needGPU(t)
+	for _, p := range []Precision{TF32, BF16} {
+		t.Run(p.String(), func(t *testing.T) {
+			be, ref := backendIn(t, d, p, TCAuto), backendIn(t, d, p, TCWG)
+			be.tune.minSize = 64
+			if !be.tunesGemm(tuneShape) {
+				t.Skipf("TCAuto measures gemm_wg.cu's kernels on compute capability 9.0 only (%v)", d)
+			}
+			tuneRun(t, be, ref, tuneShape, rand.New(rand.NewPCG(3, 4)))
+			if err := be.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			tune := onlyTune(t, be)
+			t.Logf("%v %dx%dx%d: kernel %s, medians %v, refused %q", p, tune.M, tune.N, tune.K, tune.Kernel, tune.Medians, tune.Refused)
+			if len(tune.Refused) != 0 || tune.Kernel == "" {
+				t.Errorf("kernel %q, refused %q: want a kernel and no refusal", tune.Kernel, tune.Refused)
+			}
+			if len(tune.Medians) != len(gemmTuneKinds) {
+				t.Errorf("medians %v: want %d candidates (the device gives each its shared memory)", tune.Medians, len(gemmTuneKinds))
+			}
+			for n, m := range tune.Medians {
+				if m <= 0 {
+					t.Errorf("median of %s %v, want > 0", n, m)
+				}
+			}
+		})
+	}
+}
+
+// logGemmTunes logs the backend's measurements of gemm_wg.cu's kernels
+// (benchmarks).
+func logGemmTunes(tb testing.TB, be *Backend) {
+	for _, t := range be.GemmTunes() {
+		if t.Medians != nil || t.Refused != nil {
+			tb.Logf("measured %v %dx%dx%d: %s; medians %v; refused %q", t.Precision, t.M, t.N, t.K, t.Kernel, t.Medians, t.Refused)
+		}
+	}
+}
