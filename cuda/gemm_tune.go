@@ -178,8 +178,8 @@ func (be *Backend) gemmTuneOf(g tensor.GemmArgs) *gemmTune {
 // scratch memory (beta 0) and drops the candidates whose results differ
 // from the first's bit for bit.
 func (be *Backend) crossCheckGemm(g tensor.GemmArgs, t *gemmTune) {
-	t.checked = true
 	if len(t.cands) < 2 {
+		t.checked = true
 		return
 	}
 	n := g.Batch * g.M * g.N
@@ -208,7 +208,7 @@ func (be *Backend) crossCheckGemm(g tensor.GemmArgs, t *gemmTune) {
 		}
 		kept = append(kept, cand)
 	}
-	t.cands = kept
+	t.cands, t.checked = kept, true // not before: a device error above leaves the check to the next product
 	t.samples = t.samples[:len(kept)]
 	if len(kept) == 1 {
 		t.pick = 0

@@ -20,6 +20,18 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
     return v;
 }
 
-// poll_pause waits a little between two polls of a counter.
-__device__ __forceinline__ void poll_pause() { __nanosleep(200); }
+// pollLimit is the number of pauses after which a poll gives up: at 200
+// ns or more each, more than 13 seconds, where the counters it waits for
+// are raised within microseconds.
+constexpr unsigned pollLimit = 1u << 26;
+
+// poll_pause waits a little between two polls of a counter; polls counts
+// the pauses of this wait. A wait that reaches pollLimit traps: the
+// launch fails (the host sees CUDA_ERROR_LAUNCH_FAILED and the context is
+// lost) instead of hanging the process on a counter that never reaches
+// its value.
+__device__ __forceinline__ void poll_pause(unsigned& polls) {
+    if (++polls == pollLimit) __trap();
+    __nanosleep(200);
+}
 #endif

@@ -269,7 +269,7 @@ __device__ __forceinline__ void gemm_wg(int M, int N, int KW, float alpha, const
             if constexpr (P) {
                 if (tid == 0 && kt < KT && kt % WGP_CHUNK == 0) {
                     const int* f = ready + WGP_COUNT_STRIDE * ((long long)bz * Q + kt / WGP_CHUNK);
-                    while (ld_acquire_gpu(f) < per) poll_pause();
+                    for (unsigned polls = 0; ld_acquire_gpu(f) < per;) poll_pause(polls);
                 }
                 __syncwarp();
             }
