@@ -465,17 +465,22 @@ type gemmKernel = func(l kc.Launcher, cfg kc.Config, transA, transB, M, N, K int
 // SetPrecision) with gemm_tc2_tf32 or gemm_tc2_bf16 (128 x 256 tiles,
 // cp.async pipeline) where the device gives them their shared memory, else
 // gemm_tf32 or gemm_bf16 (128 x 128 tiles): see Backend.gemmLaunch; under
-// TCAuto on compute capability 9.0, large products run with the fastest of
-// gemm_wg.cu's kernels as measured on their shape's first products
-// (gemm_tune.go).
+// TCAuto on compute capability 9.0, products from 256 on in M, N and K run
+// with the fastest of that kernel and gemm_wg.cu's as measured on their
+// shape's first products (gemm_tune.go).
 func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return
 	}
-	if be.tunesGemm(g) && be.tunedGemm(g) {
+	if be.tunesGemm(g) {
+		be.tunedGemm(g)
 		return
 	}
-	k := be.gemmFor(g)
+	be.gemmWith(g, be.gemmFor(g))
+}
+
+// gemmWith runs product g with kernel k.
+func (be *Backend) gemmWith(g tensor.GemmArgs, k gemmChoice) {
 	if k.isWG() {
 		be.gemmWG(g, k)
 		return

@@ -12,41 +12,49 @@ import (
 )
 
 // Under TCAuto on compute capability 9.0 the backend measures, on its own
-// products, which of gemm_wg.cu's kernels multiplies a shape fastest on
-// the GPU at hand, instead of trusting figures from another card (on an
-// H200 gemm_wgs_* ran 2-3.5% faster than gemm_wg_* end to end, and
-// gemm_wgp_* was built without a GPU):
+// products, which kernel multiplies a shape fastest on the GPU at hand,
+// instead of trusting figures from another card (on an H200 gemm_wgs_*
+// ran 2-3.5% faster than gemm_wg_* end to end; gemm_wgp_* was built
+// without a GPU; below 1024 the mma.sync kernels were kept untimed):
 //
-//   - The candidates are gemm_wg_* (the reference), gemm_wgs_* and
-//     gemm_wgp_*, those the device gives their shared memory. They
-//     accumulate in the same order, so their products are equal bit for
-//     bit (TestTCKernelsSameBits).
+//   - The candidates are the kernel gemmFor gives the product (the
+//     reference: gemm_wg_* from wgAutoMin on, else gemm_tc3_tf32 or
+//     gemm_tc2_bf16), gemm_wg_*, gemm_wgs_* and gemm_wgp_*, those the
+//     device gives their shared memory. They accumulate in the same order,
+//     so their products are equal bit for bit on the emulator
+//     (TestTCKernelsSameBits).
 //   - The first product of a shape is the cross-check: every candidate
 //     multiplies the factors into scratch memory (beta 0), the products
 //     come back to the host, and a candidate whose bits differ from the
-//     reference's (a GPU that compiles it wrongly) is not run again for
-//     the shape, the reason kept (GemmTune.Refused). The reference then
-//     runs the product itself.
+//     reference's (a GPU that compiles it wrongly, or whose mma.sync and
+//     wgmma round differently) is not run again for the shape, the reason
+//     kept (GemmTune.Refused). The reference then runs the product itself.
 //   - The next products of the shape take the candidates in turn,
 //     GemmTuneSamples each, timed by events around each launch (the wall
 //     clock on GPUs that finish their work before returning). The
 //     product after them reads the times (waiting for the last) and the
 //     candidate with the lowest median multiplies the shape from then on.
 //
-// Shapes whose results exceed gemmTuneMaxBytes are not measured (the
-// cross-check copies them to the host): they run gemm_wg_*.
-// DUEL_CUDA_TC_KERNEL=wg (or any other kernel) turns the measurement off.
+// Products below gemmTuneMin in M, N or K are not measured, nor those
+// whose results exceed gemmTuneMaxBytes (the cross-check copies them to
+// the host): they run the reference. DUEL_CUDA_TC_KERNEL=wg (or any other
+// kernel) turns the measurement off.
 
 // GemmTuneSamples is the number of timed products of each candidate that
 // decide between gemm_wg.cu's kernels on a shape (TCAuto on compute
 // capability 9.0).
 const GemmTuneSamples = 3
 
+// gemmTuneMin is the smallest M, N and K of a product whose kernel is
+// measured: smaller ones are too short for a launch's time to tell the
+// kernels apart, and their shapes too many.
+const gemmTuneMin = 256
+
 // gemmTuneMaxBytes bounds the result (batch x M x N floats) of a product
 // whose kernel is measured.
 const gemmTuneMaxBytes = 256 << 20
 
-// gemmTuneKinds are the candidates' kernels, the reference first.
+// gemmTuneKinds are the candidates' kernels after the reference.
 var gemmTuneKinds = []TCKernel{TCWG, TCWGS, TCWGP}
 
 // gemmShape identifies the products measured together.
@@ -71,8 +79,8 @@ type gemmTune struct {
 type gemmTuning struct {
 	mu     sync.Mutex
 	shapes map[gemmShape]*gemmTune
-	// minSize replaces wgAutoMin as the smallest M, N and K measured
-	// (tests: 0 keeps wgAutoMin), and anyCC measures on any compute
+	// minSize replaces gemmTuneMin as the smallest M, N and K measured
+	// (tests: 0 keeps gemmTuneMin), and anyCC measures on any compute
 	// capability (tests: the emulator's 0).
 	minSize int
 	anyCC   bool
@@ -108,38 +116,34 @@ type GemmTune struct {
 
 // tunesGemm reports whether product g's kernel is measured (see above).
 func (be *Backend) tunesGemm(g tensor.GemmArgs) bool {
-	wgMin := wgAutoMin
+	least := gemmTuneMin
 	if be.tune.minSize > 0 {
-		wgMin = be.tune.minSize
+		least = be.tune.minSize
 	}
 	return be.tc.kernel == TCAuto && (be.cc == 90 || be.tune.anyCC) && (be.prec == TF32 || be.prec == BF16) &&
-		min(g.M, g.N, g.K) >= wgMin && int64(g.Batch)*int64(g.M)*int64(g.N)*4 <= gemmTuneMaxBytes
+		min(g.M, g.N, g.K) >= least && int64(g.Batch)*int64(g.M)*int64(g.N)*4 <= gemmTuneMaxBytes
 }
 
 // tunedGemm runs product g with the kernel its shape's measurement gives
-// (or with the candidate whose turn it is), and reports false when no
-// candidate can run (the device gives none of them their shared memory).
-// Products of one backend are measured one at a time.
-func (be *Backend) tunedGemm(g tensor.GemmArgs) bool {
+// (or with the candidate whose turn it is). Products of one backend are
+// measured one at a time.
+func (be *Backend) tunedGemm(g tensor.GemmArgs) {
 	be.tune.mu.Lock()
 	defer be.tune.mu.Unlock()
 	t := be.gemmTuneOf(g)
-	if len(t.cands) == 0 {
-		return false
-	}
 	switch {
 	case !t.checked:
 		be.crossCheckGemm(g, t)
-		be.gemmWG(g, t.cands[0])
+		be.gemmWith(g, t.cands[0])
 	case t.pick >= 0:
-		be.gemmWG(g, t.cands[t.pick])
+		be.gemmWith(g, t.cands[t.pick])
 	case t.issued == len(t.cands)*GemmTuneSamples:
 		be.decideGemm(t)
-		be.gemmWG(g, t.cands[t.pick])
+		be.gemmWith(g, t.cands[t.pick])
 	default:
 		i := t.issued % len(t.cands)
 		s := be.startSample()
-		be.gemmWG(g, t.cands[i])
+		be.gemmWith(g, t.cands[i])
 		be.stopSample(&s)
 		if be.tune.sampleTime != nil {
 			s.wall = be.tune.sampleTime(t.cands[i].name)
@@ -147,7 +151,6 @@ func (be *Backend) tunedGemm(g tensor.GemmArgs) bool {
 		t.samples[i] = append(t.samples[i], s)
 		t.issued++
 	}
-	return true
 }
 
 // gemmTuneOf returns the measurement of g's shape, starting it on the
@@ -158,8 +161,10 @@ func (be *Backend) gemmTuneOf(g tensor.GemmArgs) *gemmTune {
 		return t
 	}
 	t := &gemmTune{pick: -1}
+	ref := be.gemmFor(g)
+	t.cands = append(t.cands, ref)
 	for _, k := range gemmTuneKinds {
-		if c, i, ok := wgChoice(be.prec, k); ok && be.wgAllowed(c, i) {
+		if c, i, ok := wgChoice(be.prec, k); ok && c.name != ref.name && be.wgAllowed(c, i) {
 			t.cands = append(t.cands, c)
 		}
 	}
@@ -190,7 +195,7 @@ func (be *Backend) crossCheckGemm(g tensor.GemmArgs, t *gemmTune) {
 	var ref []byte
 	kept := t.cands[:1]
 	for i, cand := range t.cands {
-		be.gemmWG(s, cand)
+		be.gemmWith(s, cand)
 		out := make([]byte, 4*n)
 		be.read("Gemm", out, be.ptr("Gemm", c, 0))
 		if be.tune.corrupt != nil {
@@ -300,9 +305,6 @@ func (be *Backend) GemmTunes() []GemmTune {
 	defer be.tune.mu.Unlock()
 	out := make([]GemmTune, 0, len(be.tune.shapes))
 	for k, t := range be.tune.shapes {
-		if len(t.cands) == 0 {
-			continue // no candidate fits the device: gemmFor's kernel
-		}
 		r := GemmTune{Precision: k.prec, M: k.m, N: k.n, K: k.k, Batch: k.batch, TransA: k.transA, TransB: k.transB,
 			Refused: slices.Clone(t.refused)}
 		if t.pick >= 0 {
@@ -323,7 +325,7 @@ func (be *Backend) GemmTunes() []GemmTune {
 // when g is not measured), so that what is timed next is the chosen
 // kernel, and returns the name of the kernel that multiplies g.
 func (be *Backend) settleGemm(g tensor.GemmArgs) string {
-	for range 2 + len(gemmTuneKinds)*GemmTuneSamples {
+	for range 2 + (1+len(gemmTuneKinds))*GemmTuneSamples {
 		if name, ok := be.gemmTunedName(g); ok {
 			return name
 		}
@@ -342,10 +344,7 @@ func (be *Backend) gemmTunedName(g tensor.GemmArgs) (string, bool) {
 	be.tune.mu.Lock()
 	defer be.tune.mu.Unlock()
 	t := be.gemmTuneOf(g)
-	switch {
-	case len(t.cands) == 0:
-		return be.gemmFor(g).name, true
-	case t.pick < 0:
+	if t.pick < 0 {
 		return t.cands[0].name, false
 	}
 	return t.cands[t.pick].name, true

@@ -23,7 +23,7 @@ var tuneShape = tensor.GemmArgs{M: 130, N: 300, K: 72, Alpha: 1.5, Beta: 0.5, Ba
 func tuneRun(t *testing.T, be, ref *Backend, g tensor.GemmArgs, r *rand.Rand) {
 	t.Helper()
 	na, nb, nc := gemmSizes(g)
-	for i := range 3 + len(gemmTuneKinds)*GemmTuneSamples {
+	for i := range 3 + (1+len(gemmTuneKinds))*GemmTuneSamples {
 		a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
 		sameBits(t, fmt.Sprintf("product %d", i), runGemm(be, g, a, b, c), runGemm(ref, g, a, b, c))
 	}
@@ -44,11 +44,13 @@ func onlyTune(t *testing.T, be *Backend) GemmTune {
 // of the measurement (the cross-check's, the timed ones, the chosen
 // kernel's) equals gemm_wg_*'s bit for bit, beta included; the candidate
 // with the lowest median is chosen; a candidate whose cross-check product
-// differs is refused and never timed.
+// differs is refused and never timed. The reference at this size is
+// gemm_tc3_tf32 or gemm_tc2_bf16.
 func TestGemmTuneEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	r := rand.New(rand.NewPCG(11, 13))
 	times := map[string][]time.Duration{ // per candidate, its samples in turn
+		"ref": {4, 4, 4}, // gemm_tc3_tf32 or gemm_tc2_bf16 (gemmFor's below wgAutoMin)
 		"wg":  {3, 3, 3},
 		"wgs": {5, 1, 6}, // median 5
 		"wgp": {2, 9, 2}, // median 2: the fastest
@@ -77,16 +79,16 @@ func TestGemmTuneEmulated(t *testing.T) {
 				}
 				tuneRun(t, be, ref, tuneShape, r)
 				tune := onlyTune(t, be)
-				want, wantMedians := p.String(), map[string]time.Duration{"wg": 3, "wgs": 5, "wgp": 2}
+				want, wantMedians := p.String(), map[string]time.Duration{"ref": 4, "wg": 3, "wgs": 5, "wgp": 2}
 				if corrupt {
 					delete(wantMedians, "wgp")
-					if len(tune.Refused) != 1 || !strings.Contains(tune.Refused[0], "gemm_wgp_"+want+" differs from gemm_wg_"+want+" at element 301 (batch 0, row 1, column 1)") {
-						t.Errorf("Refused %q, want gemm_wgp_%s's difference at element 301", tune.Refused, want)
+					if len(tune.Refused) != 1 || !strings.Contains(tune.Refused[0], "gemm_wgp_"+want+" differs from "+refName(p)+" at element 301 (batch 0, row 1, column 1)") {
+						t.Errorf("Refused %q, want gemm_wgp_%s's difference from %s at element 301", tune.Refused, want, refName(p))
 					}
 					if seen["wgp"] != 0 {
 						t.Errorf("the refused gemm_wgp_%s was timed %d times", want, seen["wgp"])
 					}
-					want = "gemm_wg_" + want
+					want = "gemm_wg_" + want // 3 ms against the reference's 4
 				} else {
 					if len(tune.Refused) != 0 {
 						t.Errorf("Refused %q, want none", tune.Refused)
@@ -113,15 +115,28 @@ func TestGemmTuneEmulated(t *testing.T) {
 }
 
 // kernelKind returns "wg", "wgs" or "wgp" for gemm_wg_*, gemm_wgs_* or
-// gemm_wgp_*.
+// gemm_wgp_*, and "ref" for the mma.sync kernels.
 func kernelKind(name string) string {
-	return strings.TrimPrefix(name[:strings.LastIndexByte(name, '_')], "gemm_")
+	k := strings.TrimPrefix(name[:strings.LastIndexByte(name, '_')], "gemm_")
+	if !strings.HasPrefix(k, "wg") {
+		return "ref"
+	}
+	return k
+}
+
+// refName is the reference of the measurement on the emulator's small
+// products: TCAuto's mma.sync kernel.
+func refName(p Precision) string {
+	if p == BF16 {
+		return "gemm_tc2_bf16"
+	}
+	return "gemm_tc3_tf32"
 }
 
 // TestGemmTuneWhere checks which products are measured: TCAuto's TF32
-// and BF16 products from wgAutoMin on, on compute capability 9.0, with
+// and BF16 products from gemmTuneMin on, on compute capability 9.0, with
 // results up to gemmTuneMaxBytes; and that settleGemm and the kernel's
-// name need no product where only one candidate fits the device's
+// name need no product where only the reference fits the device's
 // shared memory.
 func TestGemmTuneWhere(t *testing.T) {
 	big := tensor.GemmArgs{M: 1024, N: 2048, K: 1024, Batch: 1}
@@ -139,7 +154,9 @@ func TestGemmTuneWhere(t *testing.T) {
 		{90, TCWGP, BF16, big, false},
 		{80, TCAuto, TF32, big, false},
 		{0, TCAuto, TF32, big, false},
-		{90, TCAuto, TF32, tensor.GemmArgs{M: 1024, N: 1023, K: 4096, Batch: 1}, false},
+		{90, TCAuto, TF32, tensor.GemmArgs{M: 256, N: 1023, K: 4096, Batch: 1}, true},
+		{90, TCAuto, BF16, tensor.GemmArgs{M: 4096, N: 4096, K: 255, Batch: 1}, false},
+		{90, TCAuto, TF32, tensor.GemmArgs{M: 255, N: 1024, K: 1024, Batch: 1}, false},
 		{90, TCAuto, TF32, tensor.GemmArgs{M: 8192, N: 8192, K: 1024, Batch: 1}, true},  // 256 MiB of result
 		{90, TCAuto, TF32, tensor.GemmArgs{M: 8192, N: 8192, K: 1024, Batch: 2}, false}, // 512 MiB
 	} {
@@ -168,7 +185,8 @@ func TestGemmTuneWhere(t *testing.T) {
 	if tune := onlyTune(t, be); tune.Kernel != "gemm_wg_tf32" || tune.Medians != nil || tune.Refused != nil {
 		t.Errorf("one candidate: %+v, want gemm_wg_tf32 without measurement", tune)
 	}
-	// No shared memory for any: the product runs as gemmFor says.
+	// No shared memory for gemm_wg.cu's kernels: the product runs as
+	// gemmFor says.
 	be, err = newBackend(&optInHost{Host: cudatest.NewHost(), max: 180 << 10}, 32)
 	if err != nil {
 		t.Fatal(err)
@@ -176,13 +194,15 @@ func TestGemmTuneWhere(t *testing.T) {
 	be.cc = 90
 	be.SetPrecision(TF32)
 	if name, ok := be.gemmTunedName(big); !ok || name != "gemm_tc3_tf32" {
-		t.Errorf("no candidate: gemmTunedName %s %v, want gemm_tc3_tf32 true", name, ok)
+		t.Errorf("no gemm_wg.cu kernel: gemmTunedName %s %v, want gemm_tc3_tf32 true", name, ok)
 	}
 }
 
 // TestGemmTuneKernel runs TCAuto's measurement on a GPU of compute
-// capability 9.0 (lowered to this small shape): every product equals
-// gemm_wg_*'s bit for bit, no candidate is refused, and each is timed.
+// capability 9.0 (lowered to this small shape, whose reference is
+// gemm_tc3_tf32 or gemm_tc2_bf16): every product equals gemm_wg_*'s bit
+// for bit, no candidate is refused, and each is timed. (On a GPU, a
+// refusal says that mma.sync and wgmma round differently there.)
 // It logs the choice and the medians. GPU only (the fake driver runs it
 // at compute capability 9.0: events, opt-ins and launches through the
 // driver binding).
@@ -204,8 +224,8 @@ func TestGemmTuneKernel(t *testing.T) {
 			if len(tune.Refused) != 0 || tune.Kernel == "" {
 				t.Errorf("kernel %q, refused %q: want a kernel and no refusal", tune.Kernel, tune.Refused)
 			}
-			if len(tune.Medians) != len(gemmTuneKinds) {
-				t.Errorf("medians %v: want %d candidates (the device gives each its shared memory)", tune.Medians, len(gemmTuneKinds))
+			if len(tune.Medians) != 1+len(gemmTuneKinds) {
+				t.Errorf("medians %v: want %d candidates (the device gives each its shared memory)", tune.Medians, 1+len(gemmTuneKinds))
 			}
 			for n, m := range tune.Medians {
 				if m <= 0 {

@@ -159,11 +159,12 @@ const (
 	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
 	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
 	// (TCV1); on compute capability 9.0, products with M, N and K all at
-	// least wgAutoMin (1024) run with gemm_wg.cu's kernels: the fastest
-	// of gemm_wg_*, gemm_wgs_* and gemm_wgp_* on the GPU at hand, measured
-	// on the backend's first products of each shape after a bit-for-bit
-	// cross-check (gemm_tune.go, Backend.GemmTunes; gemm_wg_* where the
-	// result exceeds 256 MiB), and TF32 convolutions with
+	// least wgAutoMin (1024) run with gemm_wg.cu's gemm_wg_*, and those
+	// from 256 on with the fastest of that kernel (gemm_wg_* or the
+	// mma.sync one), gemm_wg_*, gemm_wgs_* and gemm_wgp_* on the GPU at
+	// hand, measured on the backend's first products of each shape after
+	// a bit-for-bit cross-check (gemm_tune.go, Backend.GemmTunes; not
+	// where the result exceeds 256 MiB), and TF32 convolutions with
 	// conv_wg.cu's kernels (the ResNet-50 step on an H200: 40.3 ms against
 	// 52.5 with the rr ones; convTCForRows). It is the default.
 	TCAuto TCKernel = iota
@@ -397,8 +398,8 @@ const wgAutoMin = 1024
 // TCAuto on a device of compute capability 9.0 a TF32 or BF16 product whose
 // M, N and K are all at least wgAutoMin runs with gemm_wg_tf32 or
 // gemm_wg_bf16 where the device gives them their shared memory. (Gemm
-// first asks the shape's measurement, tunedGemm, which starts from
-// gemm_wg_* and may choose gemm_wgs_* or gemm_wgp_*.)
+// first asks the shape's measurement, tunedGemm, which starts from this
+// kernel and may choose one of gemm_wg.cu's.)
 func (be *Backend) gemmFor(g tensor.GemmArgs) gemmChoice {
 	c := be.gemmLaunch()
 	if be.tc.kernel != TCAuto || be.cc != 90 || be.prec != TF32 && be.prec != BF16 || min(g.M, g.N, g.K) < wgAutoMin {

@@ -20,9 +20,11 @@ import (
 // rows), every pass, a strided input gradient and a product with K past
 // a multiple of 32, in both operand layouts. It skips without g++ or
 // under -short. The products of gemm_wg.cu (TCWG, TCWG3, TCWGM, TCWGM3,
-// TCWGMS and TCWGP: packed operands, wgmma) are compared too: the emulator's wgmma
+// TCWGMS, TCWGS and TCWGP: packed operands, wgmma) are compared too: the emulator's wgmma
 // rounds each k step's exact sum once, as its mma.sync does, so the bits
-// must agree there.
+// must agree there; and so are the BF16 products TCAuto measures against
+// each other (gemm_tc2_bf16, gemm_bf16, gemm_wg_bf16, gemm_wgs_bf16,
+// gemm_wgp_bf16).
 func TestTCKernelsSameBits(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	backend := func(k TCKernel) *Backend { return backendOnEmulator(t, e, TF32, k) }
@@ -51,6 +53,27 @@ func TestTCKernelsSameBits(t *testing.T) {
 			sameBits(t, "gemm "+auto.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[0], outs[1])
 			for i, wg := range wgs {
 				sameBits(t, "gemm "+wg.gemmKernelName()+" vs "+v2.gemmKernelName(), outs[2+i], outs[1])
+			}
+		}
+	})
+
+	// BF16: TCAuto's gemm_tc2_bf16, TCV1's gemm_bf16 and gemm_wg.cu's
+	// (TCAuto's measurement, gemm_tune.go, takes them as equals).
+	t.Run("gemmBF16", func(t *testing.T) {
+		var bes []*Backend
+		for _, k := range []TCKernel{TCAuto, TCV1, TCWG, TCWGS, TCWGP} {
+			bes = append(bes, backendOnEmulator(t, e, BF16, k))
+		}
+		for _, g := range []tensor.GemmArgs{
+			{M: 70, N: 90, K: 100, Alpha: 1, Batch: 1, LDA: 100, LDB: 90, LDC: 90},
+			{TransB: true, M: 33, N: 130, K: 72, Alpha: 1.5, Beta: 0.5, Batch: 2, LDA: 72, LDB: 72, LDC: 130, StrideA: 33 * 72, StrideB: 130 * 72, StrideC: 33 * 130},
+			{TransA: true, M: 129, N: 40, K: 37, Alpha: -1, Batch: 1, LDA: 129, LDB: 40, LDC: 40},
+		} {
+			na, nb, nc := gemmSizes(g)
+			a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
+			ref := runGemm(bes[0], g, a, b, c)
+			for _, be := range bes[1:] {
+				sameBits(t, "gemm "+be.gemmKernelName()+" vs "+bes[0].gemmKernelName(), runGemm(be, g, a, b, c), ref)
 			}
 		}
 	})
