@@ -49,6 +49,55 @@ func TestBenchGemmCUDA(t *testing.T) {
 	}
 }
 
+// TestBenchGemmFakeCUDA90 runs TestBenchGemmMeasuredCUDA on the fake
+// libcuda as a device of compute capability 9.0, where TCAuto measures
+// the products' kernels.
+func TestBenchGemmFakeCUDA90(t *testing.T) {
+	out, err := cudatest.RunOnFakeDriver(t, "^TestBenchGemmMeasuredCUDA$", "DUEL_FAKE_CUDA_CC=90")
+	if err != nil || !strings.Contains(out, "--- PASS: TestBenchGemmMeasuredCUDA") || strings.Contains(out, "--- SKIP") {
+		t.Fatalf("TestBenchGemmMeasuredCUDA with the fake driver at 9.0: %v\n%s", err, out)
+	}
+}
+
+// TestBenchGemmMeasuredCUDA runs in TestBenchGemmFakeCUDA90's child (or
+// on an H100/H200): at 256³ `bench gemm --device cuda` times the kernel
+// TCAuto chose on the device, and prints and reports each candidate's
+// median (the reference, gemm_tc3_tf32, and gemm_wg.cu's three).
+func TestBenchGemmMeasuredCUDA(t *testing.T) {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
+		t.Skip("needs a usable GPU or TestBenchGemmFakeCUDA90's fake driver")
+	}
+	d, err := cuda.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.String(), "sm_90") {
+		t.Skipf("TCAuto measures on compute capability 9.0 only (%v)", d)
+	}
+	code, stdout, stderr := replayRunCLI("bench", "gemm", "--device", "cuda", "--precision", "tf32", "--m", "256", "--n", "256", "--k", "256",
+		"--seconds", "0.001", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var res struct {
+		Kernel     string             `json:"kernel"`
+		Candidates map[string]float64 `json:"candidates_ms"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
+	}
+	if len(res.Candidates) != 4 || res.Candidates["gemm_tc3_tf32"] <= 0 || res.Candidates["gemm_wgp_tf32"] <= 0 {
+		t.Errorf("candidates_ms %v: want gemm_tc3_tf32, gemm_wg_tf32, gemm_wgs_tf32 and gemm_wgp_tf32\n%s", res.Candidates, stdout)
+	}
+	if _, ok := res.Candidates[res.Kernel]; !ok {
+		t.Errorf("kernel %q is none of the candidates %v", res.Kernel, res.Candidates)
+	}
+	if len(lines) < 3 || !strings.Contains(lines[1], "chosen by measuring on this GPU") || !strings.Contains(lines[1], res.Kernel+" ") {
+		t.Errorf("no line naming the candidates after the rate:\n%s", stdout)
+	}
+}
+
 // TestCandidateTimes checks the line bench gemm prints for the kernels
 // the backend measured: fastest first, ties by name.
 func TestCandidateTimes(t *testing.T) {
