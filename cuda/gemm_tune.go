@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -104,13 +105,17 @@ type GemmTune struct {
 	Precision      Precision
 	M, N, K, Batch int
 	TransA, TransB bool
+	// Reference is the kernel the product runs with when not measured
+	// (gemmFor's), which the others are checked against.
+	Reference string
 	// Kernel is the kernel that multiplies the shape: the fastest
 	// candidate once decided, else "" (still measuring).
 	Kernel string
-	// Medians is each candidate's median time, once decided.
+	// Medians is each candidate's median time, once decided (nil where
+	// only the reference could run).
 	Medians map[string]time.Duration
-	// Refused lists the candidates whose products differed from
-	// gemm_wg_*'s in the cross-check, with the first difference.
+	// Refused lists the candidates whose products differed from the
+	// reference's in the cross-check, with the first difference.
 	Refused []string
 }
 
@@ -193,7 +198,7 @@ func (be *Backend) crossCheckGemm(g tensor.GemmArgs, t *gemmTune) {
 	s := g
 	s.Beta, s.C, s.OffC, s.LDC, s.StrideC = 0, c, 0, g.N, g.M*g.N
 	var ref []byte
-	kept := t.cands[:1]
+	kept := []gemmChoice{t.cands[0]}
 	for i, cand := range t.cands {
 		be.gemmWith(s, cand)
 		out := make([]byte, 4*n)
@@ -298,15 +303,15 @@ func (be *Backend) readSample(s *gemmSample) time.Duration {
 }
 
 // GemmTunes returns what the backend measured of its products' kernels
-// under TCAuto on compute capability 9.0, one entry a shape, in no
-// particular order.
+// under TCAuto on compute capability 9.0, one entry a shape, ordered by
+// precision, M, N, K, batch and transpositions.
 func (be *Backend) GemmTunes() []GemmTune {
 	be.tune.mu.Lock()
 	defer be.tune.mu.Unlock()
 	out := make([]GemmTune, 0, len(be.tune.shapes))
 	for k, t := range be.tune.shapes {
 		r := GemmTune{Precision: k.prec, M: k.m, N: k.n, K: k.k, Batch: k.batch, TransA: k.transA, TransB: k.transB,
-			Refused: slices.Clone(t.refused)}
+			Reference: t.cands[0].name, Refused: slices.Clone(t.refused)}
 		if t.pick >= 0 {
 			r.Kernel = t.cands[t.pick].name
 		}
@@ -318,6 +323,10 @@ func (be *Backend) GemmTunes() []GemmTune {
 		}
 		out = append(out, r)
 	}
+	slices.SortFunc(out, func(a, b GemmTune) int {
+		return cmp.Or(cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.M, b.M), cmp.Compare(a.N, b.N), cmp.Compare(a.K, b.K),
+			cmp.Compare(a.Batch, b.Batch), cmp.Compare(b2i(a.TransA), b2i(b.TransA)), cmp.Compare(b2i(a.TransB), b2i(b.TransB)))
+	})
 	return out
 }
 

@@ -106,6 +106,9 @@ func TestGemmTuneEmulated(t *testing.T) {
 						t.Errorf("corrupt %v: median of %s %v, want %v ms", corrupt, name, m, w)
 					}
 				}
+				if tune.Reference != refName(p) {
+					t.Errorf("Reference %q, want %q", tune.Reference, refName(p))
+				}
 				if name, ok := be.gemmTunedName(tuneShape); !ok || name != want {
 					t.Errorf("gemmTunedName: %s %v, want %s true", name, ok, want)
 				}
@@ -182,8 +185,19 @@ func TestGemmTuneWhere(t *testing.T) {
 	if name := be.settleGemm(big); name != "gemm_wg_tf32" {
 		t.Errorf("one candidate: settleGemm %s, want gemm_wg_tf32", name)
 	}
-	if tune := onlyTune(t, be); tune.Kernel != "gemm_wg_tf32" || tune.Medians != nil || tune.Refused != nil {
+	if tune := onlyTune(t, be); tune.Kernel != "gemm_wg_tf32" || tune.Reference != "gemm_wg_tf32" || tune.Medians != nil || tune.Refused != nil {
 		t.Errorf("one candidate: %+v, want gemm_wg_tf32 without measurement", tune)
+	}
+	// GemmTunes' order: by shape, whatever the order of the products.
+	for _, g := range []tensor.GemmArgs{{M: 2048, N: 1024, K: 1024, Batch: 1}, {M: 1024, N: 1024, K: 1024, Batch: 2}, {M: 1024, N: 1024, K: 1024, Batch: 1, TransB: true}} {
+		be.settleGemm(g)
+	}
+	var got []string
+	for _, tune := range be.GemmTunes() {
+		got = append(got, fmt.Sprintf("%dx%dx%d/%d/%v", tune.M, tune.N, tune.K, tune.Batch, tune.TransB))
+	}
+	if want := "[1024x1024x1024/1/true 1024x1024x1024/2/false 1024x2048x1024/1/false 2048x1024x1024/1/false]"; fmt.Sprint(got) != want {
+		t.Errorf("GemmTunes' shapes %v, want %s", got, want)
 	}
 	// No shared memory for gemm_wg.cu's kernels: the product runs as
 	// gemmFor says.
@@ -220,7 +234,7 @@ func TestGemmTuneKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 			tune := onlyTune(t, be)
-			t.Logf("%v %dx%dx%d: kernel %s, medians %v, refused %q", p, tune.M, tune.N, tune.K, tune.Kernel, tune.Medians, tune.Refused)
+			t.Logf("%v %dx%dx%d: kernel %s, medians %v, refused %q (reference %s)", p, tune.M, tune.N, tune.K, tune.Kernel, tune.Medians, tune.Refused, tune.Reference)
 			if len(tune.Refused) != 0 || tune.Kernel == "" {
 				t.Errorf("kernel %q, refused %q: want a kernel and no refusal", tune.Kernel, tune.Refused)
 			}
