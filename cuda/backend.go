@@ -465,9 +465,10 @@ type gemmKernel = func(l kc.Launcher, cfg kc.Config, transA, transB, M, N, K int
 // SetPrecision) with gemm_tc2_tf32 or gemm_tc2_bf16 (128 x 256 tiles,
 // cp.async pipeline) where the device gives them their shared memory, else
 // gemm_tf32 or gemm_bf16 (128 x 128 tiles): see Backend.gemmLaunch; under
-// TCAuto on compute capability 9.0, products from 256 on in M, N and K run
-// with the fastest of that kernel and gemm_wg.cu's as measured on their
-// shape's first products (gemm_tune.go).
+// TCAuto from compute capability 8.0 on, products from 256 on in M, N and
+// K run with the fastest of that kernel and the others the device holds
+// (gemm_wg.cu's on 9.0) as measured on their shape's first products
+// (gemm_tune.go).
 func (be *Backend) Gemm(g tensor.GemmArgs) {
 	if g.M == 0 || g.N == 0 || g.Batch == 0 {
 		return

@@ -567,9 +567,19 @@ func TestGemmPrecisionFakeDriver(t *testing.T) {
 	// TCAuto's measurement of gemm_wg.cu's kernels through Device's
 	// events and the driver binding (gemm_tune.go).
 	tune := runFake(t, lib, "^TestGemmTuneKernel$", "DUEL_FAKE_CUDA_CC=90")
-	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "tf32 130x300x72: kernel gemm_", "bf16 130x300x72: kernel gemm_"} {
+	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "tf32 130x300x72: kernel gemm_", "bf16 130x300x72: kernel gemm_",
+		"gemm_wgp_tf32:", "gemm_wgs_bf16:"} {
 		if !strings.Contains(tune, w) {
 			t.Errorf("TCAuto's measurement at compute capability 9.0: output lacks %q:\n%s", w, tune)
+		}
+	}
+	// At 8.0 (an A100's 163 KiB): gemm_tc3_tf32 against gemm_tc2_tf32 and
+	// gemm_tf32; in BF16 only gemm_bf16 fits, so nothing is measured.
+	tune = runFake(t, lib, "^TestGemmTuneKernel$")
+	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "gemm_tc2_tf32:", "gemm_tf32:",
+		"bf16 130x300x72: kernel gemm_bf16, medians map[], refused [] (reference gemm_bf16)"} {
+		if !strings.Contains(tune, w) {
+			t.Errorf("TCAuto's measurement at compute capability 8.0: output lacks %q:\n%s", w, tune)
 		}
 	}
 	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")

@@ -12,18 +12,21 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// Under TCAuto on compute capability 9.0 the backend measures, on its own
-// products, which kernel multiplies a shape fastest on the GPU at hand,
-// instead of trusting figures from another card (on an H200 gemm_wgs_*
-// ran 2-3.5% faster than gemm_wg_* end to end; gemm_wgp_* was built
-// without a GPU; below 1024 the mma.sync kernels were kept untimed):
+// Under TCAuto on GPUs of compute capability 8.0 and later the backend
+// measures, on its own products, which kernel multiplies a shape fastest
+// on the GPU at hand, instead of trusting figures from another card (on
+// an H200 gemm_wgs_* ran 2-3.5% faster than gemm_wg_* end to end;
+// gemm_wgp_* was built without a GPU; below 1024 the mma.sync kernels
+// were kept untimed; no A100 has run any):
 //
 //   - The candidates are the kernel gemmFor gives the product (the
-//     reference: gemm_wg_* from wgAutoMin on, else gemm_tc3_tf32 or
-//     gemm_tc2_bf16), gemm_wg_*, gemm_wgs_* and gemm_wgp_*, those the
-//     device gives their shared memory. They accumulate in the same order,
-//     so their products are equal bit for bit on the emulator
-//     (TestTCKernelsSameBits).
+//     reference: on 9.0 gemm_wg_* from wgAutoMin on, else gemm_tc3_tf32
+//     or gemm_tc2_bf16 where the device gives them their shared memory,
+//     else gemm_tf32 or gemm_bf16), and on 9.0 gemm_wg_*, gemm_wgs_* and
+//     gemm_wgp_*, elsewhere the other mma.sync kernels
+//     (tuneCandidates), those the device gives their shared memory. They
+//     accumulate in the same order, so their products are equal bit for
+//     bit on the emulator (TestTCKernelsSameBits).
 //   - The first product of a shape is the cross-check: every candidate
 //     multiplies the factors into scratch memory (beta 0), the products
 //     come back to the host, and a candidate whose bits differ from the
@@ -42,8 +45,8 @@ import (
 // kernel) turns the measurement off.
 
 // GemmTuneSamples is the number of timed products of each candidate that
-// decide between gemm_wg.cu's kernels on a shape (TCAuto on compute
-// capability 9.0).
+// decide between the kernels of a shape (TCAuto on compute capability 8.0
+// and later).
 const GemmTuneSamples = 3
 
 // gemmTuneMin is the smallest M, N and K of a product whose kernel is
@@ -55,8 +58,13 @@ const gemmTuneMin = 256
 // whose kernel is measured.
 const gemmTuneMaxBytes = 256 << 20
 
-// gemmTuneKinds are the candidates' kernels after the reference.
+// gemmTuneKinds are the candidates' kernels after the reference on
+// compute capability 9.0.
 var gemmTuneKinds = []TCKernel{TCWG, TCWGS, TCWGP}
+
+// gemmTuneMaxCands is the most candidates a measurement has (on 9.0: the
+// reference and gemmTuneKinds; elsewhere at most 3).
+var gemmTuneMaxCands = 1 + len(gemmTuneKinds)
 
 // gemmShape identifies the products measured together.
 type gemmShape struct {
@@ -125,7 +133,7 @@ func (be *Backend) tunesGemm(g tensor.GemmArgs) bool {
 	if be.tune.minSize > 0 {
 		least = be.tune.minSize
 	}
-	return be.tc.kernel == TCAuto && (be.cc == 90 || be.tune.anyCC) && (be.prec == TF32 || be.prec == BF16) &&
+	return be.tc.kernel == TCAuto && (be.cc >= 80 || be.tune.anyCC) && (be.prec == TF32 || be.prec == BF16) &&
 		min(g.M, g.N, g.K) >= least && int64(g.Batch)*int64(g.M)*int64(g.N)*4 <= gemmTuneMaxBytes
 }
 
@@ -165,14 +173,7 @@ func (be *Backend) gemmTuneOf(g tensor.GemmArgs) *gemmTune {
 	if t, ok := be.tune.shapes[key]; ok {
 		return t
 	}
-	t := &gemmTune{pick: -1}
-	ref := be.gemmFor(g)
-	t.cands = append(t.cands, ref)
-	for _, k := range gemmTuneKinds {
-		if c, i, ok := wgChoice(be.prec, k); ok && c.name != ref.name && be.wgAllowed(c, i) {
-			t.cands = append(t.cands, c)
-		}
-	}
+	t := &gemmTune{pick: -1, cands: be.tuneCandidates(g)}
 	t.samples = make([][]gemmSample, len(t.cands))
 	if len(t.cands) == 1 {
 		t.checked, t.pick = true, 0
@@ -182,6 +183,35 @@ func (be *Backend) gemmTuneOf(g tensor.GemmArgs) *gemmTune {
 	}
 	be.tune.shapes[key] = t
 	return t
+}
+
+// tuneCandidates returns the kernels product g's measurement runs, the
+// reference (gemmFor's) first: on compute capability 9.0 gemm_wg.cu's
+// gemm_wg_*, gemm_wgs_* and gemm_wgp_* (gemmTuneKinds); on others the
+// mma.sync kernels gemm_tc3_tf32, gemm_tc2_* and gemm_tf32 or gemm_bf16;
+// those the device gives their shared memory. (The emulator's 0, in
+// tests, takes 9.0's.)
+func (be *Backend) tuneCandidates(g tensor.GemmArgs) []gemmChoice {
+	cands := []gemmChoice{be.gemmFor(g)}
+	add := func(c gemmChoice, ok bool) {
+		if ok && !slices.ContainsFunc(cands, func(x gemmChoice) bool { return x.name == c.name }) {
+			cands = append(cands, c)
+		}
+	}
+	if be.cc == 90 || be.cc == 0 {
+		for _, k := range gemmTuneKinds {
+			c, i, ok := wgChoice(be.prec, k)
+			add(c, ok && be.wgAllowed(c, i))
+		}
+		return cands
+	}
+	i, v1, v2, v3 := mmaKernels(be.prec)
+	if be.prec == TF32 {
+		add(v3, be.tc2Allowed(2, v3))
+	}
+	add(v2, be.tc2Allowed(i, v2))
+	add(v1, true)
+	return cands
 }
 
 // crossCheckGemm multiplies g's factors with every candidate into
@@ -303,7 +333,7 @@ func (be *Backend) readSample(s *gemmSample) time.Duration {
 }
 
 // GemmTunes returns what the backend measured of its products' kernels
-// under TCAuto on compute capability 9.0, one entry a shape, ordered by
+// under TCAuto (compute capability 8.0 and later), one entry a shape, ordered by
 // precision, M, N, K, batch and transpositions.
 func (be *Backend) GemmTunes() []GemmTune {
 	be.tune.mu.Lock()
@@ -334,7 +364,7 @@ func (be *Backend) GemmTunes() []GemmTune {
 // when g is not measured), so that what is timed next is the chosen
 // kernel, and returns the name of the kernel that multiplies g.
 func (be *Backend) settleGemm(g tensor.GemmArgs) string {
-	for range 2 + (1+len(gemmTuneKinds))*GemmTuneSamples {
+	for range 2 + gemmTuneMaxCands*GemmTuneSamples {
 		if name, ok := be.gemmTunedName(g); ok {
 			return name
 		}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,37 +40,48 @@ func onlyTune(t *testing.T, be *Backend) GemmTune {
 	return tunes[0]
 }
 
-// TestGemmTuneEmulated runs TCAuto's measurement of gemm_wg.cu's kernels
-// (gemm_tune.go) on the CPU emulator, with made-up times: every product
-// of the measurement (the cross-check's, the timed ones, the chosen
-// kernel's) equals gemm_wg_*'s bit for bit, beta included; the candidate
-// with the lowest median is chosen; a candidate whose cross-check product
-// differs is refused and never timed. The reference at this size is
-// gemm_tc3_tf32 or gemm_tc2_bf16.
+// TestGemmTuneEmulated runs TCAuto's measurement (gemm_tune.go) on the
+// CPU emulator, with made-up times, for 9.0's candidates (the emulator's
+// compute capability 0: gemm_wg.cu's kernels) and 8.0's (the mma.sync
+// kernels): every product of the measurement (the cross-check's, the
+// timed ones, the chosen kernel's) equals gemm_wg_*'s bit for bit, beta
+// included; the candidate with the lowest median is chosen; a candidate
+// whose cross-check product differs is refused and never timed. The
+// reference at this size is gemm_tc3_tf32 or gemm_tc2_bf16.
 func TestGemmTuneEmulated(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	r := rand.New(rand.NewPCG(11, 13))
-	times := map[string][]time.Duration{ // per candidate, its samples in turn
-		"ref": {4, 4, 4}, // gemm_tc3_tf32 or gemm_tc2_bf16 (gemmFor's below wgAutoMin)
-		"wg":  {3, 3, 3},
-		"wgs": {5, 1, 6}, // median 5
-		"wgp": {2, 9, 2}, // median 2: the fastest
-	}
-	for _, p := range []Precision{TF32, BF16} {
-		t.Run(p.String(), func(t *testing.T) {
+	// The samples of the candidates in their order (the reference first),
+	// in milliseconds: medians 4, 3, 5 and 2.
+	times := [][]time.Duration{{4, 4, 4}, {3, 3, 3}, {5, 1, 6}, {2, 9, 2}}
+	for _, tc := range []struct {
+		cc    int
+		p     Precision
+		cands []string
+	}{
+		{0, TF32, []string{"gemm_tc3_tf32", "gemm_wg_tf32", "gemm_wgs_tf32", "gemm_wgp_tf32"}},
+		{0, BF16, []string{"gemm_tc2_bf16", "gemm_wg_bf16", "gemm_wgs_bf16", "gemm_wgp_bf16"}},
+		{80, TF32, []string{"gemm_tc3_tf32", "gemm_tc2_tf32", "gemm_tf32"}},
+		{80, BF16, []string{"gemm_tc2_bf16", "gemm_bf16"}},
+	} {
+		t.Run(fmt.Sprintf("sm%d/%v", tc.cc, tc.p), func(t *testing.T) {
 			for _, corrupt := range []bool{false, true} {
-				be, ref := backendOnEmulator(t, e, p, TCAuto), backendOnEmulator(t, e, p, TCWG)
-				be.tune.anyCC, be.tune.minSize = true, 64
+				be, ref := backendOnEmulator(t, e, tc.p, TCAuto), backendOnEmulator(t, e, tc.p, TCWG)
+				be.cc, be.tune.anyCC, be.tune.minSize = tc.cc, true, 64
 				seen := map[string]int{}
 				be.tune.sampleTime = func(kernel string) time.Duration {
-					kind := kernelKind(kernel)
-					i := seen[kind]
-					seen[kind]++
-					return times[kind][i] * time.Millisecond
+					i := slices.Index(tc.cands, kernel)
+					if i < 0 {
+						t.Fatalf("timed %s, not a candidate %v", kernel, tc.cands)
+					}
+					n := seen[kernel]
+					seen[kernel]++
+					return times[i][n] * time.Millisecond
 				}
+				last := tc.cands[len(tc.cands)-1]
 				if corrupt {
 					be.tune.corrupt = func(kernel string, out []byte) {
-						if kernelKind(kernel) == "wgp" {
+						if kernel == last {
 							out[4*(301)+3] ^= 0x40 // row 1, column 1
 						}
 					}
@@ -79,35 +91,37 @@ func TestGemmTuneEmulated(t *testing.T) {
 				}
 				tuneRun(t, be, ref, tuneShape, r)
 				tune := onlyTune(t, be)
-				want, wantMedians := p.String(), map[string]time.Duration{"ref": 4, "wg": 3, "wgs": 5, "wgp": 2}
+				kept := tc.cands
 				if corrupt {
-					delete(wantMedians, "wgp")
-					if len(tune.Refused) != 1 || !strings.Contains(tune.Refused[0], "gemm_wgp_"+want+" differs from "+refName(p)+" at element 301 (batch 0, row 1, column 1)") {
-						t.Errorf("Refused %q, want gemm_wgp_%s's difference from %s at element 301", tune.Refused, want, refName(p))
+					kept = kept[:len(kept)-1]
+					if len(tune.Refused) != 1 || !strings.Contains(tune.Refused[0], last+" differs from "+tc.cands[0]+" at element 301 (batch 0, row 1, column 1)") {
+						t.Errorf("Refused %q, want %s's difference from %s at element 301", tune.Refused, last, tc.cands[0])
 					}
-					if seen["wgp"] != 0 {
-						t.Errorf("the refused gemm_wgp_%s was timed %d times", want, seen["wgp"])
+					if seen[last] != 0 {
+						t.Errorf("the refused %s was timed %d times", last, seen[last])
 					}
-					want = "gemm_wg_" + want // 3 ms against the reference's 4
-				} else {
-					if len(tune.Refused) != 0 {
-						t.Errorf("Refused %q, want none", tune.Refused)
-					}
-					want = "gemm_wgp_" + want
+				} else if len(tune.Refused) != 0 {
+					t.Errorf("Refused %q, want none", tune.Refused)
 				}
-				if tune.Kernel != want {
-					t.Errorf("corrupt %v: Kernel %q, want %q (medians %v)", corrupt, tune.Kernel, want, tune.Medians)
+				want, wantMedians := kept[0], map[string]time.Duration{}
+				if len(kept) > 1 { // else nothing is timed
+					for i, name := range kept {
+						wantMedians[name] = times[i][0] * time.Millisecond // each median its first sample
+						if wantMedians[name] < wantMedians[want] {
+							want = name
+						}
+					}
+				}
+				if tune.Kernel != want || tune.Reference != tc.cands[0] {
+					t.Errorf("corrupt %v: Kernel %q (reference %q), want %q (%q); medians %v", corrupt, tune.Kernel, tune.Reference, want, tc.cands[0], tune.Medians)
 				}
 				if len(tune.Medians) != len(wantMedians) {
-					t.Errorf("corrupt %v: Medians %v, want %d candidates", corrupt, tune.Medians, len(wantMedians))
+					t.Errorf("corrupt %v: Medians %v, want %v", corrupt, tune.Medians, wantMedians)
 				}
 				for name, m := range tune.Medians {
-					if w, ok := wantMedians[kernelKind(name)]; !ok || m != w*time.Millisecond {
-						t.Errorf("corrupt %v: median of %s %v, want %v ms", corrupt, name, m, w)
+					if w, ok := wantMedians[name]; !ok || m != w {
+						t.Errorf("corrupt %v: median of %s %v, want %v", corrupt, name, m, w)
 					}
-				}
-				if tune.Reference != refName(p) {
-					t.Errorf("Reference %q, want %q", tune.Reference, refName(p))
 				}
 				if name, ok := be.gemmTunedName(tuneShape); !ok || name != want {
 					t.Errorf("gemmTunedName: %s %v, want %s true", name, ok, want)
@@ -117,27 +131,8 @@ func TestGemmTuneEmulated(t *testing.T) {
 	}
 }
 
-// kernelKind returns "wg", "wgs" or "wgp" for gemm_wg_*, gemm_wgs_* or
-// gemm_wgp_*, and "ref" for the mma.sync kernels.
-func kernelKind(name string) string {
-	k := strings.TrimPrefix(name[:strings.LastIndexByte(name, '_')], "gemm_")
-	if !strings.HasPrefix(k, "wg") {
-		return "ref"
-	}
-	return k
-}
-
-// refName is the reference of the measurement on the emulator's small
-// products: TCAuto's mma.sync kernel.
-func refName(p Precision) string {
-	if p == BF16 {
-		return "gemm_tc2_bf16"
-	}
-	return "gemm_tc3_tf32"
-}
-
 // TestGemmTuneWhere checks which products are measured: TCAuto's TF32
-// and BF16 products from gemmTuneMin on, on compute capability 9.0, with
+// and BF16 products from gemmTuneMin on, on compute capability 8.0 and later, with
 // results up to gemmTuneMaxBytes; and that settleGemm and the kernel's
 // name need no product where only the reference fits the device's
 // shared memory.
@@ -155,7 +150,9 @@ func TestGemmTuneWhere(t *testing.T) {
 		{90, TCAuto, FP32, big, false},
 		{90, TCWG, TF32, big, false},
 		{90, TCWGP, BF16, big, false},
-		{80, TCAuto, TF32, big, false},
+		{80, TCAuto, TF32, big, true},
+		{86, TCAuto, BF16, big, true},
+		{75, TCAuto, TF32, big, false},
 		{0, TCAuto, TF32, big, false},
 		{90, TCAuto, TF32, tensor.GemmArgs{M: 256, N: 1023, K: 4096, Batch: 1}, true},
 		{90, TCAuto, BF16, tensor.GemmArgs{M: 4096, N: 4096, K: 255, Batch: 1}, false},
@@ -213,10 +210,12 @@ func TestGemmTuneWhere(t *testing.T) {
 }
 
 // TestGemmTuneKernel runs TCAuto's measurement on a GPU of compute
-// capability 9.0 (lowered to this small shape, whose reference is
-// gemm_tc3_tf32 or gemm_tc2_bf16): every product equals gemm_wg_*'s bit
-// for bit, no candidate is refused, and each is timed. (On a GPU, a
-// refusal says that mma.sync and wgmma round differently there.)
+// capability 8.0 or later (lowered to this small shape, whose reference
+// is gemm_tc3_tf32 or gemm_tc2_bf16 where the device gives them their
+// shared memory): every product equals TCWG's (on 9.0: gemm_wg_*'s;
+// elsewhere TCAuto's) bit for bit, no candidate is refused, and each is
+// timed. (On an H100/H200, a refusal says that mma.sync and wgmma round
+// differently there.)
 // It logs the choice and the medians. GPU only (the fake driver runs it
 // at compute capability 9.0: events, opt-ins and launches through the
 // driver binding).
@@ -227,7 +226,7 @@ func TestGemmTuneKernel(t *testing.T) {
 			be, ref := backendIn(t, d, p, TCAuto), backendIn(t, d, p, TCWG)
 			be.tune.minSize = 64
 			if !be.tunesGemm(tuneShape) {
-				t.Skipf("TCAuto measures gemm_wg.cu's kernels on compute capability 9.0 only (%v)", d)
+				t.Skipf("TCAuto measures the products' kernels from compute capability 8.0 on (%v)", d)
 			}
 			tuneRun(t, be, ref, tuneShape, rand.New(rand.NewPCG(3, 4)))
 			if err := be.Synchronize(); err != nil {
@@ -238,8 +237,8 @@ func TestGemmTuneKernel(t *testing.T) {
 			if len(tune.Refused) != 0 || tune.Kernel == "" {
 				t.Errorf("kernel %q, refused %q: want a kernel and no refusal", tune.Kernel, tune.Refused)
 			}
-			if len(tune.Medians) != 1+len(gemmTuneKinds) {
-				t.Errorf("medians %v: want %d candidates (the device gives each its shared memory)", tune.Medians, 1+len(gemmTuneKinds))
+			if n := len(be.tuneCandidates(tuneShape)); len(tune.Medians) != n && n > 1 {
+				t.Errorf("medians %v: want %d candidates", tune.Medians, n)
 			}
 			for n, m := range tune.Medians {
 				if m <= 0 {

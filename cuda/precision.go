@@ -159,14 +159,16 @@ const (
 	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
 	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
 	// (TCV1); on compute capability 9.0, products with M, N and K all at
-	// least wgAutoMin (1024) run with gemm_wg.cu's gemm_wg_*, and those
-	// from 256 on with the fastest of that kernel (gemm_wg_* or the
-	// mma.sync one), gemm_wg_*, gemm_wgs_* and gemm_wgp_* on the GPU at
-	// hand, measured on the backend's first products of each shape after
-	// a bit-for-bit cross-check (gemm_tune.go, Backend.GemmTunes; not
-	// where the result exceeds 256 MiB), and TF32 convolutions with
-	// conv_wg.cu's kernels (the ResNet-50 step on an H200: 40.3 ms against
-	// 52.5 with the rr ones; convTCForRows). It is the default.
+	// least wgAutoMin (1024) run with gemm_wg.cu's gemm_wg_*. From 8.0 on,
+	// products from 256 on in M, N and K run with the fastest of that
+	// kernel and the others the device holds (on 9.0 gemm_wg_*,
+	// gemm_wgs_* and gemm_wgp_*; elsewhere the mma.sync ones) on the GPU
+	// at hand, measured on the backend's first products of each shape
+	// after a bit-for-bit cross-check (gemm_tune.go, Backend.GemmTunes;
+	// not where the result exceeds 256 MiB). On 9.0 TF32 convolutions
+	// run with conv_wg.cu's kernels (the ResNet-50 step on an H200: 40.3
+	// ms against 52.5 with the rr ones; convTCForRows). It is the
+	// default.
 	TCAuto TCKernel = iota
 	// TCV1 uses gemm_tf32 and gemm_bf16: 128 x 128 tiles, panels of 16
 	// words double-buffered through registers, 40 KiB of static shared
@@ -351,11 +353,7 @@ type gemmChoice struct {
 func (be *Backend) gemmLaunch() gemmChoice {
 	switch be.prec {
 	case TF32, BF16:
-		i, v1, v2 := 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32, wgKernels{}}
-		if be.prec == BF16 {
-			i, v1, v2 = 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, wgKernels{}}
-		}
-		v3 := gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, wgKernels{}}
+		i, v1, v2, v3 := mmaKernels(be.prec)
 		if c, j, ok := wgChoice(be.prec, be.tc.kernel); ok && be.wgAllowed(c, j) {
 			return c
 		}
@@ -382,6 +380,17 @@ func (be *Backend) gemmLaunch() gemmChoice {
 		return v1
 	}
 	return gemmChoice{kc.SgemmF32, "sgemm_f32", 64, 64, 0, wgKernels{}}
+}
+
+// mmaKernels returns precision p's mma.sync kernels (TF32 or BF16): TCV1's
+// (v1), TCV2's (v2, index i of tcState.ok) and, for TF32, TCV3's
+// gemm_tc3_tf32 (v3, index 2).
+func mmaKernels(p Precision) (i int, v1, v2, v3 gemmChoice) {
+	v3 = gemmChoice{kc.GemmTc3Tf32, "gemm_tc3_tf32", 128, 256, tc3SharedTF32, wgKernels{}}
+	if p == BF16 {
+		return 1, gemmChoice{kc.GemmBf16, "gemm_bf16", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Bf16, "gemm_tc2_bf16", 128, 256, tc2SharedBF16, wgKernels{}}, v3
+	}
+	return 0, gemmChoice{kc.GemmTf32, "gemm_tf32", 128, 128, 0, wgKernels{}}, gemmChoice{kc.GemmTc2Tf32, "gemm_tc2_tf32", 128, 256, tc2SharedTF32, wgKernels{}}, v3
 }
 
 // wgAutoMin is the smallest M, N and K of a product that TCAuto runs
