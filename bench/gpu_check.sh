@@ -368,9 +368,10 @@ defaults)
 	timeout 60 "$d/duelctl" bench step --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 3 --warmup 1 --profile 2>&1 | tee "$out/profile.log"
 	# D-MoCo's step with its memory full and deciding on the GPU (K 4096,
 	# B 256, Z 256: the preset's projection), profiled: the DUEL kernels'
-	# share of a training step (dmoco-profile.log), after the 12 updates
-	# in which SelectAuto measures its two selections.
-	timeout 45 "$d/duelctl" bench step --device cuda --precision tf32 --method dmoco --arch resnet50 --batch 256 --memory-size 4096 --steps 3 --warmup 12 --profile 2>&1 | tee "$out/dmoco-profile.log"
+	# share of a training step (dmoco-profile.log), after the 17 updates
+	# in which SelectAuto measures its three selections (and TCAuto the
+	# heads' products: 13 of each shape).
+	timeout 50 "$d/duelctl" bench step --device cuda --precision tf32 --method dmoco --arch resnet50 --batch 256 --memory-size 4096 --steps 3 --warmup 17 --profile 2>&1 | tee "$out/dmoco-profile.log"
 	;;
 strided)
 	# The strided input gradient's gather (2-3 minutes): the first use's

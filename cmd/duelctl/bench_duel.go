@@ -35,8 +35,10 @@ func benchDuelCommand() *cli.Command {
 			"checks that its evictions equal the fast path's; without a usable GPU it refuses. The GPU's\n" +
 			"sequential steps run in one block (cuda_kernel names the kernel): the memory's first updates\n" +
 			"measure duel_lean.cu's kernel (every thread's keys in registers, compute capability 8.0 on)\n" +
-			"against duel.cu's, after checking that their results agree bit for bit, and the faster runs\n" +
-			"the rest (cuda_auto_lean_ms, cuda_auto_block_ms: their median selections).\n" +
+			"against duel.cu's, after checking that their results agree bit for bit, the lean kernel with\n" +
+			"and without asking L2 for the next likely victims' rows, and the fastest runs the rest\n" +
+			"(cuda_auto_lean_ms, cuda_auto_lean_prefetch_ms, cuda_auto_block_ms: their median selections;\n" +
+			"cuda_auto_prefetch: the lean kernel chosen with the prefetch).\n" +
 			"DUEL_CUDADUEL_SELECT=block or lean forces one; =cluster runs the steps on a thread-block\n" +
 			"cluster instead (compute capability 9.0: slower on an H100), =rounds in certified rounds\n" +
 			"(compute capability 8.0: 7-19x slower on an H200), =rounds8 in certified rounds on a cluster\n" +
@@ -232,9 +234,18 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	}
 	switch a := dm.AutoTune(); {
 	case a.Decided:
-		res["cuda_auto_lean_ms"], res["cuda_auto_block_ms"] = a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3
-		fmt.Fprintf(c.App.Writer, "the steps' kernel, measured on the first updates: %s (median selection: duel_lean.cu's %.3f ms, duel.cu's %.3f ms)\n",
-			a.Kernel, a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3)
+		res["cuda_auto_lean_ms"], res["cuda_auto_block_ms"], res["cuda_auto_prefetch"] = a.Lean.Seconds()*1e3, a.Block.Seconds()*1e3, a.Prefetch
+		pf := ""
+		if a.LeanPrefetch > 0 {
+			res["cuda_auto_lean_prefetch_ms"] = a.LeanPrefetch.Seconds() * 1e3
+			pf = fmt.Sprintf(", with the runners-up prefetched %.3f ms", a.LeanPrefetch.Seconds()*1e3)
+		}
+		kernel := a.Kernel
+		if a.Prefetch {
+			kernel += " with the prefetch"
+		}
+		fmt.Fprintf(c.App.Writer, "the steps' kernel, measured on the first updates: %s (median selection: duel_lean.cu's %.3f ms%s, duel.cu's %.3f ms)\n",
+			kernel, a.Lean.Seconds()*1e3, pf, a.Block.Seconds()*1e3)
 	case a.LeanOff != nil:
 		fmt.Fprintf(c.App.Writer, "the steps' kernel: duel.cu's (%v)\n", a.LeanOff)
 	}

@@ -11,22 +11,28 @@ import (
 
 // SelectAuto measures, on the memory's own updates, whether duel_lean.cu's
 // kernel runs the steps faster than the one-block kernels on this GPU,
-// instead of trusting figures from another card:
+// and whether it runs faster still asking L2 for the runners-up's rows
+// each step (MemoryOptions.Prefetch), instead of trusting figures from
+// another card:
 //
 //   - The first update runs the one-block kernels, so that a memory used
 //     once (Update, the one-shot API) pays nothing.
 //   - The second (and the later ones until it can) is the cross-check:
-//     the lean kernel runs first, its outputs are kept on the host, the
-//     slot state is restored, and the one-block kernel runs on the same
-//     inputs. Evicted, the slot state and the scores must be equal bit
-//     for bit; where they are not (a GPU that compiles the lean kernel
-//     wrongly), the lean kernel is off for the memory's life, the reason
-//     in leanErr. The one-block kernel's results are the update's either
+//     the lean kernel runs first (with the prefetch, so that its every
+//     path runs), its outputs are kept on the host, the slot state is
+//     restored, and the one-block kernel runs on the same inputs.
+//     Evicted, the slot state and the scores must be equal bit for bit;
+//     where they are not (a GPU that compiles the lean kernel wrongly),
+//     the lean kernel is off for the memory's life, the reason in
+//     leanErr. The one-block kernel's results are the update's either
 //     way.
-//   - The next updates alternate the two, tuneSamples each, timed by
-//     events around the selection (the wall clock on GPUs that run their
-//     work before returning), at the cross-check's batch size; the one
-//     with the lower median runs every update after.
+//   - The next updates take the three in turn (the lean kernel, the
+//     one-block kernel, the lean kernel with the prefetch; two where the
+//     memory's options already turn the prefetch on for every kernel),
+//     tuneSamples each, timed by events around the selection (the wall
+//     clock on GPUs that run their work before returning), at the
+//     cross-check's batch size; the one with the lowest median runs every
+//     update after.
 //
 // SelectionKernel says which one ran, and AutoTune what was measured.
 
@@ -40,20 +46,24 @@ type autoTune struct {
 	checked     bool            // the cross-check passed
 	off         bool            // the lean kernel is not a candidate (refused, too large, or failed the cross-check)
 	lean, block []time.Duration // the timed selections
+	leanPf      []time.Duration // the lean kernel's with the prefetch (none where the options set it for every kernel)
 	blockKernel string          // the one-block kernel timed (duel_select_shared or duel_select_global)
 	decided     bool
 	useLean     bool // the decision
+	usePrefetch bool // the lean kernel with the prefetch (useLean too)
 }
 
 // leanTurn says what the lean kernel does in this update of k rows held
-// and b incoming under SelectAuto: run, run first for the cross-check,
-// or not run (the one-block kernels run).
+// and b incoming under SelectAuto: run, run with the prefetch (the
+// runners-up's rows asked of L2 each step), run first for the
+// cross-check, or not run (the one-block kernels run).
 type leanTurn int
 
 const (
 	leanNo leanTurn = iota
 	leanRun
 	leanCheck
+	leanRunPrefetch
 )
 
 // autoLeanTurn returns this update's leanTurn for SelectAuto, starting
@@ -81,17 +91,18 @@ func (m *Memory) autoLeanTurn(k, b int) leanTurn {
 	case !t.checked:
 		t.b = b
 		return leanCheck
-	case t.decided:
-		if t.useLean {
-			return leanRun
-		}
-		return leanNo
-	case b != t.b:
-		return leanNo
-	case len(t.lean) <= len(t.block):
+	case t.decided && t.useLean && t.usePrefetch:
+		return leanRunPrefetch
+	case t.decided && t.useLean:
 		return leanRun
+	case t.decided || b != t.b:
+		return leanNo
+	case len(t.lean) <= len(t.block) && (m.prefetch || len(t.lean) <= len(t.leanPf)):
+		return leanRun
+	case m.prefetch || len(t.block) <= len(t.leanPf):
+		return leanNo
 	}
-	return leanNo
+	return leanRunPrefetch
 }
 
 // startTune begins SelectAuto's measurement: the lean kernels may use
@@ -198,7 +209,7 @@ func (m *Memory) leanName(k, b int) string {
 // selectTimer times one selection for SelectAuto's samples.
 type selectTimer struct {
 	phaseTimer
-	lean bool
+	turn leanTurn // leanRun, leanRunPrefetch or leanNo (the one-block kernel)
 }
 
 // startSelectTimer returns a timer for this update's selection when
@@ -208,7 +219,7 @@ func (m *Memory) startSelectTimer(turn leanTurn, b int) *selectTimer {
 	if m.sel != SelectAuto || t == nil || !t.checked || t.decided || t.off || b != t.b || turn == leanCheck {
 		return nil
 	}
-	return &selectTimer{phaseTimer: startPhase(m.g), lean: turn == leanRun}
+	return &selectTimer{phaseTimer: startPhase(m.g), turn: turn}
 }
 
 // stop marks the end of the selection's launches.
@@ -219,7 +230,7 @@ func (st *selectTimer) stop(g cuda.GPU) {
 }
 
 // record adds the timed selection to the samples, once the device is
-// past it, and decides when both kernels have tuneSamples; ran is the
+// past it, and decides when every candidate has tuneSamples; ran is the
 // kernel that ran (the lean kernel may have been refused at its launch).
 func (m *Memory) record(st *selectTimer, ran string) {
 	if st == nil {
@@ -231,17 +242,29 @@ func (m *Memory) record(st *selectTimer, ran string) {
 		dt = wall
 	}
 	t := m.tune
-	if st.lean != (ran == m.leanName(m.k, t.b)) { // refused: the lean kernel is off
+	if (st.turn != leanNo) != (ran == m.leanName(m.k, t.b)) { // refused: the lean kernel is off
 		return
 	}
-	if st.lean {
+	if m.selectClock != nil {
+		dt = m.selectClock(st.turn, dt)
+	}
+	switch st.turn {
+	case leanRun:
 		t.lean = append(t.lean, dt)
-	} else {
+	case leanRunPrefetch:
+		t.leanPf = append(t.leanPf, dt)
+	default:
 		t.block, t.blockKernel = append(t.block, dt), ran
 	}
-	if len(t.lean) >= tuneSamples && len(t.block) >= tuneSamples {
+	if len(t.lean) >= tuneSamples && len(t.block) >= tuneSamples && (m.prefetch || len(t.leanPf) >= tuneSamples) {
 		t.decided = true
-		t.useLean = median(t.lean) < median(t.block)
+		best := median(t.block)
+		if l := median(t.lean); l < best {
+			best, t.useLean = l, true
+		}
+		if !m.prefetch && median(t.leanPf) < best {
+			t.useLean, t.usePrefetch = true, true
+		}
 	}
 }
 
@@ -263,8 +286,14 @@ type AutoTune struct {
 	Decided bool
 	Kernel  string
 	// Lean and Block are the median selection times of the lean kernel
-	// and of the one-block kernel at the batch size of the measurement.
-	Lean, Block time.Duration
+	// and of the one-block kernel at the batch size of the measurement,
+	// LeanPrefetch the lean kernel's with the prefetch (0 where the
+	// memory's options set the prefetch for every kernel: Lean is then
+	// with it).
+	Lean, Block, LeanPrefetch time.Duration
+	// Prefetch is true where the decision is the lean kernel with the
+	// prefetch.
+	Prefetch bool
 	// LeanOff is why the lean kernel is not a candidate (nil: it is):
 	// refused by the driver, too large for the update, or different
 	// results in the cross-check.
@@ -278,7 +307,7 @@ func (m *Memory) AutoTune() AutoTune {
 	if t == nil {
 		return AutoTune{}
 	}
-	a := AutoTune{Decided: t.decided, Lean: median(t.lean), Block: median(t.block)}
+	a := AutoTune{Decided: t.decided, Lean: median(t.lean), Block: median(t.block), LeanPrefetch: median(t.leanPf), Prefetch: t.usePrefetch}
 	if t.decided {
 		a.Kernel = t.blockKernel
 		if t.useLean {

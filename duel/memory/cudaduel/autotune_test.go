@@ -17,8 +17,9 @@ import (
 // TestAutoTuneOnHost runs SelectAuto's measurement on cudatest.Host (the
 // kernels' Go transcriptions, timed by the wall clock) through a stream
 // of updates checked against memory.DUEL: the first update runs the
-// one-block kernel, the second the cross-check, the next ones alternate
-// until each kernel has tuneSamples, and then the faster runs every
+// one-block kernel, the second the cross-check, the next ones take the
+// lean kernel, the lean kernel with the prefetch and the one-block kernel
+// in turn until each has tuneSamples, and then the fastest runs every
 // update. A lean kernel whose outputs differ from the one-block kernel's
 // (tuneCorrupt) or whose launch the driver refuses is never a candidate,
 // the reason reported.
@@ -56,9 +57,13 @@ func TestAutoTuneOnHost(t *testing.T) {
 			}
 			policy := memory.NewDUEL(memory.Protected)
 			var ran []string
-			for u := range 2 + 2*tuneSamples + 3 {
+			for u := range 2 + 3*tuneSamples + 3 {
 				mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, b, z, mem))
-				ran = append(ran, m.ran)
+				name := m.ran
+				if name == lean && m.ranPf {
+					name += "+prefetch"
+				}
+				ran = append(ran, name)
 			}
 			if ran[0] != block || ran[1] != block {
 				t.Errorf("the first two updates ran %v, want %s (the second after the lean kernel's cross-check)", ran[:2], block)
@@ -73,18 +78,78 @@ func TestAutoTuneOnHost(t *testing.T) {
 				}
 				return
 			}
-			if !a.Decided || a.LeanOff != nil || a.Lean <= 0 || a.Block <= 0 || (a.Kernel != lean && a.Kernel != block) {
-				t.Fatalf("AutoTune = %+v, want both kernels timed and one chosen", a)
+			if !a.Decided || a.LeanOff != nil || a.Lean <= 0 || a.Block <= 0 || a.LeanPrefetch <= 0 || (a.Kernel != lean && a.Kernel != block) || a.Prefetch && a.Kernel != lean {
+				t.Fatalf("AutoTune = %+v, want the three timed and one chosen", a)
 			}
-			sampled := ran[2 : 2+2*tuneSamples]
-			if n := count(sampled, lean); n != tuneSamples || count(sampled, block) != tuneSamples {
-				t.Errorf("the measured updates ran %v, want %d of each kernel", sampled, tuneSamples)
+			sampled := ran[2 : 2+3*tuneSamples]
+			if count(sampled, lean) != tuneSamples || count(sampled, lean+"+prefetch") != tuneSamples || count(sampled, block) != tuneSamples {
+				t.Errorf("the measured updates ran %v, want %d of each: %s with and without the prefetch, %s", sampled, tuneSamples, lean, block)
 			}
-			for _, k := range ran[2+2*tuneSamples:] {
-				if k != a.Kernel {
-					t.Errorf("after the decision (%s) the updates ran %v", a.Kernel, ran[2+2*tuneSamples:])
+			chosen := a.Kernel
+			if a.Prefetch {
+				chosen += "+prefetch"
+			}
+			for _, k := range ran[2+3*tuneSamples:] {
+				if k != chosen {
+					t.Errorf("after the decision (%s) the updates ran %v", chosen, ran[2+3*tuneSamples:])
 					break
 				}
+			}
+		})
+	}
+}
+
+// TestAutoTuneChoice checks SelectAuto's decision among its three
+// candidates on made-up times (selectClock: the lean kernel, with the
+// prefetch, the one-block kernel), and that a memory whose options turn
+// the prefetch on for every kernel measures two (the lean kernel then
+// always with it).
+func TestAutoTuneChoice(t *testing.T) {
+	const k, b, z = 48, 8, 6
+	ms := func(d ...time.Duration) map[leanTurn]time.Duration {
+		return map[leanTurn]time.Duration{leanRun: d[0] * time.Millisecond, leanRunPrefetch: d[1] * time.Millisecond, leanNo: d[2] * time.Millisecond}
+	}
+	for _, tc := range []struct {
+		name         string
+		times        map[leanTurn]time.Duration
+		prefetchOpt  bool
+		lean, pf     bool // the decision: the lean kernel, with the prefetch
+		wantPfMedian bool
+	}{
+		{"lean", ms(2, 3, 4), false, true, false, true},
+		{"lean-prefetch", ms(3, 2, 4), false, true, true, true},
+		{"block", ms(4, 3, 2), false, false, false, true},
+		{"tie-block", ms(3, 3, 3), false, false, false, true}, // a tie keeps the one-block kernel, then the lean kernel without the prefetch
+		{"tie-lean", ms(2, 2, 3), false, true, false, true},
+		{"option-lean", ms(2, 1, 3), true, true, false, false}, // the options' prefetch: two candidates, the lean kernel's time is with it
+		{"option-block", ms(3, 1, 2), true, false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMemory(newHost(), k, z, MemoryOptions{Batch: b, Prefetch: tc.prefetchOpt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			m.selectClock = func(turn leanTurn, _ time.Duration) time.Duration { return tc.times[turn] }
+			r := rand.New(rand.NewPCG(4, 5))
+			mem := unitRows(r, k, z, nil)
+			if err := m.Load(mem, nil); err != nil {
+				t.Fatal(err)
+			}
+			policy := memory.NewDUEL(memory.Protected)
+			var pfRuns int
+			for u := range 2 + 3*tuneSamples + 2 {
+				mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, b, z, mem))
+				if m.ranPf {
+					pfRuns++
+				}
+			}
+			a := m.AutoTune()
+			if !a.Decided || (a.Kernel == "duel_select_lean512") != tc.lean || a.Prefetch != tc.pf || (a.LeanPrefetch > 0) != tc.wantPfMedian {
+				t.Errorf("AutoTune = %+v, want lean %v, prefetch %v (a median with the prefetch: %v)", a, tc.lean, tc.pf, tc.wantPfMedian)
+			}
+			if tc.prefetchOpt && pfRuns == 0 {
+				t.Error("with MemoryOptions.Prefetch no lean kernel asked for the runners-up's rows")
 			}
 		})
 	}
@@ -153,8 +218,8 @@ func TestMedian(t *testing.T) {
 // without one) at the benchmark's shapes, the updates checked against
 // memory.DUEL: from compute capability 8.0 the lean kernel must pass the
 // cross-check (a lean kernel that the GPU computes differently would
-// otherwise only be turned off, silently), and both kernels are timed.
-// It logs the choice and the two medians.
+// otherwise only be turned off, silently), and the three candidates are
+// timed. It logs the choice and the medians.
 func TestDUELAutoKernel(t *testing.T) {
 	d := needGPU(t)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}, {300, 40, 17}} {
@@ -170,11 +235,11 @@ func TestDUELAutoKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 			policy := memory.NewDUEL(memory.Protected)
-			for u := range 2 + 2*tuneSamples + 1 {
+			for u := range 2 + 3*tuneSamples + 1 {
 				mem = updateLikeDUEL(t, fmt.Sprintf("update %d", u), m, policy, mem, unitRows(r, c.b, c.z, mem))
 			}
 			a := m.AutoTune()
-			t.Logf("%v: SelectAuto runs %s (median selection: lean %v, one-block %v; lean off: %v)", d, a.Kernel, a.Lean, a.Block, a.LeanOff)
+			t.Logf("%v: SelectAuto runs %s, prefetch %v (median selection: lean %v, lean with the prefetch %v, one-block %v; lean off: %v)", d, a.Kernel, a.Prefetch, a.Lean, a.LeanPrefetch, a.Block, a.LeanOff)
 			if d.Capability() >= 80 && (!a.Decided || a.LeanOff != nil) {
 				t.Errorf("compute capability %d: AutoTune = %+v, want the lean kernel checked and both timed", d.Capability(), a)
 			}

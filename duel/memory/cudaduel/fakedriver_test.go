@@ -321,7 +321,7 @@ func backToBack(t *testing.T, d cuda.GPU) {
 		t.Fatal(err)
 	}
 	policy := memory.NewDUEL(memory.Protected)
-	for step := range 2 + 2*tuneSamples + 1 {
+	for step := range 2 + 3*tuneSamples + 1 {
 		mem = updateLikeDUEL(t, fmt.Sprintf("back-to-back update %d", step), m, policy, mem, unitRows(r, b, z, mem))
 	}
 	scores, err := m.Scores()

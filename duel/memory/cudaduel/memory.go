@@ -84,9 +84,14 @@ type Memory struct {
 	// leanStats reads them: benchmarks, tests).
 	leanTimed bool
 	ran       string     // the selection kernel of the last update (tests, benchmarks)
+	ranPf     bool       // the last update's lean kernel asked L2 for the runners-up's rows (tests)
 	move      Move       // MemoryOptions.Move, or EnvMove's
 	mtune     *moveTune  // MoveAuto's measurement (nil before it starts)
 	mtimer    *moveTimer // the last update's move, timed for MoveAuto (read by the next update)
+	// selectClock, when not nil, replaces the measured time of a
+	// selection SelectAuto samples (tests: a GPU on which one kernel is
+	// the fastest).
+	selectClock func(leanTurn, time.Duration) time.Duration
 	// moveClock, when not nil, replaces the measured time of a move
 	// (tests: a GPU on which one way is the faster).
 	moveClock func(Move, time.Duration) time.Duration
@@ -556,11 +561,15 @@ func (m *Memory) Update(batch []float32) (Result, error) {
 		capQ = min(m.rcap, 16)
 	}
 	if !launched && m.lshared > 0 {
+		m.ranPf = m.prefetch
 		switch {
 		case m.sel == SelectLean || turn == leanRun:
 			launched = m.runLean(k, b, flags, c, n)
-		case turn == leanCheck: // the lean kernel first, then the one-block kernel on the same inputs
-			if leanOut, err = m.leanFirst(k, b, flags, c, n); err != nil {
+		case turn == leanRunPrefetch: // SelectAuto's: the prefetch for the lean kernel alone
+			launched = m.runLean(k, b, flags|selectPrefetch, c, n)
+			m.ranPf = true
+		case turn == leanCheck: // the lean kernel first (with the prefetch: every path), then the one-block kernel on the same inputs
+			if leanOut, err = m.leanFirst(k, b, flags|selectPrefetch, c, n); err != nil {
 				return Result{}, err
 			}
 		}

@@ -711,14 +711,15 @@ func BenchmarkDUELKernel(b *testing.B) {
 					}
 				}
 				if v.sel == SelectAuto { // SelectAuto's (and MoveAuto's) measurement done before the timing
-					for i := 0; (!m.AutoTune().Decided && m.AutoTune().LeanOff == nil || move == MoveAuto && !m.MoveTune().Decided) && i < 4*tuneSamples; i++ {
+					for i := 0; (!m.AutoTune().Decided && m.AutoTune().LeanOff == nil || move == MoveAuto && !m.MoveTune().Decided) && i < 5*tuneSamples; i++ {
 						if _, err := m.Update(pool[i%len(pool)]); err != nil {
 							b.Fatal(err)
 						}
 					}
 					a := m.AutoTune()
-					b.Logf("SelectAuto on %v: %s (the lean kernel's median selection %v, the one-block kernel's %v; lean off: %v)", d, a.Kernel, a.Lean, a.Block, a.LeanOff)
+					b.Logf("SelectAuto on %v: %s, prefetch %v (the lean kernel's median selection %v, with the prefetch %v, the one-block kernel's %v; lean off: %v)", d, a.Kernel, a.Prefetch, a.Lean, a.LeanPrefetch, a.Block, a.LeanOff)
 					b.ReportMetric(float64(a.Lean)/1e6, "auto-lean-ms")
+					b.ReportMetric(float64(a.LeanPrefetch)/1e6, "auto-leanpf-ms")
 					b.ReportMetric(float64(a.Block)/1e6, "auto-block-ms")
 					if mt := m.MoveTune(); move == MoveAuto {
 						b.Logf("MoveAuto on %v: %v (median move: scatter %v, gather %v; gather off: %v)", d, mt.Move, mt.Scatter, mt.Gather, mt.GatherOff)

@@ -31,8 +31,10 @@ type MemoryOptions struct {
 	// (SelectLean) ask for them while each step's row J is on its way.
 	// The decisions are the same either way. On an H200 it slowed
 	// duel_select_shared (0.628 against 0.515 ms of selection); the lean
-	// kernels' is not yet timed, so off unless set here or by
-	// DUEL_CUDADUEL_PREFETCH=1 (BenchmarkDUELKernel's blockNprefetch,
+	// kernels' is not yet timed, so SelectAuto measures the lean kernel
+	// with and without it (and the one-block kernels without it) and runs
+	// the fastest. Setting it here or by DUEL_CUDADUEL_PREFETCH=1 turns it
+	// on for every kernel (BenchmarkDUELKernel's blockNprefetch,
 	// lean512prefetch).
 	Prefetch bool
 	// Move chooses how an update's batch rows kept take the slots freed:
