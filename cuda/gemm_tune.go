@@ -227,18 +227,17 @@ func (be *Backend) crossCheckGemm(g tensor.GemmArgs, t *gemmTune) {
 	defer be.Release(c)
 	s := g
 	s.Beta, s.C, s.OffC, s.LDC, s.StrideC = 0, c, 0, g.N, g.M*g.N
-	var ref []byte
+	ref, out := make([]byte, 4*n), make([]byte, 4*n)
 	kept := []gemmChoice{t.cands[0]}
 	for i, cand := range t.cands {
 		be.gemmWith(s, cand)
-		out := make([]byte, 4*n)
+		if i == 0 {
+			be.read("Gemm", ref, be.ptr("Gemm", c, 0))
+			continue
+		}
 		be.read("Gemm", out, be.ptr("Gemm", c, 0))
 		if be.tune.corrupt != nil {
 			be.tune.corrupt(cand.name, out)
-		}
-		if i == 0 {
-			ref = out
-			continue
 		}
 		if j := firstByteDiff(out, ref); j >= 0 {
 			e := j / 4
