@@ -13,8 +13,10 @@ import (
 // TestTCKernelsSameBits checks on the CPU emulator that the TF32 kernels
 // TCAuto runs (gemm_tc3_tf32 and conv_tc.cu's *_tf32rr, which round each
 // fragment in registers) give the bits of TCV2's (gemm_tc2_tf32 and the
-// *_tf32 convolutions, which round each panel in shared memory): the
-// default may change between them without changing what a run computes.
+// *_tf32 convolutions, which round each panel in shared memory) and of
+// TCV4's convolutions (*_tf32rl, conv_wg.cu's mapping of the gathers):
+// the default may change between them without changing what a run
+// computes.
 // The factors are not pre-rounded, so the rounding itself is compared;
 // the products cover both tile heights of the convolutions (64 and 128
 // rows), every pass, a strided input gradient and a product with K past
@@ -28,7 +30,7 @@ import (
 func TestTCKernelsSameBits(t *testing.T) {
 	e := cudatest.NewEmulator(t)
 	backend := func(k TCKernel) *Backend { return backendOnEmulator(t, e, TF32, k) }
-	auto, v2 := backend(TCAuto), backend(TCV2)
+	auto, v2, v4 := backend(TCAuto), backend(TCV2), backend(TCV4)
 	wgs := []*Backend{backend(TCWG), backend(TCWG3), backend(TCWGM), backend(TCWGM3), backend(TCWGMS), backend(TCWGS), backend(TCWGP)}
 	if a, b := auto.gemmKernelName(), v2.gemmKernelName(); a != "gemm_tc3_tf32" || b != "gemm_tc2_tf32" {
 		t.Fatalf("kernels %s and %s, want gemm_tc3_tf32 and gemm_tc2_tf32", a, b)
@@ -87,8 +89,8 @@ func TestTCKernelsSameBits(t *testing.T) {
 			s := tc.s
 			oh, ow := s.OutH(), s.OutW()
 			x, w, dy := randSlice(r, s.N*s.In*s.H*s.W), randSlice(r, s.Out*s.In*s.K*s.K), randSlice(r, s.Out*s.N*oh*ow)
-			var ys, dxs, dws [2][]float32
-			for i, be := range []*Backend{auto, v2} {
+			var ys, dxs, dws [3][]float32
+			for i, be := range []*Backend{auto, v2, v4} {
 				al := be.ConvAlgos(s, conv.Auto)
 				gx, gw, gdy := devOperand(be, x), devOperand(be, w), devOperand(be, dy)
 				gy := devOperand(be, make([]float32, len(dy)))
@@ -99,9 +101,11 @@ func TestTCKernelsSameBits(t *testing.T) {
 				be.ConvWeightGrad(gdw, gdy, gx, s, al, false)
 				ys[i], dxs[i], dws[i] = fromDev(be, gy), fromDev(be, gdx), fromDev(be, gdw)
 			}
-			sameBits(t, "forward", ys[0], ys[1])
-			sameBits(t, "input gradient", dxs[0], dxs[1])
-			sameBits(t, "weight gradient", dws[0], dws[1])
+			for i, name := range []string{"TCV2's", "TCV4's (*_tf32rl)"} {
+				sameBits(t, "forward, TCAuto's vs "+name, ys[0], ys[1+i])
+				sameBits(t, "input gradient, TCAuto's vs "+name, dxs[0], dxs[1+i])
+				sameBits(t, "weight gradient, TCAuto's vs "+name, dws[0], dws[1+i])
+			}
 		})
 	}
 }
