@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -386,4 +388,54 @@ func (be *Backend) gemmTunedName(g tensor.GemmArgs) (string, bool) {
 		return t.cands[0].name, false
 	}
 	return t.cands[t.pick].name, true
+}
+
+// KernelChoices describes, one line a shape, the products whose kernel
+// the backend chose by measuring (GemmTunes: those with more than one
+// candidate), e.g. "gemm tf32 256x2048x2048: gemm_wgs_tf32 (medians
+// gemm_wgs_tf32 0.031 ms, gemm_wg_tf32 0.033 ms, ...)". A training run
+// records them (config.json's ran.kernels).
+func (be *Backend) KernelChoices() []string {
+	var out []string
+	for _, t := range be.GemmTunes() {
+		if t.Medians == nil && t.Refused == nil {
+			continue
+		}
+		shape := fmt.Sprintf("%dx%dx%d", t.M, t.N, t.K)
+		if t.Batch > 1 {
+			shape += fmt.Sprintf(" (batch %d)", t.Batch)
+		}
+		switch {
+		case t.TransA && t.TransB:
+			shape += " TT"
+		case t.TransA:
+			shape += " TN"
+		case t.TransB:
+			shape += " NT"
+		}
+		kernel := t.Kernel
+		if kernel == "" {
+			kernel = t.Reference + ", still measuring"
+		}
+		line := fmt.Sprintf("gemm %v %s: %s", t.Precision, shape, kernel)
+		var parts []string
+		if t.Medians != nil {
+			names := slices.SortedFunc(maps.Keys(t.Medians), func(a, b string) int {
+				return cmp.Or(cmp.Compare(t.Medians[a], t.Medians[b]), strings.Compare(a, b))
+			})
+			ms := make([]string, len(names))
+			for i, n := range names {
+				ms[i] = fmt.Sprintf("%s %.3f ms", n, t.Medians[n].Seconds()*1e3)
+			}
+			parts = append(parts, "medians "+strings.Join(ms, ", "))
+		}
+		if t.Refused != nil {
+			parts = append(parts, "refused: "+strings.Join(t.Refused, "; "))
+		}
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, "; ") + ")"
+		}
+		out = append(out, line)
+	}
+	return out
 }

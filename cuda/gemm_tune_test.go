@@ -126,6 +126,11 @@ func TestGemmTuneEmulated(t *testing.T) {
 				if name, ok := be.gemmTunedName(tuneShape); !ok || name != want {
 					t.Errorf("gemmTunedName: %s %v, want %s true", name, ok, want)
 				}
+				if lines := be.KernelChoices(); len(lines) != 1 || !strings.HasPrefix(lines[0], fmt.Sprintf("gemm %v 130x300x72: %s (", tc.p, want)) ||
+					len(kept) > 1 && !strings.Contains(lines[0], fmt.Sprintf("medians %s %.3f ms, ", want, float64(wantMedians[want])/1e6)) ||
+					corrupt != strings.Contains(lines[0], "refused: "+last+" differs") {
+					t.Errorf("KernelChoices() = %q", lines)
+				}
 			}
 		})
 	}

@@ -96,6 +96,12 @@ type Ran struct {
 	ConvPrecision string `json:"conv_precision"`
 	// WorldSize is the number of data-parallel ranks (1: one process).
 	WorldSize int `json:"world_size"`
+	// Kernels, written when the segment ends, lists what the GPU chose
+	// by measuring on the run's first steps, one line a choice: the
+	// products' kernels by shape (cuda's TCAuto), the DUEL memory's
+	// steps kernel and move (cudaduel's SelectAuto and MoveAuto). None on
+	// the CPU.
+	Kernels []string `json:"kernels,omitempty"`
 }
 
 // PresetNames lists the training presets.

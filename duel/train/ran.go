@@ -1,6 +1,9 @@
 package train
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/duel-ssl/duel/duel/dist"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -21,4 +24,29 @@ func ranOn(dev tensor.Device, comm dist.Comm) *Ran {
 		}
 	}
 	return r
+}
+
+// recordKernels writes into c.Ran, and dir's config.json, what dev's
+// backend and the memory's policies chose by measuring on the device
+// (kernelReporter), and prints it to log (nil: not). Nothing is written
+// where nothing was measured (the CPU).
+func recordKernels(dir string, c *Config, dev tensor.Device, policies *builtPolicies, log io.Writer) error {
+	var lines []string
+	if be, err := tensor.Lookup(dev.BackendName()); err == nil {
+		if r, ok := be.(kernelReporter); ok {
+			lines = append(lines, r.KernelChoices()...)
+		}
+	}
+	lines = append(lines, policies.kernelChoices()...)
+	if len(lines) == 0 || c.Ran == nil {
+		return nil
+	}
+	c.Ran.Kernels = lines
+	if log != nil {
+		fmt.Fprintf(log, "kernels chosen by measuring on %s (config.json's ran.kernels):\n", dev)
+		for _, l := range lines {
+			fmt.Fprintf(log, "  %s\n", l)
+		}
+	}
+	return WriteConfig(dir, c)
 }

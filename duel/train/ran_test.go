@@ -1,9 +1,14 @@
 package train
 
 import (
+	"bytes"
 	"context"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -20,7 +25,7 @@ func TestConfigRan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Ran{Device: "cpu", Precision: "fp32", ConvPrecision: "fp32", WorldSize: 1}); got.Ran == nil || *got.Ran != want {
+	if want := (Ran{Device: "cpu", Precision: "fp32", ConvPrecision: "fp32", WorldSize: 1}); got.Ran == nil || !reflect.DeepEqual(*got.Ran, want) {
 		t.Errorf("config.json's ran %+v, want %+v", got.Ran, want)
 	}
 	if _, err := tensor.Lookup("hostlessfused"); err != nil {
@@ -34,5 +39,42 @@ func TestConfigRan(t *testing.T) {
 	}
 	if after, err := ReadConfig(dir); err != nil || after.Ran == nil || after.Ran.Device != "hostlessfused:0" {
 		t.Errorf("config.json after resuming on hostlessfused: %v, ran %+v", err, after.Ran)
+	}
+}
+
+// reportingDUEL is memory.DUEL reporting made-up kernel choices, as
+// cudaduel's policy reports what it measured.
+type reportingDUEL struct {
+	*memory.DUEL
+}
+
+func (reportingDUEL) KernelChoices() []string {
+	return []string{"duel steps: duel_select_lean512 (made up)", "duel move: gather (made up)"}
+}
+
+// TestConfigRanKernels checks that a run whose policies (or backend)
+// chose kernels by measuring records them in config.json's ran.kernels
+// when it ends, and prints them.
+func TestConfigRanKernels(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig(t, "dmoco")
+	c.Steps = 1
+	opts := tinyOptions(dir)
+	var log bytes.Buffer
+	opts.Log = &log
+	opts.DUELPolicy = func(adm memory.Admission) memory.Policy { return reportingDUEL{memory.NewDUEL(adm)} }
+	if _, err := Train(context.Background(), c, opts); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := reportingDUEL{}.KernelChoices()
+	if got.Ran == nil || !slices.Equal(got.Ran.Kernels, want) {
+		t.Errorf("config.json's ran %+v, want kernels %q", got.Ran, want)
+	}
+	if !strings.Contains(log.String(), "kernels chosen by measuring on cpu (config.json's ran.kernels):\n  "+want[0]+"\n  "+want[1]+"\n") {
+		t.Errorf("the log lacks the kernels:\n%s", log.String())
 	}
 }

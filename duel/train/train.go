@@ -181,7 +181,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	// Model and optimizer, on the device; the run directory once the
 	// device is known to run the model.
-	duelPolicy, closePolicies := policyHook(opts.DUELPolicy, opts.Log, dev)
+	duelPolicy, closePolicies, policies := policyHook(opts.DUELPolicy, opts.Log, dev)
 	defer closePolicies()
 	method, err := NewMethodFor(&c, MethodSetup{Images: images, Comm: comm, Device: dev, DUELPolicy: duelPolicy})
 	if err != nil {
@@ -423,6 +423,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	if s := trainTime.Seconds(); s > 0 {
 		res.ImgPerS = float64((res.Steps-start)*c.Batch) / s
+	}
+	if lead {
+		if err := recordKernels(opts.Out, &c, dev, policies, opts.Log); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

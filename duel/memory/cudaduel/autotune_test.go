@@ -151,6 +151,13 @@ func TestAutoTuneChoice(t *testing.T) {
 			if tc.prefetchOpt && pfRuns == 0 {
 				t.Error("with MemoryOptions.Prefetch no lean kernel asked for the runners-up's rows")
 			}
+			if tc.name == "lean-prefetch" {
+				lines := m.KernelChoices()
+				want := "duel steps: duel_select_lean512 with the prefetch (medians: lean 3.000 ms, lean with the prefetch 2.000 ms, one-block 4.000 ms)"
+				if len(lines) != 2 || lines[0] != want || !strings.HasPrefix(lines[1], "duel move: ") {
+					t.Errorf("KernelChoices() = %q, want %q and the move", lines, want)
+				}
+			}
 		})
 	}
 }
