@@ -2,6 +2,11 @@
 # GPU checks for a machine that has a GPU but no Go (the lent device machine).
 #
 #   bench/gpu_check.sh build DIR      # here: the test binaries into DIR
+#   bench/gpu_check.sh slim AWAY      # here, before the device tool's run:
+#                   # the largest tracked files (generated kernels, the
+#                   # embedded CIFAR-10 strips) moved into AWAY, outside the
+#                   # repository, so that the working tree and DIR fit the
+#                   # 64 MiB the tool carries; unslim AWAY puts them back
 #   bench/gpu_check.sh run DIR OUT    # there, from the repository root
 #   bench/gpu_check.sh quick DIR OUT [race]  # there: the tensor-core
 #                   # kernels' tests and benchmarks, the TF32 step (and
@@ -171,7 +176,36 @@ peers() {
 	timeout 90 python3 -u "$root/bench/gpu_peer.py" 2>&1 | tee "$out/peer.log"
 	timeout 120 python3 -u "$root/bench/step_pytorch.py" --device cuda --precision tf32 --arch resnet50 --batch 256 --steps 5 --warmup 2 --duelctl "$d/duelctl" 2>&1 | tee "$out/step.log"
 }
+# slimFiles are the tracked files slim moves aside (about 40 MB of the
+# working tree's 60), none of which the device machine needs: the
+# binaries are built here.
+slimFiles="kernels/cuda/zz_generated_conv_tc.go kernels/cuda/zz_generated_conv_tc_tf32.go
+kernels/cuda/zz_generated_conv_tc_bf16.go kernels/cuda/zz_generated_conv_tc_rl.go
+kernels/cuda/zz_generated_conv_wg.go kernels/cuda/zz_generated_gemm_tc.go
+duel/data/embedded/cifar10_train.png duel/data/embedded/cifar10_test.png"
 case "${1:-}" in
+slim)
+	away=$(readlink -f "${2:?slim AWAY: a folder outside the repository}")
+	case "$away/" in "$PWD/"*)
+		echo "slim: $away is inside the repository: the device tool would carry it" >&2
+		exit 2
+		;;
+	esac
+	mkdir -p "$away"
+	for f in $slimFiles; do
+		mkdir -p "$away/$(dirname "$f")" && mv "$f" "$away/$f" || exit 1
+	done
+	echo "moved $(echo $slimFiles | wc -w) files into $away; put them back with: bash $0 unslim $away"
+	;;
+unslim)
+	away=$(readlink -f "${2:?unslim AWAY: the folder slim used}")
+	for f in $slimFiles; do
+		if [ -f "$away/$f" ]; then
+			mv "$away/$f" "$f" || exit 1
+		fi
+	done
+	git status --short -- $slimFiles
+	;;
 build)
 	d=$2
 	mkdir -p "$d"
