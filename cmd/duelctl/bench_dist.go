@@ -45,6 +45,10 @@ type sslStepResult struct {
 	StepMSAll    []float64 `json:"step_ms_all"`
 	// Profile is the device profile of the timed steps (--profile).
 	Profile *cuda.Profile `json:"profile,omitempty"`
+	// Kernels is what the device chose by measuring during the warm-up
+	// and the steps: the products' kernels, the DUEL memory's steps
+	// kernel and move (kernelChoices; none on the CPU).
+	Kernels []string `json:"kernels,omitempty"`
 }
 
 // runBenchSSLStep times the training step of a self-supervised method
@@ -97,6 +101,7 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	}
 	where := "the host"
 	var closers []io.Closer // the device policies built, freed at the end
+	var built []any         // and reporting their kernels
 	defer func() {
 		for _, cl := range closers {
 			cl.Close()
@@ -109,6 +114,7 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 			if cl, ok := p.(io.Closer); ok {
 				closers, where = append(closers, cl), string(dev)
 			}
+			built = append(built, p)
 			return p
 		}
 	}
@@ -240,6 +246,8 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 			return err
 		}
 	}
+	res.Kernels = kernelChoices(dev, built...)
+	writeKernelChoices(c.App.Writer, res.Kernels)
 	return emitJSON(c, res)
 }
 

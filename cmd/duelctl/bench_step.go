@@ -98,6 +98,9 @@ type stepResult struct {
 	CPUMSPerStep   float64   `json:"cpu_ms_per_step"`
 	Parameters     int       `json:"parameters"`
 	StepMSAll      []float64 `json:"step_ms_all"`
+	// Kernels is what the device chose by measuring during the warm-up
+	// and the steps (kernelChoices; none on the CPU).
+	Kernels []string `json:"kernels,omitempty"`
 	// Profile is the device profile of the timed steps (--profile):
 	// every kernel's row, largest total first.
 	Profile *cuda.Profile `json:"profile,omitempty"`
@@ -258,6 +261,8 @@ func runBenchStep(c *cli.Context) error {
 			return err
 		}
 	}
+	res.Kernels = kernelChoices(dev)
+	writeKernelChoices(c.App.Writer, res.Kernels)
 	return emitJSON(c, res)
 }
 

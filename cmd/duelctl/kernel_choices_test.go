@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/duel-ssl/duel/tensor"
+)
+
+// fakeReporter reports fixed kernel choices.
+type fakeReporter []string
+
+func (f fakeReporter) KernelChoices() []string { return f }
+
+// TestKernelChoices checks that bench step gathers the lines of what
+// reports kernels (nothing from the CPU's backend, nothing from others)
+// and prints them under one heading, or nothing.
+func TestKernelChoices(t *testing.T) {
+	got := kernelChoices(tensor.CPU, fakeReporter{"duel steps: a"}, 3, fakeReporter{"duel move: b", "c"})
+	if want := []string{"duel steps: a", "duel move: b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("kernelChoices = %q, want %q", got, want)
+	}
+	var w bytes.Buffer
+	writeKernelChoices(&w, got)
+	if want := "kernels chosen by measuring on the device:\n  duel steps: a\n  duel move: b\n  c\n"; w.String() != want {
+		t.Errorf("printed %q, want %q", w.String(), want)
+	}
+	w.Reset()
+	writeKernelChoices(&w, kernelChoices(tensor.CPU))
+	if w.Len() != 0 {
+		t.Errorf("printed %q for no choices", w.String())
+	}
+}
