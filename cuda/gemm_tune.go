@@ -420,14 +420,7 @@ func (be *Backend) KernelChoices() []string {
 		line := fmt.Sprintf("gemm %v %s: %s", t.Precision, shape, kernel)
 		var parts []string
 		if t.Medians != nil {
-			names := slices.SortedFunc(maps.Keys(t.Medians), func(a, b string) int {
-				return cmp.Or(cmp.Compare(t.Medians[a], t.Medians[b]), strings.Compare(a, b))
-			})
-			ms := make([]string, len(names))
-			for i, n := range names {
-				ms[i] = fmt.Sprintf("%s %.3f ms", n, t.Medians[n].Seconds()*1e3)
-			}
-			parts = append(parts, "medians "+strings.Join(ms, ", "))
+			parts = append(parts, "medians "+KernelTimes(t.Medians))
 		}
 		if t.Refused != nil {
 			parts = append(parts, "refused: "+strings.Join(t.Refused, "; "))
@@ -438,4 +431,17 @@ func (be *Backend) KernelChoices() []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// KernelTimes lists measured kernels, fastest first (ties by name), as
+// "gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms".
+func KernelTimes(times map[string]time.Duration) string {
+	names := slices.SortedFunc(maps.Keys(times), func(a, b string) int {
+		return cmp.Or(cmp.Compare(times[a], times[b]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.3f ms", n, times[n].Seconds()*1e3)
+	}
+	return strings.Join(parts, ", ")
 }

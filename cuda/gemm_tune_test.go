@@ -263,3 +263,21 @@ func logGemmTunes(tb testing.TB, be *Backend) {
 		}
 	}
 }
+
+// TestKernelTimes checks the list of measured kernels that bench gemm
+// prints and KernelChoices writes: fastest first, ties by name.
+func TestKernelTimes(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]time.Duration
+		want string
+	}{
+		{map[string]time.Duration{}, ""},
+		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond}, "gemm_wg_bf16 0.320 ms"},
+		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond, "gemm_wgp_bf16": 271 * time.Microsecond, "gemm_wgs_bf16": 320 * time.Microsecond},
+			"gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms, gemm_wgs_bf16 0.320 ms"},
+	} {
+		if got := KernelTimes(tc.in); got != tc.want {
+			t.Errorf("KernelTimes(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

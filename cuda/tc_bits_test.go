@@ -41,11 +41,7 @@ func TestTCKernelsSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 7))
 
 	t.Run("gemm", func(t *testing.T) {
-		for _, g := range []tensor.GemmArgs{
-			{M: 70, N: 90, K: 100, Alpha: 1, Batch: 1, LDA: 100, LDB: 90, LDC: 90},
-			{TransB: true, M: 33, N: 130, K: 72, Alpha: 1.5, Beta: 0.5, Batch: 2, LDA: 72, LDB: 72, LDC: 130, StrideA: 33 * 72, StrideB: 130 * 72, StrideC: 33 * 130},
-			{TransA: true, M: 129, N: 40, K: 37, Alpha: -1, Batch: 1, LDA: 129, LDB: 40, LDC: 40},
-		} {
+		for _, g := range sameBitsShapes {
 			na, nb, nc := gemmSizes(g)
 			a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
 			outs := make([][]float32, 2+len(wgs))
@@ -66,11 +62,7 @@ func TestTCKernelsSameBits(t *testing.T) {
 		for _, k := range []TCKernel{TCAuto, TCV1, TCWG, TCWGS, TCWGP} {
 			bes = append(bes, backendOnEmulator(t, e, BF16, k))
 		}
-		for _, g := range []tensor.GemmArgs{
-			{M: 70, N: 90, K: 100, Alpha: 1, Batch: 1, LDA: 100, LDB: 90, LDC: 90},
-			{TransB: true, M: 33, N: 130, K: 72, Alpha: 1.5, Beta: 0.5, Batch: 2, LDA: 72, LDB: 72, LDC: 130, StrideA: 33 * 72, StrideB: 130 * 72, StrideC: 33 * 130},
-			{TransA: true, M: 129, N: 40, K: 37, Alpha: -1, Batch: 1, LDA: 129, LDB: 40, LDC: 40},
-		} {
+		for _, g := range sameBitsShapes {
 			na, nb, nc := gemmSizes(g)
 			a, b, c := randSlice(r, na), randSlice(r, nb), randSlice(r, nc)
 			ref := runGemm(bes[0], g, a, b, c)
@@ -108,6 +100,14 @@ func TestTCKernelsSameBits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameBitsShapes are TestTCKernelsSameBits' products: odd sizes, beta,
+// batches and both transpositions.
+var sameBitsShapes = []tensor.GemmArgs{
+	{M: 70, N: 90, K: 100, Alpha: 1, Batch: 1, LDA: 100, LDB: 90, LDC: 90},
+	{TransB: true, M: 33, N: 130, K: 72, Alpha: 1.5, Beta: 0.5, Batch: 2, LDA: 72, LDB: 72, LDC: 130, StrideA: 33 * 72, StrideB: 130 * 72, StrideC: 33 * 130},
+	{TransA: true, M: 129, N: 40, K: 37, Alpha: -1, Batch: 1, LDA: 129, LDB: 40, LDC: 40},
 }
 
 // sameBits reports the elements where got and want differ in their bits.

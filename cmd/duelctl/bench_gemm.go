@@ -1,11 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -171,7 +168,7 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s%s)\n",
 			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device, peak)
 		if r.Candidates != nil {
-			fmt.Fprintf(c.App.Writer, "  chosen by measuring on this GPU (median device time of %d products each): %s\n", cuda.GemmTuneSamples, candidateTimes(r.Candidates))
+			fmt.Fprintf(c.App.Writer, "  chosen by measuring on this GPU (median device time of %d products each): %s\n", cuda.GemmTuneSamples, cuda.KernelTimes(r.Candidates))
 		}
 	}
 	out := map[string]any{
@@ -196,15 +193,4 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		out["candidates_ms"] = ms
 	}
 	return emitJSON(c, out)
-}
-
-// candidateTimes lists the measured kernels, fastest first, as
-// "gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms".
-func candidateTimes(c map[string]time.Duration) string {
-	names := slices.SortedFunc(maps.Keys(c), func(a, b string) int { return cmp.Or(cmp.Compare(c[a], c[b]), strings.Compare(a, b)) })
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.3f ms", n, c[n].Seconds()*1e3)
-	}
-	return strings.Join(parts, ", ")
 }

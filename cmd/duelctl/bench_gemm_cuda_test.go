@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -25,12 +25,6 @@ func TestBenchGemmCUDA(t *testing.T) {
 	if !cudatest.InFakeChild() && cuda.Available() != nil {
 		t.Skip("needs a usable GPU or TestBenchGemmFakeCUDA's fake driver")
 	}
-	code, stdout, stderr := replayRunCLI("bench", "gemm", "--device", "cuda", "--precision", "tf32", "--m", "40", "--n", "72", "--k", "36",
-		"--seconds", "0.001", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	var res struct {
 		GFLOPS     float64 `json:"gflops"`
 		Kernel     string  `json:"kernel"`
@@ -38,9 +32,7 @@ func TestBenchGemmCUDA(t *testing.T) {
 		PeakGFLOPS float64 `json:"peak_gflops"`
 		OfPeak     float64 `json:"of_peak"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
-	}
+	stdout, lines := runBenchGemmCUDA(t, 40, 72, 36, &res)
 	if res.GFLOPS <= 0 || res.Kernel == "" || res.Precision != "tf32" || res.PeakGFLOPS <= 0 || res.OfPeak <= 0 || res.OfPeak > 1 {
 		t.Errorf("bench gemm --device cuda --json: %+v\n%s", res, stdout)
 	}
@@ -72,21 +64,13 @@ func TestBenchGemmMeasuredCUDA(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(d.String(), "sm_90") {
-		t.Skipf("TCAuto measures on compute capability 9.0 only (%v)", d)
+		t.Skipf("gemm_wg.cu's kernels are TCAuto's candidates on compute capability 9.0 only (%v)", d)
 	}
-	code, stdout, stderr := replayRunCLI("bench", "gemm", "--device", "cuda", "--precision", "tf32", "--m", "256", "--n", "256", "--k", "256",
-		"--seconds", "0.001", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	var res struct {
 		Kernel     string             `json:"kernel"`
 		Candidates map[string]float64 `json:"candidates_ms"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
-	}
+	stdout, lines := runBenchGemmCUDA(t, 256, 256, 256, &res)
 	if len(res.Candidates) != 4 || res.Candidates["gemm_tc3_tf32"] <= 0 || res.Candidates["gemm_wgp_tf32"] <= 0 {
 		t.Errorf("candidates_ms %v: want gemm_tc3_tf32, gemm_wg_tf32, gemm_wgs_tf32 and gemm_wgp_tf32\n%s", res.Candidates, stdout)
 	}
@@ -98,20 +82,19 @@ func TestBenchGemmMeasuredCUDA(t *testing.T) {
 	}
 }
 
-// TestCandidateTimes checks the line bench gemm prints for the kernels
-// the backend measured: fastest first, ties by name.
-func TestCandidateTimes(t *testing.T) {
-	for _, tc := range []struct {
-		in   map[string]time.Duration
-		want string
-	}{
-		{map[string]time.Duration{}, ""},
-		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond}, "gemm_wg_bf16 0.320 ms"},
-		{map[string]time.Duration{"gemm_wg_bf16": 320 * time.Microsecond, "gemm_wgp_bf16": 271 * time.Microsecond, "gemm_wgs_bf16": 320 * time.Microsecond},
-			"gemm_wgp_bf16 0.271 ms, gemm_wg_bf16 0.320 ms, gemm_wgs_bf16 0.320 ms"},
-	} {
-		if got := candidateTimes(tc.in); got != tc.want {
-			t.Errorf("candidateTimes(%v) = %q, want %q", tc.in, got, tc.want)
-		}
+// runBenchGemmCUDA runs `bench gemm --device cuda --precision tf32 --json`
+// on an m x n x k product, fails t unless it exits 0 with a JSON last
+// line, decodes that line into res, and returns stdout and its lines.
+func runBenchGemmCUDA(t *testing.T, m, n, k int, res any) (string, []string) {
+	t.Helper()
+	code, stdout, stderr := replayRunCLI("bench", "gemm", "--device", "cuda", "--precision", "tf32", "--m", strconv.Itoa(m), "--n", strconv.Itoa(n),
+		"--k", strconv.Itoa(k), "--seconds", "0.001", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), res); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, stdout)
+	}
+	return stdout, lines
 }
