@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 MEAN = torch.tensor([0.4914, 0.4822, 0.4465]).view(1, 3, 1, 1)
 STD = torch.tensor([0.2470, 0.2435, 0.2616]).view(1, 3, 1, 1)
-GRAY = torch.tensor([0.2989, 0.587, 0.114])  # torchvision's tensor rgb_to_grayscale.view(1, 3, 1, 1)
+GRAY = torch.tensor([0.2989, 0.587, 0.114]).view(1, 3, 1, 1)  # torchvision's tensor rgb_to_grayscale
 
 
 def crop_params(n, h, w, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)):
