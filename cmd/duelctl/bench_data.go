@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -11,6 +10,7 @@ import (
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/data/augment"
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/proctime"
 )
 
 func benchDataCommand() *cli.Command {
@@ -111,7 +111,7 @@ func timeLoader(ds *data.Dataset, s *data.Sampler, p *augment.Pipeline, batch, w
 		return 0, 0, err
 	}
 	l.Release(b)
-	start, cpu0 := time.Now(), cpuSeconds()
+	start, cpu0 := time.Now(), proctime.CPUOrZero().Seconds()
 	views := 0
 	for time.Since(start).Seconds() < secs {
 		b, err := l.Next()
@@ -121,21 +121,12 @@ func timeLoader(ds *data.Dataset, s *data.Sampler, p *augment.Pipeline, batch, w
 		views += 2 * b.N
 		l.Release(b)
 	}
-	el, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
+	el, cpu := time.Since(start).Seconds(), proctime.CPUOrZero().Seconds()-cpu0
 	cpuRate := 0.0
 	if cpu > 0 {
 		cpuRate = float64(views) / cpu * float64(workers)
 	}
 	return float64(views) / el, cpuRate, nil
-}
-
-// cpuSeconds returns the user plus system CPU time of the process.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // maxBenchSeconds bounds the --seconds of bench gemm (per variant) and

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +17,7 @@ import (
 	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/proctime"
 	"github.com/duel-ssl/duel/kernels/conv"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/loss"
@@ -207,7 +207,7 @@ func runBenchStep(c *cli.Context) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mallocs, bytes := ms.Mallocs, ms.TotalAlloc
-	cpu0 := cpuTime()
+	cpu0 := proctime.CPUOrZero()
 	times := make([]float64, steps)
 	for i := range steps {
 		t0 := time.Now()
@@ -216,7 +216,7 @@ func runBenchStep(c *cli.Context) error {
 		}
 		times[i] = float64(time.Since(t0).Microseconds()) / 1e3
 	}
-	cpuMS := (cpuTime() - cpu0).Seconds() * 1e3 / float64(steps)
+	cpuMS := (proctime.CPUOrZero() - cpu0).Seconds() * 1e3 / float64(steps)
 	runtime.ReadMemStats(&ms)
 	profile, err := stopStepProfile(prof)
 	if err != nil {
@@ -426,15 +426,4 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
-}
-
-// cpuTime returns the user + system CPU time the process has used, 0 where
-// getrusage is unavailable. Unlike wall time it hardly depends on what else
-// runs on the machine, which makes it the steadier figure on a shared host.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

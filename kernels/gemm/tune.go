@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/internal/proctime"
 	"github.com/duel-ssl/duel/internal/wisdom"
 )
 
@@ -217,7 +218,7 @@ func measure(ks []*kernel, shapes [][3]int, ops [][3][]float32, threads, calls i
 			bestCPU[i][j], bestWall[i][j] = math.MaxInt64, math.MaxInt64
 		}
 	}
-	_, haveCPU := processCPU()
+	_, haveCPU := proctime.CPU()
 	for s, sh := range shapes {
 		m, n, k := sh[0], sh[1], sh[2]
 		a, b, c := ops[s][0], ops[s][1], ops[s][2]
@@ -227,11 +228,11 @@ func measure(ks []*kernel, shapes [][3]int, ops [][3][]float32, threads, calls i
 		for rep := 0; rep < calls; rep++ {
 			for j := range ks {
 				i := (j + rep) % len(ks)
-				c0, _ := processCPU()
+				c0, _ := proctime.CPU()
 				t0 := time.Now()
 				sgemm(ks[i], problem{false, false, m, n, k, 1, a, k, b, n, 0, c, n, nil}, threads)
 				wall := time.Since(t0)
-				c1, _ := processCPU()
+				c1, _ := proctime.CPU()
 				bestWall[i][s] = min(bestWall[i][s], wall)
 				if haveCPU {
 					used := time.Duration(threadsFor(ks[i], &problem{m: m, n: n, k: k}, threads))
