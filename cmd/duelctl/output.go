@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/cuda/driver"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -24,7 +25,7 @@ var jsonFlag = &cli.BoolFlag{
 var deviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
-	Usage: "where to compute: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names)",
+	Usage: "where to compute: cpu or cuda (cuda opens " + driver.DefaultLibrary + ", or the file the environment variable DUEL_CUDA_DRIVER names)",
 }
 
 // modelDeviceFlag is the --device flag of the commands that place a model
@@ -32,7 +33,7 @@ var deviceFlag = &cli.StringFlag{
 var modelDeviceFlag = &cli.StringFlag{
 	Name:  "device",
 	Value: "cpu",
-	Usage: "where the model computes: cpu or cuda (cuda opens libcuda.so.1, or the file the environment variable DUEL_CUDA_DRIVER names, " +
+	Usage: "where the model computes: cpu or cuda (cuda opens " + driver.DefaultLibrary + ", or the file the environment variable DUEL_CUDA_DRIVER names, " +
 		"and is refused, naming what is missing, while its backend lacks a layer the model needs); checkpoints load onto and are written from either; " +
 		"on cuda, train's DUEL memory (protected, compete) decides on the GPU too, with the CPU's decisions (DUEL_CUDADUEL_TRAIN=off keeps it on the host)",
 }

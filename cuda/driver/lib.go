@@ -8,10 +8,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// DefaultLibrary is the driver library Load opens, installed by the NVIDIA
-// driver (not by the CUDA toolkit) and found by the dynamic loader.
-const DefaultLibrary = "libcuda.so.1"
-
 // EnvLibrary is the environment variable that names another driver library
 // to open instead of DefaultLibrary: a path such as
 // /usr/lib/wsl/lib/libcuda.so.1, or a file name for the dynamic loader's
@@ -123,7 +119,7 @@ var symbols = []struct {
 // its result is the error every later call returns.
 var loadOnce = sync.OnceValue(func() error { return load(Library()) })
 
-// Load opens the driver library (Library: libcuda.so.1 unless
+// Load opens the driver library (Library: DefaultLibrary unless
 // DUEL_CUDA_DRIVER names another), binds the driver functions and calls
 // cuInit. It does the work once; later calls return the first result.
 // Without a driver the error wraps ErrNoDriver and ends with the advice
@@ -134,16 +130,16 @@ func Load() error { return loadOnce() }
 // load is Load for the library path, which came from DUEL_CUDA_DRIVER when
 // fromEnv (tests pass a missing one).
 func load(path string, fromEnv bool) error {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	h, err := openLibrary(path)
 	if err != nil {
 		if fromEnv {
-			return fmt.Errorf("cuda: %s=%s not found (%w) [dlopen: %v]: point %s at libcuda.so.1 or unset it, or use --device cpu",
-				EnvLibrary, path, ErrNoDriver, err, EnvLibrary)
+			return fmt.Errorf("cuda: %s=%s not found (%w) [dlopen: %v]: point %s at %s or unset it, or use --device cpu",
+				EnvLibrary, path, ErrNoDriver, err, EnvLibrary, DefaultLibrary)
 		}
 		return fmt.Errorf("cuda: %s not found (%w) [dlopen: %v]: use --device cpu", path, ErrNoDriver, err)
 	}
 	for _, s := range symbols {
-		p, err := purego.Dlsym(h, s.name)
+		p, err := symbol(h, s.name)
 		if err != nil {
 			*s.dst = 0
 			return fmt.Errorf("cuda: %s has no %s (driver too old?): %v", path, s.name, err)

@@ -124,6 +124,9 @@ func SkipWithoutEmulator(t testing.TB) string {
 	if testing.Short() {
 		t.Skip("emulated kernels skipped under -short")
 	}
+	if !emulatorSupported {
+		t.Skip("emulated kernels skipped: the emulator does not run on this system")
+	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("g++ not found: emulated kernels skipped")
@@ -233,14 +236,14 @@ func NewEmulator(t testing.TB) *Emulator {
 	if emuLib.err != nil {
 		t.Fatal(emuLib.err)
 	}
-	h, err := purego.Dlopen(emuLib.path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := openLocal(emuLib.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &Emulator{fns: map[string]uintptr{}, mem: map[driver.DevicePtr][]byte{}, sizes: map[driver.DevicePtr]int{}}
 	for _, m := range kc.Modules() {
 		for _, k := range m.Kernels {
-			fn, err := purego.Dlsym(h, "emu_"+k)
+			fn, err := symbol(h, "emu_"+k)
 			if err != nil {
 				t.Fatalf("emulator library has no emu_%s: add EMU_EXPORT(%s) to kernels/cuda/emu/lib_%s.cpp", k, k, m.Source[:len(m.Source)-3])
 			}

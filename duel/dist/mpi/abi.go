@@ -1,10 +1,6 @@
 package mpi
 
-import (
-	"fmt"
-
-	"github.com/ebitengine/purego"
-)
+import "fmt"
 
 // abi is what differs between the MPI implementations at the binary level:
 // the values of the predefined handles and special pointers that mpi.h
@@ -102,10 +98,10 @@ var mpichSymbols = []string{"MPIR_Dup_fn", "MPIR_Err_create_code"}
 // exports (ompi_mpi_comm_world: Open MPI; an MPIR_ symbol: MPICH) and
 // returns its handles.
 func detectABI(h uintptr) (abi, error) {
-	if _, err := purego.Dlsym(h, "ompi_mpi_comm_world"); err == nil {
+	if _, err := dlsym(h, "ompi_mpi_comm_world"); err == nil {
 		a := abi{name: implOpenMPI, inPlace: 1, statusIgnore: 0}
 		for _, s := range openMPISymbols {
-			p, err := purego.Dlsym(h, s.name)
+			p, err := dlsym(h, s.name)
 			if err != nil {
 				return abi{}, fmt.Errorf("the Open MPI library lacks %s: %w", s.name, err)
 			}
@@ -114,7 +110,7 @@ func detectABI(h uintptr) (abi, error) {
 		return a, nil
 	}
 	for _, s := range mpichSymbols {
-		if _, err := purego.Dlsym(h, s); err == nil {
+		if _, err := dlsym(h, s); err == nil {
 			return mpichABI, nil
 		}
 	}

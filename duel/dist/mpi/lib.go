@@ -125,6 +125,9 @@ func loadLib() error {
 // names every file tried. It sets the signal variables first and puts
 // Go's signal handlers back afterwards (quietMPISignals, restoreSignals).
 func openLibrary() (h uintptr, path string, err error) {
+	if err := platformError(); err != nil {
+		return 0, "", err
+	}
 	paths, fromEnv := Library()
 	// Loading the library runs its dependencies' constructors, and UCX's
 	// (libucs, under MPICH's ch4:ucx) reads UCX_ERROR_SIGNALS and installs
@@ -138,7 +141,7 @@ func openLibrary() (h uintptr, path string, err error) {
 	}
 	var fails []string
 	for _, p := range paths {
-		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen(p)
 		if err == nil {
 			if err := restoreSignals(saved, "dlopen "+p); err != nil {
 				return 0, "", err
@@ -166,7 +169,7 @@ func bind(h uintptr, path string) error {
 		return fmt.Errorf("mpi: %s: %w", path, err)
 	}
 	for _, s := range symbols {
-		p, err := purego.Dlsym(h, s.name)
+		p, err := dlsym(h, s.name)
 		if err != nil {
 			for _, t := range symbols {
 				*t.dst = 0
