@@ -2,6 +2,21 @@
 
 package cpu
 
-// detect returns the zero Info: without CPUID (another architecture, or a
-// noasm build) nothing is known and the kernels run their plain-Go code.
-func detect() Info { return Info{} }
+import "os"
+
+// sysfsCacheDir is where Linux describes cpu0's caches.
+const sysfsCacheDir = "/sys/devices/system/cpu/cpu0/cache"
+
+// detect describes a processor without CPUID (another architecture, or a
+// noasm build): Advanced SIMD on arm64 (asimd), the core's identity from
+// its MIDR on arm64 Linux, and the cache sizes Linux gives in sysfs (zero
+// elsewhere, and the kernels' defaults then).
+func detect() Info {
+	var i Info
+	i.ASIMD, i.Reported.ASIMD = asimd, asimd
+	if b, err := os.ReadFile(sysfsMIDR); err == nil {
+		applyMIDR(&i, string(b))
+	}
+	i.L1D, i.L2, i.L3 = sysfsCaches(os.DirFS(sysfsCacheDir))
+	return i
+}

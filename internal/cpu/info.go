@@ -22,6 +22,9 @@ type Features struct {
 	AMXTile    bool `json:"amx_tile"`
 	AMXBF16    bool `json:"amx_bf16"`
 	AMXInt8    bool `json:"amx_int8"`
+	// ASIMD is arm64's Advanced SIMD (NEON), part of every ARMv8-A core:
+	// true in an arm64 build with assembly.
+	ASIMD bool `json:"asimd"`
 }
 
 // Info describes the processor. Numeric fields are 0 and strings empty
@@ -78,13 +81,15 @@ var detected = sync.OnceValue(func() *Info {
 
 // Best returns the highest level the kernels can run at on this processor:
 // AVX512 with AVX-512 F and VL on top of AVX2 (the 512-bit SGEMM kernels
-// need VL), AVX2 with AVX2 and FMA, else Generic.
+// need VL), AVX2 with AVX2 and FMA, NEON on arm64 (ASIMD), else Generic.
 func (i *Info) Best() Level {
 	switch {
 	case i.AVX2 && i.FMA && i.AVX512F && i.AVX512VL:
 		return AVX512
 	case i.AVX2 && i.FMA:
 		return AVX2
+	case i.ASIMD:
+		return NEON
 	}
 	return Generic
 }

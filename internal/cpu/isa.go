@@ -8,7 +8,7 @@ import (
 )
 
 // EnvISA is the environment variable that lowers the level the kernels run
-// at (avx512, avx2 or generic), or raises it to amx (see the package
+// at (avx512, avx2, neon or generic), or raises it to amx (see the package
 // documentation).
 const EnvISA = "DUEL_ISA"
 
@@ -19,15 +19,17 @@ type Level int
 // The levels, lowest first.
 const (
 	Generic Level = iota // plain Go
+	NEON                 // arm64's Advanced SIMD, 128-bit vectors (only an arm64 CPU reaches it)
 	AVX2                 // AVX2 and FMA, 256-bit vectors
 	AVX512               // AVX-512 F and VL on top of AVX2, 512-bit vectors
 	AMX                  // AMX tiles with bfloat16 products on top of AVX512 (opt-in: DUEL_ISA=amx)
 )
 
 // levelNames are the names of the levels, as DUEL_ISA spells them.
-var levelNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", AMX: "amx"}
+var levelNames = [...]string{Generic: "generic", NEON: "neon", AVX2: "avx2", AVX512: "avx512", AMX: "amx"}
 
-// String returns the level's name: "generic", "avx2", "avx512" or "amx".
+// String returns the level's name: "generic", "neon", "avx2", "avx512" or
+// "amx".
 func (l Level) String() string {
 	if l >= 0 && int(l) < len(levelNames) {
 		return levelNames[l]
@@ -68,7 +70,8 @@ var isa = sync.OnceValue(func() Level {
 // decideISA returns the level for the DUEL_ISA value env on a machine
 // whose default level is best and highest level max (best, or AMX above
 // it), and a warning to print when env is not one of the accepted values.
-// Empty means best; a known value gives the lower of it and max; an
+// Empty means best; a known value gives the lower of it and max (NEON
+// only where max is NEON, an arm64 CPU: elsewhere it means Generic); an
 // unknown one gives best, with the warning.
 func decideISA(env string, best, max Level) (Level, string) {
 	want := strings.ToLower(strings.TrimSpace(env))
@@ -77,10 +80,14 @@ func decideISA(env string, best, max Level) (Level, string) {
 	}
 	for l, name := range levelNames {
 		if want == name {
-			return min(Level(l), max), ""
+			got := min(Level(l), max)
+			if got == NEON && max != NEON {
+				got = Generic // x86 has no NEON kernels: below AVX2 is plain Go
+			}
+			return got, ""
 		}
 	}
-	return best, fmt.Sprintf("duel: %s=%q is not one of amx, avx512, avx2, generic (any case); using %s, the best this machine supports by default",
+	return best, fmt.Sprintf("duel: %s=%q is not one of amx, avx512, avx2, neon, generic (any case); using %s, the best this machine supports by default",
 		EnvISA, env, best)
 }
 

@@ -37,13 +37,19 @@ func TestDecideISA(t *testing.T) {
 		{"amx", AVX512, AVX512, AVX512, false}, // no tiles: the best below
 		{"amx", AVX2, AVX2, AVX2, false},
 		{"amx-bf16", AVX512, AMX, AVX512, true},
+		{"", NEON, NEON, NEON, false}, // arm64
+		{"neon", NEON, NEON, NEON, false},
+		{"generic", NEON, NEON, Generic, false},
+		{"avx2", NEON, NEON, NEON, false},        // more than the CPU has: the best below
+		{"neon", AVX512, AVX512, Generic, false}, // x86 has no NEON kernels
+		{"neon", Generic, Generic, Generic, false},
 	} {
 		got, warning := decideISA(tc.env, tc.best, tc.max)
 		if got != tc.want || (warning != "") != tc.warn {
 			t.Errorf("decideISA(%q, %v, %v) = %v, warning %q; want %v, warning %v", tc.env, tc.best, tc.max, got, warning, tc.want, tc.warn)
 		}
 		if tc.warn {
-			for _, s := range []string{"DUEL_ISA", tc.env, "amx, avx512, avx2, generic", tc.best.String()} {
+			for _, s := range []string{"DUEL_ISA", tc.env, "amx, avx512, avx2, neon, generic", tc.best.String()} {
 				if !strings.Contains(warning, s) {
 					t.Errorf("decideISA(%q): warning %q does not mention %q", tc.env, warning, s)
 				}
@@ -57,12 +63,12 @@ func TestLevelString(t *testing.T) {
 	for _, tc := range []struct {
 		l    Level
 		want string
-	}{{Generic, "generic"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {AMX, "amx"}, {Level(7), "Level(7)"}} {
+	}{{Generic, "generic"}, {NEON, "neon"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {AMX, "amx"}, {Level(7), "Level(7)"}} {
 		if got := tc.l.String(); got != tc.want {
 			t.Errorf("Level(%d).String() = %q, want %q", int(tc.l), got, tc.want)
 		}
 	}
-	if !(Generic < AVX2 && AVX2 < AVX512 && AVX512 < AMX) {
+	if !(Generic < NEON && NEON < AVX2 && AVX2 < AVX512 && AVX512 < AMX) {
 		t.Error("levels out of order")
 	}
 }

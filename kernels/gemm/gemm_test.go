@@ -403,7 +403,8 @@ func TestChoose(t *testing.T) {
 	g := &kernel{name: "generic"}
 	a2 := &kernel{name: "avx2"}
 	a5 := &kernel{name: "avx512"}
-	all, noavx512, none := []*kernel{a5, a2, g}, []*kernel{a2, g}, []*kernel{g}
+	ne := &kernel{name: "neon"}
+	all, noavx512, none, arm := []*kernel{a5, a2, g}, []*kernel{a2, g}, []*kernel{g}, []*kernel{ne, g}
 	for _, tc := range []struct {
 		ks   []*kernel
 		want string
@@ -412,6 +413,8 @@ func TestChoose(t *testing.T) {
 		{all, "", a5}, {all, "avx512", a5}, {all, "AVX2", a2}, {all, "generic", g}, {all, "sse", a5},
 		{noavx512, "avx512", a2}, {noavx512, "", a2},
 		{none, "avx512", g}, {none, "avx2", g}, {none, "", g},
+		{arm, "", ne}, {arm, "neon", ne}, {arm, "NEON", ne}, {arm, "generic", g}, {arm, "avx512", ne}, {arm, "avx2", ne},
+		{all, "neon", a2}, // never asked on x86: cpu.ISA turns DUEL_ISA=neon into generic there
 	} {
 		if k := choose(tc.ks, tc.want); k != tc.got {
 			t.Errorf("choose(%d kernels, %q) = %s, want %s", len(tc.ks), tc.want, k.name, tc.got.name)

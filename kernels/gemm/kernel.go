@@ -17,7 +17,7 @@ type microKernel func(kc int, a, b, c *float32, ldb, ldc int, beta float32)
 // (mr x nr) and its cache blocking (derived from the caches, or tuned: see
 // blocking.go and the package documentation).
 type kernel struct {
-	name   string // "avx512", "avx512-16x16", "avx2" or "generic"
+	name   string // "avx512", "avx512-16x16", "avx2", "neon" or "generic"
 	mr, nr int    // register tile
 	lanes  int    // float32 lanes of the vectors the tile is made of (1: scalar)
 	blocking
@@ -92,7 +92,7 @@ func withDerived(ks []*kernel) []*kernel {
 }
 
 // choose returns the kernel named by the DUEL_ISA value want ("avx512",
-// "avx2" or "generic"). When want is empty, unknown or names a variant this
+// "avx2", "neon" or "generic"). When want is empty, unknown or names a variant this
 // CPU (or a noasm build) cannot run, it falls back to the best kernel that
 // is not better than the one asked for, so forcing a variant never crashes.
 func choose(ks []*kernel, want string) *kernel {
@@ -108,13 +108,15 @@ func choose(ks []*kernel, want string) *kernel {
 	return ks[len(ks)-1]
 }
 
-// rank orders the kernels and ISA levels by name: generic 0, avx2 1,
-// avx512 (either tile) 2, amx 2 (its SGEMM is avx512's: the tiles only
-// multiply bfloat16). It reports false for an unknown name.
+// rank orders the kernels and ISA levels by name: generic 0, neon and
+// avx2 1 (never on the same CPU), avx512 (either tile) 2, amx 2 (its
+// SGEMM is avx512's: the tiles only multiply bfloat16). It reports false
+// for an unknown name.
 func rank(name string) (int, bool) {
-	r, ok := map[string]int{"generic": 0, "avx2": 1, "avx512": 2, "avx512-16x16": 2, "amx": 2}[strings.ToLower(strings.TrimSpace(name))]
+	r, ok := map[string]int{"generic": 0, "neon": 1, "avx2": 1, "avx512": 2, "avx512-16x16": 2, "amx": 2}[strings.ToLower(strings.TrimSpace(name))]
 	return r, ok
 }
 
-// ISA returns the variant Sgemm runs: "avx512", "avx2" or "generic".
+// ISA returns the variant Sgemm runs: "avx512", "avx512-16x16", "avx2",
+// "neon" or "generic".
 func ISA() string { return active.name }

@@ -13,7 +13,7 @@ import (
 // "derived" from the caches of the CPU, or "tuned" (measured by Tune on
 // this CPU and read from the wisdom file).
 type Tuning struct {
-	Kernel string `json:"kernel"` // "avx512", "avx2" or "generic"
+	Kernel string `json:"kernel"` // "avx512", "avx2", "neon" or "generic"
 	MC     int    `json:"mc"`
 	KC     int    `json:"kc"`
 	NC     int    `json:"nc"`
