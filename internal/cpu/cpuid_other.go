@@ -9,8 +9,9 @@ const sysfsCacheDir = "/sys/devices/system/cpu/cpu0/cache"
 
 // detect describes a processor without CPUID (another architecture, or a
 // noasm build): Advanced SIMD on arm64 (asimd), the core's identity from
-// its MIDR on arm64 Linux, and the cache sizes Linux gives in sysfs (zero
-// elsewhere, and the kernels' defaults then).
+// its MIDR on arm64 Linux, the cache sizes Linux gives in sysfs, and what
+// the operating system adds (osDescribe: macOS's sysctl); zero where
+// nothing says, and the kernels' defaults then.
 func detect() Info {
 	var i Info
 	i.ASIMD, i.Reported.ASIMD = asimd, asimd
@@ -18,5 +19,6 @@ func detect() Info {
 		applyMIDR(&i, string(b))
 	}
 	i.L1D, i.L2, i.L3 = sysfsCaches(os.DirFS(sysfsCacheDir))
+	osDescribe(&i)
 	return i
 }
