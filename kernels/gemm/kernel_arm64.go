@@ -28,19 +28,3 @@ func detect() []*kernel {
 		micro: kernelNEON, bInPlace: true,
 	}, genericKernel}
 }
-
-// interleaveAsm reports that arm64 has no assembly interleave.
-func interleaveAsm(dst, src []float32, w, ld, kc int) bool { return false }
-
-// copyPanelAsm reports that arm64 has no assembly panel copy.
-func copyPanelAsm(dst, src []float32, w, ld, kc int) bool { return false }
-
-// packRowsAsm reports that arm64 has no assembly packRows.
-func packRowsAsm(dst, src []float32, w, ld, kc, panels int) bool { return false }
-
-// arm64 has no assembly Saxpy and Sdot.
-const hasVecBLAS1 = false
-
-func saxpyAsm(alpha float32, x, y []float32) int { return 0 }
-
-func sdotAsm(x, y []float32) (float32, int) { return 0, 0 }
