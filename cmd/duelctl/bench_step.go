@@ -43,10 +43,13 @@ func benchStepCommand() *cli.Command {
 			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
 			"model in PyTorch and prints the ratio.\n\n" +
 			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
-			"each algorithm that applies (im2col, Winograd, direct), keeps the fastest by CPU time and\n" +
-			"stores them in the wisdom file (entry nn.conv, see DUEL_WISDOM) for later processes; this\n" +
-			"one still runs the built-in rules. With --precision bf16 (or --conv-precision bf16) it\n" +
-			"measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16, winograd-bf16: entry nn.conv.bf16).\n\n" +
+			"each algorithm that applies (im2col, Winograd, direct) and picks, by CPU time, the built-in\n" +
+			"rule's unless another is at least 10% faster; then it times the whole step with those picks\n" +
+			"and with the built-in rules (3 alternating rounds of 3 steps) and stores in the wisdom file\n" +
+			"(entry nn.conv, see DUEL_WISDOM) the picks if their step is faster, else an empty entry (the\n" +
+			"rules), for later processes; the timed steps run what it stored. With --precision bf16 (or\n" +
+			"--conv-precision bf16) it measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16,\n" +
+			"winograd-bf16: entry nn.conv.bf16).\n\n" +
 			"--profile (--device cuda only) times every kernel launch, copy and memset of the timed\n" +
 			"steps on the device (a pair of CUDA events around each) and prints, per kernel, the calls,\n" +
 			"total ms, mean us and share of the device time, largest first (25 rows and \"other\"), then\n" +
@@ -177,8 +180,9 @@ func runBenchStep(c *cli.Context) error {
 		}
 	}
 	input := autograd.NewVar(x, false)
+	var tuned *convTuning
 	if c.Bool("tune-conv") {
-		if err := tuneConvs(c, model, input); err != nil {
+		if tuned, err = tuneConvs(c, model, input); err != nil {
 			return err
 		}
 	}
@@ -194,6 +198,11 @@ func runBenchStep(c *cli.Context) error {
 		opt.Step()
 		opt.ZeroGrad()
 		return sync()
+	}
+	if tuned != nil {
+		if err := tuned.settle(c, step); err != nil {
+			return err
+		}
 	}
 	for range warmup {
 		if err := step(); err != nil {
@@ -361,10 +370,17 @@ func writeStepProfile(w io.Writer, p cuda.Profile, steps int) error {
 	return p.Top(stepProfileTop).WriteTable(w)
 }
 
-// tuneConvs runs model once to learn the geometry of its convolutions,
-// tunes them (conv.Tune; the bfloat16 algorithms when the CPU's
-// convolutions are in bf16) and stores the result in the wisdom file.
-func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error {
+// convTuning is what --tune-conv measured: the picks of conv.Tune for the
+// model's convolutions, in the bfloat16 entry or the float32 one.
+type convTuning struct {
+	choices []conv.Choice
+	bf16    bool
+}
+
+// tuneConvs runs model once to learn the geometry of its convolutions
+// and tunes them (conv.Tune; the bfloat16 algorithms when the CPU's
+// convolutions are in bf16).
+func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) (*convTuning, error) {
 	model.Forward(autograd.NewTape(), input)
 	var shapes []nn.ConvShape
 	seen := map[nn.ConvShape]bool{}
@@ -378,12 +394,65 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 	}
 	_, convs := tensor.CPUPrecisions()
 	bf16 := convs == "bf16"
-	choices := conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16})
+	return &convTuning{conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16}), bf16}, nil
+}
+
+// tuneRounds and tuneSteps are the alternating rounds, and the timed
+// steps of each (after one untimed), in which --tune-conv times the step
+// with the tuned picks and with the built-in rules.
+const (
+	tuneRounds = 3
+	tuneSteps  = 3
+)
+
+// settle times step with the tuned picks and with the built-in rules,
+// alternating (tuneRounds rounds, the median of tuneSteps steps each),
+// keeps the picks if the median of their rounds is lower, else the rules
+// (an empty entry), stores what it keeps in the wisdom file and leaves it
+// in use for the rest of the process.
+func (t *convTuning) settle(c *cli.Context, step func() error) error {
+	variants := [2][]conv.Choice{nil, t.choices} // the rules, the picks
+	var rounds [2][]float64
+	for range tuneRounds {
+		for v, ch := range variants {
+			restore, err := conv.UseChoices(ch, t.bf16)
+			if err != nil {
+				return err
+			}
+			times := make([]float64, 0, tuneSteps)
+			for i := range tuneSteps + 1 {
+				t0 := time.Now()
+				if err := step(); err != nil {
+					restore()
+					return err
+				}
+				if i > 0 {
+					times = append(times, float64(time.Since(t0).Microseconds())/1e3)
+				}
+			}
+			restore()
+			rounds[v] = append(rounds[v], median(times))
+		}
+	}
+	rules, picks := median(rounds[0]), median(rounds[1])
+	keep, verdict := t.choices, "kept the tuned algorithms"
+	if picks >= rules {
+		keep, verdict = nil, "kept the built-in rules"
+	}
+	changed := 0
+	for _, ch := range t.choices {
+		changed += ch.FromRules(t.bf16)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "step %.1f ms with the tuned algorithms (%d passes differ from the rules), %.1f ms with the built-in rules (medians of %d alternating rounds of %d steps): %s\n",
+		picks, changed, rules, tuneRounds, tuneSteps, verdict)
+	if _, err := conv.UseChoices(keep, t.bf16); err != nil {
+		return err
+	}
 	save, entry := conv.SaveTuning, conv.WisdomEntry
-	if bf16 {
+	if t.bf16 {
 		save, entry = conv.SaveTuningBF16, conv.WisdomEntryBF16
 	}
-	path, replaced, err := save(choices)
+	path, replaced, err := save(keep)
 	if replaced != nil {
 		fmt.Fprintf(c.App.ErrWriter, "duel: replaced an unusable wisdom file: %v\n", replaced)
 	}
@@ -394,7 +463,11 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) error 
 		fmt.Fprintln(c.App.ErrWriter, "wisdom is off (DUEL_WISDOM): the tuning was not stored")
 		return nil
 	}
-	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(choices), path, entry)
+	if len(keep) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "stored an empty entry %s in %s: later runs use the built-in rules\n", entry, path)
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(keep), path, entry)
 	return nil
 }
 

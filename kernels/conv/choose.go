@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/duel-ssl/duel/internal/cpu"
 	"github.com/duel-ssl/duel/internal/wisdom"
@@ -49,6 +50,48 @@ var (
 	tuned     = sync.OnceValue(func() map[Shape]Algos { return loadTuned(WisdomEntry, false) })
 	tunedBF16 = sync.OnceValue(func() map[Shape]Algos { return loadTuned(WisdomEntryBF16, true) })
 )
+
+// inUse holds the tuned tables UseChoices set for this process, which
+// take the wisdom file's place: [0] the float32 one, [1] the bfloat16 one.
+var inUse [2]atomic.Pointer[map[Shape]Algos]
+
+// tunedTable returns the tuned table Choose (ChooseBF16 with bf16) looks
+// up: the one UseChoices set, else the wisdom file's.
+func tunedTable(bf16 bool) map[Shape]Algos {
+	i := 0
+	if bf16 {
+		i = 1
+	}
+	if p := inUse[i].Load(); p != nil {
+		return *p
+	}
+	if bf16 {
+		return tunedBF16()
+	}
+	return tuned()
+}
+
+// UseChoices makes the Auto convolutions of this process (the bfloat16
+// ones with bf16) take their algorithms from choices instead of the wisdom
+// file: the built-in rules for a shape choices lacks, so that nil choices
+// mean the built-in rules alone. It returns a function that puts back what
+// was in use before, and Table's (TableBF16's) error for choices that name
+// an algorithm that does not apply, leaving the table in use unchanged.
+// duelctl bench step --tune-conv times the step with the tuned choices and
+// with the rules this way before it stores either.
+func UseChoices(choices []Choice, bf16 bool) (restore func(), err error) {
+	i, table := 0, Table
+	if bf16 {
+		i = 1
+		table = func(c []Choice, fast bool) (map[Shape]Algos, error) { return TableBF16(c, fast && FastBF16()) }
+	}
+	m, err := table(choices, Fast())
+	if err != nil {
+		return func() {}, err
+	}
+	prev := inUse[i].Swap(&m)
+	return func() { inUse[i].Store(prev) }, nil
+}
 
 // loadTuned reads the wisdom file's entry of this CPU (the bfloat16 one
 // with bf16); a file or entry that cannot be used is reported in one line
@@ -124,7 +167,7 @@ func Choose(s Shape, req Algo) Algos {
 		}
 		return all(Im2col)
 	}
-	if a, ok := tuned()[s]; ok {
+	if a, ok := tunedTable(false)[s]; ok {
 		return a
 	}
 	return AutoAlgos(s, Fast())
@@ -154,7 +197,7 @@ func ChooseBF16(s Shape, req Algo) Algos {
 		}
 		return all(Im2colBF16)
 	}
-	if a, ok := tunedBF16()[s]; ok {
+	if a, ok := tunedTable(true)[s]; ok {
 		return a
 	}
 	return AutoAlgosBF16(s, FastBF16())

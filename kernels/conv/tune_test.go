@@ -117,3 +117,112 @@ func TestTuneBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestPick checks Tune's rule for a pass on made-up times: the built-in
+// rule's algorithm stays unless another is at least tuneMargin faster.
+func TestPick(t *testing.T) {
+	algs := []Algo{Im2colBF16, DirectBF16, WinogradBF16}
+	for _, tc := range []struct {
+		name  string
+		times map[Algo]float64
+		rule  Algo
+		want  Algo
+	}{
+		{"the rule is fastest", map[Algo]float64{Im2colBF16: 10, DirectBF16: 8, WinogradBF16: 9}, DirectBF16, DirectBF16},
+		{"another by less than the margin", map[Algo]float64{Im2colBF16: 10, DirectBF16: 8, WinogradBF16: 7.3}, DirectBF16, DirectBF16},
+		{"another by the margin", map[Algo]float64{Im2colBF16: 10, DirectBF16: 8, WinogradBF16: 7.2}, DirectBF16, WinogradBF16},
+		{"the fastest of those past the margin", map[Algo]float64{Im2colBF16: 5, DirectBF16: 8, WinogradBF16: 6}, DirectBF16, Im2colBF16},
+		{"a tie goes to the first measured", map[Algo]float64{Im2colBF16: 5, DirectBF16: 8, WinogradBF16: 5}, DirectBF16, Im2colBF16},
+		{"the rule not measured", map[Algo]float64{Im2colBF16: 10, DirectBF16: 8, WinogradBF16: 9}, Winograd, DirectBF16},
+	} {
+		if got := pick(tc.times, algs, tc.rule); got != tc.want {
+			t.Errorf("%s: pick = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestUseChoices checks that UseChoices sets the algorithms Choose and
+// ChooseBF16 give to Auto convolutions, leaves the other precision's
+// alone, refuses choices that do not apply, and puts back what was in use.
+func TestUseChoices(t *testing.T) {
+	s := Shape{N: 8, In: 16, Out: 16, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
+	rules, rulesBF16 := Choose(s, Auto), ChooseBF16(s, Auto)
+	restore, err := UseChoices([]Choice{{Shape: s, Forward: "winograd", WeightGrad: "im2col", InputGrad: "winograd"}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Choose(s, Auto), (Algos{Forward: Winograd, WeightGrad: Im2col, InputGrad: Winograd}); got != want {
+		t.Errorf("Choose with the choices: %+v, want %+v", got, want)
+	}
+	if got := ChooseBF16(s, Auto); got != rulesBF16 {
+		t.Errorf("ChooseBF16 changed with float32 choices: %+v, want %+v", got, rulesBF16)
+	}
+	other := Shape{N: 8, In: 32, Out: 32, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
+	if got, want := Choose(other, Auto), AutoAlgos(other, Fast()); got != want {
+		t.Errorf("a shape the choices lack: %+v, want the rules' %+v", got, want)
+	}
+	inner, err := UseChoices(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Choose(s, Auto); got != AutoAlgos(s, Fast()) {
+		t.Errorf("nil choices: %+v, want the rules' %+v", got, AutoAlgos(s, Fast()))
+	}
+	inner()
+	if _, err := UseChoices([]Choice{{Shape: s, Forward: "fft", WeightGrad: "im2col", InputGrad: "im2col"}}, false); err == nil {
+		t.Error("an unknown algorithm was accepted")
+	}
+	if got := Choose(s, Auto); got.Forward != Winograd {
+		t.Errorf("a refused table replaced the one in use: %+v", got)
+	}
+	restore()
+	if got := Choose(s, Auto); got != rules {
+		t.Errorf("after restore: %+v, want %+v", got, rules)
+	}
+	restoreBF16, err := UseChoices([]Choice{{Shape: s, Forward: "im2col-bf16", WeightGrad: "im2col-bf16", InputGrad: "winograd-bf16"}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ChooseBF16(s, Auto), (Algos{Forward: Im2colBF16, WeightGrad: Im2colBF16, InputGrad: WinogradBF16}); got != want {
+		t.Errorf("ChooseBF16 with the choices: %+v, want %+v", got, want)
+	}
+	restoreBF16()
+	if got := ChooseBF16(s, Auto); got != rulesBF16 {
+		t.Errorf("ChooseBF16 after restore: %+v, want %+v", got, rulesBF16)
+	}
+}
+
+// TestFromRules counts the passes of choices that leave the built-in rules.
+func TestFromRules(t *testing.T) {
+	s := Shape{N: 8, In: 16, Out: 16, H: 8, W: 8, K: 3, S: 1, P: 1, ChannelMajor: true}
+	names := func(m map[string]Algo, a Algo) string {
+		for n, al := range m {
+			if al == a {
+				return n
+			}
+		}
+		return "none"
+	}
+	r, rb := AutoAlgos(s, Fast()), AutoAlgosBF16(s, FastBF16())
+	same := Choice{Shape: s, Forward: names(AlgoNames, r.Forward), WeightGrad: names(AlgoNames, r.WeightGrad), InputGrad: names(AlgoNames, r.InputGrad)}
+	sameBF16 := Choice{Shape: s, Forward: names(AlgoNamesBF16, rb.Forward), WeightGrad: names(AlgoNamesBF16, rb.WeightGrad), InputGrad: names(AlgoNamesBF16, rb.InputGrad)}
+	other := same
+	if other.Forward = "im2col"; r.Forward == Im2col {
+		other.Forward = "winograd"
+	}
+	for _, tc := range []struct {
+		name string
+		c    Choice
+		bf16 bool
+		want int
+	}{
+		{"the rules", same, false, 0},
+		{"the bf16 rules", sameBF16, true, 0},
+		{"one pass", other, false, 1},
+		{"float32 names read as bf16", same, true, 3},
+	} {
+		if got := tc.c.FromRules(tc.bf16); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
