@@ -44,8 +44,8 @@ func benchStepCommand() *cli.Command {
 			"model in PyTorch and prints the ratio.\n\n" +
 			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
 			"each algorithm that applies (im2col, Winograd, direct) and picks, by CPU time, the built-in\n" +
-			"rule's unless another is at least 10% faster; then it times the whole step with those picks\n" +
-			"and with the built-in rules (3 alternating rounds of 3 steps) and stores in the wisdom file\n" +
+			"rule's unless another is at least 10% faster; then, if any pick differs, it times the whole\n" +
+			"step with the picks and with the rules (3 alternating rounds of 3 steps) and stores in the wisdom file\n" +
 			"(entry nn.conv, see DUEL_WISDOM) the picks if their step is faster, else an empty entry (the\n" +
 			"rules), for later processes; the timed steps run what it stored. With --precision bf16 (or\n" +
 			"--conv-precision bf16) it measures the bfloat16 algorithms instead (im2col-bf16, direct-bf16,\n" +
@@ -397,6 +397,29 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) (*conv
 	return &convTuning{conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16}), bf16}, nil
 }
 
+// timeStepWith runs step once untimed and tuneSteps times timed with the
+// convolutions' tuned table set to choices (nil: the built-in rules), and
+// returns the median step in milliseconds; the table in use before is put
+// back.
+func timeStepWith(step func() error, choices []conv.Choice, bf16 bool) (float64, error) {
+	restore, err := conv.UseChoices(choices, bf16)
+	if err != nil {
+		return 0, err
+	}
+	defer restore()
+	times := make([]float64, 0, tuneSteps)
+	for i := range tuneSteps + 1 {
+		t0 := time.Now()
+		if err := step(); err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			times = append(times, float64(time.Since(t0).Microseconds())/1e3)
+		}
+	}
+	return median(times), nil
+}
+
 // tuneRounds and tuneSteps are the alternating rounds, and the timed
 // steps of each (after one untimed), in which --tune-conv times the step
 // with the tuned picks and with the built-in rules.
@@ -411,40 +434,33 @@ const (
 // (an empty entry), stores what it keeps in the wisdom file and leaves it
 // in use for the rest of the process.
 func (t *convTuning) settle(c *cli.Context, step func() error) error {
-	variants := [2][]conv.Choice{nil, t.choices} // the rules, the picks
-	var rounds [2][]float64
-	for range tuneRounds {
-		for v, ch := range variants {
-			restore, err := conv.UseChoices(ch, t.bf16)
-			if err != nil {
-				return err
-			}
-			times := make([]float64, 0, tuneSteps)
-			for i := range tuneSteps + 1 {
-				t0 := time.Now()
-				if err := step(); err != nil {
-					restore()
-					return err
-				}
-				if i > 0 {
-					times = append(times, float64(time.Since(t0).Microseconds())/1e3)
-				}
-			}
-			restore()
-			rounds[v] = append(rounds[v], median(times))
-		}
-	}
-	rules, picks := median(rounds[0]), median(rounds[1])
-	keep, verdict := t.choices, "kept the tuned algorithms"
-	if picks >= rules {
-		keep, verdict = nil, "kept the built-in rules"
-	}
 	changed := 0
 	for _, ch := range t.choices {
 		changed += ch.FromRules(t.bf16)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "step %.1f ms with the tuned algorithms (%d passes differ from the rules), %.1f ms with the built-in rules (medians of %d alternating rounds of %d steps): %s\n",
-		picks, changed, rules, tuneRounds, tuneSteps, verdict)
+	var keep []conv.Choice
+	if changed == 0 {
+		fmt.Fprintln(c.App.ErrWriter, "the tuned algorithms are the built-in rules' on every pass")
+	} else {
+		variants := [2][]conv.Choice{nil, t.choices} // the rules, the picks
+		var rounds [2][]float64
+		for range tuneRounds {
+			for v, ch := range variants {
+				ms, err := timeStepWith(step, ch, t.bf16)
+				if err != nil {
+					return err
+				}
+				rounds[v] = append(rounds[v], ms)
+			}
+		}
+		rules, picks := median(rounds[0]), median(rounds[1])
+		verdict := "kept the built-in rules"
+		if picks < rules {
+			keep, verdict = t.choices, "kept the tuned algorithms"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "step %.1f ms with the tuned algorithms (%d passes differ from the rules), %.1f ms with the built-in rules (medians of %d alternating rounds of %d steps): %s\n",
+			picks, changed, rules, tuneRounds, tuneSteps, verdict)
+	}
 	if _, err := conv.UseChoices(keep, t.bf16); err != nil {
 		return err
 	}
