@@ -182,9 +182,7 @@ func runBenchStep(c *cli.Context) error {
 	input := autograd.NewVar(x, false)
 	var tuned *convTuning
 	if c.Bool("tune-conv") {
-		if tuned, err = tuneConvs(c, model, input); err != nil {
-			return err
-		}
+		tuned = tuneConvs(c, model, input)
 	}
 	// Activations, their gradients and scratch are recycled step to step.
 	arena := nn.NewArena()
@@ -380,7 +378,7 @@ type convTuning struct {
 // tuneConvs runs model once to learn the geometry of its convolutions
 // and tunes them (conv.Tune; the bfloat16 algorithms when the CPU's
 // convolutions are in bf16).
-func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) (*convTuning, error) {
+func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) *convTuning {
 	model.Forward(autograd.NewTape(), input)
 	var shapes []nn.ConvShape
 	seen := map[nn.ConvShape]bool{}
@@ -394,7 +392,7 @@ func tuneConvs(c *cli.Context, model *resnet.ResNet, input *autograd.Var) (*conv
 	}
 	_, convs := tensor.CPUPrecisions()
 	bf16 := convs == "bf16"
-	return &convTuning{conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16}), bf16}, nil
+	return &convTuning{conv.Tune(shapes, conv.TuneOptions{Progress: c.App.ErrWriter, BF16: bf16}), bf16}
 }
 
 // timeStepWith runs step once untimed and tuneSteps times timed with the
