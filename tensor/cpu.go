@@ -162,7 +162,7 @@ func (cpu) AddScaled(dst Operand, alpha float32, x Operand) {
 			return
 		}
 		for i := 0; i < m; i, do, xo = i+1, do+ds, xo+xs {
-			d[do] += alpha * s[xo]
+			d[do] += float32(alpha * s[xo]) // rounded: no fusion (axpyGo)
 		}
 	}
 	parallelRows(n, shape, st, []int{dst.Offset, x.Offset}, row)
@@ -178,11 +178,13 @@ func axpy(alpha float32, x, y []float32) {
 	axpyGo(alpha, x, y)
 }
 
-// axpyGo is axpy in plain Go.
+// axpyGo is axpy in plain Go, the product rounded before the sum as
+// axpyAVX2 rounds it (the conversion keeps arm64's compiler, and amd64's
+// at GOAMD64=v3, from fusing them).
 func axpyGo(alpha float32, x, y []float32) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += alpha * x[i]
+		y[i] += float32(alpha * x[i])
 	}
 }
 
