@@ -4,8 +4,12 @@ package cpu
 
 import "os"
 
-// sysfsCacheDir is where Linux describes cpu0's caches.
-const sysfsCacheDir = "/sys/devices/system/cpu/cpu0/cache"
+// sysfsCacheDir is where Linux describes cpu0's caches, and sysfsMIDR
+// where Linux on arm64 gives cpu0's Main ID Register.
+const (
+	sysfsCacheDir = "/sys/devices/system/cpu/cpu0/cache"
+	sysfsMIDR     = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+)
 
 // detect describes a processor without CPUID (another architecture, or a
 // noasm build): Advanced SIMD on arm64 (asimd), the core's identity from

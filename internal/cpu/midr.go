@@ -6,9 +6,6 @@ import (
 	"strings"
 )
 
-// sysfsMIDR is where Linux on arm64 gives cpu0's Main ID Register.
-const sysfsMIDR = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
-
 // armImplementers names the MIDR implementer codes of the arm64 cores
 // duel is likely to meet.
 var armImplementers = map[uint64]string{
