@@ -21,9 +21,6 @@ func dlsym(uintptr, string) (uintptr, error) { return 0, errWindows }
 // savedSignal is empty on Windows: no MPI library installs handlers.
 type savedSignal struct{}
 
-// replacedSignals stays empty on Windows.
-var replacedSignals []string
-
 // quietMPISignals has nothing to quiet on Windows.
 func quietMPISignals() error { return nil }
 

@@ -199,13 +199,6 @@ func callRaw(fn uintptr, args ...uintptr) uintptr {
 	return r
 }
 
-// cString returns s as a NUL-terminated byte slice for C.
-func cString(s string) []byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return b
-}
-
 // goString copies the C string in b up to its first NUL, or all of b.
 func goString(b []byte) string {
 	for i, c := range b {

@@ -134,6 +134,13 @@ func restoreSignals(saved []savedSignal, what string) error {
 	return nil
 }
 
+// cString returns s as a NUL-terminated byte slice for C.
+func cString(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
 // signalName returns the C name of a signal of goSignals.
 func signalName(sig syscall.Signal) string {
 	switch sig {
