@@ -250,3 +250,40 @@ func TestGoBlocksParsing(t *testing.T) {
 		})
 	}
 }
+
+// FuzzGoBlocks checks the block and excerpt parsing on any text: no
+// panic, every block's line inside the text, every excerpt line
+// normalised and non-empty, never an elision.
+func FuzzGoBlocks(f *testing.F) {
+	for _, s := range []string{
+		"```go\nfunc f() {\n\t...\n}\n```\n",
+		"```go\nx := 1 // a\n```",
+		"```go\nunclosed",
+		"text\n```go\n\"//\" `//` '/' // c\n... // more\n```\nafter",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		blocks, err := goBlocks("g.md", text)
+		if err != nil {
+			return
+		}
+		lines := strings.Count(text, "\n") + 1
+		for _, b := range blocks {
+			if b.line < 1 || b.line > lines {
+				t.Fatalf("block at line %d of %d", b.line, lines)
+			}
+			for _, ex := range excerpts(b.text) {
+				if len(ex) == 0 {
+					t.Fatal("an empty excerpt")
+				}
+				for _, l := range ex {
+					if l == "" || l == "..." || normalise(l) != l {
+						t.Fatalf("excerpt line %q is not a normalised line", l)
+					}
+				}
+			}
+		}
+	})
+}

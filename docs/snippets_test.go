@@ -24,13 +24,6 @@ import (
 // for line (comments and alignment aside), so a change of the API that
 // breaks a guide's example breaks the build of this file.
 
-// randTensor returns a tensor of the shape with normal entries from r.
-func randTensor(r *rand.Rand, shape ...int) *tensor.Tensor {
-	x := tensor.New(shape...)
-	nn.NormalInit(x, 1, r)
-	return x
-}
-
 // deviceOrCPU is docs/cuda.md's "Using it".
 func deviceOrCPU() (string, error) {
 	if err := cuda.Available(); err != nil {
@@ -123,7 +116,7 @@ func TestDUELOnDeviceSnippet(t *testing.T) {
 // TestMulGradcheckSnippet is docs/extending.md's gradient check of Mul.
 func TestMulGradcheckSnippet(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	a, b := randTensor(r, 2, 3), randTensor(r, 2, 3)
+	a, b := tensor.RandN(r, 2, 3), tensor.RandN(r, 2, 3)
 	gradcheck.Assert(t, func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
 		return autograd.Mul(tp, in[0], in[1])
 	}, []*tensor.Tensor{a, b}, gradcheck.Options{})
@@ -134,7 +127,7 @@ func TestMulGradcheckSnippet(t *testing.T) {
 func TestLayerGradcheckSnippet(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	layer := nn.NewLinear(4, 3, true, r)
-	x := randTensor(r, 5, 4)
+	x := tensor.RandN(r, 5, 4)
 	gradcheck.Assert(t, func(tp *autograd.Tape, in []*autograd.Var) *autograd.Var {
 		return layer.Forward(tp, in[0])
 	}, []*tensor.Tensor{x}, gradcheck.Options{Params: []*autograd.Var{layer.Weight, layer.Bias}, MaxElems: 20})
@@ -153,7 +146,7 @@ func compositeCrossEntropy(tp *autograd.Tape, logits, onehot *autograd.Var) *aut
 func TestCrossEntropySnippet(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const n, c = 6, 5
-	x := randTensor(r, n, c)
+	x := tensor.RandN(r, n, c)
 	targets := make([]int, n)
 	onehot := tensor.New(n, c)
 	for i := range targets {
@@ -218,7 +211,7 @@ func TestTrainStepSnippet(t *testing.T) {
 	for i := range batch.IDs {
 		batch.IDs[i] = int64(i)
 	}
-	batch.Views[0] = randTensor(r, n, 3, 8, 8)
+	batch.Views[0] = tensor.RandN(r, n, 3, 8, 8)
 	batch.Views[1] = batch.Views[0].Clone()
 	var losses []float64
 	for step := range 4 {
