@@ -109,6 +109,7 @@ func TestBenchStepTuneConv(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wisdom.json")
 	t.Setenv(wisdom.Env, path)
 	args := []string{"bench", "step", "--arch", "resnet18-w2", "--batch", "2", "--steps", "1", "--warmup", "0", "--size", "16", "--tune-conv"}
+	stderrs := map[string]string{}
 	for _, c := range []struct {
 		extra []string
 		entry string
@@ -117,12 +118,26 @@ func TestBenchStepTuneConv(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "entry "+c.entry) || !strings.Contains(stderr, "built-in rules") {
 			t.Fatalf("%v: exit %d, stderr %s", c.extra, code, stderr)
 		}
+		stderrs[c.entry] = stderr
 	}
 	for _, entry := range []string{conv.WisdomEntry, conv.WisdomEntryBF16} {
 		var e conv.Entry
 		found, _, err := wisdom.Load(cpu.Detect().Key(), entry, &e)
 		if err != nil || !found {
 			t.Errorf("entry %s: found %v, err %v, %d choices", entry, found, err, len(e.Choices))
+		}
+		// What was stored is what the verdict said: the tuned picks, or
+		// an empty entry (the rules), never picks the step did not win with.
+		kept := strings.Contains(stderrs[entry], "kept the tuned algorithms")
+		if kept != (len(e.Choices) > 0) {
+			t.Errorf("entry %s: %d choices stored, stderr %s", entry, len(e.Choices), stderrs[entry])
+		}
+		differ := 0
+		for _, ch := range e.Choices {
+			differ += ch.FromRules(entry == conv.WisdomEntryBF16)
+		}
+		if kept && differ == 0 {
+			t.Errorf("entry %s: tuned algorithms kept, but every pass is the rules'", entry)
 		}
 		for _, ch := range e.Choices {
 			bf16 := strings.HasSuffix(ch.Forward, "-bf16")
