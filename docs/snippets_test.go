@@ -12,6 +12,7 @@ import (
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/duel/ssl"
+	"github.com/duel-ssl/duel/kernels/rows"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/optim"
 	"github.com/duel-ssl/duel/nn/resnet"
@@ -69,18 +70,8 @@ func duelOnDevice(d cuda.GPU, k, z int, rows, batch []float32) ([]int, []float64
 
 // unitRows returns n random L2-normalised rows of z features.
 func unitRows(r *rand.Rand, n, z int) []float32 {
-	x := make([]float32, n*z)
-	for i := range n {
-		row := x[i*z : (i+1)*z]
-		var s float64
-		for j := range row {
-			row[j] = float32(r.NormFloat64())
-			s += float64(row[j]) * float64(row[j])
-		}
-		for j := range row {
-			row[j] /= float32(math.Sqrt(s))
-		}
-	}
+	x := tensor.RandN(r, n, z).Data()
+	rows.L2Normalize([]int{n, z}, 1, x, x, 0)
 	return x
 }
 
