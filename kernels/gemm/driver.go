@@ -114,8 +114,7 @@ func (c *call) run(t int) {
 					spinWait(&c.unitDone[(g-1)*c.maxUnits+u], 1)
 				}
 				if c.splitM {
-					ic := u * c.unitRows
-					mc := min(c.unitRows, p.m-ic)
+					ic, mc := c.rowSpan(u)
 					if !c.directA {
 						packA(ws.packA, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
 					} else if mc%mr != 0 {
@@ -172,14 +171,12 @@ func (c *call) runRows(t int) {
 		}
 		spinWait(&c.preDone, int32(tasks))
 	}
-	units := ceilDiv(p.m, c.unitRows)
 	for {
 		u := int(c.nextUnit.Add(1)) - 1
-		if u >= units {
+		if u >= c.rowUnits {
 			return
 		}
-		ic := u * c.unitRows
-		mc := min(c.unitRows, p.m-ic)
+		ic, mc := c.rowSpan(u)
 		for jc := 0; jc < p.n; jc += kn.nc {
 			nc := min(kn.nc, p.n-jc)
 			panels := ceilDiv(nc, nr)

@@ -514,3 +514,43 @@ func TestSgemmSplitsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSpans checks the row chunks of a call: they cover the rows of C
+// in order, each starts on a micro-panel and holds at most unitRows rows,
+// their micro-panels differ by one at most, and their number is a multiple
+// of the threads wherever the micro-panels allow it.
+func TestRowSpans(t *testing.T) {
+	for _, tc := range []struct {
+		m, mr, unitRows, threads int
+		wantUnits                int
+	}{
+		{512, 14, 70, 2, 8},  // 37 micro-panels: 8 chunks of 4-5, not 7 of 5 and one of 2
+		{512, 14, 224, 1, 3}, // one thread, mc rows at most
+		{512, 14, 56, 2, 10},
+		{100, 14, 56, 3, 3}, // 8 micro-panels: 2 chunks of 4 rounded up to 3
+		{20, 14, 14, 4, 2},  // 2 micro-panels: no more chunks than micro-panels
+		{7, 14, 14, 2, 1},   // a single partial micro-panel
+		{4096, 16, 1024, 2, 4},
+		{1000, 6, 96, 3, 12},
+	} {
+		rp := ceilDiv(tc.m, tc.mr)
+		c := &call{p: problem{m: tc.m}, k: &kernel{mr: tc.mr}, unitRows: tc.unitRows}
+		c.rowUnits = balancedUnits(rp, tc.unitRows/tc.mr, tc.threads)
+		if c.rowUnits != tc.wantUnits {
+			t.Errorf("m %d, mr %d, unitRows %d, threads %d: %d chunks, want %d", tc.m, tc.mr, tc.unitRows, tc.threads, c.rowUnits, tc.wantUnits)
+		}
+		next, least, most := 0, rp, 0
+		for u := 0; u < c.rowUnits; u++ {
+			ic, mc := c.rowSpan(u)
+			if ic != next || ic%tc.mr != 0 || mc <= 0 || mc > tc.unitRows {
+				t.Fatalf("m %d, mr %d, unitRows %d: chunk %d is rows [%d, %d), after row %d", tc.m, tc.mr, tc.unitRows, u, ic, ic+mc, next)
+			}
+			panels := ceilDiv(mc, tc.mr)
+			least, most = min(least, panels), max(most, panels)
+			next = ic + mc
+		}
+		if next != tc.m || most-least > 1 {
+			t.Errorf("m %d, mr %d, unitRows %d: chunks end at row %d with %d-%d micro-panels", tc.m, tc.mr, tc.unitRows, next, least, most)
+		}
+	}
+}

@@ -15,7 +15,8 @@ type call struct {
 	k          *kernel
 	threads    int
 	splitM     bool         // units of work are row chunks of C (else groups of micro-panels)
-	unitRows   int          // rows of C per unit when splitM
+	unitRows   int          // rows of C per unit when splitM, at most (see rowSpan)
+	rowUnits   int          // units of rows when splitM
 	unitPanels int          // micro-panels of B per unit otherwise
 	nbuf       int          // packed B buffers in use: 1, or 2 with several threads
 	directB    bool         // whole micro-panels of B are read in place, not packed
@@ -283,7 +284,8 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 	}
 	c.blocks = c.blocks[:nblocks]
 	if c.splitM {
-		c.maxUnits = ceilDiv(p.m, c.unitRows)
+		c.rowUnits = balancedUnits(rp, c.unitRows/kn.mr, threads)
+		c.maxUnits = c.rowUnits
 	} else {
 		c.maxUnits = ceilDiv(ceilDiv(min(kn.nc, p.n), kn.nr), c.unitPanels)
 	}
@@ -299,7 +301,7 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		panels := ceilDiv(min(kn.nc, p.n-jc), kn.nr)
 		var units int
 		if c.splitM {
-			units = ceilDiv(p.m, c.unitRows)
+			units = c.rowUnits
 		} else {
 			units = ceilDiv(panels, c.unitPanels)
 		}
@@ -314,6 +316,32 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		}
 	}
 	return c
+}
+
+// balancedUnits returns how many row chunks the rp micro-panels of A are
+// split into when a chunk holds at most per of them: the fewest that
+// allow it, rounded up to a multiple of threads while each chunk keeps a
+// micro-panel, so that every thread claims as many chunks and, since
+// rowSpan makes them differ by one micro-panel at most, about as many
+// rows. Chunks of a fixed size left one short chunk: 512 rows in chunks
+// of 70 are 7 full ones and one of 22, 280 rows for one thread and 232
+// for the other.
+func balancedUnits(rp, per, threads int) int {
+	units := ceilDiv(rp, max(per, 1))
+	if r := units % threads; r != 0 && units+threads-r <= rp {
+		units += threads - r
+	}
+	return units
+}
+
+// rowSpan returns the first row and the number of rows of C in row chunk
+// u of the call's rowUnits: the micro-panels of A shared as evenly as
+// possible, at most unitRows rows a chunk.
+func (c *call) rowSpan(u int) (ic, mc int) {
+	rp := ceilDiv(c.p.m, c.k.mr)
+	q0, q1 := u*rp/c.rowUnits, (u+1)*rp/c.rowUnits
+	ic = q0 * c.k.mr
+	return ic, min(q1*c.k.mr, c.p.m) - ic
 }
 
 // putCall returns c to the pool, dropping its references to the caller's data.
