@@ -32,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 2
 		}
 	}()
-	stopProfile, err := startCPUProfile() // DUEL_CPU_PROFILE=file
+	stopProfile, err := startProfiles() // DUEL_CPU_PROFILE=file, DUEL_TRACE=file
 	if err != nil {
 		fmt.Fprintf(stderr, "duelctl: %v\n", err)
 		return 1
