@@ -2,8 +2,8 @@ package tensor
 
 import (
 	"runtime"
-	"sync"
 
+	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/kernels/gemm"
 )
 
@@ -21,14 +21,13 @@ func (c cpu) Gemm(g GemmArgs) {
 	flops := 2 * g.M * g.N * g.K
 	if g.Batch >= 2 && g.StrideC != 0 && flops < gemmParallelFlops && flops*g.Batch >= gemmParallelFlops/4 && runtime.GOMAXPROCS(0) >= 2 {
 		h := g.Batch / 2
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gemmRange(c.product(), &g, h, g.Batch)
-		}()
-		gemmRange(c.product(), &g, 0, h)
-		wg.Wait()
+		par.Run(2, func(i int) {
+			if i == 0 {
+				gemmRange(c.product(), &g, 0, h)
+			} else {
+				gemmRange(c.product(), &g, h, g.Batch)
+			}
+		})
 		return
 	}
 	gemmRange(c.product(), &g, 0, g.Batch)

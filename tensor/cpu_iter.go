@@ -2,7 +2,8 @@ package tensor
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // collapse prepares operands of one shape for row-wise iteration: it drops
@@ -106,26 +107,26 @@ func parallelRows(work int, shape []int, strides [][]int, base []int, row func(o
 	for o := range base {
 		base2[o] = base[o] + h*strides[o][0]
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
 	if len(shape) == 1 {
-		go func() {
-			defer wg.Done()
-			row(base2, n0-h)
-		}()
-		row(base, h)
-		wg.Wait()
+		par.Run(2, func(i int) {
+			if i == 0 {
+				row(base, h)
+			} else {
+				row(base2, n0-h)
+			}
+		})
 		return
 	}
 	shape1 := append([]int(nil), shape...)
 	shape2 := append([]int(nil), shape...)
 	shape1[0], shape2[0] = h, n0-h
-	go func() {
-		defer wg.Done()
-		eachRow(shape2, strides, base2, row)
-	}()
-	eachRow(shape1, strides, base, row)
-	wg.Wait()
+	par.Run(2, func(i int) {
+		if i == 0 {
+			eachRow(shape1, strides, base, row)
+		} else {
+			eachRow(shape2, strides, base2, row)
+		}
+	})
 }
 
 // parallelFlat calls f on [0, n), split into two halves run concurrently
@@ -136,14 +137,13 @@ func parallelFlat(work, n int, f func(i, j int)) {
 		return
 	}
 	h := n / 2
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		f(h, n)
-	}()
-	f(0, h)
-	wg.Wait()
+	par.Run(2, func(i int) {
+		if i == 0 {
+			f(0, h)
+		} else {
+			f(h, n)
+		}
+	})
 }
 
 // allZero reports whether every stride is 0 (a broadcast scalar).

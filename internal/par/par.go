@@ -6,7 +6,6 @@ package par
 
 import (
 	"runtime"
-	"sync"
 )
 
 // Workers returns how many goroutines to split work of about n scalar
@@ -25,23 +24,20 @@ func Workers(n int) int {
 }
 
 // For calls f on w contiguous ranges covering [0, n) (range i is
-// [i*n/w, (i+1)*n/w)), concurrently, the last one on the caller's
-// goroutine, and returns when all are done. w is clamped to [1, n]; for
-// n <= 0, f is not called.
+// [i*n/w, (i+1)*n/w)), concurrently (see RunShares: the last range on the
+// caller's goroutine, the others on pooled workers), and returns when all
+// are done. w is clamped to [1, n]; for n <= 0, f is not called.
 func For(n, w int, f func(lo, hi int)) {
 	if n <= 0 {
 		return
 	}
 	w = max(1, min(w, n))
-	var wg sync.WaitGroup
-	for i := 0; i < w-1; i++ {
-		lo, hi := i*n/w, (i+1)*n/w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
+	if w == 1 {
+		f(0, n)
+		return
 	}
-	f((w-1)*n/w, n)
-	wg.Wait()
+	Run(w, func(i int) {
+		i = w - 1 - i // share 0, the caller's, takes the last range
+		f(i*n/w, (i+1)*n/w)
+	})
 }

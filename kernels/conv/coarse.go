@@ -2,7 +2,6 @@ package conv
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/duel-ssl/duel/internal/par"
@@ -79,16 +78,7 @@ func runChunks(n, chunk, threads int, static bool, f func(w, n0, cnt int)) {
 			f(w, n0, min(chunk, n-n0))
 		}
 	}
-	var wg sync.WaitGroup
-	wg.Add(threads - 1)
-	for w := 1; w < threads; w++ {
-		go func() {
-			defer wg.Done()
-			work(w)
-		}()
-	}
-	work(0)
-	wg.Wait()
+	par.Run(threads, work)
 }
 
 // scratchSet gets threads buffers of n floats from sc.

@@ -1,10 +1,12 @@
 package gemm
 
+import "github.com/duel-ssl/duel/internal/par"
+
 // MinParallelFlops is the size of a product (2*m*n*k flops) below which
 // Sgemm stays on the caller's goroutine; callers that run batches of
 // smaller products can split the batch across goroutines themselves.
 // Measured with back-to-back calls (an idle worker still spinning, see
-// worker): 128^3 ran 1.6x faster on two threads than on one, 96^3 1.4x;
+// par.RunShares): 128^3 ran 1.6x faster on two threads than on one, 96^3 1.4x;
 // with a parked worker, waking it costs some 20-40 µs and 160^3 ran as
 // fast on two threads as on one. 8e6 is about 2*159^3.
 const MinParallelFlops = 8_000_000
@@ -24,17 +26,7 @@ func sgemmAdjusted(kn *kernel, p problem, maxThreads int, adjust func(*call)) {
 	if adjust != nil {
 		adjust(c)
 	}
-	if c.threads > 1 {
-		c.wg.Add(c.threads - 1)
-		for t := 1; t < c.threads; t++ {
-			c.shares[t] = share{c, t}
-			dispatch(&c.shares[t])
-		}
-	}
-	c.run(0)
-	if c.threads > 1 {
-		c.wg.Wait()
-	}
+	par.RunShares(c.threads, c) // every share at once: run's waits rely on it
 	putCall(c)
 }
 
@@ -47,6 +39,9 @@ func threadsFor(kn *kernel, p *problem, maxThreads int) int {
 	_, t := split(kn.forRows(p.m), p, maxThreads)
 	return t
 }
+
+// Share runs share t of the call (par.Sharer).
+func (c *call) Share(t int) { c.run(t) }
 
 // run executes share t of the call. The blocks of op(B) (nc columns by kc
 // steps) are processed in order; in each, the threads first claim and pack
@@ -81,7 +76,7 @@ func (c *call) run(t int) {
 			bp := c.packB[g%c.nbuf]
 			if g >= c.nbuf {
 				prev := &c.blocks[g-c.nbuf]
-				spinWait(&prev.workDone, prev.units)
+				par.SpinWait(&prev.workDone, prev.units)
 			}
 			for {
 				q := int(blk.packNext.Add(1)) - 1
@@ -97,7 +92,7 @@ func (c *call) run(t int) {
 				}
 				blk.packDone.Add(1)
 			}
-			spinWait(&blk.packDone, int32(panels))
+			par.SpinWait(&blk.packDone, int32(panels))
 			beta := p.beta
 			if pc > 0 {
 				beta = 1
@@ -111,7 +106,7 @@ func (c *call) run(t int) {
 				if pc > 0 {
 					// C accumulates over the kc blocks in order: this unit's
 					// tiles must be done for the previous block.
-					spinWait(&c.unitDone[(g-1)*c.maxUnits+u], 1)
+					par.SpinWait(&c.unitDone[(g-1)*c.maxUnits+u], 1)
 				}
 				if c.splitM {
 					ic, mc := c.rowSpan(u)
@@ -169,7 +164,7 @@ func (c *call) runRows(t int) {
 			p.packB(c.packAll[pc/kn.kc*stride:], pc, min(kn.kc, p.k-pc), 0, p.n, nr, q0, q1)
 			c.preDone.Add(1)
 		}
-		spinWait(&c.preDone, int32(tasks))
+		par.SpinWait(&c.preDone, int32(tasks))
 	}
 	for {
 		u := int(c.nextUnit.Add(1)) - 1
@@ -230,7 +225,7 @@ func (c *call) runCols(t int) {
 		packA(c.packAll[g*stride:], p.a, p.lda, p.transA, 0, p.m, pc, min(kn.kc, p.k-pc), mr, p.alpha)
 		c.preDone.Add(1)
 	}
-	spinWait(&c.preDone, int32(blocks))
+	par.SpinWait(&c.preDone, int32(blocks))
 	panels := ceilDiv(p.n, nr)
 	units := ceilDiv(panels, c.unitPanels)
 	for {

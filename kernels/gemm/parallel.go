@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -34,8 +33,6 @@ type call struct {
 	maxUnits   int            // units per block, at most
 	unitDone   []atomic.Int32 // unitDone[g*maxUnits+u] == 1 when unit u of block g is done
 	nextUnit   atomic.Int32   // next row chunk to claim, in runRows
-	shares     []share        // the shares handed to workers
-	wg         sync.WaitGroup
 }
 
 // blockState counts the progress on one kc x nc block of op(B): micro-panels
@@ -272,12 +269,6 @@ func getCall(kn *kernel, p *problem, threads int) *call {
 		}
 	}
 	c.nextUnit.Store(0)
-	for len(c.shares) < threads {
-		c.shares = append(c.shares, share{})
-	}
-	for len(c.shares) < threads {
-		c.shares = append(c.shares, share{})
-	}
 	nblocks := ceilDiv(p.n, kn.nc) * ceilDiv(p.k, kn.kc)
 	if cap(c.blocks) < nblocks {
 		c.blocks = make([]blockState, nblocks)
@@ -372,20 +363,4 @@ func split(kn *kernel, p *problem, threads int) (splitM bool, t int) {
 		return true, min(threads, rp)
 	}
 	return false, min(threads, cp)
-}
-
-// spinWait waits until v reaches want. The threads of a call all run at
-// once (see dispatch), so spinning is safe. After a short spin it yields
-// the processor to the operating system (osYield): when the machine is
-// oversubscribed, the thread being waited for may be the one that runs.
-func spinWait(v *atomic.Int32, want int32) {
-	for i := 0; v.Load() < want; i++ {
-		switch {
-		case i < 64:
-		case i < 128:
-			runtime.Gosched()
-		default:
-			osYield()
-		}
-	}
 }

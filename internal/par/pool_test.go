@@ -1,0 +1,151 @@
+package par
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunShares checks that every share runs once, that the shares run at
+// once (each waits for all the others to have started, which a pool that
+// queued a share behind another would never finish), also from inside a
+// share and from several goroutines at a time.
+func TestRunShares(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 2, 3, 8, 33} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			var started atomic.Int32
+			seen := make([]atomic.Int32, max(n, 0))
+			Run(n, func(i int) {
+				seen[i].Add(1)
+				started.Add(1)
+				deadline := time.Now().Add(10 * time.Second)
+				for started.Load() < int32(n) {
+					if time.Now().After(deadline) {
+						t.Errorf("share %d: %d of %d shares started after 10 s", i, started.Load(), n)
+						return
+					}
+				}
+			})
+			for i := range seen {
+				if c := seen[i].Load(); c != 1 {
+					t.Errorf("share %d ran %d times", i, c)
+				}
+			}
+		})
+	}
+	t.Run("nested and concurrent", func(t *testing.T) {
+		var total atomic.Int32
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 50 {
+					Run(3, func(int) {
+						Run(2, func(int) { total.Add(1) })
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		if got, want := total.Load(), int32(4*50*3*2); got != want {
+			t.Errorf("%d inner shares ran, want %d", got, want)
+		}
+	})
+}
+
+// counter is a Sharer that counts its shares.
+type counter struct{ n atomic.Int32 }
+
+func (c *counter) Share(int) { c.n.Add(1) }
+
+// TestRunSharesNoAllocs checks that a call with a Sharer that is a
+// pointer allocates nothing once the pool is warm (kernels/gemm's calls
+// rely on it).
+func TestRunSharesNoAllocs(t *testing.T) {
+	c := new(counter)
+	RunShares(2, c)
+	if a := testing.AllocsPerRun(100, func() { RunShares(2, c) }); a != 0 {
+		t.Errorf("%v allocations per call, want 0", a)
+	}
+}
+
+// TestSpinFor checks the spin's bounds and that it follows the wake-up
+// cost measured.
+func TestSpinFor(t *testing.T) {
+	saved := wakeCost.Load()
+	defer wakeCost.Store(saved)
+	for _, tc := range []struct {
+		cost, want time.Duration
+	}{
+		{0, minSpin},
+		{10 * time.Microsecond, minSpin},
+		{100 * time.Microsecond, 200 * time.Microsecond},
+		{time.Second, maxSpin},
+	} {
+		wakeCost.Store(int64(tc.cost))
+		if got := spinFor(); got != tc.want {
+			t.Errorf("wake-up cost %v: spin %v, want %v", tc.cost, got, tc.want)
+		}
+	}
+	wakeCost.Store(0)
+	for range 64 {
+		noteWake(100 * time.Microsecond)
+	}
+	if c := time.Duration(wakeCost.Load()); c < 99*time.Microsecond || c > 100*time.Microsecond {
+		t.Errorf("after 64 wake-ups of 100 us the estimate is %v", c)
+	}
+}
+
+// BenchmarkRun times parallel loops of two shares of 50 us of work each,
+// separated by gap of serial work on the caller (as the layers of a
+// training step are), through the pool against a new goroutine and a
+// WaitGroup per loop (what For did before the pool), in the same run:
+// us/loop is the pool's time per loop and its gap, go-us/loop the
+// goroutine's, x_go the ratio. Where an idle core's wake-up is slow (a
+// VM's halted virtual CPU) the goroutine's second share starts late.
+func BenchmarkRun(b *testing.B) {
+	busy := func(d time.Duration) {
+		for start := time.Now(); time.Since(start) < d; {
+		}
+	}
+	const work = 50 * time.Microsecond
+	for _, gap := range []time.Duration{0, 20 * time.Microsecond, 200 * time.Microsecond} {
+		b.Run(fmt.Sprintf("gap=%v", gap), func(b *testing.B) {
+			const loops = 200
+			pool := func() {
+				for range loops {
+					busy(gap)
+					Run(2, func(int) { busy(work) })
+				}
+			}
+			spawn := func() {
+				for range loops {
+					busy(gap)
+					var wg sync.WaitGroup
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						busy(work)
+					}()
+					busy(work)
+					wg.Wait()
+				}
+			}
+			var tPool, tGo time.Duration
+			for b.Loop() {
+				start := time.Now()
+				pool()
+				tPool += time.Since(start)
+				start = time.Now()
+				spawn()
+				tGo += time.Since(start)
+			}
+			b.ReportMetric(tPool.Seconds()*1e6/float64(b.N*loops), "us/loop")
+			b.ReportMetric(tGo.Seconds()*1e6/float64(b.N*loops), "go-us/loop")
+			b.ReportMetric(float64(tGo)/float64(tPool), "x_go")
+		})
+	}
+}
