@@ -2,6 +2,9 @@
 // splitting helper shared by the packages that parallelise row loops, each
 // with its own rule for how many goroutines the work deserves (Workers is
 // the rule of the layers and of the convolution and BatchNorm kernels).
+// Every parallel loop of the engine (For, Run, RunShares; kernels/gemm's
+// products too) runs on one pool of worker goroutines that spin between
+// loops, so that a loop does not wait for a parked thread to wake.
 package par
 
 import (

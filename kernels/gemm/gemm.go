@@ -138,9 +138,10 @@
 //
 // Problems of at least MinParallelFlops (8e6 flops, 2*m*n*k, about 160^3)
 // run on runtime.GOMAXPROCS(0) goroutines (see Threads); smaller ones run
-// on the caller's goroutine. The goroutines are reused between calls; an idle one
-// spins for 50 µs before it parks, so that back-to-back calls start at
-// once. The threads claim units of work from atomic counters, so a thread
+// on the caller's goroutine. The goroutines are internal/par's pooled
+// workers, reused between calls and by the other parallel loops; an idle
+// one spins (50 µs to 1 ms, twice what waking it costs on the machine)
+// before it parks, so that back-to-back calls start at once. The threads claim units of work from atomic counters, so a thread
 // slowed down by another process does not hold the others back. A unit is
 // a chunk of rows of C of at least four micro-panels of A (so that each
 // sub-block of B brought into L2 serves several), about 8 per thread;
