@@ -76,6 +76,9 @@ func (j *job) wait() {
 			return
 		}
 		if i%64 != 0 {
+			// Let the process's other goroutines (a loader, the background
+			// half of a DUEL update) run on this core meanwhile.
+			runtime.Gosched()
 			continue
 		}
 		if time.Since(start) < spin && !yieldContended() {
