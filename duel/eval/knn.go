@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
+	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/kernels/topk"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -162,27 +162,19 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 		if err := selFn(vals[:m*k], idx[:m*k], q, m); err != nil {
 			return err
 		}
-		var wg sync.WaitGroup
-		per := (m + workers - 1) / workers
-		for lo := 0; lo < m; lo += per {
-			hi := min(lo+per, m)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := lo; r < hi; r++ {
-					sc := scores[r]
-					clear(sc)
-					for j := r * k; j < (r+1)*k; j++ { // nearest first
-						w := 1.0
-						if cfg.Vote == Weighted {
-							w = math.Exp(float64(vals[j]) * invT)
-						}
-						sc[tr.Labels[idx[j]]] += w
+		par.For(m, workers, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				sc := scores[r]
+				clear(sc)
+				for j := r * k; j < (r+1)*k; j++ { // nearest first
+					w := 1.0
+					if cfg.Vote == Weighted {
+						w = math.Exp(float64(vals[j]) * invT)
 					}
+					sc[tr.Labels[idx[j]]] += w
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		for r := 0; r < m; r++ {
 			emit(start+r, scores[r])
 		}

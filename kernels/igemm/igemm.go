@@ -3,8 +3,9 @@ package igemm
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // NR is the number of rows of B in one packed panel (the columns of a tile
@@ -191,16 +192,7 @@ func mulThreads(c []int32, ldc int, a []int16, lda, m int, bs []*Packed, kn kern
 			do(work[i])
 		}
 	}
-	var wg sync.WaitGroup
-	for t := 1; t < threads; t++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			claim()
-		}()
-	}
-	claim()
-	wg.Wait()
+	par.Run(threads, func(int) { claim() })
 }
 
 // mulPanels computes the columns of C of panels p0..p1-1 of b with the

@@ -15,7 +15,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // MaxN is the largest row length: columns are int32.
@@ -134,18 +135,10 @@ func Rows(m, n, k int, x, vals []float32, idx []int32) {
 		}
 		return
 	}
-	per := (m + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < m; lo += per {
-		hi := min(lo+per, m)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h := make([]uint64, 0, k)
-			for r := lo; r < hi; r++ {
-				Row(x[r*n:(r+1)*n], k, vals[r*k:(r+1)*k], idx[r*k:(r+1)*k], &h)
-			}
-		}()
-	}
-	wg.Wait()
+	par.For(m, workers, func(lo, hi int) {
+		h := make([]uint64, 0, k)
+		for r := lo; r < hi; r++ {
+			Row(x[r*n:(r+1)*n], k, vals[r*k:(r+1)*k], idx[r*k:(r+1)*k], &h)
+		}
+	})
 }
