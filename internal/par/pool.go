@@ -75,13 +75,13 @@ func (j *job) wait() {
 		if v == 0 {
 			return
 		}
-		if i%64 != 0 {
-			// Let the process's other goroutines (a loader, the background
-			// half of a DUEL update) run on this core meanwhile.
-			runtime.Gosched()
+		if i%goschedEvery != 0 {
 			continue
 		}
-		if time.Since(start) < spin && !yieldContended() {
+		// Let the process's other goroutines (a loader, the background
+		// half of a DUEL update) run on this core meanwhile.
+		runtime.Gosched()
+		if i%checkEvery != 0 || time.Since(start) < spin && !yieldContended() {
 			continue
 		}
 		// Park: the worker whose decrement leaves jobParked alone sends.
@@ -166,6 +166,16 @@ func noteWake(d time.Duration) {
 	c := wakeCost.Load()
 	wakeCost.Store(c + (int64(d)-c)/8)
 }
+
+// A spin polls its condition in a tight loop, yields to the process's
+// other goroutines every goschedEvery polls (about a microsecond: a
+// yield on every poll made the scheduler 5 % of a training step's CPU
+// time, its run queue's lock contended by both cores), and checks its
+// time and the operating system's yield every checkEvery polls.
+const (
+	goschedEvery = 256
+	checkEvery   = 16 * goschedEvery
+)
 
 // yieldSlow is how long a yield to the operating system takes, at least,
 // when it ran another thread: an uncontended sched_yield returns within a
@@ -253,11 +263,11 @@ func (w *worker) await() *task {
 				return t
 			}
 		}
-		if i%64 != 0 {
-			runtime.Gosched()
+		if i%goschedEvery != 0 {
 			continue
 		}
-		if time.Since(start) < spin && !yieldContended() {
+		runtime.Gosched()
+		if i%checkEvery != 0 || time.Since(start) < spin && !yieldContended() {
 			continue
 		}
 		// Park, unless dispatch already claimed this worker (state busy):

@@ -104,7 +104,9 @@ func TestSpinFor(t *testing.T) {
 // training step are), through the pool against a new goroutine and a
 // WaitGroup per loop (what For did before the pool), in the same run:
 // us/loop is the pool's time per loop and its gap, go-us/loop the
-// goroutine's, x_go the ratio. Where an idle core's wake-up is slow (a
+// goroutine's, x_go the ratio, wake-us the pool's estimate of a wake-up
+// at the end (a worker spins for twice that: gaps longer than the spin
+// find it parked and cost what the goroutine per loop costs). Where an idle core's wake-up is slow (a
 // VM's halted virtual CPU) the goroutine's second share starts late.
 func BenchmarkRun(b *testing.B) {
 	busy := func(d time.Duration) {
@@ -146,6 +148,7 @@ func BenchmarkRun(b *testing.B) {
 			b.ReportMetric(tPool.Seconds()*1e6/float64(b.N*loops), "us/loop")
 			b.ReportMetric(tGo.Seconds()*1e6/float64(b.N*loops), "go-us/loop")
 			b.ReportMetric(float64(tGo)/float64(tPool), "x_go")
+			b.ReportMetric(float64(wakeCost.Load())/1e3, "wake-us")
 		})
 	}
 }
