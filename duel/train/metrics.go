@@ -22,6 +22,11 @@ type Metric struct {
 	Loss    float64 `json:"loss"`      // loss of that step
 	LR      float64 `json:"lr"`        // learning rate of that step
 	ImgPerS float64 `json:"img_per_s"` // images (each giving two views) per second since the previous line, data loading included; all ranks together
+	// DataWaitS is how long, since the previous line, the training loop
+	// waited for the loader's next batch (PyTorch's "data time"): a large
+	// share of the window means the augmentation is the bottleneck
+	// (--workers). This rank's.
+	DataWaitS float64 `json:"data_wait_s"`
 	// WorldSize is the number of data-parallel ranks (absent: one process).
 	WorldSize int `json:"world_size,omitempty"`
 	// MemoryClassEntropy is the entropy (nats) of the labels of the rows in

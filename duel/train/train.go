@@ -307,6 +307,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	t0 := time.Now()
 	window, windowSteps := time.Now(), 0
+	var dataWait time.Duration // waited for the loader in the window
 	trainTime := time.Duration(0)
 	for step := start; step < c.Steps; step++ {
 		stop, err := dist.AnyTrue(comm, ctx.Err() != nil)
@@ -324,6 +325,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		dataWait += time.Since(ts)
 		batch := &ssl.Batch{Step: step, IDs: b.IDs, Labels: b.Labels}
 		for v := range batch.Views {
 			// One copy in per view and step (none on the CPU).
@@ -384,8 +386,10 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 		if done%c.LogEvery == 0 || last || (knn != nil && done%c.KNNEvery == 0) {
 			m := Metric{Step: done, Loss: lv, LR: lr,
-				ImgPerS:  float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
-				ElapsedS: time.Since(t0).Seconds()}
+				ImgPerS:   float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
+				DataWaitS: dataWait.Seconds(),
+				ElapsedS:  time.Since(t0).Seconds()}
+			windowS := time.Since(window).Seconds()
 			if grp.size() > 1 {
 				m.WorldSize = grp.size()
 			}
@@ -403,9 +407,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 				return nil, err
 			}
 			if opts.Log != nil {
-				logLine(opts.Log, &c, &m)
+				logLine(opts.Log, &c, &m, windowS)
 			}
-			window, windowSteps = time.Now(), 0
+			window, windowSteps, dataWait = time.Now(), 0, 0
 		}
 		if (c.CheckpointEvery > 0 && done%c.CheckpointEvery == 0) || last {
 			if err := save(done, lv); err != nil {
@@ -432,9 +436,17 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// logLine prints a metric for people.
-func logLine(w io.Writer, c *Config, m *Metric) {
+// dataBoundShare is the share of a window's time spent waiting for the
+// loader from which the log line says so.
+const dataBoundShare = 0.1
+
+// logLine prints a metric for people; windowS is the time its window of
+// steps took.
+func logLine(w io.Writer, c *Config, m *Metric, windowS float64) {
 	fmt.Fprintf(w, "step %d/%d  loss %.4f  lr %.3g  %.1f img/s", m.Step, c.Steps, m.Loss, m.LR, m.ImgPerS)
+	if windowS > 0 && m.DataWaitS >= dataBoundShare*windowS {
+		fmt.Fprintf(w, " (%.0f%% waiting for data: --workers)", 100*m.DataWaitS/windowS)
+	}
 	if m.MemoryClassEntropy != nil {
 		fmt.Fprintf(w, "  memory class entropy %.3f nats (%d rows)", *m.MemoryClassEntropy, *m.MemoryRows)
 	}

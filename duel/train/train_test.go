@@ -79,7 +79,7 @@ func TestTrainEveryMethod(t *testing.T) {
 			}
 			info, _ := ssl.Lookup(name)
 			for i, m := range ms {
-				if m.Step != i+1 || !(m.LR > 0) || !(m.ImgPerS > 0) || m.Loss != m.Loss {
+				if m.Step != i+1 || !(m.LR > 0) || !(m.ImgPerS > 0) || m.Loss != m.Loss || !(m.DataWaitS >= 0 && m.DataWaitS <= m.ElapsedS) {
 					t.Errorf("metric %d: %+v", i, m)
 				}
 				if (m.MemoryClassEntropy != nil) != info.Memory {
@@ -95,7 +95,7 @@ func TestTrainEveryMethod(t *testing.T) {
 			if err := json.Unmarshal(bytes.SplitN(b, []byte("\n"), 2)[0], &raw); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{"step", "loss", "lr", "img_per_s"} {
+			for _, k := range []string{"step", "loss", "lr", "img_per_s", "data_wait_s"} {
 				if _, ok := raw[k]; !ok {
 					t.Errorf("metrics line lacks %q: %s", k, b)
 				}
@@ -392,5 +392,28 @@ func TestLoadRunEmbed(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, CheckpointDir, ModelFile), []byte("garbage"), 0o644)
 	if _, err := LoadRun(dir); err == nil || !strings.Contains(err.Error(), ModelFile) {
 		t.Errorf("corrupt model: %v", err)
+	}
+}
+
+// TestLogLineDataWait checks that a log line says the run waits for data
+// exactly when the wait is at least dataBoundShare of its window.
+func TestLogLineDataWait(t *testing.T) {
+	c := Config{Steps: 100}
+	for _, tc := range []struct {
+		wait, window float64
+		want         string // in the line, or "" for no mention
+	}{
+		{0, 2, ""},
+		{0.19, 2, ""},
+		{0.2, 2, "(10% waiting for data: --workers)"},
+		{1.5, 2, "(75% waiting for data: --workers)"},
+		{0.5, 0, ""}, // no window measured
+	} {
+		var b bytes.Buffer
+		logLine(&b, &c, &Metric{Step: 10, Loss: 1, LR: 0.1, ImgPerS: 100, DataWaitS: tc.wait}, tc.window)
+		got := b.String()
+		if mentions := strings.Contains(got, "waiting for data"); mentions != (tc.want != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("wait %g s of %g: %q, want it to contain %q", tc.wait, tc.window, got, tc.want)
+		}
 	}
 }
