@@ -33,10 +33,10 @@ func Run(n int, f func(i int)) { RunShares(n, ShareFunc(f)) }
 // polling for its next share and yielding to other goroutines, then
 // parks. A parked worker is a parked OS thread, which the operating system
 // may take a long time to wake: on a 2-core VM, where an idle virtual CPU
-// halts, 64-256 us, so that with a new goroutine per parallel loop a
-// ResNet training step had one core idle while the loop's second goroutine
-// waited to start for about a tenth of its time. How long a worker spins
-// is derived from what waking one costs on this machine (see spinFor).
+// halts, a new goroutine per parallel loop cost 50-64 us a loop
+// (BenchmarkRun), and a D-MoCo training step ran 1.11x faster on the pool
+// (bench/ab_step.sh, bench/RESULTS.md). How long a worker spins is
+// derived from what waking one costs on this machine (see spinFor).
 // The caller, once its share is done, likewise spins before it parks
 // until the others are done: blocked, it would be woken onto the last
 // worker's processor, behind that worker's spin, while its own core idles.
@@ -168,9 +168,10 @@ func noteWake(d time.Duration) {
 }
 
 // A spin polls its condition in a tight loop, yields to the process's
-// other goroutines every goschedEvery polls (about a microsecond: a
-// yield on every poll made the scheduler 5 % of a training step's CPU
-// time, its run queue's lock contended by both cores), and checks its
+// other goroutines every goschedEvery polls (about a microsecond: with a
+// yield on every poll the scheduler took 5 % of a D-MoCo step's CPU time,
+// `DUEL_CPU_PROFILE=p duelctl bench step --method dmoco`, its run
+// queue's lock contended by both cores), and checks its
 // time and the operating system's yield every checkEvery polls.
 const (
 	goschedEvery = 256
@@ -185,8 +186,10 @@ const yieldSlow = 20 * time.Microsecond
 // yieldContended yields the core to the operating system and reports
 // whether another thread took it meanwhile: the machine is then
 // oversubscribed, and spinning would burn time another process needs
-// (measured with two training processes of two threads each on 2 cores:
-// spinning up to its wake-up estimate made their steps 10 % slower).
+// (two training processes of two threads each on 2 cores, `bash
+// bench/ab_step.sh --together`: spinning up to its wake-up estimate made
+// their steps 10 % slower than before the pool; parking on a slow yield,
+// 5 % faster).
 func yieldContended() bool {
 	t := nanotime()
 	osYield()
