@@ -60,6 +60,19 @@ func StateDictOf(m Module) StateDict {
 	return out
 }
 
+// listedProblems is how many problems of each kind LoadStateDict's error
+// names.
+const listedProblems = 4
+
+// firstOf joins the first listedProblems items with sep, and says how many
+// more there are.
+func firstOf(items []string, sep string) string {
+	if len(items) <= listedProblems {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%sand %d more", strings.Join(items[:listedProblems], sep), sep, len(items)-listedProblems)
+}
+
 // LoadStateDict copies the tensors of sd into the parameters and buffers of
 // m with the same names, on m's devices: sources on another device (a
 // state read from a file into host memory, a model on a GPU) are copied
@@ -67,7 +80,8 @@ func StateDictOf(m Module) StateDict {
 // every name of sd must be in m (num_batches_tracked may be absent from sd,
 // as PyTorch allows); without strict, names present on one side only are
 // skipped. Shapes must always match. Nothing is modified when an error is
-// returned. The error lists all problems.
+// returned. The error counts every problem and names the first few of
+// each kind (listedProblems), so that it stays one readable line.
 func LoadStateDict(m Module, sd StateDict, strict bool) error {
 	own := StateDictOf(m)
 	byName := make(map[string]StateEntry, len(sd))
@@ -103,13 +117,13 @@ func LoadStateDict(m Module, sd StateDict, strict bool) error {
 	if len(missing)+len(unexpected)+len(mismatched) > 0 {
 		var parts []string
 		if len(missing) > 0 {
-			parts = append(parts, fmt.Sprintf("missing %d: %s", len(missing), strings.Join(missing, ", ")))
+			parts = append(parts, fmt.Sprintf("missing %d: %s", len(missing), firstOf(missing, ", ")))
 		}
 		if len(unexpected) > 0 {
-			parts = append(parts, fmt.Sprintf("unexpected %d: %s", len(unexpected), strings.Join(unexpected, ", ")))
+			parts = append(parts, fmt.Sprintf("unexpected %d: %s", len(unexpected), firstOf(unexpected, ", ")))
 		}
 		if len(mismatched) > 0 {
-			parts = append(parts, fmt.Sprintf("shape mismatch: %s", strings.Join(mismatched, "; ")))
+			parts = append(parts, fmt.Sprintf("shape mismatch %d: %s", len(mismatched), firstOf(mismatched, "; ")))
 		}
 		return fmt.Errorf("loading state dict: %s", strings.Join(parts, "; "))
 	}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -43,6 +44,18 @@ func TestLoadStateDict(t *testing.T) {
 			return sd
 		}, false, "0.weight: got shape [4 2], expected [4 3]"},
 		{"dup", func(sd StateDict) StateDict { return append(sd, sd[0]) }, false, "appears twice"},
+		{"many unexpected", func(sd StateDict) StateDict {
+			for i := range 9 {
+				sd = append(sd, StateEntry{Name: fmt.Sprintf("x%d", i), Tensor: tensor.New(1)})
+			}
+			return sd
+		}, true, "unexpected 9: x0, x1, x2, x3, and 5 more"},
+		{"many mismatched", func(sd StateDict) StateDict {
+			for i := range sd {
+				sd[i].Tensor = tensor.New(7)
+			}
+			return sd
+		}, false, "shape mismatch 7: 0.weight: got shape [7], expected [4 3]; 0.bias: got shape [7], expected [4]; 1.weight: got shape [7], expected [4]; 1.bias: got shape [7], expected [4]; and 3 more"},
 	} {
 		sd := append(StateDict(nil), StateDictOf(mk())...)
 		err := LoadStateDict(mk(), tc.edit(sd), tc.strict)

@@ -1,5 +1,7 @@
 package data
 
+import "slices"
+
 // Class names of the known datasets, in label order.
 var (
 	cifar10Classes = []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"}
@@ -24,17 +26,8 @@ var (
 // standard deviation for a known dataset (values in [0, 1]), and false for an
 // unknown one (use Dataset.MeanStd then).
 func NormStats(name string) (mean, std []float32, ok bool) {
-	switch name {
-	case "cifar10", "default":
-		return []float32{0.4914, 0.4822, 0.4465}, []float32{0.2470, 0.2435, 0.2616}, true
-	case "cifar100":
-		return []float32{0.5071, 0.4865, 0.4409}, []float32{0.2673, 0.2564, 0.2762}, true
-	case "stl10":
-		return []float32{0.4467, 0.4398, 0.4066}, []float32{0.2603, 0.2566, 0.2713}, true
-	case "mnist":
-		return []float32{0.1307}, []float32{0.3081}, true
-	case "fashion-mnist":
-		return []float32{0.2860}, []float32{0.3530}, true
+	if l, ok := layoutOf(name); ok && l.mean != nil {
+		return slices.Clone(l.mean), slices.Clone(l.std), true
 	}
 	return nil, nil, false
 }

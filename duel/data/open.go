@@ -66,23 +66,58 @@ func Open(name, dir string, train bool) (*Dataset, error) {
 	return d, nil
 }
 
-// layout describes where a dataset's files are and how to read them.
+// layout describes a dataset: where its files are, how to read them, the
+// side of its square images and its conventional normalisation. Adding a
+// dataset is an entry here, its name in Names, its reader and its class
+// names (docs/data.md, "Adding a dataset").
 type layout struct {
 	key     string // the name Open takes
 	name    string
 	subdirs []string // candidate sub-directories of a cache root, in order
 	markers []string // a file any of which shows the directory holds the data
 	read    func(dir string, train bool) (*Dataset, error)
+	side    int // height and width of the images
+	// mean and std are the per-channel normalisation (NormStats), values
+	// in [0, 1]; nil to compute them from the training split.
+	mean, std []float32
 }
 
+// idxSide is the side of MNIST's and Fashion-MNIST's images (an IDX file
+// states its own, which Open reads).
+const idxSide = 28
+
 var layouts = map[string]*layout{
-	"cifar10":  {key: "cifar10", name: "CIFAR-10", subdirs: []string{"cifar10", "cifar-10-batches-bin", "cifar10/cifar-10-batches-bin", "package"}, markers: []string{"data_batch_1.bin", "data_batch_1.png"}, read: openCIFAR10},
-	"cifar100": {key: "cifar100", name: "CIFAR-100", subdirs: []string{"cifar100", "cifar-100-binary", "cifar100/cifar-100-binary"}, markers: []string{"train.bin"}, read: openCIFAR100},
-	"stl10":    {key: "stl10", name: "STL-10", subdirs: []string{"stl10", "stl10_binary", "stl10/stl10_binary"}, markers: []string{"train_X.bin"}, read: openSTL10},
+	"cifar10": {key: "cifar10", name: "CIFAR-10", subdirs: []string{"cifar10", "cifar-10-batches-bin", "cifar10/cifar-10-batches-bin", "package"}, markers: []string{"data_batch_1.bin", "data_batch_1.png"}, read: openCIFAR10,
+		side: cifarSide, mean: []float32{0.4914, 0.4822, 0.4465}, std: []float32{0.2470, 0.2435, 0.2616}},
+	"cifar100": {key: "cifar100", name: "CIFAR-100", subdirs: []string{"cifar100", "cifar-100-binary", "cifar100/cifar-100-binary"}, markers: []string{"train.bin"}, read: openCIFAR100,
+		side: cifarSide, mean: []float32{0.5071, 0.4865, 0.4409}, std: []float32{0.2673, 0.2564, 0.2762}},
+	"stl10": {key: "stl10", name: "STL-10", subdirs: []string{"stl10", "stl10_binary", "stl10/stl10_binary"}, markers: []string{"train_X.bin"}, read: openSTL10,
+		side: stlSide, mean: []float32{0.4467, 0.4398, 0.4066}, std: []float32{0.2603, 0.2566, 0.2713}},
 	"mnist": {key: "mnist", name: "MNIST", subdirs: []string{"mnist", "data", "mnist/data"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
-		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, mnistClasses) }},
+		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, mnistClasses) },
+		side: idxSide, mean: []float32{0.1307}, std: []float32{0.3081}},
 	"fashion-mnist": {key: "fashion-mnist", name: "Fashion-MNIST", subdirs: []string{"fashion-mnist", "fashion-mnist/usr/share/datasets/fashion-mnist"}, markers: []string{"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"},
-		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, fashionClasses) }},
+		read: func(d string, t bool) (*Dataset, error) { return openIDX(d, t, fashionClasses) },
+		side: idxSide, mean: []float32{0.2860}, std: []float32{0.3530}},
+}
+
+// layoutOf returns the layout of a dataset name; "default", the embedded
+// CIFAR-10 subset, has CIFAR-10's.
+func layoutOf(name string) (*layout, bool) {
+	if name == "default" {
+		name = "cifar10"
+	}
+	l, ok := layouts[name]
+	return l, ok
+}
+
+// ImageSide returns the height and width of a known dataset's images, and
+// false for an image folder (known once read) or an unknown name.
+func ImageSide(name string) (int, bool) {
+	if l, ok := layoutOf(name); ok {
+		return l.side, true
+	}
+	return 0, false
 }
 
 // find locates the directory holding the data under root and reads it.

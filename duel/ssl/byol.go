@@ -13,8 +13,9 @@ import (
 
 func init() {
 	Register("byol", Info{
-		Momentum: true,
-		Summary:  "BYOL: online encoder, projector and predictor regress a momentum target's projections",
+		Momentum:  true,
+		Predictor: true,
+		Summary:   "BYOL: online encoder, projector and predictor regress a momentum target's projections",
 	}, func(cfg Config) (Method, error) { return newBYOL(cfg) })
 }
 

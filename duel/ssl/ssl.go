@@ -114,8 +114,8 @@ type Config struct {
 
 	ProjDim    int  // projector output dimension
 	ProjHidden int  // projector hidden width; 0 = a single Linear layer (the paper's CIFAR-10 head)
-	HeadBN     bool // BatchNorm1d in the hidden layers of BYOL's heads
-	PredHidden int  // BYOL predictor hidden width
+	HeadBN     bool // BatchNorm1d in the hidden layers of the heads of a method with a predictor (BYOL's)
+	PredHidden int  // predictor hidden width (a method with a predictor: BYOL)
 
 	Tau          float64 // InfoNCE / NT-Xent temperature
 	Eps          float64 // ε of the paper's InfoNCE (Eq. 17): 1 standard, 0 positive out of the denominator
@@ -162,6 +162,10 @@ type Info struct {
 	Momentum bool
 	// Contrastive says whether --negatives, --eps and --tau apply.
 	Contrastive bool
+	// Predictor says whether the method has a predictor head, built from
+	// Config.PredHidden and Config.HeadBN (--pred-hidden and --head-bn
+	// apply; the presets give it a hidden projector layer too).
+	Predictor bool
 	// Negatives, Policy and MemNegatives are the method's defaults.
 	Negatives    string
 	Policy       string

@@ -51,6 +51,13 @@ func contrastiveOnly(c *Config, info ssl.Info) string {
 	return ""
 }
 
+func predictorOnly(c *Config, info ssl.Info) string {
+	if !info.Predictor {
+		return c.Method + " has no predictor"
+	}
+	return ""
+}
+
 func larsOnly(c *Config, _ ssl.Info) string {
 	if c.Optimizer != "lars" {
 		return "--optimizer " + c.Optimizer + " is not lars"
@@ -85,8 +92,8 @@ var applicabilities = []applicability{
 	{"ema", momentumOnly},
 	{"tau", contrastiveOnly},
 	{"eps", contrastiveOnly},
-	{"pred-hidden", methodsOnly("byol", "byol")},
-	{"head-bn", methodsOnly("byol", "byol")},
+	{"pred-hidden", predictorOnly},
+	{"head-bn", predictorOnly},
 	{"barlow-lambda", methodsOnly("barlow", "barlow")},
 	{"shuffle-bn", methodsOnly("moco and dmoco", "moco", "dmoco")},
 	{"lars-eta", larsOnly},

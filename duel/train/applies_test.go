@@ -23,7 +23,7 @@ func TestCheckApplies(t *testing.T) {
 		{"simclr", map[string]string{"ema": "0.9"}, "--ema: got 0.9, expected nothing (simclr has no momentum encoder)"},
 		{"barlow", map[string]string{"tau": "0.2"}, "--tau: got 0.2, expected nothing (barlow has no contrastive loss)"},
 		{"dmoco", map[string]string{"mem-view": "plain"}, `--mem-view: got "plain", expected nothing (dsimclr only)`},
-		{"moco", map[string]string{"pred-hidden": "64"}, "--pred-hidden: got 64, expected nothing (byol only)"},
+		{"moco", map[string]string{"pred-hidden": "64"}, "--pred-hidden: got 64, expected nothing (moco has no predictor)"},
 		{"simclr", map[string]string{"shuffle-bn": "true"}, "--shuffle-bn: got true, expected nothing (moco and dmoco only)"},
 		{"dmoco", map[string]string{"barlow-lambda": "0.1"}, "--barlow-lambda: got 0.1, expected nothing (barlow only)"},
 		// Settings the run reads, and inapplicable ones at the preset's value.
@@ -53,6 +53,24 @@ func TestCheckApplies(t *testing.T) {
 			if err := CheckApplies(&c); err != nil {
 				t.Errorf("preset %s, %s: %v", preset, method, err)
 			}
+		}
+	}
+}
+
+// TestPredictorSettingsFollowInfo: --pred-hidden and --head-bn apply to
+// any method whose Info has a predictor, whatever its name, so a new
+// method with one is configurable without editing this package.
+func TestPredictorSettingsFollowInfo(t *testing.T) {
+	for _, a := range applicabilities {
+		if a.flag != "pred-hidden" && a.flag != "head-bn" {
+			continue
+		}
+		c := &Config{Method: "simsiam"}
+		if why := a.needs(c, ssl.Info{Predictor: true}); why != "" {
+			t.Errorf("--%s refused for a method with a predictor: %s", a.flag, why)
+		}
+		if why := a.needs(c, ssl.Info{}); why != "simsiam has no predictor" {
+			t.Errorf("--%s for a method without a predictor: %q", a.flag, why)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/duel-ssl/duel/duel/data"
@@ -225,14 +226,39 @@ func Preset(name, method string) (Config, error) {
 	return c, nil
 }
 
-// setHeads sets the head widths of the non-contrastive methods.
+// setHeads sets the head widths of the non-contrastive methods: a method
+// with a predictor (ssl.Info.Predictor, BYOL's) gets a hidden layer of
+// width hidden in its projector and predictor, with BatchNorm; Barlow
+// Twins a projector of that width throughout.
 func (c *Config) setHeads(hidden int) {
-	switch c.Method {
-	case "byol":
+	if info, ok := ssl.Lookup(c.Method); ok && info.Predictor {
 		c.ProjHidden, c.PredHidden, c.HeadBN = hidden, hidden, true
-	case "barlow":
+	}
+	if c.Method == "barlow" {
 		c.ProjHidden, c.ProjDim = hidden, hidden
 	}
+}
+
+// bnSplitChoices lists the --bn-splits a batch allows: its divisors that
+// leave groups of at least 2 images ("1, 2, 3 or 6"; the first few and the
+// largest when there are many).
+func bnSplitChoices(batch int) string {
+	var ds []string
+	for d := 1; d <= batch/2; d++ {
+		if batch%d == 0 {
+			ds = append(ds, strconv.Itoa(d))
+		}
+	}
+	switch n := len(ds); {
+	case n == 0:
+		return "none: a batch of 1 cannot be normalised"
+	case n == 1:
+		return "only 1"
+	case n > 6:
+		ds = append(ds[:5:5], "...", ds[n-1])
+		return strings.Join(ds, ", ")
+	}
+	return strings.Join(ds[:len(ds)-1], ", ") + " or " + ds[len(ds)-1]
 }
 
 // ConfigError is a setting out of range: the flag, what was found and what
@@ -387,7 +413,7 @@ func (c *Config) ValidateSettings() error {
 	case c.BNSplits < 1:
 		return bad("bn-splits", c.BNSplits, "an integer >= 1")
 	case c.Batch%c.BNSplits != 0 || c.Batch/c.BNSplits < 2:
-		return bad("bn-splits", c.BNSplits, fmt.Sprintf("a divisor of --batch %d leaving groups of at least 2", c.Batch))
+		return bad("bn-splits", c.BNSplits, fmt.Sprintf("a divisor of --batch %d leaving groups of at least 2 (%s; moco and dmoco default to 4)", c.Batch, bnSplitChoices(c.Batch)))
 	case c.SyncBN && c.BNSplits != 1:
 		return bad("bn-splits", c.BNSplits, "1 with --sync-bn (a synchronised BatchNorm normalises the whole global batch)")
 	case !(c.BarlowLambda >= 0) || !finite(c.BarlowLambda):

@@ -59,6 +59,38 @@ func readMemory(t *testing.T, dir string) *memory.Memory {
 	return &m
 }
 
+// dataParallelCase is a run of TestDataParallelMatchesOneProcess: a
+// method, with MoCo's key shuffle or with synchronised BatchNorm.
+type dataParallelCase struct {
+	method        string
+	shuffle, sync bool
+}
+
+// dataParallelCases are TestDataParallelMatchesOneProcess's runs: every
+// registered method at least once (TestDataParallelCoversEveryMethod).
+var dataParallelCases = []dataParallelCase{
+	{"dmoco", true, false},
+	{"moco", true, false},
+	{"dmoco", false, false},
+	{"simclr", false, false},
+	{"dsimclr", false, false},
+	{"simclr", false, true},
+	{"byol", false, true},
+	{"barlow", false, true},
+	{"dmoco", false, true},
+}
+
+// TestDataParallelCoversEveryMethod fails for a registered method that
+// TestDataParallelMatchesOneProcess does not run: a method added to
+// duel/ssl without its data-parallel case.
+func TestDataParallelCoversEveryMethod(t *testing.T) {
+	for _, name := range ssl.Names() {
+		if !slices.ContainsFunc(dataParallelCases, func(c dataParallelCase) bool { return c.method == name }) {
+			t.Errorf("method %s has no case in dataParallelCases: add it (sync true if it has BatchNorm in its heads; docs/ssl-method.md)", name)
+		}
+	}
+}
+
 // TestDataParallelMatchesOneProcess trains the same configuration on one
 // process and on 2 ranks (global batch 16, 8 per rank) and compares: the
 // first step's losses (the same parameters, the same function) must agree
@@ -79,20 +111,7 @@ func readMemory(t *testing.T, dir string) *memory.Memory {
 // smallest error these bounds are meant to catch, moves the encoder by
 // 5.3e-3 to 7.0e-3.
 func TestDataParallelMatchesOneProcess(t *testing.T) {
-	for _, tc := range []struct {
-		method        string
-		shuffle, sync bool
-	}{
-		{"dmoco", true, false},
-		{"moco", true, false},
-		{"dmoco", false, false},
-		{"simclr", false, false},
-		{"dsimclr", false, false},
-		{"simclr", false, true},
-		{"byol", false, true},
-		{"barlow", false, true},
-		{"dmoco", false, true},
-	} {
+	for _, tc := range dataParallelCases {
 		name := tc.method
 		if tc.shuffle {
 			name += "/shuffle-bn"

@@ -172,3 +172,22 @@ func TestReadConfigIgnoresTheMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestBNSplitChoices lists the ghost BatchNorm groups a batch allows.
+func TestBNSplitChoices(t *testing.T) {
+	for _, tc := range []struct {
+		batch int
+		want  string
+	}{
+		{1, "none: a batch of 1 cannot be normalised"},
+		{2, "only 1"},
+		{3, "only 1"},
+		{6, "1, 2 or 3"},
+		{30, "1, 2, 3, 5, 6, ..., 15"},
+		{256, "1, 2, 4, 8, 16, ..., 128"},
+	} {
+		if got := bnSplitChoices(tc.batch); got != tc.want {
+			t.Errorf("batch %d: %q, want %q", tc.batch, got, tc.want)
+		}
+	}
+}

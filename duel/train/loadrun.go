@@ -1,15 +1,19 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/duel-ssl/duel/autograd"
 	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/safetensors"
 	"github.com/duel-ssl/duel/tensor"
 )
 
@@ -28,7 +32,8 @@ type Run struct {
 }
 
 // LoadRun opens the run in dir: config.json, then the latest checkpoint
-// (model, memory). Errors name the file and what is wrong with it.
+// (model, memory), then the run's model.safetensors over the checkpoint's
+// model (see loadRunModel). Errors name the file and what is wrong with it.
 func LoadRun(dir string) (*Run, error) { return LoadRunAt(dir, -1) }
 
 // LoadRunAt opens the run in dir at the checkpoint kept for step (see
@@ -61,6 +66,7 @@ func LoadRunOn(dir string, step int, device string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	latest := true
 	if step >= 0 {
 		if st, err := readState(ckpt); err != nil || st.Step != step {
 			ckpt = filepath.Join(dir, KeptDir, keptName(step))
@@ -68,11 +74,17 @@ func LoadRunOn(dir string, step int, device string) (*Run, error) {
 				kept, _ := KeptSteps(dir)
 				return nil, fmt.Errorf("run %s: no checkpoint of step %d (kept: %v; the latest is step %d; train with --keep-checkpoints to keep more)", dir, step, kept, st.Step)
 			}
+			latest = false
 		}
 	}
 	st, err := loadCheckpoint(ckpt, m, nil)
 	if err != nil {
 		return nil, err
+	}
+	if latest {
+		if err := loadRunModel(dir, m, st.Step); err != nil {
+			return nil, err
+		}
 	}
 	r := &Run{Dir: dir, Config: *cfg, Device: dev, Step: st.Step, Method: m, Encoder: m.Encoder(),
 		FeatureDim: m.Encoder().FeatureDim(), Memory: m.Memory()}
@@ -83,6 +95,28 @@ func LoadRunOn(dir string, step int, device string) (*Run, error) {
 		}
 	}
 	return r, nil
+}
+
+// loadRunModel loads the run's own model.safetensors into m, over the
+// checkpoint's model of step: it is the file the run hands its users, so
+// weights edited there (in PyTorch, say) are the ones evaluated, and a
+// damaged one is an error, not silently replaced by the checkpoint's. Its
+// absence leaves the checkpoint's model, as does a file whose "step"
+// metadata names another step than the checkpoint's: a save interrupted
+// between the checkpoint and this copy leaves the previous step's here.
+func loadRunModel(dir string, m ssl.Method, step int) error {
+	path := filepath.Join(dir, ModelFile)
+	f, err := safetensors.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w (expected the run's model as duelctl train writes it; delete the file to evaluate the checkpoint's, %s/%s)", err, CheckpointDir, ModelFile)
+	}
+	if s, ok := f.Metadata["step"]; ok && s != strconv.Itoa(step) {
+		return nil
+	}
+	return loadModel(m, f, path)
 }
 
 // Embed returns the features (N, D) of images x (N, C, H, W, normalised as

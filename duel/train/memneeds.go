@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn/resnet"
@@ -32,8 +33,9 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 		"for the two views of a batch and their first activations"}}
 	fd, _ := resnet.FeatureDimOf(c.Arch) // 0 for an unknown arch, which Validate names
 	feat := float64(fd)
+	info, known := ssl.Lookup(c.Method)
 	dim, hidden := float64(c.ProjDim), float64(c.ProjHidden)
-	if hidden == 0 && (c.Method == "byol" || c.Method == "barlow") {
+	if hidden == 0 && (info.Predictor || c.Method == "barlow") {
 		hidden = dim // their projectors keep a hidden layer of --proj-dim
 	}
 	// Weights and gradients of the projector, and its outputs for the batch.
@@ -47,10 +49,10 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 		headFlag, headGot = "proj-hidden", c.ProjHidden
 	}
 	needs = append(needs, MemoryNeed{headFlag, headGot, head, "for the projection head"})
-	switch c.Method {
-	case "barlow":
+	if c.Method == "barlow" {
 		needs = append(needs, MemoryNeed{"proj-dim", c.ProjDim, 4 * dim * dim, "for Barlow Twins' cross-correlation matrix"})
-	case "byol":
+	}
+	if info.Predictor {
 		pred := float64(c.PredHidden)
 		if pred == 0 {
 			pred = max(hidden, dim)
@@ -59,9 +61,9 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 		if c.PredHidden == 0 {
 			flag, got = headFlag, headGot
 		}
-		needs = append(needs, MemoryNeed{flag, got, 4 * 2 * 2 * dim * pred, "for BYOL's predictor"})
+		needs = append(needs, MemoryNeed{flag, got, 4 * 2 * 2 * dim * pred, "for " + c.Method + "'s predictor"})
 	}
-	if info, ok := ssl.Lookup(c.Method); ok && info.Memory {
+	if known && info.Memory {
 		k := float64(c.MemorySize)
 		mem := k * (4*dim + 20) // rows, ids, labels and steps
 		if c.Policy == "duel" {
@@ -79,15 +81,8 @@ func (c *Config) MemoryNeeds() []MemoryNeed {
 // datasetSide is the side of a dataset's images (0 for an image folder,
 // whose size is only known once it is read).
 func datasetSide(name string) int {
-	switch name {
-	case "stl10":
-		return 96
-	case "mnist", "fashion-mnist":
-		return 28
-	case "folder":
-		return 0
-	}
-	return 32
+	side, _ := data.ImageSide(name)
+	return side
 }
 
 // ForwardBytes returns a lower bound of the memory n RGB images of h x w

@@ -417,3 +417,73 @@ func TestLogLineDataWait(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRunUsesRunModel checks that a finished run is evaluated with
+// its own model.safetensors, the file users edit: its weights override the
+// checkpoint's, a damaged one is an error naming it, and a missing one or
+// one left by an interrupted save (another step in its metadata) leaves
+// the checkpoint's.
+func TestLoadRunUsesRunModel(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig(t, "simclr")
+	c.Steps = 2
+	if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.RandN(rand.New(rand.NewPCG(3, 1)), 4, 3, 8, 8)
+	features := func() (*tensor.Tensor, error) {
+		run, err := LoadRun(dir)
+		if err != nil {
+			return nil, err
+		}
+		return run.Embed(x, "backbone", 4)
+	}
+	want, err := features()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ModelFile)
+	f, err := safetensors.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := slices.Clone(f.Tensors)
+	for i, tn := range edited {
+		if tn.Name == "conv1.weight" {
+			w := slices.Clone(tn.Data.([]float32))
+			for j := range w {
+				w[j] = -2 * w[j]
+			}
+			edited[i].Data = w
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		write func() error
+		same  bool   // the checkpoint's features
+		err   string // in the error, "" for none
+	}{
+		{"edited without metadata", func() error { return safetensors.Write(path, edited, nil) }, false, ""},
+		{"edited at the checkpoint's step", func() error { return safetensors.Write(path, edited, map[string]string{"step": "2"}) }, false, ""},
+		{"left by an interrupted save", func() error { return safetensors.Write(path, edited, map[string]string{"step": "1"}) }, true, ""},
+		{"missing", func() error { return os.Remove(path) }, true, ""},
+		{"damaged", func() error { return os.WriteFile(path, []byte("garbage"), 0o644) }, false, path},
+	} {
+		if err := tc.write(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := features()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "delete the file") {
+				t.Errorf("%s: %v, want an error naming %s", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if same := tensor.MaxAbsDiff(got, want) == 0; same != tc.same {
+			t.Errorf("%s: features equal to the checkpoint's: %v, want %v", tc.name, same, tc.same)
+		}
+	}
+}
