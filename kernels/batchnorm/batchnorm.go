@@ -23,6 +23,7 @@ package batchnorm
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/duel-ssl/duel/internal/par"
 	"github.com/duel-ssl/duel/internal/scratch"
@@ -190,6 +191,11 @@ func Backward(sc Scratch, g Geom, a *Grad) {
 	sdy := make([]float64, g.Splits*c)
 	sdyx := make([]float64, g.Splits*c)
 	bb := back{Grad: a, sdy: sdy, sdyx: sdyx, g: g}
+	if a.Mask != nil && a.DRes != nil && !a.AccDRes && !sliceOverlap(a.DRes, a.X) {
+		// The residual pass writes the masked dy: the later passes read it
+		// instead of dy and the mask (the same values, so the same bits).
+		bb.maskedDY = a.DRes
+	}
 	w := par.Workers(len(a.X))
 	if g.ChannelMajor {
 		par.For(c, w, func(lo, hi int) {
@@ -236,6 +242,18 @@ type back struct {
 	*Grad
 	sdy, sdyx []float64
 	g         Geom
+	// maskedDY is dy where Mask > 0 and +0 elsewhere, once the residual
+	// pass of the planes has written it (DRes), or nil.
+	maskedDY []float32
+}
+
+// sliceOverlap reports whether a and b share memory.
+func sliceOverlap(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(4*len(b)) && b0 < a0+uintptr(4*len(a))
 }
 
 // residual adds dy where mask > 0 (everywhere without a mask) into the
@@ -270,7 +288,9 @@ func (bb *back) sums(ch int) {
 			off := g.plane(i, ch) * s
 			xr, gr := bb.X[off:off+s], bb.DY[off:off+s]
 			var ra, rb float32
-			if bb.Mask != nil {
+			if bb.maskedDY != nil {
+				ra, rb = bnSums(bb.maskedDY[off:off+s], xr, mu)
+			} else if bb.Mask != nil {
 				ra, rb = bnSumsMasked(gr, xr, bb.Mask[off:off+s], mu)
 			} else {
 				ra, rb = bnSums(gr, xr, mu)
@@ -312,12 +332,17 @@ func (bb *back) dxPlanes(sc Scratch, lo, hi int) {
 				put(sc, row)
 				continue
 			}
-			vecmath.MaskPositive(dr, gr, mr)
 			if training {
-				bnDxTrain(dr, xr, dr, scale, is, bb.Mean[k], float32(bb.sdy[k])/cnt, float32(bb.sdyx[k])/cnt)
-			} else {
-				vecmath.Affine(dr, dr, 0, scale, 0)
+				mdy, mdyx := float32(bb.sdy[k])/cnt, float32(bb.sdyx[k])/cnt
+				if bb.maskedDY != nil {
+					bnDxTrain(dr, xr, bb.maskedDY[off:off+s], scale, is, bb.Mean[k], mdy, mdyx)
+				} else {
+					bnDxTrainMasked(dr, xr, gr, mr, scale, is, bb.Mean[k], mdy, mdyx)
+				}
+				continue
 			}
+			vecmath.MaskPositive(dr, gr, mr)
+			vecmath.Affine(dr, dr, 0, scale, 0)
 			continue
 		}
 		if !training && !acc {

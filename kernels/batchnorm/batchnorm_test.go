@@ -143,6 +143,22 @@ func TestPasses(t *testing.T) {
 						sameBits(t, name+": dres", b.DRes, toCM(a.DRes, g))
 						sameBits(t, name+": dgamma", b.DGamma, a.DGamma)
 						sameBits(t, name+": dbeta", b.DBeta, a.DBeta)
+						// Without the residual's gradient the passes read dy
+						// and the mask, not the masked dy the residual pass
+						// wrote: the same bits.
+						for _, tc := range []struct {
+							gg   Geom
+							conv func([]float32) []float32
+							with *Grad
+						}{{g, func(v []float32) []float32 { return append([]float32(nil), v...) }, a}, {gc, func(v []float32) []float32 { return toCM(v, g) }, b}} {
+							c := &Grad{X: tc.conv(x), DY: tc.conv(dy), Mask: tc.with.Mask, Mean: mean, InvStd: invstd, Gamma: gamma, Training: training,
+								DX: tc.conv(old), DGamma: append([]float32(nil), oldW...), DBeta: append([]float32(nil), oldW...),
+								AccDX: acc, AccDGamma: acc, AccDBeta: acc}
+							Backward(nil, tc.gg, c)
+							sameBits(t, name+" without dres: dx", c.DX, tc.with.DX)
+							sameBits(t, name+" without dres: dgamma", c.DGamma, tc.with.DGamma)
+							sameBits(t, name+" without dres: dbeta", c.DBeta, tc.with.DBeta)
+						}
 					}
 				}
 			}

@@ -18,6 +18,20 @@ func bnDxGo(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32) {
 	}
 }
 
+// bnDxMaskedGo is bnDxGo of the gradient masked by a ReLU's output y: dy[i]
+// where y[i] > 0, +0 elsewhere (vecmath.MaskPositive's bits), in one pass
+// instead of a masking pass and bnDxGo. dx may alias dy.
+func bnDxMaskedGo(dx, x, dy, y []float32, scale, is, mu, mdy, mdyx float32) {
+	x, dy, y = x[:len(dx)], dy[:len(dx)], y[:len(dx)]
+	for i := range dx {
+		var g float32
+		if y[i] > 0 {
+			g = dy[i]
+		}
+		dx[i] = scale * ((g - mdy) - ((x[i]-mu)*is)*mdyx)
+	}
+}
+
 // The reductions below add in 8 lanes (lane j takes the elements i ≡ j mod
 // 8 of the whole blocks of 8), combine the lanes as (j, j+4), then (0, 2)
 // and (1, 3), then (0, 1), and add the tail in order: the order of the

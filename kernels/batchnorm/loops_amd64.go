@@ -15,6 +15,9 @@ var useAVX2 = cpu.AllowAVX2()
 func bnDxAVX2(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32)
 
 //go:noescape
+func bnDxMaskedAVX2(dx, x, dy, y []float32, scale, is, mu, mdy, mdyx float32)
+
+//go:noescape
 func sqDev8AVX2(x []float32, mu float32) (s float32)
 
 //go:noescape
@@ -29,6 +32,14 @@ func bnDxTrain(dx, x, dy []float32, scale, is, mu, mdy, mdyx float32) {
 		return
 	}
 	bnDxGo(dx, x, dy, scale, is, mu, mdy, mdyx)
+}
+
+func bnDxTrainMasked(dx, x, dy, y []float32, scale, is, mu, mdy, mdyx float32) {
+	if useAVX2 {
+		bnDxMaskedAVX2(dx, x[:len(dx)], dy[:len(dx)], y[:len(dx)], scale, is, mu, mdy, mdyx)
+		return
+	}
+	bnDxMaskedGo(dx, x, dy, y, scale, is, mu, mdy, mdyx)
 }
 
 func sqDev8(x []float32, mu float32) float32 {

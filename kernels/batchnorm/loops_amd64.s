@@ -59,6 +59,70 @@ dxDone:
 	VZEROUPPER
 	RET
 
+// func bnDxMaskedAVX2(dx, x, dy, y []float32, scale, is, mu, mdy, mdyx float32)
+// bnDxAVX2 of dy masked where y > 0 (ordered compare: NaN masks); dx may
+// alias dy.
+TEXT ·bnDxMaskedAVX2(SB), NOSPLIT, $0-116
+	MOVQ         dx_base+0(FP), DI
+	MOVQ         dx_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         dy_base+48(FP), DX
+	MOVQ         y_base+72(FP), BX
+	VBROADCASTSS scale+96(FP), Y6
+	VBROADCASTSS is+100(FP), Y7
+	VBROADCASTSS mu+104(FP), Y8
+	VBROADCASTSS mdy+108(FP), Y9
+	VBROADCASTSS mdyx+112(FP), Y10
+	VXORPS       Y11, Y11, Y11
+
+mdx8:
+	CMPQ    CX, $8
+	JL      mdx1
+	VMOVUPS (SI), Y0
+	VSUBPS  Y8, Y0, Y0
+	VMULPS  Y7, Y0, Y0
+	VMULPS  Y10, Y0, Y0
+	VMOVUPS (BX), Y2
+	VCMPPS  $0x1e, Y11, Y2, Y2
+	VMOVUPS (DX), Y1
+	VANDPS  Y2, Y1, Y1
+	VSUBPS  Y9, Y1, Y1
+	VSUBPS  Y0, Y1, Y1
+	VMULPS  Y1, Y6, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, BX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     mdx8
+
+mdx1:
+	TESTQ  CX, CX
+	JE     mdxDone
+	VMOVSS (SI), X0
+	VSUBSS X8, X0, X0
+	VMULSS X7, X0, X0
+	VMULSS X10, X0, X0
+	VMOVSS (BX), X2
+	VCMPSS $0x1e, X11, X2, X2
+	VMOVSS (DX), X1
+	VANDPS X2, X1, X1
+	VSUBSS X9, X1, X1
+	VSUBSS X0, X1, X1
+	VMULSS X1, X6, X1
+	VMOVSS X1, (DI)
+	ADDQ   $4, SI
+	ADDQ   $4, DX
+	ADDQ   $4, BX
+	ADDQ   $4, DI
+	DECQ   CX
+	JMP    mdx1
+
+mdxDone:
+	VZEROUPPER
+	RET
+
 // HSUM8(Y, X, T) leaves in the low lane of X the lanes of Y combined as
 // hsum8 does: (j, j+4), then (0, 2) and (1, 3), then (0, 1).
 #define HSUM8(Y, X, XT) \

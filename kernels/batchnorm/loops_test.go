@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/floattest"
+	"github.com/duel-ssl/duel/kernels/vecmath"
 )
 
 // finite returns a copy of v with infinities replaced by 1.
@@ -52,6 +53,23 @@ func TestLoops(t *testing.T) {
 		bnDxTrain(got, x, got, a, b, mu, d, e)
 		bnDxGo(want, x, want, a, b, mu, d, e)
 		check("bnDx in place")
+		// Masked by a ReLU output (specials: negative zeros, NaN and
+		// infinities mask too), equal to masking first, then bnDx.
+		m := floattest.Specials(r, n)
+		bnDxTrainMasked(got, x, y, m, a, b, mu, d, e)
+		masked := make([]float32, n)
+		for i := range masked {
+			if m[i] > 0 {
+				masked[i] = y[i]
+			}
+		}
+		bnDxGo(want, x, masked, a, b, mu, d, e)
+		check("bnDxMasked")
+		copy(got, y)
+		bnDxTrainMasked(got, x, got, m, a, b, mu, d, e)
+		check("bnDxMasked in place")
+		bnDxMaskedGo(got, x, y, m, a, b, mu, d, e)
+		check("bnDxMaskedGo")
 		sums := func(name string, g, w [2]float32) {
 			if math.Float32bits(g[0]) != math.Float32bits(w[0]) || math.Float32bits(g[1]) != math.Float32bits(w[1]) {
 				if !(g[0] != g[0] && w[0] != w[0]) && !(g[1] != g[1] && w[1] != w[1]) {
@@ -81,6 +99,19 @@ func BenchmarkLoops(b *testing.B) {
 			bnDxTrain(d, x, y, 0.5, 1.5, 0.1, 0.2, 0.3)
 		}
 		b.SetBytes(12 << 14)
+	})
+	b.Run("bnDxMasked", func(b *testing.B) {
+		for b.Loop() {
+			bnDxTrainMasked(d, x, y, x, 0.5, 1.5, 0.1, 0.2, 0.3)
+		}
+		b.SetBytes(16 << 14)
+	})
+	b.Run("mask-then-bnDx", func(b *testing.B) {
+		for b.Loop() {
+			vecmath.MaskPositive(d, y, x)
+			bnDxTrain(d, x, d, 0.5, 1.5, 0.1, 0.2, 0.3)
+		}
+		b.SetBytes(16 << 14)
 	})
 	b.Run("bnDx-go", func(b *testing.B) {
 		for b.Loop() {
