@@ -28,9 +28,13 @@ func benchDataCommand() *cli.Command {
 			&cli.StringFlag{Name: "preset", Value: "paper", Usage: "augmentation recipe: paper, mocov2, simclr or none"},
 			&cli.Float64Flag{Name: "seconds", Value: 2, Usage: fmt.Sprintf("duration of one repeat, at most %d", maxBenchSeconds)},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: fmt.Sprintf("repeats; the median is reported; at most %d", maxBenchRepeats)},
+			cpuDeviceFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if err := checkCPUOnly(c, "the loader's workers sample and augment on the CPU, in training too, whatever --device train is given"); err != nil {
+				return err
+			}
 			batch, workers, size, reps := c.Int("batch"), c.Int("workers"), c.Int("size"), c.Int("repeats")
 			secs := c.Float64("seconds")
 			switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/duel/train"
@@ -24,8 +25,16 @@ func TestBenchDataErrors(t *testing.T) {
 		{[]string{"--seconds", "1e300"}, "--seconds: got 1e+300, expected a positive number of at most 3600"},
 		{[]string{"--repeats", "1000000000"}, "--repeats: got 1000000000, expected an integer in [1, 1000]"},
 		{[]string{"--preset", "fancy", "--seconds", "0.01", "--repeats", "1"}, "--preset"},
+		// The contract's --device: the loader runs on the CPU only, with
+		// or without a GPU.
+		{[]string{"--device", "cuda"}, "--device cuda: duelctl bench data runs on the CPU only"},
+		{[]string{"--device", "tpu"}, "--device: got \"tpu\", expected cpu"},
 	} {
 		wantCLIError(t, append([]string{"bench", "data"}, tc.args...), tc.want)
+	}
+	code, stdout, stderr := runCLI("bench", "data", "--device", "cpu", "--batch", "8", "--seconds", "0.05", "--repeats", "1", "--json")
+	if code != 0 || !strings.Contains(lastLine(stdout), "{") {
+		t.Errorf("bench data --device cpu: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	if train.MachineMemory() <= 0 {
 		t.Skip("the machine's memory is unknown: --batch 100000000 would not be refused")

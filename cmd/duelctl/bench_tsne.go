@@ -41,6 +41,7 @@ func benchTSNECommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated rows"},
 			&cli.IntFlag{Name: "iters", Value: ts.Iterations, Usage: "iterations"},
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "perplexity"},
+			cpuDeviceFlag,
 			jsonFlag,
 		},
 		Action: runBenchTSNE,
@@ -52,6 +53,9 @@ func benchTSNECommand() *cli.Command {
 func runBenchTSNE(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only, see --help)", c.Args().First())
+	}
+	if err := checkCPUOnly(c, "analyze's PCA and t-SNE compute on the CPU whatever the run's device"); err != nil {
+		return err
 	}
 	cfg := analysis.DefaultTSNEConfig()
 	if err := setTSNEMethod(c, &cfg); err != nil {

@@ -30,6 +30,7 @@ func TestBenchTSNE(t *testing.T) {
 		{[]string{"--n", "60", "--dim", "8", "--classes", "3"}, 60, 8, "barnes-hut", 0.5},
 		{[]string{"--n", "60", "--dim", "8", "--tsne-method", "exact"}, 60, 8, "exact", 0},
 		{[]string{"--features", path, "--tsne-theta", "0.3"}, 40, 3, "barnes-hut", 0.3},
+		{[]string{"--n", "60", "--dim", "8", "--device", "cpu"}, 60, 8, "barnes-hut", 0.5},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"bench", "tsne", "--iters", "30", "--json"}, tc.args...)...)
 		if code != 0 {
@@ -66,6 +67,10 @@ func TestBenchTSNEErrors(t *testing.T) {
 		{[]string{"--features", bad}, []string{"--features", "bad.npy"}},
 		{[]string{"--features", filepath.Join(t.TempDir(), "missing.npy")}, []string{"--features", "missing.npy"}},
 		{[]string{"stray"}, []string{"unexpected argument", "stray"}},
+		// The contract's --device: the t-SNE runs on the CPU only, with
+		// or without a GPU.
+		{[]string{"--device", "cuda"}, []string{"--device cuda", "duelctl bench tsne runs on the CPU only", "expected --device cpu"}},
+		{[]string{"--device", "tpu"}, []string{"--device: got \"tpu\"", "expected cpu"}},
 	} {
 		wantCLIError(t, append([]string{"bench", "tsne"}, tc.args...), tc.want...)
 	}

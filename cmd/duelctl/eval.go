@@ -41,7 +41,7 @@ func evalCommand() *cli.Command {
 			evalDatasetFlag, evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "backbone", Usage: "features: backbone (pooled, before fc) or projector"},
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes (0 = all)"},
-			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs"},
+			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs, at least 1"},
 			&cli.IntFlag{Name: "batch", Value: lin.Batch, Usage: "linear: batch size (also the feature extraction batch)"},
 			&cli.StringFlag{Name: "optimizer", Value: lin.Optimizer.String(), Usage: "linear: adam (the paper's probe) or sgd (solo-learn's linear evaluation)"},
 			&cli.Float64Flag{Name: "lr", Value: lin.LR, DefaultText: fmt.Sprintf("%g with adam, %g with sgd", lin.LR, solo.LR), Usage: "linear: learning rate"},
@@ -110,8 +110,11 @@ func runEval(c *cli.Context) error {
 	}
 	knn.Vote = vote
 	switch {
-	case lin.Epochs < 0:
-		return flagError("epochs", lin.Epochs, "an integer >= 0")
+	case lin.Epochs < 1:
+		// 0 would report the top-1 of the untrained, randomly initialised
+		// layer as if it were the probe's. The linear-only flags are
+		// checked whatever the protocol, as --lr and --wd are.
+		return flagError("epochs", lin.Epochs, "an integer >= 1 (the linear probe's training epochs)")
 	case lin.Batch <= 0:
 		return flagError("batch", lin.Batch, "an integer > 0")
 	case !(lin.LR > 0):

@@ -30,12 +30,12 @@ func memoryReplayCommand() *cli.Command {
 			"(the same decisions as on the CPU; admissions protected and compete).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "features", Usage: "N x Z float32 or float64 .npy file of feature rows (required)"},
-			&cli.StringFlag{Name: "labels", Usage: "N int32 or int64 .npy file of class labels >= 0 (optional, for metrics only)"},
-			&cli.IntFlag{Name: "size", Usage: "memory size K (required)"},
-			&cli.IntFlag{Name: "batch", Usage: "rows per update B (required)"},
+			&cli.StringFlag{Name: "labels", DefaultText: "none: no class metrics", Usage: "N int32 or int64 .npy file of class labels >= 0, one per row of --features, for the class metrics only"},
+			&cli.IntFlag{Name: "size", Required: true, DefaultText: "none", Usage: "memory size K, at least 1 and at most the rows of --features (required)"},
+			&cli.IntFlag{Name: "batch", Required: true, DefaultText: "none", Usage: "rows per update B, at least 1 (required)"},
 			&cli.StringFlag{Name: "policy", Value: "duel", Usage: "memory policy: " + strings.Join(memory.PolicyNames(), ", ")},
 			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only, the reading of the update order: protected (Appendix D, a new row cannot be evicted by its own batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed: a newcomer may be rejected on arrival) or max-score (MAX_SCORE a large constant: one row replaced per batch, degenerate)"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the random and reservoir policies"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: seedUsage(memory.SeededPolicyNames())},
 			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
 			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json (default: none, nothing written)"},
 			deviceFlag,
@@ -43,6 +43,18 @@ func memoryReplayCommand() *cli.Command {
 		},
 		Action: runReplay,
 	}
+}
+
+// seedUsage is the help of --seed: the policies that use it, from the
+// memory package's registry (memory.SeededPolicyNames).
+func seedUsage(seeded []string) string {
+	switch len(seeded) {
+	case 0:
+		return "seed of the policy (no registered policy uses it)"
+	case 1:
+		return "seed of the " + seeded[0] + " policy (the others use none)"
+	}
+	return "seed of the " + strings.Join(seeded[:len(seeded)-1], ", ") + " and " + seeded[len(seeded)-1] + " policies (the others use none)"
 }
 
 // replayResult is the --json object (and replay.json).

@@ -28,6 +28,15 @@ var deviceFlag = &cli.StringFlag{
 	Usage: "where to compute: cpu or cuda (cuda opens " + driver.DefaultLibrary + ", or the file the environment variable DUEL_CUDA_DRIVER names)",
 }
 
+// cpuDeviceFlag is the --device flag of the benchmarks that time work
+// done on the CPU only, whatever the device (bench tsne, bench data;
+// checkCPUOnly): cuda is refused.
+var cpuDeviceFlag = &cli.StringFlag{
+	Name:  "device",
+	Value: "cpu",
+	Usage: "where to compute: cpu (cuda is refused: this benchmark times work that runs on the CPU only)",
+}
+
 // modelDeviceFlag is the --device flag of the commands that place a model
 // on the device (train, embed, eval, analyze; computeDevice).
 var modelDeviceFlag = &cli.StringFlag{
@@ -227,6 +236,24 @@ func checkDevice(c *cli.Context) error {
 		return fmt.Errorf("--device cuda: %s computes on the CPU in this version (the CUDA backend passes its kernel tests but is not wired into this command yet); use --device cpu", c.Command.FullName())
 	default:
 		return flagError("device", fmt.Sprintf("%q", d), "cpu or cuda")
+	}
+}
+
+// checkCPUOnly validates --device (cpuDeviceFlag) for a command whose work
+// runs on the CPU only, why saying which: "cpu" passes; "cuda" is refused,
+// on a machine with a GPU or without one, saying so.
+func checkCPUOnly(c *cli.Context, why string) error {
+	switch d := c.String("device"); d {
+	case "cpu":
+		return nil
+	case "cuda":
+		name := c.Command.HelpName
+		if name == "" {
+			name = c.Command.FullName()
+		}
+		return fmt.Errorf("--device cuda: %s runs on the CPU only (%s), expected --device cpu", name, why)
+	default:
+		return flagError("device", fmt.Sprintf("%q", d), "cpu (or cuda, which this benchmark refuses: it runs on the CPU only)")
 	}
 }
 

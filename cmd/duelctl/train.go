@@ -66,7 +66,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (under a minute on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change; the others may be given again with the run's values)"},
-		&cli.StringFlag{Name: "config", Usage: "start a new run from the settings of another: a run directory or a config.json (its method, preset and every setting, e.g. to train it again with another --seed); the flags given override them"},
+		&cli.StringFlag{Name: "config", DefaultText: "none: the settings of --preset and --method", Usage: "start a new run from the settings of another: a run directory or a config.json (its method, preset and every setting, e.g. to train it again with another --seed); the flags given override them"},
 	}
 	for _, s := range trainSettings() {
 		flags = append(flags, s.flag)

@@ -65,13 +65,20 @@ type Policy interface {
 	Evict(a *Arrival) ([]int, error)
 }
 
+// A policyEntry is a registered policy: its constructor, and whether it
+// draws random numbers from the seed it is given.
+type policyEntry struct {
+	make   func(seed uint64) Policy
+	seeded bool
+}
+
 // registry maps policy names to their constructors. Policies are
 // deterministic for a given seed.
-var registry = map[string]func(seed uint64) Policy{
-	"duel":      func(uint64) Policy { return NewDUEL(Protected) },
-	"fifo":      func(uint64) Policy { return NewFIFO() },
-	"random":    func(seed uint64) Policy { return NewRandom(seed) },
-	"reservoir": func(seed uint64) Policy { return NewReservoir(seed) },
+var registry = map[string]policyEntry{
+	"duel":      {make: func(uint64) Policy { return NewDUEL(Protected) }},
+	"fifo":      {make: func(uint64) Policy { return NewFIFO() }},
+	"random":    {make: func(seed uint64) Policy { return NewRandom(seed) }, seeded: true},
+	"reservoir": {make: func(seed uint64) Policy { return NewReservoir(seed) }, seeded: true},
 }
 
 // PolicyNames returns the registered policy names, sorted.
@@ -84,15 +91,28 @@ func PolicyNames() []string {
 	return names
 }
 
+// SeededPolicyNames returns the names of the registered policies that use
+// the seed NewPolicy passes them (the randomised ones), sorted; the others
+// ignore it.
+func SeededPolicyNames() []string {
+	var names []string
+	for _, n := range PolicyNames() {
+		if registry[n].seeded {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // NewPolicy returns a new policy by registered name, seeded with seed (only
-// randomised policies use it). "duel" uses the Protected admission; build
-// other variants with NewDUEL.
+// the policies SeededPolicyNames lists use it). "duel" uses the Protected
+// admission; build other variants with NewDUEL.
 func NewPolicy(name string, seed uint64) (Policy, error) {
-	mk, ok := registry[name]
+	e, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown memory policy %q, expected one of %s", name, strings.Join(PolicyNames(), ", "))
 	}
-	return mk(seed), nil
+	return e.make(seed), nil
 }
 
 // checkEvictions verifies that ev follows the Policy contract for a memory

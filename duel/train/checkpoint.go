@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/internal/atomicfile"
 	"github.com/duel-ssl/duel/nn/optim"
@@ -178,11 +180,61 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 		if err != nil {
 			return st, damaged(err)
 		}
+		want := memorySettings(mem)
 		if err := mem.UnmarshalBinary(b); err != nil {
 			return st, damaged(fmt.Errorf("%s: %w", path, err))
 		}
+		if err := want.check(memorySettings(mem), path); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
+}
+
+// memoryConfig is what a run's config.json sets of its memory and its
+// checkpoint's memory.bin records too.
+type memoryConfig struct {
+	size, maxAge int
+	policy       string
+}
+
+// memorySettings returns mem's memoryConfig.
+func memorySettings(mem *memory.Memory) memoryConfig {
+	return memoryConfig{size: mem.Size(), maxAge: mem.MaxAge(), policy: mem.Policy().Name()}
+}
+
+// check compares the memory config.json describes (want, the method's
+// memory as the configuration built it) with the one the checkpoint's
+// memory.bin at path holds (got): a config.json edited by hand after the
+// run trained must not load a memory that silently disagrees with it.
+func (want memoryConfig) check(got memoryConfig, path string) error {
+	var key, found string
+	var gotV, wantV any
+	switch {
+	case got.size != want.size:
+		key, gotV, wantV, found = "memory_size", got.size, want.size, fmt.Sprintf("%d rows", got.size)
+	case got.policy != want.policy:
+		key, gotV, wantV = "policy", strconv.Quote(got.policy), strconv.Quote(want.policy)
+		found = "policy " + gotV.(string)
+	case got.maxAge != want.maxAge:
+		key, gotV, wantV, found = "max_age", got.maxAge, want.maxAge, fmt.Sprintf("a maximum row age of %d", got.maxAge)
+	default:
+		return nil
+	}
+	config := filepath.Join(runDirOf(filepath.Dir(path)), ConfigFile)
+	return fmt.Errorf("%s holds a memory of %s, but %s says %s %v: expected them to agree "+
+		"(%s cannot change after training; was %s edited by hand? put back %s %v, or train a new run)",
+		path, found, config, key, wantV, key, ConfigFile, key, gotV)
+}
+
+// runDirOf returns the run directory of the checkpoint directory ckpt:
+// RUN/checkpoint, RUN/checkpoint.old or RUN/checkpoints/step-N.
+func runDirOf(ckpt string) string {
+	dir := filepath.Dir(ckpt)
+	if filepath.Base(dir) == KeptDir {
+		dir = filepath.Dir(dir)
+	}
+	return dir
 }
 
 // optimizerTensors returns the optimizer's state sorted by name.

@@ -53,26 +53,3 @@ func TestResumeDamagedCheckpoint(t *testing.T) {
 		}
 	}
 }
-
-// TestResumeDropsBadMetricsLines checks that resuming keeps only the
-// metrics.jsonl lines ReadMetrics can read back: a line whose step is
-// fine but another field malformed is dropped with the torn ones.
-func TestResumeDropsBadMetricsLines(t *testing.T) {
-	dir := t.TempDir()
-	in := "{\"step\":1,\"loss\":0.5}\n{\"step\":2,\"loss\":\"x\"}\n{\"step\":3,\"loss\":0.25}\n{\"step\":4,"
-	if err := os.WriteFile(filepath.Join(dir, MetricsFile), []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ml, err := openMetrics(dir, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ml.close()
-	ms, err := ReadMetrics(dir)
-	if err != nil {
-		t.Fatalf("metrics.jsonl after resuming: %v", err)
-	}
-	if len(ms) != 2 || ms[0].Step != 1 || ms[1].Step != 3 {
-		t.Errorf("kept %+v, want steps 1 and 3", ms)
-	}
-}

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/internal/atomicfile"
@@ -67,33 +67,30 @@ type metricsLog struct {
 }
 
 // openMetrics opens dir/metrics.jsonl for appending, first dropping the
-// lines after step keep (those of steps a resumed run will redo). The file
-// is rewritten atomically when lines are dropped.
+// lines after step keep (those of steps a resumed run will redo) and a torn
+// last line (a line without its newline that does not parse: the process
+// was killed while writing it). The file is rewritten atomically when lines
+// are dropped. Any other line that does not parse is an error naming the
+// file and the line: a resumed run never drops logged steps silently.
 func openMetrics(dir string, keep int) (*metricsLog, error) {
 	path := filepath.Join(dir, MetricsFile)
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	lines, torn, err := parseMetrics(b, path)
+	if err != nil {
+		return nil, err
+	}
 	var kept bytes.Buffer
-	dropped := false
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var m struct {
-			Step *int `json:"step"`
-		}
-		var full Metric // what ReadMetrics will decode
-		if json.Unmarshal(line, &m) != nil || json.Unmarshal(line, &full) != nil || m.Step == nil || *m.Step > keep {
-			dropped = true // a torn last line, or a step to be redone
+	dropped := torn
+	for _, l := range lines {
+		if l.m.Step > keep {
+			dropped = true // a step to be redone
 			continue
 		}
-		kept.Write(line)
+		kept.Write(l.raw)
 		kept.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if dropped {
 		if err := atomicfile.WriteFile(path, kept.Bytes()); err != nil {
@@ -105,6 +102,76 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 		return nil, err
 	}
 	return &metricsLog{f: f}, nil
+}
+
+// metricsLine is one parsed line of metrics.jsonl and its bytes.
+type metricsLine struct {
+	m   Metric
+	raw []byte
+}
+
+// maxMetricsLine bounds one line of metrics.jsonl.
+const maxMetricsLine = 1 << 24
+
+// parseMetrics parses the contents b of metrics.jsonl (path names it in
+// errors). Every non-blank line must be a JSON object with a numeric
+// "step", as duelctl train writes it; torn reports a last line without
+// its newline that does not parse, which is left out (the process was
+// killed while writing it; duelctl analyze skips it too). Any other bad
+// line is an error naming the file, the line number, what was found and
+// what was expected.
+func parseMetrics(b []byte, path string) (lines []metricsLine, torn bool, err error) {
+	for n := 1; len(b) > 0; n++ {
+		raw, rest, complete := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(raw) > maxMetricsLine {
+			return nil, false, fmt.Errorf("%s:%d: a line of %d bytes, expected at most %d", path, n, len(raw), maxMetricsLine)
+		}
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 {
+			continue
+		}
+		m, perr := parseMetricLine(line)
+		if perr != nil {
+			if !complete {
+				return lines, true, nil
+			}
+			return nil, false, fmt.Errorf("%s:%d: found %s, expected a JSON object with a numeric \"step\" as duelctl train writes it (a torn last line is skipped; fix or delete this one): %w",
+				path, n, excerpt(line), perr)
+		}
+		lines = append(lines, metricsLine{m: m, raw: line})
+	}
+	return lines, false, nil
+}
+
+// parseMetricLine decodes one non-blank line of metrics.jsonl.
+func parseMetricLine(line []byte) (Metric, error) {
+	var m Metric
+	var step struct {
+		Step *int `json:"step"`
+	}
+	if err := json.Unmarshal(line, &step); err != nil {
+		return m, err
+	}
+	if step.Step == nil {
+		return m, errors.New("no \"step\"")
+	}
+	if *step.Step < 0 {
+		return m, fmt.Errorf("step %d, expected >= 0", *step.Step)
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// excerpt quotes the start of a bad line for an error message.
+func excerpt(line []byte) string {
+	const n = 60
+	if len(line) > n {
+		return strconv.Quote(string(line[:n])) + "..."
+	}
+	return strconv.Quote(string(line))
 }
 
 // write appends one line.
@@ -121,27 +188,25 @@ func (l *metricsLog) write(m *Metric) error {
 
 func (l *metricsLog) close() error { return l.f.Close() }
 
-// ReadMetrics reads a run's metrics.jsonl.
+// ReadMetrics reads a run's metrics.jsonl. A torn last line (without its
+// newline, not valid: the process was killed while writing it) is left
+// out; any other line that is not a metric as duelctl train writes it is
+// an error naming the file and the line.
 func ReadMetrics(dir string) ([]Metric, error) {
 	path := filepath.Join(dir, MetricsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []Metric
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var m Metric
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		out = append(out, m)
+	lines, _, err := parseMetrics(b, path)
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	out := make([]Metric, len(lines))
+	for i, l := range lines {
+		out[i] = l.m
+	}
+	return out, nil
 }
 
 // finitePtr returns &v, or nil when v is NaN or infinite (JSON has no NaN).
