@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -45,10 +46,11 @@ type State struct {
 }
 
 // saveCheckpoint writes the checkpoint of step into dir/checkpoint, then
-// model.safetensors. The checkpoint directory is built aside and swapped in
+// model.safetensors; both files' metadata hold the method and the step,
+// plus meta (modelMetadata: the encoder's arch and stem). The checkpoint directory is built aside and swapped in
 // with renames, so a kill at any moment leaves the previous checkpoint or
 // the new one, complete.
-func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) error {
+func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer, meta map[string]string) error {
 	tmp := filepath.Join(dir, checkpointTmp)
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
@@ -60,7 +62,11 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{"format": "pt", "method": m.Name(), "step": fmt.Sprint(st.Step)}
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta["format"], meta["method"], meta["step"] = "pt", m.Name(), fmt.Sprint(st.Step)
 	if err := safetensors.Write(filepath.Join(tmp, ModelFile), model, meta); err != nil {
 		return err
 	}
@@ -93,6 +99,18 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer) err
 		return err
 	}
 	return safetensors.Write(filepath.Join(dir, ModelFile), model, meta)
+}
+
+// modelMetadata is what model.safetensors says of the encoder beyond its
+// tensors, for the tools that load it: its arch and its stem ("cifar": a
+// 3x3 conv1 and no max-pool, which torchvision's ResNet takes once its
+// conv1 and maxpool are replaced; "imagenet": torchvision's own).
+func modelMetadata(c *Config) map[string]string {
+	stem := c.Stem
+	if stem == "" {
+		stem = "cifar"
+	}
+	return map[string]string{"arch": c.Arch, "stem": stem}
 }
 
 // checkpointPath returns the directory of the latest complete checkpoint:

@@ -252,7 +252,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		if !lead {
 			return nil
 		}
-		return saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt)
+		return saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt, modelMetadata(&c))
 	}
 	if start == 0 && !opts.Resume {
 		if err := save(0, 0); err != nil {

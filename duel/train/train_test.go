@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -446,6 +447,9 @@ func TestLoadRunUsesRunModel(t *testing.T) {
 	f, err := safetensors.Read(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m, want := f.Metadata, map[string]string{"format": "pt", "method": "simclr", "step": "2", "arch": c.Arch, "stem": "cifar"}; !maps.Equal(m, want) {
+		t.Errorf("model.safetensors metadata %v, want %v", m, want)
 	}
 	edited := slices.Clone(f.Tensors)
 	for i, tn := range edited {
