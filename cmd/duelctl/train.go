@@ -301,6 +301,9 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if out, err = broadcastString(comm, out); err != nil {
 		return err
 	}
+	if err := cfg.CheckBatchShards(comm.Size()); err != nil {
+		return err
+	}
 	ghost := rankGhostGroups(c, cfg, comm.Size())
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()

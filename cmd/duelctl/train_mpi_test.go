@@ -146,6 +146,20 @@ func TestTrainMPIGhostGroups(t *testing.T) {
 	}
 }
 
+// TestTrainMPIBatchNotSharded: a global batch the ranks do not divide is
+// refused as such, before the ghost groups are fitted to the ranks (which
+// blamed --bn-splits, a flag the user never gave).
+func TestTrainMPIBatchNotSharded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "three")
+	log, err := mpirunTrainOn(t, 3, []string{"train", "--preset", "tiny", "--method", "dmoco", "--steps", "1", "--batch", "16", "--knn-every", "0", "--out", out})
+	if err == nil {
+		t.Fatalf("mpirun -np 3 with --batch 16 succeeded:\n%s", log)
+	}
+	if !strings.Contains(log, "--batch: got 16, expected a multiple of the 3 ranks") || strings.Contains(log, "--bn-splits") || strings.Contains(log, "images each") {
+		t.Errorf("the output does not refuse the batch alone, before announcing the ranks:\n%s", log)
+	}
+}
+
 // TestTrainMPIRankFails: one rank failing (here an invalid flag on rank 1)
 // ends the whole job with a non-zero status and a message naming the
 // rank, instead of leaving rank 0 waiting forever.

@@ -168,9 +168,10 @@ func readCurves(dir string, r *RunResult) error {
 	return nil
 }
 
-// trainedSeconds is the training time that metrics.jsonl records: the sum
-// over the processes that trained the run of the last elapsed_s each wrote
-// (elapsed_s restarts from 0 in a resumed process).
+// trainedSeconds is the training time that metrics.jsonl records: its last
+// elapsed_s, which a resumed process continues; in the files of versions
+// whose elapsed_s restarted from 0 in a resumed process, the sum of each
+// process's last.
 func trainedSeconds(dir string) float64 {
 	ms, err := train.ReadMetrics(dir)
 	if err != nil {

@@ -3,6 +3,7 @@ package reproduce
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -255,4 +256,26 @@ func decodePNG(t *testing.T, path string) {
 	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
 		t.Errorf("%s: %v, want a plot", path, b)
 	}
+}
+
+// TestInterruptedRunSaysHowToContinue: an interrupted grid's error tells
+// the user to run the same command again (reproduce has no --resume).
+func TestInterruptedRunSaysHowToContinue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log strings.Builder
+	opts := testOptions(t.TempDir(), &log)
+	opts.Progress = cancelOnWrite(cancel) // the first progress bar, during the first run's training
+	_, err := Run(ctx, smokeGrid(t), opts)
+	if !errors.Is(err, train.ErrInterrupted) || !strings.Contains(err.Error(), "run the same duelctl reproduce command again") || strings.Contains(err.Error(), "--resume") {
+		t.Errorf("interrupted grid: %v, want the hint to run the same command again (log: %s)", err, log.String())
+	}
+}
+
+// cancelOnWrite is a writer that calls cancel when written to.
+type cancelOnWrite func()
+
+func (c cancelOnWrite) Write(p []byte) (int, error) {
+	c()
+	return len(p), nil
 }

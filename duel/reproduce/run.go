@@ -240,6 +240,7 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 	res, err := train.Train(ctx, &cfg, train.Options{
 		Out: dir, Resume: resume, Progress: opts.Progress, Train: opts.Train, Test: opts.Test,
 		Device: opts.Device, DUELPolicy: opts.DUELPolicy,
+		ContinueHint: "run the same duelctl reproduce command again to continue it and the grid",
 	})
 	if err != nil {
 		return nil, err

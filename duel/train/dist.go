@@ -60,8 +60,8 @@ func (g *group) checkConfig(c *Config) error {
 	if r == 1 {
 		return nil
 	}
-	if c.Batch%r != 0 || c.Batch/r < 2 {
-		return bad("batch", c.Batch, fmt.Sprintf("a multiple of the %d ranks with at least 2 images per rank (--batch is the global batch)", r))
+	if err := c.CheckBatchShards(r); err != nil {
+		return err
 	}
 	if c.BNSplits > 1 && c.BNSplits%r != 0 {
 		return bad("bn-splits", c.BNSplits, fmt.Sprintf("1 or a multiple of the %d ranks (each rank normalises its share of the groups)", r))
@@ -73,6 +73,15 @@ func (g *group) checkConfig(c *Config) error {
 	h := dist.NewHasher()
 	h.Bytes(js)
 	return dist.Agree(g.comm, "the training configuration (flags)", h.Sum())
+}
+
+// CheckBatchShards fails unless the global batch (--batch) splits over
+// ranks data-parallel ranks with at least 2 images each.
+func (c *Config) CheckBatchShards(ranks int) error {
+	if ranks > 1 && (c.Batch%ranks != 0 || c.Batch/ranks < 2) {
+		return bad("batch", c.Batch, fmt.Sprintf("a multiple of the %d ranks with at least 2 images per rank (--batch is the global batch)", ranks))
+	}
+	return nil
 }
 
 // averageBuffers replaces every BatchNorm running statistic by its mean

@@ -58,12 +58,15 @@ type Metric struct {
 	BatchCos       *float64 `json:"batch_cos,omitempty"`
 	// KNNTop1 is the kNN monitor's top-1 accuracy, when measured at this step.
 	KNNTop1  *float64 `json:"knn_top1,omitempty"`
-	ElapsedS float64  `json:"elapsed_s"` // wall time since this process started training
+	ElapsedS float64  `json:"elapsed_s"` // training wall time of the run, summed over its segments (a resumed run goes on from its checkpoint's last line)
 }
 
 // metricsLog appends metrics to a run's metrics.jsonl.
 type metricsLog struct {
 	f *os.File
+	// elapsed is the elapsed_s of the last line kept (0 for none): where
+	// a resumed run's wall time continues from.
+	elapsed float64
 }
 
 // openMetrics opens dir/metrics.jsonl for appending, first dropping the
@@ -84,11 +87,13 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 	}
 	var kept bytes.Buffer
 	dropped := torn
+	elapsed := 0.0
 	for _, l := range lines {
 		if l.m.Step > keep {
 			dropped = true // a step to be redone
 			continue
 		}
+		elapsed = l.m.ElapsedS
 		kept.Write(l.raw)
 		kept.WriteByte('\n')
 	}
@@ -101,7 +106,7 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metricsLog{f: f}, nil
+	return &metricsLog{f: f, elapsed: elapsed}, nil
 }
 
 // metricsLine is one parsed line of metrics.jsonl and its bytes.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,5 +179,50 @@ func TestResumeRefusesBadMetrics(t *testing.T) {
 	}
 	if want := []int{1, 2, 3, 4, 5, 6}; !slices.Equal(steps, want) {
 		t.Errorf("steps %v after resuming, want %v", steps, want)
+	}
+}
+
+// TestResumeContinuesElapsed: a resumed run's elapsed_s goes on from the
+// last line kept at its checkpoint, so the run's wall time does not restart
+// at 0 (a sawtooth in the training curves).
+func TestResumeContinuesElapsed(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig(t, "simclr")
+	c.Steps, c.LogEvery, c.KNNEvery = 2, 1, 0
+	if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadMetrics(dir)
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("metrics: %v, %d lines", err, len(ms))
+	}
+	// Say the first segment took 1000 s.
+	path := filepath.Join(dir, MetricsFile)
+	var b strings.Builder
+	for _, m := range ms {
+		m.ElapsedS += 1000
+		line, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := tinyOptions(dir)
+	opts.Resume = true
+	c.Steps = 4
+	if _, err := Train(context.Background(), c, opts); err != nil {
+		t.Fatal(err)
+	}
+	if ms, err = ReadMetrics(dir); err != nil || len(ms) != 4 {
+		t.Fatalf("metrics after resuming: %v, %d lines", err, len(ms))
+	}
+	for _, m := range ms[2:] {
+		if !(m.ElapsedS > ms[1].ElapsedS && m.ElapsedS < ms[1].ElapsedS+100) {
+			t.Errorf("step %d: elapsed_s %g, want it to go on from step 2's %g", m.Step, m.ElapsedS, ms[1].ElapsedS)
+		}
 	}
 }

@@ -54,6 +54,10 @@ import (
 type Options struct {
 	Out    string // run directory
 	Resume bool   // continue from the checkpoint in Out
+	// ContinueHint says, in the error of an interrupted run, how to go
+	// on from its checkpoint ("" = "continue with --resume", duelctl
+	// train's way).
+	ContinueHint string
 	// Device is where the model computes: "" or "cpu", or the name of a
 	// registered backend ("cuda" once cuda.Available succeeded, or a test
 	// device such as "hostlessfused"), see ResolveDevice. The model's
@@ -306,6 +310,10 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 
 	t0 := time.Now()
+	elapsedBefore := 0.0 // the run's wall time before this segment
+	if mlog != nil {
+		elapsedBefore = mlog.elapsed
+	}
 	window, windowSteps := time.Now(), 0
 	var dataWait time.Duration // waited for the loader in the window
 	trainTime := time.Duration(0)
@@ -318,7 +326,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			if serr := save(step, lastLoss); serr != nil {
 				return nil, serr
 			}
-			return res, fmt.Errorf("%w after step %d (checkpoint saved in %s: continue with --resume)", ErrInterrupted, step, opts.Out)
+			hint := opts.ContinueHint
+			if hint == "" {
+				hint = "continue with --resume"
+			}
+			return res, fmt.Errorf("%w after step %d (checkpoint saved in %s: %s)", ErrInterrupted, step, opts.Out, hint)
 		}
 		ts := time.Now()
 		b, err := loader.Next()
@@ -388,7 +400,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			m := Metric{Step: done, Loss: lv, LR: lr,
 				ImgPerS:   float64(windowSteps*c.Batch) / time.Since(window).Seconds(),
 				DataWaitS: dataWait.Seconds(),
-				ElapsedS:  time.Since(t0).Seconds()}
+				ElapsedS:  elapsedBefore + time.Since(t0).Seconds()}
 			windowS := time.Since(window).Seconds()
 			if grp.size() > 1 {
 				m.WorldSize = grp.size()
