@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,10 +28,9 @@ func analyzeCommand() *cli.Command {
 			"  intra_class_variance    1/|C| Σ_c E[(r̄_cᵀ f(x) − 1)²] on L2-normalised test features f(x),\n" +
 			"                          r̄_c the normalised mean of class c\n" +
 			"  inter_class_similarity  1/(|C|(|C|−1)) Σ_c Σ_{c'≠c} r̄_cᵀ r̄_c'\n" +
-			"and writes into the run directory (atomically): tsne_test.png, tsne_memory.png,\n" +
-			"class_frequency.png (memory), training_curves.png (metrics.jsonl), analysis.json and report.md.\n" +
+			analyzeFilesHelp() +
 			"Memory fields are null when the method has no memory (said so in report.md).\n" +
-			"--json prints {\"memory_class_entropy\", \"intra_class_variance\", \"inter_class_similarity\", ...}.",
+			"--json prints {\"memory_class_entropy\", \"intra_class_variance\", \"inter_class_similarity\", \"out_dir\", \"plots\", ...}.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			evalDataFlag,
@@ -41,7 +42,7 @@ func analyzeCommand() *cli.Command {
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "t-SNE perplexity"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
 			&cli.StringFlag{Name: "tsne-init", Value: "pca", Usage: "t-SNE initialisation: pca or random"},
-			stepFlag,
+			analyzeStepFlag,
 			modelDeviceFlag,
 			jsonFlag,
 		}, tsneMethodFlags()...),
@@ -49,9 +50,74 @@ func analyzeCommand() *cli.Command {
 	}
 }
 
+// analyzePlot is a plot duelctl analyze writes: its file name, its
+// caption in report.md, and what --help says it shows.
+type analyzePlot struct{ File, Caption, Help string }
+
+// analyzePlots lists every plot duelctl analyze writes, in report.md's
+// order. --help, report.md's captions and the removal of the plots an
+// analysis did not draw this time all derive from it.
+var analyzePlots = []analyzePlot{
+	{"tsne_test.png", "t-SNE of test features", "t-SNE of the test features (not with --tsne-points 0)"},
+	{"class_frequency.png", "Class frequency in memory (descending)", "rows of each class in memory, descending (labelled memory)"},
+	{"memory_age.png", "Age of the memory rows", "histogram of the memory rows' ages (steps)"},
+	{"memory_uses.png", "How often each memory row was drawn as a negative", "histogram of the memory rows' uses as negatives"},
+	{"tsne_memory.png", "t-SNE of the memory rows", "t-SNE of the memory rows (not with --tsne-points 0)"},
+	{"memory_classes.png", "Rows of each class in memory over training", "rows of each class in memory against the step (metrics.jsonl)"},
+	{"training_curves.png", "Training curves (metrics.jsonl)", "loss, learning rate, throughput, ... against the step (metrics.jsonl)"},
+}
+
+// analyzeStepDir is the directory of a run under which analyze --step N
+// writes, into analyzeStepDir/step-NNNNNNN, named as train's kept
+// checkpoints (train.KeptDir/step-NNNNNNN).
+const analyzeStepDir = "analysis"
+
+// analyzeStepName is the format of the subdirectory of analyzeStepDir for
+// a step: that of the kept checkpoints' directories.
+const analyzeStepName = "step-%07d"
+
+// analyzeOutDir returns where analyze writes for the run dir: the run
+// directory itself for its latest checkpoint, dir/analysis/step-NNNNNNN
+// for a checkpoint chosen with --step.
+func analyzeOutDir(dir string, step int, stepSet bool) string {
+	if !stepSet {
+		return dir
+	}
+	return filepath.Join(dir, analyzeStepDir, fmt.Sprintf(analyzeStepName, step))
+}
+
+// analyzeFilesHelp returns the lines of analyze --help naming the files it
+// writes, from analyzePlots.
+func analyzeFilesHelp() string {
+	var b strings.Builder
+	b.WriteString("Writes atomically into the run directory (with --step N into RUN/" + analyzeStepDir + "/" +
+		strings.ReplaceAll(analyzeStepName, "%07d", "NNNNNNN") + ", zero-padded as the kept\n" +
+		"checkpoints; the run's own report is left as it was), only the plots that apply to the run:\n")
+	w := 0
+	for _, p := range analyzePlots {
+		w = max(w, len(p.File))
+	}
+	for _, p := range analyzePlots {
+		fmt.Fprintf(&b, "  %-*s  %s\n", w, p.File, p.Help)
+	}
+	fmt.Fprintf(&b, "  %-*s  the --json object below\n  %-*s  the measures, tables and the plots above\n", w, "analysis.json", w, "report.md")
+	b.WriteString("A plot of that list not drawn this time (t-SNE skipped, no memory, no metrics.jsonl) has its file from\n" +
+		"an earlier analysis removed, so that every plot beside report.md is of this analysis. The parts drawn\n" +
+		"from metrics.jsonl stop at the step analysed.\n")
+	return b.String()
+}
+
+// analyzeStepFlag is --step of analyze: stepFlag, saying where the
+// analysis goes.
+var analyzeStepFlag = &cli.IntFlag{Name: "step", Value: -1, DefaultText: "the latest checkpoint",
+	Usage: "analyse the checkpoint of this step (kept by train --keep-checkpoints), writing into RUN/" + analyzeStepDir + "/" +
+		strings.ReplaceAll(analyzeStepName, "%07d", "NNNNNNN") + " (NNNNNNN the step, zero-padded as checkpoints/step-NNNNNNN), not into RUN"}
+
 // analyzeResult is the --json object of duelctl analyze (also analysis.json).
 type analyzeResult struct {
-	Run                string   `json:"run"`
+	Run string `json:"run"`
+	// OutDir is where the plots, report.md and analysis.json were written.
+	OutDir             string   `json:"out_dir"`
 	Step               int      `json:"step"`
 	Method             string   `json:"method"`
 	Layer              string   `json:"layer"`
@@ -117,11 +183,15 @@ func runAnalyze(c *cli.Context) error {
 		return err
 	}
 	dir := r.Dir
+	out := analyzeOutDir(dir, r.Step, c.IsSet("step"))
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("--step %d: making the analysis directory: %w", r.Step, err)
+	}
 	rep := &analysis.Report{Run: dir, Method: r.Config.Method, Dataset: r.Config.Dataset, Arch: r.Config.Arch, Step: r.Step, Layer: layer}
 	if c.String("layer") != layer {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("method %s has no projector: backbone features analysed", r.Config.Method))
 	}
-	res := analyzeResult{Run: dir, Step: r.Step, Method: r.Config.Method, Layer: layer, Plots: []string{}}
+	res := analyzeResult{Run: dir, OutDir: out, Step: r.Step, Method: r.Config.Method, Layer: layer, Plots: []string{}}
 
 	// Latent space: test features.
 	test, ds, err := extractSplit(c, r, false, layer, c.Int("limit"), c.Int("batch"))
@@ -140,19 +210,29 @@ func runAnalyze(c *cli.Context) error {
 	rep.Cluster = cs
 	res.IntraClassVariance, res.InterClassSimilarity = cs.MeanIntraVariance, cs.MeanInterSimilarity
 	res.IntraClassPerClass, res.InterClassPerClass, res.Classes = cs.IntraVariance, cs.InterSimilarity, cs.Classes
-	figure := func(file, caption string) {
+	drawn := map[string]bool{}
+	figure := func(file string) {
+		drawn[file] = true
+		caption := file
+		for _, p := range analyzePlots {
+			if p.File == file {
+				caption = p.Caption
+			}
+		}
 		rep.Figures = append(rep.Figures, analysis.Figure{File: file, Caption: caption})
-		res.Plots = append(res.Plots, filepath.Join(dir, file))
+		res.Plots = append(res.Plots, filepath.Join(out, file))
 	}
 	if points > 0 {
 		res.TSNEMethod = tcfg.Method.String()
 		sub := test.Subset(eval.BalancedSubset(test.Labels, points))
-		kl, err := tsnePlot(c, filepath.Join(dir, "tsne_test.png"), fmt.Sprintf("t-SNE of %s features of %d test images (step %d)", layer, sub.N, r.Step), sub, ds.Classes, tcfg)
+		kl, err := tsnePlot(c, filepath.Join(out, "tsne_test.png"), fmt.Sprintf("t-SNE of %s features of %d test images (step %d)", layer, sub.N, r.Step), sub, ds.Classes, tcfg)
 		if err != nil {
 			return err
 		}
 		res.TSNEKLTest = &kl
-		figure("tsne_test.png", "t-SNE of test features")
+		figure("tsne_test.png")
+	} else {
+		rep.Notes = append(rep.Notes, "t-SNE skipped (--tsne-points 0): no tsne_test.png, no tsne_memory.png")
 	}
 
 	// Active memory.
@@ -181,14 +261,14 @@ func runAnalyze(c *cli.Context) error {
 			}
 			h := analysis.ClassEntropy(counts)
 			res.MemoryClassEntropy, res.MemoryClassCounts, rep.MemoryCounts = &h, counts, counts
-			if err := analysis.PlotClassFrequency(filepath.Join(dir, "class_frequency.png"),
+			if err := analysis.PlotClassFrequency(filepath.Join(out, "class_frequency.png"),
 				fmt.Sprintf("Class frequency in memory (%s, K=%d, step %d, H=%.3f nats)", r.Config.Policy, r.Memory.Size(), r.Step, h), counts, ds.Classes); err != nil {
 				return err
 			}
-			figure("class_frequency.png", "Class frequency in memory (descending)")
+			figure("class_frequency.png")
 		}
 		if r.Memory.Len() > 0 {
-			if err := memoryAgePlots(r, rep, figure); err != nil {
+			if err := memoryAgePlots(r, out, rep, figure); err != nil {
 				return err
 			}
 			res.MemoryAge = rep.MemoryAge
@@ -199,12 +279,14 @@ func runAnalyze(c *cli.Context) error {
 			if !labelled {
 				names = []string{"unlabelled"}
 			}
-			kl, err := tsnePlot(c, filepath.Join(dir, "tsne_memory.png"), fmt.Sprintf("t-SNE of %d memory rows (step %d)", min(points, mf.N), r.Step), mf.Subset(evenlySpaced(mf.N, points)), names, tcfg)
+			kl, err := tsnePlot(c, filepath.Join(out, "tsne_memory.png"), fmt.Sprintf("t-SNE of %d memory rows (step %d)", min(points, mf.N), r.Step), mf.Subset(evenlySpaced(mf.N, points)), names, tcfg)
 			if err != nil {
 				return err
 			}
 			res.TSNEKLMemory = &kl
-			figure("tsne_memory.png", "t-SNE of the memory rows")
+			figure("tsne_memory.png")
+		} else if points > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("no t-SNE of the memory: %d row(s), expected 2 at least", r.Memory.Len()))
 		}
 	}
 
@@ -220,28 +302,42 @@ func runAnalyze(c *cli.Context) error {
 		if m.Truncated {
 			rep.Notes = append(rep.Notes, "the last line of "+train.MetricsFile+" was cut short and is ignored")
 		}
+		// The log up to the checkpoint analysed: a kept checkpoint's
+		// analysis shows nothing of the later steps.
+		total := len(m.Records)
+		m = m.UpTo(float64(r.Step))
 		rep.LoggedSteps = len(m.Records)
+		if total > len(m.Records) {
+			rep.LoggedTotal = total
+		}
 		if v, ok := m.Last("loss"); ok {
 			rep.LastLoss = &v
 		}
-		if err := classCountsPlot(r, ds.Classes, figure); err != nil {
+		if err := classCountsPlot(r, out, ds.Classes, figure); err != nil {
 			rep.Notes = append(rep.Notes, "memory classes over training: "+err.Error())
+		} else if r.Memory != nil && !drawn["memory_classes.png"] {
+			rep.Notes = append(rep.Notes, "no memory_class_counts in "+train.MetricsFile+" up to this step: no memory_classes.png")
 		}
 		if len(m.Records) > 0 {
-			if _, err := analysis.PlotTrainingCurves(filepath.Join(dir, "training_curves.png"), m); err == nil {
-				figure("training_curves.png", "Training curves (metrics.jsonl)")
+			if _, err := analysis.PlotTrainingCurves(filepath.Join(out, "training_curves.png"), m); err == nil {
+				figure("training_curves.png")
 			} else {
 				rep.Notes = append(rep.Notes, "training curves: "+err.Error())
 			}
 		}
 	}
 
-	res.Report = filepath.Join(dir, "report.md")
+	// Plots an earlier analysis drew here and this one did not: gone, so
+	// that report.md is beside its own plots only.
+	if err := removeStalePlots(out, drawn); err != nil {
+		return err
+	}
+	res.Report = filepath.Join(out, "report.md")
 	res.Seconds = time.Since(start).Seconds()
 	if err := analysis.WriteFileAtomic(res.Report, []byte(rep.Markdown())); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteJSON(filepath.Join(dir, "analysis.json"), res); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(out, "analysis.json"), res); err != nil {
 		return err
 	}
 	w := c.App.Writer
@@ -252,8 +348,26 @@ func runAnalyze(c *cli.Context) error {
 		fmt.Fprintf(w, "memory class entropy: n/a (%s)\n", rep.MemoryNote)
 	}
 	fmt.Fprintf(w, "intra-class variance: %.4f\ninter-class similarity: %.4f\n", res.IntraClassVariance, res.InterClassSimilarity)
-	fmt.Fprintf(w, "wrote %s, analysis.json and %d plots (%.1f s)\n", res.Report, len(res.Plots), res.Seconds)
+	fmt.Fprintf(w, "wrote %s, analysis.json and %d plots into %s (%.1f s)\n", res.Report, len(res.Plots), out, res.Seconds)
+	if out != dir {
+		fmt.Fprintf(w, "(the analysis of the kept checkpoint of step %d; the run directory's report.md and plots are left as they were)\n", r.Step)
+	}
 	return emitJSON(c, res)
+}
+
+// removeStalePlots removes from dir the files of analyzePlots not in drawn,
+// left by an earlier analysis; a file already absent is fine.
+func removeStalePlots(dir string, drawn map[string]bool) error {
+	for _, p := range analyzePlots {
+		if drawn[p.File] {
+			continue
+		}
+		path := filepath.Join(dir, p.File)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s, a plot of an earlier analysis not drawn this time: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // memoryFeatures returns a copy of the memory rows with their labels, or

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"image/png"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +96,20 @@ func TestAnalyze(t *testing.T) {
 		if len(res.Plots) != len(want) {
 			t.Errorf("%s: plots %v, expected %v", method, res.Plots, want)
 		}
+		if method == "dmoco" {
+			// every plot of the table (and so of --help) is drawn for a memory run
+			for _, p := range analyzePlots {
+				if !slices.Contains(want, p.File) {
+					t.Errorf("analyzePlots lists %s, not drawn for a dmoco run", p.File)
+				}
+			}
+			if len(want) != len(analyzePlots) {
+				t.Errorf("dmoco plots %v, analyzePlots has %d", want, len(analyzePlots))
+			}
+		}
+		if res.OutDir != dir || res.Report != filepath.Join(dir, "report.md") {
+			t.Errorf("%s: out_dir %q, report %q; expected the run directory %s", method, res.OutDir, res.Report, dir)
+		}
 	}
 }
 
@@ -152,5 +170,225 @@ func TestAnalyzeTSNEFlags(t *testing.T) {
 	}
 	if res.TSNEMethod != "exact" || res.KL == nil {
 		t.Errorf("JSON %+v, want the exact method and a KL", res)
+	}
+}
+
+// analyzeKeptRun trains a tiny dmoco run of 4 steps keeping the
+// checkpoints of steps 2 and 4, and returns its directory.
+func analyzeKeptRun(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "kept")
+	code, _, stderr := evalRunCLI("train", "--preset", "tiny", "--method", "dmoco", "--steps", "4", "--checkpoint-every", "2", "--keep-checkpoints", "--out", dir)
+	if code != 0 {
+		t.Fatalf("training: exit %d: %s", code, stderr)
+	}
+	return dir
+}
+
+// TestAnalyzeStep checks that analyze --step N writes into
+// RUN/analysis/step-NNNNNNN (named as the kept checkpoint's directory),
+// leaves the run's own analysis alone, says where it wrote, and takes
+// metrics.jsonl up to step N only.
+func TestAnalyzeStep(t *testing.T) {
+	dir := analyzeKeptRun(t)
+	fast := []string{"--limit", "60", "--tsne-points", "30", "--tsne-iters", "50", "--json"}
+	code, _, stderr := evalRunCLI(append([]string{"analyze", "--run", dir}, fast...)...)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d: %s", code, stderr)
+	}
+	before := map[string][]byte{}
+	for _, f := range append([]string{"report.md", "analysis.json"}, "memory_classes.png", "training_curves.png", "tsne_test.png") {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = b
+	}
+	ms, err := train.ReadMetrics(dir)
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("metrics.jsonl: %d lines, %v", len(ms), err)
+	}
+	for _, tc := range []struct {
+		step    int
+		records string
+	}{
+		{2, "- metrics.jsonl: 2 of 4 records (steps up to 2"},
+		{4, "- metrics.jsonl: 4 records"},
+	} {
+		code, stdout, stderr := evalRunCLI(append([]string{"analyze", "--run", dir, "--step", fmt.Sprint(tc.step)}, fast...)...)
+		if code != 0 {
+			t.Fatalf("--step %d: exit %d: %s", tc.step, code, stderr)
+		}
+		var res analyzeResult
+		lastJSON(t, stdout, &res)
+		out := filepath.Join(dir, "analysis", fmt.Sprintf("step-%07d", tc.step))
+		if res.OutDir != out || res.Report != filepath.Join(out, "report.md") || res.Step != tc.step {
+			t.Errorf("--step %d: out_dir %q, report %q, step %d; expected %s", tc.step, res.OutDir, res.Report, res.Step, out)
+		}
+		// named as the kept checkpoint's directory
+		if fi, err := os.Stat(filepath.Join(dir, train.KeptDir, filepath.Base(out))); err != nil || !fi.IsDir() {
+			t.Errorf("--step %d: %s is not the name of a kept checkpoint's directory: %v", tc.step, filepath.Base(out), err)
+		}
+		if !strings.Contains(stdout, "into "+out) || !strings.Contains(stdout, "left as they were") {
+			t.Errorf("--step %d: stdout does not say where it wrote:\n%s", tc.step, stdout)
+		}
+		if len(res.Plots) != len(analyzePlots) {
+			t.Errorf("--step %d: plots %v", tc.step, res.Plots)
+		}
+		for _, p := range append(res.Plots, filepath.Join(out, "analysis.json"), res.Report) {
+			if filepath.Dir(p) != out {
+				t.Errorf("--step %d: %s outside %s", tc.step, p, out)
+			}
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("--step %d: %v", tc.step, err)
+			}
+		}
+		report, err := os.ReadFile(res.Report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLoss := fmt.Sprintf("last loss %.4f", ms[tc.step-1].Loss)
+		if !strings.Contains(string(report), tc.records) || !strings.Contains(string(report), wantLoss) || !strings.Contains(string(report), fmt.Sprintf("checkpoint step: %d", tc.step)) {
+			t.Errorf("--step %d: report lacks %q or %q:\n%s", tc.step, tc.records, wantLoss, report)
+		}
+		if a := res.MemoryAge; a == nil || ms[tc.step-1].MemoryAgeMean == nil || a.AgeMean != *ms[tc.step-1].MemoryAgeMean {
+			t.Errorf("--step %d: memory age %+v, expected metrics.jsonl's of step %d", tc.step, a, tc.step)
+		}
+	}
+	for f, b := range before {
+		if now, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(now, b) {
+			t.Errorf("%s of the run directory changed by analyze --step (%v)", f, err)
+		}
+	}
+}
+
+// TestAnalyzeRemovesStalePlots checks that a plot not drawn this time has
+// the file of an earlier analysis removed, by its exact name only, and
+// that report.md says why.
+func TestAnalyzeRemovesStalePlots(t *testing.T) {
+	dir := evalTrainRun(t, "dmoco")
+	if code, _, stderr := evalRunCLI("analyze", "--run", dir, "--limit", "60", "--tsne-points", "30", "--tsne-iters", "50"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	keep := []string{"tsne_test.png.orig", "my_tsne.png", "notes.md"}
+	for _, f := range keep {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		gone    []string
+		present []string
+		note    string
+	}{
+		{"t-SNE skipped", []string{"--tsne-points", "0"}, []string{"tsne_test.png", "tsne_memory.png"},
+			[]string{"class_frequency.png", "memory_classes.png", "training_curves.png"}, "t-SNE skipped (--tsne-points 0)"},
+		{"no metrics.jsonl", []string{"--tsne-points", "0"}, []string{"memory_classes.png", "training_curves.png"},
+			[]string{"class_frequency.png", "memory_age.png"}, "no metrics.jsonl"},
+	} {
+		if tc.name == "no metrics.jsonl" {
+			if err := os.Remove(filepath.Join(dir, "metrics.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, stdout, stderr := evalRunCLI(append([]string{"analyze", "--run", dir, "--limit", "60", "--json"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		var res analyzeResult
+		lastJSON(t, stdout, &res)
+		for _, f := range tc.gone {
+			if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %s of the earlier analysis still there (%v)", tc.name, f, err)
+			}
+			if slices.Contains(res.Plots, filepath.Join(dir, f)) {
+				t.Errorf("%s: plots %v list %s", tc.name, res.Plots, f)
+			}
+		}
+		for _, f := range append(tc.present, keep...) {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+		report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+		if !strings.Contains(string(report), tc.note) {
+			t.Errorf("%s: report.md lacks %q:\n%s", tc.name, tc.note, report)
+		}
+		for _, f := range tc.gone {
+			if strings.Contains(string(report), "("+f+")") {
+				t.Errorf("%s: report.md shows %s", tc.name, f)
+			}
+		}
+	}
+}
+
+// TestAnalyzeHelpListsFiles checks that analyze --help and the README's
+// "Evaluation and analysis" section name every file analyze writes.
+func TestAnalyzeHelpListsFiles(t *testing.T) {
+	code, help, stderr := evalRunCLI("analyze", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	if i := strings.Index(section, "## Evaluation and analysis"); i >= 0 {
+		section = section[i:]
+		if j := strings.Index(section[3:], "\n## "); j >= 0 {
+			section = section[:j+3]
+		}
+	} else {
+		t.Fatal("README.md has no \"## Evaluation and analysis\" section")
+	}
+	files := []string{"analysis.json", "report.md"}
+	for _, p := range analyzePlots {
+		files = append(files, p.File)
+	}
+	for _, tc := range []struct{ name, text string }{{"analyze --help", help}, {"README's Evaluation and analysis", section}} {
+		for _, f := range files {
+			if !strings.Contains(tc.text, f) {
+				t.Errorf("%s does not name %s", tc.name, f)
+			}
+		}
+		if !strings.Contains(tc.text, "analysis/step-") {
+			t.Errorf("%s does not say where --step writes", tc.name)
+		}
+	}
+	if !strings.Contains(help, fmt.Sprintf(strings.ReplaceAll(analyzeStepName, "%07d", "%s"), "NNNNNNN")) {
+		t.Errorf("help does not show the step directory's name")
+	}
+}
+
+// TestReplayPlotClassFrequency checks memory replay's plot: a PNG from
+// the class counts, an error naming the file without any.
+func TestReplayPlotClassFrequency(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		freq    [][]int
+		wantErr bool
+	}{
+		{"ten classes", [][]int{{6, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {7, 1, 0, 0, 0, 0, 0, 0, 0, 0}}, false},
+		{"no update", nil, true},
+	} {
+		path := filepath.Join(dir, tc.name+".png")
+		err := replayPlotClassFrequency(path, tc.freq, 8, 4, "duel")
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s: error %v, expected one naming %s", tc.name, err, path)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, _ := os.ReadFile(path)
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

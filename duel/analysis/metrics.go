@@ -157,3 +157,15 @@ func (m *Metrics) Last(key string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// UpTo returns the records of m whose step is at most step (the log of a
+// run up to a checkpoint), with the same Keys and Truncated.
+func (m *Metrics) UpTo(step float64) *Metrics {
+	out := &Metrics{Keys: m.Keys, Truncated: m.Truncated}
+	for _, r := range m.Records {
+		if r["step"] <= step {
+			out.Records = append(out.Records, r)
+		}
+	}
+	return out
+}

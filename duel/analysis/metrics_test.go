@@ -111,3 +111,29 @@ func FuzzParseMetrics(f *testing.F) {
 		}
 	})
 }
+
+func TestMetricsUpTo(t *testing.T) {
+	m, err := ParseMetrics(strings.NewReader(`{"step":1,"loss":4}
+{"step":2,"loss":3}
+{"step":3,"loss":2}
+`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		step     float64
+		n        int
+		lastLoss float64
+	}{
+		{0, 0, 0}, {1, 1, 4}, {2, 2, 3}, {3, 3, 2}, {10, 3, 2},
+	} {
+		u := m.UpTo(tc.step)
+		last, _ := u.Last("loss")
+		if len(u.Records) != tc.n || last != tc.lastLoss {
+			t.Errorf("UpTo(%v): %d records, last loss %v; expected %d, %v", tc.step, len(u.Records), last, tc.n, tc.lastLoss)
+		}
+	}
+	if len(m.Records) != 3 {
+		t.Errorf("UpTo changed m: %d records", len(m.Records))
+	}
+}

@@ -20,9 +20,12 @@ type Report struct {
 	MemoryNote                    string
 	// MemoryAge summarises the rows' ages and negative uses; nil without a
 	// memory.
-	MemoryAge           *MemoryAge
-	LastLoss            *float64 // last logged training loss
-	LoggedSteps         int      // records in metrics.jsonl
+	MemoryAge   *MemoryAge
+	LastLoss    *float64 // last logged training loss (of the steps up to Step)
+	LoggedSteps int      // records of metrics.jsonl used: those of the steps up to Step
+	// LoggedTotal is the number of records in metrics.jsonl when it is more
+	// than LoggedSteps (the log goes on past the step analysed); else 0.
+	LoggedTotal         int
 	Figures             []Figure
 	Notes               []string
 	KNNTop1, LinearTop1 *float64 // when measured
@@ -54,7 +57,11 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "- checkpoint step: %d\n", r.Step)
 	if r.LoggedSteps > 0 {
-		fmt.Fprintf(&b, "- metrics.jsonl: %d records", r.LoggedSteps)
+		if r.LoggedTotal > r.LoggedSteps {
+			fmt.Fprintf(&b, "- metrics.jsonl: %d of %d records (steps up to %d, the checkpoint's; the curves stop there too)", r.LoggedSteps, r.LoggedTotal, r.Step)
+		} else {
+			fmt.Fprintf(&b, "- metrics.jsonl: %d records", r.LoggedSteps)
+		}
 		if r.LastLoss != nil {
 			fmt.Fprintf(&b, ", last loss %.4f", *r.LastLoss)
 		}
@@ -100,7 +107,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	if a := r.MemoryAge; a != nil && r.MemorySize > 0 {
-		fmt.Fprintf(&b, "\nAge of the rows held at step %d: mean %.0f, median %.0f, oldest %.0f steps. "+
+		fmt.Fprintf(&b, "\nAge of the rows held at step %d: mean %.1f, median %.1f, oldest %.0f steps. "+
 			"Drawn as negatives: %.1f steps per row on average, at most %.0f. "+
 			"A FIFO queue of K rows fed B rows a step keeps no row longer than K/B steps; "+
 			"rows much older than that were embedded by an older encoder.\n", r.Step, a.AgeMean, a.AgeMedian, a.AgeMax, a.UsesMean, a.UsesMax)

@@ -30,3 +30,35 @@ func TestReportMarkdown(t *testing.T) {
 		t.Errorf("unlabelled memory report:\n%s", md)
 	}
 }
+
+// TestReportMarkdownPrecision checks the memory's ages and the metrics
+// line: means with one decimal, never rounded to an integer, and the
+// records of the steps up to the checkpoint counted against the whole log.
+func TestReportMarkdownPrecision(t *testing.T) {
+	loss := 2.5
+	for _, tc := range []struct {
+		name    string
+		r       Report
+		want    []string
+		notWant []string
+	}{
+		{"age means", Report{Run: "r", Step: 6, MemorySize: 64, MemoryAge: &MemoryAge{AgeMean: 2.25, AgeMedian: 2, AgeMax: 5, UsesMean: 2.1875, UsesMax: 5}},
+			[]string{"mean 2.2, median 2.0, oldest 5 steps", "2.2 steps per row on average, at most 5"}, []string{"mean 2,"}},
+		{"whole log", Report{Run: "r", Step: 6, LoggedSteps: 6, LastLoss: &loss},
+			[]string{"- metrics.jsonl: 6 records, last loss 2.5000"}, []string{"records (steps"}},
+		{"log up to a kept checkpoint", Report{Run: "r", Step: 2, LoggedSteps: 2, LoggedTotal: 6, LastLoss: &loss},
+			[]string{"- metrics.jsonl: 2 of 6 records (steps up to 2, the checkpoint's; the curves stop there too), last loss 2.5000"}, nil},
+	} {
+		md := tc.r.Markdown()
+		for _, w := range tc.want {
+			if !strings.Contains(md, w) {
+				t.Errorf("%s: report lacks %q:\n%s", tc.name, w, md)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(md, w) {
+				t.Errorf("%s: report has %q:\n%s", tc.name, w, md)
+			}
+		}
+	}
+}
