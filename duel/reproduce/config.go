@@ -110,9 +110,10 @@ func checkConfig(dir string, want train.Config, precision string) error {
 	if err != nil {
 		return err
 	}
-	// Through train.Config, as train.ReadConfig would load it: a field the
-	// file lacks (written before the field existed) reads as zero.
-	var haveCfg train.Config
+	// Through train.Config, as train.ReadConfig loads it: a field the file
+	// lacks (written before the field existed) takes the value such runs
+	// trained with (train.DecodeBase), else zero.
+	haveCfg := train.DecodeBase()
 	if err := json.Unmarshal(b, &haveCfg); err != nil {
 		return fmt.Errorf("%s: %w (expected the config.json of a run)", path, err)
 	}

@@ -450,6 +450,13 @@ func ReadConfig(dir string) (*Config, error) {
 	return ReadConfigFile(filepath.Join(dir, "config.json"))
 }
 
+// DecodeBase is the Config a config.json is decoded onto: the settings
+// added after runs were written hold the value those runs trained with,
+// for the files that lack them (--lars-eta came with LARS's options; a run
+// written before trained with its 0.001). Every reader of a run's
+// config.json starts from it.
+func DecodeBase() Config { return Config{LARSEta: defaultLARSEta} }
+
 // ReadConfigFile is ReadConfig on the file path itself (a run's
 // config.json, or one written by hand or copied elsewhere).
 func ReadConfigFile(path string) (*Config, error) {
@@ -459,9 +466,7 @@ func ReadConfigFile(path string) (*Config, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	// Settings added after runs were written take the value those runs
-	// trained with when config.json lacks them.
-	c := Config{LARSEta: defaultLARSEta}
+	c := DecodeBase()
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
