@@ -90,34 +90,35 @@ func trainCommand() *cli.Command {
 }
 
 // trainConfig builds the configuration from the flags: the preset's values,
-// overridden by the flags given; with --resume, the run's config.json.
-func trainConfig(c *cli.Context) (*train.Config, string, error) {
-	out := c.String("out")
-	var cfg *train.Config
+// overridden by the flags given; with --resume, the run's config.json. On
+// ranks data-parallel processes it first checks that the global batch
+// shards over them and fits the ghost BatchNorm groups to them
+// (rankGhostGroups, whose line it returns as ghost), before the settings
+// are validated together.
+func trainConfig(c *cli.Context, ranks int) (cfg *train.Config, out, ghost string, err error) {
+	out = c.String("out")
 	if c.Bool("resume") && c.IsSet("config") {
-		return nil, "", flagError("config", strconv.Quote(c.String("config")), "nothing with --resume (a resumed run keeps the settings of its own config.json)")
+		return nil, "", "", flagError("config", strconv.Quote(c.String("config")), "nothing with --resume (a resumed run keeps the settings of its own config.json)")
 	}
 	if c.Bool("resume") {
 		if out == "" {
-			return nil, "", flagError("out", `""`, "the directory of the run to resume")
+			return nil, "", "", flagError("out", `""`, "the directory of the run to resume")
 		}
 		if _, err := os.Stat(filepath.Join(out, train.ConfigFile)); err != nil {
-			return nil, "", flagError("out", strconv.Quote(out), "the directory of a run to resume (it has no "+train.ConfigFile+")")
+			return nil, "", "", flagError("out", strconv.Quote(out), "the directory of a run to resume (it has no "+train.ConfigFile+")")
 		}
-		var err error
 		if cfg, err = train.ReadConfig(out); err != nil {
-			return nil, "", fmt.Errorf("--resume: %w", err)
+			return nil, "", "", fmt.Errorf("--resume: %w", err)
 		}
 		for _, name := range []string{"method", "preset"} {
 			if run := map[string]string{"method": cfg.Method, "preset": cfg.Preset}[name]; c.IsSet(name) && c.String(name) != run {
-				return nil, "", flagError(name, strconv.Quote(c.String(name)),
+				return nil, "", "", flagError(name, strconv.Quote(c.String(name)),
 					fmt.Sprintf("nothing with --resume, or the run's %q (the run keeps the settings of its config.json)", run))
 			}
 		}
 	} else if c.IsSet("config") {
-		var err error
 		if cfg, err = configFlag(c); err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		if out == "" {
 			out = filepath.Join("runs", cfg.Method+"-"+time.Now().Format("20060102-150405"))
@@ -125,11 +126,11 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 	} else {
 		method := c.String("method")
 		if _, ok := ssl.Lookup(method); !ok {
-			return nil, "", flagError("method", strconv.Quote(method), strings.Join(ssl.Names(), ", "))
+			return nil, "", "", flagError("method", strconv.Quote(method), strings.Join(ssl.Names(), ", "))
 		}
 		preset, err := train.Preset(c.String("preset"), method)
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		cfg = &preset
 		if out == "" {
@@ -142,26 +143,30 @@ func trainConfig(c *cli.Context) (*train.Config, string, error) {
 		}
 		if c.Bool("resume") && !s.Resumable {
 			if err := sameSetting(s, c, cfg); err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 			continue
 		}
 		if err := s.apply(c, cfg); err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 	}
+	if err := cfg.CheckBatchShards(ranks); err != nil {
+		return nil, "", "", err
+	}
+	ghost = rankGhostGroups(c, cfg, ranks)
 	if err := cfg.Validate(); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if !c.Bool("resume") { // a run's own --data is compared with its config.json above
 		if err := checkDataFlag(c, cfg.Dataset, "--dataset default", "name the dataset in the directory with --dataset"); err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		if err := checkOutDir("out", out); err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 	}
-	return cfg, out, nil
+	return cfg, out, ghost, nil
 }
 
 // configFlag reads the settings --config names (a run directory, or a
@@ -291,7 +296,7 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if err != nil {
 		return err
 	}
-	cfg, out, err := trainConfig(c)
+	cfg, out, ghost, err := trainConfig(c, comm.Size())
 	if err != nil {
 		return err
 	}
@@ -301,10 +306,6 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 	if out, err = broadcastString(comm, out); err != nil {
 		return err
 	}
-	if err := cfg.CheckBatchShards(comm.Size()); err != nil {
-		return err
-	}
-	ghost := rankGhostGroups(c, cfg, comm.Size())
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := rankWriter(comm, c.App.Writer)

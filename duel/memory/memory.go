@@ -206,6 +206,10 @@ func (m *Memory) expire(step int) int {
 // MaxAge returns the maximum age of a row in steps (0: no limit).
 func (m *Memory) MaxAge() int { return m.maxAge }
 
+// SafeUpdate reports whether Add keeps the old memory when the policy's
+// update would lose information (WithSafeUpdate).
+func (m *Memory) SafeUpdate() bool { return m.safe }
+
 // keptPositions returns, in order, the positions (rows held, then batch
 // rows) that survive the evictions ev.
 func keptPositions(ev []int, k int) []int {

@@ -214,11 +214,12 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 type memoryConfig struct {
 	size, maxAge int
 	policy       string
+	safe         bool
 }
 
 // memorySettings returns mem's memoryConfig.
 func memorySettings(mem *memory.Memory) memoryConfig {
-	return memoryConfig{size: mem.Size(), maxAge: mem.MaxAge(), policy: mem.Policy().Name()}
+	return memoryConfig{size: mem.Size(), maxAge: mem.MaxAge(), policy: mem.Policy().Name(), safe: mem.SafeUpdate()}
 }
 
 // check compares the memory config.json describes (want, the method's
@@ -236,6 +237,8 @@ func (want memoryConfig) check(got memoryConfig, path string) error {
 		found = "policy " + gotV.(string)
 	case got.maxAge != want.maxAge:
 		key, gotV, wantV, found = "max_age", got.maxAge, want.maxAge, fmt.Sprintf("a maximum row age of %d", got.maxAge)
+	case got.safe != want.safe:
+		key, gotV, wantV, found = "safe_update", got.safe, want.safe, fmt.Sprintf("the safe update %s", map[bool]string{true: "on", false: "off"}[got.safe])
 	default:
 		return nil
 	}

@@ -413,7 +413,7 @@ func (c *Config) ValidateSettings() error {
 	case c.BNSplits < 1:
 		return bad("bn-splits", c.BNSplits, "an integer >= 1")
 	case c.Batch%c.BNSplits != 0 || c.Batch/c.BNSplits < 2:
-		return bad("bn-splits", c.BNSplits, fmt.Sprintf("a divisor of --batch %d leaving groups of at least 2 (%s; the preset's value unless --bn-splits is given)", c.Batch, bnSplitChoices(c.Batch)))
+		return bad("bn-splits", c.BNSplits, fmt.Sprintf("a divisor of --batch %d leaving groups of at least 2 (%s: set one with --bn-splits; the value came from the preset or the run's config.json when it was not given)", c.Batch, bnSplitChoices(c.Batch)))
 	case c.SyncBN && c.BNSplits != 1:
 		return bad("bn-splits", c.BNSplits, "1 with --sync-bn (a synchronised BatchNorm normalises the whole global batch)")
 	case !(c.BarlowLambda >= 0) || !finite(c.BarlowLambda):

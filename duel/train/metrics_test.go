@@ -149,6 +149,10 @@ func TestResumeRefusesBadMetrics(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	config, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := tinyOptions(dir)
 	opts.Resume = true
 	c.Steps = 6
@@ -158,6 +162,9 @@ func TestResumeRefusesBadMetrics(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != bad {
 		t.Errorf("metrics.jsonl changed by the refused resume:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ConfigFile)); string(b) != string(config) {
+		t.Errorf("config.json changed by the refused resume:\n%s", b)
 	}
 
 	// A torn last line (a kill while logging) is still tolerated.

@@ -243,13 +243,15 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			fmt.Fprintf(opts.Log, "note: the run's last segment computed its products in %s and its convolutions in %s; this one in %s and %s (--precision and --conv-precision are not settings of the run: give them again to continue as it did)\n",
 				prev.Precision, prev.ConvPrecision, c.Ran.Precision, c.Ran.ConvPrecision)
 		}
-		if err := WriteConfig(opts.Out, &c); err != nil {
-			return nil, err
-		}
+		// metrics.jsonl first: a log it refuses (a bad line) leaves
+		// config.json as it was.
 		if mlog, err = openMetrics(opts.Out, start); err != nil {
 			return nil, err
 		}
 		defer mlog.close()
+		if err := WriteConfig(opts.Out, &c); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Run: opts.Out, Steps: start, Loss: lastLoss}
 	save := func(step int, loss float64) error {
