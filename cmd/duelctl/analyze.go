@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/duel/analysis"
+	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/eval"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/atomicfile"
@@ -35,7 +36,7 @@ func analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "projector", Usage: "test features analysed: projector (the latent space of the loss and the memory; backbone when the method has none) or backbone"},
-			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes (0 = the whole split)"},
+			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes (0 = the whole split, for comparisons with the paper's Table 2: 200 images a class leave sampling noise in the class centroids)"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "feature extraction batch"},
 			&cli.IntFlag{Name: "tsne-points", Value: 1000, Usage: "points of each t-SNE plot (balanced subset of the test features; evenly spaced memory rows); 0 = no t-SNE"},
 			&cli.IntFlag{Name: "tsne-iters", Value: ts.Iterations, Usage: "t-SNE iterations"},
@@ -123,6 +124,9 @@ type analyzeResult struct {
 	Layer              string   `json:"layer"`
 	TestSamples        int      `json:"test_samples"`
 	MemoryClassEntropy *float64 `json:"memory_class_entropy"`
+	// StreamClassEntropy is the class entropy of the run's training stream,
+	// the memory's reference (null when unknown: a long-tailed subset).
+	StreamClassEntropy *float64 `json:"stream_class_entropy"`
 	MemoryClassCounts  []int    `json:"memory_class_counts"`
 	MemoryRows         int      `json:"memory_rows"`
 	// MemoryAge: the rows' ages (steps) and negative uses at the checkpoint.
@@ -261,6 +265,11 @@ func runAnalyze(c *cli.Context) error {
 			}
 			h := analysis.ClassEntropy(counts)
 			res.MemoryClassEntropy, res.MemoryClassCounts, rep.MemoryCounts = &h, counts, counts
+			if p, err := data.ClassProbs(len(counts), data.SamplerConfig{Profile: data.Profile(r.Config.Imbalance),
+				RhoMax: r.Config.RhoMax, DominantClass: r.Config.DominantClass, ImbalanceRatio: r.Config.ImbalanceRatio}); err == nil {
+				hs := analysis.Entropy(p)
+				res.StreamClassEntropy, rep.StreamEntropy = &hs, &hs
+			}
 			if err := analysis.PlotClassFrequency(filepath.Join(out, "class_frequency.png"),
 				fmt.Sprintf("Class frequency in memory (%s, K=%d, step %d, H=%.3f nats)", r.Config.Policy, r.Memory.Size(), r.Step, h), counts, ds.Classes); err != nil {
 				return err

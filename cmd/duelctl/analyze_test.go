@@ -70,6 +70,14 @@ func TestAnalyze(t *testing.T) {
 			if !strings.Contains(string(report), "Class entropy of the") {
 				t.Errorf("dmoco report lacks the memory entropy:\n%s", report)
 			}
+			// The stream's entropy, the memory's reference: rho_max on the
+			// dominant class, the rest shared by the other 9.
+			rho := r.Config.RhoMax
+			hs := -rho*math.Log(rho) - (1-rho)*math.Log((1-rho)/9)
+			if res.StreamClassEntropy == nil || math.Abs(*res.StreamClassEntropy-hs) > 1e-12 ||
+				!strings.Contains(string(report), fmt.Sprintf("the training stream's: %.4f", hs)) {
+				t.Errorf("stream class entropy %v, want %v (rho_max %v), in the report too:\n%s", res.StreamClassEntropy, hs, rho, report)
+			}
 		case "byol":
 			if res.MemoryClassEntropy != nil || res.MemoryClassCounts != nil || !strings.Contains(last, `"memory_class_entropy":null`) {
 				t.Errorf("byol: memory fields %+v", res)

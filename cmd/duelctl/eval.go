@@ -27,9 +27,10 @@ func evalCommand() *cli.Command {
 			"statistics), without augmentation, once; then:\n" +
 			"  linear: one linear layer on the cached features, cross-entropy, Adam (paper, Appendix E:\n" +
 			"          weight decay 1e-6, lr 1e-3, batch 256, 100 epochs; no lr decay), top-1/top-5 on test;\n" +
-			"          --optimizer sgd: solo-learn's linear evaluation instead (SGD lr 0.1, momentum 0.9, no\n" +
-			"          weight decay, the rate x0.1 after 60% and 80% of the epochs), on the same cached features\n" +
-			"          (solo-learn also augments the training images every epoch);\n" +
+			"          --optimizer sgd: solo-learn's linear evaluation instead (SGD, momentum 0.9, no weight\n" +
+			"          decay, the rate x0.1 after 60% and 80% of the epochs; lr 0.1 here, where solo-learn's\n" +
+			"          scripts use 0.1 to 3 by method: set --lr), on the same cached features (solo-learn also\n" +
+			"          augments the training images every epoch);\n" +
 			"  knn:    cosine similarity of L2-normalised features, the k nearest training rows vote with\n" +
 			"          weight exp(sim/T) (InstDisc's k 200, T 0.07; solo-learn's classifier defaults to k 20)\n" +
 			"          or one vote each.\n" +
@@ -75,6 +76,15 @@ type evalResult struct {
 	K            int      `json:"k,omitempty"`
 	Vote         string   `json:"vote,omitempty"`
 	Seconds      float64  `json:"seconds"`
+}
+
+// linearOptimizerTitle names the probe's optimiser in the summary line:
+// "Adam" or "SGD".
+func linearOptimizerTitle(o eval.LinearOptimizer) string {
+	if o == eval.LinearSGD {
+		return "SGD"
+	}
+	return "Adam"
 }
 
 func runEval(c *cli.Context) error {
@@ -171,7 +181,7 @@ func runEval(c *cli.Context) error {
 		}
 		acc = out.Result
 		res.Epochs, res.Optimizer, res.TrainLoss = lin.Epochs, lin.Optimizer.String(), &out.TrainLoss
-		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, Adam lr %g wd %g, batch %d): ", lin.Epochs, lin.LR, lin.WeightDecay, lin.Batch)
+		fmt.Fprintf(c.App.Writer, "linear probe (%d epochs, %s lr %g wd %g, batch %d): ", lin.Epochs, linearOptimizerTitle(lin.Optimizer), lin.LR, lin.WeightDecay, lin.Batch)
 	case "knn":
 		knn.Classes, knn.Device = classes, r.Device
 		bar := progressBar(c, test.N, "kNN")

@@ -81,6 +81,9 @@ func TestEval(t *testing.T) {
 		if wantOpt := map[bool]string{true: "sgd", false: "adam"}[slices.Contains(tc.args, "sgd")]; tc.proto == "linear" && res.Optimizer != wantOpt {
 			t.Errorf("%v: optimizer %q, want %q", tc.args, res.Optimizer, wantOpt)
 		}
+		if title := map[bool]string{true: "SGD lr", false: "Adam lr"}[slices.Contains(tc.args, "sgd")]; tc.proto == "linear" && !strings.Contains(stdout, title) {
+			t.Errorf("%v: the summary line does not name %q:\n%s", tc.args, title, stdout)
+		}
 	}
 	// A batch beyond the samples is capped at them, silently (the audit's
 	// --batch 1000000000 for 50 images tried 128 GB).

@@ -39,3 +39,16 @@ func ClassEntropy(counts []int) float64 {
 	}
 	return h
 }
+
+// Entropy returns the entropy in nats of the probabilities p (which sum to
+// 1), H = -Σ p ln p over the positive ones: a stream's class entropy, the
+// reference for a memory's (ClassEntropy).
+func Entropy(p []float64) float64 {
+	var h float64
+	for _, q := range p {
+		if q > 0 {
+			h -= q * math.Log(q)
+		}
+	}
+	return h
+}

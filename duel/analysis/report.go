@@ -18,6 +18,10 @@ type Report struct {
 	MemorySize                    int   // K, 0 without a memory
 	MemoryCounts                  []int // rows of each class in memory; nil without a memory or labels
 	MemoryNote                    string
+	// StreamEntropy is the class entropy (nats) of the stream the run
+	// trained on, the reference for the memory's (a FIFO queue matches it);
+	// nil when unknown (a long-tailed subset's depends on the class sizes).
+	StreamEntropy *float64
 	// MemoryAge summarises the rows' ages and negative uses; nil without a
 	// memory.
 	MemoryAge   *MemoryAge
@@ -94,9 +98,13 @@ func (r *Report) Markdown() string {
 			total += n
 		}
 		h := ClassEntropy(r.MemoryCounts)
-		fmt.Fprintf(&b, "Class entropy of the %d rows held (K = %d): **%.4f nats** (uniform over %d classes: %.4f). "+
+		stream := ""
+		if r.StreamEntropy != nil {
+			stream = fmt.Sprintf("the training stream's: %.4f, which a FIFO queue matches; ", *r.StreamEntropy)
+		}
+		fmt.Fprintf(&b, "Class entropy of the %d rows held (K = %d): **%.4f nats** (%suniform over %d classes: %.4f). "+
 			"Higher means the memory keeps more diverse classes (the paper's Table 2).\n\n",
-			total, r.MemorySize, h, len(r.MemoryCounts), math.Log(float64(len(r.MemoryCounts))))
+			total, r.MemorySize, h, stream, len(r.MemoryCounts), math.Log(float64(len(r.MemoryCounts))))
 		b.WriteString("| class | rows | share |\n|---|---:|---:|\n")
 		for c, n := range r.MemoryCounts {
 			share := 0.0

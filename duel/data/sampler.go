@@ -53,8 +53,11 @@ type Sampler struct {
 	labels  []int32
 }
 
-// NewSampler builds a sampler over a dataset's labels (numClasses classes).
-func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, error) {
+// ClassProbs returns the class probabilities of the stream cfg describes
+// over numClasses classes, for the profiles that depend on nothing else:
+// dominant, uniform and longtail (a longtail-subset's depend on the class
+// sizes: an error). NewSampler draws with these, bit for bit.
+func ClassProbs(numClasses int, cfg SamplerConfig) ([]float64, error) {
 	if cfg.Profile == "" {
 		cfg.Profile = Dominant
 	}
@@ -63,13 +66,6 @@ func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, er
 	}
 	if cfg.DominantClass < 0 || cfg.DominantClass >= numClasses {
 		return nil, fmt.Errorf("sampler: dominant class %d, expected 0..%d", cfg.DominantClass, numClasses-1)
-	}
-	byClass := make([][]int, numClasses)
-	for i, l := range labels {
-		if l < 0 || int(l) >= numClasses {
-			return nil, fmt.Errorf("sampler: label %d of image %d, expected 0..%d", l, i, numClasses-1)
-		}
-		byClass[l] = append(byClass[l], i)
 	}
 	rank := func(c int) int { return (c - cfg.DominantClass + numClasses) % numClasses }
 	rho := make([]float64, numClasses)
@@ -90,16 +86,56 @@ func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, er
 		for c := range rho {
 			rho[c] = 1 / float64(numClasses)
 		}
-	case LongTail, LongTailSubset:
+	case LongTail:
 		if !(cfg.ImbalanceRatio >= 1) || math.IsInf(cfg.ImbalanceRatio, 0) {
 			return nil, fmt.Errorf("sampler: imbalance ratio %v, expected a finite number >= 1", cfg.ImbalanceRatio)
 		}
-		if cfg.Profile == LongTail {
-			for c := range rho {
-				rho[c] = longTailFactor(rank(c), numClasses, cfg.ImbalanceRatio)
-			}
-			break
+		var sum float64
+		for c := range rho {
+			rho[c] = longTailFactor(rank(c), numClasses, cfg.ImbalanceRatio)
+			sum += rho[c]
 		}
+		for c := range rho {
+			rho[c] /= sum
+		}
+	case LongTailSubset:
+		return nil, fmt.Errorf("sampler: the class probabilities of a %s stream depend on the class sizes (NewSampler)", LongTailSubset)
+	default:
+		return nil, fmt.Errorf("sampler: profile %q, expected dominant, longtail, longtail-subset or uniform", cfg.Profile)
+	}
+	return rho, nil
+}
+
+// NewSampler builds a sampler over a dataset's labels (numClasses classes).
+func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, error) {
+	if cfg.Profile == "" {
+		cfg.Profile = Dominant
+	}
+	if numClasses <= 0 {
+		return nil, fmt.Errorf("sampler: %d classes, expected at least 1", numClasses)
+	}
+	if cfg.DominantClass < 0 || cfg.DominantClass >= numClasses {
+		return nil, fmt.Errorf("sampler: dominant class %d, expected 0..%d", cfg.DominantClass, numClasses-1)
+	}
+	byClass := make([][]int, numClasses)
+	for i, l := range labels {
+		if l < 0 || int(l) >= numClasses {
+			return nil, fmt.Errorf("sampler: label %d of image %d, expected 0..%d", l, i, numClasses-1)
+		}
+		byClass[l] = append(byClass[l], i)
+	}
+	var rho []float64
+	if cfg.Profile != LongTailSubset {
+		var err error
+		if rho, err = ClassProbs(numClasses, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		if !(cfg.ImbalanceRatio >= 1) || math.IsInf(cfg.ImbalanceRatio, 0) {
+			return nil, fmt.Errorf("sampler: imbalance ratio %v, expected a finite number >= 1", cfg.ImbalanceRatio)
+		}
+		rank := func(c int) int { return (c - cfg.DominantClass + numClasses) % numClasses }
+		rho = make([]float64, numClasses)
 		nMax := len(labels)
 		for _, idx := range byClass {
 			nMax = min(nMax, len(idx))
@@ -113,8 +149,6 @@ func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, er
 			byClass[c] = idx[:keep]
 			rho[c] = float64(keep)
 		}
-	default:
-		return nil, fmt.Errorf("sampler: profile %q, expected dominant, longtail, longtail-subset or uniform", cfg.Profile)
 	}
 	var sum float64
 	for _, p := range rho {
@@ -123,7 +157,7 @@ func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, er
 	cum := make([]float64, numClasses)
 	acc := 0.0
 	for c := range rho {
-		if cfg.Profile == LongTail || cfg.Profile == LongTailSubset {
+		if cfg.Profile == LongTailSubset {
 			rho[c] /= sum
 		}
 		if rho[c] > 0 && len(byClass[c]) == 0 {

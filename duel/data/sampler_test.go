@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -208,5 +209,37 @@ func BenchmarkSamplerBatch(b *testing.B) {
 	lab := make([]int32, 256)
 	for i := 0; i < b.N; i++ {
 		s.Batch(int64(i), ids, lab)
+	}
+}
+
+// TestClassProbs: the probabilities ClassProbs gives are the sampler's,
+// bit for bit, for every profile that depends on nothing but its
+// settings; a long-tailed subset's are refused.
+func TestClassProbs(t *testing.T) {
+	labels := make([]int32, 200)
+	for i := range labels {
+		labels[i] = int32(i % 10)
+	}
+	for _, cfg := range []SamplerConfig{
+		{RhoMax: 0.75, DominantClass: 3},
+		{Profile: Dominant, RhoMax: 0.1},
+		{Profile: Uniform},
+		{Profile: LongTail, ImbalanceRatio: 100, DominantClass: 7},
+		{Profile: LongTail, ImbalanceRatio: 1},
+	} {
+		s, err := NewSampler(labels, 10, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ClassProbs(10, cfg)
+		if err != nil || !slices.Equal(got, s.Probs()) {
+			t.Errorf("%+v: ClassProbs %v, %v; the sampler's %v", cfg, got, err, s.Probs())
+		}
+	}
+	if _, err := ClassProbs(10, SamplerConfig{Profile: LongTailSubset, ImbalanceRatio: 10}); err == nil {
+		t.Error("ClassProbs of a long-tailed subset: no error")
+	}
+	if _, err := ClassProbs(10, SamplerConfig{RhoMax: 1.5}); err == nil {
+		t.Error("ClassProbs of rho-max 1.5: no error")
 	}
 }
