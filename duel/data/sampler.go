@@ -53,19 +53,28 @@ type Sampler struct {
 	labels  []int32
 }
 
+// checkClasses fills in cfg's default profile and checks the number of
+// classes and the dominant class.
+func checkClasses(numClasses int, cfg *SamplerConfig) error {
+	if cfg.Profile == "" {
+		cfg.Profile = Dominant
+	}
+	if numClasses <= 0 {
+		return fmt.Errorf("sampler: %d classes, expected at least 1", numClasses)
+	}
+	if cfg.DominantClass < 0 || cfg.DominantClass >= numClasses {
+		return fmt.Errorf("sampler: dominant class %d, expected 0..%d", cfg.DominantClass, numClasses-1)
+	}
+	return nil
+}
+
 // ClassProbs returns the class probabilities of the stream cfg describes
 // over numClasses classes, for the profiles that depend on nothing else:
 // dominant, uniform and longtail (a longtail-subset's depend on the class
 // sizes: an error). NewSampler draws with these, bit for bit.
 func ClassProbs(numClasses int, cfg SamplerConfig) ([]float64, error) {
-	if cfg.Profile == "" {
-		cfg.Profile = Dominant
-	}
-	if numClasses <= 0 {
-		return nil, fmt.Errorf("sampler: %d classes, expected at least 1", numClasses)
-	}
-	if cfg.DominantClass < 0 || cfg.DominantClass >= numClasses {
-		return nil, fmt.Errorf("sampler: dominant class %d, expected 0..%d", cfg.DominantClass, numClasses-1)
+	if err := checkClasses(numClasses, &cfg); err != nil {
+		return nil, err
 	}
 	rank := func(c int) int { return (c - cfg.DominantClass + numClasses) % numClasses }
 	rho := make([]float64, numClasses)
@@ -108,14 +117,8 @@ func ClassProbs(numClasses int, cfg SamplerConfig) ([]float64, error) {
 
 // NewSampler builds a sampler over a dataset's labels (numClasses classes).
 func NewSampler(labels []int32, numClasses int, cfg SamplerConfig) (*Sampler, error) {
-	if cfg.Profile == "" {
-		cfg.Profile = Dominant
-	}
-	if numClasses <= 0 {
-		return nil, fmt.Errorf("sampler: %d classes, expected at least 1", numClasses)
-	}
-	if cfg.DominantClass < 0 || cfg.DominantClass >= numClasses {
-		return nil, fmt.Errorf("sampler: dominant class %d, expected 0..%d", cfg.DominantClass, numClasses-1)
+	if err := checkClasses(numClasses, &cfg); err != nil {
+		return nil, err
 	}
 	byClass := make([][]int, numClasses)
 	for i, l := range labels {
