@@ -70,12 +70,12 @@ var analyzePlots = []analyzePlot{
 
 // analyzeStepDir is the directory of a run under which analyze --step N
 // writes, into analyzeStepDir/step-NNNNNNN, named as train's kept
-// checkpoints (train.KeptDir/step-NNNNNNN).
+// checkpoints (train.KeptName).
 const analyzeStepDir = "analysis"
 
-// analyzeStepName is the format of the subdirectory of analyzeStepDir for
-// a step: that of the kept checkpoints' directories.
-const analyzeStepName = "step-%07d"
+// analyzeStepPattern is how --help shows the subdirectory of
+// analyzeStepDir for a step (train.KeptName).
+const analyzeStepPattern = "step-NNNNNNN"
 
 // analyzeOutDir returns where analyze writes for the run dir: the run
 // directory itself for its latest checkpoint, dir/analysis/step-NNNNNNN
@@ -84,7 +84,7 @@ func analyzeOutDir(dir string, step int, stepSet bool) string {
 	if !stepSet {
 		return dir
 	}
-	return filepath.Join(dir, analyzeStepDir, fmt.Sprintf(analyzeStepName, step))
+	return filepath.Join(dir, analyzeStepDir, train.KeptName(step))
 }
 
 // analyzeFilesHelp returns the lines of analyze --help naming the files it
@@ -92,7 +92,7 @@ func analyzeOutDir(dir string, step int, stepSet bool) string {
 func analyzeFilesHelp() string {
 	var b strings.Builder
 	b.WriteString("Writes atomically into the run directory (with --step N into RUN/" + analyzeStepDir + "/" +
-		strings.ReplaceAll(analyzeStepName, "%07d", "NNNNNNN") + ", zero-padded as the kept\n" +
+		analyzeStepPattern + ", zero-padded as the kept\n" +
 		"checkpoints; the run's own report is left as it was), only the plots that apply to the run:\n")
 	w := 0
 	for _, p := range analyzePlots {
@@ -112,7 +112,7 @@ func analyzeFilesHelp() string {
 // analysis goes.
 var analyzeStepFlag = &cli.IntFlag{Name: "step", Value: -1, DefaultText: "the latest checkpoint",
 	Usage: "analyse the checkpoint of this step (kept by train --keep-checkpoints), writing into RUN/" + analyzeStepDir + "/" +
-		strings.ReplaceAll(analyzeStepName, "%07d", "NNNNNNN") + " (NNNNNNN the step, zero-padded as checkpoints/step-NNNNNNN), not into RUN"}
+		analyzeStepPattern + " (NNNNNNN the step, zero-padded as checkpoints/step-NNNNNNN), not into RUN"}
 
 // analyzeResult is the --json object of duelctl analyze (also analysis.json).
 type analyzeResult struct {

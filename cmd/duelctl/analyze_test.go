@@ -366,7 +366,7 @@ func TestAnalyzeHelpListsFiles(t *testing.T) {
 			t.Errorf("%s does not say where --step writes", tc.name)
 		}
 	}
-	if !strings.Contains(help, fmt.Sprintf(strings.ReplaceAll(analyzeStepName, "%07d", "%s"), "NNNNNNN")) {
+	if !strings.Contains(help, analyzeStepPattern) || strings.ReplaceAll(train.KeptName(1234567), "1234567", "NNNNNNN") != analyzeStepPattern {
 		t.Errorf("help does not show the step directory's name")
 	}
 }

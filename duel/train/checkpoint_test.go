@@ -83,7 +83,7 @@ func TestRunDirOf(t *testing.T) {
 	for _, tc := range []struct{ ckpt, want string }{
 		{filepath.Join("r", CheckpointDir), "r"},
 		{filepath.Join("a", "r", checkpointPrev), filepath.Join("a", "r")},
-		{filepath.Join("r", KeptDir, keptName(100)), "r"},
+		{filepath.Join("r", KeptDir, KeptName(100)), "r"},
 	} {
 		if got := runDirOf(tc.ckpt); got != tc.want {
 			t.Errorf("runDirOf(%q) = %q, want %q", tc.ckpt, got, tc.want)

@@ -16,8 +16,10 @@ import (
 // model, the memory and state.json (not the optimizer).
 const KeptDir = "checkpoints"
 
-// keptName is the subdirectory of KeptDir for step.
-func keptName(step int) string { return fmt.Sprintf("step-%07d", step) }
+// KeptName is the subdirectory of KeptDir for step: step-NNNNNNN, the
+// step zero-padded to 7 digits (duelctl analyze --step names its output
+// directories alike).
+func KeptName(step int) string { return fmt.Sprintf("step-%07d", step) }
 
 // keepCheckpoint makes the current checkpoint of the run in dir (just
 // written for step) survive the next one: its files, but the optimizer's,
@@ -29,7 +31,7 @@ func keepCheckpoint(dir string, step int) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	dst := filepath.Join(root, keptName(step))
+	dst := filepath.Join(root, KeptName(step))
 	tmp := dst + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return err

@@ -69,7 +69,7 @@ func LoadRunOn(dir string, step int, device string) (*Run, error) {
 	latest := true
 	if step >= 0 {
 		if st, err := readState(ckpt); err != nil || st.Step != step {
-			ckpt = filepath.Join(dir, KeptDir, keptName(step))
+			ckpt = filepath.Join(dir, KeptDir, KeptName(step))
 			if _, err := os.Stat(filepath.Join(ckpt, stateFile)); err != nil {
 				kept, _ := KeptSteps(dir)
 				return nil, fmt.Errorf("run %s: no checkpoint of step %d (kept: %v; the latest is step %d; train with --keep-checkpoints to keep more)", dir, step, kept, st.Step)
