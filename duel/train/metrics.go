@@ -86,7 +86,9 @@ func openMetrics(dir string, keep int) (*metricsLog, error) {
 		return nil, err
 	}
 	var kept bytes.Buffer
-	dropped := torn
+	// A last line without its newline is rewritten with one, so that the
+	// next line is not appended onto it.
+	dropped := torn || len(b) > 0 && b[len(b)-1] != '\n'
 	elapsed := 0.0
 	for _, l := range lines {
 		if l.m.Step > keep {

@@ -33,6 +33,7 @@ func TestOpenMetrics(t *testing.T) {
 		{"torn last line", l1 + "\n" + l2 + "\n" + `{"step":3,"lo`, 3, []int{1, 2}, nil},
 		{"torn last line after the checkpoint", l1 + "\n" + l2 + "\n" + l3 + "\n" + `{"st`, 2, []int{1, 2}, nil},
 		{"blank lines", l1 + "\n\n" + l2 + "\n  \n", 3, []int{1, 2}, nil},
+		{"whole last line without its newline", l1 + "\n" + l2, 3, []int{1, 2}, nil},
 		{"empty", "", 3, nil, nil},
 		{"garbage line", l1 + "\ngarbage\n" + l3 + "\n" + l4 + "\n", 4, nil, []string{MetricsFile + ":2:", `found "garbage"`, `expected a JSON object with a numeric "step"`}},
 		{"garbage last line with its newline", l1 + "\n" + l2 + "\ngarbage\n", 4, nil, []string{MetricsFile + ":3:", `found "garbage"`}},
