@@ -96,6 +96,9 @@ func (d *DUEL) Evict(a *Arrival) ([]int, error) {
 	return d.fast.update(a, d.Admission, d.MaxBlockBytes), nil
 }
 
+// AdmissionMode returns d.Admission (Admitting).
+func (d *DUEL) AdmissionMode() Admission { return d.Admission }
+
 // MarshalBinary records the admission mode.
 func (d *DUEL) MarshalBinary() ([]byte, error) { return []byte{byte(d.Admission)}, nil }
 
@@ -108,6 +111,15 @@ func (d *DUEL) UnmarshalBinary(data []byte) error {
 	d.fast.settle()
 	d.fast = fastDUEL{}
 	return nil
+}
+
+// Admitting is implemented by the policies whose decisions depend on an
+// Admission: DUEL, on the host or on a device. A memory checkpoint records
+// the admission in the policy's state, and a run's configuration must
+// agree with it.
+type Admitting interface {
+	// AdmissionMode returns the admission the policy decides with.
+	AdmissionMode() Admission
 }
 
 // Admission is the reading of the paper's update order that the policy

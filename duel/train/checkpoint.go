@@ -214,12 +214,17 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 type memoryConfig struct {
 	size, maxAge int
 	policy       string
+	admission    string // "" for a policy without one (memory.Admitting)
 	safe         bool
 }
 
 // memorySettings returns mem's memoryConfig.
 func memorySettings(mem *memory.Memory) memoryConfig {
-	return memoryConfig{size: mem.Size(), maxAge: mem.MaxAge(), policy: mem.Policy().Name(), safe: mem.SafeUpdate()}
+	c := memoryConfig{size: mem.Size(), maxAge: mem.MaxAge(), policy: mem.Policy().Name(), safe: mem.SafeUpdate()}
+	if a, ok := mem.Policy().(memory.Admitting); ok {
+		c.admission = a.AdmissionMode().String()
+	}
+	return c
 }
 
 // check compares the memory config.json describes (want, the method's
@@ -235,6 +240,9 @@ func (want memoryConfig) check(got memoryConfig, path string) error {
 	case got.policy != want.policy:
 		key, gotV, wantV = "policy", strconv.Quote(got.policy), strconv.Quote(want.policy)
 		found = "policy " + gotV.(string)
+	case got.admission != want.admission:
+		key, gotV, wantV = "admission", strconv.Quote(got.admission), strconv.Quote(want.admission)
+		found = "admission " + gotV.(string)
 	case got.maxAge != want.maxAge:
 		key, gotV, wantV, found = "max_age", got.maxAge, want.maxAge, fmt.Sprintf("a maximum row age of %d", got.maxAge)
 	case got.safe != want.safe:

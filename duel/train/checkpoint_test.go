@@ -9,7 +9,7 @@ import (
 )
 
 // TestMemoryConfigMismatch edits a trained dmoco run's config.json by hand
-// (memory_size, policy, max_age, safe_update): resuming it and loading it (eval, analyze,
+// (memory_size, policy, admission, max_age, safe_update): resuming it and loading it (eval, analyze,
 // embed) must refuse the checkpoint's memory, naming memory.bin, the key of
 // config.json, the checkpoint's value and the config's, rather than keep
 // the checkpoint's memory silently.
@@ -27,6 +27,7 @@ func TestMemoryConfigMismatch(t *testing.T) {
 	}{
 		{"memory_size", func(c *Config) { c.MemorySize = 64 }, []string{"a memory of 32 rows", "config.json says memory_size 64", "put back memory_size 32"}},
 		{"policy", func(c *Config) { c.Policy = "fifo" }, []string{`a memory of policy "duel"`, `says policy "fifo"`}},
+		{"admission", func(c *Config) { c.Admission = "compete" }, []string{`a memory of admission "protected"`, `says admission "compete"`, `put back admission "protected"`}},
 		{"max_age", func(c *Config) { c.MaxAge = 5 }, []string{"a maximum row age of 0", "says max_age 5"}},
 		{"safe_update", func(c *Config) { c.SafeUpdate = true }, []string{"the safe update off", "says safe_update true"}},
 	} {

@@ -125,6 +125,10 @@ func (p *Policy) Close() error {
 	return err
 }
 
+// AdmissionMode returns the admission the policy decides with
+// (memory.Admitting).
+func (p *Policy) AdmissionMode() memory.Admission { return p.admission }
+
 // MarshalBinary records the admission, as memory.DUEL does: a memory's
 // checkpoint is the same whichever of the two decided.
 func (p *Policy) MarshalBinary() ([]byte, error) { return []byte{byte(p.admission)}, nil }

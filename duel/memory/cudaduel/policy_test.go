@@ -199,7 +199,7 @@ func TestDUELPolicyCheckpointOnHost(t *testing.T) {
 	if err := onGPU.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if onGPU.Policy() != memory.Policy(gpuPolicy) || gpuPolicy.admission != memory.Compete {
+	if a, ok := onGPU.Policy().(memory.Admitting); onGPU.Policy() != memory.Policy(gpuPolicy) || !ok || a.AdmissionMode() != memory.Compete {
 		t.Fatalf("after loading: policy %T, admission %v; expected the GPU's, compete", onGPU.Policy(), gpuPolicy.admission)
 	}
 	for step := 5; step < 9; step++ {
@@ -221,7 +221,7 @@ func TestDUELPolicyCheckpointOnHost(t *testing.T) {
 	if err := back.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := back.Policy().(*memory.DUEL); !ok || d.Admission != memory.Compete || !slices.Equal(back.IDs(), onGPU.IDs()) {
+	if a, ok := back.Policy().(memory.Admitting); !ok || a.AdmissionMode() != memory.Compete || !slices.Equal(back.IDs(), onGPU.IDs()) {
 		t.Fatalf("the GPU's checkpoint on the CPU: policy %T, ids %v", back.Policy(), back.IDs())
 	}
 	maxScore, _ := memory.New(k, z, memory.NewDUEL(memory.MaxScore))
