@@ -62,11 +62,20 @@ type Grid struct {
 	Seeds       int       `json:"seeds"`
 	ProbeEpochs int       `json:"probe_epochs"` // linear-probe epochs (Appendix E: 100)
 	ProbeLimit  int       `json:"probe_limit"`  // images per split for the probe; 0 = whole splits
+	// ClusterLimit is the number of class-balanced test images whose
+	// features the clustering measures use (duelctl analyze's --limit);
+	// 0 = the whole test split.
+	ClusterLimit int `json:"cluster_limit"`
 	// Precision is the PrecisionTag of the precisions every run trains and
 	// is evaluated in: "" for the reference (float32 products, float32 or
 	// TF32 convolutions), "bf16", ...; the runs' directories and the
 	// report's end in -Precision when it is not "".
 	Precision string `json:"precision,omitempty"`
+}
+
+// evaluation returns g's evaluation settings.
+func (g *Grid) evaluation() Evaluation {
+	return Evaluation{ProbeEpochs: g.ProbeEpochs, ProbeLimit: g.ProbeLimit, ClusterLimit: g.ClusterLimit}
 }
 
 // Validate checks a grid after the command line's changes, down to the
@@ -85,6 +94,8 @@ func (g *Grid) Validate() error {
 		return fmt.Errorf("--probe-epochs: got %d, expected an integer >= 1", g.ProbeEpochs)
 	case g.ProbeLimit < 0:
 		return fmt.Errorf("--probe-limit: got %d, expected an integer >= 0 (0 = whole splits)", g.ProbeLimit)
+	case g.ClusterLimit < 0:
+		return fmt.Errorf("--cluster-limit: got %d, expected an integer >= 0 (0 = the whole test split)", g.ClusterLimit)
 	}
 	if err := checkPrecision(g.Precision); err != nil {
 		return err

@@ -39,6 +39,8 @@ func TestLookupAndValidate(t *testing.T) {
 		{"rho twice", func(g *Grid) { g.RhoMax = []float64{0.5, 0.5} }, "--rho: got 0.5 twice"},
 		{"zero seeds", func(g *Grid) { g.Seeds = 0 }, "--seeds"},
 		{"zero epochs", func(g *Grid) { g.ProbeEpochs = 0 }, "--probe-epochs"},
+		{"negative probe limit", func(g *Grid) { g.ProbeLimit = -2 }, "--probe-limit: got -2"},
+		{"negative cluster limit", func(g *Grid) { g.ClusterLimit = -2 }, "--cluster-limit: got -2, expected an integer >= 0 (0 = the whole test split)"},
 		{"bad kind", func(g *Grid) { g.Kind = "table3" }, `preset smoke: kind "table3"`},
 		{"unknown override", func(g *Grid) { g.Overrides = []string{"stepz=3"} }, `preset smoke: override "stepz=3": unknown training flag --stepz`},
 		{"bad override value", func(g *Grid) { g.Overrides = []string{"steps=many"} }, `preset smoke: override "steps=many": --steps: got "many", expected an integer`},

@@ -33,7 +33,7 @@ func (r *Report) Markdown() string {
 		r.measureTable(&b, "## Memory class entropy at the end of training (nats)", "memory_class_entropy", 4, true)
 		r.measureTable(&b, "## Intra-class variance (lower is better)", "intra_class_variance", 4, false)
 		r.measureTable(&b, "## Inter-class similarity (lower is better)", "inter_class_similarity", 4, false)
-		fmt.Fprintf(&b, "Both measured as `duelctl analyze` does, on the L2-normalised projector features (backbone for a method without a projector) of at most %d class-balanced test images.\n\n", clusterLimit)
+		fmt.Fprintf(&b, "Both measured as `duelctl analyze` does, on the L2-normalised projector features (backbone for a method without a projector) of %s.\n\n", clusterImages(g.ClusterLimit))
 		r.ageTable(&b)
 		r.top1Table(&b, "## Linear probing top-1 (%), for reference")
 	case Ablation:
@@ -52,10 +52,6 @@ func (r *Report) header(b *strings.Builder) {
 	if len(r.Runs) < r.Planned {
 		runs += " (partial: the numbers cover the finished runs; the grid runs seed-major, so early seeds are complete first)"
 	}
-	probe := "whole splits"
-	if g.ProbeLimit > 0 {
-		probe = fmt.Sprintf("%d images per split", g.ProbeLimit)
-	}
 	rows := [][]string{
 		{"command", "`" + p.Command + "`"},
 		{"commit", "`" + p.Commit + "`" + r.runCommits()},
@@ -63,7 +59,7 @@ func (r *Report) header(b *strings.Builder) {
 		{"date", p.Date},
 		{"runs", runs},
 		{"wall time", fmt.Sprintf("%s (training %s + evaluation %s, summed over the runs)", duration(trainS+probeS), duration(trainS), duration(probeS))},
-		{"settings", fmt.Sprintf("%s; %d seed(s); rho_max %s; linear probe %d epochs on %s", g.settings(), g.Seeds, floats(g.RhoMax), g.ProbeEpochs, probe)},
+		{"settings", fmt.Sprintf("%s; %d seed(s); rho_max %s; %s", g.settings(), g.Seeds, floats(g.RhoMax), g.evaluation())},
 		{"precision", r.precisions()},
 	}
 	if _, name, ok := paperDataset(r.dataset()); ok {

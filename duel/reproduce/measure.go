@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"time"
 
 	"github.com/duel-ssl/duel/duel/analysis"
 	"github.com/duel-ssl/duel/duel/data"
@@ -13,12 +14,36 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// clusterLimit is the number of test images, class-balanced, whose
-// features the clustering measures use (duelctl analyze's default).
+// clusterLimit is the presets' Grid.ClusterLimit: the number of test
+// images, class-balanced, whose features the clustering measures use
+// (duelctl analyze's default --limit).
 const clusterLimit = 2000
 
 // embedBatch is the batch of feature extraction.
 const embedBatch = 256
+
+// reevaluate measures the finished run k again with g's evaluation
+// settings, keeping what its saved evaluation, saved, records of its
+// training (steps, loss, precisions, training time, provenance), and
+// saves it as probe.json.
+func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, error) {
+	dir := runDir(opts, k)
+	if err := opts.setPrecision(false); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r, err := evaluate(dir, g, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.Variant, r.Method, r.RhoMax, r.Seed, r.Dir = saved.Variant, saved.Method, saved.RhoMax, saved.Seed, dir
+	r.Steps, r.Loss, r.Precision, r.ConvPrecision = saved.Steps, saved.Loss, saved.Precision, saved.ConvPrecision
+	r.TrainSeconds, r.ProbeSeconds, r.Made = saved.TrainSeconds, time.Since(start).Seconds(), saved.Made
+	if err := writeResult(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // evaluate measures a finished run: the linear probe of Appendix E on its
 // frozen backbone, the memory at the end of training, the clustering of
@@ -28,7 +53,8 @@ func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &RunResult{Schema: resultSchema}
+	ev := g.evaluation()
+	r := &RunResult{Schema: resultSchema, Evaluation: &ev}
 	test, err := split(run, opts, false)
 	if err != nil {
 		return nil, err
@@ -39,7 +65,7 @@ func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
 	if err := measureMemory(run, r); err != nil {
 		return nil, err
 	}
-	if err := measureClusters(run, test, r); err != nil {
+	if err := measureClusters(run, test, g.ClusterLimit, r); err != nil {
 		return nil, err
 	}
 	if err := readCurves(dir, r); err != nil {
@@ -129,14 +155,14 @@ func measureMemory(run *train.Run, r *RunResult) error {
 
 // measureClusters sets the intra-class variance and inter-class similarity
 // of the L2-normalised projector features (backbone features when the
-// method has no projector) of at most clusterLimit test images, as
+// method has no projector) of at most limit test images (0 = all), as
 // duelctl analyze measures them.
-func measureClusters(run *train.Run, test *data.Dataset, r *RunResult) error {
+func measureClusters(run *train.Run, test *data.Dataset, limit int, r *RunResult) error {
 	r.Layer = "projector"
 	if run.Projector == nil {
 		r.Layer = "backbone"
 	}
-	f, err := extract(run, test, r.Layer, clusterLimit)
+	f, err := extract(run, test, r.Layer, limit)
 	if err != nil {
 		return err
 	}

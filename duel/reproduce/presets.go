@@ -44,7 +44,7 @@ func cpuGrid(kind Kind, what string, methods []string, rho []float64) Grid {
 		Description: fmt.Sprintf("%s; %d seeds; training preset cpu-small with %s (CIFAR-10: duelctl data fetch cifar10); 100-epoch linear probe on whole splits",
 			what, cpuSeeds, strings.Join(cpuProtocol, " ")),
 		Kind: kind, TrainPreset: "cpu-small", Overrides: cpuProtocol,
-		Methods: methods, RhoMax: rho, Seeds: cpuSeeds, ProbeEpochs: 100,
+		Methods: methods, RhoMax: rho, Seeds: cpuSeeds, ProbeEpochs: 100, ClusterLimit: clusterLimit,
 	}
 }
 
@@ -59,12 +59,12 @@ var grids = map[string]Grid{
 		[]string{"simclr", "dsimclr:negatives=memory,eps=0", "dsimclr:negatives=mixed,eps=0", "dsimclr"}, []float64{0.75}),
 	"table1-paper": {
 		Description: "Table 1 at the paper's scale (Appendix E.2): CIFAR-10 (duelctl data fetch cifar10), ResNet-50, 160k steps, 3 seeds, 100-epoch linear probe",
-		Kind:        Table1, TrainPreset: "paper-cifar10", Methods: paperMethods, RhoMax: paperRho, Seeds: 3, ProbeEpochs: 100,
+		Kind:        Table1, TrainPreset: "paper-cifar10", Methods: paperMethods, RhoMax: paperRho, Seeds: 3, ProbeEpochs: 100, ClusterLimit: clusterLimit,
 	},
 	"smoke": {
 		Description: "a seconds-long check of the whole pipeline: moco and dmoco at rho_max 0.75, tiny ResNet, 4 steps with a kNN monitor every 2, a memory of 32 rows (full after 2 steps: the policies decide in the last 2), 2-epoch probe on 200 images per split",
 		Kind:        Table1, TrainPreset: "tiny", Overrides: []string{"knn-every=2", "memory-size=32"},
-		Methods: []string{"moco", "dmoco"}, RhoMax: []float64{0.75}, Seeds: 1, ProbeEpochs: 2, ProbeLimit: 200,
+		Methods: []string{"moco", "dmoco"}, RhoMax: []float64{0.75}, Seeds: 1, ProbeEpochs: 2, ProbeLimit: 200, ClusterLimit: clusterLimit,
 	},
 }
 

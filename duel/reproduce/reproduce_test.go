@@ -110,6 +110,79 @@ func TestRunWritesReportAndSkipsFinishedRuns(t *testing.T) {
 	}
 }
 
+// TestRunEvaluatesAgainWithNewSettings changes only a grid's evaluation
+// (probe epochs, probe limit, cluster limit) after its runs finished: the
+// runs are measured again without training, their probe.json records the
+// new settings, and --report-only leaves out, naming both settings, the
+// runs whose saved measures were taken with others.
+func TestRunEvaluatesAgainWithNewSettings(t *testing.T) {
+	out := t.TempDir()
+	g := smokeGrid(t)
+	var log strings.Builder
+	opts := testOptions(out, &log)
+	first, err := Run(context.Background(), g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range first.Runs {
+		if r.Evaluation == nil || *r.Evaluation != (Evaluation{ProbeEpochs: 2, ProbeLimit: 0, ClusterLimit: 2000}) {
+			t.Fatalf("run %s: evaluation %+v, want the smoke grid's", r.Variant, r.Evaluation)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(*Grid)
+		samples int // cluster samples of the synthetic 32-image test split
+	}{
+		{"probe epochs", func(g *Grid) { g.ProbeEpochs = 3 }, 32},
+		{"probe limit", func(g *Grid) { g.ProbeLimit = 16 }, 32},
+		{"cluster limit", func(g *Grid) { g.ClusterLimit = 8 }, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := g
+			tc.edit(&h)
+			log.Reset()
+			report := opts
+			report.ReportOnly = true
+			rep, err := Run(context.Background(), h, report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Runs) != 0 || strings.Count(log.String(), "left out, evaluated with linear probe") != 2 || !strings.Contains(log.String(), h.evaluation().String()) {
+				t.Errorf("--report-only with other settings: %d runs reported; the log:\n%s", len(rep.Runs), log.String())
+			}
+			log.Reset()
+			rep, err = Run(context.Background(), h, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(log.String(), "evaluated again") != 2 || strings.Contains(log.String(), "trained in") {
+				t.Errorf("the log:\n%s", log.String())
+			}
+			for i, r := range rep.Runs {
+				if r.Evaluation == nil || *r.Evaluation != h.evaluation() || r.ClusterSamples != tc.samples {
+					t.Errorf("run %s: evaluation %+v, %d cluster samples; want %+v, %d", r.Variant, r.Evaluation, r.ClusterSamples, h.evaluation(), tc.samples)
+				}
+				if was := first.Runs[i]; r.Steps != was.Steps || r.Loss != was.Loss || r.TrainSeconds != was.TrainSeconds || r.Variant != was.Variant {
+					t.Errorf("run %s: training record changed: %+v, was %+v", r.Variant, r, was)
+				}
+				saved, err := readResult(r.Dir)
+				if err != nil || saved.Evaluation == nil || *saved.Evaluation != h.evaluation() {
+					t.Errorf("run %s: probe.json %v, %+v", r.Variant, err, saved)
+				}
+			}
+			// Back to the grid's settings: measured again once, then saved.
+			if _, err := Run(context.Background(), g, opts); err != nil {
+				t.Fatal(err)
+			}
+			log.Reset()
+			if _, err := Run(context.Background(), g, opts); err != nil || strings.Count(log.String(), "saved earlier") != 2 {
+				t.Errorf("%v; the log:\n%s", err, log.String())
+			}
+		})
+	}
+}
+
 func TestRunsSharedBetweenPresets(t *testing.T) {
 	out := t.TempDir()
 	var log strings.Builder

@@ -57,9 +57,39 @@ type RunResult struct {
 	TrainSeconds float64 `json:"train_seconds"`
 	ProbeSeconds float64 `json:"probe_seconds"` // linear probe and the measures above
 
+	// Evaluation is the grid's evaluation settings the measures above were
+	// taken with (nil in probe.json files written before it existed).
+	Evaluation *Evaluation `json:"evaluation,omitempty"`
+
 	// Made says which binary, on which CPU and when, trained and evaluated
 	// the run (nil in probe.json files written before it existed).
 	Made *Provenance `json:"made,omitempty"`
+}
+
+// Evaluation is what of a Grid decides a finished run's measures, beside
+// its training: a saved probe.json taken with other settings is measured
+// again.
+type Evaluation struct {
+	ProbeEpochs  int `json:"probe_epochs"`
+	ProbeLimit   int `json:"probe_limit"`
+	ClusterLimit int `json:"cluster_limit"`
+}
+
+// String describes e as the report's settings do.
+func (e Evaluation) String() string {
+	probe := "whole splits"
+	if e.ProbeLimit > 0 {
+		probe = fmt.Sprintf("%d images per split", e.ProbeLimit)
+	}
+	return fmt.Sprintf("linear probe %d epochs on %s, clustering of %s", e.ProbeEpochs, probe, clusterImages(e.ClusterLimit))
+}
+
+// clusterImages describes the test images of a cluster limit.
+func clusterImages(limit int) string {
+	if limit == 0 {
+		return "the whole test split"
+	}
+	return fmt.Sprintf("at most %d class-balanced test images", limit)
 }
 
 // MemoryAge is memory.Usage at the end of training: the rows' ages in steps,

@@ -115,18 +115,34 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 			return rep, fmt.Errorf("run %s: %w", k.name(), err)
 		}
 		cached, how := r != nil, "saved earlier"
-		if !cached && opts.ReportOnly {
+		// A saved evaluation taken with other settings is measured again
+		// (one written before probe.json recorded them stands).
+		stale := cached && r.Evaluation != nil && *r.Evaluation != g.evaluation()
+		if (stale || !cached) && opts.ReportOnly {
 			if opts.Log != nil {
-				fmt.Fprintf(opts.Log, "[%d/%d] %s: not run yet\n", i+1, len(keys), k.name())
+				why := "not run yet"
+				if stale {
+					why = fmt.Sprintf("left out, evaluated with %s where the grid asks for %s: run without --report-only to evaluate it again", r.Evaluation, g.evaluation())
+				}
+				fmt.Fprintf(opts.Log, "[%d/%d] %s: %s\n", i+1, len(keys), k.name(), why)
 			}
 			continue
 		}
-		if !cached {
+		if stale || !cached {
 			if unsaved {
 				if err := write(); err != nil {
 					return rep, err
 				}
 			}
+		}
+		switch {
+		case stale:
+			was := *r.Evaluation
+			if r, err = reevaluate(g, opts, k, r); err != nil {
+				return rep, fmt.Errorf("run %s: evaluating again (saved with %s): %w", k.name(), was, err)
+			}
+			cached, how = false, fmt.Sprintf("evaluated again in %.0f s, saved with %s", r.ProbeSeconds, was)
+		case !cached:
 			if r, err = runOne(ctx, g, opts, k, cfgs[i]); err != nil {
 				return rep, fmt.Errorf("run %s: %w", k.name(), err)
 			}
@@ -169,7 +185,7 @@ func savedResult(dir string, g Grid, opts Options) (*RunResult, error) {
 		if err := opts.setPrecision(false); err != nil {
 			return nil, err
 		}
-		upgrade(dir, r, opts)
+		upgrade(dir, r, g, opts)
 		if err := writeResult(dir, r); err != nil {
 			return nil, err
 		}
@@ -190,9 +206,9 @@ func ranPrecision(dir string, r *RunResult) {
 
 // upgrade fills the fields an older probe.json lacks: the curves from
 // metrics.jsonl, and, when the run's checkpoint loads, the memory and the
-// clustering measures (a forward pass over at most clusterLimit test
+// clustering measures (a forward pass over at most g.ClusterLimit test
 // images). What cannot be measured stays empty and is said in opts.Log.
-func upgrade(dir string, r *RunResult, opts Options) {
+func upgrade(dir string, r *RunResult, g Grid, opts Options) {
 	note := func(what string, err error) {
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, "%s: %s of an older %s left empty: %v\n", dir, what, probeFile, err)
@@ -218,7 +234,7 @@ func upgrade(dir string, r *RunResult, opts Options) {
 	if err := measureMemory(run, r); err != nil {
 		note("memory measures", err)
 	}
-	if err := measureClusters(run, test, r); err != nil {
+	if err := measureClusters(run, test, g.ClusterLimit, r); err != nil {
 		note("clustering measures", err)
 	}
 }
