@@ -346,7 +346,11 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 		}
 		return err
 	}
-	fmt.Fprintf(w, "done: %s, %d steps, loss %.4f, %.1f img/s", res.Run, res.Steps, res.Loss, res.ImgPerS)
+	if res.Trained == 0 && res.Steps > 0 {
+		fmt.Fprintf(w, "done: %s, %d steps, all trained before (--resume --steps N continues it to N), loss %.4f", res.Run, res.Steps, res.Loss)
+	} else {
+		fmt.Fprintf(w, "done: %s, %d steps, loss %.4f, %.1f img/s", res.Run, res.Steps, res.Loss, res.ImgPerS)
+	}
 	if res.KNNTop1 != nil {
 		fmt.Fprintf(w, ", kNN top-1 %.2f%%", 100**res.KNNTop1)
 	}

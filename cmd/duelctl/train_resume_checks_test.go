@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,6 +111,36 @@ func TestResumeAndLoadRefuseInconsistentRuns(t *testing.T) {
 	for i, m := range ms {
 		if m.Step != i+1 || len(ms) != 6 {
 			t.Fatalf("steps of metrics.jsonl: %+v, want 1..6", ms)
+		}
+	}
+}
+
+// TestResumeFinishedRun resumes a run that has done all its steps: it
+// trains nothing, says so rather than printing a speed of 0 img/s, and its
+// JSON reports no steps trained; resuming it with more steps trains only
+// those.
+func TestResumeFinishedRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI("train", "--preset", "tiny", "--steps", "2", "--out", dir); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		steps, trained int
+		want           string
+	}{
+		{2, 0, "2 steps, all trained before (--resume --steps N continues it to N)"},
+		{3, 1, "3 steps, loss "},
+	} {
+		code, stdout, stderr := runCLI("train", "--resume", "--out", dir, "--steps", strconv.Itoa(tc.steps), "--json")
+		if code != 0 {
+			t.Fatalf("resume to %d steps: exit %d: %s", tc.steps, code, stderr)
+		}
+		var res train.Result
+		if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil {
+			t.Fatalf("resume to %d steps: %v in %q", tc.steps, err, stdout)
+		}
+		if !strings.Contains(stdout, tc.want) || res.Steps != tc.steps || res.Trained != tc.trained || (res.ImgPerS > 0) != (tc.trained > 0) {
+			t.Errorf("resume to %d steps: %+v, stdout %q; want %q and %d trained", tc.steps, res, stdout, tc.want, tc.trained)
 		}
 	}
 }

@@ -103,10 +103,14 @@ type Options struct {
 
 // Result summarises a run.
 type Result struct {
-	Run     string   `json:"run"`
-	Steps   int      `json:"steps"`
-	Loss    float64  `json:"loss"`
-	ImgPerS float64  `json:"img_per_s"`
+	Run   string  `json:"run"`
+	Steps int     `json:"steps"`
+	Loss  float64 `json:"loss"`
+	// ImgPerS is the speed of the steps this call trained (0 when none).
+	ImgPerS float64 `json:"img_per_s"`
+	// Trained is the number of steps this call trained: Steps less those a
+	// resumed run had done before (0 when it had finished).
+	Trained int      `json:"trained_steps"`
 	KNNTop1 *float64 `json:"knn_top1,omitempty"`
 }
 
@@ -439,8 +443,9 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			opts.AfterStep(done)
 		}
 	}
+	res.Trained = res.Steps - start
 	if s := trainTime.Seconds(); s > 0 {
-		res.ImgPerS = float64((res.Steps-start)*c.Batch) / s
+		res.ImgPerS = float64(res.Trained*c.Batch) / s
 	}
 	if lead {
 		if err := recordKernels(opts.Out, &c, dev, policies, opts.Log); err != nil {
