@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/duel-ssl/duel/duel/analysis"
@@ -28,6 +30,11 @@ const embedBatch = 256
 // saves it as probe.json.
 func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, error) {
 	dir := runDir(opts, k)
+	if _, err := os.Stat(filepath.Join(dir, train.CheckpointDir)); err != nil {
+		return nil, fmt.Errorf("%s was measured with %s, the grid asks for %s, and %s has no checkpoint to measure it again (%w): "+
+			"give the grid's evaluation settings back, or remove %s to train it again",
+			filepath.Join(dir, probeFile), saved.evaluationText(), g.evaluation(), dir, err, dir)
+	}
 	if err := opts.setPrecision(false); err != nil {
 		return nil, err
 	}

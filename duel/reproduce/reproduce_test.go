@@ -231,6 +231,11 @@ func TestRunsSharedBetweenPresets(t *testing.T) {
 	}
 }
 
+// TestOlderProbeFile checks a probe.json written by an older duelctl, which
+// does not record the evaluation settings of its measures: --report-only
+// leaves the run out, saying why; a grid measures it again from its
+// checkpoint, keeping what it records of the training; without a
+// checkpoint the grid is refused, naming the file and the way out.
 func TestOlderProbeFile(t *testing.T) {
 	out := t.TempDir()
 	var log strings.Builder
@@ -240,44 +245,59 @@ func TestOlderProbeFile(t *testing.T) {
 	if _, err := Run(context.Background(), g, opts); err != nil {
 		t.Fatal(err)
 	}
-	// A probe.json as the first version wrote it.
 	dir := filepath.Join(out, "runs", "dmoco-rho0.75-seed0")
-	old := `{"method": "dmoco", "rho_max": 0.75, "seed": 0, "dir": "elsewhere", "steps": 2, "loss": 1.5, "top1": 0.4242, "memory_class_entropy": 1.1, "train_seconds": 3, "probe_seconds": 1}`
-	if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(old), 0o644); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, file, schema string
+	}{
+		// As the first version wrote it, without a schema.
+		{"schema 1", `{"method": "dmoco", "rho_max": 0.75, "seed": 0, "dir": "elsewhere", "steps": 2, "loss": 1.5, "top1": 0.4242, "memory_class_entropy": 1.1, "train_seconds": 3, "probe_seconds": 1}`, "schema 1"},
+		// As the second wrote it, without the evaluation settings.
+		{"schema 2", `{"schema": 2, "method": "dmoco", "rho_max": 0.75, "seed": 0, "dir": "elsewhere", "steps": 2, "loss": 1.5, "top1": 0.4242, "classes": 4, "train_seconds": 3, "probe_seconds": 1}`, "schema 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write := func() {
+				t.Helper()
+				if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write()
+			log.Reset()
+			report := opts
+			report.ReportOnly = true
+			rep, err := Run(context.Background(), g, report)
+			if err != nil || len(rep.Runs) != 0 || !strings.Contains(log.String(), "left out, evaluated with settings it does not record ("+tc.schema) {
+				t.Errorf("--report-only: %v, %d runs; the log:\n%s", err, len(rep.Runs), log.String())
+			}
+			log.Reset()
+			rep, err = Run(context.Background(), g, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Runs[0]
+			if !strings.Contains(log.String(), "evaluated again") || r.Top1 == 0.4242 || r.Steps != 2 || r.Loss != 1.5 || r.TrainSeconds != 3 || r.Dir != dir || r.Variant != "dmoco" {
+				t.Errorf("older probe.json not measured again: %+v\n%s", r, log.String())
+			}
+			if r.Schema != resultSchema || !r.evaluatedWith(g.evaluation()) || r.Curves.KNNTop1.Len() != 1 || r.IntraClassVariance == nil || r.MemoryAge == nil || len(r.MemoryClassCounts) != 4 {
+				t.Errorf("older probe.json not measured in full: %+v", r)
+			}
+			if saved, err := readResult(dir); err != nil || !saved.evaluatedWith(g.evaluation()) || saved.Top1 != r.Top1 {
+				t.Errorf("new probe.json not saved: %+v, %v", saved, err)
+			}
+		})
 	}
-	log.Reset()
-	rep, err := Run(context.Background(), g, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rep.Runs[0]
-	if !strings.Contains(log.String(), "saved earlier") || r.Top1 != 0.4242 || r.Dir != dir || r.Variant != "dmoco" {
-		t.Errorf("older probe.json not used as saved: %+v\n%s", r, log.String())
-	}
-	if r.Schema != resultSchema || r.Curves.KNNTop1.Len() != 1 || r.IntraClassVariance == nil || r.MemoryAge == nil || len(r.MemoryClassCounts) != 4 {
-		t.Errorf("older probe.json not filled in: %+v", r)
-	}
-	saved, err := readResult(dir)
-	if err != nil || saved.Schema != resultSchema || saved.Top1 != 0.4242 {
-		t.Errorf("upgraded probe.json not saved: %+v, %v", saved, err)
-	}
-
-	// Without a checkpoint only the cheap parts come back; the rest stays empty.
-	if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(old), 0o644); err != nil {
+	// Without a checkpoint it cannot be measured again.
+	if err := os.WriteFile(filepath.Join(dir, probeFile), []byte(`{"schema": 2, "method": "dmoco", "top1": 0.4242}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
-	log.Reset()
-	rep, err = Run(context.Background(), g, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r = rep.Runs[0]
-	if r.Curves.KNNTop1.Len() != 1 || r.IntraClassVariance != nil || *r.MemoryClassEntropy != 1.1 || !strings.Contains(log.String(), "left empty") {
-		t.Errorf("older probe.json without checkpoint: %+v\n%s", r, log.String())
+	_, err := Run(context.Background(), g, opts)
+	for _, want := range []string{filepath.Join(dir, probeFile), "settings it does not record (schema 2", "no checkpoint to measure it again", "remove " + dir} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without a checkpoint: %v, want it to mention %q", err, want)
+		}
 	}
 }
 

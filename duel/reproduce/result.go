@@ -12,10 +12,12 @@ import (
 // probeFile holds a finished run's evaluation, next to the run's files.
 const probeFile = "probe.json"
 
-// resultSchema is the version of probe.json written. Files without a
-// schema (version 1) hold only the linear probe, the loss and the memory's
-// class entropy; the rest is filled in when they are read (upgrade).
-const resultSchema = 2
+// resultSchema is the version of probe.json written. Files of an older
+// schema do not record the evaluation settings their measures were taken
+// with (version 2 lacks Evaluation; version 1, without a schema, holds
+// only the linear probe, the loss and the memory's class entropy): their
+// runs are measured again.
+const resultSchema = 3
 
 // RunResult is one (variant, ρmax, seed) run with its evaluation: the
 // content of its probe.json.
@@ -73,6 +75,20 @@ type Evaluation struct {
 	ProbeEpochs  int `json:"probe_epochs"`
 	ProbeLimit   int `json:"probe_limit"`
 	ClusterLimit int `json:"cluster_limit"`
+}
+
+// evaluatedWith says whether r's measures were taken with the evaluation
+// settings e (false when r does not record them).
+func (r *RunResult) evaluatedWith(e Evaluation) bool {
+	return r.Schema >= 3 && r.Evaluation != nil && *r.Evaluation == e
+}
+
+// evaluationText describes the evaluation settings r records.
+func (r *RunResult) evaluationText() string {
+	if r.Schema < 3 || r.Evaluation == nil {
+		return fmt.Sprintf("settings it does not record (schema %d, written by an older duelctl)", r.Schema)
+	}
+	return r.Evaluation.String()
 }
 
 // String describes e as the report's settings do.
@@ -138,6 +154,9 @@ func readResult(dir string) (*RunResult, error) {
 	var r RunResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to evaluate the run again)", path, err)
+	}
+	if r.Schema == 0 {
+		r.Schema = 1 // written before the field existed
 	}
 	return &r, nil
 }

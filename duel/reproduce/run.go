@@ -110,19 +110,19 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		r, err := savedResult(runDir(opts, k), g, opts)
+		r, err := savedResult(runDir(opts, k))
 		if err != nil {
 			return rep, fmt.Errorf("run %s: %w", k.name(), err)
 		}
 		cached, how := r != nil, "saved earlier"
-		// A saved evaluation taken with other settings is measured again
-		// (one written before probe.json recorded them stands).
-		stale := cached && r.Evaluation != nil && *r.Evaluation != g.evaluation()
+		// A saved evaluation taken with other settings, or with settings
+		// it does not record, is measured again.
+		stale := cached && !r.evaluatedWith(g.evaluation())
 		if (stale || !cached) && opts.ReportOnly {
 			if opts.Log != nil {
 				why := "not run yet"
 				if stale {
-					why = fmt.Sprintf("left out, evaluated with %s where the grid asks for %s: run without --report-only to evaluate it again", r.Evaluation, g.evaluation())
+					why = fmt.Sprintf("left out, evaluated with %s where the grid asks for %s: run without --report-only to evaluate it again", r.evaluationText(), g.evaluation())
 				}
 				fmt.Fprintf(opts.Log, "[%d/%d] %s: %s\n", i+1, len(keys), k.name(), why)
 			}
@@ -137,7 +137,7 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		}
 		switch {
 		case stale:
-			was := *r.Evaluation
+			was := r.evaluationText()
 			if r, err = reevaluate(g, opts, k, r); err != nil {
 				return rep, fmt.Errorf("run %s: evaluating again (saved with %s): %w", k.name(), was, err)
 			}
@@ -171,24 +171,15 @@ func runDir(opts Options, k runKey) string {
 	return filepath.Join(opts.Out, "runs", k.name())
 }
 
-// savedResult returns the run's saved evaluation, brought up to the current
-// schema (upgrade), or nil when there is none.
-func savedResult(dir string, g Grid, opts Options) (*RunResult, error) {
+// savedResult returns the run's saved evaluation, or nil when there is
+// none.
+func savedResult(dir string) (*RunResult, error) {
 	r, err := readResult(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	if r.Schema < resultSchema {
-		if err := opts.setPrecision(false); err != nil {
-			return nil, err
-		}
-		upgrade(dir, r, g, opts)
-		if err := writeResult(dir, r); err != nil {
-			return nil, err
-		}
 	}
 	if r.Precision == "" {
 		ranPrecision(dir, r) // a probe.json written before the field existed
@@ -201,41 +192,6 @@ func savedResult(dir string, g Grid, opts Options) (*RunResult, error) {
 func ranPrecision(dir string, r *RunResult) {
 	if cfg, err := train.ReadConfig(dir); err == nil && cfg.Ran != nil {
 		r.Precision, r.ConvPrecision = cfg.Ran.Precision, cfg.Ran.ConvPrecision
-	}
-}
-
-// upgrade fills the fields an older probe.json lacks: the curves from
-// metrics.jsonl, and, when the run's checkpoint loads, the memory and the
-// clustering measures (a forward pass over at most g.ClusterLimit test
-// images). What cannot be measured stays empty and is said in opts.Log.
-func upgrade(dir string, r *RunResult, g Grid, opts Options) {
-	note := func(what string, err error) {
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "%s: %s of an older %s left empty: %v\n", dir, what, probeFile, err)
-		}
-	}
-	r.Schema = resultSchema
-	if err := readCurves(dir, r); err != nil {
-		note("curves", err)
-	}
-	run, err := train.LoadRunOn(dir, -1, opts.Device)
-	if err != nil {
-		note("memory and clustering measures", err)
-		return
-	}
-	test, err := split(run, opts, false)
-	if err != nil {
-		note("memory and clustering measures", err)
-		return
-	}
-	if r.Classes == 0 {
-		r.Classes = test.NumClasses()
-	}
-	if err := measureMemory(run, r); err != nil {
-		note("memory measures", err)
-	}
-	if err := measureClusters(run, test, g.ClusterLimit, r); err != nil {
-		note("clustering measures", err)
 	}
 }
 
