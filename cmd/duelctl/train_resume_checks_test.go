@@ -116,13 +116,19 @@ func TestResumeAndLoadRefuseInconsistentRuns(t *testing.T) {
 }
 
 // TestResumeFinishedRun resumes a run that has done all its steps: it
-// trains nothing, says so rather than printing a speed of 0 img/s, and its
-// JSON reports no steps trained; resuming it with more steps trains only
-// those.
+// trains nothing, says so rather than printing a speed of 0 img/s, its
+// JSON reports no steps trained, and its config.json is left as it was
+// (the kNN settings and the precision given to that call computed
+// nothing); resuming it with more steps trains only those.
 func TestResumeFinishedRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	if code, _, stderr := runCLI("train", "--preset", "tiny", "--steps", "2", "--out", dir); code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	config := filepath.Join(dir, train.ConfigFile)
+	before, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		steps, trained int
@@ -131,7 +137,7 @@ func TestResumeFinishedRun(t *testing.T) {
 		{2, 0, "2 steps, all trained before (--resume --steps N continues it to N)"},
 		{3, 1, "3 steps, loss "},
 	} {
-		code, stdout, stderr := runCLI("train", "--resume", "--out", dir, "--steps", strconv.Itoa(tc.steps), "--json")
+		code, stdout, stderr := runCLI("train", "--resume", "--out", dir, "--steps", strconv.Itoa(tc.steps), "--knn-k", "3", "--precision", "bf16", "--json")
 		if code != 0 {
 			t.Fatalf("resume to %d steps: exit %d: %s", tc.steps, code, stderr)
 		}
@@ -141,6 +147,10 @@ func TestResumeFinishedRun(t *testing.T) {
 		}
 		if !strings.Contains(stdout, tc.want) || res.Steps != tc.steps || res.Trained != tc.trained || (res.ImgPerS > 0) != (tc.trained > 0) {
 			t.Errorf("resume to %d steps: %+v, stdout %q; want %q and %d trained", tc.steps, res, stdout, tc.want, tc.trained)
+		}
+		after, _ := os.ReadFile(config)
+		if changed := string(after) != string(before); changed != (tc.trained > 0) {
+			t.Errorf("resume to %d steps: config.json changed %v, want %v", tc.steps, changed, tc.trained > 0)
 		}
 	}
 }

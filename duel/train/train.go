@@ -238,6 +238,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err := grp.agree(method, opt, start); err != nil {
 		return nil, err
 	}
+	if opts.Resume && start >= c.Steps {
+		// Nothing to train: config.json stays as it was, recording the
+		// settings and precisions that computed the run, not this call's.
+		return &Result{Run: opts.Out, Steps: start, Loss: lastLoss}, nil
+	}
 	var mlog *metricsLog
 	if lead {
 		prev := c.Ran
