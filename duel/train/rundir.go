@@ -5,10 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
+// trainedArtefacts are the files a run leaves once it has trained or been
+// analysed: the kept checkpoints, the final model and duelctl analyze's
+// outputs (analysis/, analysis.json, report.md). A new run refuses a
+// directory holding one without a checkpoint (removed by hand): they are
+// another run's, and eval --step, analyze or a reader of the directory
+// would take them for the new run's.
+var trainedArtefacts = []string{KeptDir, ModelFile, "analysis", "analysis.json", "report.md"}
+
 // prepareDir creates the run directory, refusing to start a new run over a
-// checkpoint unless resuming.
+// checkpoint unless resuming, or over the files of another run.
 func prepareDir(dir string, resume bool) error {
 	if resume {
 		if _, err := checkpointPath(dir); err != nil {
@@ -18,6 +27,16 @@ func prepareDir(dir string, resume bool) error {
 	}
 	if _, err := checkpointPath(dir); err == nil {
 		return fmt.Errorf("--out %s: holds a run already (continue it with --resume, or choose another --out)", dir)
+	}
+	var found []string
+	for _, name := range trainedArtefacts {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			found = append(found, name)
+		}
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("--out %s: holds %s of another run but no checkpoint to resume, expected a new or empty directory (choose another --out, or remove them)",
+			dir, strings.Join(found, ", "))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)

@@ -1,0 +1,66 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNewRunOverAnotherRunsFiles starts a new run in a directory holding
+// another run's files: over its checkpoint it is refused (resume it); with
+// the checkpoint removed by hand, any of the files the trained run left
+// (kept checkpoints, model, analysis) refuses it too, naming them, since
+// they would be taken for the new run's; files of a run that stopped
+// before its first checkpoint (config.json, metrics.jsonl) do not.
+func TestNewRunOverAnotherRunsFiles(t *testing.T) {
+	src := t.TempDir()
+	c := tinyConfig(t, "moco")
+	c.Steps, c.KNNEvery, c.CheckpointEvery, c.KeepCheckpoints = 2, 0, 1, true
+	if _, err := Train(context.Background(), c, tinyOptions(src)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"analysis.json", "report.md"} { // duelctl analyze's
+		if err := os.WriteFile(filepath.Join(src, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(src, "analysis", "step-0000001"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyRun := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "run")
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, tc := range []struct {
+		name   string
+		remove []string // the files removed by hand first
+		want   string   // "" = the new run trains
+	}{
+		{"over the checkpoint", nil, "holds a run already (continue it with --resume"},
+		{"checkpoint removed", []string{CheckpointDir}, "holds checkpoints, model.safetensors, analysis, analysis.json, report.md of another run but no checkpoint to resume"},
+		{"only the model left", []string{CheckpointDir, KeptDir, "analysis", "analysis.json", "report.md"}, "holds model.safetensors of another run"},
+		{"only the analysis left", []string{CheckpointDir, KeptDir, ModelFile, "analysis.json", "report.md"}, "holds analysis of another run"},
+		{"config and metrics left", []string{CheckpointDir, KeptDir, ModelFile, "analysis", "analysis.json", "report.md"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyRun(t)
+			for _, name := range tc.remove {
+				if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Train(context.Background(), c, tinyOptions(dir))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("new run refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir)):
+				t.Fatalf("error %v, want it to name %s and say %q", err, dir, tc.want)
+			}
+		})
+	}
+}
