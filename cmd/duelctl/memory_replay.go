@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,7 +39,7 @@ func memoryReplayCommand() *cli.Command {
 			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only, the reading of the update order: protected (Appendix D, a new row cannot be evicted by its own batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed: a newcomer may be rejected on arrival) or max-score (MAX_SCORE a large constant: one row replaced per batch, degenerate)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: seedUsage(memory.SeededPolicyNames())},
 			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
-			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels) and replay.json (default: none, nothing written)"},
+			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels; without, one left by an earlier replay is removed) and replay.json (default: none, nothing written)"},
 			deviceFlag,
 			jsonFlag,
 		},
@@ -73,6 +75,22 @@ type replayResult struct {
 	Policy              string    `json:"policy"`
 	Size                int       `json:"size"`
 	Batch               int       `json:"batch"`
+	// Admission is the reading of the update order DUEL decided with
+	// (--admission: protected, compete, insert-first or max-score); absent
+	// for the other policies, which have none.
+	Admission string `json:"admission,omitempty"`
+	// Seed is --seed for the policies that draw from it
+	// (memory.SeededPolicyNames); absent for the others, which ignore it.
+	Seed *uint64 `json:"seed,omitempty"`
+	// Safe is --safe: whether the safe update (Appendix C) could reject an
+	// update.
+	Safe bool `json:"safe"`
+	// Device is --device: cpu or cuda.
+	Device string `json:"device"`
+	// Features is the --features file, as given.
+	Features string `json:"features"`
+	// Labels is the --labels file, as given; absent without --labels.
+	Labels string `json:"labels,omitempty"`
 }
 
 func runReplay(c *cli.Context) error {
@@ -114,7 +132,15 @@ func runReplay(c *cli.Context) error {
 	if _, err := mem.Add(in.rows[:k*in.z], ids[:k], labelsOf(0, k), 0); err != nil {
 		return fmt.Errorf("--features %s: %w", in.path, err)
 	}
-	res := replayResult{Policy: policy.Name(), Size: k, Batch: b}
+	res := replayResult{Policy: policy.Name(), Size: k, Batch: b, Safe: c.Bool("safe"), Device: device,
+		Features: in.path, Labels: c.String("labels")}
+	if a, ok := policy.(memory.Admitting); ok {
+		res.Admission = a.AdmissionMode().String()
+	}
+	if slices.Contains(memory.SeededPolicyNames(), res.Policy) {
+		seed := c.Uint64("seed")
+		res.Seed = &seed
+	}
 
 	if in.labels != nil {
 		sc, err := mem.ScoreByClass(in.classes)
@@ -311,8 +337,13 @@ func replayClassCounts(m *memory.Memory, classes int) []int {
 	return counts
 }
 
+// replayPlotFile is the plot writeReplayOut draws with labels.
+const replayPlotFile = "class_frequency.png"
+
 // writeReplayOut writes kept.npy, class_frequency.png (with labels) and
-// replay.json into dir, each atomically.
+// replay.json into dir, each atomically. Without labels it removes a
+// class_frequency.png left by an earlier replay, which would otherwise
+// stand beside results it does not describe.
 func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -321,10 +352,13 @@ func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error
 	if err := npy.WriteFile(filepath.Join(dir, "kept.npy"), kept); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	plot := filepath.Join(dir, replayPlotFile)
 	if res.ClassCounts != nil {
-		if err := replayPlotClassFrequency(filepath.Join(dir, "class_frequency.png"), freq, k, b, res.Policy); err != nil {
+		if err := replayPlotClassFrequency(plot, freq, k, b, res.Policy); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
+	} else if err := os.Remove(plot); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--out: removing %s, the plot of an earlier replay with --labels: %w", plot, err)
 	}
 	if err := atomicfile.WriteJSON(filepath.Join(dir, "replay.json"), res); err != nil {
 		return fmt.Errorf("--out: %w", err)

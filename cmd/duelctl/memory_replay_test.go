@@ -160,3 +160,76 @@ func TestMemoryReplayErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryReplayOut replays into one --out directory in turn: each
+// replay.json records the settings of its own replay (the admission for
+// duel alone, the seed for the seeded policies alone, the labels only when
+// given), and a replay without --labels removes the class_frequency.png of
+// an earlier one.
+func TestMemoryReplayOut(t *testing.T) {
+	dir := t.TempDir()
+	f, l := replayFixture(t, dir, 20+10*8, 6)
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		want     map[string]any // replay.json's settings; nil: absent
+		wantPlot bool
+	}{
+		{
+			name: "duel with labels",
+			args: []string{"--labels", l, "--admission", "compete", "--safe", "--seed", "9"},
+			want: map[string]any{"policy": "duel", "admission": "compete", "seed": nil, "safe": true, "device": "cpu",
+				"features": f, "labels": l, "size": 20.0, "batch": 8.0},
+			wantPlot: true,
+		},
+		{
+			name: "random without labels",
+			args: []string{"--policy", "random", "--seed", "5"},
+			want: map[string]any{"policy": "random", "admission": nil, "seed": 5.0, "safe": false, "device": "cpu",
+				"features": f, "labels": nil},
+		},
+		{
+			name: "duel without labels",
+			args: []string{},
+			want: map[string]any{"policy": "duel", "admission": "protected", "seed": nil, "safe": false, "labels": nil},
+		},
+		{
+			name:     "fifo with labels, the seed ignored",
+			args:     []string{"--labels", l, "--policy", "fifo", "--seed", "3"},
+			want:     map[string]any{"policy": "fifo", "admission": nil, "seed": nil, "labels": l},
+			wantPlot: true,
+		},
+		{
+			name: "reservoir without labels",
+			args: []string{"--policy", "reservoir"},
+			want: map[string]any{"policy": "reservoir", "seed": 0.0, "labels": nil},
+		},
+	} {
+		args := append([]string{"memory", "replay", "--features", f, "--size", "20", "--batch", "8", "--out", out}, tc.args...)
+		if code, _, stderr := replayRunCLI(args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		_, err := os.Stat(filepath.Join(out, "class_frequency.png"))
+		if gotPlot := err == nil; gotPlot != tc.wantPlot {
+			t.Errorf("%s: class_frequency.png present %v (%v), want %v", tc.name, gotPlot, err, tc.wantPlot)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "replay.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: replay.json: %v", tc.name, err)
+		}
+		for key, want := range tc.want {
+			v, ok := got[key]
+			switch {
+			case want == nil && ok:
+				t.Errorf("%s: replay.json has %q: %v, want it absent", tc.name, key, v)
+			case want != nil && v != want:
+				t.Errorf("%s: replay.json %q: %v (%T), want %v", tc.name, key, v, v, want)
+			}
+		}
+	}
+}

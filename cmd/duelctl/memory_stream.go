@@ -48,18 +48,45 @@ func memoryStreamCommand() *cli.Command {
 }
 
 // streamResult is the --json object of memory stream (also stream.json).
+// Of the sampler's settings it records those the --imbalance profile uses
+// (streamProfileSettings); the others are absent.
 type streamResult struct {
-	Out           string  `json:"out"`
-	Run           string  `json:"run"`
-	Step          int     `json:"step"`
-	Layer         string  `json:"layer"`
-	Rows          int     `json:"rows"`
-	Dim           int     `json:"dim"`
-	Imbalance     string  `json:"imbalance"`
-	RhoMax        float64 `json:"rho_max"`
-	StreamSeed    uint64  `json:"stream_seed"`
-	StreamEntropy float64 `json:"stream_entropy"`
-	ClassCounts   []int   `json:"class_counts"`
+	Out       string `json:"out"`
+	Run       string `json:"run"`
+	Step      int    `json:"step"`
+	Layer     string `json:"layer"`
+	Rows      int    `json:"rows"`
+	Dim       int    `json:"dim"`
+	Imbalance string `json:"imbalance"`
+	// RhoMax is --rho-max, the dominant class's probability: dominant
+	// profile only.
+	RhoMax *float64 `json:"rho_max,omitempty"`
+	// DominantClass is --dominant-class, the class of rank 0: the dominant
+	// class of the dominant profile, the head of the long-tailed ones;
+	// absent for uniform.
+	DominantClass *int `json:"dominant_class,omitempty"`
+	// ImbalanceRatio is --imbalance-ratio, the head/tail ratio: longtail
+	// and longtail-subset profiles only.
+	ImbalanceRatio *float64 `json:"imbalance_ratio,omitempty"`
+	StreamSeed     uint64   `json:"stream_seed"`
+	StreamEntropy  float64  `json:"stream_entropy"`
+	ClassCounts    []int    `json:"class_counts"`
+}
+
+// streamProfileSettings sets in res the settings of cfg that shape a
+// stream of cfg's profile (package data's Sampler): rho-max and the
+// dominant class for dominant; the imbalance ratio and the dominant class
+// (the head) for longtail and longtail-subset; none for uniform.
+func streamProfileSettings(res *streamResult, cfg data.SamplerConfig) {
+	res.RhoMax, res.DominantClass, res.ImbalanceRatio = nil, nil, nil
+	switch cfg.Profile {
+	case data.Dominant:
+		res.RhoMax = &cfg.RhoMax
+		res.DominantClass = &cfg.DominantClass
+	case data.LongTail, data.LongTailSubset:
+		res.ImbalanceRatio = &cfg.ImbalanceRatio
+		res.DominantClass = &cfg.DominantClass
+	}
 }
 
 func runMemoryStream(c *cli.Context) error {
@@ -105,10 +132,11 @@ func runMemoryStream(c *cli.Context) error {
 	if err := checkExtractBatch(r, ds, c.Int("batch"), n); err != nil {
 		return err
 	}
-	s, err := data.NewSampler(ds.Labels, ds.NumClasses(), data.SamplerConfig{
+	cfg := data.SamplerConfig{
 		Profile: data.Profile(c.String("imbalance")), RhoMax: c.Float64("rho-max"), DominantClass: dominant,
 		ImbalanceRatio: c.Float64("imbalance-ratio"), Seed: c.Uint64("stream-seed"),
-	})
+	}
+	s, err := data.NewSampler(ds.Labels, ds.NumClasses(), cfg)
 	if err != nil {
 		return err // the flags were checked above: the dataset's own problem (a class without images), "sampler: ..."
 	}
@@ -144,8 +172,9 @@ func runMemoryStream(c *cli.Context) error {
 		return err
 	}
 	res := streamResult{Out: out, Run: r.Dir, Step: r.Step, Layer: layer, Rows: n, Dim: f.D,
-		Imbalance: c.String("imbalance"), RhoMax: c.Float64("rho-max"), StreamSeed: c.Uint64("stream-seed"),
+		Imbalance: c.String("imbalance"), StreamSeed: c.Uint64("stream-seed"),
 		StreamEntropy: memory.Entropy(counts), ClassCounts: counts}
+	streamProfileSettings(&res, cfg)
 	if err := atomicfile.WriteJSON(filepath.Join(out, "stream.json"), res); err != nil {
 		return err
 	}

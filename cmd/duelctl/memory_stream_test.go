@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +75,52 @@ func TestMemoryStreamThenReplay(t *testing.T) {
 	if train.MachineMemory() > 0 {
 		wantCLIError(t, []string{"memory", "stream", "--run", run, "--out", out, "--rows", "1000000000000"},
 			"--rows: got 1000000000000, needs about ", "this machine has ")
+	}
+}
+
+// TestMemoryStreamProfileSettings checks that stream.json (and the --json
+// object) records, of the sampler's settings, exactly those the
+// --imbalance profile uses.
+func TestMemoryStreamProfileSettings(t *testing.T) {
+	run := evalTrainRun(t, "moco")
+	common := []string{"--rho-max", "0.6", "--dominant-class", "2", "--imbalance-ratio", "10", "--stream-seed", "3", "--rows", "40"}
+	for _, tc := range []struct {
+		profile string
+		want    map[string]any // nil: absent
+	}{
+		{"dominant", map[string]any{"rho_max": 0.6, "dominant_class": 2.0, "imbalance_ratio": nil}},
+		{"longtail", map[string]any{"rho_max": nil, "dominant_class": 2.0, "imbalance_ratio": 10.0}},
+		{"longtail-subset", map[string]any{"rho_max": nil, "dominant_class": 2.0, "imbalance_ratio": 10.0}},
+		{"uniform", map[string]any{"rho_max": nil, "dominant_class": nil, "imbalance_ratio": nil}},
+	} {
+		out := filepath.Join(t.TempDir(), tc.profile)
+		args := append([]string{"memory", "stream", "--run", run, "--imbalance", tc.profile, "--out", out, "--json"}, common...)
+		code, stdout, stderr := evalRunCLI(args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.profile, code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "stream.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		for what, text := range map[string][]byte{"stream.json": b, "--json": []byte(lines[len(lines)-1])} {
+			var got map[string]any
+			if err := json.Unmarshal(text, &got); err != nil {
+				t.Fatalf("%s: %s: %v", tc.profile, what, err)
+			}
+			if got["imbalance"] != tc.profile || got["stream_seed"] != 3.0 {
+				t.Errorf("%s: %s imbalance %v, stream_seed %v", tc.profile, what, got["imbalance"], got["stream_seed"])
+			}
+			for key, want := range tc.want {
+				v, ok := got[key]
+				switch {
+				case want == nil && ok:
+					t.Errorf("%s: %s has %q: %v, want it absent", tc.profile, what, key, v)
+				case want != nil && v != want:
+					t.Errorf("%s: %s %q: %v, want %v", tc.profile, what, key, v, want)
+				}
+			}
+		}
 	}
 }
