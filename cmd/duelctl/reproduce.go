@@ -27,11 +27,14 @@ func reproduceCommand() *cli.Command {
 			"Runs go seed-major (every cell of seed 0, then seed 1, ...). OUT/runs is shared: another preset\n" +
 			"on the same OUT reuses the runs whose settings are equal, and refuses a run directory that holds\n" +
 			"other settings. The report (report.md, results.json, plots) goes to OUT/<preset> or --report DIR\n" +
-			"and is rewritten after every finished run; a verdict.md there is shown under report.md's title.\n" +
+			"and is rewritten after every finished run; a verdict.md there is shown under report.md's title,\n" +
+			"and the plots and archived runs an earlier report of another grid left there are removed.\n" +
 			"Running the same command again skips finished runs and resumes interrupted ones.\n\n" +
 			"The report keeps a copy of each finished run's config.json and probe.json in REPORT/runs/<run>/:\n" +
 			"to go on with a grid on another machine, copy that folder to OUT/runs there and run the command\n" +
-			"again; --report-only rewrites the report from the runs finished so far without training.\n\n" +
+			"again; --report-only rewrites the report from the runs finished so far without training.\n" +
+			"A finished run whose probe.json records other evaluation settings (--probe-epochs, --probe-limit,\n" +
+			"--cluster-limit) is measured again from its checkpoint, without training.\n\n" +
 			"--precision and --conv-precision (as duelctl train's) set the precision runs train in; every run\n" +
 			"is evaluated in the device's default precision, as duelctl eval evaluates it. Runs whose products\n" +
 			"are float32 (convolutions float32 on the CPU, TF32 on a GPU by default) keep the names above;\n" +

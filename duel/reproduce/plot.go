@@ -1,9 +1,12 @@
 package reproduce
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -38,7 +41,9 @@ type curvePlot struct {
 	stream                bool // draw the stream's class entropy as a reference
 }
 
-// curvePlots are the plots of the reports.
+// curvePlots are the plots of the reports: the report kinds draw them
+// from this table, and a report removes those of them it did not draw
+// (removeStalePlots).
 var curvePlots = []curvePlot{
 	{file: "knn_top1.png", ylabel: "kNN top-1 (%)", scale: 100, kinds: Kinds,
 		caption: "accuracy over training (as the paper's Fig. F.1, which plots the linear probe at checkpoints): the kNN monitor's top-1 (%) from metrics.jsonl against the step, mean ± std over the seeds, one panel per ρmax",
@@ -58,9 +63,13 @@ type band struct {
 	steps, mean, lo, hi []float64
 }
 
-// plot writes the report kind's plots that have data into dir.
+// plot writes the report kind's plots that have data into dir, and
+// removes from dir the other plots of curvePlots, left there by an earlier
+// report (of runs with other curves, or of another kind), so that every
+// plot beside report.md is of this report.
 func (r *Report) plot(dir string) ([]PlotFile, error) {
 	var files []PlotFile
+	drawn := map[string]bool{}
 	for _, cp := range curvePlots {
 		if !containsKind(cp.kinds, r.Grid.Kind) {
 			continue
@@ -94,8 +103,27 @@ func (r *Report) plot(dir string) ([]PlotFile, error) {
 			return nil, err
 		}
 		files = append(files, PlotFile{File: cp.file, Caption: cp.caption})
+		drawn[cp.file] = true
+	}
+	if err := removeStalePlots(dir, drawn); err != nil {
+		return nil, err
 	}
 	return files, nil
+}
+
+// removeStalePlots removes from dir the files of curvePlots not in drawn,
+// left by an earlier report; a file already absent is fine.
+func removeStalePlots(dir string, drawn map[string]bool) error {
+	for _, cp := range curvePlots {
+		if drawn[cp.file] {
+			continue
+		}
+		path := filepath.Join(dir, cp.file)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s, a plot of an earlier report not drawn this time: %w", path, err)
+		}
+	}
+	return nil
 }
 
 func containsKind(ks []Kind, k Kind) bool {

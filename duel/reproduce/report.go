@@ -140,7 +140,11 @@ func (r *Report) cell(variant string, rho float64) (Cell, bool) {
 }
 
 // Write saves the report into dir: the plots, results.json and report.md
-// (with dir/verdict.md under its title when there is one), each atomically.
+// (with dir/verdict.md under its title when there is one), each atomically,
+// and the archive of the runs in dir/runs. A plot or an archived run that
+// an earlier report in dir wrote and this one does not (another grid's
+// runs, curves they lack) is removed; verdict.md and any other file are
+// left as they are.
 func (r *Report) Write(dir string) error {
 	v, err := os.ReadFile(filepath.Join(dir, "verdict.md"))
 	switch {
@@ -164,10 +168,19 @@ func (r *Report) Write(dir string) error {
 	if err := atomicfile.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
 		return err
 	}
-	if err := archiveRuns(dir, r.Runs); err != nil {
+	if err := archiveRuns(dir, r.Runs, r.plannedRuns()); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()))
+}
+
+// plannedRuns returns the names of the grid's runs, finished or not.
+func (r *Report) plannedRuns() []string {
+	var names []string
+	for _, k := range r.Grid.runs() {
+		names = append(names, k.name())
+	}
+	return names
 }
 
 // wallSeconds returns the training and the evaluation seconds summed over the runs.
