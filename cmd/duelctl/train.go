@@ -193,7 +193,7 @@ func configFlag(c *cli.Context) (*train.Config, error) {
 				fmt.Sprintf("nothing with --config, or its %q (the settings of %s were chosen for it)", own, file))
 		}
 	}
-	cfg.Ran = nil // where the new run computes is recorded when it does
+	cfg.Ran, cfg.TrainedOn = nil, nil // where and on what the new run computes are recorded when it does
 	return cfg, nil
 }
 

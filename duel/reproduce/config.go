@@ -91,9 +91,11 @@ func effective(cfg train.Config) train.Config {
 }
 
 // ignoredFields are config.json fields that do not change a run's results:
-// where the dataset is read from, how many goroutines augment it, and
-// where its latest segment ran (not a setting of the grid: a run may go on
-// on another device; its precision is in the run's name, checked apart).
+// where the dataset is read from (a cache may move; but a folder dataset's
+// directory is the dataset itself, compared by sameFolder), how many
+// goroutines augment it, and where its latest segment ran (not a setting
+// of the grid: a run may go on on another device; its precision is in the
+// run's name, checked apart).
 var ignoredFields = map[string]bool{"data": true, "workers": true, "ran": true}
 
 // checkConfig fails when dir holds a run (config.json) whose settings differ
@@ -137,6 +139,9 @@ func checkConfig(dir string, want train.Config, precision string) error {
 		}
 		diffs = append(diffs, fmt.Sprintf("%s %v, expected %v", strings.ReplaceAll(k, "_", "-"), show(have[k]), show(wantMap[k])))
 	}
+	if want.Dataset == "folder" && !sameFolder(haveCfg.Data, want.Data) {
+		diffs = append(diffs, fmt.Sprintf("data %s, expected %s (the folder dataset)", show(haveCfg.Data), show(want.Data)))
+	}
 	if r := haveCfg.Ran; r != nil && PrecisionTag(r.Precision, r.ConvPrecision) != precision {
 		diffs = append(diffs, fmt.Sprintf("computed with %s, expected %s", precisionText(r.Precision, r.ConvPrecision), tagText(precision)))
 	}
@@ -145,6 +150,15 @@ func checkConfig(dir string, want train.Config, precision string) error {
 			path, strings.Join(diffs, "; "), dir)
 	}
 	return nil
+}
+
+// sameFolder says whether have, a run's data directory (train writes it
+// absolute), is want, as the grid names it (perhaps relative).
+func sameFolder(have, want string) bool {
+	if abs, err := filepath.Abs(want); err == nil {
+		want = abs
+	}
+	return filepath.Clean(have) == want
 }
 
 // jsonFields returns the JSON fields of cfg by name.

@@ -192,6 +192,39 @@ func TestCheckConfig(t *testing.T) {
 	}
 }
 
+// TestCheckConfigFolderData checks that the data directory, ignored for a
+// dataset found in a cache (which may move), is compared for a folder
+// dataset, whose directory is the dataset: a grid over another folder
+// must not reuse runs trained on the first.
+func TestCheckConfigFolderData(t *testing.T) {
+	dir := t.TempDir()
+	g, _ := Lookup("smoke")
+	cfg, err := g.runConfig(Variant{Method: "moco"}, 0.75, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dataset, cfg.Data = "folder", filepath.Join(dir, "fA")
+	if err := train.WriteConfig(dir, ptr(effective(cfg))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		data, want string // want "" = the same run
+	}{
+		{filepath.Join(dir, "fA"), ""},
+		{"fA", ""}, // relative to the working directory
+		{filepath.Join(dir, "fA") + "/", ""},
+		{filepath.Join(dir, "fB"), fmt.Sprintf("data %q, expected %q (the folder dataset)", filepath.Join(dir, "fA"), filepath.Join(dir, "fB"))},
+	} {
+		want := cfg
+		want.Data = tc.data
+		err := checkConfig(dir, want, "")
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("data %s: %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // TestGridSettingsOnlyWhereRead checks that a grid-wide --set that only

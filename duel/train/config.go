@@ -85,6 +85,9 @@ type Config struct {
 	// of ranks, and configurations that differ only in it are the same
 	// run's).
 	Ran *Ran `json:"ran,omitempty"`
+	// TrainedOn records the training split the run trained on (Train
+	// writes it when the run starts; not a setting).
+	TrainedOn *DataRecord `json:"trained_on,omitempty"`
 }
 
 // Ran is where and how a run computed (Config.Ran).

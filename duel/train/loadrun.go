@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/duel-ssl/duel/autograd"
@@ -177,12 +178,25 @@ func (r *Run) OpenDataset(train bool) (*data.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ds.ToRGB(), nil
+	ds = ds.ToRGB()
+	if rec := r.Config.TrainedOn; rec != nil {
+		got := &DataRecord{Classes: ds.Classes, Images: rec.Images}
+		if train {
+			got.Images = ds.Len()
+		}
+		if how := rec.differs(got, false); how != "" {
+			return nil, dataChanged(&r.Config, r.Dir, how)
+		}
+	}
+	return ds, nil
 }
 
 // Normalization returns the per-channel mean and standard deviation the
 // training views were normalised with (3 channels).
 func (r *Run) Normalization() (mean, std []float32, err error) {
+	if rec := r.Config.TrainedOn; rec != nil && len(rec.Mean) == 3 && len(rec.Std) == 3 {
+		return slices.Clone(rec.Mean), slices.Clone(rec.Std), nil
+	}
 	if mean, std, ok := data.NormStats(r.Config.Dataset); ok {
 		if len(mean) == 1 {
 			mean = []float32{mean[0], mean[0], mean[0]}

@@ -170,6 +170,13 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		return nil, err
 	}
 	mean, std := normStats(&c, ds)
+	rec := recordData(ds, mean, std)
+	if opts.Resume && c.TrainedOn != nil { // nil: a run started before it was recorded
+		if how := c.TrainedOn.differs(rec, true); how != "" {
+			return nil, dataChanged(&c, opts.Out, how)
+		}
+	}
+	c.TrainedOn = rec
 	pipe, err := augment.Preset(c.Augment, 0, mean, std)
 	if err != nil {
 		return nil, fmt.Errorf("--augment: %w", err)
