@@ -100,11 +100,12 @@ type Ran struct {
 	ConvPrecision string `json:"conv_precision"`
 	// WorldSize is the number of data-parallel ranks (1: one process).
 	WorldSize int `json:"world_size"`
-	// Kernels, written when the segment ends, lists what the GPU chose
-	// by measuring on the run's first steps, one line a choice: the
-	// products' kernels by shape (cuda's TCAuto), the DUEL memory's
-	// steps kernel and move (cudaduel's SelectAuto and MoveAuto). None on
-	// the CPU.
+	// Kernels, written when the segment ends, lists what the backend
+	// chose by measuring, one line a choice: on a GPU, on the run's first
+	// steps, the products' kernels by shape (cuda's TCAuto) and the DUEL
+	// memory's steps kernel and move (cudaduel's SelectAuto and
+	// MoveAuto); on the CPU, the tuning it took from the wisdom file
+	// (SGEMM's blocking, the convolutions' algorithms), none without one.
 	Kernels []string `json:"kernels,omitempty"`
 }
 

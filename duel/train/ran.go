@@ -29,7 +29,7 @@ func ranOn(dev tensor.Device, comm dist.Comm) *Ran {
 // recordKernels writes into c.Ran, and dir's config.json, what dev's
 // backend and the memory's policies chose by measuring on the device
 // (kernelReporter), and prints it to log (nil: not). Nothing is written
-// where nothing was measured (the CPU).
+// where nothing was measured (the CPU without a wisdom file).
 func recordKernels(dir string, c *Config, dev tensor.Device, policies *builtPolicies, log io.Writer) error {
 	var lines []string
 	if be, err := tensor.Lookup(dev.BackendName()); err == nil {

@@ -71,6 +71,12 @@ func tunedTable(bf16 bool) map[Shape]Algos {
 	return tuned()
 }
 
+// TunedShapes returns the number of shapes whose algorithms Choose
+// (ChooseBF16 with bf16) takes from a tuned table, the wisdom file's or
+// the one UseChoices set, rather than from the built-in rules: 0 when
+// there is none.
+func TunedShapes(bf16 bool) int { return len(tunedTable(bf16)) }
+
 // UseChoices makes the Auto convolutions of this process (the bfloat16
 // ones with bf16) take their algorithms from choices instead of the wisdom
 // file: the built-in rules for a shape choices lacks, so that nil choices
