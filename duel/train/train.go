@@ -125,7 +125,12 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if c.WarmupSteps >= c.Steps && c.Steps > 0 {
 		// A warm-up longer than the run: keep a tenth. (--steps 0 keeps the
 		// preset's, which a later --resume --steps N cuts as a new run of
-		// N steps would.)
+		// N steps would.) config.json records the warm-up that ran, which
+		// a run started from it (--config) keeps: say so.
+		if opts.Log != nil && !opts.Resume {
+			fmt.Fprintf(opts.Log, "note: --warmup-steps %d is not shorter than --steps %d: the run warms up for %d steps, as its config.json records (a run started from it with --config and more steps keeps that; give --warmup-steps again for another)\n",
+				c.WarmupSteps, c.Steps, c.Steps/10)
+		}
 		c.WarmupSteps = c.Steps / 10
 	}
 	if err := c.Validate(); err != nil {

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,27 @@ func TestStepsZeroKeepsWarmup(t *testing.T) {
 	}
 	if after, err := ReadConfig(dir); err != nil || after.WarmupSteps != 3 {
 		t.Errorf("config.json after --resume --steps 5: %v, warmup_steps %d, want 3", err, after.WarmupSteps)
+	}
+}
+
+// TestShortRunCutsWarmup checks that a run shorter than its warm-up warms
+// up for a tenth of its steps, records that in config.json and says so
+// (a run started from that config.json keeps it).
+func TestShortRunCutsWarmup(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig(t, "moco")
+	c.Steps, c.WarmupSteps, c.KNNEvery = 2, 10, 0
+	opts := tinyOptions(dir)
+	var log strings.Builder
+	opts.Log = &log
+	if _, err := Train(context.Background(), c, opts); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadConfig(dir)
+	if err != nil || got.WarmupSteps != 0 {
+		t.Fatalf("config.json: %v, warmup_steps %d, want 0", err, got.WarmupSteps)
+	}
+	if want := "note: --warmup-steps 10 is not shorter than --steps 2: the run warms up for 0 steps, as its config.json records"; !strings.Contains(log.String(), want) {
+		t.Errorf("the log lacks %q:\n%s", want, log.String())
 	}
 }
