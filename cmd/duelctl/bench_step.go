@@ -198,9 +198,11 @@ func runBenchStep(c *cli.Context) error {
 		return sync()
 	}
 	if tuned != nil {
-		if err := tuned.settle(c, step); err != nil {
+		restore, err := tuned.settle(c, step)
+		if err != nil {
 			return err
 		}
+		defer restore() // the process's algorithms as they were (a caller in-process: the tests)
 	}
 	for range warmup {
 		if err := step(); err != nil {
@@ -430,8 +432,8 @@ const (
 // alternating (tuneRounds rounds, the median of tuneSteps steps each),
 // keeps the picks if the median of their rounds is lower, else the rules
 // (an empty entry), stores what it keeps in the wisdom file and leaves it
-// in use for the rest of the process.
-func (t *convTuning) settle(c *cli.Context, step func() error) error {
+// in use until restore, which puts back the algorithms in use before.
+func (t *convTuning) settle(c *cli.Context, step func() error) (restore func(), err error) {
 	changed := 0
 	for _, ch := range t.choices {
 		changed += ch.FromRules(t.bf16)
@@ -446,7 +448,7 @@ func (t *convTuning) settle(c *cli.Context, step func() error) error {
 			for v, ch := range variants {
 				ms, err := timeStepWith(step, ch, t.bf16)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				rounds[v] = append(rounds[v], ms)
 			}
@@ -459,8 +461,9 @@ func (t *convTuning) settle(c *cli.Context, step func() error) error {
 		fmt.Fprintf(c.App.ErrWriter, "step %.1f ms with the tuned algorithms (%d passes differ from the rules), %.1f ms with the built-in rules (medians of %d alternating rounds of %d steps): %s\n",
 			picks, changed, rules, tuneRounds, tuneSteps, verdict)
 	}
-	if _, err := conv.UseChoices(keep, t.bf16); err != nil {
-		return err
+	restore, err = conv.UseChoices(keep, t.bf16)
+	if err != nil {
+		return nil, err
 	}
 	save, entry := conv.SaveTuning, conv.WisdomEntry
 	if t.bf16 {
@@ -471,18 +474,19 @@ func (t *convTuning) settle(c *cli.Context, step func() error) error {
 		fmt.Fprintf(c.App.ErrWriter, "duel: replaced an unusable wisdom file: %v\n", replaced)
 	}
 	if err != nil {
-		return err
+		restore()
+		return nil, err
 	}
 	if path == "" {
 		fmt.Fprintln(c.App.ErrWriter, "wisdom is off (DUEL_WISDOM): the tuning was not stored")
-		return nil
+		return restore, nil
 	}
 	if len(keep) == 0 {
 		fmt.Fprintf(c.App.ErrWriter, "stored an empty entry %s in %s: later runs use the built-in rules\n", entry, path)
-		return nil
+		return restore, nil
 	}
 	fmt.Fprintf(c.App.ErrWriter, "stored %d convolution shapes in %s (entry %s); later runs use them\n", len(keep), path, entry)
-	return nil
+	return restore, nil
 }
 
 func median(v []float64) float64 {

@@ -104,11 +104,20 @@ func TestBenchStepMemory(t *testing.T) {
 // TestBenchStepTuneConv tunes a small model's convolutions in float32,
 // then in bf16, into a wisdom file of the test's own: each times the step
 // with its picks and with the rules, and lands in its own entry (the
-// picks, or empty when the rules' step was faster), and both stay.
+// picks, or empty when the rules' step was faster), and both stay; the
+// process's algorithms are then as they were.
 func TestBenchStepTuneConv(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wisdom.json")
 	t.Setenv(wisdom.Env, path)
 	args := []string{"bench", "step", "--arch", "resnet18-w2", "--batch", "2", "--steps", "1", "--warmup", "0", "--size", "16", "--tune-conv"}
+	// The command leaves the process's algorithms as they were when it
+	// returns: the tests after this one run with theirs.
+	before := [2]int{conv.TunedShapes(false), conv.TunedShapes(true)}
+	defer func() {
+		if after := [2]int{conv.TunedShapes(false), conv.TunedShapes(true)}; after != before {
+			t.Errorf("tuned shapes in use (float32, bf16) %v after the command, %v before", after, before)
+		}
+	}()
 	stderrs := map[string]string{}
 	for _, c := range []struct {
 		extra []string

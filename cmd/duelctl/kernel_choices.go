@@ -7,15 +7,17 @@ import (
 	"github.com/duel-ssl/duel/tensor"
 )
 
-// kernelReporter is implemented by what chooses its kernels by measuring
-// on the device: the CUDA backend (its products' kernels by shape) and
-// the GPU's DUEL policy (its steps kernel and move).
+// kernelReporter is implemented by what chooses its kernels by measuring:
+// the CUDA backend (its products' kernels by shape), the GPU's DUEL policy
+// (its steps kernel and move) and the CPU backend (the tuning it takes
+// from the wisdom file).
 type kernelReporter interface {
 	KernelChoices() []string
 }
 
 // kernelChoices returns the lines of dev's backend and of the others
-// that are kernelReporters, in that order (none on the CPU).
+// that are kernelReporters, in that order (none on the CPU without a
+// wisdom file).
 func kernelChoices(dev tensor.Device, others ...any) []string {
 	var out []string
 	if be, err := tensor.Lookup(dev.BackendName()); err == nil {
