@@ -37,7 +37,8 @@ func ReadMetrics(path string) (*Metrics, error) {
 }
 
 // ParseMetrics parses metrics.jsonl from r; file names it in errors. Every
-// non-blank line must be a JSON object with a numeric "step"; its other
+// non-blank line must be a JSON object with a numeric "step", greater than
+// the previous line's; its other
 // numeric fields are kept, null, string, boolean and nested values are
 // ignored (a metric absent from a step is null or missing). A last line
 // without its newline that is not valid JSON is skipped and reported by
@@ -63,6 +64,10 @@ func ParseMetrics(r io.Reader, file string) (*Metrics, error) {
 					return m, nil
 				}
 				return nil, fmt.Errorf("%s:%d: %w", file, line, perr)
+			}
+			if n := len(m.Records); n > 0 && rec["step"] <= m.Records[n-1]["step"] {
+				return nil, fmt.Errorf("%s:%d: step %v after step %v, expected increasing steps as duelctl train writes them (did two processes train the run at once?)",
+					file, line, rec["step"], m.Records[n-1]["step"])
 			}
 			for _, k := range sortedKeys(rec) {
 				if !seen[k] {

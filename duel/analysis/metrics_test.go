@@ -62,6 +62,8 @@ func TestParseMetricsBad(t *testing.T) {
 		{"closing brace after", "{\"step\": 1}}\n", "more than one"},
 		{"huge number", "{\"step\": 1e999}\n", "finite"},
 		{"truncated middle", "{\"step\": 1\n{\"step\": 2}\n", "m.jsonl:1"},
+		{"step repeated", "{\"step\": 1}\n{\"step\": 2}\n{\"step\": 2}\n", "m.jsonl:3: step 2 after step 2, expected increasing steps"},
+		{"step going back", "{\"step\": 5}\n{\"step\": 2}\n", "m.jsonl:2: step 2 after step 5"},
 		{"long line", "{\"step\": 1, \"x\": \"" + strings.Repeat("a", maxMetricsLine) + "\"}\n", "longer"},
 	} {
 		_, err := ParseMetrics(strings.NewReader(tc.in), "m.jsonl")

@@ -122,7 +122,8 @@ const maxMetricsLine = 1 << 24
 
 // parseMetrics parses the contents b of metrics.jsonl (path names it in
 // errors). Every non-blank line must be a JSON object with a numeric
-// "step", as duelctl train writes it; torn reports a last line without
+// "step", greater than the previous line's, as duelctl train writes it;
+// torn reports a last line without
 // its newline that does not parse, which is left out (the process was
 // killed while writing it; duelctl analyze skips it too). Any other bad
 // line is an error naming the file, the line number, what was found and
@@ -145,6 +146,10 @@ func parseMetrics(b []byte, path string) (lines []metricsLine, torn bool, err er
 			}
 			return nil, false, fmt.Errorf("%s:%d: found %s, expected a JSON object with a numeric \"step\" as duelctl train writes it (a torn last line is skipped; fix or delete this one): %w",
 				path, n, excerpt(line), perr)
+		}
+		if k := len(lines); k > 0 && m.Step <= lines[k-1].m.Step {
+			return nil, false, fmt.Errorf("%s:%d: step %d after step %d, expected increasing steps as duelctl train writes them (did two processes train the run at once?)",
+				path, n, m.Step, lines[k-1].m.Step)
 		}
 		lines = append(lines, metricsLine{m: m, raw: line})
 	}

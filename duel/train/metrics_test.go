@@ -41,6 +41,8 @@ func TestOpenMetrics(t *testing.T) {
 		{"bad field", l1 + "\n" + `{"step":2,"loss":"x"}` + "\n" + l3 + "\n", 3, nil, []string{MetricsFile + ":2:", `found "{\"step\":2,\"loss\":\"x\"}"`}},
 		{"no step", l1 + "\n" + `{"loss":0.4}` + "\n" + l3 + "\n", 3, nil, []string{MetricsFile + ":2:", `no "step"`}},
 		{"negative step", l1 + "\n" + `{"step":-2}` + "\n" + l3 + "\n", 3, nil, []string{MetricsFile + ":2:", "step -2, expected >= 0"}},
+		{"step repeated", l1 + "\n" + l2 + "\n" + l2 + "\n" + l3 + "\n", 3, nil, []string{MetricsFile + ":3:", "step 2 after step 2, expected increasing steps", "two processes"}},
+		{"step going back", l1 + "\n" + l3 + "\n" + l2 + "\n", 3, nil, []string{MetricsFile + ":3:", "step 2 after step 3"}},
 		{"long line", l1 + "\n" + strings.Repeat("x", 100) + "\n" + l3 + "\n", 3, nil, []string{MetricsFile + ":2:", `found "xxxx`, `x"...,`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

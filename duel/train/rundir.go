@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/duel-ssl/duel/internal/dirlock"
 )
 
 // trainedArtefacts are the files a run leaves once it has trained or been
@@ -15,6 +17,30 @@ import (
 // another run's, and eval --step, analyze or a reader of the directory
 // would take them for the new run's.
 var trainedArtefacts = []string{KeptDir, ModelFile, "analysis", "analysis.json", "report.md"}
+
+// lockRun takes the lock of the run directory dir (internal/dirlock), held
+// while the run trains, so that a second process training it at once (a
+// --resume started twice) is refused rather than interleaving its steps
+// into metrics.jsonl and its checkpoints with the first's. A new run's
+// directory is created first; a missing one to resume is left to
+// prepareDir's error.
+func lockRun(dir string, resume bool) (release func(), err error) {
+	if !resume {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("--out: %w", err)
+		}
+	} else if _, err := os.Stat(dir); err != nil {
+		return func() {}, nil
+	}
+	release, err = dirlock.TryLock(dir)
+	if errors.Is(err, dirlock.ErrHeld) {
+		return nil, fmt.Errorf("--out %s: another process is training this run (%w): wait for it to end, or choose another --out", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	return release, nil
+}
 
 // prepareDir creates the run directory, refusing to start a new run over a
 // checkpoint unless resuming, or over the files of another run.

@@ -2,10 +2,13 @@ package train
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/internal/dirlock"
 )
 
 // TestNewRunOverAnotherRunsFiles starts a new run in a directory holding
@@ -62,5 +65,42 @@ func TestNewRunOverAnotherRunsFiles(t *testing.T) {
 				t.Fatalf("error %v, want it to name %s and say %q", err, dir, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunLocked trains a run whose directory another process holds
+// (dirlock, as a training duelctl holds it): resuming it and starting a
+// new run there are refused, saying why, and nothing is written; once
+// released, the run resumes.
+func TestRunLocked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	c := tinyConfig(t, "moco")
+	c.Steps, c.KNNEvery = 1, 0
+	if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+		t.Fatal(err)
+	}
+	release, err := dirlock.TryLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, MetricsFile))
+	resume := tinyOptions(dir)
+	resume.Resume = true
+	c.Steps = 2
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{{"resume", resume}, {"new run", tinyOptions(dir)}} {
+		_, err := Train(context.Background(), c, tc.opts)
+		if err == nil || !errors.Is(err, dirlock.ErrHeld) || !strings.Contains(err.Error(), "--out "+dir+": another process is training this run") {
+			t.Errorf("%s: %v, want the lock's error", tc.name, err)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, MetricsFile)); string(after) != string(before) {
+		t.Errorf("metrics.jsonl changed while the run was locked")
+	}
+	release()
+	if res, err := Train(context.Background(), c, resume); err != nil || res.Trained != 1 {
+		t.Errorf("resume after the release: %+v, %v", res, err)
 	}
 }

@@ -208,6 +208,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if lead {
+		release, err := lockRun(opts.Out, opts.Resume)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		if err := prepareDir(opts.Out, opts.Resume); err != nil {
 			return nil, err
 		}
