@@ -136,6 +136,11 @@ func knnCheck(train, test *Features, cfg *KNNConfig) (int, error) {
 	return classes, nil
 }
 
+// maxExpArg bounds the exponents of the kNN's vote weights: exp(600) is
+// about 4e260, so that the sum of any number of them stays far below
+// float64's maximum, 1.8e308.
+const maxExpArg = 600
+
 // knnScores calls emit(i, scores) for every test row i with the class scores
 // of its neighbours' votes (scores is reused after emit returns). emit is
 // called from one goroutine at a time.
@@ -166,10 +171,20 @@ func knnScores(train, test *Features, cfg KNNConfig, classes int, emit func(i in
 			for r := lo; r < hi; r++ {
 				sc := scores[r]
 				clear(sc)
+				// The weights are solo-learn's exp(s/T), unless the nearest's
+				// would come near overflow (s/T > 600, T below 0.0017; past
+				// 709, exp overflows to +Inf, where every
+				// voted class would score +Inf and tie): then they are taken
+				// relative to the nearest's, exp((s - s_max)/T), the same
+				// votes up to a common factor, so the same ranking.
+				shift := 0.0
+				if top := float64(vals[r*k]); top*invT > maxExpArg {
+					shift = top
+				}
 				for j := r * k; j < (r+1)*k; j++ { // nearest first
 					w := 1.0
 					if cfg.Vote == Weighted {
-						w = math.Exp(float64(vals[j]) * invT)
+						w = math.Exp((float64(vals[j]) - shift) * invT)
 					}
 					sc[tr.Labels[idx[j]]] += w
 				}
