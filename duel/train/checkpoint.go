@@ -62,6 +62,10 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer, met
 	if err != nil {
 		return err
 	}
+	if name, n := nonFinite(model); n > 0 {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("checkpoint of step %d not saved, the last one is kept: the model's %s holds %d %w", st.Step, name, n, ErrDiverged)
+	}
 	meta = maps.Clone(meta)
 	if meta == nil {
 		meta = map[string]string{}

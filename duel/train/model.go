@@ -146,8 +146,12 @@ func modelTensors(m ssl.Method) ([]safetensors.Tensor, error) {
 }
 
 // loadModel copies the tensors of a model.safetensors file into m's parts.
-// Every tensor of every part must be present, and nothing else.
+// Every tensor of every part must be present, and nothing else, and every
+// value finite (ErrDiverged).
 func loadModel(m ssl.Method, f *safetensors.File, path string) error {
+	if name, n := nonFinite(f.Tensors); n > 0 {
+		return fmt.Errorf("%s: tensor %q holds %d %w (saved before duelctl refused to save such a model: train the run again with a lower --lr)", path, name, n, ErrDiverged)
+	}
 	used := map[string]bool{}
 	for _, p := range m.Parts() {
 		prefix := ""

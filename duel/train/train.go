@@ -284,7 +284,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		if !lead {
 			return nil
 		}
-		return saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt, modelMetadata(&c))
+		err := saveCheckpoint(opts.Out, State{Step: step, Loss: loss, Method: c.Method, Optimizer: c.Optimizer}, method, opt, modelMetadata(&c))
+		if errors.Is(err, ErrDiverged) {
+			return fmt.Errorf("%w (try a lower --lr than %g)", err, c.LR)
+		}
+		return err
 	}
 	if start == 0 && !opts.Resume {
 		if err := save(0, 0); err != nil {
