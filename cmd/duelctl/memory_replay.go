@@ -71,10 +71,10 @@ type replayResult struct {
 	// that fill the memory, in standard deviations from the mean over all
 	// rows (memory.ScoreByClass): how strongly DUEL's score singles out a
 	// class before the first update (with --labels).
-	InitialScoreByClass []float64 `json:"initial_score_by_class,omitempty"`
-	Policy              string    `json:"policy"`
-	Size                int       `json:"size"`
-	Batch               int       `json:"batch"`
+	InitialScoreByClass []*float64 `json:"initial_score_by_class,omitempty"`
+	Policy              string     `json:"policy"`
+	Size                int        `json:"size"`
+	Batch               int        `json:"batch"`
 	// Admission is the reading of the update order DUEL decided with
 	// (--admission: protected, compete, insert-first or max-score); absent
 	// for the other policies, which have none.
@@ -147,12 +147,12 @@ func runReplay(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("--labels: %w", err)
 		}
+		res.InitialScoreByClass = make([]*float64, len(sc))
 		for i, v := range sc {
-			if math.IsNaN(v) {
-				sc[i] = 0 // no row of the class held: JSON has no NaN
+			if !math.IsNaN(v) { // NaN (null): no row of the class, or no spread to measure in
+				res.InitialScoreByClass[i] = &sc[i]
 			}
 		}
-		res.InitialScoreByClass = sc
 	}
 	updates := (in.n - k) / b
 	bar := progressBar(c, updates, "replay")
@@ -197,7 +197,14 @@ func runReplay(c *cli.Context) error {
 			*res.ClassEntropy, memory.Entropy(in.streamCounts), res.ClassCounts)
 	}
 	if res.InitialScoreByClass != nil {
-		fmt.Fprintf(w, "DUEL score of each class in the initial memory, in standard deviations from the mean: %.2f\n", res.InitialScoreByClass)
+		scores := make([]string, len(res.InitialScoreByClass))
+		for i, v := range res.InitialScoreByClass {
+			scores[i] = "n/a"
+			if v != nil {
+				scores[i] = fmt.Sprintf("%.2f", *v)
+			}
+		}
+		fmt.Fprintf(w, "DUEL score of each class in the initial memory, in standard deviations from the mean (n/a: no row of the class, or no spread: fewer than 2 rows, or rows all alike): [%s]\n", strings.Join(scores, " "))
 	}
 	if res.Rejected > 0 {
 		fmt.Fprintf(w, "safe update rejected %d of %d updates\n", res.Rejected, updates)
@@ -260,6 +267,9 @@ func loadReplayInput(c *cli.Context) (*replayInput, error) {
 		if ss == 0 {
 			return nil, fmt.Errorf("--features %s: row %d is all zeros, expected rows with a non-zero norm (they are L2-normalised)", path, r)
 		}
+	}
+	if n < k+b {
+		return nil, fmt.Errorf("--size %d and --batch %d: %s holds %d rows, expected at least --size + --batch = %d (the memory's rows, then one update's): the replay would make no update", k, b, path, n, k+b)
 	}
 	in := &replayInput{path: path, rows: rows, n: n, z: z}
 	// maxReplayClasses bounds the labels: the class counts are dense.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,6 +143,8 @@ func TestMemoryReplayErrors(t *testing.T) {
 		{base("--features", f, "--device", "cuda"), []string{"--device cuda"}},
 		{[]string{"memory", "replay", "--features", f, "--size", "31", "--batch", "2"}, []string{"--size 31", "30 rows"}},
 		{[]string{"memory", "replay", "--features", f, "--size", "0", "--batch", "2"}, []string{"--size", "at least 1"}},
+		{[]string{"memory", "replay", "--features", f, "--size", "29", "--batch", "2"}, []string{"--size 29 and --batch 2", "holds 30 rows, expected at least --size + --batch = 31", "no update"}},
+		{[]string{"memory", "replay", "--features", f, "--size", "30", "--batch", "1"}, []string{"--size 30 and --batch 1", "31"}},
 		{[]string{"memory", "replay", "--features", f, "--size", "3", "--batch", "-1"}, []string{"--batch", "at least 1"}},
 		{base("--features", f, "--labels", l, "--out", filepath.Join(f, "sub")), []string{"--out"}},
 	} {
@@ -231,5 +234,46 @@ func TestMemoryReplayOut(t *testing.T) {
 				t.Errorf("%s: replay.json %q: %v (%T), want %v", tc.name, key, v, v, want)
 			}
 		}
+	}
+}
+
+// TestMemoryReplayScoreOfAbsentClass checks the DUEL score by class of an
+// initial memory that holds no row of some class: null in the JSON and
+// n/a in the text (it was printed as 0.00, which reads "at the mean"),
+// numbers for the classes it holds.
+func TestMemoryReplayScoreOfAbsentClass(t *testing.T) {
+	dir := t.TempDir()
+	f, l := replayFixture(t, dir, 30, 4)
+	a, err := npy.ReadFile(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, _ := a.Int64Vector()
+	const k = 3
+	held := map[int64]bool{}
+	for _, c := range labels[:k] {
+		held[c] = true
+	}
+	if len(held) == 3 {
+		t.Fatalf("the fixture's first %d rows hold every class: %v", k, labels[:k])
+	}
+	code, stdout, stderr := replayRunCLI("memory", "replay", "--features", f, "--labels", l, "--size", strconv.Itoa(k), "--batch", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res replayResult
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.InitialScoreByClass) != 3 {
+		t.Fatalf("initial_score_by_class %v, want 3 classes", res.InitialScoreByClass)
+	}
+	for c, v := range res.InitialScoreByClass {
+		if (v != nil) != held[int64(c)] {
+			t.Errorf("class %d (held %v): score %v", c, held[int64(c)], v)
+		}
+	}
+	if !strings.Contains(stdout, "n/a") {
+		t.Errorf("the text does not say n/a for a class without rows:\n%s", stdout)
 	}
 }
