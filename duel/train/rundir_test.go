@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/internal/dirlock"
+	"github.com/duel-ssl/duel/internal/imagetest"
 )
 
 // TestNewRunOverAnotherRunsFiles starts a new run in a directory holding
@@ -102,5 +103,27 @@ func TestRunLocked(t *testing.T) {
 	release()
 	if res, err := Train(context.Background(), c, resume); err != nil || res.Trained != 1 {
 		t.Errorf("resume after the release: %+v, %v", res, err)
+	}
+}
+
+// TestKNNWithoutTestSplitWritesNothing starts a run with the kNN monitor
+// on a folder dataset without a test split: it is refused before anything
+// is written, so that the same command without --knn-every then trains
+// (it left a step-0 run there, and was refused as "holds a run already").
+func TestKNNWithoutTestSplitWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	imgs := imagetest.WriteFolder(t, filepath.Join(root, "imgs"), nil, []string{"a", "b"}, 8, 32)
+	c := tinyConfig(t, "moco")
+	c.Dataset, c.Data, c.Steps, c.KNNEvery = "folder", imgs, 1, 1
+	out := filepath.Join(root, "run")
+	if _, err := Train(context.Background(), c, Options{Out: out}); err == nil || !strings.Contains(err.Error(), "--knn-every: opening the test split") {
+		t.Fatalf("kNN without a test split: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused run left %s: %v", out, err)
+	}
+	c.KNNEvery = 0
+	if _, err := Train(context.Background(), c, Options{Out: out}); err != nil {
+		t.Errorf("the same run without the kNN monitor: %v", err)
 	}
 }

@@ -193,6 +193,17 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
+	// The kNN monitor's test split, opened before anything is written:
+	// a dataset without one is refused with the run directory untouched.
+	var knnTest *data.Dataset
+	if c.KNNEvery > 0 && lead {
+		if knnTest = opts.Test; knnTest == nil {
+			if knnTest, err = data.Open(c.Dataset, c.Data, false); err != nil {
+				return nil, fmt.Errorf("--knn-every: opening the test split: %w", err)
+			}
+		}
+		knnTest = knnTest.ToRGB()
+	}
 	memPipe := pipe
 	if c.MemView == "plain" {
 		memPipe = augment.None(0, mean, std)
@@ -301,14 +312,8 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 
 	arena := nn.NewArena()
 	var knn *knnMonitor
-	if c.KNNEvery > 0 && lead {
-		test := opts.Test
-		if test == nil {
-			if test, err = data.Open(c.Dataset, c.Data, false); err != nil {
-				return nil, fmt.Errorf("--knn-every: opening the test split: %w", err)
-			}
-		}
-		knn = newKNNMonitor(ds, test.ToRGB(), &c, mean, std, 0, arena)
+	if knnTest != nil {
+		knn = newKNNMonitor(ds, knnTest, &c, mean, std, 0, arena)
 	}
 
 	loader, err := data.NewLoader(ds, sampler, pipe, data.LoaderConfig{
