@@ -102,3 +102,19 @@ func check(t *testing.T, what string, err error, want, run, data string) {
 		}
 	}
 }
+
+// TestClassWithoutTrainingImages trains on a folder dataset one of whose
+// classes has images in test/ only: refused, naming the class, where the
+// sampler said "sampler: sampler: class 2 has probability 0.25".
+func TestClassWithoutTrainingImages(t *testing.T) {
+	root := t.TempDir()
+	imgs := imagetest.WriteFolder(t, filepath.Join(root, "imgs"), []string{"train", "test"}, []string{"a", "b"}, 4, 32)
+	imagetest.WriteFolder(t, filepath.Join(imgs, "test"), nil, []string{"c"}, 2, 32)
+	c := tinyConfig(t, "moco")
+	c.Dataset, c.Data, c.Steps, c.KNNEvery = "folder", imgs, 1, 0
+	_, err := Train(context.Background(), c, Options{Out: filepath.Join(root, "run")})
+	want := `--dataset folder: the training split has no image of class 2 ("c"), expected images of every class`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "sampler: sampler:") {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -191,7 +191,13 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		ImbalanceRatio: c.ImbalanceRatio, Seed: splitmix.Derive(c.Seed, seedSampler),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sampler: %w", err)
+		for class, n := range ds.ClassCounts() {
+			if n == 0 {
+				return nil, fmt.Errorf("--dataset %s: the training split has no image of class %d (%q), expected images of every class (a folder dataset's classes are its train/ and test/ class folders together): %w",
+					c.Dataset, class, ds.Classes[class], err)
+			}
+		}
+		return nil, err
 	}
 	// The kNN monitor's test split, opened before anything is written:
 	// a dataset without one is refused with the run directory untouched.
