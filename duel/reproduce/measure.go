@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -30,10 +29,10 @@ const embedBatch = 256
 // saves it as probe.json.
 func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, error) {
 	dir := runDir(opts, k)
-	if _, err := os.Stat(filepath.Join(dir, train.CheckpointDir)); err != nil {
-		return nil, fmt.Errorf("%s was measured with %s, the grid asks for %s, and %s has no checkpoint to measure it again (%w): "+
+	if !train.HasCheckpoint(dir) {
+		return nil, fmt.Errorf("%s was measured with %s, the grid asks for %s, and %s has no checkpoint to measure it again: "+
 			"give the grid's evaluation settings back, or remove %s to train it again",
-			filepath.Join(dir, probeFile), saved.evaluationText(), g.evaluation(), dir, err, dir)
+			filepath.Join(dir, probeFile), saved.evaluationText(), g.evaluation(), dir, dir)
 	}
 	if err := opts.setPrecision(false); err != nil {
 		return nil, err

@@ -365,6 +365,33 @@ func TestInterruptedRunSaysHowToContinue(t *testing.T) {
 	}
 }
 
+// TestRunKilledBetweenCheckpointRenames goes on with a grid whose run was
+// killed between the two renames of a checkpoint save (checkpoint.old/
+// only): the run resumes from it, where the grid took the directory for a
+// new run and train refused it ("holds a run already") on every attempt.
+func TestRunKilledBetweenCheckpointRenames(t *testing.T) {
+	out := t.TempDir()
+	var log strings.Builder
+	opts := testOptions(out, &log)
+	g := smokeGrid(t)
+	g.Methods = []string{"moco"}
+	if _, err := Run(context.Background(), g, opts); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(out, "runs", "moco-rho0.75-seed0")
+	if err := os.Remove(filepath.Join(dir, probeFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, train.CheckpointDir), filepath.Join(dir, train.CheckpointDir+".old")); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	rep, err := Run(context.Background(), g, opts)
+	if err != nil || len(rep.Runs) != 1 || !strings.Contains(log.String(), "trained in") {
+		t.Fatalf("the grid after a kill between the renames: %v; the log:\n%s", err, log.String())
+	}
+}
+
 // cancelOnWrite is a writer that calls cancel when written to.
 type cancelOnWrite func()
 

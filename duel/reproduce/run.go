@@ -199,8 +199,7 @@ func ranPrecision(dir string, r *RunResult) {
 // evaluation as probe.json.
 func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Config) (*RunResult, error) {
 	dir := runDir(opts, k)
-	_, statErr := os.Stat(filepath.Join(dir, "checkpoint"))
-	resume := statErr == nil
+	resume := train.HasCheckpoint(dir)
 	before := 0.0
 	if resume {
 		before = trainedSeconds(dir)

@@ -117,6 +117,14 @@ func modelMetadata(c *Config) map[string]string {
 	return map[string]string{"arch": c.Arch, "stem": stem}
 }
 
+// HasCheckpoint reports whether dir holds a run's checkpoint to resume
+// (checkpoint/, or checkpoint.old/ when a save was interrupted between its
+// two renames).
+func HasCheckpoint(dir string) bool {
+	_, err := checkpointPath(dir)
+	return err == nil
+}
+
 // checkpointPath returns the directory of the latest complete checkpoint:
 // checkpoint/, or checkpoint.old/ when a save was interrupted between its
 // two renames.
