@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTryLock takes a directory's lock, fails to take it again while it is
@@ -41,5 +43,37 @@ func TestTryLockMissingDir(t *testing.T) {
 	dir := t.TempDir() + "/missing"
 	if _, err := TryLock(dir); err == nil || errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("TryLock(%s): %v, want an error naming it", dir, err)
+	}
+}
+
+// TestLockFileWaits checks that LockFile waits while the lock is held and
+// takes it once released.
+func TestLockFileWaits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.lock")
+	release, err := TryLockFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan func())
+	go func() {
+		r, err := LockFile(path)
+		if err != nil {
+			t.Error(err)
+			r = func() {}
+		}
+		took <- r
+	}()
+	select {
+	case r := <-took:
+		r()
+		t.Fatal("LockFile took a held lock")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	select {
+	case r := <-took:
+		r()
+	case <-time.After(10 * time.Second):
+		t.Fatal("LockFile did not take the released lock")
 	}
 }

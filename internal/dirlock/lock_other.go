@@ -4,9 +4,9 @@ package dirlock
 
 import "os"
 
-// tryLockFile does not lock where the system offers no file locks: two
+// lockFile does not lock where the system offers no file locks: two
 // processes are not kept apart there.
-func tryLockFile(*os.File) (held bool, err error) { return false, nil }
+func lockFile(*os.File, bool) (held bool, err error) { return false, nil }
 
 // unlockFile does nothing.
 func unlockFile(*os.File) {}

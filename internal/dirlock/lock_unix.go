@@ -9,10 +9,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tryLockFile takes an exclusive flock on f without waiting; held reports
-// that another process has it.
-func tryLockFile(f *os.File) (held bool, err error) {
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+// lockFile takes an exclusive flock on f, waiting for it with wait, else
+// reporting held when another process has it.
+func lockFile(f *os.File, wait bool) (held bool, err error) {
+	how := unix.LOCK_EX
+	if !wait {
+		how |= unix.LOCK_NB
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return true, nil
 	}

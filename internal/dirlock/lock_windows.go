@@ -9,11 +9,15 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLockFile takes an exclusive lock on f's first byte without waiting;
-// held reports that another process has it.
-func tryLockFile(f *os.File) (held bool, err error) {
+// lockFile takes an exclusive lock on f's first byte, waiting for it with
+// wait, else reporting held when another process has it.
+func lockFile(f *os.File, wait bool) (held bool, err error) {
+	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK)
+	if !wait {
+		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
+	}
 	var ol windows.Overlapped
-	err = windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	err = windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
 		return true, nil
 	}

@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/duel-ssl/duel/internal/atomicfile"
+	"github.com/duel-ssl/duel/internal/dirlock"
 )
 
 // Format is the value of the file's "format" field.
@@ -227,11 +228,23 @@ func Load(key, name string, v any) (found bool, path string, err error) {
 // foreign file is replaced by a new one holding only this entry; the
 // error it gave is returned as replaced, for the caller to report. With
 // wisdom disabled Store writes nothing and returns an empty path.
+//
+// The read, change and write hold the lock file path + ".lock", so that
+// two processes storing at once (duelctl bench tune beside bench step
+// --tune-conv) both keep their entries.
 func Store(key, name string, v any) (path string, replaced, err error) {
 	path, ok := Path()
 	if !ok {
 		return "", nil, nil
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return path, nil, fmt.Errorf("wisdom file %s: %w", path, err)
+	}
+	release, err := dirlock.LockFile(path + ".lock")
+	if err != nil {
+		return path, nil, fmt.Errorf("wisdom file %s: %w", path, err)
+	}
+	defer release()
 	f, rerr := Read(path)
 	if rerr != nil {
 		if errors.Is(rerr, fs.ErrPermission) {

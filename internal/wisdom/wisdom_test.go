@@ -2,9 +2,11 @@ package wisdom
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -177,5 +179,32 @@ func TestReadErrors(t *testing.T) {
 	}
 	if _, err := Read(big); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("reading a huge file: %v", err)
+	}
+}
+
+// TestStoreConcurrent stores entries from many writers at once, as
+// processes tuning at the same time do (each Store opens its own lock,
+// which conflicts as two processes' do): every entry is kept.
+func TestStoreConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "wisdom.json")
+	t.Setenv(Env, path)
+	const writers = 16
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := Store("cpu-key", fmt.Sprintf("entry%d", i), map[string]int{"i": i}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range writers {
+		var v map[string]int
+		found, _, err := Load("cpu-key", fmt.Sprintf("entry%d", i), &v)
+		if err != nil || !found || v["i"] != i {
+			t.Errorf("entry%d: found %v, %v, %v", i, found, v, err)
+		}
 	}
 }
