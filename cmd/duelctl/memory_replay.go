@@ -351,13 +351,20 @@ func replayClassCounts(m *memory.Memory, classes int) []int {
 const replayPlotFile = "class_frequency.png"
 
 // writeReplayOut writes kept.npy, class_frequency.png (with labels) and
-// replay.json into dir, each atomically. Without labels it removes a
+// replay.json into dir, each atomically, replay.json last (removed
+// first: a replay killed while writing leaves no description of another
+// replay beside its files). Without labels it removes a
 // class_frequency.png left by an earlier replay, which would otherwise
 // stand beside results it does not describe.
 func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	release, err := lockOutputs(dir, ".replay.lock", "memory replay", "replay.json")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer release()
 	kept := &npy.Array{Shape: []int{len(res.Kept)}, Int64: res.Kept}
 	if err := npy.WriteFile(filepath.Join(dir, "kept.npy"), kept); err != nil {
 		return fmt.Errorf("--out: %w", err)

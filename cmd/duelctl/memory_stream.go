@@ -159,6 +159,13 @@ func runMemoryStream(c *cli.Context) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("--out %s: %w", out, err)
 	}
+	// labels.npy goes too: beside new features it would pair them with
+	// another stream's labels.
+	release, err := lockOutputs(out, ".stream.lock", "memory stream", "stream.json", "labels.npy")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer release()
 	labels := make([]int64, n)
 	counts := make([]int, ds.NumClasses())
 	for i, l := range f.Labels {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/duel-ssl/duel/internal/dirlock"
 )
 
 // checkOutFile refuses the path of an output file given by flag that
@@ -50,4 +52,32 @@ func checkOutDir(flag, path string) error {
 			return nil
 		}
 	}
+}
+
+// analyzeLock is the lock file duelctl analyze holds in the directory it
+// writes (a run directory's own .lock is training's: an analysis may run
+// while the run trains).
+const analyzeLock = ".analyze.lock"
+
+// lockOutputs takes the lock file lock in dir for command, refusing when
+// another process holds it (two of them would delete each other's plots
+// and leave a report naming missing files), then removes the files of
+// descriptors there: the ones that describe the outputs (report.md, a
+// JSON summary), written last, so that a call killed while writing leaves
+// its new outputs without an old description of other ones.
+func lockOutputs(dir, lock, command string, descriptors ...string) (release func(), err error) {
+	release, err = dirlock.TryLockFile(filepath.Join(dir, lock))
+	if errors.Is(err, dirlock.ErrHeld) {
+		return nil, fmt.Errorf("another duelctl %s is writing into %s (%w): wait for it to end", command, dir, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range descriptors {
+		if err := os.Remove(filepath.Join(dir, d)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			release()
+			return nil, fmt.Errorf("removing %s before writing what it describes: %w", filepath.Join(dir, d), err)
+		}
+	}
+	return release, nil
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/internal/dirlock"
 	"github.com/duel-ssl/duel/internal/npy"
 )
 
@@ -61,6 +63,40 @@ func TestOutPaths(t *testing.T) {
 		}
 		if stdout != "" {
 			t.Errorf("%v: printed %q before refusing", args, stdout)
+		}
+	}
+}
+
+// TestLockOutputs checks that lockOutputs removes the descriptors (and
+// nothing else) once it holds the lock, refuses while another holder has
+// it, naming the command, and leaves the descriptors then.
+func TestLockOutputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"report.md", "analysis.json", "plot.png"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := dirlock.TryLockFile(filepath.Join(dir, analyzeLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockOutputs(dir, analyzeLock, "analyze", "report.md", "analysis.json"); !errors.Is(err, dirlock.ErrHeld) ||
+		!strings.Contains(err.Error(), "another duelctl analyze is writing into "+dir) {
+		t.Errorf("while held: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+		t.Errorf("the refused call removed report.md: %v", err)
+	}
+	held()
+	release, err := lockOutputs(dir, analyzeLock, "analyze", "report.md", "analysis.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	for f, want := range map[string]bool{"report.md": false, "analysis.json": false, "plot.png": true} {
+		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", f, err == nil, want)
 		}
 	}
 }
