@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -123,6 +124,12 @@ type LinearResult struct {
 // directly on the frozen CNN. Each epoch visits the training rows in a
 // fresh random order (torch DataLoader shuffle=True, drop_last=False).
 func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) {
+	return LinearProbeContext(context.Background(), train, test, cfg)
+}
+
+// LinearProbeContext is LinearProbe stopped by ctx: between two epochs, a
+// cancelled ctx ends the fit with an error wrapping ctx's.
+func LinearProbeContext(ctx context.Context, train, test *Features, cfg LinearConfig) (LinearResult, error) {
 	if train.N == 0 {
 		return LinearResult{}, fmt.Errorf("linear probe: no training rows")
 	}
@@ -154,7 +161,7 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 	if err := nn.To(lin, dev); err != nil {
 		return LinearResult{}, fmt.Errorf("linear probe: %w", err)
 	}
-	lastLoss, err := fitLinear(lin, train, cfg, func() []int { return r.Perm(train.N) })
+	lastLoss, err := fitLinear(ctx, lin, train, cfg, func() []int { return r.Perm(train.N) })
 	if err != nil {
 		return LinearResult{}, err
 	}
@@ -167,8 +174,8 @@ func LinearProbe(train, test *Features, cfg LinearConfig) (LinearResult, error) 
 
 // fitLinear trains lin on train for cfg.Epochs epochs, each visiting the rows
 // in the order returned by order, and returns the mean loss of the last
-// epoch.
-func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() []int) (float64, error) {
+// epoch; a cancelled ctx stops it between two epochs.
+func fitLinear(ctx context.Context, lin *nn.Linear, train *Features, cfg LinearConfig, order func() []int) (float64, error) {
 	var opt optim.Optimizer
 	var sched optim.Schedule = optim.Constant(cfg.LR)
 	var err error
@@ -189,6 +196,9 @@ func fitLinear(lin *nn.Linear, train *Features, cfg LinearConfig, order func() [
 	tp := autograd.NewTape()
 	var lastLoss float64
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("linear probe stopped after %d of %d epochs: %w", epoch, cfg.Epochs, err)
+		}
 		opt.SetLR(sched.LR(epoch))
 		perm := order()
 		var sum float64

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -65,7 +66,7 @@ func TestLinearProbeMatchesPyTorch(t *testing.T) {
 	var losses []float64
 	cfg := LinearConfig{Epochs: fx.Epochs, Batch: fx.Batch, LR: fx.LR, WeightDecay: fx.WD,
 		Progress: func(_ int, l float64) { losses = append(losses, l) }}
-	if _, err := fitLinear(lin, train, cfg, func() []int { epoch++; return fx.Perms[epoch-1] }); err != nil {
+	if _, err := fitLinear(context.Background(), lin, train, cfg, func() []int { epoch++; return fx.Perms[epoch-1] }); err != nil {
 		t.Fatal(err)
 	}
 	near := func(what string, got []float32, want []float64, tol float64) {

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -280,7 +281,7 @@ func TestLinearProbeSGDMatchesPyTorch(t *testing.T) {
 	var losses []float64
 	cfg.Progress = func(_ int, l float64) { losses = append(losses, l) }
 	e := 0
-	if _, err := fitLinear(lin, train, cfg, func() []int { e++; return fx.Perms[e-1] }); err != nil {
+	if _, err := fitLinear(context.Background(), lin, train, cfg, func() []int { e++; return fx.Perms[e-1] }); err != nil {
 		t.Fatal(err)
 	}
 	for i, l := range losses {

@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,7 +28,7 @@ const embedBatch = 256
 // settings, keeping what its saved evaluation, saved, records of its
 // training (steps, loss, precisions, training time, provenance), and
 // saves it as probe.json.
-func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, error) {
+func reevaluate(ctx context.Context, g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, error) {
 	dir := runDir(opts, k)
 	if !train.HasCheckpoint(dir) {
 		return nil, fmt.Errorf("%s was measured with %s, the grid asks for %s, and %s has no checkpoint to measure it again: "+
@@ -38,7 +39,7 @@ func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, e
 		return nil, err
 	}
 	start := time.Now()
-	r, err := evaluate(dir, g, opts)
+	r, err := evaluate(ctx, dir, g, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,19 @@ func reevaluate(g Grid, opts Options, k runKey, saved *RunResult) (*RunResult, e
 // evaluate measures a finished run: the linear probe of Appendix E on its
 // frozen backbone, the memory at the end of training, the clustering of
 // its test features and its curves.
-func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
+//
+// A cancelled ctx stops it between its parts and between the probe's
+// epochs, with an error wrapping ctx's that says how to go on.
+func evaluate(ctx context.Context, dir string, g Grid, opts Options) (*RunResult, error) {
+	r, err := measure(ctx, dir, g, opts)
+	if ctx.Err() != nil && err != nil {
+		return nil, fmt.Errorf("the evaluation of %s, trained, was stopped (run the same duelctl reproduce command again to evaluate it and go on with the grid): %w", dir, err)
+	}
+	return r, err
+}
+
+// measure takes every measure of evaluate.
+func measure(ctx context.Context, dir string, g Grid, opts Options) (*RunResult, error) {
 	run, err := train.LoadRunOn(dir, -1, opts.Device)
 	if err != nil {
 		return nil, err
@@ -65,10 +78,13 @@ func evaluate(dir string, g Grid, opts Options) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := linearProbe(run, g, opts, test, r); err != nil {
+	if err := linearProbe(ctx, run, g, opts, test, r); err != nil {
 		return nil, err
 	}
 	if err := measureMemory(run, r); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := measureClusters(run, test, g.ClusterLimit, r); err != nil {
@@ -108,7 +124,7 @@ func extract(run *train.Run, ds *data.Dataset, layer string, limit int) (*eval.F
 // linearProbe fits the linear probe on the backbone's features of the
 // train split (at most g.ProbeLimit images per split) and sets r.Top1 and
 // r.Classes.
-func linearProbe(run *train.Run, g Grid, opts Options, test *data.Dataset, r *RunResult) error {
+func linearProbe(ctx context.Context, run *train.Run, g Grid, opts Options, test *data.Dataset, r *RunResult) error {
 	trainDS, err := split(run, opts, true)
 	if err != nil {
 		return err
@@ -118,13 +134,16 @@ func linearProbe(run *train.Run, g Grid, opts Options, test *data.Dataset, r *Ru
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	fTest, err := extract(run, test, "backbone", g.ProbeLimit)
 	if err != nil {
 		return err
 	}
 	lin := eval.DefaultLinearConfig()
 	lin.Epochs, lin.Classes, lin.Device = g.ProbeEpochs, r.Classes, run.Device
-	out, err := eval.LinearProbe(fTrain, fTest, lin)
+	out, err := eval.LinearProbeContext(ctx, fTrain, fTest, lin)
 	if err != nil {
 		return err
 	}

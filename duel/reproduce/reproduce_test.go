@@ -392,6 +392,40 @@ func TestRunKilledBetweenCheckpointRenames(t *testing.T) {
 	}
 }
 
+// TestEvaluationStopped stops the evaluation of a trained run (Ctrl-C
+// while the probe fits): it ends with an error saying how to go on,
+// wrapping the context's, and the grid then evaluates the run, whose
+// training is kept.
+func TestEvaluationStopped(t *testing.T) {
+	out := t.TempDir()
+	var log strings.Builder
+	opts := testOptions(out, &log)
+	g := smokeGrid(t)
+	g.Methods = []string{"moco"}
+	if _, err := Run(context.Background(), g, opts); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(out, "runs", "moco-rho0.75-seed0")
+	if err := os.Remove(filepath.Join(dir, probeFile)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := evaluate(ctx, dir, g, opts)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the evaluation of "+dir+", trained, was stopped (run the same duelctl reproduce command again") {
+		t.Errorf("evaluation stopped: %v", err)
+	}
+	_, err = Run(ctx, g, opts)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped before run moco-rho0.75-seed0 (run the same duelctl reproduce command again") {
+		t.Errorf("grid stopped: %v", err)
+	}
+	log.Reset()
+	rep, err := Run(context.Background(), g, opts)
+	if err != nil || len(rep.Runs) != 1 {
+		t.Errorf("the grid after: %v, %d runs; the log:\n%s", err, len(rep.Runs), log.String())
+	}
+}
+
 // cancelOnWrite is a writer that calls cancel when written to.
 type cancelOnWrite func()
 

@@ -108,7 +108,7 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 	}
 	for i, k := range keys {
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return rep, fmt.Errorf("stopped before run %s (run the same duelctl reproduce command again to go on with the grid): %w", k.name(), err)
 		}
 		r, err := savedResult(runDir(opts, k))
 		if err != nil {
@@ -138,7 +138,7 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		switch {
 		case stale:
 			was := r.evaluationText()
-			if r, err = reevaluate(g, opts, k, r); err != nil {
+			if r, err = reevaluate(ctx, g, opts, k, r); err != nil {
 				return rep, fmt.Errorf("run %s: evaluating again (saved with %s): %w", k.name(), was, err)
 			}
 			cached, how = false, fmt.Sprintf("evaluated again in %.0f s, saved with %s", r.ProbeSeconds, was)
@@ -227,7 +227,7 @@ func runOne(ctx context.Context, g Grid, opts Options, k runKey, cfg train.Confi
 		return nil, err
 	}
 	start = time.Now()
-	r, err := evaluate(dir, g, opts)
+	r, err := evaluate(ctx, dir, g, opts)
 	if err != nil {
 		return nil, err
 	}
