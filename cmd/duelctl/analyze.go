@@ -209,12 +209,18 @@ func runAnalyze(c *cli.Context) error {
 	}
 	rep.ClassNames, rep.TestRows = ds.Classes, test.N
 	res.TestSamples = test.N
+	if l := c.Int("limit"); l > 0 && l < 2*len(ds.Classes) {
+		// One image of a class: its intra-class variance is 0 by construction.
+		return flagError("limit", l, fmt.Sprintf("at least 2 test images per class (2 x %d classes = %d), or 0 for the whole split", len(ds.Classes), 2*len(ds.Classes)))
+	}
 	cs, err := analysis.Cluster(test)
 	if err != nil {
-		if l := c.Int("limit"); l > 0 && l < 2*len(ds.Classes) {
-			return flagError("limit", l, fmt.Sprintf("enough test images for 2 classes at least (%v), or 0 for the whole split", err))
-		}
 		return fmt.Errorf("test features of run %s: %w", dir, err)
+	}
+	for i, n := range cs.Counts {
+		if n < 2 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("class %s has %d test image: its intra-class variance is 0 by construction, which lowers the mean", ds.Classes[cs.Classes[i]], n))
+		}
 	}
 	rep.Cluster = cs
 	res.IntraClassVariance, res.InterClassSimilarity = cs.MeanIntraVariance, cs.MeanInterSimilarity

@@ -142,11 +142,14 @@ func TestAnalyzeBackboneAndNoMetrics(t *testing.T) {
 	}
 }
 
-// TestAnalyzeLimitTooSmall checks that a --limit too small for two
-// classes is refused naming --limit.
+// TestAnalyzeLimitTooSmall checks that a --limit too small for two test
+// images of each class (one image's intra-class variance is 0 by
+// construction) is refused naming --limit.
 func TestAnalyzeLimitTooSmall(t *testing.T) {
 	dir := evalTrainRun(t, "simclr")
-	wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "1", "--tsne-points", "0"}, "--limit: got 1", "or 0 for the whole split")
+	for _, l := range []string{"1", "10", "19"} {
+		wantCLIError(t, []string{"analyze", "--run", dir, "--limit", l, "--tsne-points", "0"}, "--limit: got "+l, "at least 2 test images per class (2 x 10 classes = 20), or 0 for the whole split")
+	}
 }
 
 // TestAnalyzeTSNEFlags checks --tsne-method and --tsne-theta: bad values

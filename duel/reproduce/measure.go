@@ -187,6 +187,9 @@ func measureClusters(run *train.Run, test *data.Dataset, limit int, r *RunResult
 	if run.Projector == nil {
 		r.Layer = "backbone"
 	}
+	if c := test.NumClasses(); limit > 0 && limit < 2*c {
+		return fmt.Errorf("--cluster-limit %d: expected at least 2 test images per class (2 x %d classes = %d), or 0 for the whole test split", limit, c, 2*c)
+	}
 	f, err := extract(run, test, r.Layer, limit)
 	if err != nil {
 		return err
