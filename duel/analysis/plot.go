@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -198,30 +199,46 @@ func PlotTrainingCurves(path string, m *Metrics, skip ...string) ([]string, erro
 	}
 	for i, k := range keys {
 		steps, vals := m.Series(k)
-		pts := make(plotter.XYs, len(steps))
-		for j := range steps {
-			pts[j] = plotter.XY{X: steps[j], Y: vals[j]}
-		}
-		p := plot.New()
-		p.Title.Text = k
-		p.X.Label.Text = "step"
-		l, err := plotter.NewLine(pts)
+		p, err := curvePanel(k, steps, vals, palette[i%len(palette)])
 		if err != nil {
 			return nil, fmt.Errorf("plotting %s: field %s: %w", path, k, err)
 		}
-		l.Color = palette[i%len(palette)]
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		if len(pts) == 1 {
-			s, _ := plotter.NewScatter(pts)
-			s.GlyphStyle.Color = l.Color
-			p.Add(s)
-		}
-		p.Add(plotter.NewGrid())
-		p.Y.Tick.Marker = exactTicks{}
 		plots[i/cols][i%cols] = p
 	}
 	return keys, WriteTiles(path, plots, 4.5*vg.Inch, 3*vg.Inch)
+}
+
+// curvePanel returns the panel of a metric's curve, title, against the
+// step.
+func curvePanel(title string, steps, vals []float64, c color.Color) (*plot.Plot, error) {
+	pts := make(plotter.XYs, len(steps))
+	for j := range steps {
+		pts[j] = plotter.XY{X: steps[j], Y: vals[j]}
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "step"
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = c
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	if len(pts) == 1 {
+		s, _ := plotter.NewScatter(pts)
+		s.GlyphStyle.Color = l.Color
+		p.Add(s)
+	}
+	p.Add(plotter.NewGrid())
+	p.Y.Tick.Marker = exactTicks{}
+	if lo, hi := slices.Min(vals), slices.Max(vals); lo == hi {
+		// A constant series: a range around its value, whose ticks show it
+		// (gonum pads an empty range by ±1, and an lr of 0.001 read as 0.0).
+		pad := max(math.Abs(lo)*0.1, 1e-12)
+		p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	}
+	return p, nil
 }
 
 // WriteTiles draws a grid of plots (nil cells stay empty), each tileW by

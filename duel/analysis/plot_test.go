@@ -173,3 +173,38 @@ func TestEmbeddingRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestCurvePanelRange checks the y range of a curve's panel: a constant
+// series gets a range around its value (an lr of 0.001 was drawn on
+// gonum's ±1 and read as 0.0), a varying one is left to the data.
+func TestCurvePanelRange(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		vals             []float64
+		wantMin, wantMax float64 // NaN: left to gonum
+	}{
+		{"constant lr", []float64{0.001, 0.001, 0.001}, 0.0009, 0.0011},
+		{"one point", []float64{3}, 2.7, 3.3},
+		{"zero", []float64{0, 0}, -1e-12, 1e-12},
+		{"negative", []float64{-2, -2}, -2.2, -1.8},
+		{"varying", []float64{1, 2, 3}, math.NaN(), math.NaN()},
+	} {
+		steps := make([]float64, len(tc.vals))
+		for i := range steps {
+			steps[i] = float64(i + 1)
+		}
+		p, err := curvePanel(tc.name, steps, tc.vals, palette[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(tc.wantMin) {
+			if p.Y.Min > 1 || p.Y.Max < 3 {
+				t.Errorf("%s: y range [%v, %v], want the data's", tc.name, p.Y.Min, p.Y.Max)
+			}
+			continue
+		}
+		if math.Abs(p.Y.Min-tc.wantMin) > 1e-15 || math.Abs(p.Y.Max-tc.wantMax) > 1e-15 {
+			t.Errorf("%s: y range [%v, %v], want [%v, %v]", tc.name, p.Y.Min, p.Y.Max, tc.wantMin, tc.wantMax)
+		}
+	}
+}
