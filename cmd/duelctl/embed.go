@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/duel-ssl/duel/duel/data"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/npy"
 	"github.com/duel-ssl/duel/tensor"
@@ -75,7 +77,8 @@ func runEmbed(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--input: %w", err)
 	}
-	x, err := embedInput(a, in)
+	mean, _, known := data.NormStats(run.Config.Dataset)
+	x, err := embedInput(a, in, known && len(mean) == 1)
 	if err != nil {
 		return err
 	}
@@ -98,17 +101,26 @@ func runEmbed(c *cli.Context) error {
 }
 
 // embedInput checks the images array and returns it as an N x 3 x H x W
-// float32 tensor (a single channel is replicated).
-func embedInput(a *npy.Array, file string) (*tensor.Tensor, error) {
+// float32 tensor. A single channel is replicated, for a run on a grayscale
+// dataset (gray) only: the run's views were made RGB that way.
+func embedInput(a *npy.Array, file string, gray bool) (*tensor.Tensor, error) {
 	if len(a.Shape) != 4 {
 		return nil, fmt.Errorf("--input %s: shape %v, expected N x C x H x W", file, a.Shape)
 	}
 	n, ch, h, w := a.Shape[0], a.Shape[1], a.Shape[2], a.Shape[3]
-	if ch != 3 && ch != 1 {
-		return nil, fmt.Errorf("--input %s: %d channels, expected 3 (or 1)", file, ch)
+	switch {
+	case ch == 1 && !gray:
+		return nil, fmt.Errorf("--input %s: 1 channel, expected 3: the run trained on RGB images (1 channel is for a run on a grayscale dataset, mnist or fashion-mnist)", file)
+	case ch != 3 && ch != 1:
+		return nil, fmt.Errorf("--input %s: %d channels, expected 3 (or 1 for a run on a grayscale dataset)", file, ch)
 	}
 	if h < 1 || w < 1 {
 		return nil, fmt.Errorf("--input %s: images of %dx%d pixels, expected at least 1x1", file, h, w)
+	}
+	for i, v := range a.Float64 { // checked before float32 rounds 1e300 to +Inf
+		if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+			return nil, fmt.Errorf("--input %s: element %d is %v, expected a finite number within float32's range (|x| <= 3.4e38)", file, i, v)
+		}
 	}
 	vals, err := a.Float32Values()
 	if err != nil {

@@ -178,6 +178,10 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.npy")
 	npy.WriteFile(bad, &npy.Array{Shape: []int{5, 3072}, Float32: x})
+	gray := filepath.Join(dir, "gray.npy")
+	npy.WriteFile(gray, &npy.Array{Shape: []int{2, 1, 32, 32}, Float32: make([]float32, 2*32*32)})
+	huge := filepath.Join(dir, "huge.npy")
+	npy.WriteFile(huge, &npy.Array{Shape: []int{1, 3, 2, 2}, Float64: []float64{0, 1e300, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}})
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -187,6 +191,8 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		{[]string{"--run", dir, "--input", in, "--out", feats}, "--run: run " + dir},
 		{[]string{"--run", out, "--input", bad, "--out", feats}, "--input " + bad + ": shape [5 3072], expected N x C x H x W"},
 		{[]string{"--run", out, "--input", filepath.Join(dir, "none.npy"), "--out", feats}, "--input: "},
+		{[]string{"--run", out, "--input", gray, "--out", feats}, "--input " + gray + ": 1 channel, expected 3: the run trained on RGB images"},
+		{[]string{"--run", out, "--input", huge, "--out", feats}, "--input " + huge + ": element 1 is 1e+300, expected a finite number within float32's range"},
 		// Unwritable --out: refused before the model runs, naming what is wrong.
 		{[]string{"--run", out, "--input", in, "--out", dir}, `--out: got "` + dir + `", expected the path of a file to write, not a directory`},
 		{[]string{"--run", out, "--input", in, "--out", filepath.Join(dir, "none", "y.npy")}, `--out: got "` + filepath.Join(dir, "none", "y.npy") + `", expected a file in an existing directory`},
