@@ -170,8 +170,8 @@ func runAnalyze(c *cli.Context) error {
 		return flagError("limit", c.Int("limit"), "an integer >= 0 (0 = the whole split)")
 	case c.Int("batch") <= 0:
 		return flagError("batch", c.Int("batch"), "an integer > 0")
-	case points < 0:
-		return flagError("tsne-points", points, "an integer >= 0 (0 = no t-SNE)")
+	case points < 0 || points > 0 && points < minTSNEPoints:
+		return flagError("tsne-points", points, fmt.Sprintf("0 (no t-SNE) or at least %d (the perplexity of N points is at most (N-1)/3: fewer have no neighbourhood to keep)", minTSNEPoints))
 	case tcfg.Iterations <= 0:
 		return flagError("tsne-iters", tcfg.Iterations, "an integer > 0")
 	case !(tcfg.Perplexity > 0):
@@ -293,7 +293,7 @@ func runAnalyze(c *cli.Context) error {
 			}
 			res.MemoryAge = rep.MemoryAge
 		}
-		if points > 0 && r.Memory.Len() >= 2 {
+		if points > 0 && r.Memory.Len() >= minTSNEPoints {
 			mf := memoryFeatures(r, labelled)
 			names := ds.Classes
 			if !labelled {
@@ -306,7 +306,7 @@ func runAnalyze(c *cli.Context) error {
 			res.TSNEKLMemory = &kl
 			figure("tsne_memory.png")
 		} else if points > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("no t-SNE of the memory: %d row(s), expected 2 at least", r.Memory.Len()))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("no t-SNE of the memory: %d row(s), expected %d at least", r.Memory.Len(), minTSNEPoints))
 		}
 	}
 
@@ -410,6 +410,10 @@ func evenlySpaced(n, k int) []int {
 	}
 	return idx
 }
+
+// minTSNEPoints is the fewest points a t-SNE embeds: with perplexity at
+// most (N-1)/3, fewer points than 4 have a perplexity below 1.
+const minTSNEPoints = 4
 
 // tsnePlot embeds f with t-SNE and writes the scatter plot to path. It
 // returns the final KL divergence.

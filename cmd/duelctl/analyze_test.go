@@ -165,6 +165,8 @@ func TestAnalyzeTSNEFlags(t *testing.T) {
 		{[]string{"--tsne-theta", "0"}, []string{"--tsne-theta", "> 0"}},
 		{[]string{"--tsne-theta", "-1"}, []string{"--tsne-theta", "> 0"}},
 		{[]string{"--tsne-method", "exact", "--tsne-theta", "0.3"}, []string{"--tsne-theta", "exact method"}},
+		{[]string{"--tsne-points", "1"}, []string{"--tsne-points: got 1", "0 (no t-SNE) or at least 4"}},
+		{[]string{"--tsne-points", "3"}, []string{"--tsne-points: got 3", "at least 4"}},
 	} {
 		wantCLIError(t, append([]string{"analyze", "--run", dir}, tc.args...), tc.want...)
 	}
