@@ -38,7 +38,7 @@ func analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "layer", Value: "projector", Usage: "test features analysed: projector (the latent space of the loss and the memory; backbone when the method has none) or backbone"},
 			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes (0 = the whole split, for comparisons with the paper's Table 2: 200 images a class leave sampling noise in the class centroids)"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "feature extraction batch"},
-			&cli.IntFlag{Name: "tsne-points", Value: 1000, Usage: "points of each t-SNE plot (balanced subset of the test features; evenly spaced memory rows); 0 = no t-SNE"},
+			&cli.IntFlag{Name: "tsne-points", Value: 1000, Usage: "points of each t-SNE plot (balanced subset of the test features; evenly spaced memory rows), at least 4; 0 = no t-SNE"},
 			&cli.IntFlag{Name: "tsne-iters", Value: ts.Iterations, Usage: "t-SNE iterations"},
 			&cli.Float64Flag{Name: "perplexity", Value: ts.Perplexity, Usage: "t-SNE perplexity"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the t-SNE random initialisation (with --tsne-init random)"},
