@@ -131,8 +131,10 @@ type analyzeResult struct {
 	MemoryRows         int      `json:"memory_rows"`
 	// MemoryAge: the rows' ages (steps) and negative uses at the checkpoint.
 	MemoryAge            *analysis.MemoryAge `json:"memory_age,omitempty"`
-	IntraClassVariance   float64             `json:"intra_class_variance"`
-	InterClassSimilarity float64             `json:"inter_class_similarity"`
+	// IntraClassVariance and InterClassSimilarity are null when the test
+	// split holds fewer than 2 classes, where they are undefined.
+	IntraClassVariance   *float64            `json:"intra_class_variance"`
+	InterClassSimilarity *float64            `json:"inter_class_similarity"`
 	IntraClassPerClass   []float64           `json:"intra_class_variance_per_class"`
 	InterClassPerClass   []float64           `json:"inter_class_similarity_per_class"`
 	Classes              []int               `json:"classes"`
@@ -213,18 +215,23 @@ func runAnalyze(c *cli.Context) error {
 		// One image of a class: its intra-class variance is 0 by construction.
 		return flagError("limit", l, fmt.Sprintf("at least 2 test images per class (2 x %d classes = %d), or 0 for the whole split", len(ds.Classes), 2*len(ds.Classes)))
 	}
-	cs, err := analysis.Cluster(test)
-	if err != nil {
-		return fmt.Errorf("test features of run %s: %w", dir, err)
-	}
-	for i, n := range cs.Counts {
-		if n < 2 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("class %s has %d test image: its intra-class variance is 0 by construction, which lowers the mean", ds.Classes[cs.Classes[i]], n))
+	if n := classesPresent(test.Labels); n < 2 {
+		// No inter-class similarity; the memory is analysed all the same.
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the test split holds %d class: the latent-space measures need 2 at least (intra-class variance and inter-class similarity are null)", n))
+	} else {
+		cs, err := analysis.Cluster(test)
+		if err != nil {
+			return fmt.Errorf("test features of run %s: %w", dir, err)
 		}
+		for i, n := range cs.Counts {
+			if n < 2 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("class %s has %d test image: its intra-class variance is 0 by construction, which lowers the mean", ds.Classes[cs.Classes[i]], n))
+			}
+		}
+		rep.Cluster = cs
+		res.IntraClassVariance, res.InterClassSimilarity = &cs.MeanIntraVariance, &cs.MeanInterSimilarity
+		res.IntraClassPerClass, res.InterClassPerClass, res.Classes = cs.IntraVariance, cs.InterSimilarity, cs.Classes
 	}
-	rep.Cluster = cs
-	res.IntraClassVariance, res.InterClassSimilarity = cs.MeanIntraVariance, cs.MeanInterSimilarity
-	res.IntraClassPerClass, res.InterClassPerClass, res.Classes = cs.IntraVariance, cs.InterSimilarity, cs.Classes
 	drawn := map[string]bool{}
 	figure := func(file string) {
 		drawn[file] = true
@@ -367,7 +374,11 @@ func runAnalyze(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(w, "memory class entropy: n/a (%s)\n", rep.MemoryNote)
 	}
-	fmt.Fprintf(w, "intra-class variance: %.4f\ninter-class similarity: %.4f\n", res.IntraClassVariance, res.InterClassSimilarity)
+	if res.IntraClassVariance != nil {
+		fmt.Fprintf(w, "intra-class variance: %.4f\ninter-class similarity: %.4f\n", *res.IntraClassVariance, *res.InterClassSimilarity)
+	} else {
+		fmt.Fprintln(w, "intra-class variance and inter-class similarity: n/a (fewer than 2 classes in the test split)")
+	}
 	fmt.Fprintf(w, "wrote %s, analysis.json and %d plots into %s (%.1f s)\n", res.Report, len(res.Plots), out, res.Seconds)
 	if out != dir {
 		fmt.Fprintf(w, "(the analysis of the kept checkpoint of step %d; the run directory's report.md and plots are left as they were)\n", r.Step)
@@ -409,6 +420,15 @@ func evenlySpaced(n, k int) []int {
 		idx[i] = i * n / k
 	}
 	return idx
+}
+
+// classesPresent returns the number of distinct labels.
+func classesPresent(labels []int32) int {
+	seen := map[int32]bool{}
+	for _, l := range labels {
+		seen[l] = true
+	}
+	return len(seen)
 }
 
 // minTSNEPoints is the fewest points a t-SNE embeds: with perplexity at

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/duel-ssl/duel/duel/train"
+	"github.com/duel-ssl/duel/internal/imagetest"
 )
 
 func TestAnalyze(t *testing.T) {
@@ -27,7 +28,7 @@ func TestAnalyze(t *testing.T) {
 		var res analyzeResult
 		lastJSON(t, stdout, &res)
 		if res.TestSamples != 120 || res.Layer != "projector" || len(res.Classes) != 10 ||
-			math.IsNaN(res.IntraClassVariance) || res.InterClassSimilarity < -1 || res.InterClassSimilarity > 1 {
+			res.IntraClassVariance == nil || math.IsNaN(*res.IntraClassVariance) || *res.InterClassSimilarity < -1 || *res.InterClassSimilarity > 1 {
 			t.Errorf("%s: result %+v", method, res)
 		}
 		// the raw line must carry the memory fields, null without a memory
@@ -403,5 +404,32 @@ func TestReplayPlotClassFrequency(t *testing.T) {
 		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+// TestAnalyzeOneTestClass analyses a run whose test split holds one class:
+// the latent-space measures, undefined, are null (n/a in the text) and the
+// memory is analysed all the same (the whole analysis failed).
+func TestAnalyzeOneTestClass(t *testing.T) {
+	root := t.TempDir()
+	imgs := filepath.Join(root, "imgs")
+	imagetest.WriteFolder(t, imgs, []string{"train"}, []string{"a", "b"}, 8, 32)
+	imagetest.WriteFolder(t, imgs, []string{"test"}, []string{"a"}, 8, 32)
+	run := filepath.Join(root, "run")
+	if code, _, stderr := evalRunCLI("train", "--preset", "tiny", "--method", "dmoco", "--dataset", "folder", "--data", imgs,
+		"--steps", "2", "--batch", "8", "--memory-size", "16", "--knn-every", "0", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := evalRunCLI("analyze", "--run", run, "--limit", "0", "--tsne-points", "0", "--json")
+	if code != 0 {
+		t.Fatalf("analyze: exit %d: %s", code, stderr)
+	}
+	var res analyzeResult
+	lastJSON(t, stdout, &res)
+	if res.IntraClassVariance != nil || res.InterClassSimilarity != nil || res.MemoryClassEntropy == nil || res.MemoryRows == 0 {
+		t.Errorf("result %+v: want null latent-space measures and the memory's", res)
+	}
+	if !strings.Contains(stdout, "n/a (fewer than 2 classes in the test split)") {
+		t.Errorf("stdout lacks the n/a:\n%s", stdout)
 	}
 }
