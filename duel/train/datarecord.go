@@ -16,16 +16,20 @@ import (
 // classes, and adding images changes the normalisation computed from
 // them. The run's normalisation is the recorded one (Run.Normalization).
 type DataRecord struct {
-	Classes []string  `json:"classes"`
-	Images  int       `json:"images"` // of the training split
-	Mean    []float32 `json:"mean"`   // per channel, of the views (3 channels)
-	Std     []float32 `json:"std"`
+	Classes []string `json:"classes"`
+	Images  int      `json:"images"` // of the training split
+	// Height and Width are the training images' (a folder dataset's
+	// first image sets them: the others are resized to it).
+	Height int       `json:"height"`
+	Width  int       `json:"width"`
+	Mean   []float32 `json:"mean"` // per channel, of the views (3 channels)
+	Std    []float32 `json:"std"`
 }
 
 // recordData returns the record of the training split ds (3 channels),
 // normalised with mean and std.
 func recordData(ds *data.Dataset, mean, std []float32) *DataRecord {
-	return &DataRecord{Classes: slices.Clone(ds.Classes), Images: ds.Len(), Mean: slices.Clone(mean), Std: slices.Clone(std)}
+	return &DataRecord{Classes: slices.Clone(ds.Classes), Images: ds.Len(), Height: ds.H, Width: ds.W, Mean: slices.Clone(mean), Std: slices.Clone(std)}
 }
 
 // differs describes how got, the record of the data found now, differs
@@ -37,6 +41,8 @@ func (r *DataRecord) differs(got *DataRecord, stats bool) string {
 		return fmt.Sprintf("its classes are %q, the run trained on %q (a class added or removed renumbers them)", got.Classes, r.Classes)
 	case got.Images != r.Images:
 		return fmt.Sprintf("its training split has %d images, the run trained on %d", got.Images, r.Images)
+	case r.Height > 0 && (got.Height != r.Height || got.Width != r.Width): // 0: recorded before the field existed
+		return fmt.Sprintf("its training images are %dx%d, the run trained on %dx%d (a folder dataset's first image sets the size)", got.Height, got.Width, r.Height, r.Width)
 	case stats && !(slices.Equal(got.Mean, r.Mean) && slices.Equal(got.Std, r.Std)):
 		return fmt.Sprintf("its training images are normalised with mean %v and std %v, the run's with %v and %v (images replaced)", got.Mean, got.Std, r.Mean, r.Std)
 	}

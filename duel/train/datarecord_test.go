@@ -31,6 +31,9 @@ func TestDataRecord(t *testing.T) {
 		{"images added", func(t *testing.T, dir string) {
 			imagetest.WriteFolder(t, dir, nil, []string{"a"}, 9, 32)
 		}, "its training split has 25 images, the run trained on 24", "its training split has 25 images"},
+		{"first image resized", func(t *testing.T, dir string) {
+			imagetest.WriteFolder(t, dir, nil, []string{"a"}, 1, 16) // a/0.png, read first, now 16x16
+		}, "its training images are 16x16, the run trained on 32x32", "its training images are 16x16"},
 		{"image replaced", func(t *testing.T, dir string) {
 			b, err := os.ReadFile(filepath.Join(dir, "c", "0.png"))
 			if err != nil {
@@ -55,7 +58,7 @@ func TestDataRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := cfg.TrainedOn
-			if rec == nil || !slices.Equal(rec.Classes, []string{"a", "b", "c"}) || rec.Images != 24 || len(rec.Mean) != 3 || len(rec.Std) != 3 {
+			if rec == nil || !slices.Equal(rec.Classes, []string{"a", "b", "c"}) || rec.Images != 24 || rec.Height != 32 || rec.Width != 32 || len(rec.Mean) != 3 || len(rec.Std) != 3 {
 				t.Fatalf("config.json's trained_on: %+v", rec)
 			}
 			tc.change(t, filepath.Join(imgs, "train"))
@@ -72,8 +75,8 @@ func TestDataRecord(t *testing.T) {
 			for _, train := range []bool{true, false} {
 				_, err = run.OpenDataset(train)
 				want := tc.datasetErr
-				if !train && strings.Contains(want, "images") {
-					want = "" // the test split's size is not recorded
+				if !train && (strings.Contains(want, "images") || strings.Contains(want, "16x16")) {
+					want = "" // the test split's size and image size are not recorded
 				}
 				check(t, "the run's dataset", err, want, out, imgs)
 			}

@@ -180,9 +180,9 @@ func (r *Run) OpenDataset(train bool) (*data.Dataset, error) {
 	}
 	ds = ds.ToRGB()
 	if rec := r.Config.TrainedOn; rec != nil {
-		got := &DataRecord{Classes: ds.Classes, Images: rec.Images}
+		got := &DataRecord{Classes: ds.Classes, Images: rec.Images, Height: rec.Height, Width: rec.Width}
 		if train {
-			got.Images = ds.Len()
+			got.Images, got.Height, got.Width = ds.Len(), ds.H, ds.W
 		}
 		if how := rec.differs(got, false); how != "" {
 			return nil, dataChanged(&r.Config, r.Dir, how)
