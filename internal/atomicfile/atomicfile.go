@@ -10,14 +10,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // Write creates or replaces path with what write writes to its writer.
 // When write or any step fails, the temporary file is removed, path is left
 // as it was, and the error names path ("writing PATH: ...") and wraps the
-// cause.
+// cause. Once path is replaced, the temporary files of path that a process
+// killed while writing left (untouched for staleTemp) are removed.
 func Write(path string, write func(w io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -39,7 +42,32 @@ func Write(path string, write func(w io.Writer) error) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	removeStaleTemps(path)
 	return nil
+}
+
+// staleTemp is how long a temporary file stays untouched before it counts
+// as a dead writer's: a live one writes to it all the time.
+const staleTemp = time.Hour
+
+// tempPrefix is the prefix of path's temporary files.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// removeStaleTemps removes path's temporary files untouched for staleTemp.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // WriteFile creates or replaces path with data, as Write does.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -76,5 +77,39 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+// TestWriteRemovesStaleTemps checks that a write removes the temporary
+// files of its path that a killed writer left (untouched for an hour), and
+// keeps a fresh one (a writer at work) and other files.
+func TestWriteRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.safetensors")
+	old := time.Now().Add(-2 * staleTemp)
+	files := map[string]bool{ // name: kept
+		".model.safetensors.tmp123": false,
+		".model.safetensors.tmp456": true, // fresh
+		".other.tmp789":             true,
+		"model.safetensors.tmp":     true, // not a temporary file's name
+	}
+	for name, kept := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !kept || name == ".other.tmp789" {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := WriteFile(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	for name, kept := range files {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, kept)
+		}
 	}
 }
