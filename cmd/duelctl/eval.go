@@ -158,6 +158,14 @@ func runEval(c *cli.Context) error {
 		classes = max(classes, ds.NumClasses())
 	}
 	train, test := feats[0], feats[1]
+	if l := c.Int("limit"); l > 0 && l < classes {
+		// A class-balanced sample of fewer images than classes leaves
+		// classes out: a top-5 over 5 classes is 100%.
+		return flagError("limit", l, fmt.Sprintf("0 (whole splits) or at least one image per class (%d)", classes))
+	}
+	if n := classesPresent(train.Labels); n < 2 {
+		return fmt.Errorf("the training split of run %s holds %d class, expected 2 at least: every classifier scores 100%% on one class", r.Dir, n)
+	}
 	res := evalResult{Protocol: protocol, Layer: layer, Dataset: evalSource(c, r).name, Classes: classes, Step: r.Step}
 	var acc eval.Result
 	switch protocol {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/internal/imagetest"
 )
 
 // evalRunCLI runs duelctl with args and returns its exit code, stdout and stderr.
@@ -125,6 +127,7 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--run", dir, "--optimizer", "sgd", "--lr", "-1"}, []string{"--lr: got -1"}},
 		{[]string{"eval", "--run", dir, "--optimizer", "lars"}, []string{"--optimizer", `"lars"`, "adam or sgd"}},
 		{[]string{"eval", "--run", dir, "--limit", "-5"}, []string{"--limit"}},
+		{[]string{"eval", "--run", dir, "--protocol", "knn", "--limit", "5"}, []string{"--limit: got 5", "at least one image per class (10)"}},
 		{[]string{"eval", "--run", dir, "--device", "tpu"}, []string{"--device"}},
 		{[]string{"eval", "--run", dir, "extra"}, []string{"extra"}},
 		// --data beside the embedded set was ignored.
@@ -177,4 +180,19 @@ func TestEvalCorruptRun(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte("{\"step\": 1}\nnot json\n{\"step\": 3}\n"), 0o644)
 	wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "20", "--tsne-points", "0"}, "metrics.jsonl:2")
+}
+
+// TestEvalOneClass evaluates a run on a folder dataset of one class:
+// refused, since every classifier scores 100% on it.
+func TestEvalOneClass(t *testing.T) {
+	root := t.TempDir()
+	imgs := imagetest.WriteFolder(t, filepath.Join(root, "imgs"), []string{"train", "test"}, []string{"a"}, 8, 32)
+	run := filepath.Join(root, "run")
+	if code, _, stderr := evalRunCLI("train", "--preset", "tiny", "--method", "simclr", "--dataset", "folder", "--data", imgs,
+		"--steps", "1", "--batch", "8", "--knn-every", "0", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	for _, protocol := range []string{"knn", "linear"} {
+		wantCLIError(t, []string{"eval", "--run", run, "--protocol", protocol, "--epochs", "1"}, "holds 1 class, expected 2 at least")
+	}
 }
