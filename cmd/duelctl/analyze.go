@@ -130,20 +130,20 @@ type analyzeResult struct {
 	MemoryClassCounts  []int    `json:"memory_class_counts"`
 	MemoryRows         int      `json:"memory_rows"`
 	// MemoryAge: the rows' ages (steps) and negative uses at the checkpoint.
-	MemoryAge            *analysis.MemoryAge `json:"memory_age,omitempty"`
+	MemoryAge *analysis.MemoryAge `json:"memory_age,omitempty"`
 	// IntraClassVariance and InterClassSimilarity are null when the test
 	// split holds fewer than 2 classes, where they are undefined.
-	IntraClassVariance   *float64            `json:"intra_class_variance"`
-	InterClassSimilarity *float64            `json:"inter_class_similarity"`
-	IntraClassPerClass   []float64           `json:"intra_class_variance_per_class"`
-	InterClassPerClass   []float64           `json:"inter_class_similarity_per_class"`
-	Classes              []int               `json:"classes"`
-	TSNEMethod           string              `json:"tsne_method,omitempty"`
-	TSNEKLTest           *float64            `json:"tsne_kl_test,omitempty"`
-	TSNEKLMemory         *float64            `json:"tsne_kl_memory,omitempty"`
-	Plots                []string            `json:"plots"`
-	Report               string              `json:"report"`
-	Seconds              float64             `json:"seconds"`
+	IntraClassVariance   *float64  `json:"intra_class_variance"`
+	InterClassSimilarity *float64  `json:"inter_class_similarity"`
+	IntraClassPerClass   []float64 `json:"intra_class_variance_per_class"`
+	InterClassPerClass   []float64 `json:"inter_class_similarity_per_class"`
+	Classes              []int     `json:"classes"`
+	TSNEMethod           string    `json:"tsne_method,omitempty"`
+	TSNEKLTest           *float64  `json:"tsne_kl_test,omitempty"`
+	TSNEKLMemory         *float64  `json:"tsne_kl_memory,omitempty"`
+	Plots                []string  `json:"plots"`
+	Report               string    `json:"report"`
+	Seconds              float64   `json:"seconds"`
 }
 
 func runAnalyze(c *cli.Context) error {

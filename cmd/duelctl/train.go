@@ -346,9 +346,12 @@ func trainOn(c *cli.Context, comm dist.Comm) error {
 		}
 		return err
 	}
-	if res.Trained == 0 && res.Steps > 0 {
+	switch {
+	case res.Steps == 0:
+		fmt.Fprintf(w, "done: %s, 0 steps: the initial checkpoint, no loss computed (--resume --steps N trains it)", res.Run)
+	case res.Trained == 0:
 		fmt.Fprintf(w, "done: %s, %d steps, all trained before (--resume --steps N continues it to N), loss %.4f", res.Run, res.Steps, res.Loss)
-	} else {
+	default:
 		fmt.Fprintf(w, "done: %s, %d steps, loss %.4f, %.1f img/s", res.Run, res.Steps, res.Loss, res.ImgPerS)
 	}
 	if res.KNNTop1 != nil {
