@@ -193,11 +193,14 @@ func runAnalyze(c *cli.Context) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("--step %d: making the analysis directory: %w", r.Step, err)
 	}
-	release, err := lockOutputs(out, analyzeLock, "analyze", "report.md", "analysis.json")
+	release, err := lockOutputs(out, analyzeLock, "analyze")
 	if err != nil {
 		return err
 	}
 	defer release()
+	if err := removeDescriptors(out, "report.md", "analysis.json"); err != nil {
+		return err
+	}
 	rep := &analysis.Report{Run: dir, Method: r.Config.Method, Dataset: r.Config.Dataset, Arch: r.Config.Arch, Step: r.Step, Layer: layer}
 	if c.String("layer") != layer {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("method %s has no projector: backbone features analysed", r.Config.Method))

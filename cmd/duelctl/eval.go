@@ -343,16 +343,21 @@ func extractSplit(c *cli.Context, r *train.Run, trainSplit bool, layer string, l
 	if err := checkDataFlag(c, src.name, what, hint); err != nil {
 		return nil, nil, err
 	}
-	ds, err := data.Open(src.name, src.dir, trainSplit)
-	if err != nil {
-		if src.given {
+	var ds *data.Dataset
+	var err error
+	if src.given {
+		if ds, err = data.Open(src.name, src.dir, trainSplit); err != nil {
 			return nil, nil, fmt.Errorf("--dataset %s: opening its %s split: %w", src.name, split, err)
 		}
-		return nil, nil, fmt.Errorf("opening the %s split of dataset %q (run %s): %w", split, r.Config.Dataset, r.Dir, err)
-	}
-	ds = ds.ToRGB()
-	if !src.given {
-		r.Config.Data = src.dir // the run's dataset, perhaps moved (--data): its statistics are read there too
+		ds = ds.ToRGB()
+	} else {
+		// The run's dataset, perhaps moved (--data): its statistics are
+		// read there too, and it must be the data the run trained on
+		// (config.json's trained_on).
+		r.Config.Data = src.dir
+		if ds, err = r.OpenDataset(trainSplit); err != nil {
+			return nil, nil, fmt.Errorf("opening the %s split of dataset %q (run %s): %w", split, r.Config.Dataset, r.Dir, err)
+		}
 	}
 	mean, std, err := r.Normalization() // the training views', whatever the data evaluated
 	if err != nil {

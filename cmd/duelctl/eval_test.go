@@ -196,3 +196,23 @@ func TestEvalOneClass(t *testing.T) {
 		wantCLIError(t, []string{"eval", "--run", run, "--protocol", protocol, "--epochs", "1"}, "holds 1 class, expected 2 at least")
 	}
 }
+
+// TestEvalChangedData evaluates and analyses a run whose folder dataset
+// gained a class after training (which renumbers the classes): refused,
+// saying so, where both evaluated the new data as the run's.
+func TestEvalChangedData(t *testing.T) {
+	root := t.TempDir()
+	imgs := imagetest.WriteFolder(t, filepath.Join(root, "imgs"), []string{"train", "test"}, []string{"a", "b"}, 8, 32)
+	run := filepath.Join(root, "run")
+	if code, _, stderr := evalRunCLI("train", "--preset", "tiny", "--method", "simclr", "--dataset", "folder", "--data", imgs,
+		"--steps", "1", "--batch", "8", "--knn-every", "0", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	imagetest.WriteFolder(t, imgs, []string{"train", "test"}, []string{"aa"}, 8, 32)
+	for _, args := range [][]string{
+		{"eval", "--run", run, "--protocol", "knn"},
+		{"analyze", "--run", run, "--limit", "0", "--tsne-points", "0"},
+	} {
+		wantCLIError(t, args, "not the data run "+run+" trained on", `its classes are ["a" "aa" "b"], the run trained on ["a" "b"]`)
+	}
+}

@@ -106,6 +106,11 @@ func runReplay(c *cli.Context) error {
 		if err := checkOutDir("out", out); err != nil {
 			return err // before the replay
 		}
+		release, err := lockOutputs(out, ".replay.lock", "memory replay")
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer release()
 	}
 	k, b := c.Int("size"), c.Int("batch")
 	policy, err := replayPolicy(c, device)
@@ -360,11 +365,9 @@ func writeReplayOut(dir string, res *replayResult, freq [][]int, k, b int) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	release, err := lockOutputs(dir, ".replay.lock", "memory replay", "replay.json")
-	if err != nil {
+	if err := removeDescriptors(dir, "replay.json"); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	defer release()
 	kept := &npy.Array{Shape: []int{len(res.Kept)}, Int64: res.Kept}
 	if err := npy.WriteFile(filepath.Join(dir, "kept.npy"), kept); err != nil {
 		return fmt.Errorf("--out: %w", err)

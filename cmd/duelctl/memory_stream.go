@@ -132,6 +132,11 @@ func runMemoryStream(c *cli.Context) error {
 	if err := checkExtractBatch(r, ds, c.Int("batch"), n); err != nil {
 		return err
 	}
+	release, err := lockOutputs(out, ".stream.lock", "memory stream")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer release()
 	cfg := data.SamplerConfig{
 		Profile: data.Profile(c.String("imbalance")), RhoMax: c.Float64("rho-max"), DominantClass: dominant,
 		ImbalanceRatio: c.Float64("imbalance-ratio"), Seed: c.Uint64("stream-seed"),
@@ -161,11 +166,9 @@ func runMemoryStream(c *cli.Context) error {
 	}
 	// labels.npy goes too: beside new features it would pair them with
 	// another stream's labels.
-	release, err := lockOutputs(out, ".stream.lock", "memory stream", "stream.json", "labels.npy")
-	if err != nil {
+	if err := removeDescriptors(out, "stream.json", "labels.npy"); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	defer release()
 	labels := make([]int64, n)
 	counts := make([]int, ds.NumClasses())
 	for i, l := range f.Labels {

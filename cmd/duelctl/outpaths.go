@@ -59,25 +59,29 @@ func checkOutDir(flag, path string) error {
 // while the run trains).
 const analyzeLock = ".analyze.lock"
 
-// lockOutputs takes the lock file lock in dir for command, refusing when
-// another process holds it (two of them would delete each other's plots
-// and leave a report naming missing files), then removes the files of
-// descriptors there: the ones that describe the outputs (report.md, a
-// JSON summary), written last, so that a call killed while writing leaves
-// its new outputs without an old description of other ones.
-func lockOutputs(dir, lock, command string, descriptors ...string) (release func(), err error) {
+// lockOutputs makes dir and takes the lock file lock in it for command,
+// refusing when another process holds it: two of them would delete each
+// other's plots and leave a report naming missing files.
+func lockOutputs(dir, lock, command string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	release, err = dirlock.TryLockFile(filepath.Join(dir, lock))
 	if errors.Is(err, dirlock.ErrHeld) {
 		return nil, fmt.Errorf("another duelctl %s is writing into %s (%w): wait for it to end", command, dir, err)
 	}
-	if err != nil {
-		return nil, err
-	}
+	return release, err
+}
+
+// removeDescriptors removes from dir the files that describe the outputs
+// (report.md, a JSON summary), which are written last: a call killed
+// while writing then leaves its new outputs without an old description of
+// other ones.
+func removeDescriptors(dir string, descriptors ...string) error {
 	for _, d := range descriptors {
 		if err := os.Remove(filepath.Join(dir, d)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			release()
-			return nil, fmt.Errorf("removing %s before writing what it describes: %w", filepath.Join(dir, d), err)
+			return fmt.Errorf("removing %s before writing what it describes: %w", filepath.Join(dir, d), err)
 		}
 	}
-	return release, nil
+	return nil
 }

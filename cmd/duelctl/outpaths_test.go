@@ -67,9 +67,9 @@ func TestOutPaths(t *testing.T) {
 	}
 }
 
-// TestLockOutputs checks that lockOutputs removes the descriptors (and
-// nothing else) once it holds the lock, refuses while another holder has
-// it, naming the command, and leaves the descriptors then.
+// TestLockOutputs checks that lockOutputs refuses while another holder
+// has the lock, naming the command, and takes it once released; and that
+// removeDescriptors removes the descriptors and nothing else.
 func TestLockOutputs(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"report.md", "analysis.json", "plot.png"} {
@@ -81,19 +81,19 @@ func TestLockOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lockOutputs(dir, analyzeLock, "analyze", "report.md", "analysis.json"); !errors.Is(err, dirlock.ErrHeld) ||
+	if _, err := lockOutputs(dir, analyzeLock, "analyze"); !errors.Is(err, dirlock.ErrHeld) ||
 		!strings.Contains(err.Error(), "another duelctl analyze is writing into "+dir) {
 		t.Errorf("while held: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
-		t.Errorf("the refused call removed report.md: %v", err)
-	}
 	held()
-	release, err := lockOutputs(dir, analyzeLock, "analyze", "report.md", "analysis.json")
+	release, err := lockOutputs(dir, analyzeLock, "analyze")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
+	if err := removeDescriptors(dir, "report.md", "analysis.json"); err != nil {
+		t.Fatal(err)
+	}
 	for f, want := range map[string]bool{"report.md": false, "analysis.json": false, "plot.png": true} {
 		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != want {
 			t.Errorf("%s: there %v, want %v", f, err == nil, want)
