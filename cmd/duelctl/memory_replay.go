@@ -27,19 +27,23 @@ func memoryReplayCommand() *cli.Command {
 		Description: "The first --size rows of --features fill the memory; each following full batch of\n" +
 			"--batch rows goes through the policy; a trailing partial batch is ignored. Rows are\n" +
 			"L2-normalised. --json prints {\"kept\": [sorted stream indices of the rows in the final\n" +
-			"memory], \"class_entropy\": nats, \"class_counts\": [...], \"updates\": N, \"update_ms_median\": ms}\n" +
-			"(class_* only with --labels). --device cuda runs --policy duel resident on the GPU\n" +
-			"(the same decisions as on the CPU; admissions protected and compete).",
+			"memory], \"class_entropy\": nats, \"class_counts\": [...], \"initial_score_by_class\": [...]\n" +
+			"(null: no row of the class), \"updates\": N, \"update_ms_median\": ms, \"rejected_updates\": N,\n" +
+			"and the settings: \"policy\", \"size\", \"batch\", \"admission\" (duel), \"seed\" (random,\n" +
+			"reservoir), \"safe\", \"device\", \"features\", \"labels\"} (class_*, initial_* and labels only\n" +
+			"with --labels); --out's replay.json holds the same object. --device cuda runs --policy\n" +
+			"duel resident on the GPU (the same decisions as on the CPU; admissions protected and\n" +
+			"compete).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "features", Usage: "N x Z float32 or float64 .npy file of feature rows (required)"},
 			&cli.StringFlag{Name: "labels", DefaultText: "none: no class metrics", Usage: "N int32 or int64 .npy file of class labels >= 0, one per row of --features, for the class metrics only"},
-			&cli.IntFlag{Name: "size", Required: true, DefaultText: "none", Usage: "memory size K, at least 1 and at most the rows of --features (required)"},
+			&cli.IntFlag{Name: "size", Required: true, DefaultText: "none", Usage: "memory size K, at least 1; --features must hold at least K + --batch rows, one update's (required)"},
 			&cli.IntFlag{Name: "batch", Required: true, DefaultText: "none", Usage: "rows per update B, at least 1 (required)"},
 			&cli.StringFlag{Name: "policy", Value: "duel", Usage: "memory policy: " + strings.Join(memory.PolicyNames(), ", ")},
 			&cli.StringFlag{Name: "admission", Value: "protected", Usage: "duel only, the reading of the update order: protected (Appendix D, a new row cannot be evicted by its own batch), compete (Appendix D, MAX_SCORE = 0), insert-first (Algorithm 1 as printed: a newcomer may be rejected on arrival) or max-score (MAX_SCORE a large constant: one row replaced per batch, degenerate)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: seedUsage(memory.SeededPolicyNames())},
 			&cli.BoolFlag{Name: "safe", Usage: "safe update (Appendix C): keep the old memory when an update lowers its distinctiveness information"},
-			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels; without, one left by an earlier replay is removed) and replay.json (default: none, nothing written)"},
+			&cli.StringFlag{Name: "out", Usage: "directory for kept.npy, class_frequency.png (with --labels; without, one left by an earlier replay is removed) and replay.json, written last; .replay.lock is held meanwhile: a second replay into it is refused (default: none, nothing written)"},
 			deviceFlag,
 			jsonFlag,
 		},

@@ -27,7 +27,10 @@ func memoryStreamCommand() *cli.Command {
 			"OUT/features.npy (rows x D float32), OUT/labels.npy (int64) and OUT/stream.json. Replaying\n" +
 			"them (duelctl memory replay --features OUT/features.npy --labels OUT/labels.npy ...) shows\n" +
 			"what a policy does on learned features without the feedback of training.\n" +
-			"--json prints {\"out\", \"rows\", \"dim\", \"stream_entropy\", \"class_counts\"}.",
+			"--json prints {\"out\", \"run\", \"step\", \"layer\", \"rows\", \"dim\", \"imbalance\", the profile's\n" +
+			"settings (dominant: \"rho_max\", \"dominant_class\"; longtail, longtail-subset: \"imbalance_ratio\",\n" +
+			"\"dominant_class\"; uniform: none), \"stream_seed\", \"stream_entropy\", \"class_counts\"}, as\n" +
+			"OUT/stream.json. OUT/.stream.lock is held while the command runs: a second stream into OUT is refused.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run directory written by duelctl train (required)"},
 			stepFlag,

@@ -77,13 +77,19 @@ func trainCommand() *cli.Command {
 		Usage: "train an encoder with a self-supervised method on a class-imbalanced stream",
 		Description: "Runs --steps steps of --method on batches drawn from --dataset by the class-imbalanced\n" +
 			"sampler (--imbalance, --rho-max, ...), two augmented views per image. Writes into --out:\n" +
-			"config.json (every setting used), metrics.jsonl (step, loss, lr, img_per_s,\n" +
-			"memory_class_entropy, knn_top1), model.safetensors (torchvision names for the encoder) and\n" +
-			"checkpoint/ (resumable state). Ctrl-C saves a checkpoint; --resume continues it exactly.\n" +
+			"config.json (every setting used; ran: where it computed; trained_on: the training split's\n" +
+			"classes, size and normalisation, which --resume, eval and analyze check the data against),\n" +
+			"metrics.jsonl (step, loss, lr, img_per_s, memory_class_entropy, knn_top1),\n" +
+			"model.safetensors (torchvision names for the encoder), checkpoint/ (resumable state) and\n" +
+			".lock (held while training: a second training of the run is refused). A model holding NaN\n" +
+			"or infinite values is not saved: the command stops and keeps the last checkpoint. A new run\n" +
+			"refuses an --out holding another run's model, kept checkpoints or analysis.\n" +
+			"Ctrl-C saves a checkpoint; --resume continues it exactly.\n" +
 			"Defaults come from --preset; the default cpu-small runs in under a minute on 2 cores.\n" +
 			"Under mpirun (or srun) every process is a data-parallel rank: --batch is the global batch,\n" +
 			"each rank computes its share, rank 0 writes --out and prints (README, \"On a cluster\").\n" +
-			"--json prints {\"run\": DIR, \"steps\": N, \"loss\": F, \"img_per_s\": F} last.",
+			"--json prints {\"run\": DIR, \"steps\": N, \"loss\": F, \"img_per_s\": F, \"trained_steps\": N (steps\n" +
+			"this call trained), \"knn_top1\": F (when measured)} last.",
 		Flags:  flags,
 		Action: runTrain,
 	}

@@ -69,7 +69,7 @@ func Settings() []Setting {
 		fl("momentum", "momentum of sgd and lars (default: 0.9)", func(c *C) *float64 { return &c.Momentum }),
 		fl("lars-eta", "LARS trust coefficient eta of the layer-wise rate eta·‖w‖/(‖g‖ + wd·‖w‖) (default: 0.001, LARS's and solo-learn's LARS default; solo-learn's CIFAR scripts use 0.02 with --lars-clip)", func(c *C) *float64 { return &c.LARSEta }),
 		b("lars-clip", "LARS: cap the layer-wise rate at the global one, min(local/lr, 1) (solo-learn's clip_lr) (default: off)", func(c *C) *bool { return &c.LARSClip }),
-		i("warmup-steps", "linear warm-up steps (default: 10; paper-cifar10: 0; cut to a tenth of --steps when longer than the run)", func(c *C) *int { return &c.WarmupSteps }),
+		i("warmup-steps", "linear warm-up steps (default: 10; paper-cifar10: 0; cut to a tenth of --steps when not shorter than the run)", func(c *C) *int { return &c.WarmupSteps }),
 		fl("min-lr", "learning rate at the end of the cosine decay (default: 0)", func(c *C) *float64 { return &c.MinLR }),
 		{Name: "seed", Usage: "seed of every random draw: same seed, same machine -> same run (default: 1)", Kind: UintSetting,
 			field: func(c *C) any { return &c.Seed }},
