@@ -52,7 +52,7 @@ func reproduceCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "set", DefaultText: "none: the preset's settings alone", Usage: "`key=value`: a duelctl train setting (flag name without dashes) for every run, applied after the preset's overrides (repeatable, e.g. --set steps=500 --set knn-every=100)"},
 			&cli.IntFlag{Name: "probe-epochs", Usage: "linear-probe epochs (0 = the preset's: 100, Appendix E)"},
 			&cli.IntFlag{Name: "probe-limit", Value: -1, Usage: "images per split for the probe (-1 = the preset's, 0 = whole splits)"},
-			&cli.IntFlag{Name: "cluster-limit", Value: -1, Usage: "class-balanced test images of the clustering measures, as analyze --limit (-1 = the preset's: 2000; 0 = the whole test split, for comparisons with the paper's Table 2; else at least 2 a class, checked when a run is measured)"},
+			&cli.IntFlag{Name: "cluster-limit", Value: -1, Usage: "class-balanced test images of the clustering measures, as analyze --limit (-1 = the preset's: 2000; 0 = the whole test split, for comparisons with the paper's Table 2; else at least 2 a class)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "write the report from the runs finished so far; train and evaluate nothing"},
 			deviceFlag,
 			precisionFlag,

@@ -187,8 +187,8 @@ func measureClusters(run *train.Run, test *data.Dataset, limit int, r *RunResult
 	if run.Projector == nil {
 		r.Layer = "backbone"
 	}
-	if c := test.NumClasses(); limit > 0 && limit < 2*c {
-		return fmt.Errorf("--cluster-limit %d: expected at least 2 test images per class (2 x %d classes = %d), or 0 for the whole test split", limit, c, 2*c)
+	if err := clusterLimitFits(limit, test.NumClasses()); err != nil {
+		return err
 	}
 	f, err := extract(run, test, r.Layer, limit)
 	if err != nil {
@@ -201,6 +201,34 @@ func measureClusters(run *train.Run, test *data.Dataset, limit int, r *RunResult
 	r.ClusterSamples = f.N
 	r.IntraClassVariance, r.InterClassSimilarity = finite(cs.MeanIntraVariance), finite(cs.MeanInterSimilarity)
 	return nil
+}
+
+// clusterLimitFits refuses a cluster limit below two test images per
+// class of classes: one image's intra-class variance is 0 by construction.
+func clusterLimitFits(limit, classes int) error {
+	if limit > 0 && limit < 2*classes {
+		return fmt.Errorf("--cluster-limit %d: expected at least 2 test images per class (2 x %d classes = %d), or 0 for the whole test split", limit, classes, 2*classes)
+	}
+	return nil
+}
+
+// checkClusterLimit checks g's cluster limit against the classes of the
+// test split of the grid's dataset (cfg: a run's configuration; every
+// run of a grid reads one dataset) before any run trains, where the
+// measures of the first run would refuse it after its training. A split
+// that cannot be opened yet is left to the training's own error.
+func checkClusterLimit(g Grid, opts Options, cfg train.Config) error {
+	if g.ClusterLimit <= 0 {
+		return nil
+	}
+	test := opts.Test
+	if test == nil {
+		var err error
+		if test, err = data.Open(cfg.Dataset, cfg.Data, false); err != nil {
+			return nil
+		}
+	}
+	return clusterLimitFits(g.ClusterLimit, test.NumClasses())
 }
 
 // readCurves sets the curves from the run's metrics.jsonl (none when the

@@ -467,14 +467,18 @@ func TestCommittedGridsReport(t *testing.T) {
 }
 
 // TestClusterLimitTooSmall checks that a cluster limit below two test
-// images per class is refused, naming the flag: one image's intra-class
-// variance is 0 by construction.
+// images per class is refused, naming the flag, before any run trains:
+// one image's intra-class variance is 0 by construction.
 func TestClusterLimitTooSmall(t *testing.T) {
 	var log strings.Builder
 	g := smokeGrid(t)
 	g.Methods, g.ClusterLimit = []string{"moco"}, 7 // 4 classes
-	_, err := Run(context.Background(), g, testOptions(t.TempDir(), &log))
+	out := t.TempDir()
+	_, err := Run(context.Background(), g, testOptions(out, &log))
 	if err == nil || !strings.Contains(err.Error(), "--cluster-limit 7: expected at least 2 test images per class (2 x 4 classes = 8)") {
 		t.Errorf("cluster limit 7 of 4 classes: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "moco-rho0.75-seed0")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run trained before the limit was refused: %v", err)
 	}
 }

@@ -96,6 +96,11 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		}
 		cfgs[i] = cfg
 	}
+	if !opts.ReportOnly && len(cfgs) > 0 {
+		if err := checkClusterLimit(g, opts, cfgs[0]); err != nil {
+			return nil, err
+		}
+	}
 	command := opts.Command
 	if command == "" {
 		command = fmt.Sprintf("duelctl reproduce --preset %s --out %s", g.Name, opts.Out)
