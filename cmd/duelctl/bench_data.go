@@ -126,9 +126,13 @@ func timeLoader(ds *data.Dataset, s *data.Sampler, p *augment.Pipeline, batch, w
 		l.Release(b)
 	}
 	el, cpu := time.Since(start).Seconds(), proctime.CPUOrZero().Seconds()-cpu0
+	if views == 0 {
+		return 0, 0, fmt.Errorf("--seconds %g: no batch finished in that time, expected a duration of at least one batch", secs)
+	}
 	cpuRate := 0.0
 	if cpu > 0 {
-		cpuRate = float64(views) / cpu * float64(workers)
+		// Per CPU-second, times the cores the workers can use at once.
+		cpuRate = float64(views) / cpu * float64(min(workers, runtime.GOMAXPROCS(0)))
 	}
 	return float64(views) / el, cpuRate, nil
 }

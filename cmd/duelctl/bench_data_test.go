@@ -21,6 +21,8 @@ func TestBenchDataErrors(t *testing.T) {
 		{[]string{"--size", "100000", "--batch", "2"}, "--size: got 100000, expected an integer in [1, 1024]"},
 		{[]string{"--repeats", "0"}, "--repeats: got 0"},
 		{[]string{"--seconds", "0"}, "--seconds: got 0"},
+		// Too short for one batch: nothing to measure.
+		{[]string{"--seconds", "1e-9", "--repeats", "1", "--batch", "8"}, "--seconds 1e-09: no batch finished in that time"},
 		// Bounded: a typo would hold the machine for years.
 		{[]string{"--seconds", "1e300"}, "--seconds: got 1e+300, expected a positive number of at most 3600"},
 		{[]string{"--repeats", "1000000000"}, "--repeats: got 1000000000, expected an integer in [1, 1000]"},

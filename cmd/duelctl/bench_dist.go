@@ -84,6 +84,12 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// The memory's rows and policy state, the heads and the views, as
+	// duelctl train checks them (the process was killed at the largest
+	// --memory-size).
+	if err := cfg.CheckMemory(); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(1, uint64(comm.Rank())))
 	images := ssl.ImageSourceFunc(func(dst []float32, _ []int64, _ int) error {
 		for i := range dst {

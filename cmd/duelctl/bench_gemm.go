@@ -51,7 +51,7 @@ func benchGemmCommand() *cli.Command {
 				}
 			}
 			if float64(m)*float64(k)+float64(k)*float64(n)+float64(m)*float64(n) > 1<<31 {
-				return fmt.Errorf("--m %d --n %d --k %d: the three matrices need more than 8 GiB, expected smaller sizes", m, n, k)
+				return fmt.Errorf("-m %d -n %d -k %d: the three matrices need more than 8 GiB, expected smaller sizes", m, n, k)
 			}
 			secs := c.Float64("seconds")
 			if !(secs > 0) || secs > maxBenchSeconds {

@@ -50,6 +50,10 @@ func benchTSNECommand() *cli.Command {
 	return cmd
 }
 
+// maxTSNEIters bounds bench tsne's --iters: a typo such as 1e9 would
+// otherwise hold the machine for years (scikit-learn's default is 1000).
+const maxTSNEIters = 100000
+
 func runBenchTSNE(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only, see --help)", c.Args().First())
@@ -63,8 +67,8 @@ func runBenchTSNE(c *cli.Context) error {
 	}
 	cfg.Iterations, cfg.Perplexity = c.Int("iters"), c.Float64("perplexity")
 	switch {
-	case cfg.Iterations <= 0:
-		return flagError("iters", cfg.Iterations, "an integer > 0")
+	case cfg.Iterations <= 0 || cfg.Iterations > maxTSNEIters:
+		return flagError("iters", cfg.Iterations, fmt.Sprintf("an integer in [1, %d]", maxTSNEIters))
 	case !(cfg.Perplexity > 0) || math.IsInf(cfg.Perplexity, 0):
 		return flagError("perplexity", cfg.Perplexity, "a finite number > 0")
 	}

@@ -60,6 +60,7 @@ func TestBenchTSNEErrors(t *testing.T) {
 		{[]string{"--tsne-theta", "0"}, []string{"--tsne-theta: got 0"}},
 		{[]string{"--tsne-method", "exact", "--tsne-theta", "0.2"}, []string{"--tsne-theta 0.2", "exact method"}},
 		{[]string{"--iters", "0"}, []string{"--iters: got 0"}},
+		{[]string{"--iters", "1000000000"}, []string{"--iters: got 1000000000, expected an integer in [1, 100000]"}},
 		{[]string{"--perplexity", "-2"}, []string{"--perplexity: got -2"}},
 		{[]string{"--n", "1"}, []string{"-n: got 1"}},
 		{[]string{"--dim", "0"}, []string{"--dim: got 0"}},
