@@ -365,20 +365,27 @@ func TestInterruptedRunSaysHowToContinue(t *testing.T) {
 	}
 }
 
-// TestRunKilledBetweenCheckpointRenames goes on with a grid whose run was
-// killed between the two renames of a checkpoint save (checkpoint.old/
-// only): the run resumes from it, where the grid took the directory for a
-// new run and train refused it ("holds a run already") on every attempt.
-func TestRunKilledBetweenCheckpointRenames(t *testing.T) {
+// finishedMocoGrid runs the smoke grid cut to moco, one run, and returns
+// the grid, its options (logging into log) and the run's directory.
+func finishedMocoGrid(t *testing.T) (Grid, Options, *strings.Builder, string) {
+	t.Helper()
 	out := t.TempDir()
-	var log strings.Builder
-	opts := testOptions(out, &log)
+	log := &strings.Builder{}
+	opts := testOptions(out, log)
 	g := smokeGrid(t)
 	g.Methods = []string{"moco"}
 	if _, err := Run(context.Background(), g, opts); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(out, "runs", "moco-rho0.75-seed0")
+	return g, opts, log, filepath.Join(out, "runs", "moco-rho0.75-seed0")
+}
+
+// TestRunKilledBetweenCheckpointRenames goes on with a grid whose run was
+// killed between the two renames of a checkpoint save (checkpoint.old/
+// only): the run resumes from it, where the grid took the directory for a
+// new run and train refused it ("holds a run already") on every attempt.
+func TestRunKilledBetweenCheckpointRenames(t *testing.T) {
+	g, opts, log, dir := finishedMocoGrid(t)
 	if err := os.Remove(filepath.Join(dir, probeFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -397,15 +404,7 @@ func TestRunKilledBetweenCheckpointRenames(t *testing.T) {
 // wrapping the context's, and the grid then evaluates the run, whose
 // training is kept.
 func TestEvaluationStopped(t *testing.T) {
-	out := t.TempDir()
-	var log strings.Builder
-	opts := testOptions(out, &log)
-	g := smokeGrid(t)
-	g.Methods = []string{"moco"}
-	if _, err := Run(context.Background(), g, opts); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(out, "runs", "moco-rho0.75-seed0")
+	g, opts, log, dir := finishedMocoGrid(t)
 	if err := os.Remove(filepath.Join(dir, probeFile)); err != nil {
 		t.Fatal(err)
 	}
