@@ -133,11 +133,9 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 			}
 			continue
 		}
-		if stale || !cached {
-			if unsaved {
-				if err := write(); err != nil {
-					return rep, err
-				}
+		if (stale || !cached) && unsaved { // the report so far, before the long part
+			if err := write(); err != nil {
+				return rep, err
 			}
 		}
 		switch {

@@ -2,7 +2,6 @@ package train
 
 import (
 	"errors"
-	"math"
 
 	"github.com/duel-ssl/duel/nn/safetensors"
 )
@@ -19,13 +18,13 @@ func nonFinite(ts []safetensors.Tensor) (name string, n int) {
 		switch d := t.Data.(type) {
 		case []float32:
 			for _, v := range d {
-				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				if !finite(float64(v)) {
 					n++
 				}
 			}
 		case []float64:
 			for _, v := range d {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
+				if !finite(v) {
 					n++
 				}
 			}
