@@ -188,7 +188,8 @@ func TestAnalyzeTSNEFlags(t *testing.T) {
 }
 
 // analyzeKeptRun trains a tiny dmoco run of 4 steps keeping the
-// checkpoints of steps 2 and 4, and returns its directory.
+// checkpoints of steps 0 (the initial model), 2 and 4, and returns its
+// directory.
 func analyzeKeptRun(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "kept")

@@ -65,7 +65,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "method", Value: train.DefaultMethod, Usage: "SSL method: " + strings.Join(ssl.Names(), ", ")},
 		&cli.StringFlag{Name: "preset", Value: train.DefaultPreset, Usage: "defaults of every setting: cpu-small (under a minute on 2 cores), paper-cifar10 and paper-stl10 (Appendix E.2), tiny (smoke tests)"},
 		&cli.StringFlag{Name: "out", Usage: "run directory (default: runs/<method>-<time>)"},
-		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --knn-* and --workers may change; the others may be given again with the run's values)"},
+		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last checkpoint (settings come from its config.json; only --steps, --*-every, --keep-checkpoints, --knn-* and --workers may change, config.json recording the latest values and metrics.jsonl each knn_top1's kNN settings; the others may be given again with the run's values)"},
 		&cli.StringFlag{Name: "config", DefaultText: "none: the settings of --preset and --method", Usage: "start a new run from the settings of another: a run directory or a config.json (its method, preset and every setting, e.g. to train it again with another --seed); the flags given override them"},
 	}
 	for _, s := range trainSettings() {
@@ -79,11 +79,13 @@ func trainCommand() *cli.Command {
 			"sampler (--imbalance, --rho-max, ...), two augmented views per image. Writes into --out:\n" +
 			"config.json (every setting used; ran: where it computed; trained_on: the training split's\n" +
 			"classes, size and normalisation, which --resume, eval and analyze check the data against),\n" +
-			"metrics.jsonl (step, loss, lr, img_per_s, memory_class_entropy, knn_top1),\n" +
-			"model.safetensors (torchvision names for the encoder), checkpoint/ (resumable state) and\n" +
-			".lock (held while training: a second training of the run is refused). A model holding NaN\n" +
-			"or infinite values is not saved: the command stops and keeps the last checkpoint. A new run\n" +
-			"refuses an --out holding another run's model, kept checkpoints or analysis.\n" +
+			"metrics.jsonl (step, loss, lr, img_per_s, memory_class_entropy, knn_top1 and knn: the kNN\n" +
+			"settings it was measured with, which --resume may change), model.safetensors (torchvision\n" +
+			"names for the encoder), checkpoint/ (resumable state), checkpoints/step-N (--keep-checkpoints;\n" +
+			"step 0 holds the model before training) and .lock (held while training: a second training\n" +
+			"of the run is refused). A model holding NaN or infinite values is not saved: the command\n" +
+			"stops and keeps the last checkpoint. A new run refuses an --out holding another run's\n" +
+			"model, kept checkpoints or analysis.\n" +
 			"Ctrl-C saves a checkpoint; --resume continues it exactly.\n" +
 			"Defaults come from --preset; the default cpu-small runs in under a minute on 2 cores.\n" +
 			"Under mpirun (or srun) every process is a data-parallel rank: --batch is the global batch,\n" +

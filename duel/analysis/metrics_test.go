@@ -13,7 +13,7 @@ func TestParseMetrics(t *testing.T) {
 	in := `{"step": 0, "loss": 4.5, "lr": 0.05, "img_per_s": 100, "phase": "warmup", "memory_class_entropy": null}
 
 {"step": 10, "loss": 4.0, "lr": 0.049, "img_per_s": 120.5, "memory_class_entropy": 2.1, "nested": {"a": 1}}
-{"step":20,"loss":3.5,"knn_top1":0.31}
+{"step":20,"loss":3.5,"knn_top1":0.31,"knn":{"k":20,"temperature":0.07,"train":2000,"test":1000}}
 `
 	m, err := ParseMetrics(strings.NewReader(in), "metrics.jsonl")
 	if err != nil {
@@ -93,6 +93,7 @@ func FuzzParseMetrics(f *testing.F) {
 	f.Add([]byte("{\"step\": 1e308}\n{\"step\""))
 	f.Add([]byte("\n\n{\"step\": -0, \"a\": {\"b\": [1, 2]}}"))
 	f.Add([]byte("[]\n"))
+	f.Add([]byte("{\"step\": 2, \"knn_top1\": 0.5, \"knn\": {\"k\": 20, \"temperature\": 0.07, \"train\": 2000, \"test\": 1000}}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := ParseMetrics(strings.NewReader(string(b)), "fuzz.jsonl")
 		if err != nil {

@@ -45,6 +45,10 @@ func FuzzReadMetrics(f *testing.F) {
 	f.Add([]byte("{\"step\":1}\n{\"step\":2,\"lo"), 5)
 	f.Add([]byte("\n\n{}\n"), 0)
 	f.Add([]byte("not json"), 3)
+	// A kNN line records the settings it was measured with; an older one
+	// lacks them.
+	f.Add([]byte("{\"step\":1,\"loss\":2.5,\"knn_top1\":0.25}\n{\"step\":2,\"loss\":2.4,\"knn_top1\":0.5,\"knn\":{\"k\":20,\"temperature\":0.07,\"train\":2000,\"test\":1000}}\n"), 1)
+	f.Add([]byte("{\"step\":2,\"knn\":{\"k\":\"x\"}}\n{\"step\":3,\"knn\":null}\n"), 3)
 	f.Fuzz(func(t *testing.T, b []byte, keep int) {
 		d := t.TempDir()
 		if err := os.WriteFile(filepath.Join(d, MetricsFile), b, 0o644); err != nil {

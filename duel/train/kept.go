@@ -13,7 +13,9 @@ import (
 
 // KeptDir is the directory of a run that holds the checkpoints kept by
 // --keep-checkpoints, one subdirectory step-NNNNNNN per kept step with the
-// model, the memory and state.json (not the optimizer).
+// model, the memory and state.json (not the optimizer): every checkpoint
+// written while the setting is on, and step 0 (the model before training)
+// when the run starts, or resumes from step 0, with it.
 const KeptDir = "checkpoints"
 
 // KeptName is the subdirectory of KeptDir for step: step-NNNNNNN, the

@@ -2,11 +2,14 @@ package train
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/nn"
+	"github.com/duel-ssl/duel/nn/safetensors"
+	"github.com/duel-ssl/duel/tensor"
 )
 
 func TestKeepCheckpoints(t *testing.T) {
@@ -20,8 +23,8 @@ func TestKeepCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(steps, []int{2, 4, 5}) {
-		t.Fatalf("kept steps %v, expected [2 4 5]", steps)
+	if !slices.Equal(steps, []int{0, 2, 4, 5}) {
+		t.Fatalf("kept steps %v, expected [0 2 4 5] (step 0: the initial model)", steps)
 	}
 	r2, err := LoadRunAt(dir, 2)
 	if err != nil {
@@ -92,5 +95,92 @@ func TestKNNMonitorReusesTheArena(t *testing.T) {
 	first := allocs(16)
 	if more := allocs(64) - first; more != 0 {
 		t.Errorf("a bank 4x larger allocated %d more arena buffers (first measurement: %d)", more, first)
+	}
+}
+
+// TestKeepCheckpointsInitial: --keep-checkpoints keeps the model before
+// training (step 0), the one the trained encoders are compared with: the
+// same tensors as the initial checkpoint of a run of --steps 0, and kept
+// too when a run of --steps 0 is resumed.
+func TestKeepCheckpointsInitial(t *testing.T) {
+	c := tinyConfig(t, "dmoco")
+	c.Steps = 0
+	init := t.TempDir() // the initial model, not kept
+	if _, err := Train(context.Background(), c, tinyOptions(init)); err != nil {
+		t.Fatal(err)
+	}
+	if steps, err := KeptSteps(init); err != nil || steps != nil {
+		t.Fatalf("without --keep-checkpoints: kept %v, %v", steps, err)
+	}
+
+	dir := t.TempDir()
+	c.Steps, c.CheckpointEvery, c.KeepCheckpoints = 3, 2, true
+	if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if steps, err := KeptSteps(dir); err != nil || !slices.Equal(steps, []int{0, 2, 3}) {
+		t.Fatalf("kept steps %v, %v, expected [0 2 3]", steps, err)
+	}
+	r0, err := LoadRunAt(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r0.Step != 0 {
+		t.Errorf("LoadRunAt(0): step %d", r0.Step)
+	}
+	sameTensors(t, filepath.Join(init, CheckpointDir, ModelFile), filepath.Join(dir, KeptDir, KeptName(0), ModelFile))
+
+	// --steps 0, then resumed: step 0 is the checkpoint resumed from.
+	zero := t.TempDir()
+	c.Steps = 0
+	if _, err := Train(context.Background(), c, tinyOptions(zero)); err != nil {
+		t.Fatal(err)
+	}
+	if steps, err := KeptSteps(zero); err != nil || !slices.Equal(steps, []int{0}) {
+		t.Fatalf("--steps 0: kept steps %v, %v, expected [0]", steps, err)
+	}
+	opts := tinyOptions(zero)
+	opts.Resume = true
+	c.Steps = 2
+	if _, err := Train(context.Background(), c, opts); err != nil {
+		t.Fatal(err)
+	}
+	if steps, err := KeptSteps(zero); err != nil || !slices.Equal(steps, []int{0, 2}) {
+		t.Fatalf("--steps 0 resumed to 2: kept steps %v, %v, expected [0 2]", steps, err)
+	}
+	sameTensors(t, filepath.Join(init, CheckpointDir, ModelFile), filepath.Join(zero, KeptDir, KeptName(0), ModelFile))
+}
+
+// sameTensors fails t unless the safetensors files a and b hold the same
+// tensors, bit for bit.
+func sameTensors(t *testing.T, a, b string) {
+	t.Helper()
+	fa, err := safetensors.Read(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := safetensors.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fa.Tensors) != len(fb.Tensors) {
+		t.Fatalf("%s: %d tensors, %s: %d", a, len(fa.Tensors), b, len(fb.Tensors))
+	}
+	for _, ta := range fa.Tensors {
+		tb, ok := fb.Get(ta.Name)
+		if !ok {
+			t.Fatalf("%s: no %s", b, ta.Name)
+		}
+		if ta.DType() == safetensors.I64 {
+			if !slices.Equal(ta.Data.([]int64), tb.Data.([]int64)) {
+				t.Errorf("%s: %v vs %v", ta.Name, ta.Data, tb.Data)
+			}
+			continue
+		}
+		x, _ := ta.ToTensor()
+		y, _ := tb.ToTensor()
+		if d := tensor.MaxAbsDiff(x, y); d != 0 {
+			t.Errorf("%s differs by %g from the initial model", ta.Name, d)
+		}
 	}
 }

@@ -80,3 +80,13 @@ func (k *knnMonitor) measure(enc ssl.Encoder) (float64, error) {
 	}
 	return res.Top1, nil
 }
+
+// settings returns what the measurement computes with, as metrics.jsonl's
+// "knn" records it beside each knn_top1: the --knn-* settings are free
+// per segment of a resumed run (config.json holds the latest segment's),
+// so every line carries its own. The counts are the images used (the
+// setting, or the whole split when smaller) and k is capped at the bank,
+// as eval.KNN caps it.
+func (k *knnMonitor) settings() *KNNSettings {
+	return &KNNSettings{K: min(k.k, k.bank.Len()), Temperature: knnTemperature, Train: k.bank.Len(), Test: k.test.Len()}
+}

@@ -57,8 +57,32 @@ type Metric struct {
 	MemoryBatchCos *float64 `json:"memory_batch_cos,omitempty"`
 	BatchCos       *float64 `json:"batch_cos,omitempty"`
 	// KNNTop1 is the kNN monitor's top-1 accuracy, when measured at this step.
-	KNNTop1  *float64 `json:"knn_top1,omitempty"`
-	ElapsedS float64  `json:"elapsed_s"` // training wall time of the run, summed over its segments (a resumed run goes on from its checkpoint's last line)
+	KNNTop1 *float64 `json:"knn_top1,omitempty"`
+	// KNN is what KNNTop1 was computed with, on every line that has one
+	// (nil: not measured, or a line written before it was recorded, whose
+	// settings are unknown). The --knn-* settings may change when a run is
+	// resumed and config.json holds only the latest segment's, so each
+	// line records its own.
+	KNN      *KNNSettings `json:"knn,omitempty"`
+	ElapsedS float64      `json:"elapsed_s"` // training wall time of the run, summed over its segments (a resumed run goes on from its checkpoint's last line)
+}
+
+// KNNSettings is what a kNN monitor measurement computed with
+// (metrics.jsonl's "knn"): a weighted vote (InstDisc's, exp(cos/T)) of
+// the K nearest of Train images of the training split, evenly spaced over
+// it, on Test images evenly spaced over the test split, in backbone
+// features of the encoder in evaluation mode.
+type KNNSettings struct {
+	// K is the number of neighbours: --knn-k, capped at Train.
+	K int `json:"k"`
+	// Temperature is the vote's temperature T.
+	Temperature float64 `json:"temperature"`
+	// Train is the number of images in the bank: --knn-train, or the whole
+	// training split when it has fewer.
+	Train int `json:"train"`
+	// Test is the number of test images classified: --knn-test, or the
+	// whole test split when it has fewer.
+	Test int `json:"test"`
 }
 
 // metricsLog appends metrics to a run's metrics.jsonl.

@@ -95,12 +95,12 @@ func Settings() []Setting {
 		b("shuffle-bn", "shuffle MoCo's key batch across the BatchNorm groups (default: on for moco/dmoco)", func(c *C) *bool { return &c.ShuffleBN }),
 		fl("barlow-lambda", "Barlow Twins off-diagonal weight (default: 0.005)", func(c *C) *float64 { return &c.BarlowLambda }),
 		r(i("checkpoint-every", "save the resumable state every N steps (and at the end); 0 = only at the end (default: 100)", func(c *C) *int { return &c.CheckpointEvery })),
-		r(b("keep-checkpoints", "keep every checkpoint (model, memory) in checkpoints/step-N for evaluation over training (eval/analyze --step N) (default: off)", func(c *C) *bool { return &c.KeepCheckpoints })),
+		r(b("keep-checkpoints", "keep every checkpoint (model, memory) in checkpoints/step-N for evaluation over training (eval/analyze --step N), and the model before training as step 0 (to compare the trained encoders with the initial one) when the run starts, or resumes from step 0, with it; turned on at a later --resume, it keeps the checkpoints written from then on (default: off)", func(c *C) *bool { return &c.KeepCheckpoints })),
 		r(i("log-every", "write a metrics.jsonl line every N steps (default: 10)", func(c *C) *int { return &c.LogEvery })),
 		r(i("knn-every", "kNN top-1 monitor every N steps and at the end; 0 = never (default: 100)", func(c *C) *int { return &c.KNNEvery })),
 		r(i("knn-train", "train images in the kNN monitor's bank (default: 2000)", func(c *C) *int { return &c.KNNTrain })),
 		r(i("knn-test", "test images the kNN monitor classifies (default: 1000)", func(c *C) *int { return &c.KNNTest })),
-		r(i("knn-k", "neighbours of the kNN monitor (default: 20)", func(c *C) *int { return &c.KNNK })),
+		r(i("knn-k", "neighbours of the kNN monitor (default: 20); each metrics.jsonl line with a knn_top1 records the --knn-* settings it was measured with (\"knn\": k, temperature 0.07, train and test images), which --resume may change", func(c *C) *int { return &c.KNNK })),
 		r(i("workers", "augmentation goroutines, 0 = one per core (default: 0)", func(c *C) *int { return &c.Workers })),
 	}
 }

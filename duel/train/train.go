@@ -312,6 +312,14 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if start == 0 && c.KeepCheckpoints && lead {
+		// The initial model (step 0) is kept too, to compare the trained
+		// encoder with: when the run starts, or resumes from its initial
+		// checkpoint (a run started with --steps 0), which is step 0's.
+		if err := keepCheckpoint(opts.Out, 0); err != nil {
+			return nil, fmt.Errorf("keeping the checkpoint of step 0: %w", err)
+		}
+	}
 	if start >= c.Steps {
 		return res, nil
 	}
@@ -456,7 +464,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 				if err != nil {
 					return nil, fmt.Errorf("kNN monitor at step %d: %w", done, err)
 				}
-				m.KNNTop1, res.KNNTop1 = &acc, &acc
+				m.KNNTop1, m.KNN, res.KNNTop1 = &acc, knn.settings(), &acc
 			}
 			if err := mlog.write(&m); err != nil {
 				return nil, err
