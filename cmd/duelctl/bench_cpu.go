@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -12,9 +13,17 @@ import (
 )
 
 // benchCPUResult is the JSON line of bench cpu: internal/cpu's Info plus
-// its key and the instruction-set levels.
+// its key and the instruction-set levels, and the fields every other bench
+// subcommand names its machine with (benchMachine: "cpu", "cpu_key",
+// "logical_cpus", "cpu_isa", "tuning").
 type benchCPUResult struct {
 	*cpu.Info
+	benchMachine
+	// Microarch is Info's and benchMachine's "microarch", which would
+	// otherwise cancel each other out (encoding/json drops a name two
+	// embedded structs give at the same depth).
+	Microarch string `json:"microarch"`
+
 	Key     string `json:"key"`      // tuning-file key (cpu.Info.Key)
 	BestISA string `json:"best_isa"` // the best level the CPU and OS support by default
 	MaxISA  string `json:"max_isa"`  // the highest level DUEL_ISA may ask for (amx with AMX tiles)
@@ -35,11 +44,14 @@ func benchCPUCommand() *cli.Command {
 			"\"best_isa\" lowered by the environment variable DUEL_ISA (avx512, avx2 or generic), or amx\n" +
 			"where DUEL_ISA=amx asks for the AMX tiles and the CPU has them (\"max_isa\": the bf16 products on them).\n" +
 			"Feature fields are usable ones (reported by the CPU and enabled by the OS);\n" +
-			"\"reported\" holds them as the CPU reports them. 0 and \"\" mean unknown.",
+			"\"reported\" holds them as the CPU reports them. 0 and \"\" mean unknown.\n" +
+			"The JSON also carries the fields the other bench subcommands name their machine with:\n" +
+			"\"cpu\" (the brand again), \"cpu_key\" (= \"key\"), \"logical_cpus\", \"cpu_isa\" (= \"isa\")\n" +
+			"and \"tuning\" (the SGEMM configuration in use).",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			d := cpu.Detect()
-			res := benchCPUResult{Info: d, Key: d.Key(), BestISA: d.Best().String(), MaxISA: d.Max().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA), BF16: gemm.ISABF16()}
+			res := benchCPUResult{Info: d, benchMachine: newBenchMachine(nil), Microarch: d.Microarch, Key: d.Key(), BestISA: d.Best().String(), MaxISA: d.Max().String(), ISA: cpu.ISA().String(), DuelISA: os.Getenv(cpu.EnvISA), BF16: gemm.ISABF16()}
 			w := c.App.Writer
 			arch := d.Microarch
 			if arch == "" {
@@ -47,6 +59,7 @@ func benchCPUCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "cpu:      %s (%s family %d model %d stepping %d, %s)\n", orUnknown(d.Brand), orUnknown(d.Vendor), d.Family, d.Model, d.Stepping, arch)
 			fmt.Fprintf(w, "key:      %s\n", res.Key)
+			fmt.Fprintf(w, "cpus:     %d logical (GOMAXPROCS %d)\n", res.LogicalCPUs, runtime.GOMAXPROCS(0))
 			fmt.Fprintf(w, "caches:   L1d %s, L2 %s per core; L3 %s\n", kib(d.L1D), kib(d.L2), kib(d.L3))
 			fmt.Fprintf(w, "fma512:   %s\n", fmaUnits(d.FMA512Units))
 			fmt.Fprintf(w, "features: %s\n", featureList(d.Features))
@@ -60,6 +73,7 @@ func benchCPUCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "isa:      %s (best %s, %s %s)\n", res.ISA, res.BestISA, cpu.EnvISA, env)
 			fmt.Fprintf(w, "bf16:     %s (--precision bf16 on the CPU)\n", res.BF16)
+			fmt.Fprintf(w, "sgemm:    %s\n", describeTuning(res.Tuning))
 			if res.MaxISA == cpu.AMX.String() && res.ISA != res.MaxISA {
 				fmt.Fprintf(w, "          this CPU has AMX tiles: %s=amx runs the bf16 products on them (opt-in, see the README)\n", cpu.EnvISA)
 			}

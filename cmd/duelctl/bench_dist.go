@@ -23,6 +23,7 @@ import (
 // sslStepResult is the JSON answer of bench step for a self-supervised
 // method, on one process or on every rank of an MPI job.
 type sslStepResult struct {
+	benchMachine
 	Arch   string `json:"arch"`
 	Method string `json:"method"`
 	Device string `json:"device"`
@@ -238,8 +239,10 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	if comm.Rank() != 0 {
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s %s on %s, %d rank(s) x batch %d (%d threads each): step %.1f ms = %.1f img/s",
-		method, arch, on, ranks, batch, res.Threads, res.StepMS, res.ImgPerS)
+	res.benchMachine = benchMachineOn(devName)
+	res.benchMachine.write(c.App.Writer)
+	fmt.Fprintf(c.App.Writer, "%s %s on %s, %d rank(s) x batch %d (%d threads each): step %s = %s img/s",
+		method, arch, on, ranks, batch, res.Threads, fmtStepMS(res.StepMS), fmtRate(res.ImgPerS))
 	if memoryAt != "" {
 		fmt.Fprintf(c.App.Writer, "; memory full, %s", memoryAt)
 	}

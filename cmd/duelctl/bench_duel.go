@@ -46,7 +46,10 @@ func benchDuelCommand() *cli.Command {
 			"columns (duel_move) or by gathering the whole K x K block into a second matrix (duel_gather):\n" +
 			"the first updates time both and the faster moves the rest (cuda_move names it,\n" +
 			"cuda_auto_scatter_ms and cuda_auto_gather_ms their medians); DUEL_CUDADUEL_MOVE=scatter\n" +
-			"or gather forces one.",
+			"or gather forces one.\n\n" +
+			"Times print in ns, µs, ms or s (3 significant digits); the JSON's are in ms (the \"_ms\"\n" +
+			"fields), \"speedup\" is reference_ms / fast_ms and \"cuda_speedup\" fast_ms / cuda_ms.\n" +
+			benchMachineHelp,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "size", Value: 2048, Usage: "memory size K"},
 			&cli.IntFlag{Name: "batch", Value: 256, Usage: "rows per update B"},
@@ -103,6 +106,8 @@ func benchDuelCommand() *cli.Command {
 			for i := range batches {
 				batches[i] = gauss(b)
 			}
+			mach := newBenchMachine(dev)
+			mach.write(c.App.Writer)
 			fast, fastEv, err := timeDUEL(memory.NewDUEL(memory.Protected), init, batches, k, z)
 			if err != nil {
 				return err
@@ -110,16 +115,17 @@ func benchDuelCommand() *cli.Command {
 			res := map[string]any{"size": k, "batch": b, "dim": z, "updates": n,
 				"fast_ms": median(fast), "fast_mean_ms": stat.Mean(fast, nil),
 				"isa": gemm.ISA(), "int16_kernel": igemm.Kernel()}
-			fmt.Fprintf(c.App.Writer, "DUEL update (K=%d, B=%d, Z=%d, %s, int16 %s): fast median %.3f ms, mean %.3f ms over %d updates\n",
-				k, b, z, gemm.ISA(), igemm.Kernel(), median(fast), stat.Mean(fast, nil), n)
+			mach.addTo(res)
+			fmt.Fprintf(c.App.Writer, "DUEL update (K=%d, B=%d, Z=%d, %s, int16 %s): fast path median %s, mean %s over %d updates\n",
+				k, b, z, gemm.ISA(), igemm.Kernel(), fmtMS(median(fast)), fmtMS(stat.Mean(fast, nil)), n)
 			if nr > 0 {
 				ref, _, err := timeDUEL(memory.NewDUELReference(memory.Protected), init, batches[:min(nr, n)+1], k, z)
 				if err != nil {
 					return err
 				}
 				res["reference_ms"], res["speedup"] = median(ref), median(ref)/median(fast)
-				fmt.Fprintf(c.App.Writer, "reference (the paper's pseudocode in Go): median %.2f ms over %d updates: %.1fx\n",
-					median(ref), len(ref), median(ref)/median(fast))
+				fmt.Fprintf(c.App.Writer, "reference (the paper's pseudocode in Go): median %s over %d updates; fast path speed-up %s (reference median / fast median)\n",
+					fmtMS(median(ref)), len(ref), fmtRatio(median(ref)/median(fast)))
 			}
 			if dev != nil {
 				if err := benchDuelCUDA(c, dev, res, init, batches, fastEv, k, z); err != nil {
@@ -225,12 +231,12 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 	res["cuda_update_device_ms"] = median(updDev)
 	res["cuda_speedup"] = fast / median(gpu)
 	res["cuda_kernel"], res["cuda_move"] = dm.SelectionKernel(), dm.Move().String()
-	fmt.Fprintf(c.App.Writer, "%v: median %.3f ms per update through memory.Memory (%.2fx the CPU's fast path, same evictions), %.3f ms for the resident update alone (%.3f ms on the device's stream, between events; steps: %s, move: %v)\n",
-		dev, median(gpu), fast/median(gpu), median(upd), median(updDev), dm.SelectionKernel(), dm.Move())
+	fmt.Fprintf(c.App.Writer, "%v: median %s per update through memory.Memory (speed-up %s over the CPU's fast path, same evictions), %s for the resident update alone (%s on the device's stream, between events; steps: %s, move: %v)\n",
+		dev, fmtMS(median(gpu)), fmtRatio(fast/median(gpu)), fmtMS(median(upd)), fmtMS(median(updDev)), dm.SelectionKernel(), dm.Move())
 	if mt := dm.MoveTune(); mt.Scatter > 0 || mt.Gather > 0 {
 		res["cuda_auto_scatter_ms"], res["cuda_auto_gather_ms"] = mt.Scatter.Seconds()*1e3, mt.Gather.Seconds()*1e3
-		fmt.Fprintf(c.App.Writer, "the move, measured on the first updates: %v (median: scatter %.3f ms, gather %.3f ms)\n",
-			dm.Move(), mt.Scatter.Seconds()*1e3, mt.Gather.Seconds()*1e3)
+		fmt.Fprintf(c.App.Writer, "the move, measured on the first updates: %v (median: scatter %s, gather %s)\n",
+			dm.Move(), fmtMS(mt.Scatter.Seconds()*1e3), fmtMS(mt.Gather.Seconds()*1e3))
 	}
 	switch a := dm.AutoTune(); {
 	case a.Decided:
@@ -238,14 +244,14 @@ func benchDuelCUDA(c *cli.Context, dev *cuda.Device, res map[string]any, init []
 		pf := ""
 		if a.LeanPrefetch > 0 {
 			res["cuda_auto_lean_prefetch_ms"] = a.LeanPrefetch.Seconds() * 1e3
-			pf = fmt.Sprintf(", with the runners-up prefetched %.3f ms", a.LeanPrefetch.Seconds()*1e3)
+			pf = fmt.Sprintf(", with the runners-up prefetched %s", fmtMS(a.LeanPrefetch.Seconds()*1e3))
 		}
 		kernel := a.Kernel
 		if a.Prefetch {
 			kernel += " with the prefetch"
 		}
-		fmt.Fprintf(c.App.Writer, "the steps' kernel, measured on the first updates: %s (median selection: duel_lean.cu's %.3f ms%s, duel.cu's %.3f ms)\n",
-			kernel, a.Lean.Seconds()*1e3, pf, a.Block.Seconds()*1e3)
+		fmt.Fprintf(c.App.Writer, "the steps' kernel, measured on the first updates: %s (median selection: duel_lean.cu's %s%s, duel.cu's %s)\n",
+			kernel, fmtMS(a.Lean.Seconds()*1e3), pf, fmtMS(a.Block.Seconds()*1e3))
 	case a.LeanOff != nil:
 		fmt.Fprintf(c.App.Writer, "the steps' kernel: duel.cu's (%v)\n", a.LeanOff)
 	}

@@ -98,6 +98,11 @@ func TestBenchDuelCUDA(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
+	d, err := cuda.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBenchMachine(t, "bench duel --device cuda", out.String(), d.String())
 	for _, k := range []string{"fast_ms", "cuda_ms", "cuda_mean_ms", "cuda_update_ms", "cuda_update_device_ms", "cuda_speedup"} {
 		if v, ok := res[k].(float64); !ok || !(v > 0) {
 			t.Errorf("%s = %v", k, res[k])

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/cuda"
-	"github.com/duel-ssl/duel/internal/cpu"
 	"github.com/duel-ssl/duel/kernels/gemm"
 	"github.com/duel-ssl/duel/tensor"
 )
@@ -27,9 +26,9 @@ func benchGemmCommand() *cli.Command {
 			"reports the mean (\"gflops\") and the fastest single call (\"gflops_best\", the least\n" +
 			"disturbed by other processes). --trans all also times the transposed variants (NT,\n" +
 			"TN, TT); the JSON then carries their mean GFLOP/s in \"variants\". \"gflops\" is\n" +
-			"always the first variant timed (NN by default). The JSON also names the CPU\n" +
-			"(\"cpu\": brand string, \"cpu_key\", \"microarch\") and the SGEMM configuration in use\n" +
-			"(\"tuning\": kernel, mc, kc, nc, ns, source derived|tuned; see duelctl bench tune).",
+			"always the first variant timed (NN by default). Times print in ns, µs, ms or s (3\n" +
+			"significant digits); on --device cuda \"ms\" is the first variant's time per product.\n" +
+			benchMachineHelp,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "m", Value: 1024, Usage: "rows of op(A) and C"},
 			&cli.IntFlag{Name: "n", Value: 1024, Usage: "columns of op(B) and C"},
@@ -74,6 +73,8 @@ func benchGemmCommand() *cli.Command {
 			if pr, _ := tensor.CPUPrecisions(); pr == "bf16" {
 				product, label, isa = gemm.SgemmBF16, "sgemm-bf16", gemm.ISABF16()
 			}
+			mach := newBenchMachine(nil)
+			mach.write(c.App.Writer)
 			a := make([]float32, m*k)
 			b := make([]float32, k*n)
 			cm := make([]float32, m*n)
@@ -112,22 +113,16 @@ func benchGemmCommand() *cli.Command {
 				if len(best) == 0 {
 					best = append(best, flop/fastest/1e9)
 				}
-				fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms mean, %d reps; fastest call %.1f GFLOP/s; %d threads, %s)\n",
-					label, strings.ToUpper(name), m, n, k, gflops, sec*1e3, reps, flop/fastest/1e9, gemm.Threads(), isa)
+				fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %s GFLOP/s (%s per call, mean of %d calls; fastest call %s = %s GFLOP/s; %d threads, %s)\n",
+					label, strings.ToUpper(name), m, n, k, fmtRate(gflops), fmtMS(sec*1e3), reps, fmtMS(fastest*1e3), fmtRate(flop/fastest/1e9), gemm.Threads(), isa)
 			}
-			info := cpu.Detect()
-			tu := gemm.CurrentTuning()
-			fmt.Fprintf(c.App.Writer, "CPU: %s (%s), SGEMM tuning: %s\n", info.Brand, info.Key(), describeTuning(tu))
 			out := map[string]any{
 				"gflops":      variants[strings.ToUpper(names[0])],
 				"gflops_best": best[0],
 				"isa":         isa,
 				"threads":     gemm.Threads(),
-				"cpu":         info.Brand,
-				"cpu_key":     info.Key(),
-				"microarch":   info.Microarch,
-				"tuning":      tu,
 			}
+			mach.addTo(out) // cpu, cpu_key, microarch, logical_cpus, cpu_isa, tuning
 			if len(names) > 1 {
 				out["variants"] = variants
 			}
@@ -142,9 +137,13 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 	if err := cuda.Available(); err != nil {
 		return fmt.Errorf("--device cuda: %w", err)
 	}
-	if d, err := cuda.Default(); err == nil {
-		d.LogSlowLoads(c.App.ErrWriter) // the driver's JIT of the GEMM kernels on a machine's first use
+	d, err := cuda.Default()
+	if err != nil {
+		return fmt.Errorf("--device cuda: %w", err)
 	}
+	d.LogSlowLoads(c.App.ErrWriter) // the driver's JIT of the GEMM kernels on a machine's first use
+	mach := newBenchMachine(d)
+	mach.write(c.App.Writer)
 	p, err := cuda.ParsePrecision(c.String("precision"))
 	if err != nil {
 		return flagError("precision", fmt.Sprintf("%q", c.String("precision")), "fp32, tf32 or bf16")
@@ -163,10 +162,10 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		variants[strings.ToUpper(name)] = r.GFLOPS
 		peak := ""
 		if r.Peak > 0 {
-			peak = fmt.Sprintf("; %.1f%% of the device's %.1f TFLOP/s %s peak", 100*r.GFLOPS/r.Peak, r.Peak/1e3, r.Precision)
+			peak = fmt.Sprintf("; %s%% of the device's %.1f TFLOP/s %s peak", sig3(100*r.GFLOPS/r.Peak), r.Peak/1e3, r.Precision)
 		}
-		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %.1f GFLOP/s (%.3f ms per product, device time, %d products; %s, %s%s)\n",
-			r.Kernel, strings.ToUpper(name), m, n, k, r.GFLOPS, r.PerCall.Seconds()*1e3, r.Reps, r.Precision, r.Device, peak)
+		fmt.Fprintf(c.App.Writer, "%s %s %dx%dx%d: %s GFLOP/s (%s per product, device time, %d products; %s, %s%s)\n",
+			r.Kernel, strings.ToUpper(name), m, n, k, fmtRate(r.GFLOPS), fmtMS(r.PerCall.Seconds()*1e3), r.Reps, r.Precision, r.Device, peak)
 		if r.Candidates != nil {
 			fmt.Fprintf(c.App.Writer, "  chosen by measuring on this GPU (median device time of %d products each): %s\n", cuda.GemmTuneSamples, cuda.KernelTimes(r.Candidates))
 		}
@@ -192,5 +191,6 @@ func benchGemmCUDA(c *cli.Context, m, n, k int, names []string, secs float64) er
 		}
 		out["candidates_ms"] = ms
 	}
+	mach.addTo(out) // the CPU, and "gpu" (as "device")
 	return emitJSON(c, out)
 }

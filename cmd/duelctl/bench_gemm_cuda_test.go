@@ -36,8 +36,16 @@ func TestBenchGemmCUDA(t *testing.T) {
 	if res.GFLOPS <= 0 || res.Kernel == "" || res.Precision != "tf32" || res.PeakGFLOPS <= 0 || res.OfPeak <= 0 || res.OfPeak > 1 {
 		t.Errorf("bench gemm --device cuda --json: %+v\n%s", res, stdout)
 	}
-	if !strings.Contains(lines[0], "of the device's") || !strings.Contains(lines[0], "TFLOP/s tf32 peak") {
-		t.Errorf("the text line names no peak: %q", lines[0])
+	d, err := cuda.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) < 4 {
+		t.Fatalf("want the CPU, the GPU, the rate and the JSON:\n%s", stdout)
+	}
+	wantBenchMachine(t, "bench gemm --device cuda", stdout, d.String()) // lines[0] the CPU, lines[1] the GPU
+	if !strings.Contains(lines[2], "of the device's") || !strings.Contains(lines[2], "TFLOP/s tf32 peak") {
+		t.Errorf("the text line names no peak: %q", lines[2])
 	}
 }
 
@@ -77,7 +85,8 @@ func TestBenchGemmMeasuredCUDA(t *testing.T) {
 	if _, ok := res.Candidates[res.Kernel]; !ok {
 		t.Errorf("kernel %q is none of the candidates %v", res.Kernel, res.Candidates)
 	}
-	if len(lines) < 3 || !strings.Contains(lines[1], "chosen by measuring on this GPU") || !strings.Contains(lines[1], res.Kernel+" ") {
+	// lines[0] and [1] name the CPU and the GPU, [2] the rate.
+	if len(lines) < 5 || !strings.Contains(lines[3], "chosen by measuring on this GPU") || !strings.Contains(lines[3], res.Kernel+" ") {
 		t.Errorf("no line naming the candidates after the rate:\n%s", stdout)
 	}
 }

@@ -40,8 +40,10 @@ func benchStepCommand() *cli.Command {
 			"--warmup 12 times the steady state); under mpirun every rank runs it (weak scaling) and\n" +
 			"bench/ddp_scaling.sh compares the scaling with PyTorch DDP's.\n" +
 			"Reports the median step time, images per second, forward images per second, heap\n" +
-			"allocations per step and the peak resident set size. bench/step_pytorch.py runs the same\n" +
-			"model in PyTorch and prints the ratio.\n\n" +
+			"allocations per step (\"alloc_mb_per_step\": MiB), the peak resident set size\n" +
+			"(\"peak_rss_mb\": MiB) and the process's CPU time per step, all threads together\n" +
+			"(\"cpu_ms_per_step\"). bench/step_pytorch.py runs the same model in PyTorch and prints\n" +
+			"the ratio.\n" + benchMachineHelp + " Under mpirun, rank 0's.\n\n" +
 			"--tune-conv first measures every pass of each convolution of the model at this batch with\n" +
 			"each algorithm that applies (im2col, Winograd, direct) and picks, by CPU time, the built-in\n" +
 			"rule's unless another is at least 10% faster; then, if any pick differs, it times the whole\n" +
@@ -83,6 +85,7 @@ func benchStepCommand() *cli.Command {
 
 // stepResult is the JSON answer of bench step.
 type stepResult struct {
+	benchMachine
 	Arch   string `json:"arch"`
 	Device string `json:"device"`
 	// Precision and ConvPrecision are the precisions of the matrix products
@@ -263,8 +266,10 @@ func runBenchStep(c *cli.Context) error {
 		return err
 	}
 	where += precisionNote(devName, res.Precision, res.ConvPrecision)
-	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %.1f ms = %.1f img/s; forward %.1f img/s; %.0f allocs (%.1f MB) per step; peak RSS %.0f MB; CPU %.0f ms per step\n",
-		arch, batch, where, res.Threads, res.Parameters, res.StepMS, res.ImgPerS, res.ForwardImgPerS, res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, res.CPUMSPerStep)
+	res.benchMachine = benchMachineOn(devName)
+	res.benchMachine.write(c.App.Writer)
+	fmt.Fprintf(c.App.Writer, "%s batch %d on %s (%d threads, %d parameters): train step %s = %s img/s; forward %s img/s; %.0f allocs (%.1f MiB) per step; peak RSS %.0f MiB; CPU time %s per step (all threads)\n",
+		arch, batch, where, res.Threads, res.Parameters, fmtStepMS(res.StepMS), fmtRate(res.ImgPerS), fmtRate(res.ForwardImgPerS), res.AllocsPerStep, res.AllocMBPerStep, res.PeakRSSMB, fmtMS(res.CPUMSPerStep))
 	if profile != nil {
 		if err := writeStepProfile(c.App.Writer, *profile, steps); err != nil {
 			return err

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/cuda"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cpu"
+	"github.com/duel-ssl/duel/internal/cudatest"
 	"github.com/duel-ssl/duel/internal/wisdom"
 	"github.com/duel-ssl/duel/kernels/conv"
 )
@@ -154,5 +156,35 @@ func TestBenchStepTuneConv(t *testing.T) {
 				t.Errorf("entry %s holds %+v", entry, ch)
 			}
 		}
+	}
+}
+
+// TestBenchStepMachineFakeCUDA runs TestBenchStepMachineCUDA on the CPU
+// emulator through the fake libcuda.
+func TestBenchStepMachineFakeCUDA(t *testing.T) {
+	cudatest.PassOnFakeDriver(t, "TestBenchStepMachineCUDA")
+}
+
+// TestBenchStepMachineCUDA runs in TestBenchStepMachineFakeCUDA's child
+// (or on a machine with a GPU): `bench step --device cuda` names the GPU
+// beside the CPU, in its text and its JSON, supervised and
+// self-supervised.
+func TestBenchStepMachineCUDA(t *testing.T) {
+	if !cudatest.InFakeChild() && cuda.Available() != nil {
+		t.Skip("needs a usable GPU or TestBenchStepMachineFakeCUDA's fake driver")
+	}
+	for _, args := range [][]string{
+		{"--arch", "resnet18-w8", "--batch", "4"},
+		{"--method", "simclr", "--arch", "resnet18-w8", "--batch", "4"},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"bench", "step", "--device", "cuda", "--size", "8", "--steps", "1", "--warmup", "0", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		d, err := cuda.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBenchMachine(t, "bench step --device cuda "+strings.Join(args, " "), stdout, d.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 // benchTSNEResult is the --json object of duelctl bench tsne.
 type benchTSNEResult struct {
+	benchMachine
 	N       int     `json:"n"`
 	Dim     int     `json:"dim"`
 	Method  string  `json:"method"`
@@ -32,7 +33,7 @@ func benchTSNECommand() *cli.Command {
 		Description: "Embeds --features (N x D float32 or float64 .npy), or --n rows of dimension --dim drawn around\n" +
 			"--classes random centres (seeded), with analyze's t-SNE settings, and reports the seconds (PCA\n" +
 			"included) and the final KL divergence. bench/tsne_sklearn.py runs scikit-learn's TSNE on the\n" +
-			"same rows in the same script and prints the ratios.",
+			"same rows in the same script and prints the ratios.\n" + benchMachineHelpCPU,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "features", Usage: "N x D .npy of rows to embed (default: generated clusters)"},
 			&cli.IntFlag{Name: "n", Value: 1000, Usage: "generated rows (without --features)"},
@@ -91,11 +92,12 @@ func runBenchTSNE(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := benchTSNEResult{N: n, Dim: d, Method: cfg.Method.String(), Iters: cfg.Iterations, Seconds: time.Since(start).Seconds(), KL: res.KL}
+	out := benchTSNEResult{benchMachine: newBenchMachine(nil), N: n, Dim: d, Method: cfg.Method.String(), Iters: cfg.Iterations, Seconds: time.Since(start).Seconds(), KL: res.KL}
 	if cfg.Method == analysis.TSNEBarnesHut {
 		out.Theta = cfg.Theta
 	}
-	fmt.Fprintf(c.App.Writer, "t-SNE (%s) of %d rows of dimension %d, %d iterations: %.3f s, KL %.4f\n", out.Method, n, d, out.Iters, out.Seconds, out.KL)
+	out.benchMachine.write(c.App.Writer)
+	fmt.Fprintf(c.App.Writer, "t-SNE (%s) of %d rows of dimension %d, %d iterations: %s (PCA included), KL %.4f\n", out.Method, n, d, out.Iters, fmtMS(out.Seconds*1e3), out.KL)
 	return emitJSON(c, out)
 }
 

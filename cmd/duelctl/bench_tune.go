@@ -24,7 +24,18 @@ func benchTuneCommand() *cli.Command {
 			"measure, store nothing), and used by the next processes (duelctl bench gemm shows\n" +
 			"\"source\": \"tuned\"). A different kc changes the order of the sums, so results\n" +
 			"differ in the last bits from the untuned ones (and stay the same from run to run).\n" +
-			"Run it on an otherwise idle machine: other processes make the choice noisy.",
+			"Run it on an otherwise idle machine: other processes make the choice noisy.\n\n" +
+			"Candidates are ranked by CPU time, not wall time: their figure (\"gflops\" in the JSON,\n" +
+			"\"CPU-time GFLOP/s\" in the text) is a call's flops over its process CPU time divided\n" +
+			"by the threads it ran on, i.e. GFLOP per CPU-second times the threads: the GFLOP/s the\n" +
+			"call would reach had each thread a core to itself. Other processes taking turns on the\n" +
+			"cores disturb it far less than the clock, which is what a ranking needs; it is not the\n" +
+			"rate a shared machine delivers. The derived and kept lines print the wall-clock GFLOP/s\n" +
+			"of the fastest calls beside it (\"wall_gflops\", every candidate's in the JSON); duelctl\n" +
+			"bench gemm measures by the clock.\n\n" +
+			"The first line names the machine (\"cpu: ...\"), as every bench subcommand's does; the\n" +
+			"JSON names it in \"cpu\", \"cpu_key\", \"microarch\", \"logical_cpus\", \"cpu_isa\" and\n" +
+			"\"tuning\" (the SGEMM configuration this process ran with, before tuning).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quick", Usage: "smaller shapes and fewer calls (seconds instead of about a minute)"},
 			jsonFlag,
@@ -32,8 +43,10 @@ func benchTuneCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			info := cpu.Detect()
 			w := c.App.Writer
-			fmt.Fprintf(w, "CPU: %s (%s, %s), L1d %d KiB, L2 %d KiB, L3 %d KiB, %d 512-bit FMA units; SGEMM now: %s\n",
-				info.Brand, info.Key(), orUnknown(info.Microarch), info.L1D>>10, info.L2>>10, info.L3>>10, info.FMA512Units, describeTuning(gemm.CurrentTuning()))
+			mach := newBenchMachine(nil)
+			mach.write(w)
+			fmt.Fprintf(w, "caches: L1d %s, L2 %s per core, L3 %s; %s\n", kib(info.L1D), kib(info.L2), kib(info.L3), fmaUnits(info.FMA512Units))
+			fmt.Fprintln(w, "each candidate's fastest call, in CPU-time GFLOP/s (GFLOP per CPU-second x threads: the rate on idle cores, which ranks them):")
 			r := gemm.Tune(gemm.TuneOptions{Quick: c.Bool("quick"), Progress: w})
 			var shapes []string
 			for _, s := range r.Shapes {
@@ -41,8 +54,8 @@ func benchTuneCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "measured %d candidates on %s (%d threads, fastest of %d calls each, geometric mean)\n",
 				len(r.Candidates), strings.Join(shapes, " "), r.Threads, r.Calls)
-			fmt.Fprintf(w, "derived: %s, %.1f GFLOP/s\nkept:    %s, %.1f GFLOP/s (%.2fx)\n",
-				describeTuning(r.Derived.Tuning), r.Derived.GFLOPS, describeTuning(r.Best.Tuning), r.Best.GFLOPS, ratio(r.Best.GFLOPS, r.Derived.GFLOPS))
+			fmt.Fprintf(w, "derived: %s, %.1f CPU-time GFLOP/s (%.1f GFLOP/s by the clock)\nkept:    %s, %.1f CPU-time GFLOP/s (%.1f by the clock); %.2fx the derived's CPU-time figure\n",
+				describeTuning(r.Derived.Tuning), r.Derived.GFLOPS, r.Derived.WallGFLOPS, describeTuning(r.Best.Tuning), r.Best.GFLOPS, r.Best.WallGFLOPS, ratio(r.Best.GFLOPS, r.Derived.GFLOPS))
 			path, replaced, err := gemm.SaveTuning(r)
 			if replaced != nil {
 				fmt.Fprintf(c.App.ErrWriter, "duelctl: replaced an unusable wisdom file: %v\n", replaced)
@@ -55,12 +68,14 @@ func benchTuneCommand() *cli.Command {
 			} else {
 				fmt.Fprintf(w, "stored in %s (entry %s for CPU %s)\n", path, gemm.WisdomEntry, r.CPU)
 			}
-			return emitJSON(c, map[string]any{
-				"cpu": info.Brand, "cpu_key": r.CPU, "microarch": info.Microarch,
+			out := map[string]any{
 				"isa": r.ISA, "threads": r.Threads, "shapes": r.Shapes, "calls": r.Calls,
 				"derived": r.Derived, "kept": r.Best, "candidates": r.Candidates,
 				"wisdom": path, "stored": path != "",
-			})
+			}
+			mach.addTo(out) // "tuning": the configuration this process ran before tuning
+			out["cpu_key"] = r.CPU
+			return emitJSON(c, out)
 		},
 	}
 }

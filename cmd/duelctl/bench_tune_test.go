@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,6 +91,8 @@ func TestBenchTune(t *testing.T) {
 	if !strings.Contains(errb.String(), "replaced an unusable wisdom file") {
 		t.Errorf("no warning about the corrupt file: %q", errb.String())
 	}
+	wantBenchMachine(t, "bench tune", out.String(), "")
+	wantTuneLabels(t, out.String())
 	res := lastObject(t, out.String())
 	if res["wisdom"] != path || res["stored"] != true {
 		t.Errorf("wisdom = %v, stored = %v", res["wisdom"], res["stored"])
@@ -116,5 +119,44 @@ func TestBenchTune(t *testing.T) {
 	}
 	if res := lastObject(t, out.String()); res["stored"] != false {
 		t.Errorf("DUEL_WISDOM=off: stored = %v", res["stored"])
+	}
+}
+
+// wantTuneLabels checks that bench tune's text says its ranking figure is
+// measured by CPU time: a header names the unit of the candidates' lines,
+// and the derived and kept lines give it as CPU-time GFLOP/s beside the
+// wall-clock figure.
+func wantTuneLabels(t *testing.T, stdout string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	header := -1
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "each candidate's fastest call, in CPU-time GFLOP/s (GFLOP per CPU-second x threads"):
+			header = i
+		case strings.HasPrefix(l, "derived: ") || strings.HasPrefix(l, "kept:    "):
+			if !regexp.MustCompile(`[0-9] CPU-time GFLOP/s \([0-9.]+ (GFLOP/s )?by the clock\)`).MatchString(l) {
+				t.Errorf("line %q: want the CPU-time figure labelled so, beside the clock's", l)
+			}
+		case strings.HasSuffix(l, " GFLOP/s") && (header < 0 || header > i):
+			t.Errorf("candidate line %q comes before the header naming its unit", l)
+		}
+	}
+	if header < 0 {
+		t.Errorf("no header naming the candidates' unit (CPU-time GFLOP/s):\n%s", stdout)
+	}
+}
+
+// TestBenchTuneHelp: the help says the figure is measured by CPU time, and
+// why.
+func TestBenchTuneHelp(t *testing.T) {
+	code, stdout, stderr := runCLI("bench", "tune", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"ranked by CPU time, not wall time", "GFLOP per CPU-second times the threads", "wall_gflops"} {
+		if !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) {
+			t.Errorf("bench tune --help does not say %q:\n%s", want, stdout)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func tune(o TuneOptions, shapes [][3]int, calls int) TuneResult {
 		cs := measure(ks, shapes, ops, threads, n)
 		for _, c := range cs {
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "%-13s mc=%-4d kc=%-4d nc=%-5d ns=%-4d %7.1f GFLOP/s\n", c.Kernel, c.MC, c.KC, c.NC, c.NS, c.GFLOPS)
+				fmt.Fprintf(o.Progress, "%-13s mc=%-4d kc=%-4d nc=%-5d ns=%-4d %7.1f CPU-time GFLOP/s (%.1f by the clock)\n", c.Kernel, c.MC, c.KC, c.NC, c.NS, c.GFLOPS, c.WallGFLOPS)
 			}
 		}
 		r.Candidates = append(r.Candidates, cs...)
