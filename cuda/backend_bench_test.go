@@ -79,8 +79,8 @@ func BenchmarkReduceRows(b *testing.B) {
 // time is the time to queue them until the queue is full). Before the
 // loop op runs for at least 3 calls and 100 ms, then the stream drains:
 // the first launch's module load and an idle GPU's clocks stay out of the
-// figure (a 4096³ TF32 product measured 147 TFLOP/s after other
-// benchmarks and 104 as the first of a 100-launch run, on H100s).
+// figure (they slow a process's first benchmark markedly: bench/RESULTS.md,
+// "NVIDIA H100").
 func deviceLoop(b *testing.B, d *Device, op func()) time.Duration {
 	for i, until := 0, time.Now().Add(100*time.Millisecond); i < 3 || time.Now().Before(until); i++ {
 		op()

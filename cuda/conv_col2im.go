@@ -33,15 +33,10 @@ func (be *Backend) col2im(op string, dxp, dcol driver.DevicePtr, acc bool, s ten
 }
 
 // col2imBlocksPerSM is the blocks a multiprocessor conv_col2im_taps<T>_f32's
-// grid holds in all, each walking its planes. On an H200 (2026-11-28,
-// BenchmarkCol2im, 132 multiprocessors, blocks of a quarter of a 32 x 32
-// map) at 4, 16, 64, 128 and 256 blocks a multiprocessor and a block row
-// per plane (993 a multiprocessor), the 3 x 3 stride-2 gather of
-// ResNet-50's 128-channel layer at batch 256 took 515.1, 430.4, 410.6,
-// 413.2, 428.9 and 535.6 us; the 1 x 1 stride-2 shortcut's (256
-// channels) 323.1, 217.0, 172.6, 168.0, 176.5 and, at 1024 and 1986 a
-// multiprocessor, 288.3 and 440.5 us. conv_col2im_f32 took 505.6 and
-// 412.7 us. Blocks that short cost more to start than their copies take.
+// grid holds in all, each walking its planes: the fastest grid on
+// ResNet-50's stride-2 gathers (BenchmarkCol2im; bench/RESULTS.md,
+// "NVIDIA H200"). Far more blocks, down to a block row per plane, are
+// slower: blocks that short cost more to start than their copies take.
 const col2imBlocksPerSM = 64
 
 // col2imTaps returns the taps a side of s's phases, ceil(K / S), and

@@ -24,12 +24,9 @@ import (
 // backends NewBackend returns run the input gradient of a strided
 // convolution on the tensor cores: "dcol" (unset: the default), the dense
 // product w^T * dy and conv_col2im_f32's gather (convInputGradStrided),
-// or "phases", the S*S products of stride 1 (convInputGradPhases). On an
-// H200 (2026-11-28, bench/RESULTS.md) the phases ran slower than dcol:
-// ResNet-50's 3 x 3 128 -> 128 at stride 2 of 256 images took 0.938
-// against 0.764 ms (conv_tc's rr kernels; 0.812 against 0.753 with
-// conv_wg's), its 1 x 1 256 -> 512 shortcut 1.249 against 0.585 ms, and
-// the TF32 ResNet-50 step 41.4 against 40.3 ms.
+// or "phases", the S*S products of stride 1 (convInputGradPhases). The
+// phases are slower than dcol on ResNet-50's strided layers and in its
+// step (bench/RESULTS.md, "NVIDIA H200"), so they stay opt-in.
 const StridedGradEnv = "DUEL_CUDA_STRIDED_GRAD"
 
 // stridedPhasesFromEnv reports whether $DUEL_CUDA_STRIDED_GRAD asks for
@@ -104,9 +101,9 @@ var convDgradP = map[string]func(kc.Launcher, kc.Config, driver.DevicePtr, drive
 // conv_phase_gather_f32 writes (adds to, when acc) dx from them, zeros
 // where a phase has no taps (K < S). Written straight into dx instead
 // (phasesDirect: tests, benchmarks), each phase writes every S-th float,
-// half of each 32-byte sector at stride 2, a phase at a time: on an H200
-// those phases ran 0.812 ms for ResNet-50's 3 x 3 128-channel layer at
-// stride 2 (cuDNN 0.276, dcol 0.753), far from their products' FLOPs.
+// half of each 32-byte sector at stride 2, a phase at a time, which runs
+// far slower than the products' FLOPs allow (bench/RESULTS.md,
+// "NVIDIA H200").
 func (be *Backend) convInputGradPhases(op string, dxp, dyp, wp driver.DevicePtr, acc bool, s tensor.ConvShape, a [11]int32) bool {
 	most := (s.K + s.S - 1) / s.S // the taps of phase 0 along an axis: the most
 	if most*most > 31 {

@@ -115,8 +115,8 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 	rr := be.convPrec == TF32 && (be.tc.kernel == TCV3 || be.tc.kernel == TCAuto || be.tc.kernel == TCV4 && !rl)
 	// conv_wg.cu's kernels: under TCWG (and TCWGP) on compute capability
 	// 9.0 or the emulator, and under TCAuto on 9.0, where the ResNet-50
-	// step ran 41.7 ms with them against 52.5 with the rr kernels (H200,
-	// 2026-11-28).
+	// step runs faster with them than with the rr kernels (bench/RESULTS.md,
+	// "NVIDIA H200").
 	wg := be.convPrec == TF32 && pass != "wgradt" &&
 		((be.tc.kernel == TCWG || be.tc.kernel == TCWGP) && (be.cc == 0 || be.cc == 90) || be.tc.kernel == TCAuto && be.cc == 90)
 	key := convTCKey{pass, rows, be.convPrec, rr, rl, wg}
@@ -161,10 +161,10 @@ func (be *Backend) convTCForRows(pass string, rows int) (convTCKernel, bool) {
 
 // convTCModules are the modules of the TF32 kernels by their names'
 // suffix: conv_tc.cuh's kernels are split by version into modules, so
-// that the driver JIT-compiles only the versions a run uses (the 38
-// kernels took ptxas 40.3 s of CPU for sm_90, conv_tc.cu's 10 rr kernels
-// 10.4: bench/RESULTS.md; on compute capability 9.0 TCAuto runs only its
-// two transposed weight gradients).
+// that the driver JIT-compiles only the versions a run uses (all of them
+// cost ptxas several times what the rr kernels alone do:
+// bench/RESULTS.md, "Choices"; on compute capability 9.0 TCAuto runs only
+// its two transposed weight gradients).
 var convTCModules = map[string]*kc.Module{"": kc.ConvTcTf32Module, "rr": kc.ConvTcModule, "rl": kc.ConvTcRlModule}
 
 // convTCShared is the dynamic shared memory of a conv_tc.cu kernel.

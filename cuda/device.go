@@ -152,9 +152,9 @@ const slowModuleLoad = time.Second
 // loading takes a second or more, which is the driver compiling the
 // module's PTX for the device: it does so on a machine's first use of
 // the module, then takes it from its cache (~/.nv/ComputeCache). On a
-// fresh machine a GPU run's first step can so take a minute (ptxas's CPU
-// time for every module is 72 s on a Zen 5: bench/RESULTS.md); the lines
-// say why. A nil w stops them.
+// fresh machine a GPU run's first step can so take a minute (ptxas's time
+// for every module: bench/RESULTS.md, "The driver's JIT of every
+// module"); the lines say why. A nil w stops them.
 func (d *Device) LogSlowLoads(w io.Writer) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -16,10 +16,10 @@ import (
 
 // Under TCAuto on GPUs of compute capability 8.0 and later the backend
 // measures, on its own products, which kernel multiplies a shape fastest
-// on the GPU at hand, instead of trusting figures from another card (on
-// an H200 gemm_wgs_* ran 2-3.5% faster than gemm_wg_* end to end;
-// gemm_wgp_* was built without a GPU; below 1024 the mma.sync kernels
-// were kept untimed; no A100 has run any):
+// on the GPU at hand, instead of trusting figures from another card (the
+// timed candidates differ by a few percent on an H200: bench/RESULTS.md,
+// "NVIDIA H200"; gemm_wgp_*, products below 1024 and any kernel on an
+// A100 are not timed yet):
 //
 //   - The candidates are the kernel gemmFor gives the product (the
 //     reference: on 9.0 gemm_wg_* from wgAutoMin on, else gemm_tc3_tf32

@@ -20,9 +20,9 @@ const envJITWarm = "DUEL_JIT_WARM"
 // runs one process per module at once (DUEL_JIT_WARM=list prints them,
 // "module SOURCE" a line), so that every module's JIT runs on the host's
 // cores side by side and lands in the driver's cache before the tests,
-// which would otherwise wait for them one after the other (ptxas: 72 s of
-// CPU for all of them, bench/RESULTS.md). Skipped unless DUEL_JIT_WARM is
-// set.
+// which would otherwise wait for them one after the other (ptxas's time
+// for each: bench/RESULTS.md, "The driver's JIT of every module").
+// Skipped unless DUEL_JIT_WARM is set.
 func TestJITWarm(t *testing.T) {
 	src := os.Getenv(envJITWarm)
 	switch src {

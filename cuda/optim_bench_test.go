@@ -12,8 +12,8 @@ import (
 // decay, and the zeroing of the gradients, over a ResNet-50's 161
 // parameters (23.5M floats) on the GPU by device events: /multi with
 // SGDSteps and ZeroAll (one launch each), /single with SGDStep and Fill
-// per parameter (322 launches), as nn/optim ran them before
-// tensor.MultiOptimizerBackend. It reports GB/s of the step's traffic (w,
+// per parameter (322 launches, as nn/optim runs them on a backend without
+// tensor.MultiOptimizerBackend). It reports GB/s of the step's traffic (w,
 // g and the buffer read, w and the buffer written, then g written: 24
 // bytes an element). GPU only.
 func BenchmarkOptimizerSteps(b *testing.B) {

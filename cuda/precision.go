@@ -155,8 +155,8 @@ type TCKernel int
 const (
 	// TCAuto uses, where the device gives them their dynamic shared
 	// memory (tc2Shared), TCV3's kernels for TF32 (gemm_tc3_tf32 and the
-	// *_tf32rr convolutions: on an H100, 147 TFLOP/s at 4096³ against
-	// gemm_tc2_tf32's 123, and a ResNet-50 step of 57.3 ms against 60.1)
+	// *_tf32rr convolutions, faster than TCV2's on an H100:
+	// bench/RESULTS.md, "NVIDIA H100")
 	// and gemm_tc2_bf16 for BF16 (TCV2), else gemm_tf32 and gemm_bf16
 	// (TCV1); on compute capability 9.0, products with M, N and K all at
 	// least wgAutoMin (1024) run with gemm_wg.cu's gemm_wg_*. From 8.0 on,
@@ -166,9 +166,9 @@ const (
 	// at hand, measured on the backend's first products of each shape
 	// after a bit-for-bit cross-check (gemm_tune.go, Backend.GemmTunes;
 	// not where the result exceeds 256 MiB). On 9.0 TF32 convolutions
-	// run with conv_wg.cu's kernels (the ResNet-50 step on an H200: 40.3
-	// ms against 52.5 with the rr ones; convTCForRows). It is the
-	// default.
+	// run with conv_wg.cu's kernels (faster than the rr ones in the
+	// ResNet-50 step on an H200: bench/RESULTS.md, "NVIDIA H200";
+	// convTCForRows). It is the default.
 	TCAuto TCKernel = iota
 	// TCV1 uses gemm_tf32 and gemm_bf16: 128 x 128 tiles, panels of 16
 	// words double-buffered through registers, 40 KiB of static shared
@@ -200,7 +200,7 @@ const (
 	// three warpgroups a block, 225 KiB of dynamic shared memory (wg3Shared),
 	// 22% fewer bytes from L2 a product than TCWG's tiles, more rows of
 	// padding and fewer blocks to spread over the SMs: slower than TCWG
-	// on an H200 (4096³ TF32 241 against 269 TFLOP/s).
+	// on an H200.
 	TCWG3
 	// TCWGM is TCWG with gemm_wgm_tf32 and gemm_wgm_bf16: the factors
 	// packed in 64-row units of swizzled 128-byte k-tiles
@@ -208,25 +208,24 @@ const (
 	// thread issuing them, mbarriers between the copies and the products)
 	// into clusters of two blocks along m, each block copying half of B's
 	// tile into both: a third fewer bytes from L2 than TCWG's, no cp.async
-	// a thread. Slower than TCWG on an H200 (4096³ with zero factors: the
-	// TF32 product 659 against 386 us, BF16 359 against 226).
+	// a thread. Slower than TCWG on an H200 (bench/RESULTS.md,
+	// "NVIDIA H200").
 	TCWGM
 	// TCWGM3 is TCWGM with 192 x 256 tiles (gemm_wgm3_*, three
 	// warpgroups): 45% fewer bytes from L2 a FLOP than TCWG's. Slower
-	// than TCWG on an H200 (TF32 577 us, BF16 317).
+	// than TCWG on an H200 (bench/RESULTS.md, "NVIDIA H200").
 	TCWGM3
 	// TCWGMS is TCWGM warp-specialised (gemm_wgms_*): a ninth warp issues
 	// the bulk copies, so that no warpgroup waits between its products
 	// for the other block to free a stage. As slow as TCWGM on an H200
-	// (TF32 657 us, BF16 363).
+	// (bench/RESULTS.md, "NVIDIA H200").
 	TCWGMS
 	// TCWGS is TCWGMS without the cluster (gemm_wgs_*): each block's
 	// producer warp copies all of B's tile into its own shared memory,
-	// and only its own warpgroups free a stage. On an H200 its product
-	// ran 4-5% faster than TCWG's (4096³ TF32 409.7 against 428.3 us,
-	// BF16 240.2 against 253.3) and its tiled packing slower in BF16
-	// (76.3 against 62.9 us): 2-3.5% faster end to end. One of TCAuto's
-	// candidates on 9.0.
+	// and only its own warpgroups free a stage. On an H200 its product is
+	// faster than TCWG's and its tiled packing slower in BF16: a few
+	// percent faster end to end (bench/RESULTS.md, "NVIDIA H200"). One of
+	// TCAuto's candidates on 9.0.
 	TCWGS
 	// TCV4 is TCV3 with conv_tc.cu's *_tf32rl kernels for TF32
 	// convolutions: the *_tf32rr kernels with the gathered operand mapped
@@ -234,18 +233,18 @@ const (
 	// 4 sectors from global memory and no bank conflict, where the rr
 	// kernels' covers 32 columns 4 apart at one k, 16 sectors, 4-way
 	// conflicts; in the weight gradient 32 weight columns across some 14
-	// channels' planes). On an H200 (2026-11-28) as fast as the rr
-	// kernels at stride 1, 4-26% faster on weight gradients, and the
-	// ResNet-50 step 47.3 ms against the rr kernels' 52.5 and conv_wg's
-	// 41.7: not the default.
+	// channels' planes). On an H200 as fast as the rr kernels at stride
+	// 1, faster on weight gradients and in the ResNet-50 step, but slower
+	// than conv_wg's there (bench/RESULTS.md, "NVIDIA H200"): not the
+	// default.
 	TCV4
 	// TCWGP is TCWG with gemm_wgp_tf32 and gemm_wgp_bf16: the packing and
 	// the product in one launch, a third warpgroup of each block packing
 	// the factors in chunks of k that any running block claims while the
 	// first two multiply (the products wait for each chunk's count), so
-	// that the packing's time (on an H200 17-36% of TCWG's: BF16 4096³ 62
-	// of 320 us) hides behind the first tiles' products; convolutions as
-	// under TCWG. Built without a GPU (2026-11-29): not timed yet; one of
+	// that the packing's time (a sizeable share of TCWG's on an H200:
+	// bench/RESULTS.md, "NVIDIA H200") hides behind the first tiles'
+	// products; convolutions as under TCWG. Not timed on a GPU yet; one of
 	// TCAuto's candidates on 9.0, which it runs where it measures faster.
 	TCWGP
 )
@@ -396,11 +395,9 @@ func mmaKernels(p Precision) (i int, v1, v2, v3 gemmChoice) {
 // wgAutoMin is the smallest M, N and K of a product that TCAuto runs
 // with gemm_wg.cu's TCWG kernels on compute capability 9.0. The packing
 // pass costs about 2.5x the factors' bytes in memory traffic, which the
-// wgmma product repays: on an H200 (random factors, 2026-11-28)
-// gemm_wg_tf32 ran 1024³ at 53.7 TFLOP/s against gemm_tc3_tf32's 32.0,
-// 2048³ at 205 against 132 and 4096³ at 269 against 145; gemm_wg_bf16
-// 74.9, 281 and 436 against gemm_tc2_bf16's 41.0, 174 and 197. Smaller
-// products were not timed and keep the mma.sync kernels.
+// wgmma product repays at every size timed from 1024³ on, in TF32 and
+// BF16 (bench/RESULTS.md, "NVIDIA H200"). Smaller products are not timed
+// and keep the mma.sync kernels.
 const wgAutoMin = 1024
 
 // gemmFor returns the kernel of product g: gemmLaunch's, except that under

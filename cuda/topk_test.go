@@ -69,9 +69,10 @@ func TestTopKFakeDriver(t *testing.T) {
 
 // BenchmarkTopK times the selection of the k = 200 largest of each of 256
 // rows of 50000 (a CIFAR-10 kNN chunk of similarities) on the GPU, in
-// device time per call ("device"), and, for comparison, what kNN did before
-// the capability: the 256 x 50000 block copied to the host and selected by
-// kernels/topk there ("copy+host", wall time). GPU only.
+// device time per call ("device"), and, for comparison, tensor.TopK's path
+// on a backend without the capability: the 256 x 50000 block copied to the
+// host and selected by kernels/topk there ("copy+host", wall time). GPU
+// only.
 func BenchmarkTopK(b *testing.B) {
 	d := needGPU(b)
 	be, err := newBackend(d, 256)

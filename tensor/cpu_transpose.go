@@ -2,8 +2,9 @@ package tensor
 
 // transposeTile is the edge of the square tiles copyTransposed moves at a
 // time. Small tiles win: with power-of-two row strides every row of a tile
-// maps to the same L1 set, so tall tiles thrash the 8-way cache (measured on
-// 1024x1024: tile 8 ~4x faster than a naive loop, tile 32 no faster).
+// maps to the same L1 set, so tall tiles thrash the 8-way cache (on
+// 1024x1024 tiles of 32 ran no faster than a naive loop, tiles of 8 several
+// times faster: bench/RESULTS.md, "Tensor operations vs naive Go loops").
 const transposeTile = 8
 
 // copyTransposed copies src into dst when, after collapsing, the two

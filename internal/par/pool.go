@@ -33,10 +33,10 @@ func Run(n int, f func(i int)) { RunShares(n, ShareFunc(f)) }
 // polling for its next share and yielding to other goroutines, then
 // parks. A parked worker is a parked OS thread, which the operating system
 // may take a long time to wake: on a 2-core VM, where an idle virtual CPU
-// halts, a new goroutine per parallel loop cost 50-64 us a loop
-// (BenchmarkRun), and a D-MoCo training step ran 1.11x faster on the pool
-// (bench/ab_step.sh, bench/RESULTS.md). How long a worker spins is
-// derived from what waking one costs on this machine (see spinFor).
+// halts, a new goroutine per parallel loop costs tens of microseconds a
+// loop, and training steps run faster on the pool (BenchmarkRun,
+// bench/ab_step.sh; bench/RESULTS.md, "Parallel loops"). How long a worker
+// spins is derived from what waking one costs on this machine (see spinFor).
 // The caller, once its share is done, likewise spins before it parks
 // until the others are done: blocked, it would be woken onto the last
 // worker's processor, behind that worker's spin, while its own core idles.
@@ -168,11 +168,10 @@ func noteWake(d time.Duration) {
 }
 
 // A spin polls its condition in a tight loop, yields to the process's
-// other goroutines every goschedEvery polls (about a microsecond: with a
-// yield on every poll the scheduler took 5 % of a D-MoCo step's CPU time,
-// `DUEL_CPU_PROFILE=p duelctl bench step --method dmoco`, its run
-// queue's lock contended by both cores), and checks its
-// time and the operating system's yield every checkEvery polls.
+// other goroutines every goschedEvery polls (about a microsecond: a yield
+// on every poll has the cores contend for the scheduler's run-queue lock,
+// a visible share of a training step's CPU time), and checks its time and
+// the operating system's yield every checkEvery polls.
 const (
 	goschedEvery = 256
 	checkEvery   = 16 * goschedEvery
@@ -187,9 +186,9 @@ const yieldSlow = 20 * time.Microsecond
 // whether another thread took it meanwhile: the machine is then
 // oversubscribed, and spinning would burn time another process needs
 // (two training processes of two threads each on 2 cores, `bash
-// bench/ab_step.sh --together`: spinning up to its wake-up estimate made
-// their steps 10 % slower than before the pool; parking on a slow yield,
-// 5 % faster).
+// bench/ab_step.sh --together`: spinning up to the wake-up estimate makes
+// their steps slower than a goroutine per loop does, parking on a slow
+// yield faster; bench/RESULTS.md, "Parallel loops").
 func yieldContended() bool {
 	t := nanotime()
 	osYield()

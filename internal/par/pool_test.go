@@ -102,7 +102,7 @@ func TestSpinFor(t *testing.T) {
 // BenchmarkRun times parallel loops of two shares of 50 us of work each,
 // separated by gap of serial work on the caller (as the layers of a
 // training step are), through the pool against a new goroutine and a
-// WaitGroup per loop (what For did before the pool), in the same run:
+// WaitGroup per loop, in the same run:
 // us/loop is the pool's time per loop and its gap, go-us/loop the
 // goroutine's, x_go the ratio, wake-us the pool's estimate of a wake-up
 // at the end (a worker spins for twice that: gaps longer than the spin

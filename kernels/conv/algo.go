@@ -93,7 +93,7 @@ func AutoAlgos(s Shape, fast bool) Algos { return autoAlgos(s.geom(), fast) }
 // autoAlgos is Auto's choice for g, with or without the direct
 // kernels in assembly (fast). The rules come from alternating each pass's
 // algorithms on the ResNet-18 and ResNet-18-w16 layers (one core, AMD EPYC
-// Zen 5, best of 9; figures in directPays and directWeightGradPays).
+// Zen 5, best of 9).
 func autoAlgos(g geom, fast bool) Algos {
 	a := Algos{Im2col, Im2col, Im2col}
 	if g.winogradShape() && winogradPays(g) {
@@ -113,8 +113,7 @@ func autoAlgos(g geom, fast bool) Algos {
 		a.WeightGrad = Direct
 	case a.Forward == Winograd:
 		// Where Winograd's forward pass wins, so does its weight
-		// gradient (64 channels at 32x32, batch 32: 14.2 ms against 17.3
-		// for im2col and 16.1 for the direct kernels).
+		// gradient, over im2col and the direct kernels alike.
 		a.WeightGrad = Winograd
 	}
 	return a
@@ -122,14 +121,11 @@ func autoAlgos(g geom, fast bool) Algos {
 
 // directPays reports whether the direct kernels beat Winograd and im2col
 // in the forward pass and the input gradient of g (a convolution they
-// handle, in assembly). At stride 1 they beat im2col on every ResNet shape
-// (1.3-2x), and Winograd wherever its transforms cost much against its
-// GEMMs: per 2x2 outputs, transforms of in+out channels against in*out*16
-// multiplications, and small maps, whose tiles are mostly edge (128
-// channels at 4x4, batch 128: 3.3 ms forward against 4.8; 64 channels at
-// 32x32, batch 32: 14.0 against 11.9). At stride 2 they beat im2col up to
-// 128 x 128 channels (64 to 128 at 8x8: 2.2 ms against 3.1 forward, 2.3
-// against 4.1 input gradient; 256 to 512: 9.6 against 8.3).
+// handle, in assembly). At stride 1 they beat im2col on every ResNet shape,
+// and Winograd wherever its transforms cost much against its GEMMs: per
+// 2x2 outputs, transforms of in+out channels against in*out*16
+// multiplications, and small maps, whose tiles are mostly edge. At stride
+// 2 they beat im2col up to 128 x 128 channels.
 func directPays(g geom) bool {
 	if g.s == 2 {
 		return g.cin*g.cout <= 128*128
@@ -142,13 +138,10 @@ func directPays(g geom) bool {
 }
 
 // directWeightGradPays reports whether the direct kernels beat Winograd
-// and im2col in the weight gradient of g: on narrow layers (16 channels at
-// 32x32, batch 128: 4.2 ms against 7.4 for im2col; 128 at 4x4: 4.5
-// against 4.7 for Winograd). With more channels the runs of vectors whose
-// input fits the cache get short and the GEMMs win (128 channels at 16x16:
-// 21.4 against 12.3 for Winograd); at stride 2 the input's phases are
-// split again (64 to 128 at 8x8: 2.7 against 3.6; 128 to 256: 11.5 against
-// 8.5).
+// and im2col in the weight gradient of g: on narrow layers. With more
+// channels the runs of vectors whose input fits the cache get short and
+// the GEMMs win (bench/RESULTS.md, "Choices"); at stride 2, where the
+// input's phases are split again, they win up to 64 x 128 channels.
 func directWeightGradPays(g geom) bool {
 	if g.s == 2 {
 		return g.cin*g.cout <= 64*128
@@ -188,16 +181,13 @@ func AutoAlgosBF16(s Shape, fast bool) Algos {
 
 // winogradBF16WeightGradPays reports whether WinogradBF16 beats DirectBF16
 // and Im2colBF16 in the weight gradient of g, from BenchmarkWinogradBF16
-// (AMD EPYC Zen 4, 2 threads; bench/RESULTS.md): from 128 input and output
-// channels on maps of at least 16x16 (128 channels at 16x16, batch 32:
-// 1.18-1.26x Im2colBF16, 1.09-1.25x DirectBF16) and from 256 channels on
-// any map with enough tiles (256 at 8x8: 1.28-1.34x Im2colBF16, 1.47-1.56x
-// DirectBF16; 512 at 4x4: 1.34-1.47x and 2.7-2.8x), not at 128 channels on
-// 4x4 maps (batch 128: 0.98x Im2colBF16, 0.71-0.81x DirectBF16) nor with
-// fewer channels (0.44-0.97x: the transforms cost what the GEMMs save).
-// The forward pass and the input gradient were even or slower (0.76-1.14x)
-// and stay with the others. On AMX tiles the GEMM path is all Im2colBF16
-// (as directBF16Pays).
+// (AMD EPYC Zen 4, 2 threads; bench/RESULTS.md, "bfloat16 on the CPU"):
+// from 128 input and output channels on maps of at least 16x16 and from
+// 256 channels on any map with enough tiles, not at 128 channels on 4x4
+// maps nor with fewer channels (the transforms cost what the GEMMs save).
+// Its forward pass and input gradient are even or slower and stay with
+// the others. On AMX tiles the GEMM path is all Im2colBF16 (as
+// directBF16Pays).
 func winogradBF16WeightGradPays(g geom, amx bool) bool {
 	if amx || !g.winogradShape() || g.cin < 128 || g.cout < 128 {
 		return false
@@ -212,19 +202,17 @@ func winogradBF16WeightGradPays(g geom, amx bool) bool {
 // whether DirectBF16 beats Im2colBF16. The rules come from alternating
 // the two on the 3x3 layers of ResNet-18-w16 at batch 128 and ResNet-18
 // at batch 32 (BenchmarkDirectBF16, AMD EPYC Zen 5, 2 threads, best of 5;
-// bench/RESULTS.md). At stride 1 they win up to 128 x 128 channels (16
-// channels at 32x32: 1.45-1.64x; 128 at 4x4 and 16x16: 1.03-1.42x); at
-// 256 the forward pass and input gradient are even (1.04-1.08x, and
-// ResNet-50's step no faster with them) and the weight gradient loses
-// (0.80x), at 512 all three (0.40-0.84x).
+// bench/RESULTS.md, "bfloat16 on the CPU"). At stride 1 they win up to
+// 128 x 128 channels; at 256 the forward pass and input gradient are even
+// (and ResNet-50's step no faster with them) and the weight gradient
+// loses, at 512 all three.
 // At stride 2 they read the input through phase planes the GEMM path
-// does not need: the forward pass is even (0.97-1.07x), the weight
-// gradient wins on the narrowest layer only (16 to 32: 1.28x; 32 to 64:
-// 1.02x; 64 to 128: 0.87-1.00x), the input gradient up to 64 to 128
-// channels (1.12-1.56x; 128 to 256: 1.03x). On AMX tiles (amx: gemm.AMX)
-// the GEMM path multiplies several times faster than VDPBF16PS, so that
-// the patch matrix is all it costs: Im2colBF16 everywhere (not yet
-// measured on such a CPU; `duelctl bench step --tune-conv` measures both).
+// does not need: the forward pass is even, the weight gradient wins on
+// the narrowest layer only, the input gradient up to 64 to 128 channels.
+// On AMX tiles (amx: gemm.AMX) the GEMM path multiplies several times
+// faster than VDPBF16PS, so that the patch matrix is all it costs:
+// Im2colBF16 everywhere (not yet measured on such a CPU; `duelctl bench
+// step --tune-conv` measures both).
 func directBF16Pays(g geom, amx bool) (forward, weightGrad, inputGrad bool) {
 	if amx {
 		return false, false, false

@@ -80,7 +80,7 @@ func BenchmarkDirectBF16(b *testing.B) {
 
 // BenchmarkPackFilterBF16 times the bfloat16 filter packing of the direct
 // kernels (pairing by gemm.PairRuns, then copies; pooled scratch as in the
-// passes) beside the scalar packTaps it replaces, whose output it equals
+// passes) beside the scalar packTaps, whose output it equals
 // (TestPackTapsBF16): x_scalar is how much faster it runs.
 func BenchmarkPackFilterBF16(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))

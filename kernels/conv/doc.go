@@ -36,7 +36,7 @@
 //     WinogradInputGradBF16), Winograd F(2x2, 3x3) with its transforms in
 //     float32 and the 16 GEMMs' factors (the transformed tiles) rounded:
 //     the weight gradients of the wide 3x3 stride-1 layers
-//     (winogradBF16WeightGradPays), 1.2-1.5x faster there. Rounding after
+//     (winogradBF16WeightGradPays), where it is the fastest. Rounding after
 //     the transforms gives about 1.7 times the relative RMS error of the
 //     other two (TestWinogradBF16ErrorSize; TestWinogradBF16 bounds it).
 //

@@ -245,11 +245,10 @@ func inputGradTransposed(sc Scratch, g geom, wd, dy, dx []float32, acc bool) {
 
 // transposedWeightGrad reports whether the weight gradient is computed
 // transposed, dW^T (In*K*K x Out) = col * dy^T, which reads the patch matrix
-// as the A operand instead of transposing it into packed B panels (one
-// thread: 64 x 576 x 1024 went from 87 to 98 GFLOP/s, 128 x 1152 x 1024
-// from 82 to 93). The transposed result is added into dW at the end, which
-// pays only when the batch has many output positions per weight, and the
-// 32-wide tile wants a multiple of 32 output channels.
+// as the A operand instead of transposing it into packed B panels (faster
+// on one thread on ResNet's layers). The transposed result is added into
+// dW at the end, which pays only when the batch has many output positions
+// per weight, and the 32-wide tile wants a multiple of 32 output channels.
 func (g geom) transposedWeightGrad() bool {
 	return g.cout%32 == 0 && g.n*g.ohw() >= 4096
 }

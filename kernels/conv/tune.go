@@ -126,9 +126,9 @@ func (c Choice) FromRules(bf16 bool) int {
 // another must take on a pass before Tune chooses it. Tune times each pass
 // alone, on operands it has just used, where a training step finds them
 // in memory; differences smaller than this were as likely to reverse in
-// the step: on the Zen 4 of 2026-11-29 a ResNet-18 bf16 step (batch 32)
-// with every pass given to the fastest algorithm by any margin ran
-// 379-403 ms against 343-362 with the rules.
+// the step: with every pass given to the fastest algorithm by any margin,
+// a ResNet-18 bf16 step ran slower than with the rules (Zen 4;
+// bench/RESULTS.md, "bfloat16 on the CPU").
 const tuneMargin = 0.10
 
 // pick returns the algorithm Tune keeps for a pass from the least times

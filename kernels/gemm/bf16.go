@@ -196,8 +196,8 @@ func finishAlpha(p problem, tmp *[]float32) {
 // UncrowdedStride returns the row stride to give a matrix of cols words
 // (or floats) that the GEMM reads in place: cols, or 16 more when cols is
 // a multiple of 256 (1 KiB), whose rows would all fall into the same few
-// cache sets (measured: a convolution's bf16 passes ran 10-20% faster
-// on patch matrices so padded, bench/RESULTS.md).
+// cache sets (a convolution's bf16 passes run faster on patch matrices so
+// padded: bench/RESULTS.md, "bfloat16 on the CPU").
 func UncrowdedStride(cols int) int {
 	if cols > 0 && cols%256 == 0 {
 		return cols + 16

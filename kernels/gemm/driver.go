@@ -5,10 +5,10 @@ import "github.com/duel-ssl/duel/internal/par"
 // MinParallelFlops is the size of a product (2*m*n*k flops) below which
 // Sgemm stays on the caller's goroutine; callers that run batches of
 // smaller products can split the batch across goroutines themselves.
-// Measured with back-to-back calls (an idle worker still spinning, see
-// par.RunShares): 128^3 ran 1.6x faster on two threads than on one, 96^3 1.4x;
-// with a parked worker, waking it costs some 20-40 µs and 160^3 ran as
-// fast on two threads as on one. 8e6 is about 2*159^3.
+// Smaller products gain from a second thread only while an idle worker is
+// still spinning (back-to-back calls, see par.RunShares): waking a parked
+// one costs tens of microseconds, which two threads win back only from
+// about 160^3 on. 8e6 is about 2*159^3.
 const MinParallelFlops = 8_000_000
 
 // sgemm runs p with kernel kn on at most maxThreads threads.

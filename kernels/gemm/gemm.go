@@ -66,11 +66,12 @@
 // sums (bf16.go): op(A) and op(B) are rounded into words holding pairs of
 // consecutive k (a streaming pass, VCVTNE2PS2BF16), and the driver above
 // runs on the words, a pair step per k step, with the avx512bf16 tiles and
-// the blocking derived for them as for floats (a word is 4 bytes). On the
-// AMD EPYC Zen 5 of 2026-11-28 it runs 1.8-1.9x Sgemm at 1024³ and 2048³
-// (bench/RESULTS.md). SgemmPairedBF16 takes operands already paired (a
-// convolution pairs its input's channels or images itself, kernels/conv);
-// without AVX512_BF16 both compute the same rounded product on Sgemm.
+// the blocking derived for them as for floats (a word is 4 bytes). On
+// large products it runs close to twice Sgemm's rate (Zen 5;
+// bench/RESULTS.md, "bfloat16 on the CPU"). SgemmPairedBF16 takes
+// operands already paired (a convolution pairs its input's channels or
+// images itself, kernels/conv); without AVX512_BF16 both compute the same
+// rounded product on Sgemm.
 //
 // With DUEL_ISA=amx (cpu.AMX, opt-in) on a CPU with AMX-BF16 (Intel
 // Sapphire Rapids and later) whose Linux grants the tile state, both run
@@ -98,9 +99,8 @@
 // (48 KiB L1d, 1 MiB L2), kc=288 ns=448 mc=224 on Zen 4 (32 KiB, 1 MiB)
 // and kc=432 ns=576 mc=294 on Sapphire Rapids (48 KiB, 2 MiB). Unknown
 // caches count as 32 KiB, 512 KiB and 8 MiB. kc from 240 to 512 measured
-// alike on Zen 4 and Zen 5; what matters is that the sub-block of B
-// comes from L2 rather than L3 (Zen 5, one thread, 2048^3: 155 -> 180
-// GFLOP/s).
+// alike on Zen 4 and Zen 5 (bench/RESULTS.md, "Choices"); what matters is
+// that the sub-block of B comes from L2 rather than L3.
 //
 // # Tuning
 //

@@ -94,9 +94,10 @@ var hasTranspose = cpu.Detect().AVX512F
 
 // transpose16AVX2 is interleave16 for kc8 k steps, a multiple of 8, with
 // AVX2: 8 k steps of the 16 rows at a time, transposed as two 8x8 blocks in
-// registers (the AVX2 kernel's panels are 16 wide; interleave16's scalar
-// moves were 10% of a ResNet-18-w16 training step on a Zen 3). The
-// equivalent Go loop is interleave16's with kc = kc8.
+// registers (the AVX2 kernel's panels are 16 wide, and interleave16's
+// scalar moves weigh on an AVX2 machine's training step; the gain:
+// bench/RESULTS.md, "Packing B on AVX2-only machines"). The equivalent Go
+// loop is interleave16's with kc = kc8.
 //
 //go:noescape
 func transpose16AVX2(dst, src *float32, ld, kc8 int)
@@ -108,8 +109,8 @@ func transpose16AVX2(dst, src *float32, ld, kc8 int)
 //		copy(dst[p*16:p*16+16], src[p*ld:p*ld+16])
 //	}
 //
-// (copy's memmove calls on 64-byte rows were most of packB in a
-// ResNet-18-w16 step on a Zen 3).
+// (faster than copy's memmove call per 64-byte row: bench/RESULTS.md,
+// "Packing B on AVX2-only machines").
 //
 //go:noescape
 func copyRows16AVX2(dst, src *float32, ld, kc int)

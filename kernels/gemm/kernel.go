@@ -23,9 +23,9 @@ type kernel struct {
 	blocking
 	micro microKernel
 	// bInPlace: micro-panels of a non-transposed B may be read in place
-	// (rows ldb apart) instead of packed. Measured: as fast as packing or
-	// faster with the 32-wide AVX-512 tile, 2x slower with the 16-wide AVX2
-	// tile at 1000^3 and 2048^3 (one 64-byte line per row and k step).
+	// (rows ldb apart) instead of packed: as fast as packing or faster
+	// with the 32-wide AVX-512 tile, much slower with the 16-wide AVX2 tile
+	// (one 64-byte line per row and k step; bench/RESULTS.md, "Choices").
 	bInPlace bool
 	// microDirectA, when not nil, is micro reading A in place: mr rows lda
 	// floats apart with contiguous k steps (a non-transposed A), unscaled.
@@ -42,8 +42,8 @@ type kernel struct {
 // narrowGain is how much faster the model (rowCost) must find the narrow
 // tile before forRows takes it: the model counts FMAs and loads only, not
 // the narrow tile's extra packing and edge work. 1.4 keeps the choices
-// measured on Zen 4 (16 x 4096 x 144: 62 -> 82 GFLOP/s with the 16x16 tile;
-// 32 x 2048 x 288 a tie, left to the 14x32 one).
+// measured on Zen 4: the 16x16 tile for 16 rows of C, the 14x32 one for
+// 32 rows, where the two tie.
 const narrowGain = 1.4
 
 // forRows returns the kernel to use for a product whose C has m rows: kn,

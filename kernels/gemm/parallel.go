@@ -59,10 +59,9 @@ const unitsPerThread = 8
 
 // Row chunks of C when each thread packs its own B (call.privateB): about
 // privateUnitsPerThread per thread, used only when that makes them at
-// least privateMinRows rows, at most privateMaxRows. Measured on Zen 5
-// (2 threads, other processes running; work per CPU-second): 2048^3 and
-// 4096x1024x1024 +10-15% over the shared packed B, 1024^3 (140-row chunks)
-// +5%, 512x512x4608 (70-row chunks) -3%.
+// least privateMinRows rows, at most privateMaxRows: on Zen 5 (2 threads)
+// it beats the shared packed B on large products and loses with smaller
+// row chunks (bench/RESULTS.md, "Choices").
 const (
 	privateUnitsPerThread = 4
 	privateMinRows        = 128
@@ -91,9 +90,8 @@ const prepackMaxB = 16 << 20
 
 // colPanels is about how many micro-panels of B a column group has in
 // runCols: more read the packed op(A) fewer times, fewer balance the
-// threads better. Measured on Zen 5 (2 threads, 64x576x32768 and
-// 32x576x32768, work per CPU-second): 3 panels +4-10% over 2, +15-25%
-// over 1.
+// threads better. On Zen 5 (2 threads, 64x576x32768 and 32x576x32768) 3
+// panels beat 2 and 1.
 const colPanels = 3
 
 // colsOnlyMaxA is the largest packed op(A) (in bytes) that threads
@@ -104,7 +102,7 @@ const colsOnlyMaxA = 16 << 20
 // rowsOnlyMaxB is the largest B (in bytes) for which the threads compute
 // whole row chunks of C (runRows), each reading all of B: a quarter of the
 // 32 MiB L3. Larger Bs are processed block by block, each block of B read
-// from memory once (measured: 64x576x32768 lost 20% with runRows).
+// from memory once (64x576x32768 runs slower with runRows).
 const rowsOnlyMaxB = 8 << 20
 
 // l1Crowding returns how many distinct cache lines of rows rows, ld floats
@@ -130,8 +128,9 @@ func l1Crowding(ld, rows int) int {
 // packBMinRows is the number of rows of C from which a non-transposed B
 // whose sub-blocks crowd the sets of L2 is packed rather than read in
 // place: packing copies each element of B once for 2*m flops, a small
-// cost from a few hundred rows on (measured on Zen 5, 2 threads: packed
-// 1024^3 and 2048^3 +5-15%, 64x576x32768 read in place +30%).
+// cost from a few hundred rows on (Zen 5, 2 threads: packing pays at
+// 1024^3 and 2048^3, reading in place at 64x576x32768; bench/RESULTS.md,
+// "Choices").
 const packBMinRows = 256
 
 // packBInstead reports whether a non-transposed B should be packed

@@ -13,8 +13,8 @@ import (
 // backend, which fuses them (contrastive.cu, losses.cu, rows.cu: the CPU
 // kernels' arithmetic, double-precision sums) but keeps the GPU's own
 // float32 exponentials and GEMM summation order; the tolerance of the
-// composed fallbacks (composedTol) bounds it with room (1.5e-7 measured on
-// the fake driver).
+// composed fallbacks (composedTol) bounds it with room (the differences on
+// the fake driver are far smaller).
 const cudaTol = composedTol
 
 // cudaDevice returns the first GPU's device, skipping the test without a
