@@ -13,9 +13,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 func main() {
+	// The memory checks (train.MemoryNeeds) count what a run holds live:
+	// the garbage collector must not let the heap grow to twice that.
+	train.LimitHeap()
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

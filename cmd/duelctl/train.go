@@ -163,7 +163,12 @@ func trainConfig(c *cli.Context, ranks int) (cfg *train.Config, out, ghost strin
 		return nil, "", "", err
 	}
 	ghost = rankGhostGroups(c, cfg, ranks)
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateSettings(); err != nil {
+		return nil, "", "", err
+	}
+	// What a rank holds in this machine's memory: on --device cuda, the
+	// networks and activations are on the GPU.
+	if err := train.CheckMemory(cfg.MemoryNeedsOn(c.String(modelDeviceFlag.Name), ranks)...); err != nil {
 		return nil, "", "", err
 	}
 	if !c.Bool("resume") { // a run's own --data is compared with its config.json above

@@ -37,27 +37,33 @@ func (m *Memory) MarshalBinary() ([]byte, error) {
 			return nil, fmt.Errorf("memory checkpoint: policy %s state: %w", m.policy.Name(), err)
 		}
 	}
-	var buf bytes.Buffer
-	w := func(v any) { binary.Write(&buf, binary.LittleEndian, v) } // bytes.Buffer writes never fail
-	buf.WriteString(checkpointMagic)
-	w(uint32(checkpointVersion))
-	w([]uint32{uint32(m.k), uint32(m.z), uint32(m.Len())})
-	w(m.seen)
-	w(m.safe)
-	w(uint32(m.maxAge))
 	name := m.policy.Name()
-	w(uint16(len(name)))
-	buf.WriteString(name)
-	w(uint32(len(state)))
-	buf.Write(state)
-	w(m.rows)
-	w(m.ids)
-	w(m.labels)
-	w(m.steps)
-	w(m.uses)
-	w(m.fresh)
-	w(crc32.ChecksumIEEE(buf.Bytes()))
-	return buf.Bytes(), nil
+	// The checkpoint is written into a buffer of its exact size: a growing
+	// buffer (and binary.Write's encoded copy of each slice) held several
+	// copies of the rows while a checkpoint of a large memory was written.
+	parts := []any{uint32(checkpointVersion), []uint32{uint32(m.k), uint32(m.z), uint32(m.Len())}, m.seen, m.safe,
+		uint32(m.maxAge), uint16(len(name)), name, uint32(len(state)), state,
+		m.rows, m.ids, m.labels, m.steps, m.uses, m.fresh}
+	size := len(checkpointMagic) + 4 // the magic and the CRC
+	for _, v := range parts {
+		if s, ok := v.(string); ok {
+			size += len(s)
+		} else {
+			size += binary.Size(v)
+		}
+	}
+	buf := append(make([]byte, 0, size), checkpointMagic...)
+	for _, v := range parts {
+		switch v := v.(type) {
+		case string:
+			buf = append(buf, v...)
+		case []byte:
+			buf = append(buf, v...)
+		default:
+			buf, _ = binary.Append(buf, binary.LittleEndian, v) // fixed-size values: no error
+		}
+	}
+	return binary.LittleEndian.AppendUint32(buf, crc32.ChecksumIEEE(buf)), nil
 }
 
 // UnmarshalBinary replaces m with a memory decoded from data (written by

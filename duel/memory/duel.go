@@ -68,6 +68,38 @@ func (d *DUEL) StateBytes(k int) float64 {
 	return block + 24*kf
 }
 
+// HostBytes estimates, from below, the host memory the policy holds at
+// the peak of an update of a memory of k rows of z values by a batch of b
+// rows, as it computes with its admission:
+//
+//   - the fast path (Protected, Compete): the slots' grid rows (int16, and
+//     again packed for the integer products: 4z bytes a slot), the
+//     batch's grid rows (two sets), the scores, keys, order and rank
+//     (37 bytes a slot), the batch's dots with the slots and the batch
+//     (4b bytes a slot), and the carried K x K block of dots (4k bytes a
+//     slot) with its ring of the last updates' columns (4 min(16b, 2k)
+//     bytes a slot) when the block fits MaxBlockBytes, or else the panel
+//     of 256 x K dots its rebuilds compute the scores in;
+//   - the reference (the other admissions): the K+B grid rows and their
+//     (K+B) x (K+B) dots, in float32.
+//
+// StateBytes is the part that depends on k alone.
+func (d *DUEL) HostBytes(k, z, b int) float64 {
+	kf, zf, bf := float64(k), float64(z), float64(b)
+	if d.reference || !d.Admission.fast() {
+		n := kf + bf
+		return 4*n*zf + 4*n*n
+	}
+	grids := 4*kf*zf + 2*4*bf*zf
+	slots := 37*kf + 9*bf + 4*bf*(kf+bf)
+	if 4*kf*kf <= float64(d.MaxBlockBytes) {
+		stride := max(bf, 1)
+		ring := kf * min(16, max(2, float64(int(2*kf/stride)))) * stride
+		return grids + slots + 4*kf*kf + 12*kf + 4*ring
+	}
+	return grids + slots + 4*256*kf
+}
+
 // NewDUELReference returns the DUEL policy computed by the line-by-line
 // transcription of the paper's pseudocode (the full (K+B) x (K+B) score
 // matrix at every update): the same decisions as NewDUEL, O(Z (K+B)^2) per

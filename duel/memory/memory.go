@@ -3,6 +3,10 @@ package memory
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sort"
+
+	"github.com/duel-ssl/duel/internal/par"
 )
 
 // Memory is the active memory: up to K rows of Z float32 values, each with
@@ -30,8 +34,21 @@ type Memory struct {
 	batch    []float32 // scratch: the normalised incoming rows of the last Add
 	lastB    int       // rows of the last Add in batch
 	lastStep int64     // step of the last Add
-	spare    []float32 // scratch: the next rows (see apply)
+	// A large batch taken whole while the memory fills is normalised
+	// straight into the rows (see Add): its rows are those at batchAt
+	// while the rows are still those of generation batchGen.
+	batchInRows bool
+	batchAt     int
+	batchGen    uint64
+	moved       []float32 // scratch: rows apply reads after they are overwritten
 }
+
+// directValues is the size (in values) from which a batch the memory takes
+// whole, filling, is normalised straight into the rows instead of the
+// scratch batch: the first fill of a large memory (bench step's, memory
+// replay's) would otherwise hold a second copy of it for as long as the
+// memory lives. Training batches (B x Z) stay well below it.
+const directValues = 1 << 22
 
 // An Option configures a Memory.
 type Option func(*Memory)
@@ -106,12 +123,15 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	if labels != nil && len(labels) != b {
 		return st, fmt.Errorf("memory add: %d labels for %d rows", len(labels), b)
 	}
+	if len(rows) >= directValues && b <= m.k-m.Len() {
+		return m.addDirect(rows, ids, labels, step)
+	}
 	m.batch = grow(m.batch, len(rows))
 	if err := normalizeRows(m.batch, rows, m.z); err != nil {
 		m.lastB = 0
 		return st, fmt.Errorf("memory add: %w", err)
 	}
-	m.lastB, m.lastStep = b, int64(step)
+	m.lastB, m.lastStep, m.batchInRows = b, int64(step), false
 	seen0 := m.seen
 	meta := func(r int) (int64, int32) {
 		id, label := seen0+int64(r), int32(-1)
@@ -128,6 +148,9 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 
 	// Fill phase.
 	st.Filled = min(b, m.k-m.Len())
+	if st.Filled > 0 {
+		m.reserve()
+	}
 	for r := 0; r < st.Filled; r++ {
 		id, label := meta(r)
 		m.rows = append(m.rows, m.batch[r*m.z:(r+1)*m.z]...)
@@ -175,6 +198,72 @@ func (m *Memory) Add(rows []float32, ids []int64, labels []int32, step int) (Sta
 	m.apply(keep, st.Filled, meta, step)
 	m.applied = a.lineage.gen + 1
 	return st, nil
+}
+
+// addDirect is Add for a batch of b rows that all fit in the memory as it
+// is (it fills): they are normalised straight into the rows' free capacity,
+// which neither expire (it only moves rows held to lower positions) nor a
+// failed normalisation (the length is unchanged) disturbs, and the rows of
+// the batch are then read there (batchSimilarities) while the rows stay
+// unchanged. The result is Add's.
+func (m *Memory) addDirect(rows []float32, ids []int64, labels []int32, step int) (Stats, error) {
+	var st Stats
+	z, b := m.z, len(rows)/m.z
+	m.reserve()
+	n0 := len(m.rows)
+	if err := normalizeRows(m.rows[n0:n0+len(rows)], rows, z); err != nil {
+		m.lastB = 0
+		return st, fmt.Errorf("memory add: %w", err)
+	}
+	m.batch = nil // the batch's rows are in the memory; a large scratch would stay
+	m.lastB, m.lastStep = b, int64(step)
+	st.Expired = m.expire(step)
+	at := len(m.rows)
+	copy(m.rows[at:at+len(rows)], m.rows[n0:n0+len(rows)]) // nothing to move unless rows expired
+	m.rows = m.rows[:at+len(rows)]
+	for r := 0; r < b; r++ {
+		id, label := m.seen+int64(r), int32(-1)
+		if ids != nil {
+			id = ids[r]
+		}
+		if labels != nil {
+			label = labels[r]
+		}
+		m.ids = append(m.ids, id)
+		m.labels = append(m.labels, label)
+		m.steps = append(m.steps, int64(step))
+		m.uses = append(m.uses, 0)
+		m.fresh = append(m.fresh, int64(step))
+	}
+	st.Filled = b
+	m.changed()
+	m.seen += int64(b)
+	m.batchInRows, m.batchAt, m.batchGen = true, at/z, m.gen
+	return st, nil
+}
+
+// reserve gives the rows and their metadata the capacity of a full memory,
+// so that filling it appends without reallocating (slices growing by
+// appends leave several copies of the memory to the garbage collector, and
+// the old one and the new one are both live while one grows).
+func (m *Memory) reserve() {
+	m.rows = reserve(m.rows, m.k*m.z)
+	m.ids = reserve(m.ids, m.k)
+	m.labels = reserve(m.labels, m.k)
+	m.steps = reserve(m.steps, m.k)
+	m.uses = reserve(m.uses, m.k)
+	m.fresh = reserve(m.fresh, m.k)
+}
+
+// reserve returns s (same length and elements) with a capacity of at least
+// n, allocating exactly n when it must.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), n)
+	copy(t, s)
+	return t
 }
 
 // expire removes the rows that entered more than maxAge steps before step,
@@ -227,26 +316,64 @@ func keptPositions(ev []int, k int) []int {
 }
 
 // apply replaces the memory with the rows at positions keep (increasing)
-// of the rows held followed by the batch rows m.batch[skip:]. The rows are
-// copied into the spare buffer, on all cores, which then becomes the
-// memory's (the old one is the next spare); the metadata moves in place:
-// the j-th survivor held comes from position keep[j] >= j.
+// of the rows held followed by the batch rows m.batch[skip:], in place,
+// on all cores: the j-th survivor held comes from position keep[j] >= j,
+// at most as many positions on as there are evictions, so that moving
+// the rows down in order reads each row before it is overwritten. Each
+// core moves a span of positions in order; the few rows a span reads from
+// the next spans (evictions of them at most) are copied aside first. The
+// metadata moves the same way.
 func (m *Memory) apply(keep []int, skip int, meta func(int) (int64, int32), step int) {
-	z := m.z
-	next := grow(m.spare, len(keep)*z)
-	parallelRows(len(keep), func(j0, j1 int) {
-		for j := j0; j < j1; j++ {
-			src := m.batch
-			p := keep[j]
-			if p < m.k {
-				src = m.rows
-			} else {
-				p = skip + p - m.k
-			}
-			copy(next[j*z:(j+1)*z], src[p*z:(p+1)*z])
+	z, k := m.z, m.k
+	held := sort.SearchInts(keep, k) // keep[:held] are rows held
+	spans := 1
+	if len(keep) >= 2*64 {
+		spans = min(runtime.GOMAXPROCS(0), len(keep)/64)
+	}
+	bound := func(c int) int { return c * len(keep) / spans }
+	// aside[c] holds rows bound(c+1)..last[c] (positions), which span c
+	// reads and span c+1 or later may overwrite first.
+	aside, last := make([]int, spans), make([]int, spans)
+	n := 0
+	for c := 0; c+1 < spans; c++ {
+		j0, j1 := bound(c), bound(c+1)
+		last[c] = j1 - 1
+		if h := min(j1, held) - 1; h >= j0 {
+			last[c] = max(last[c], keep[h])
 		}
-	})
-	m.rows, m.spare = next, m.rows
+		aside[c] = n
+		n += (last[c] - j1 + 1) * z
+	}
+	m.moved = grow(m.moved, n)
+	for c := 0; c+1 < spans; c++ {
+		j1 := bound(c + 1)
+		copy(m.moved[aside[c]:aside[c]+(last[c]-j1+1)*z], m.rows[j1*z:(last[c]+1)*z])
+	}
+	move := func(c int) {
+		j0, j1 := bound(c), bound(c+1)
+		for j := j0; j < j1; j++ {
+			p := keep[j]
+			var src []float32
+			switch {
+			case p == j:
+				continue // already in place
+			case p >= k:
+				p = skip + p - k
+				src = m.batch[p*z : (p+1)*z]
+			case p >= j1:
+				o := aside[c] + (p-j1)*z
+				src = m.moved[o : o+z]
+			default:
+				src = m.rows[p*z : (p+1)*z] // p > j: not overwritten yet
+			}
+			copy(m.rows[j*z:(j+1)*z], src)
+		}
+	}
+	if spans == 1 {
+		move(0)
+	} else {
+		par.Run(spans, move)
+	}
 	for j, p := range keep {
 		if p == j {
 			continue // already in place

@@ -82,21 +82,27 @@ func (m *Memory) Usage(step int) Usage {
 }
 
 // batchSimilarities computes Usage.BatchCos and Usage.WithinCos from the
-// normalised rows of the last Add (kept in m.batch) and the rows held that
-// entered before that call.
+// normalised rows of the last Add (kept in m.batch, or in the rows for a
+// large batch taken whole, while they are unchanged) and the rows held
+// that entered before that call.
 func (m *Memory) batchSimilarities() (batchCos, withinCos float64) {
 	batchCos, withinCos = nan(), nan()
 	b, z := m.lastB, m.z
-	if b == 0 || len(m.batch) < b*z {
+	var x []float32
+	switch {
+	case b == 0:
 		return
-	}
-	x := m.batch[:b*z]
-	var older []float32
-	for i, s := range m.fresh {
-		if s < m.lastStep {
-			older = append(older, m.rows[i*z:(i+1)*z]...)
+	case m.batchInRows:
+		if m.gen != m.batchGen {
+			return // the rows changed since
 		}
+		x = m.rows[m.batchAt*z : (m.batchAt+b)*z]
+	case len(m.batch) < b*z:
+		return
+	default:
+		x = m.batch[:b*z]
 	}
+	older := m.olderRows()
 	if k := len(older) / z; k > 0 {
 		c := make([]float32, b*k)
 		gemm.Sgemm(false, true, b, k, z, 1, x, z, older, z, 0, c, k)
@@ -124,4 +130,34 @@ func meanOf(v []float32) float64 {
 		s += float64(x)
 	}
 	return s / float64(len(v))
+}
+
+// olderRows returns the rows held whose features were computed before the
+// last Add, in order: the rows themselves when they are one run of
+// positions (the usual case: the rows that entered last are at the end),
+// else a copy.
+func (m *Memory) olderRows() []float32 {
+	z := m.z
+	n, first, lastPos := 0, -1, -1
+	for i, s := range m.fresh {
+		if s < m.lastStep {
+			if first < 0 {
+				first = i
+			}
+			n, lastPos = n+1, i
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if lastPos-first+1 == n {
+		return m.rows[first*z : (lastPos+1)*z]
+	}
+	older := make([]float32, 0, n*z)
+	for i, s := range m.fresh {
+		if s < m.lastStep {
+			older = append(older, m.rows[i*z:(i+1)*z]...)
+		}
+	}
+	return older
 }

@@ -64,7 +64,10 @@ func (g *Grid) runConfig(v Variant, rho float64, seed int) (train.Config, error)
 		}
 	}
 	cfg.Imbalance, cfg.RhoMax, cfg.Seed = "dominant", rho, uint64(seed)
-	if err := cfg.Validate(); err != nil {
+	// Whether the run fits this machine's memory depends on the device it
+	// trains on: Run checks it before training (a report is written on
+	// any machine).
+	if err := cfg.ValidateSettings(); err != nil {
 		return train.Config{}, fmt.Errorf("run %s (%s, variant %s): %w", runName(v, rho, seed), g.settings(), v, err)
 	}
 	// A grid-wide setting (the preset's overrides, --set) that this run's

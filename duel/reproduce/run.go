@@ -96,6 +96,15 @@ func Run(ctx context.Context, g Grid, opts Options) (*Report, error) {
 		}
 		cfgs[i] = cfg
 	}
+	if !opts.ReportOnly {
+		// Every run fits this machine's memory on opts.Device, before any
+		// trains (each is checked again when it starts).
+		for i, k := range keys {
+			if err := train.CheckMemory(cfgs[i].MemoryNeedsOn(opts.Device, 1)...); err != nil {
+				return nil, fmt.Errorf("run %s (%s, variant %s): %w", runName(k.Variant, k.RhoMax, k.Seed), g.settings(), k.Variant, err)
+			}
+		}
+	}
 	if !opts.ReportOnly && len(cfgs) > 0 {
 		if err := checkClusterLimit(g, opts, cfgs[0]); err != nil {
 			return nil, err

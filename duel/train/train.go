@@ -133,7 +133,16 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 		}
 		c.WarmupSteps = c.Steps / 10
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.ValidateSettings(); err != nil {
+		return nil, err
+	}
+	// The machine's memory holds what a step keeps on the CPU: on a GPU,
+	// the batch's images and the memory's rows only.
+	ranks := 1
+	if opts.Comm != nil {
+		ranks = opts.Comm.Size()
+	}
+	if err := CheckMemory(c.MemoryNeedsOn(opts.Device, ranks)...); err != nil {
 		return nil, err
 	}
 	if err := CheckApplies(&c); err != nil {

@@ -108,6 +108,88 @@ func FeatureDimOf(name string) (int, error) {
 	return 8 * width, nil
 }
 
+// Size is what the ResNet called name holds, computed from its shapes
+// without building it (SizeOf).
+type Size struct {
+	// Params is the number of its learnable values (convolution weights,
+	// BatchNorm weights and biases; no classifier).
+	Params int64
+	// Buffers is the number of values of its BatchNorm running
+	// statistics and batch counters.
+	Buffers int64
+	// Activations is the number of values its convolutions output for one
+	// image of the size given: the inputs of its BatchNorms, which a
+	// training step keeps for the backward pass beside the BatchNorm and
+	// ReLU outputs the next convolutions read.
+	Activations int64
+}
+
+// SizeOf returns the Size of the ResNet called name (see ValidNames), with
+// the ImageNet stem or the CIFAR one, on images of h x w pixels, from the
+// shapes New builds (so that a model too large to build can be sized).
+func SizeOf(name string, imageNetStem bool, h, w int) (Size, error) {
+	depth, width, err := ParseName(name)
+	if err != nil {
+		return Size{}, err
+	}
+	var sz Size
+	conv := func(in, out, k, stride, pad int) {
+		h, w = (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
+		sz.Params += int64(out) * int64(in) * int64(k*k)
+		sz.Activations += int64(out) * int64(h) * int64(w)
+	}
+	bn := func(c int) {
+		sz.Params += 2 * int64(c)
+		sz.Buffers += 2*int64(c) + 1
+	}
+	if imageNetStem {
+		conv(3, width, 7, 2, 3)
+		bn(width)
+		h, w = (h+2-3)/2+1, (w+2-3)/2+1 // max-pool 3, stride 2, padding 1
+	} else {
+		conv(3, width, 3, 1, 1)
+		bn(width)
+	}
+	spec := depths[depth]
+	in := width
+	for s := range 4 {
+		planes := width << s
+		for b := range spec.blocks[s] {
+			stride := 1
+			if s > 0 && b == 0 {
+				stride = 2
+			}
+			out := planes
+			if spec.bottleneck {
+				out = 4 * planes
+			}
+			h0, w0 := h, w
+			if spec.bottleneck {
+				conv(in, planes, 1, 1, 0)
+				bn(planes)
+				conv(planes, planes, 3, stride, 1)
+				bn(planes)
+				conv(planes, out, 1, 1, 0)
+				bn(out)
+			} else {
+				conv(in, planes, 3, stride, 1)
+				bn(planes)
+				conv(planes, planes, 3, 1, 1)
+				bn(planes)
+			}
+			if stride != 1 || in != out {
+				h1, w1 := h, w
+				h, w = h0, w0
+				conv(in, out, 1, stride, 0)
+				bn(out)
+				h, w = h1, w1
+			}
+			in = out
+		}
+	}
+	return sz, nil
+}
+
 // New builds the ResNet called name (see ValidNames) with torchvision's
 // initialisation: convolutions kaiming-normal (fan_out, relu), BatchNorm
 // weight 1 and bias 0, fc PyTorch's Linear default.

@@ -270,3 +270,46 @@ func TestFeatureDimOf(t *testing.T) {
 		t.Error("FeatureDimOf(vit-b16): no error")
 	}
 }
+
+// TestSizeOf: the sizes computed from the shapes are those of the built
+// networks, and a ResNet-18's convolutions output 9600 x width values per
+// 32 x 32 image with the CIFAR stem.
+func TestSizeOf(t *testing.T) {
+	for _, name := range []string{"resnet18-w4", "resnet34-w2", "resnet50-w4", "resnet101-w1", "resnet152-w1", "resnet18-w3"} {
+		for _, stem := range []bool{false, true} {
+			m, err := New(name, Options{ImageNetStem: stem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var params, buffers int64
+			for _, p := range m.Parameters() {
+				params += int64(p.Value.Numel())
+			}
+			for _, b := range m.NamedBuffers() {
+				buffers += int64(b.Buffer.Tensor.Numel())
+			}
+			sz, err := SizeOf(name, stem, 32, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sz.Params != params || sz.Buffers != buffers {
+				t.Errorf("%s (imagenet stem %v): %d parameters and %d buffer values, built %d and %d", name, stem, sz.Params, sz.Buffers, params, buffers)
+			}
+		}
+	}
+	for _, w := range []int{4, 16, 64} {
+		sz, err := SizeOf(fmt.Sprintf("resnet18-w%d", w), false, 32, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sz.Activations != 9600*int64(w) {
+			t.Errorf("resnet18-w%d: %d activations per image, expected %d", w, sz.Activations, 9600*w)
+		}
+	}
+	if sz, _ := SizeOf("resnet18", false, 32, 32); sz.Params != 11168832 {
+		t.Errorf("resnet18: %d parameters, torchvision's has 11168832 without fc", sz.Params)
+	}
+	if _, err := SizeOf("resnet19", false, 32, 32); err == nil {
+		t.Error("resnet19 sized")
+	}
+}
