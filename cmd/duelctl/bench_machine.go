@@ -105,7 +105,7 @@ func (m benchMachine) addTo(out map[string]any) {
 
 // fmtMS writes a duration given in milliseconds with 3 significant digits
 // in a unit that keeps them: "412 ns", "3.21 µs", "10.2 ms", "1.52 s"
-// (a %.3f ms printed a 1x1x1 product as 0.000 ms).
+// (a fixed %.3f ms would print a 1x1x1 product as 0.000 ms).
 func fmtMS(ms float64) string {
 	s := ms / 1e3
 	switch a := math.Abs(s); {
@@ -141,8 +141,8 @@ func sig3(x float64) string {
 }
 
 // fmtRate writes a rate (GFLOP/s, img/s) with one decimal, or with 3
-// significant digits below 1 (a 1x1x1 product's 0.00462 GFLOP/s printed
-// as 0.0).
+// significant digits below 1 (one decimal would print a 1x1x1 product's
+// few MFLOP/s as 0.0).
 func fmtRate(x float64) string {
 	if math.Abs(x) >= 1 || x == 0 {
 		return fmt.Sprintf("%.1f", x)
@@ -151,5 +151,5 @@ func fmtRate(x float64) string {
 }
 
 // fmtRatio writes a ratio with 3 significant digits and an x: "5.47x",
-// "0.000668x" (an emulated GPU's %.2fx printed 0.00x).
+// "0.000668x" (a fixed %.2fx would print an emulated GPU's as 0.00x).
 func fmtRatio(x float64) string { return sig3(x) + "x" }

@@ -64,7 +64,7 @@ func TestBenchGemmErrors(t *testing.T) {
 		{[]string{"--m", "0"}, "-m: got 0, expected a positive integer"},
 		{[]string{"--seconds", "0"}, "--seconds: got 0, expected a positive number"},
 		{[]string{"--seconds", "NaN"}, "--seconds: got NaN"},
-		// Bounded: --seconds 1e300 timed the first variant for ever.
+		// Bounded: --seconds 1e300 would time the first variant for ever.
 		{[]string{"--seconds", "1e300"}, "--seconds: got 1e+300, expected a positive number of at most 3600"},
 		{[]string{"--seconds", "+Inf"}, "--seconds: got +Inf"},
 	} {

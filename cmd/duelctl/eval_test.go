@@ -87,8 +87,8 @@ func TestEval(t *testing.T) {
 			t.Errorf("%v: the summary line does not name %q:\n%s", tc.args, title, stdout)
 		}
 	}
-	// A batch beyond the samples is capped at them, silently (the audit's
-	// --batch 1000000000 for 50 images tried 128 GB).
+	// A batch beyond the samples is capped at them, silently (--batch
+	// 1000000000 for 50 images must not allocate 128 GB).
 	for _, batch := range []string{"50", "1000000000"} {
 		code, stdout, stderr := evalRunCLI("eval", "--run", dir, "--json", "--protocol", "linear", "--batch", batch, "--epochs", "1", "--limit", "50")
 		if code != 0 {
@@ -130,7 +130,7 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--run", dir, "--protocol", "knn", "--limit", "5"}, []string{"--limit: got 5", "at least one image per class (10)"}},
 		{[]string{"eval", "--run", dir, "--device", "tpu"}, []string{"--device"}},
 		{[]string{"eval", "--run", dir, "extra"}, []string{"extra"}},
-		// --data beside the embedded set was ignored.
+		// --data beside the embedded set is refused, not ignored.
 		{[]string{"eval", "--run", dir, "--data", "/some/cifar10"}, []string{`--data: got "/some/cifar10", expected nothing with the run's dataset default`, "--dataset (cifar10"}},
 		{[]string{"analyze", "--run", dir, "--data", "/some/cifar10"}, []string{`--data: got "/some/cifar10", expected nothing with the run's dataset default`}},
 		{[]string{"analyze", "--run", dir, "--tsne-init", "spectral"}, []string{"--tsne-init"}},
@@ -161,8 +161,8 @@ func TestEvalCorruptRun(t *testing.T) {
 		wantCLIError(t, []string{"eval", "--run", dir, "--protocol", "knn", "--limit", "20"}, filepath.Base(file))
 		wantCLIError(t, []string{"analyze", "--run", dir, "--limit", "20"}, filepath.Base(file))
 	}
-	// A checkpoint that cannot be read is not reported as missing (it read
-	// "no checkpoint (expected checkpoint/state.json)").
+	// A checkpoint that cannot be read is not reported as missing ("no
+	// checkpoint (expected checkpoint/state.json)").
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)

@@ -239,7 +239,7 @@ func TestMemoryReplayOut(t *testing.T) {
 
 // TestMemoryReplayScoreOfAbsentClass checks the DUEL score by class of an
 // initial memory that holds no row of some class: null in the JSON and
-// n/a in the text (it was printed as 0.00, which reads "at the mean"),
+// n/a in the text (not 0.00, which reads "at the mean"),
 // numbers for the classes it holds.
 func TestMemoryReplayScoreOfAbsentClass(t *testing.T) {
 	dir := t.TempDir()

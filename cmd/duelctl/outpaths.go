@@ -13,7 +13,7 @@ import (
 )
 
 // checkOutFile refuses the path of an output file given by flag that
-// cannot be written: a directory (it was refused only after the work, as
+// cannot be written: a directory (else refused only after the work, as
 // "rename ...: file exists"), or a file whose directory does not exist or
 // is not a directory.
 func checkOutFile(flag, path string) error {
@@ -33,7 +33,7 @@ func checkOutFile(flag, path string) error {
 
 // checkOutDir refuses the path of an output directory given by flag that
 // cannot be made, before any work: an existing file, or a path below a
-// file (each was refused only when the results were written, as "mkdir
+// file (else each is refused only when the results are written, as "mkdir
 // ...: not a directory"). A directory that does not exist yet is fine.
 func checkOutDir(flag, path string) error {
 	for p := filepath.Clean(path); ; p = filepath.Dir(p) {

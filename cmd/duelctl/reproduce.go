@@ -63,8 +63,8 @@ func reproduceCommand() *cli.Command {
 	}
 }
 
-// maxReproduceSeeds bounds --seeds: the grid lists its runs up front, and
-// --seeds 1000000000 was killed for memory before it printed anything.
+// maxReproduceSeeds bounds --seeds: the grid lists its runs up front, so
+// --seeds 1000000000 would run out of memory before printing anything.
 const maxReproduceSeeds = 1000
 
 func presetList() string {

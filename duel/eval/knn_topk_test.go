@@ -10,7 +10,7 @@ import (
 	"github.com/duel-ssl/duel/tensor/hostless"
 )
 
-// heapKNN is knnScores as it was before tensor.TopK: the CPU's
+// heapKNN is knnScores without tensor.TopK: the CPU's
 // similarities, neighbourHeap.topK per test row, and the votes summed in
 // heap order. It returns the accuracy and the predictions.
 func heapKNN(t *testing.T, train, test *Features, cfg KNNConfig) (Result, []int) {
@@ -51,7 +51,7 @@ func heapKNN(t *testing.T, train, test *Features, cfg KNNConfig) (Result, []int)
 
 // TestKNNAccuracyUnchanged: on the data sets of the kNN tests, KNN (the
 // neighbours from tensor.TopK, votes summed nearest first) gives exactly
-// the accuracies and predictions of the heap-order selection it replaced,
+// the accuracies and predictions of heapKNN's heap-order selection,
 // on the CPU and on "hostlessfused" (the capability on a device) and
 // "hostless" (the fallback: the similarity block copied to the host).
 func TestKNNAccuracyUnchanged(t *testing.T) {

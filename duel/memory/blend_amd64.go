@@ -36,8 +36,8 @@ func pickBlendKernel() blendFunc {
 // time, the entries with tick > after are gathered (VPGATHERDD, masked)
 // from src+4*base into the sixteen values of row, and the result is stored
 // to dst. The caller prefetches what it knows to be cold (see prefetch):
-// a first pass prefetching the src line of every entry measured about 2x
-// slower with src in L1/L2 and no better than prefetching the ring's runs.
+// a first pass prefetching the src line of every entry is slower with src
+// in L1/L2, and no better than prefetching the ring's runs.
 // Its equivalent Go loop:
 //
 //	for c := 0; c < n; c++ {
@@ -90,7 +90,7 @@ func blendAsm2(dst, row, src []int32, base int, idx, tick []int32, after int32) 
 func prefetchLines(p *int32, n int)
 
 // prefetchOK: prefetch issues its PREFETCHT1s (beside an assembly blend;
-// the Go loop runs without them, as before).
+// the Go loop runs without them).
 var prefetchOK = blendKernel != nil
 
 // prefetch asks for every cache line of v (PREFETCHT1: into L2), so that the misses

@@ -20,7 +20,7 @@ import (
 // (i_s the rows inserted since the round began; a victim is a candidate
 // or a row inserted in the round) strictly below the victim's score, or
 // equal with a higher position. It reports rounds per update of 256 steps
-// (fewer is better: one update is one round per step today) for m 32 and
+// (fewer is better: the one-block kernels take a round a step) for m 32 and
 // 128 (rounds/update_m*), and the rounds when the other rows' scores are
 // instead computed exactly from the replayed victims' and inserted rows
 // of sim, at most 64 steps a round (exact_rounds/update_m*: a round then

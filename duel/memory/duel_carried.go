@@ -65,9 +65,8 @@ type carried struct {
 // most twice the block's size): an evicted row's dots gather the columns of
 // up to ringParts-1 updates, and a row is folded once every ringParts
 // updates of its life after the first ringParts. At (2048, 256, 256) 16
-// parts folded about half as many rows per update as 8, and the mean
-// update was 5-10% faster (BenchmarkDUELUpdate, alternating binaries); 32
-// was no better than 16.
+// parts fold about half as many rows per update as 8 and make the update
+// faster (BenchmarkDUELUpdate); 32 are no better than 16.
 const ringParts = 16
 
 // newCarried returns the block for k slots, all zero, with a ring laid out

@@ -394,12 +394,11 @@ const sharedValues = 1 << 17
 
 // parallelValues is parallelRows for n rows of z values, on the caller's
 // goroutine alone below sharedValues values. A batch's rows (256 of 256
-// values: 20-50 us of work on one core) arrive while the other core runs
-// the end of the last update (see fastDUEL.update); sharing them out there
-// cost more than it saved: (2048, 256, 256), 2 x 2000 updates alternating
-// one by one, Zen 5 under load 5: median update 3.66/3.33 -> 3.52/3.12 ms,
-// fastest 1.79/2.33 -> 1.66/2.34 ms. Larger passes (the memory's first
-// fill, SetRows) are shared out.
+// values: tens of microseconds of work on one core) arrive while the
+// other core runs the end of the last update (see fastDUEL.update), where
+// sharing them out costs more than it saves (BenchmarkDUELUpdate at
+// (2048, 256, 256)). Larger passes (the memory's first fill, SetRows) are
+// shared out.
 func parallelValues(n, z int, do func(r0, r1 int)) {
 	if n*z < sharedValues {
 		do(0, n)

@@ -60,8 +60,8 @@ func (g *gridSet) fromUnit(src []float32, n, z int) {
 // row by row: with an even z, the rows of each panel are moved as int32
 // pairs by a transposition (transposeBandCached: sixteen rows' pairs at a
 // time into whole runs, kept in the cache for the product that reads
-// them), where SetRow writes one pair of each row 2*NR values apart (about
-// 0.2 us a row of 256 values).
+// them), where SetRow, slower, writes one pair of each row 2*NR values
+// apart.
 func (g *gridSet) packRows(i0, i1 int) {
 	z := g.z
 	if z%2 == 1 || z == 0 {

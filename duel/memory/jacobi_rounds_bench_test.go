@@ -73,12 +73,11 @@ func jacobiRounds(tb testing.TB, mem, batch []float32, z int) int {
 // random batches that recur, 12 updates) and on clustered, imbalanced
 // streams (clusteredRows, noise 0.3, 1 and 3; the 4 updates after 20).
 //
-// On 2026-11-28 (go test -run '^$' -bench JacobiRounds -benchtime 1x
-// ./duel/memory, about 20 s): 137-213 rounds on the benchmark's stream
-// and 214-237 on the clustered ones, for 256 steps: nearly every victim
-// depends on the one before it (removing a row lowers its near
-// duplicates, the next candidates), so the fixed point gains about one
-// step a round and a parallel selection of this kind would be slower
+// Run it with go test -run '^$' -bench JacobiRounds -benchtime 1x
+// ./duel/memory (about 20 s). The rounds come close to the steps: nearly
+// every victim depends on the one before it (removing a row lowers its
+// near duplicates, the next candidates), so the fixed point gains about
+// one step a round and a parallel selection of this kind would be slower
 // than the one-block kernels (docs/cuda.md, "Fewer sequential rounds than
 // steps").
 func BenchmarkJacobiRounds(b *testing.B) {

@@ -108,9 +108,9 @@ func TestArrivalLineage(t *testing.T) {
 // the reference (which recomputes everything), through the same batches
 // with what a training run does between them: safe updates rejected,
 // rows re-embedded (SetRows, Refresh), rows expiring. They must hold the
-// same rows after every batch. Until 2026-11-28 a rejected update followed
-// by exactly one other change left the fast path on the state of the
-// update it had computed and the memory never applied.
+// same rows after every batch: a rejected update followed by exactly one
+// other change must not leave the fast path on the state of the update
+// it computed and the memory never applied.
 func TestDUELCarriedAfterOtherChanges(t *testing.T) {
 	const k, z, b = 20, 4, 6
 	for _, adm := range []Admission{Protected, Compete} {

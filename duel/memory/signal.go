@@ -12,7 +12,8 @@ import (
 // first, as most waits between the two goroutines of an update are that
 // short, then sleeps: when another process wants a core, a goroutine that
 // kept spinning would burn the time slice the other one needs (with one
-// busy process beside it, an update spinning throughout took 3x longer).
+// busy process beside it, an update spinning throughout is several times
+// slower).
 type signal struct {
 	mu      sync.Mutex
 	cond    *sync.Cond

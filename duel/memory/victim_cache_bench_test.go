@@ -19,10 +19,10 @@ import (
 //     nearest neighbour), split into the updates before the memory holds
 //     the pool's rows (early: the first 8) and after (late).
 //
-// On 2026-11-28 (go test -run '^$' -bench VictimRowCache -benchtime 1x
-// ./duel/memory): runnerup1 18.1%, runnerup4 25.6%, runnerup16 27.5%,
-// nearest 0.5% early and 40.2% late: most steps would still wait for
-// row J, so the cache was not built (docs/cuda.md, "DUEL on the device").
+// Run it with go test -run '^$' -bench VictimRowCache -benchtime 1x
+// ./duel/memory. Either cache would miss most steps' victims, which
+// would still wait for row J, so neither is built (docs/cuda.md, "DUEL on
+// the device").
 func BenchmarkVictimRowCache(b *testing.B) {
 	const k, bs, z, updates = 4096, 256, 128, 12
 	caches := []int{1, 4, 16}

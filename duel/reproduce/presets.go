@@ -12,10 +12,9 @@ import (
 // CIFAR-10, ResNet-18 at width 16 with the CIFAR stem, batch 64, 2000 steps
 // (Adam 1e-3, cosine), memory 2048, a kNN monitor every 500 steps on a bank
 // of 10,000 train images and 2,000 test images, every checkpoint kept.
-// The step count was chosen by measurement (MoCo at rho_max 0.75, AMD EPYC
-// Zen 5, README "Reproducing the paper's tables"): the kNN accuracy gains
-// 10 of its 13 points by step 1500 and 1.2 points per 1000 steps after
-// 2000, and a cell of the slowest method (D-SimCLR) takes about 20 minutes
+// The step count was chosen by measurement (MoCo at rho_max 0.75, README
+// "Reproducing the paper's tables"): by step 2000 the kNN accuracy is
+// past its knee, and a cell of the slowest method (D-SimCLR) stays short
 // on 2 cores. The grids' descriptions are generated from this list.
 var cpuProtocol = []string{
 	"dataset=cifar10", "arch=resnet18-w16", "batch=64", "steps=2000",

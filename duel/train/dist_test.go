@@ -103,9 +103,9 @@ func TestDataParallelCoversEveryMethod(t *testing.T) {
 // Summation order is all that differs, but training amplifies it: a ReLU
 // or max-pooling decision that flips on a 1e-7 difference moves one
 // weight by as much as 2e-3 in a single step. Over seeds 1-12 on an AVX2
-// and an AVX-512 machine (AMD EPYC Zen 5, 2026-11-28, DUEL_ISA=avx2 and
-// avx512) the first step's losses agreed within 2.3e-6 (relative), the
-// six steps' within 1.7e-3, the encoders within 4.3e-4 (the norm of their
+// and an AVX-512 machine (AMD EPYC Zen 5, DUEL_ISA=avx2 and avx512) the
+// first step's losses agreed within 2.3e-6 (relative), the six steps'
+// within 1.7e-3, the encoders within 4.3e-4 (the norm of their
 // difference over the norm of the one-process model), and the memories
 // always held the same ids; a learning rate 1.5 times too large, the
 // smallest error these bounds are meant to catch, moves the encoder by

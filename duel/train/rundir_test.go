@@ -109,7 +109,7 @@ func TestRunLocked(t *testing.T) {
 // TestKNNWithoutTestSplitWritesNothing starts a run with the kNN monitor
 // on a folder dataset without a test split: it is refused before anything
 // is written, so that the same command without --knn-every then trains
-// (it left a step-0 run there, and was refused as "holds a run already").
+// (a step-0 run left there would refuse it as "holds a run already").
 func TestKNNWithoutTestSplitWritesNothing(t *testing.T) {
 	root := t.TempDir()
 	imgs := imagetest.WriteFolder(t, filepath.Join(root, "imgs"), nil, []string{"a", "b"}, 8, 32)

@@ -1,7 +1,7 @@
 // Package mpi is dist.Comm over MPI, bound at run time without cgo: the MPI
 // library is opened with purego (Dlopen/Dlsym) when Init is called, so
 // building duel needs nothing from MPI, and a process without MPI (or
-// started without a launcher, see Launched) runs as before; a missing
+// started without a launcher, see Launched) runs unchanged; a missing
 // library is an error wrapping ErrNoMPI, never a crash.
 //
 // # What is bound
@@ -85,7 +85,7 @@
 // and UCX, the transport of Debian's MPICH (ch4:ucx) and of Open MPI's pml
 // ucx, as soon as its libucs is loaded (UCX_ERROR_SIGNALS,
 // "ILL,SEGV,BUS,FPE"), replacing Go's: under MPICH 4.0.2 a nil
-// dereference after Init was UCX's "Caught signal 11" and a crash. So
+// dereference after Init is then UCX's "Caught signal 11" and a crash. So
 // before opening the library and before MPI_Init, the package sets
 // OMPI_MCA_opal_signal and UCX_ERROR_SIGNALS to "" (in Go's environment,
 // which reaches C's, and with libc's setenv) unless they are already set,

@@ -637,12 +637,11 @@ func TestDUELKernelStreamMoves(t *testing.T) {
 // blocks, sm_90 only, or leanN, duel_lean.cu's keys in registers, sm_80
 // on), download (evicted, copied back before the move is queued),
 // permute (duel_move: the kept batch rows' grid rows and similarity rows
-// and columns into their slots; it replaced the compaction of the K x K
-// block and keeps its name for comparisons). Without the events (ns/op)
-// the move overlaps the host's work until the next update. auto is
-// SelectAuto once its measurement has decided (before the timing): it
-// logs the kernel chosen and reports both kernels' median selections
-// (auto-lean-ms, auto-block-ms).
+// and columns into their slots; named as in docs/cuda.md's figures).
+// Without the events (ns/op) the move overlaps the host's work until the
+// next update. auto is SelectAuto once its measurement has decided
+// (before the timing): it logs the kernel chosen and reports both
+// kernels' median selections (auto-lean-ms, auto-block-ms).
 func BenchmarkDUELKernel(b *testing.B) {
 	d := needGPU(b)
 	for _, c := range []duelCase{{4096, 256, 128}, {2048, 256, 256}} {

@@ -26,15 +26,15 @@ const (
 	// MoveScatter copies the kept batch rows' rows and columns of sim
 	// into their slots in place (duel_move): B rows and B columns of K
 	// scattered ints each, which dirty about 39% of the K x K block's
-	// 32-byte sectors at K 4096, B 256 (0.057-0.061 ms on an H200, the
-	// move's only measurement so far).
+	// 32-byte sectors at K 4096, B 256 (docs/cuda.md, "DUEL on the
+	// device": the phases around the selection).
 	MoveScatter
 	// MoveGather gathers the next layout's whole K x K block into a second
 	// similarity matrix (duel_gather), which the memory then uses: every
 	// write a whole row, at the price of reading and writing the block
-	// (about 140 MB at K 4096, B 256: ~35 us at 4 TB/s, a napkin not yet
-	// timed) and of the second matrix's device memory (4(K+B)^2 bytes
-	// more). BenchmarkDUELKernel's gather variants time it.
+	// (about 140 MB at K 4096, B 256) and of the second matrix's device
+	// memory (4(K+B)^2 bytes more). BenchmarkDUELKernel's gather variants
+	// time it.
 	MoveGather
 )
 

@@ -70,13 +70,12 @@ func BenchmarkDUELUpdateHostSide(b *testing.B) {
 // 128): memory.Memory.Add (normalising the batch, moving the rows kept)
 // with the DUEL deciding
 //   - memory: on a GPU that does nothing through Policy, the rows on the
-//     device known current from the arrival's lineage (train --device
-//     cuda since 2026-11-28);
+//     device known current from the arrival's lineage (what train
+//     --device cuda runs);
 //   - hand: Policy.Evict alone on arrivals built by hand, which it must
-//     compare with the rows it kept and copy (what it did for every
-//     arrival before lineages);
-//   - cpu: memory.NewDUEL on the host (what train --device cuda ran
-//     before), the whole update.
+//     compare with the rows it kept and copy (an arrival without a
+//     lineage);
+//   - cpu: memory.NewDUEL on the host, the whole update (the peer).
 func BenchmarkDUELPolicyHostSide(b *testing.B) {
 	const k, bs, z = 4096, 256, 128
 	r := rand.New(rand.NewPCG(1, 2))

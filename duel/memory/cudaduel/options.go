@@ -29,9 +29,9 @@ type MemoryOptions struct {
 	// prefetchRunnersUp: the likely victims of the step after next, read
 	// from DRAM otherwise when sim exceeds L2), and the lean kernels
 	// (SelectLean) ask for them while each step's row J is on its way.
-	// The decisions are the same either way. On an H200 it slowed
-	// duel_select_shared (0.628 against 0.515 ms of selection); the lean
-	// kernels' is not yet timed, so SelectAuto measures the lean kernel
+	// The decisions are the same either way. It slows duel_select_shared
+	// on an H200 (bench/RESULTS.md, "NVIDIA H200"), and the lean kernels'
+	// is not timed on a GPU yet, so SelectAuto measures the lean kernel
 	// with and without it (and the one-block kernels without it) and runs
 	// the fastest. Setting it here or by DUEL_CUDADUEL_PREFETCH=1 turns it
 	// on for every kernel (BenchmarkDUELKernel's blockNprefetch,
@@ -78,11 +78,10 @@ const (
 	// duel_select_cluster (kernels/cuda/duel_cluster.cu: a cluster of
 	// eight blocks holding the grid rows in shared memory, compute
 	// capability 9.0 and later) makes the same decisions on an H100
-	// (TestDUELKernel) but is slower there (BenchmarkDUELKernel/cluster,
-	// bench/RESULTS.md: the selection 0.65 ms against the one-block
-	// kernel's 0.52 at K 4096 + 256, 0.68 against 0.36 at K 2048 + 256),
-	// so it is asked for with SelectCluster or DUEL_CUDADUEL_SELECT=cluster
-	// only; so are the certified rounds, 7-19x slower on an H200.
+	// (TestDUELKernel) but is slower there (BenchmarkDUELKernel/cluster;
+	// bench/RESULTS.md, "NVIDIA H100"), so it is asked for with
+	// SelectCluster or DUEL_CUDADUEL_SELECT=cluster only; so are the
+	// certified rounds, far slower on an H200 ("NVIDIA H200").
 	SelectAuto Selection = iota
 	// SelectBlock runs the one-block kernels: duel_select_shared when the
 	// keys fit in shared memory, else duel_select_global.
@@ -96,8 +95,9 @@ const (
 	// checked against every other row with the round's rows of sim read
 	// at once; compute capability 8.0 and later) whenever its shared
 	// memory fits, else SelectBlock's kernels; a launch the driver refuses
-	// falls back to them too. The same decisions (TestDUELRounds*); not
-	// yet timed on a GPU, so asked for only.
+	// falls back to them too. The same decisions (TestDUELRounds*); far
+	// slower than the one-block kernels on an H200 (bench/RESULTS.md,
+	// "NVIDIA H200"), so asked for only.
 	SelectRounds
 	// SelectRounds8 runs duel_select_rounds8 (kernels/cuda/duel_rounds8.cu:
 	// duel_select_rounds' rounds on a cluster of eight blocks, each
@@ -106,22 +106,22 @@ const (
 	// capability 9.0 and later) whenever its shared memory fits, whatever
 	// compute capability the GPU reports (the emulator's tests), else
 	// SelectBlock's kernels; a launch the driver refuses falls back to
-	// them too. The same decisions (TestDUELRounds8Emulated); not yet
-	// timed on a GPU, so asked for only.
+	// them too. The same decisions (TestDUELRounds8Emulated); far slower
+	// than the one-block kernels on an H200 (bench/RESULTS.md, "NVIDIA
+	// H200"), so asked for only.
 	SelectRounds8
 	// SelectLean runs duel_select_lean128, 512 or 1024
 	// (kernels/cuda/duel_lean.cu: the one-block steps with each thread's
-	// keys in registers and every slot's update the same, a step loop of
-	// 168 instructions a warp (and 4 branches) at 512 threads and K+B 4352,
-	// bench/duel_sass.py, where
-	// duel_select_shared's is 490, branchy, at twice the warps; compute
-	// capability 8.0 and later) with BlockSize threads (512 when
-	// it is 0 or not one of the three), whenever K+B fits its threads'
-	// slots (2048, 8192, 6144) and its shared memory fits, else
-	// SelectBlock's kernels; a launch the driver refuses falls back to
-	// them too. The same decisions (TestDUELLeanEmulated); not yet timed
-	// on a GPU: SelectAuto measures it against SelectBlock's kernels on
-	// each memory.
+	// keys in registers and every slot's update the same: a step loop of
+	// about a third of duel_select_shared's instructions a warp, and 4
+	// branches (bench/duel_sass.py; bench/RESULTS.md, "The DUEL
+	// selections' step loops in sm_90 SASS"); compute capability 8.0 and
+	// later) with BlockSize threads (512 when it is 0 or not one of the
+	// three), whenever K+B fits its threads' slots (2048, 8192, 6144) and
+	// its shared memory fits, else SelectBlock's kernels; a launch the
+	// driver refuses falls back to them too. The same decisions
+	// (TestDUELLeanEmulated); not yet timed on a GPU: SelectAuto measures
+	// it against SelectBlock's kernels on each memory.
 	SelectLean
 )
 

@@ -225,7 +225,7 @@ func TestRoundsTaken(t *testing.T) {
 // BenchmarkDUELKernel's shape, K 4096, B 256, Z 128, Protected: random
 // unit rows loaded, then five updates with fresh random batches, as
 // rounds-u1 ... rounds-u5. The count is the data's, so the emulator
-// gives what a GPU gives (an H200's rounds1024fresh: 57 an update). Slow
+// gives what a GPU gives (BenchmarkDUELKernel's rounds1024fresh). Slow
 // (about 30 s on a Zen 5): run it alone, e.g. `go test -run '^$' -bench
 // RoundsSteadyEmulated -benchtime 1x ./duel/memory/cudaduel`.
 func BenchmarkRoundsSteadyEmulated(b *testing.B) {

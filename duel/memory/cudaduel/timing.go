@@ -8,12 +8,12 @@ import (
 )
 
 // duelTiming accumulates the time of Update's phases (benchmarks; permute
-// is duel_move, which replaced the compaction of the K x K block; check is
-// the host checking the batch before anything is queued: on a GPU, the
-// time the device waits for it beyond the previous update's move). On a
-// *cuda.Device, whose launches do not wait for their kernels, a phase is
-// timed by events recorded on the device's stream around it; on other
-// GPUs (which finish the work before returning) by the wall clock.
+// is the move, duel_move or duel_gather; check is the host checking the
+// batch before anything is queued: on a GPU, the time the device waits
+// for it beyond the previous update's move). On a *cuda.Device, whose
+// launches do not wait for their kernels, a phase is timed by events
+// recorded on the device's stream around it; on other GPUs (which finish
+// the work before returning) by the wall clock.
 type duelTiming struct {
 	upload, dots, check, selection, permute, download time.Duration
 	marks                                             []timeMark // the current update's phase boundaries

@@ -41,9 +41,9 @@ type Result struct {
 
 // autoBlock is the selection kernel's block size when none is given, for
 // n positions (K + batch capacity): the largest power of two up to n/4
-// (about four positions a thread), within 256..1024. Measured on an H100
-// (bench/RESULTS.md): K 4096 + 256 takes 1024 (0.84 ms an update, 1.00
-// with 512), K 2048 + 256 takes 512 (0.72 ms, 0.84 with 1024).
+// (about four positions a thread), within 256..1024: the fastest of the
+// block sizes timed on an H100 at K 4096 + 256 (1024) and K 2048 + 256
+// (512) (bench/RESULTS.md, "NVIDIA H100").
 func autoBlock(n int) int {
 	b := 256
 	for b < 1024 && 2*b <= n/4 {
