@@ -82,13 +82,15 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	if batch%(cfg.BNSplits/ranks) != 0 || batch/(cfg.BNSplits/ranks) < 2 {
 		return flagError("batch", batch, fmt.Sprintf("a multiple of %d with at least 2 images per group (%s's %d ghost BatchNorm groups per rank)", cfg.BNSplits/ranks, method, cfg.BNSplits/ranks))
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateSettings(); err != nil {
 		return err
 	}
 	// The memory's rows and policy state, the heads and the views, as
 	// duelctl train checks them (the process was killed at the largest
-	// --memory-size).
-	if err := cfg.CheckMemory(); err != nil {
+	// --memory-size): what a rank holds in this machine's memory, its
+	// share of the views (--batch) and, on --device cuda, not the networks
+	// and activations, which are on the GPU.
+	if err := train.CheckMemory(cfg.MemoryNeedsOn(devName, ranks)...); err != nil {
 		return err
 	}
 	r := rand.New(rand.NewPCG(1, uint64(comm.Rank())))
@@ -270,20 +272,36 @@ func bytesFloat64(b []byte) []float64 {
 // fillMemory fills mem with random rows drawn from r (ids -1, -2, ...,
 // no real sample's) so that every later Add goes through its policy.
 func fillMemory(mem *memory.Memory, r *rand.Rand) error {
+	return fillMemoryBy(mem, r, max(fillValues/mem.Dim(), 1))
+}
+
+// fillValues is about the values fillMemory draws and adds at once: the
+// memory is filled a few thousand rows at a time (4096 of 256 values),
+// so that filling it never holds a second copy of it.
+const fillValues = 1 << 20
+
+// fillMemoryBy is fillMemory adding chunk rows at a time: the same rows
+// (drawn in the same order), ids and steps as one Add of them all, and
+// as many rows seen.
+func fillMemoryBy(mem *memory.Memory, r *rand.Rand, chunk int) error {
 	n, z := mem.Size()-mem.Len(), mem.Dim()
 	if n <= 0 {
 		return nil
 	}
-	rows := make([]float32, n*z)
-	for i := range rows {
-		rows[i] = float32(r.NormFloat64())
-	}
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = -1 - int64(i)
-	}
-	if _, err := mem.Add(rows, ids, nil, 0); err != nil {
-		return fmt.Errorf("filling the memory: %w", err)
+	chunk = min(chunk, n)
+	rows, ids := make([]float32, chunk*z), make([]int64, chunk)
+	for at := 0; at < n; at += chunk {
+		c := min(chunk, n-at)
+		rows, ids := rows[:c*z], ids[:c]
+		for i := range rows {
+			rows[i] = float32(r.NormFloat64())
+		}
+		for i := range ids {
+			ids[i] = -1 - int64(at+i)
+		}
+		if _, err := mem.Add(rows, ids, nil, 0); err != nil {
+			return fmt.Errorf("filling the memory: %w", err)
+		}
 	}
 	return nil
 }

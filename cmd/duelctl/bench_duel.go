@@ -139,19 +139,24 @@ func benchDuelCommand() *cli.Command {
 
 // duelNeeds estimates, from below, the host memory bench duel holds for a
 // memory of k rows of z values, batches of b rows, n timed updates and nr
-// of the reference: the memory's rows, their initial values and the fast
-// policy's state (duelBlockBytes), the n+1 batches drawn up front, each
-// update's dots of the batch with the memory and the batch, and the
-// reference's (K+B) x (K+B) score matrix.
+// of the reference: the initial rows (drawn once, kept for every run),
+// the memory's rows with their metadata, the n+1 batches drawn up front,
+// and the policy's state at an update (memory.DUEL.HostBytes): the fast
+// path's (its part that grows with b under --batch), then the
+// reference's (K+B) x (K+B) score matrix for what it holds beyond the
+// fast path's, which is gone when the reference runs.
 func duelNeeds(k, b, z, n, nr int) []train.MemoryNeed {
 	kf, bf, zf := float64(k), float64(b), float64(z)
+	fast := memory.NewDUEL(memory.Protected)
+	held := fast.HostBytes(k, z, 0)
+	update := max(fast.HostBytes(k, z, b)-held, 0)
 	needs := []train.MemoryNeed{
-		{Flag: "size", Got: k, Bytes: 4*2*kf*zf + memory.NewDUEL(memory.Protected).StateBytes(k), What: "for the memory's rows and the DUEL policy's state"},
+		{Flag: "size", Got: k, Bytes: 4*kf*zf + kf*(4*zf+36) + held, What: "for the initial rows, the memory's rows and the DUEL policy's state"},
 		{Flag: "updates", Got: n, Bytes: 4 * float64(n+1) * bf * zf, What: "for the batches of the updates, drawn up front"},
-		{Flag: "batch", Got: b, Bytes: 4 * bf * (kf + bf), What: "for an update's B x (K+B) dots"},
+		{Flag: "batch", Got: b, Bytes: update, What: "for an update's B x (K+B) dots and the batch's grid rows"},
 	}
 	if nr > 0 {
-		ref := train.MemoryNeed{Flag: "size", Got: k, Bytes: 4 * (kf + bf) * (kf + bf + zf),
+		ref := train.MemoryNeed{Flag: "size", Got: k, Bytes: max(memory.NewDUELReference(memory.Protected).HostBytes(k, z, b)-held-update, 0),
 			What: "for the reference's (K+B) x (K+B) score matrix (--reference-updates 0 skips it)"}
 		if b > k {
 			ref.Flag, ref.Got = "batch", b

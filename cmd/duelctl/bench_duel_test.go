@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/duel-ssl/duel/cuda"
+	"github.com/duel-ssl/duel/duel/memory"
 	"github.com/duel-ssl/duel/duel/memory/cudaduel"
 	"github.com/duel-ssl/duel/duel/train"
 	"github.com/duel-ssl/duel/internal/cudatest"
@@ -151,5 +153,21 @@ func TestDuelNeeds(t *testing.T) {
 	}
 	if s := sum(duelNeeds(100000000, 8, 8, 1, 0)); s < 24<<30 {
 		t.Errorf("10^8 rows: %s, expected over 24 GiB", train.FormatBytes(s))
+	}
+	// The parts: the initial rows, the memory's rows and their metadata
+	// (no spare copy), the batches, and the larger of the fast path's and
+	// the reference's state, which run one after the other.
+	for _, tc := range []struct{ k, b, z, n, nr int }{
+		{2048, 256, 256, 50, 3}, {2048, 256, 256, 50, 0}, {100000, 256, 128, 10, 0}, {500, 4000, 16, 5, 1},
+	} {
+		k, b, z := float64(tc.k), float64(tc.b), float64(tc.z)
+		state := memory.NewDUEL(memory.Protected).HostBytes(tc.k, tc.z, tc.b)
+		if tc.nr > 0 {
+			state = max(state, memory.NewDUELReference(memory.Protected).HostBytes(tc.k, tc.z, tc.b))
+		}
+		want := 4*k*z + k*(4*z+36) + 4*float64(tc.n+1)*b*z + state
+		if got := sum(duelNeeds(tc.k, tc.b, tc.z, tc.n, tc.nr)); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%+v: %.0f bytes, expected %.0f", tc, got, want)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package train
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -78,11 +80,15 @@ func saveCheckpoint(dir string, st State, m ssl.Method, opt optim.Optimizer, met
 		return err
 	}
 	if mem := m.Memory(); mem != nil {
-		b, err := mem.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("encoding the memory: %w", err)
-		}
-		if err := atomicfile.WriteFile(filepath.Join(tmp, memoryFile), b); err != nil {
+		// Streamed: the memory is encoded a piece at a time, never a
+		// second copy of it (K x --proj-dim floats) in memory.
+		if err := atomicfile.Write(filepath.Join(tmp, memoryFile), func(w io.Writer) error {
+			bw := bufio.NewWriter(w) // WriteTo's pieces of 64 KiB go straight through
+			if _, err := mem.WriteTo(bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}); err != nil {
 			return err
 		}
 	}
@@ -206,19 +212,36 @@ func loadCheckpoint(ckpt string, m ssl.Method, opt optim.Optimizer) (State, erro
 	}
 	if mem := m.Memory(); mem != nil {
 		path := filepath.Join(ckpt, memoryFile)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return st, damaged(err)
-		}
 		want := memorySettings(mem)
-		if err := mem.UnmarshalBinary(b); err != nil {
-			return st, damaged(fmt.Errorf("%s: %w", path, err))
+		if err := loadMemory(mem, path); err != nil {
+			return st, err
 		}
 		if err := want.check(memorySettings(mem), path); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
+}
+
+// loadMemory replaces mem with the memory the checkpoint file path holds,
+// streamed from the file into the memory's rows (the file's bytes are
+// never held whole beside them).
+func loadMemory(mem *memory.Memory, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return damaged(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return damaged(err)
+	}
+	// The header's small reads are buffered; the rows' pieces of 64 KiB
+	// go straight from the file.
+	if err := mem.ReadCheckpoint(bufio.NewReader(f), fi.Size()); err != nil {
+		return damaged(fmt.Errorf("%s: %w", path, err))
+	}
+	return nil
 }
 
 // memoryConfig is what a run's config.json sets of its memory and its

@@ -1,11 +1,14 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/duel-ssl/duel/duel/memory"
 )
 
 // TestMemoryConfigMismatch edits a trained dmoco run's config.json by hand
@@ -89,5 +92,52 @@ func TestRunDirOf(t *testing.T) {
 		if got := runDirOf(tc.ckpt); got != tc.want {
 			t.Errorf("runDirOf(%q) = %q, want %q", tc.ckpt, got, tc.want)
 		}
+	}
+}
+
+// TestCheckpointMemoryStreamed: memory.bin, streamed into the checkpoint's
+// file and from it, holds the memory's MarshalBinary bytes, for a memory
+// of each policy (DUEL's carried state built by the updates), and a run
+// loaded from it holds the same memory; a memory.bin with a byte changed
+// is refused as damaged, naming the file.
+func TestCheckpointMemoryStreamed(t *testing.T) {
+	for _, policy := range memory.PolicyNames() {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			c := tinyConfig(t, "moco")
+			c.Steps, c.MemorySize, c.KNNEvery, c.Policy = 6, 40, 0, policy
+			if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, CheckpointDir, memoryFile)
+			file, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := LoadRunOn(dir, -1, "cpu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Memory.Len() != 40 || run.Memory.Policy().Name() != policy {
+				t.Fatalf("loaded a memory of %d rows, policy %s", run.Memory.Len(), run.Memory.Policy().Name())
+			}
+			back, err := run.Memory.MarshalBinary()
+			if err != nil || !bytes.Equal(back, file) {
+				t.Fatalf("the memory loaded encodes to %d bytes (%v), memory.bin holds %d: equal %v", len(back), err, len(file), bytes.Equal(back, file))
+			}
+			var again bytes.Buffer
+			if _, err := run.Memory.WriteTo(&again); err != nil || !bytes.Equal(again.Bytes(), file) {
+				t.Fatalf("WriteTo of the memory loaded: %d bytes (%v), memory.bin holds %d", again.Len(), err, len(file))
+			}
+			file[len(file)/2] ^= 1
+			if err := os.WriteFile(path, file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = LoadRunOn(dir, -1, "cpu")
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum mismatch") ||
+				!strings.Contains(err.Error(), "expected a complete checkpoint") {
+				t.Fatalf("a corrupted memory.bin: %v", err)
+			}
+		})
 	}
 }

@@ -52,13 +52,13 @@ func (c *Config) MemoryNeeds() []MemoryNeed { return c.MemoryNeedsOn("", 1) }
 //     and its outputs and their gradients for the batch; --pred-hidden:
 //     BYOL's predictor; --proj-dim: Barlow Twins' cross-correlation matrix.
 //   - --memory-size: per memory row, its features (4 x --proj-dim bytes) and
-//     metadata (36 bytes), and the larger of what a step and a checkpoint
-//     add to them: a checkpoint encodes the memory whole (as many bytes
-//     again; the last step always writes one), a step whose negatives are
-//     every row keeps the logits of the batch's anchors against each
-//     (4 bytes per anchor: the global batch's queries for InfoNCE, both
-//     views for NT-Xent) and, for D-SimCLR, its image re-embedded with its
-//     activations and projection; and the DUEL policy's state
+//     metadata (36 bytes) (a checkpoint streams them to its file and a
+//     resume from it, no second copy), and what a step adds to them: a
+//     step whose negatives are every row keeps the logits of the batch's
+//     anchors against each (4 bytes per anchor: the global batch's queries
+//     for InfoNCE, both views for NT-Xent) and, for D-SimCLR, its image
+//     re-embedded with its activations and projection; and the DUEL
+//     policy's state
 //     (memory.DUEL.HostBytes: the slots' grid rows, 4 x --proj-dim bytes a
 //     row, the carried K x K block of dots while it fits 256 MiB (K up to
 //     8192) with its ring, else the 256 x K panel its rebuilds use, and
@@ -184,10 +184,9 @@ func (c *Config) memoryRows(info ssl.Info, known, host bool, img, act float64) [
 	}
 	k, z := float64(c.MemorySize), float64(c.ProjDim)
 	rows := k * (4*z + 36) // features; ids, steps, uses and fresh (int64), labels (int32)
-	// A checkpoint encodes the memory whole (memory.MarshalBinary) while
-	// it holds it: as many bytes again, at least at the end of the run,
-	// when the step's negatives are gone.
-	ckpt := rows
+	// A checkpoint streams the memory to its file (memory.WriteTo) and a
+	// resume reads it back into the rows (memory.ReadCheckpoint), in
+	// pieces of 64 KiB: no second copy of the rows.
 	// Each negative: the logits of every anchor against it, and what it
 	// takes to have it: a copy of the row (a draw of fewer than K), or its
 	// image re-embedded (D-SimCLR).
@@ -209,17 +208,14 @@ func (c *Config) memoryRows(info ssl.Info, known, host bool, img, act float64) [
 			perNeg += 4 * z
 		}
 	}
-	// The peak is the larger of the step's negatives and the checkpoint's
-	// encoding.
 	var needs []MemoryNeed
-	what := "for the memory (its rows, and their encoding in a checkpoint)"
+	what := "for the memory's rows"
 	if neg := n * perNeg; n == k || neg == 0 {
-		rows += max(ckpt, neg)
-		if neg > ckpt {
+		rows += neg
+		if neg > 0 {
 			what = "for the memory (its rows, and the logits of the batch against them)"
 		}
 	} else {
-		rows += max(0, ckpt-neg)
 		needs = append(needs, MemoryNeed{"mem-negatives", c.MemNegatives, neg, "for the memory's negatives"})
 	}
 	if c.Policy == "duel" && host {

@@ -35,16 +35,16 @@ func TestMemoryNeedsParts(t *testing.T) {
 		edit               func(*Config)
 		want               float64
 	}{
-		// The rows, and their encoding in a checkpoint, larger than the
-		// logits of 16 queries against them (64 bytes a row).
-		{"moco rows", "moco", "memory-size", func(c *Config) { c.MemorySize = 1000000 }, 1000000 * 2 * row},
+		// The rows and the logits of 16 queries against them (64 bytes a
+		// row); a checkpoint streams them, no copy.
+		{"moco rows", "moco", "memory-size", func(c *Config) { c.MemorySize = 1000000 }, 1000000 * (row + 4*16)},
 		// The DUEL policy's state on top: beyond 8192 rows, no K x K block.
-		{"dmoco rows", "dmoco", "memory-size", func(c *Config) { c.MemorySize = 1000000 }, 1000000*2*row + duel(1000000, 256, 16)},
-		{"dmoco block", "dmoco", "memory-size", func(c *Config) { c.MemorySize = 8192 }, 8192*2*row + duel(8192, 256, 16)},
+		{"dmoco rows", "dmoco", "memory-size", func(c *Config) { c.MemorySize = 1000000 }, 1000000*(row+4*16) + duel(1000000, 256, 16)},
+		{"dmoco block", "dmoco", "memory-size", func(c *Config) { c.MemorySize = 8192 }, 8192*(row+4*16) + duel(8192, 256, 16)},
 		// 1024 queries: their logits (4 KiB a row) are the larger.
 		{"moco logits", "moco", "memory-size", func(c *Config) { c.MemorySize, c.Batch = 100000, 1024 }, 100000 * (row + 4*1024)},
-		// Negatives the batch only: the rows and their checkpoint.
-		{"moco batch negatives", "moco", "memory-size", func(c *Config) { c.MemorySize, c.Batch, c.Negatives = 100000, 1024, "batch" }, 100000 * 2 * row},
+		// Negatives the batch only: the rows alone.
+		{"moco batch negatives", "moco", "memory-size", func(c *Config) { c.MemorySize, c.Batch, c.Negatives = 100000, 1024, "batch" }, 100000 * row},
 		// A draw of 100 negatives of D-SimCLR: each re-embedded (image,
 		// activations, projection), and the logits of both views.
 		{"dsimclr negatives", "dsimclr", "mem-negatives", func(c *Config) { c.MemorySize, c.MemNegatives = 100000, 100 }, 100 * (4*2*16 + img + act + 4*256)},
@@ -115,7 +115,7 @@ func TestMemoryNeedsScaling(t *testing.T) {
 }
 
 // TestMemoryRefusals: on a machine of 24 GiB, the largest memory (MoCo,
-// batch 16: 16 GiB of rows, as much again for their checkpoint) and the
+// batch 16, --proj-dim 512: 32 GiB of rows; of 256, 16 GiB fits) and the
 // widest encoder (ResNet-18 of width 1024: 2.9 billion parameters, 11 GB
 // each copy) are refused, naming their flag; memories of a million rows
 // are not.
@@ -125,7 +125,7 @@ func TestMemoryRefusals(t *testing.T) {
 		name, method, flag, device string
 		edit                       func(*Config)
 	}{
-		{"memory-size", "moco", "memory-size", "", func(c *Config) { c.MemorySize, c.Batch = MaxMemorySize, 16 }},
+		{"memory-size", "moco", "memory-size", "", func(c *Config) { c.MemorySize, c.Batch, c.ProjDim = MaxMemorySize, 16, 512 }},
 		{"dmoco memory-size", "dmoco", "memory-size", "", func(c *Config) { c.MemorySize, c.Batch = MaxMemorySize, 16 }},
 		{"arch", "moco", "arch", "", func(c *Config) { c.Arch, c.Batch = "resnet18-w1024", 16 }},
 		{"arch simclr", "simclr", "arch", "", func(c *Config) { c.Arch, c.Batch = "resnet18-w1024", 16 }},
