@@ -226,23 +226,37 @@ func dispatch(t *task) {
 		go w.loop()
 		return
 	}
-	t.woken = 0
-	w.task.Store(t)
-	if !w.state.CompareAndSwap(workerSpinning, workerBusy) {
-		// The worker parked (or is parking): wake it.
-		t.woken = nanotime()
-		w.state.Store(workerBusy)
-		w.wake <- struct{}{}
-	}
+	w.hand(t)
 }
 
-// loop runs tasks forever.
+// hand gives t to w, an idle worker dispatch took off the idle list: it
+// stores the task, then claims the worker (state workerBusy), which takes
+// the task only once it sees the claim. A spinning worker sees it at its
+// next poll; a parked one (its move to workerParked came first, and it
+// waits on wake) is woken: one wake-up per park, so the send never blocks.
+//
+// A worker that took the task from the store alone could run it and park
+// again before a late claim (the caller descheduled between the two):
+// the claim would then overwrite its state with workerBusy and leave it a
+// wake-up it never waited for; it would never park again (its move from
+// workerSpinning fails), and the next claim's wake-up, finding the
+// channel full, would block the caller for ever.
+func (w *worker) hand(t *task) {
+	t.woken = 0
+	w.task.Store(t)
+	if w.state.CompareAndSwap(workerSpinning, workerBusy) {
+		return
+	}
+	t.woken = nanotime()
+	w.state.Store(workerBusy)
+	w.wake <- struct{}{}
+}
+
+// loop runs tasks forever: the first, stored before the worker started,
+// then each one handed to it.
 func (w *worker) loop() {
+	t := w.task.Swap(nil)
 	for {
-		t := w.task.Swap(nil)
-		if t == nil {
-			t = w.await()
-		}
 		j := t.j
 		j.s.Share(t.i)
 		// Idle before Done, so that the caller's next call finds this worker.
@@ -251,19 +265,20 @@ func (w *worker) loop() {
 		idle = append(idle, w)
 		idleMu.Unlock()
 		j.finish()
+		t = w.await()
 	}
 }
 
-// await waits for the next task: it polls for spinFor, yielding to
-// other goroutines and now and then to the operating system, then parks,
-// at once if another process took the core during a yield.
+// await waits for the next claim (see hand) and returns its task: it
+// polls for spinFor, yielding to other goroutines and now and then to the
+// operating system, then parks, at once if another process took the core
+// during a yield. A task stored without its claim is not taken.
 func (w *worker) await() *task {
 	start, spin := time.Now(), spinFor()
 	for i := 1; ; i++ {
-		if w.task.Load() != nil {
-			if t := w.task.Swap(nil); t != nil {
-				return t
-			}
+		if w.state.Load() == workerBusy {
+			// Claimed: the task was stored before the claim.
+			return w.task.Swap(nil)
 		}
 		if i%goschedEvery != 0 {
 			continue
@@ -272,17 +287,13 @@ func (w *worker) await() *task {
 		if i%checkEvery != 0 || time.Since(start) < spin && !yieldContended() {
 			continue
 		}
-		// Park, unless dispatch already claimed this worker (state busy):
-		// its task is then stored and the next poll finds it.
+		// Park, unless dispatch claimed this worker meanwhile: the next
+		// poll then finds the claim.
 		if w.state.CompareAndSwap(workerSpinning, workerParked) {
 			<-w.wake
-		}
-		if t := w.task.Swap(nil); t != nil {
-			if t.woken != 0 {
-				noteWake(time.Duration(nanotime() - t.woken))
-			}
+			t := w.task.Swap(nil)
+			noteWake(time.Duration(nanotime() - t.woken))
 			return t
 		}
-		start, spin = time.Now(), spinFor()
 	}
 }

@@ -152,3 +152,58 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// TestWorkerTakesClaimedTasksOnly checks the hand-over of a task to an
+// idle worker (hand): a task stored without its claim (the caller
+// descheduled between the two) is not taken, and the worker parks; the
+// claim then wakes it with the task, and a spinning worker takes a
+// handed task without a wake-up. No wake-up is left in the channel: one
+// left there would block a later hand for ever.
+func TestWorkerTakesClaimedTasksOnly(t *testing.T) {
+	w := &worker{wake: make(chan struct{}, 1)}
+	w.state.Store(workerSpinning)
+	got := make(chan *task, 1)
+	go func() { got <- w.await() }()
+	tk := &task{i: 1}
+	w.task.Store(tk) // hand's store, without its claim
+	deadline := time.Now().Add(10 * time.Second)
+	for w.state.Load() != workerParked {
+		select {
+		case <-got:
+			t.Fatal("the worker took a task before dispatch claimed it")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not park in 10 s: state %d", w.state.Load())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	w.hand(tk)
+	select {
+	case g := <-got:
+		if g != tk {
+			t.Fatalf("the worker took %p, want the task handed, %p", g, tk)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked worker did not take the task handed to it in 10 s")
+	}
+	if n := len(w.wake); n != 0 {
+		t.Errorf("%d wake-ups left in the channel, want 0", n)
+	}
+
+	w.state.Store(workerSpinning)
+	go func() { got <- w.await() }()
+	tk2 := &task{i: 2}
+	w.hand(tk2)
+	select {
+	case g := <-got:
+		if g != tk2 {
+			t.Fatalf("the worker took %p, want the task handed, %p", g, tk2)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not take the task handed to it in 10 s")
+	}
+	if n := len(w.wake); n != 0 {
+		t.Errorf("%d wake-ups left in the channel, want 0", n)
+	}
+}
