@@ -28,7 +28,28 @@ func KeptName(step int) string { return fmt.Sprintf("step-%07d", step) }
 // are hard-linked (copied where links fail) into checkpoints/step-NNNNNNN,
 // built aside and renamed into place.
 func keepCheckpoint(dir string, step int) error {
-	src := filepath.Join(dir, CheckpointDir)
+	return keepFrom(filepath.Join(dir, CheckpointDir), dir, step)
+}
+
+// keepMissed keeps the checkpoint a run that keeps checkpoints (some are
+// kept already) resumes from, at step, when its kept copy is missing: a
+// kill between a save and its keep, or between the save's two renames
+// (the checkpoint is then checkpoint.old/), left it out.
+func keepMissed(dir string, step int) error {
+	kept, err := KeptSteps(dir)
+	if err != nil || len(kept) == 0 || slices.Contains(kept, step) {
+		return err
+	}
+	src, err := checkpointPath(dir)
+	if err != nil {
+		return err
+	}
+	return keepFrom(src, dir, step)
+}
+
+// keepFrom hard-links (or copies) the checkpoint files in src but the
+// optimizer's into the run dir's checkpoints/step-NNNNNNN for step.
+func keepFrom(src, dir string, step int) error {
 	root := filepath.Join(dir, KeptDir)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err

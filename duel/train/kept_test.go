@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -182,5 +183,52 @@ func sameTensors(t *testing.T, a, b string) {
 		if d := tensor.MaxAbsDiff(x, y); d != 0 {
 			t.Errorf("%s differs by %g from the initial model", ta.Name, d)
 		}
+	}
+}
+
+// TestKeepCheckpointsAfterKill checks that a resumed run that keeps
+// checkpoints keeps the one it resumes from when a kill left its kept copy
+// out: between the save and the keep (checkpoint/ complete), or between
+// the save's two renames (only checkpoint.old/ left).
+func TestKeepCheckpointsAfterKill(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		old  bool // the checkpoint left as checkpoint.old/
+	}{{"after the save", false}, {"between the renames", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tinyConfig(t, "dmoco")
+			c.Steps, c.CheckpointEvery, c.KeepCheckpoints = 2, 2, true
+			dir := t.TempDir()
+			if _, err := Train(context.Background(), c, tinyOptions(dir)); err != nil {
+				t.Fatal(err)
+			}
+			want := filepath.Join(t.TempDir(), ModelFile)
+			b, err := os.ReadFile(filepath.Join(dir, CheckpointDir, ModelFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(want, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The kill: step 2's kept copy never made.
+			if err := os.RemoveAll(filepath.Join(dir, KeptDir, KeptName(2))); err != nil {
+				t.Fatal(err)
+			}
+			if tc.old {
+				if err := os.Rename(filepath.Join(dir, CheckpointDir), filepath.Join(dir, checkpointPrev)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := tinyOptions(dir)
+			opts.Resume = true
+			c.Steps = 4
+			if _, err := Train(context.Background(), c, opts); err != nil {
+				t.Fatal(err)
+			}
+			if steps, err := KeptSteps(dir); err != nil || !slices.Equal(steps, []int{0, 2, 4}) {
+				t.Fatalf("kept steps %v, %v, expected [0 2 4]", steps, err)
+			}
+			sameTensors(t, want, filepath.Join(dir, KeptDir, KeptName(2), ModelFile))
+		})
 	}
 }

@@ -329,6 +329,11 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("keeping the checkpoint of step 0: %w", err)
 		}
 	}
+	if start > 0 && opts.Resume && c.KeepCheckpoints && lead {
+		if err := keepMissed(opts.Out, start); err != nil {
+			return nil, fmt.Errorf("keeping the checkpoint of step %d: %w", start, err)
+		}
+	}
 	if start >= c.Steps {
 		return res, nil
 	}
