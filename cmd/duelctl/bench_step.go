@@ -121,7 +121,9 @@ func runBenchStep(c *cli.Context) error {
 	if n := c.Int("threads"); n < 0 || n > maxBenchThreads {
 		return flagError("threads", n, fmt.Sprintf("an integer in [0, %d] (0 = GOMAXPROCS)", maxBenchThreads))
 	} else if n > 0 {
-		runtime.GOMAXPROCS(n)
+		// Restored on return: a run in a process (the tests') does not
+		// leave the next one this setting.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
 	}
 	if c.Bool("profile") && devName != "cuda" {
 		return fmt.Errorf("--profile: times the CUDA kernels on the device; it needs --device cuda (got --device %s)", devName)

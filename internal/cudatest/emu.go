@@ -66,11 +66,16 @@ func compile(gxx, dir string, srcs []string) ([]string, error) {
 	defer unlock()
 	objs := make([]string, len(srcs))
 	errs := make([]error, len(srcs))
+	// As many compilers at once as there are cores: all of them at once
+	// take gigabytes on a small machine, and no less time.
+	slots := make(chan struct{}, max(2, runtime.NumCPU()))
 	var wg sync.WaitGroup
 	for i, src := range srcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			name := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)) + ".o"
 			objs[i], errs[i] = produce(dir, name, func(tmp string) error {
 				args := append(append([]string(nil), emuFlags...), "-c", "-o", tmp, src)
