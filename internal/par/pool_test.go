@@ -179,29 +179,26 @@ func TestWorkerTakesClaimedTasksOnly(t *testing.T) {
 		time.Sleep(100 * time.Microsecond)
 	}
 	w.hand(tk)
-	select {
-	case g := <-got:
-		if g != tk {
-			t.Fatalf("the worker took %p, want the task handed, %p", g, tk)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the parked worker did not take the task handed to it in 10 s")
-	}
-	if n := len(w.wake); n != 0 {
-		t.Errorf("%d wake-ups left in the channel, want 0", n)
-	}
+	expectTaken(t, w, got, tk, "the parked worker")
 
 	w.state.Store(workerSpinning)
 	go func() { got <- w.await() }()
 	tk2 := &task{i: 2}
 	w.hand(tk2)
+	expectTaken(t, w, got, tk2, "the spinning worker")
+}
+
+// expectTaken checks that the worker w (who) took the task handed to it,
+// tk, within 10 s, and left no wake-up in its channel.
+func expectTaken(t *testing.T, w *worker, got <-chan *task, tk *task, who string) {
+	t.Helper()
 	select {
 	case g := <-got:
-		if g != tk2 {
-			t.Fatalf("the worker took %p, want the task handed, %p", g, tk2)
+		if g != tk {
+			t.Fatalf("%s took %p, want the task handed, %p", who, g, tk)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the worker did not take the task handed to it in 10 s")
+		t.Fatalf("%s did not take the task handed to it in 10 s", who)
 	}
 	if n := len(w.wake); n != 0 {
 		t.Errorf("%d wake-ups left in the channel, want 0", n)
