@@ -7,10 +7,12 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,21 +62,20 @@ func mpirunTrainOn(t *testing.T, ranks int, args []string, env ...string) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	const limit = 3 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd.Env = append(append(os.Environ(), mpiTrainEnv+"="+strings.Join(args, "\n")), env...)
-	done := make(chan error, 1)
+	run := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	run.Env = append(append(os.Environ(), mpiTrainEnv+"="+strings.Join(args, "\n")), env...)
+	// On time-out, SIGTERM lets the launcher take its ranks down; SIGKILL
+	// (the default) would leave them behind.
+	run.Cancel = func() error { return run.Process.Signal(syscall.SIGTERM) }
+	run.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		t.Fatalf("mpirun did not end within 3 minutes:\n%s", out.String())
+	run.Stdout, run.Stderr = &out, &out
+	err = run.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun did not end within %v:\n%s", limit, out.String())
 	}
 	return out.String(), err
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,12 +69,8 @@ func keepFrom(src, dir string, step int) error {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // no memory
 			}
-			b, rerr := os.ReadFile(from)
-			if rerr != nil {
-				return rerr
-			}
-			if werr := os.WriteFile(to, b, 0o644); werr != nil {
-				return werr
+			if err := copyFile(from, to); err != nil {
+				return err
 			}
 		}
 	}
@@ -81,6 +78,31 @@ func keepFrom(src, dir string, step int) error {
 		return err
 	}
 	return os.Rename(tmp, dst)
+}
+
+// copyFile copies from into a new file to, streaming (a memory.bin of
+// millions of rows is not read whole), for file systems without hard
+// links. The copy lands in keepFrom's temporary directory, renamed into
+// place only once every file is complete.
+func copyFile(from, to string) (err error) {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := io.Copy(dst, src); err != nil {
+		return fmt.Errorf("copying %s to %s: %w", from, to, err)
+	}
+	return dst.Sync()
 }
 
 // KeptSteps returns the steps of the checkpoints kept in the run dir, in

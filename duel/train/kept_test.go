@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -230,5 +231,42 @@ func TestKeepCheckpointsAfterKill(t *testing.T) {
 			}
 			sameTensors(t, want, filepath.Join(dir, KeptDir, KeptName(2), ModelFile))
 		})
+	}
+}
+
+// TestCopyFile checks keepFrom's fallback where hard links fail: the copy
+// is byte-identical, and a missing source or an existing destination is an
+// error naming the path.
+func TestCopyFile(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 3<<20+7)
+	for i := range data {
+		data[i] = byte(i*131 + i>>9)
+	}
+	src := filepath.Join(dir, "memory.bin")
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "copy.bin")
+	if err := copyFile(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Errorf("the copy differs from its source (%d bytes against %d)", len(got), len(data))
+	}
+	for _, tc := range []struct{ name, from, to string }{
+		{"missing source", filepath.Join(dir, "absent.bin"), filepath.Join(dir, "new.bin")},
+		{"existing destination", src, dst},
+	} {
+		err := copyFile(tc.from, tc.to)
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+		} else if !strings.Contains(err.Error(), dir) {
+			t.Errorf("%s: error %q does not name the path", tc.name, err)
+		}
 	}
 }
