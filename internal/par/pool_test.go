@@ -204,3 +204,46 @@ func expectTaken(t *testing.T, w *worker, got <-chan *task, tk *task, who string
 		t.Errorf("%d wake-ups left in the channel, want 0", n)
 	}
 }
+
+// TestIdleWorkersPark runs many short parallel loops, then checks that
+// every idle worker parks with no wake-up left in its channel. A dispatch
+// that claimed a worker after handing it the task could leave it idle in
+// the busy state: it then never parked again (a core spun away while
+// idle), and the wake-up sent to it stayed in its channel, where the next
+// one blocked dispatch, and the parallel loop, forever.
+func TestIdleWorkersPark(t *testing.T) {
+	for round := range 10 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 10000 {
+				Run(2, func(int) {})
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("round %d: 10000 loops of two empty shares did not end within a minute", round)
+		}
+		// Every idle worker parks within maxSpin of its last task; allow
+		// much longer for a loaded machine's scheduler.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			bad := ""
+			idleMu.Lock()
+			for i, w := range idle {
+				if s, pending := w.state.Load(), len(w.wake); s != workerParked || pending != 0 {
+					bad = fmt.Sprintf("idle worker %d: state %d (parked: %d), %d wake-up(s) pending", i, s, workerParked, pending)
+					break
+				}
+			}
+			idleMu.Unlock()
+			if bad == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d, 10 s after the loops: %s", round, bad)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
