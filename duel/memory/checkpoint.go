@@ -185,9 +185,12 @@ func (m *Memory) UnmarshalBinary(data []byte) error {
 // the header is wrong): a truncated, corrupted or inconsistent checkpoint,
 // or one r fails to read, is an error and m is left unchanged.
 // UnmarshalBinary is ReadCheckpoint of a byte slice; both give the same
-// errors.
+// errors. When m was made for the checkpoint's sizes (New with its K and
+// Z, as a resumed run's memory is), the memory read has the capacity of a
+// full one reserved, as a fresh memory reserves it at its first fill, so
+// that the first Add after it appends where the rows are.
 func (m *Memory) ReadCheckpoint(r io.Reader, size int64) error {
-	got, state, err := decodeCheckpoint(r, size)
+	got, state, err := decodeCheckpoint(r, size, m.k, m.z)
 	if err != nil {
 		return fmt.Errorf("memory checkpoint: %w", err)
 	}
@@ -273,8 +276,9 @@ func (b *bodyReader) finish() error {
 }
 
 // decodeCheckpoint decodes and validates the checkpoint of size bytes r
-// reads, and returns the policy's saved state too.
-func decodeCheckpoint(r io.Reader, size int64) (*Memory, []byte, error) {
+// reads, and returns the policy's saved state too. A memory of k rows of
+// z values gets the capacity of a full one (see parseCheckpoint).
+func decodeCheckpoint(r io.Reader, size int64, k, z int) (*Memory, []byte, error) {
 	if size < int64(len(checkpointMagic)+4+4) {
 		return nil, nil, fmt.Errorf("%d bytes, too short for a memory checkpoint", size)
 	}
@@ -288,7 +292,7 @@ func decodeCheckpoint(r io.Reader, size int64) (*Memory, []byte, error) {
 	}
 	// The checksum is checked before the parse's error is returned: a
 	// damaged checkpoint is reported as such, whatever its header says.
-	m, state, err := parseCheckpoint(body)
+	m, state, err := parseCheckpoint(body, k, z)
 	if ferr := body.finish(); ferr != nil {
 		return nil, nil, ferr
 	}
@@ -302,8 +306,15 @@ func decodeCheckpoint(r io.Reader, size int64) (*Memory, []byte, error) {
 }
 
 // parseCheckpoint decodes what follows the magic in body, checking the
-// header and the sizes before any row is read.
-func parseCheckpoint(body *bodyReader) (*Memory, []byte, error) {
+// header and the sizes before any row is read. When the checkpoint's
+// memory has reserveK rows of reserveZ values, its slices are made with
+// the capacity of a full memory (Memory.reserve's): the first Add of a
+// memory resumed partly full then fills it without growing them, which
+// would hold the rows read and their copy of K rows at once. Other sizes
+// get the rows read only: until the checksum after the rows is checked,
+// the header's K is trusted for an allocation only when the caller's
+// memory was made for it (a damaged K could ask for up to 2^48 values).
+func parseCheckpoint(body *bodyReader, reserveK, reserveZ int) (*Memory, []byte, error) {
 	read := func(v any) error { return binary.Read(body, binary.LittleEndian, v) }
 	var version uint32
 	var dims [3]uint32
@@ -364,9 +375,13 @@ func parseCheckpoint(body *bodyReader) (*Memory, []byte, error) {
 	} else if len(state) != 0 {
 		return nil, nil, fmt.Errorf("policy %s has no state, found %d bytes", name, len(state))
 	}
+	c := n
+	if k == reserveK && z == reserveZ {
+		c = k
+	}
 	m := &Memory{k: k, z: z, policy: policy, safe: safe, maxAge: int(maxAge), seen: seen, gen: 1,
-		rows: make([]float32, n*z), ids: make([]int64, n), labels: make([]int32, n), steps: make([]int64, n),
-		uses: make([]int64, n), fresh: make([]int64, n)}
+		rows: make([]float32, n*z, c*z), ids: make([]int64, n, c), labels: make([]int32, n, c),
+		steps: make([]int64, n, c), uses: make([]int64, n, c), fresh: make([]int64, n, c)}
 	buf := make([]byte, min(checkpointChunk, n*int(perRow)))
 	err = errors.Join(decodeSlice(body, buf, m.rows, 4), decodeSlice(body, buf, m.ids, 8),
 		decodeSlice(body, buf, m.labels, 4), decodeSlice(body, buf, m.steps, 8))

@@ -508,3 +508,132 @@ func TestCheckpointStreamAllocs(t *testing.T) {
 		t.Errorf("read back another memory: %s", d)
 	}
 }
+
+// TestReadCheckpointReservesRows: a memory read partly full (K/2 rows)
+// into one made for its sizes, as a resumed run's is, has the capacity of
+// a full memory, as a fresh one has from its first fill: the first Add
+// after it appends where the rows are (growing them would hold the rows
+// read and their copy of K rows at once), and the memory then decides and
+// writes what the memory that was written does. A memory made for other
+// sizes, or none, gets the rows read only: the header's K is not trusted
+// for an allocation before the checksum is checked.
+func TestReadCheckpointReservesRows(t *testing.T) {
+	const k, z, b = 2000, 24, 50
+	for _, name := range PolicyNames() {
+		rng := rand.New(rand.NewPCG(5, 8))
+		p, _ := NewPolicy(name, 11)
+		m, err := New(k, z, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < k/2/b; s++ {
+			if _, err := m.Add(unitRows(rng, b, z), nil, nil, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		caps := func(m *Memory) []int {
+			return []int{cap(m.rows) / z, cap(m.ids), cap(m.labels), cap(m.steps), cap(m.uses), cap(m.fresh)}
+		}
+		for _, tc := range []struct {
+			what string
+			k, z int
+			want int // capacity in rows
+		}{
+			{"made for its sizes", k, z, k},
+			{"made for another K", k + 1, z, m.Len()},
+			{"made for another Z", k, z + 1, m.Len()},
+			{"not made", 0, 0, m.Len()},
+		} {
+			back := &Memory{}
+			if tc.k > 0 {
+				q, _ := NewPolicy(name, 11)
+				if back, err = New(tc.k, tc.z, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := back.UnmarshalBinary(data); err != nil {
+				t.Fatalf("%s, %s: %v", name, tc.what, err)
+			}
+			if got := caps(back); slices.Max(got) != tc.want || slices.Min(got) != tc.want {
+				t.Errorf("%s, %s: capacities (rows, ids, labels, steps, uses, fresh) %v rows after reading %d of %d, expected %d",
+					name, tc.what, got, back.Len(), k, tc.want)
+			}
+			if tc.want != k {
+				continue
+			}
+			// The first Add fills where the rows are; the memory then
+			// goes on as the one written, through its evictions.
+			at := &back.rows[0]
+			add := unitRows(rng, b, z)
+			for i, mm := range []*Memory{m, back} {
+				if _, err := mm.Add(add, nil, nil, k/2/b); err != nil {
+					t.Fatal(err)
+				}
+				if i == 1 && &back.rows[0] != at {
+					t.Errorf("%s: the first Add after reading the memory moved its rows", name)
+				}
+			}
+			for s := k/2/b + 1; s < 2*k/b; s++ {
+				add := unitRows(rng, b, z)
+				for _, mm := range []*Memory{m, back} {
+					if _, err := mm.Add(add, nil, nil, s); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			want, _ := m.MarshalBinary()
+			got, _ := back.MarshalBinary()
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: the memory read went on otherwise than the one written", name)
+			}
+		}
+	}
+}
+
+// TestResumeFirstAddAllocs: reading a checkpoint of a memory half full
+// into one made for its sizes, then its first Add, allocate the full
+// memory once and the batch's scratch (before the memory read reserved
+// its capacity, the first Add allocated it again: the rows read and their
+// copy, 1.5 times the memory, were live at once).
+func TestResumeFirstAddAllocs(t *testing.T) {
+	const k, z, b = 20000, 64, 256
+	rng := rand.New(rand.NewPCG(9, 10))
+	m, err := New(k, z, NewFIFO())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(unitRows(rng, k/2, z), nil, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	data, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := unitRows(rng, b, z)
+	back, err := New(k, z, NewFIFO())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := back.ReadCheckpoint(bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Add(add, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	full := uint64(k * (4*z + 36)) // rows; ids, steps, uses, fresh (int64), labels (int32)
+	limit := full + 4*b*z + 2*checkpointChunk
+	got := after.TotalAlloc - before.TotalAlloc
+	t.Logf("reading %d of %d rows of %d and the first Add of %d: %d bytes allocated (the full memory: %d)", k/2, k, z, b, got, full)
+	if got > limit {
+		t.Errorf("reading a checkpoint of %d of %d rows and the first Add allocated %d bytes, expected the full memory's %d and at most %d more",
+			k/2, k, got, full, limit-full)
+	}
+}
