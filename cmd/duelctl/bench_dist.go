@@ -89,8 +89,8 @@ func runBenchSSLStep(c *cli.Context, comm dist.Comm, devName string) error {
 	// duelctl train checks them (the process was killed at the largest
 	// --memory-size): what a rank holds in this machine's memory, its
 	// share of the views (--batch) and, on --device cuda, not the networks
-	// and activations, which are on the GPU.
-	if err := train.CheckMemory(cfg.MemoryNeedsOn(devName, ranks)...); err != nil {
+	// and activations, which are on the GPU; views of --size pixels.
+	if err := train.CheckMemory(sslStepNeeds(&cfg, devName, ranks, size)...); err != nil {
 		return err
 	}
 	r := rand.New(rand.NewPCG(1, uint64(comm.Rank())))

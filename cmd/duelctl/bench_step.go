@@ -334,6 +334,22 @@ func checkBenchStepFlags(c *cli.Context, method string, batch, steps, warmup, si
 	return train.CheckMemory(train.MemoryNeed{Flag: "batch", Got: batch, Bytes: need, What: "for the batch's images and first activations"})
 }
 
+// sslStepNeeds returns what one of ranks processes of bench step's
+// self-supervised step holds in host memory with its model on device, as
+// duelctl train checks it (train.Config.MemoryNeedsAt), for views of size
+// x size pixels: the side benchmarked (--size), not the preset dataset's
+// (the activations of 1024x1024 views are a thousand times those of
+// CIFAR's 32x32). The views' part says the side, which --size sets.
+func sslStepNeeds(cfg *train.Config, device string, ranks, size int) []train.MemoryNeed {
+	needs := cfg.MemoryNeedsAt(device, ranks, size)
+	for i := range needs {
+		if needs[i].Flag == "batch" {
+			needs[i].What = fmt.Sprintf("for the views of the batch (%dx%d pixels, --size) and their activations", size, size)
+		}
+	}
+	return needs
+}
+
 // startStepProfile starts the device profile of bench step --profile
 // (nil without the flag).
 func startStepProfile(c *cli.Context) (*cuda.Profiling, error) {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,5 +188,83 @@ func TestBenchStepMachineCUDA(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantBenchMachine(t, "bench step --device cuda "+strings.Join(args, " "), stdout, d.String())
+	}
+}
+
+// TestBenchStepMemoryAtSize: bench step's self-supervised check counts
+// the views and activations of the side benchmarked (--size), not those
+// of the preset dataset's 32x32 images: the views' part grows with --size
+// (at 32, train's estimate for CIFAR-10), and a --batch that fits at 32
+// but whose 1024x1024 views and activations exceed the machine's memory
+// is refused, naming --size, before anything is allocated.
+func TestBenchStepMemoryAtSize(t *testing.T) {
+	views := func(needs []train.MemoryNeed) train.MemoryNeed {
+		for _, n := range needs {
+			if n.Flag == "batch" {
+				return n
+			}
+		}
+		t.Fatalf("no --batch part in %v", needs)
+		return train.MemoryNeed{}
+	}
+	for _, method := range []string{"simclr", "dmoco", "byol"} {
+		cfg, err := train.Preset(train.DefaultPreset, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Arch, cfg.Batch = "resnet18", 16
+		at32 := views(cfg.MemoryNeeds()).Bytes
+		for _, tc := range []struct {
+			size     int
+			min, max float64 // bytes of the views' part, relative to 32x32's
+		}{
+			{8, 0.03, 0.1}, // (8/32)^2 = 1/16
+			{32, 1, 1},
+			{96, 8, 10},       // 9
+			{1024, 900, 1100}, // 1024
+		} {
+			for _, device := range []string{"cpu", "cuda:0"} {
+				got := views(sslStepNeeds(&cfg, device, 1, tc.size))
+				want := at32
+				if device != "cpu" {
+					want = views(cfg.MemoryNeedsOn(device, 1)).Bytes // the views alone
+				}
+				if r := got.Bytes / want; r < tc.min || r > tc.max {
+					t.Errorf("%s on %s, --size %d: the views need %.0f bytes, %.3g times those at 32, expected %g..%g",
+						method, device, tc.size, got.Bytes, r, tc.min, tc.max)
+				}
+				if side := fmt.Sprintf("%dx%d pixels, --size", tc.size, tc.size); !strings.Contains(got.What, side) {
+					t.Errorf("%s, --size %d: the views' part %q does not say %q", method, tc.size, got.What, side)
+				}
+			}
+		}
+	}
+
+	if t.Failed() {
+		return // the command would go on to allocate what the estimate misses
+	}
+	have := train.MachineMemory()
+	if have <= 0 {
+		t.Skip("the machine's memory is unknown: the command would not refuse the batch")
+	}
+	// The smallest --batch (a multiple of the preset's ghost BatchNorm
+	// groups) whose 1024x1024 views need more than the machine has, for
+	// the preset's network: the first check (the images and the stem's
+	// outputs, a sixth of it) lets it through, and at 32x32 it fits.
+	for _, method := range []string{"simclr", "dmoco"} {
+		cfg, _ := train.Preset(train.DefaultPreset, method)
+		g := cfg.BNSplits
+		cfg.Batch = g
+		per := views(sslStepNeeds(&cfg, "cpu", 1, 1024)).Bytes / float64(g)
+		batch := max(2*g, g*(int(float64(have)/per/float64(g))+1))
+		if 2*train.ForwardBytes(cfg.Arch, "cifar", batch, 1024, 1024, 3) > float64(have) {
+			t.Fatalf("%s: --batch %d's images and stem outputs alone exceed the machine's memory", method, batch)
+		}
+		cfg.Batch = batch
+		if err := train.CheckMemory(cfg.MemoryNeedsOn("cpu", 1)...); err != nil {
+			t.Fatalf("%s: --batch %d does not fit at 32x32: %v", method, batch, err)
+		}
+		wantCLIError(t, []string{"bench", "step", "--method", method, "--arch", cfg.Arch, "--batch", strconv.Itoa(batch), "--size", "1024"},
+			fmt.Sprintf("--batch: got %d, needs about ", batch), "1024x1024 pixels, --size", "this machine has ")
 	}
 }

@@ -77,8 +77,15 @@ func (c *Config) MemoryNeeds() []MemoryNeed { return c.MemoryNeedsOn("", 1) }
 // machine's memory (LimitHeap), so that a run whose estimate fits
 // collects more often as it nears the bound rather than running out.
 func (c *Config) MemoryNeedsOn(device string, ranks int) []MemoryNeed {
+	return c.MemoryNeedsAt(device, ranks, datasetSide(c.Dataset))
+}
+
+// MemoryNeedsAt is MemoryNeedsOn for images of side x side pixels rather
+// than the dataset's: bench step's views, of its --size whatever the
+// preset's dataset. Side 0 (an image folder's, known once it is read)
+// counts neither the images nor their activations.
+func (c *Config) MemoryNeedsAt(device string, ranks, side int) []MemoryNeed {
 	host := !strings.HasPrefix(device, "cuda")
-	side := datasetSide(c.Dataset)
 	info, known := ssl.Lookup(c.Method)
 	sz, _ := resnet.SizeOf(c.Arch, c.Stem == "imagenet", side, side) // zero for an unknown arch, which Validate names
 	if side == 0 {
