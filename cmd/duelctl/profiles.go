@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 )
@@ -21,34 +23,57 @@ const envCPUProfile = "DUEL_CPU_PROFILE"
 // profile's samples, each with the time it was taken.
 const envTrace = "DUEL_TRACE"
 
-// startProfiles starts the CPU profile and the execution trace the
-// environment asks for and returns the function that stops them and moves
-// their files into place; with neither variable set it does nothing.
+// envHeapProfile names the environment variable that writes a Go heap
+// profile to the file it names when the command ends (after a garbage
+// collection): `go tool pprof -sample_index=inuse_space duelctl FILE` for
+// what was still held then (the data, the model, the memory),
+// `-sample_index=alloc_space` for everything the command allocated.
+const envHeapProfile = "DUEL_HEAP_PROFILE"
+
+// startProfiles starts the CPU profile, the execution trace and the heap
+// profile the environment asks for and returns the function that stops
+// them and moves their files into place; with no variable set it does
+// nothing.
 func startProfiles() (stop func() error, err error) {
-	stopCPU, err := startToFile(envCPUProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	stopCPU, err := startToFile(envCPUProfile, pprof.StartCPUProfile, func() error {
+		pprof.StopCPUProfile()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	stopTrace, err := startToFile(envTrace, trace.Start, trace.Stop)
+	stopTrace, err := startToFile(envTrace, trace.Start, func() error {
+		trace.Stop()
+		return nil
+	})
 	if err != nil {
 		stopCPU()
 		return nil, err
 	}
+	var heap io.Writer
+	stopHeap, err := startToFile(envHeapProfile, func(w io.Writer) error {
+		heap = w
+		return nil
+	}, func() error {
+		runtime.GC() // the in-use figures are those of the last collection
+		return pprof.Lookup("heap").WriteTo(heap, 0)
+	})
+	if err != nil {
+		stopTrace()
+		stopCPU()
+		return nil, err
+	}
 	return func() error {
-		errTrace := stopTrace()
-		if err := stopCPU(); err != nil {
-			return err
-		}
-		return errTrace
+		return errors.Join(stopTrace(), stopCPU(), stopHeap())
 	}, nil
 }
 
 // startToFile starts a recording (start, stopped by stop) into the file
 // the environment variable env names and returns the function that stops
 // it and renames its temporary file into place, so that the file appears
-// whole or not at all; with the variable unset it does nothing. Errors
-// name the variable and the file.
-func startToFile(env string, start func(io.Writer) error, stop func()) (func() error, error) {
+// whole or not at all (not at all when stop fails); with the variable
+// unset it does nothing. Errors name the variable and the file.
+func startToFile(env string, start func(io.Writer) error, stop func() error) (func() error, error) {
 	path := os.Getenv(env)
 	if path == "" {
 		return func() error { return nil }, nil
@@ -63,8 +88,10 @@ func startToFile(env string, start func(io.Writer) error, stop func()) (func() e
 		return nil, fmt.Errorf("%s=%s: %w", env, path, err)
 	}
 	return func() error {
-		stop()
-		err := tmp.Close()
+		err := stop()
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
 		if err == nil {
 			err = os.Rename(tmp.Name(), path)
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // TestProfiles writes a Go CPU profile (DUEL_CPU_PROFILE), an execution
-// trace (DUEL_TRACE) or both of a command where the variables say,
+// trace (DUEL_TRACE), a heap profile (DUEL_HEAP_PROFILE) or several of a
+// command where the variables say,
 // leaving no temporary file, and names the variable when its file cannot
 // be written.
 func TestProfiles(t *testing.T) {
@@ -21,12 +22,14 @@ func TestProfiles(t *testing.T) {
 	}{
 		{"cpu", map[string]func([]byte) bool{envCPUProfile: gzipped}},
 		{"trace", map[string]func([]byte) bool{envTrace: traced}},
-		{"both", map[string]func([]byte) bool{envCPUProfile: gzipped, envTrace: traced}},
+		{"heap", map[string]func([]byte) bool{envHeapProfile: gzipped}},
+		{"all", map[string]func([]byte) bool{envCPUProfile: gzipped, envTrace: traced, envHeapProfile: gzipped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv(envCPUProfile, "")
 			t.Setenv(envTrace, "")
+			t.Setenv(envHeapProfile, "")
 			for env := range tc.files {
 				t.Setenv(env, filepath.Join(dir, env+".out"))
 			}
@@ -48,10 +51,11 @@ func TestProfiles(t *testing.T) {
 			}
 		})
 	}
-	for _, env := range []string{envCPUProfile, envTrace} {
+	for _, env := range []string{envCPUProfile, envTrace, envHeapProfile} {
 		t.Run("unwritable "+env, func(t *testing.T) {
 			t.Setenv(envCPUProfile, "")
 			t.Setenv(envTrace, "")
+			t.Setenv(envHeapProfile, "")
 			t.Setenv(env, filepath.Join(t.TempDir(), "missing", "p.out"))
 			code, _, stderr := runCLI("data", "info", "default")
 			if code == 0 || !strings.Contains(stderr, env+"=") || !strings.Contains(stderr, "missing") {
