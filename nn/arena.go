@@ -12,7 +12,9 @@ import (
 // other devices (which would otherwise go back to the device's allocator
 // only when the garbage collector finds them, each new one zeroed). A loop
 // whose shapes repeat (the usual case) allocates nothing after its first
-// step.
+// step, and a step of smaller shapes (an evaluation's last batch) is
+// served on the CPU from the buffers of the usual ones, each lent whole
+// to a request of at least half its size.
 //
 // Buffers handed out during a step stay valid until Reset: call Reset at
 // the start of each step, once the previous step's outputs are no longer
@@ -27,7 +29,7 @@ import (
 // be stepped concurrently with Reset.
 type Arena struct {
 	mu       sync.Mutex
-	free     map[int][][]float32    // by length
+	free     map[int][][]float32    // whole buffers, by capacity
 	inUse    map[*float32][]float32 // handed out since Reset, by first element
 	devFree  map[devKey][]*tensor.Tensor
 	devInUse map[devKey][]*tensor.Tensor // handed out since Reset
@@ -70,7 +72,7 @@ func (a *Arena) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for p, b := range a.inUse {
-		a.free[len(b)] = append(a.free[len(b)], b)
+		a.free[cap(b)] = append(a.free[cap(b)], b[:cap(b)])
 		delete(a.inUse, p)
 	}
 	for k, ts := range a.devInUse {
@@ -99,16 +101,37 @@ func (a *Arena) get(n int) []float32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var b []float32
-	if l := a.free[n]; len(l) > 0 {
-		b = l[len(l)-1]
+	if c := a.fit(n); c > 0 {
+		l := a.free[c]
+		b = l[len(l)-1][:n]
 		l[len(l)-1] = nil
-		a.free[n] = l[:len(l)-1]
+		a.free[c] = l[:len(l)-1]
 	} else {
 		b = make([]float32, n)
 		a.allocs++
 	}
 	a.inUse[&b[0]] = b
 	return b
+}
+
+// fit returns the capacity of the free buffers that serve a request for n
+// floats, 0 when none does: n itself when one of exactly n is free, which
+// a loop whose shapes repeat always finds from its second step on; else
+// the least capacity in (n, 2n] with a buffer free. The second case serves
+// a loop's odd step, such as the last, smaller batch of an evaluation,
+// from the buffers of its usual steps rather than holding a second set of
+// buffers for it; it gives up at most half of a buffer, for the step.
+func (a *Arena) fit(n int) int {
+	if len(a.free[n]) > 0 {
+		return n
+	}
+	best := 0
+	for c, l := range a.free {
+		if len(l) > 0 && c > n && c <= 2*n && (best == 0 || c < best) {
+			best = c
+		}
+	}
+	return best
 }
 
 // devGet returns a contiguous 1-d tensor of n > 0 elements on dev (not
@@ -167,7 +190,7 @@ func (a *Arena) release(t *tensor.Tensor) {
 	// still to be consumed.
 	if b, ok := a.inUse[p]; ok && t.Offset() == 0 && t.Numel() == len(b) {
 		delete(a.inUse, p)
-		a.free[len(b)] = append(a.free[len(b)], b)
+		a.free[cap(b)] = append(a.free[cap(b)], b[:cap(b)])
 	}
 }
 

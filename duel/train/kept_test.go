@@ -3,12 +3,15 @@ package train
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/duel-ssl/duel/autograd"
+	"github.com/duel-ssl/duel/duel/ssl"
 	"github.com/duel-ssl/duel/nn"
 	"github.com/duel-ssl/duel/nn/safetensors"
 	"github.com/duel-ssl/duel/tensor"
@@ -87,7 +90,7 @@ func TestKNNMonitorReusesTheArena(t *testing.T) {
 	mean, std := train.MeanStd()
 	allocs := func(bank int) int {
 		c.KNNTrain, c.KNNTest = bank, 8
-		k := newKNNMonitor(train, test, c, mean, std, 0, arena)
+		k := newKNNMonitor(train, test, c, mean, std, 0, 1, arena)
 		k.batch = 4
 		if _, err := k.measure(m.Encoder()); err != nil {
 			t.Fatal(err)
@@ -267,6 +270,57 @@ func TestCopyFile(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 		} else if !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: error %q does not name the path", tc.name, err)
+		}
+	}
+}
+
+// TestKNNMonitorTakesTheStepsBuffers: with the monitor's batch (knnBatch,
+// the training's), its forward passes, tails of the bank and test split
+// included, are served by the buffers a training step left in the arena
+// rather than adding their own.
+func TestKNNMonitorTakesTheStepsBuffers(t *testing.T) {
+	for _, method := range []string{"moco", "simclr"} {
+		c := tinyConfig(t, method)
+		c.Batch = 32
+		m, err := NewMethod(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arena := nn.NewArena()
+		for _, p := range m.Parts() {
+			nn.UseArena(p.Module, arena)
+		}
+		train, test := synthetic(64, 1), synthetic(32, 2)
+		r := rand.New(rand.NewPCG(3, 4))
+		batch := &ssl.Batch{IDs: make([]int64, c.Batch), Labels: make([]int32, c.Batch)}
+		for v := range batch.Views {
+			batch.Views[v] = tensor.New(c.Batch, 3, 8, 8)
+			for i, x := range batch.Views[v].Data() {
+				batch.Views[v].Data()[i] = x + float32(r.NormFloat64())
+			}
+		}
+		for i := range batch.IDs {
+			batch.IDs[i] = int64(i)
+		}
+		arena.Reset()
+		tp := autograd.NewTape()
+		l, err := m.Loss(tp, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.Backward(l)
+		stepped := arena.Allocs()
+		mean, std := train.MeanStd()
+		c.KNNTrain, c.KNNTest = 50, 20 // a full batch and a tail of 18, and a tail of 20
+		k := newKNNMonitor(train, test, c, mean, std, 0, 1, arena)
+		if k.batch != c.Batch {
+			t.Fatalf("the monitor's batch is %d, the training's %d", k.batch, c.Batch)
+		}
+		if _, err := k.measure(m.Encoder()); err != nil {
+			t.Fatal(err)
+		}
+		if more := arena.Allocs() - stepped; more != 0 {
+			t.Errorf("%s: the kNN measurement allocated %d arena buffers beyond the step's %d", method, more, stepped)
 		}
 	}
 }

@@ -28,10 +28,19 @@ type knnMonitor struct {
 	arena *nn.Arena
 }
 
-func newKNNMonitor(train, test *data.Dataset, c *Config, mean, std []float32, size int, arena *nn.Arena) *knnMonitor {
+func newKNNMonitor(train, test *data.Dataset, c *Config, mean, std []float32, size, ranks int, arena *nn.Arena) *knnMonitor {
 	return &knnMonitor{bank: spaced(train, c.KNNTrain), test: spaced(test, c.KNNTest),
-		mean: mean, std: std, k: c.KNNK, batch: 128, size: size, arena: arena}
+		mean: mean, std: std, k: c.KNNK, batch: knnBatch(c.Batch / max(ranks, 1)), size: size, arena: arena}
 }
+
+// knnBatch returns the images in a batch of the kNN monitor's features
+// for a training batch of n images a process: n itself, at least 32. The
+// monitor's forward passes then take the buffers that the training steps'
+// passes left in the arena (which lends a buffer to a request of half its
+// size or more), rather than adding a set of their own, as a batch of
+// another size would: up to twice a step's activations held for the rest
+// of the run.
+func knnBatch(n int) int { return max(n, 32) }
 
 // spaced returns n images of ds evenly spaced over it (all when n >= Len).
 func spaced(ds *data.Dataset, n int) *data.Dataset {

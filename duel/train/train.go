@@ -341,7 +341,7 @@ func Train(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	arena := nn.NewArena()
 	var knn *knnMonitor
 	if knnTest != nil {
-		knn = newKNNMonitor(ds, knnTest, &c, mean, std, 0, arena)
+		knn = newKNNMonitor(ds, knnTest, &c, mean, std, 0, ranks, arena)
 	}
 
 	loader, err := data.NewLoader(ds, sampler, pipe, data.LoaderConfig{
