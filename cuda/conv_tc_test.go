@@ -196,12 +196,15 @@ func TestConvTCFakeDriver(t *testing.T) {
 		{"bf16", "", "90", "fwd: \"conv_fwd_tc_bf16\" (tensor cores: true)"},
 		{"tf32", "/^(auto|wg)$", "90", "fwd: \"conv_fwd_wg_tf32\" (tensor cores: true)"},
 	} {
-		out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$"+tc.kinds, "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
-		for _, w := range []string{"--- PASS: TestConvTCGPU/" + tc.prec, tc.want, "Rows130Cols300/cm=true"} {
-			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-				t.Errorf("%s at sm_%s with the fake driver: output lacks %q or skips:\n%s", tc.prec, tc.cc, w, out)
+		t.Run(tc.prec+"/sm"+tc.cc, func(t *testing.T) {
+			t.Parallel() // independent child processes, as many at once as -parallel allows
+			out := runFake(t, lib, "^TestConvTCGPU$/^"+tc.prec+"$"+tc.kinds, "DUEL_GPU_SMALL=1", "DUEL_FAKE_CUDA_CC="+tc.cc)
+			for _, w := range []string{"--- PASS: TestConvTCGPU/" + tc.prec, tc.want, "Rows130Cols300/cm=true"} {
+				if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+					t.Errorf("%s at sm_%s with the fake driver: output lacks %q or skips:\n%s", tc.prec, tc.cc, w, out)
+				}
 			}
-		}
+		})
 	}
 }
 

@@ -127,6 +127,29 @@ func gemmPrecisionCases(r *rand.Rand) []tensor.GemmArgs {
 	return cs
 }
 
+// gemmDriverCases returns the products of cs (gemmPrecisionCases) that
+// the fake driver's children run (TestGemmPrecisionKernel,
+// TestGemmWGKernel): every shape, shape i in the (i mod 4)-th of its four
+// transpositions, so that each transposition still runs on three or four
+// shapes, zero sizes, batches and aligned operands among them. The
+// children's kernels are the emulator's, and TestGemmPrecisionEmulated
+// checks every case on each of them, with an eighth of the children's
+// tolerance. What the fake driver adds is the path through Device and
+// the driver bindings (module loads, shared-memory opt-ins, launches,
+// copies of every size, the allocator) and the kernel a product runs
+// there (gemmFor), which depend on the shape and not on the
+// transposition; a launch that does depend on it (TCWG's packing) still
+// runs through the driver in every transposition.
+func gemmDriverCases(cs []tensor.GemmArgs) []tensor.GemmArgs {
+	var out []tensor.GemmArgs
+	for i, g := range cs { // four per shape: (TransA, TransB) false/false, false/true, true/false, true/true
+		if i%4 == (i/4)%4 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // gemmSizes returns the element counts of g's A, B and C from their
 // offsets on.
 func gemmSizes(g tensor.GemmArgs) (na, nb, nc int) {
@@ -192,7 +215,8 @@ func gemmWant(g tensor.GemmArgs, a, b, c []float32, round func(float32) float32,
 
 // testGemmPrecision runs gemmPrecisionCases on be in its precision against
 // gemmWant (slack as there), checking every element of C's buffer (the
-// padding and the elements of other batches untouched, bit for bit).
+// padding and the elements of other batches untouched, bit for bit); in
+// the fake driver's children, gemmDriverCases of them.
 func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 	t.Helper()
 	round, kstep := func(x float32) float32 { return x }, 1
@@ -203,7 +227,11 @@ func testGemmPrecision(t *testing.T, be *Backend, slack float64) {
 		round, kstep = roundBF16, 16
 	}
 	r := rand.New(rand.NewPCG(21, uint64(be.Precision())))
-	for _, g := range gemmPrecisionCases(r) {
+	cases := gemmPrecisionCases(r)
+	if os.Getenv(envFake) != "" {
+		cases = gemmDriverCases(cases)
+	}
+	for _, g := range cases {
 		na, nb, nc := gemmSizes(g)
 		a, b, c := make([]float32, na), make([]float32, nb), make([]float32, nc)
 		for i := range a {
@@ -541,70 +569,92 @@ func TestTimeGemm(t *testing.T) {
 // (the dynamic shared memory opt-in of gemm_tc2_tf32) and the PTX module
 // of sm_80, the default precisions (FP32 products, TF32 convolutions),
 // $DUEL_CUDA_PRECISION (tf32 and bf16: the convolutions follow) and
-// $DUEL_CUDA_CONV_PRECISION; then TestGemmPrecisionKernel again at compute
-// capability 9.0, where TCWG runs gemm_wg.cu's kernels.
+// $DUEL_CUDA_CONV_PRECISION; then TestGemmWGKernel at compute capability
+// 9.0, where TCWG runs gemm_wg.cu's kernels. The children's products are
+// gemmDriverCases (TestGemmPrecisionEmulated runs every case on every
+// kernel).
 func TestGemmPrecisionFakeDriver(t *testing.T) {
 	lib := cudatest.FakeDriver(t)
-	out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
-	for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
-		"--- PASS: TestPrecisionDefault", "sm_80): fp32",
-		// the fake device allows an A100's 163 KiB per block: gemm_tc3_tf32 and gemm_tc2_tf32 fit,
-		// gemm_tc2_bf16 falls back to gemm_bf16
-		"tf32 auto: kernel gemm_tc3_tf32", "tf32 v2: kernel gemm_tc2_tf32", "tf32 v1: kernel gemm_tf32", "bf16 auto: kernel gemm_bf16", "bf16 v1: kernel gemm_bf16"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
+	// The children are independent processes: they run in parallel, as
+	// many at once as go test's -parallel (GOMAXPROCS) allows.
+	t.Run("sm80", func(t *testing.T) {
+		t.Parallel()
+		out := runFake(t, lib, "^(TestGemmPrecisionKernel|TestPrecisionDefault|TestTimeGemm)$")
+		for _, w := range []string{"--- PASS: TestTimeGemm", "--- PASS: TestGemmPrecisionKernel/tf32", "--- PASS: TestGemmPrecisionKernel/bf16", "--- PASS: TestGemmPrecisionKernel/fp32",
+			"--- PASS: TestPrecisionDefault", "sm_80): fp32",
+			// the fake device allows an A100's 163 KiB per block: gemm_tc3_tf32 and gemm_tc2_tf32 fit,
+			// gemm_tc2_bf16 falls back to gemm_bf16
+			"tf32 auto: kernel gemm_tc3_tf32", "tf32 v2: kernel gemm_tc2_tf32", "tf32 v1: kernel gemm_tf32", "bf16 auto: kernel gemm_bf16", "bf16 v1: kernel gemm_bf16"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q:\n%s", w, out)
+			}
 		}
-	}
-	if strings.Contains(out, "--- SKIP") {
-		t.Errorf("skipped with the fake driver:\n%s", out)
-	}
-	if w, sm80 := "--- SKIP: TestGemmWGKernel/tf32", runFake(t, lib, "^TestGemmWGKernel$"); !strings.Contains(sm80, w) || strings.Contains(sm80, "kernel gemm_wg") {
-		t.Errorf("gemm_wg.cu's kernels at compute capability 8.0: output lacks %q or names gemm_wg (sm_90a only):\n%s", w, sm80)
-	}
+		if strings.Contains(out, "--- SKIP") {
+			t.Errorf("skipped with the fake driver:\n%s", out)
+		}
+		if w := "sm_80): fp32, convolutions tf32"; !strings.Contains(out, w) {
+			t.Errorf("output lacks %q (the default: FP32 products, TF32 convolutions):\n%s", w, out)
+		}
+	})
+	t.Run("wg-sm80", func(t *testing.T) {
+		t.Parallel()
+		if w, sm80 := "--- SKIP: TestGemmWGKernel/tf32", runFake(t, lib, "^TestGemmWGKernel$"); !strings.Contains(sm80, w) || strings.Contains(sm80, "kernel gemm_wg") {
+			t.Errorf("gemm_wg.cu's kernels at compute capability 8.0: output lacks %q or names gemm_wg (sm_90a only):\n%s", w, sm80)
+		}
+	})
 	// On an H100 (9.0): gemm_wg.cu's sm_90a module loads and its kernels
 	// run, through the driver bindings, the opt-ins of 193 and 225 KiB and
 	// launches.
 	// TCAuto's measurement of gemm_wg.cu's kernels through Device's
 	// events and the driver binding (gemm_tune.go).
-	tune := runFake(t, lib, "^TestGemmTuneKernel$", "DUEL_FAKE_CUDA_CC=90")
-	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "tf32 130x300x72: kernel gemm_", "bf16 130x300x72: kernel gemm_",
-		"gemm_wgp_tf32:", "gemm_wgs_bf16:"} {
-		if !strings.Contains(tune, w) {
-			t.Errorf("TCAuto's measurement at compute capability 9.0: output lacks %q:\n%s", w, tune)
+	t.Run("tune-sm90", func(t *testing.T) {
+		t.Parallel()
+		tune := runFake(t, lib, "^TestGemmTuneKernel$", "DUEL_FAKE_CUDA_CC=90")
+		for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "tf32 130x300x72: kernel gemm_", "bf16 130x300x72: kernel gemm_",
+			"gemm_wgp_tf32:", "gemm_wgs_bf16:"} {
+			if !strings.Contains(tune, w) {
+				t.Errorf("TCAuto's measurement at compute capability 9.0: output lacks %q:\n%s", w, tune)
+			}
 		}
-	}
+	})
 	// At 8.0 (an A100's 163 KiB): gemm_tc3_tf32 against gemm_tc2_tf32 and
 	// gemm_tf32; in BF16 only gemm_bf16 fits, so nothing is measured.
-	tune = runFake(t, lib, "^TestGemmTuneKernel$")
-	for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "gemm_tc2_tf32:", "gemm_tf32:",
-		"bf16 130x300x72: kernel gemm_bf16, medians map[], refused [] (reference gemm_bf16)"} {
-		if !strings.Contains(tune, w) {
-			t.Errorf("TCAuto's measurement at compute capability 8.0: output lacks %q:\n%s", w, tune)
+	t.Run("tune-sm80", func(t *testing.T) {
+		t.Parallel()
+		tune := runFake(t, lib, "^TestGemmTuneKernel$")
+		for _, w := range []string{"--- PASS: TestGemmTuneKernel/tf32", "--- PASS: TestGemmTuneKernel/bf16", "gemm_tc2_tf32:", "gemm_tf32:",
+			"bf16 130x300x72: kernel gemm_bf16, medians map[], refused [] (reference gemm_bf16)"} {
+			if !strings.Contains(tune, w) {
+				t.Errorf("TCAuto's measurement at compute capability 8.0: output lacks %q:\n%s", w, tune)
+			}
 		}
-	}
-	wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
-	for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
-		"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",
-		"tf32 wgms: kernel gemm_wgms_tf32", "bf16 wgms: kernel gemm_wgms_bf16", "tf32 wgs: kernel gemm_wgs_tf32", "bf16 wgs: kernel gemm_wgs_bf16",
-		"tf32 wgp: kernel gemm_wgp_tf32", "bf16 wgp: kernel gemm_wgp_bf16", "--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
-		if !strings.Contains(wg, w) {
-			t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
+	})
+	t.Run("wg-sm90", func(t *testing.T) {
+		t.Parallel()
+		wg := runFake(t, lib, "^TestGemmWGKernel$", "DUEL_FAKE_CUDA_CC=90")
+		for _, w := range []string{"tf32 wg: kernel gemm_wg_tf32", "bf16 wg: kernel gemm_wg_bf16", "tf32 wg3: kernel gemm_wg3_tf32", "bf16 wg3: kernel gemm_wg3_bf16",
+			"tf32 wgm: kernel gemm_wgm_tf32", "bf16 wgm: kernel gemm_wgm_bf16", "tf32 wgm3: kernel gemm_wgm3_tf32", "bf16 wgm3: kernel gemm_wgm3_bf16",
+			"tf32 wgms: kernel gemm_wgms_tf32", "bf16 wgms: kernel gemm_wgms_bf16", "tf32 wgs: kernel gemm_wgs_tf32", "bf16 wgs: kernel gemm_wgs_bf16",
+			"tf32 wgp: kernel gemm_wgp_tf32", "bf16 wgp: kernel gemm_wgp_bf16", "--- PASS: TestGemmWGKernel/tf32", "--- PASS: TestGemmWGKernel/bf16"} {
+			if !strings.Contains(wg, w) {
+				t.Errorf("at compute capability 9.0: output lacks %q:\n%s", w, wg)
+			}
 		}
-	}
-	if w := "sm_80): fp32, convolutions tf32"; !strings.Contains(out, w) {
-		t.Errorf("output lacks %q (the default: FP32 products, TF32 convolutions):\n%s", w, out)
-	}
-	for _, tc := range []struct{ env, want string }{
-		{EnvPrecision + "=tf32", "tf32, convolutions tf32"},
-		{EnvPrecision + "=BF16", "bf16, convolutions bf16"},
-		{EnvConvPrecision + "=fp32", "fp32, convolutions fp32"},
-		{EnvConvPrecision + "=bf16", "fp32, convolutions bf16"},
-	} {
-		out = runFake(t, lib, "^TestPrecisionDefault$", tc.env)
-		if w := "sm_80): " + tc.want; !strings.Contains(out, w) || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
-			t.Errorf("with %s: output lacks %q:\n%s", tc.env, w, out)
+	})
+	t.Run("precision-env", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct{ env, want string }{
+			{EnvPrecision + "=tf32", "tf32, convolutions tf32"},
+			{EnvPrecision + "=BF16", "bf16, convolutions bf16"},
+			{EnvConvPrecision + "=fp32", "fp32, convolutions fp32"},
+			{EnvConvPrecision + "=bf16", "fp32, convolutions bf16"},
+		} {
+			out := runFake(t, lib, "^TestPrecisionDefault$", tc.env)
+			if w := "sm_80): " + tc.want; !strings.Contains(out, w) || !strings.Contains(out, "--- PASS: TestPrecisionDefault") {
+				t.Errorf("with %s: output lacks %q:\n%s", tc.env, w, out)
+			}
 		}
-	}
+	})
 }
 
 // capHost is a host GPU that reports a compute capability.

@@ -22,40 +22,52 @@ import (
 // through the driver bindings: the shared-memory opt-in, the frees after
 // waiting, the events of the timing.
 func TestFakeDriver(t *testing.T) {
-	run := "^(TestDUELPolicyKernel|TestDUELPolicyInMemoryKernel|TestDUELFakeDevice)$"
-	out, err := cudatest.RunOnFakeDriver(t, run)
-	if err != nil {
-		t.Fatalf("%s with the fake driver: %v\n%s", run, err, out)
-	}
-	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELPolicyInMemoryKernel", "--- PASS: TestDUELFakeDevice"} {
-		if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-			t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
+	cudatest.FakeDriver(t) // built once, before the children that use it
+	// The children are independent processes: they run in parallel, as
+	// many at once as go test's -parallel (GOMAXPROCS) allows.
+	t.Run("sm80", func(t *testing.T) {
+		t.Parallel()
+		run := "^(TestDUELPolicyKernel|TestDUELPolicyInMemoryKernel|TestDUELFakeDevice)$"
+		out, err := cudatest.RunOnFakeDriver(t, run)
+		if err != nil {
+			t.Fatalf("%s with the fake driver: %v\n%s", run, err, out)
 		}
-	}
+		for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELPolicyInMemoryKernel", "--- PASS: TestDUELFakeDevice"} {
+			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+				t.Errorf("with the fake driver: output lacks %q or skips:\n%s", w, out)
+			}
+		}
+	})
 	// A device of compute capability 9.0, duel_select_cluster asked for.
-	run = "^(TestDUELPolicyKernel|TestDUELClusterFakeDevice)$"
-	out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC=90", EnvSelect+"=cluster")
-	if err != nil {
-		t.Fatalf("%s with the fake driver at compute capability 9.0: %v\n%s", run, err, out)
-	}
-	for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELClusterFakeDevice"} {
-		if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-			t.Errorf("with the fake driver at compute capability 9.0: output lacks %q or skips:\n%s", w, out)
+	t.Run("sm90-cluster", func(t *testing.T) {
+		t.Parallel()
+		run := "^(TestDUELPolicyKernel|TestDUELClusterFakeDevice)$"
+		out, err := cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC=90", EnvSelect+"=cluster")
+		if err != nil {
+			t.Fatalf("%s with the fake driver at compute capability 9.0: %v\n%s", run, err, out)
 		}
-	}
+		for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELClusterFakeDevice"} {
+			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+				t.Errorf("with the fake driver at compute capability 9.0: output lacks %q or skips:\n%s", w, out)
+			}
+		}
+	})
 	// duel_select_rounds asked for, at compute capability 8.0 (it runs)
 	// and 7.0 (its sm_80 module does not load: the one-block kernels).
 	for _, cc := range []string{"80", "70"} {
-		run = "^(TestDUELPolicyKernel|TestDUELRoundsFakeDevice)$"
-		out, err = cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=rounds")
-		if err != nil {
-			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
-		}
-		for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELRoundsFakeDevice"} {
-			if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-				t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+		t.Run("sm"+cc+"-rounds", func(t *testing.T) {
+			t.Parallel()
+			run := "^(TestDUELPolicyKernel|TestDUELRoundsFakeDevice)$"
+			out, err := cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"=rounds")
+			if err != nil {
+				t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
 			}
-		}
+			for _, w := range []string{"--- PASS: TestDUELPolicyKernel", "--- PASS: TestDUELRoundsFakeDevice"} {
+				if !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+					t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+				}
+			}
+		})
 	}
 	// The lean kernels asked for, at compute capability 8.0 (they run)
 	// and 7.0 (their sm_80 module does not load: the one-block kernels);
@@ -67,18 +79,21 @@ func TestFakeDriver(t *testing.T) {
 
 // fakeChildren runs test alone in a child process on the fake driver for
 // each compute capability ccs, with DUEL_CUDADUEL_SELECT=sel, and wants
-// it to pass there.
+// it to pass there: a parallel subtest of t for each.
 func fakeChildren(t *testing.T, test, sel string, ccs ...string) {
 	t.Helper()
 	for _, cc := range ccs {
-		run := "^" + test + "$"
-		out, err := cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"="+sel)
-		if err != nil {
-			t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
-		}
-		if w := "--- PASS: " + test; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
-			t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
-		}
+		t.Run("sm"+cc+"-"+sel, func(t *testing.T) {
+			t.Parallel()
+			run := "^" + test + "$"
+			out, err := cudatest.RunOnFakeDriver(t, run, "DUEL_FAKE_CUDA_CC="+cc, EnvSelect+"="+sel)
+			if err != nil {
+				t.Fatalf("%s with the fake driver at compute capability %s: %v\n%s", run, cc, err, out)
+			}
+			if w := "--- PASS: " + test; !strings.Contains(out, w) || strings.Contains(out, "--- SKIP") {
+				t.Errorf("with the fake driver at compute capability %s: output lacks %q or skips:\n%s", cc, w, out)
+			}
+		})
 	}
 }
 
@@ -101,7 +116,7 @@ func TestDUELRounds8FakeDevice(t *testing.T) {
 	cases := []duelCase{{3, 5, 4}, {16, 4, 8}, {150, 70, 6}}
 	stream(t, "fake-rounds8", cases, updateSelect(d, 128, SelectAuto, want))
 	residentStream(t, "fake-resident-rounds8", cases, openSelect(d, 256, SelectAuto, nil, want))
-	m, err := NewMemory(d, 4096, 128, MemoryOptions{Batch: 256})
+	m, err := NewMemory(d, 4096, bigZ, MemoryOptions{Batch: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +125,10 @@ func TestDUELRounds8FakeDevice(t *testing.T) {
 		t.Errorf("duel_select_rounds8 may use %d bytes of dynamic shared memory: %d candidates a block at K 4096, B 256, want 16 (the opt-in failed?)", m.r8shared, got)
 	}
 	r := rand.New(rand.NewPCG(5, 5))
-	if err := m.Load(unitRows(r, 4096, 128, nil), nil); err != nil {
+	if err := m.Load(unitRows(r, 4096, bigZ, nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Update(unitRows(r, 3, 128, nil)); err != nil {
+	if _, err := m.Update(unitRows(r, 3, bigZ, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if m.ran != want || (want == "duel_select_shared") != (m.rounds8Err != nil) {
@@ -158,9 +173,21 @@ func fakeSelectStreams(t *testing.T, sel, kernel string, block, residentBlock in
 	return d, kernel
 }
 
+// bigZ is the row length of the fake device's memories of K 4096 rows
+// (fakeBigUpdate, TestDUELRounds8FakeDevice). The dynamic shared memory
+// of duel_select_shared, duel_select_rounds, duel_select_rounds8 and the
+// lean kernels, hence their opt-in and the kernel an update runs, depends
+// on K and B only (sizes.go, lean.go), so short rows take the same paths
+// as BenchmarkDUELKernel's 128, while loading the memory (its K x K dots,
+// Z deep, on the emulator) costs a sixteenth. The dots' longer rows run
+// in backToBack (Z 128) and the emulated tests; duel_select_cluster,
+// whose shared memory grows with Z, keeps Z 128 and 2048
+// (TestDUELClusterFakeDevice).
+const bigZ = 8
+
 // fakeBigUpdate checks, on the fake device d, a memory of K 4096 rows of
-// 128 (16 below compute capability 8.0: within the default 48 KiB, the
-// launch is tried and refused): from 8.0 that optIn finds its selection's
+// bigZ (16 rows below compute capability 8.0: within the default 48 KiB,
+// the launch is tried and refused): from 8.0 that optIn finds its selection's
 // shared memory opted in, and that an update of rows batch rows runs
 // want, with no reason(m) kept when want is not duel_select_shared.
 func fakeBigUpdate(t *testing.T, d *cuda.Device, rows int, want string, optIn func(m *Memory) error, reason func(m *Memory) error) {
@@ -169,7 +196,7 @@ func fakeBigUpdate(t *testing.T, d *cuda.Device, rows int, want string, optIn fu
 	if d.Capability() < 80 {
 		k = 16
 	}
-	m, err := NewMemory(d, k, 128, MemoryOptions{Batch: 256})
+	m, err := NewMemory(d, k, bigZ, MemoryOptions{Batch: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +207,10 @@ func fakeBigUpdate(t *testing.T, d *cuda.Device, rows int, want string, optIn fu
 		}
 	}
 	r := rand.New(rand.NewPCG(5, uint64(rows)))
-	if err := m.Load(unitRows(r, k, 128, nil), nil); err != nil {
+	if err := m.Load(unitRows(r, k, bigZ, nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Update(unitRows(r, rows, 128, nil)); err != nil {
+	if _, err := m.Update(unitRows(r, rows, bigZ, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if m.ran != want || (want == "duel_select_shared") != (reason(m) != nil) {
