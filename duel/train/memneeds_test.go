@@ -180,3 +180,17 @@ func TestLimitHeap(t *testing.T) {
 		t.Errorf("LimitHeap() = %d with GOMEMLIMIT set", got)
 	}
 }
+
+// TestCollectSooner: the collector's target is HeapGrowth, unless GOGC
+// sets it.
+func TestCollectSooner(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "")
+	if !CollectSooner() || debug.SetGCPercent(100) != HeapGrowth {
+		t.Errorf("CollectSooner did not set the target %d%% without GOGC", HeapGrowth)
+	}
+	t.Setenv("GOGC", "200")
+	if CollectSooner() || debug.SetGCPercent(100) != 100 {
+		t.Error("CollectSooner changed the target with GOGC set")
+	}
+}
