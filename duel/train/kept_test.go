@@ -72,13 +72,10 @@ func TestZeroStepsWithWarmup(t *testing.T) {
 	}
 }
 
-// TestKNNMonitorReusesTheArena: the kNN monitor's forward passes come from
-// the training arena, reset before every batch, so measuring twice the
-// number of batches allocates nothing more (it once held the activations of
-// every batch: gigabytes with a bank of 10,000 images).
-func TestKNNMonitorReusesTheArena(t *testing.T) {
-	c := tinyConfig(t, "moco")
-	train, test := synthetic(64, 1), synthetic(32, 2)
+// methodOnArena returns c's method with every part allocating from one
+// new arena, as Train attaches it.
+func methodOnArena(t *testing.T, c *Config) (ssl.Method, *nn.Arena) {
+	t.Helper()
 	m, err := NewMethod(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +84,17 @@ func TestKNNMonitorReusesTheArena(t *testing.T) {
 	for _, p := range m.Parts() {
 		nn.UseArena(p.Module, arena)
 	}
+	return m, arena
+}
+
+// TestKNNMonitorReusesTheArena: the kNN monitor's forward passes come from
+// the training arena, reset before every batch, so measuring twice the
+// number of batches allocates nothing more (it once held the activations of
+// every batch: gigabytes with a bank of 10,000 images).
+func TestKNNMonitorReusesTheArena(t *testing.T) {
+	c := tinyConfig(t, "moco")
+	train, test := synthetic(64, 1), synthetic(32, 2)
+	m, arena := methodOnArena(t, c)
 	mean, std := train.MeanStd()
 	allocs := func(bank int) int {
 		c.KNNTrain, c.KNNTest = bank, 8
@@ -282,14 +290,7 @@ func TestKNNMonitorTakesTheStepsBuffers(t *testing.T) {
 	for _, method := range []string{"moco", "simclr"} {
 		c := tinyConfig(t, method)
 		c.Batch = 32
-		m, err := NewMethod(c, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		arena := nn.NewArena()
-		for _, p := range m.Parts() {
-			nn.UseArena(p.Module, arena)
-		}
+		m, arena := methodOnArena(t, c)
 		train, test := synthetic(64, 1), synthetic(32, 2)
 		r := rand.New(rand.NewPCG(3, 4))
 		batch := &ssl.Batch{IDs: make([]int64, c.Batch), Labels: make([]int32, c.Batch)}
