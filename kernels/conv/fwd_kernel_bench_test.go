@@ -9,23 +9,43 @@ import (
 	"time"
 )
 
-// BenchmarkForwardKernelBF16 tells how close the bfloat16 direct forward
-// pass comes to its micro-kernel: the 8x3 tile kernel alone (k 32 word
-// planes of 8192 words, 9 taps, 8 blocks of output channels over 40
-// tiles: operands from L1 and L2) on one goroutine and on GOMAXPROCS
-// goroutines with buffers of their own, then DirectBF16's forward pass of
-// 64 -> 64 channels at 32x32, batch 32 (pairing and filter packing
-// included), all in one run. It reports the three GFLOP/s and the ratios
-// x_all_threads (all goroutines' kernel over one's) and of_kernel (the
-// pass over the kernel on all goroutines: what the pass keeps of what the
-// cores allow).
+// BenchmarkForwardKernel tells how close the direct forward pass comes to
+// its micro-kernel: the 8x3 tile kernel alone (k 32 planes of 8192
+// floats, 9 taps, 8 blocks of output channels over 40 tiles: operands
+// from L1 and L2) on one goroutine and on GOMAXPROCS goroutines with
+// buffers of their own, then Direct's forward pass of 64 -> 64 channels at
+// 32x32, batch 32 (filter packing included), all in one run. It reports
+// the three GFLOP/s and the ratios x_all_threads (all goroutines' kernel
+// over one's) and of_kernel (the pass over the kernel on all goroutines:
+// what the pass keeps of what the cores allow).
+func BenchmarkForwardKernel(b *testing.B) {
+	if !useAsm {
+		b.Skip("no AVX-512 assembly kernels on this CPU")
+	}
+	benchForwardKernel(b, false)
+}
+
+// BenchmarkForwardKernelBF16 is BenchmarkForwardKernel for the bfloat16
+// kernel (k 32 word planes of bfloat16 pairs) and DirectBF16 (pairing
+// included).
 func BenchmarkForwardKernelBF16(b *testing.B) {
 	if !FastBF16() {
 		b.Skip("no bfloat16 assembly kernels on this CPU (AVX512_BF16)")
 	}
+	benchForwardKernel(b, true)
+}
+
+// benchForwardKernel runs BenchmarkForwardKernel on the float32 kernel and
+// Direct, or with bf16 on the bfloat16 ones.
+func benchForwardKernel(b *testing.B, bf16 bool) {
 	const k, blocks, tiles, ld = 32, 8, 40, 8 * 1024
-	kern := forwardKernel(tile{8, 3}, true)
-	tileFlops := 2.0 * 2 * 8 * 48 * 9 * k // two products a word, 8 channels x 48 positions x 9 taps x k words
+	kern := forwardKernel(tile{8, 3}, bf16)
+	tileFlops := 2.0 * 8 * 48 * 9 * k // 8 channels x 48 positions x 9 taps x k planes
+	algo := Direct
+	if bf16 {
+		tileFlops *= 2 // two products a word
+		algo = DirectBF16
+	}
 	// operands are one goroutine's buffers, filled before any timing.
 	type operands struct {
 		x, w, y []float32
@@ -80,7 +100,7 @@ func BenchmarkForwardKernelBF16(b *testing.B) {
 		best := 1e300
 		for range 5 {
 			t0 := time.Now()
-			run.run(DirectBF16, 0)
+			run.run(algo, 0)
 			best = min(best, time.Since(t0).Seconds())
 		}
 		pass = 2 * float64(s.Out*s.In*9*s.N*s.OutH()*s.OutW()) / best / 1e9
