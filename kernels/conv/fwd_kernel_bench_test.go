@@ -19,7 +19,7 @@ import (
 // over one's) and of_kernel (the pass over the kernel on all goroutines:
 // what the pass keeps of what the cores allow).
 func BenchmarkForwardKernel(b *testing.B) {
-	if !useAsm {
+	if !Fast() {
 		b.Skip("no AVX-512 assembly kernels on this CPU")
 	}
 	benchForwardKernel(b, false)
