@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 )
@@ -24,10 +23,11 @@ const envCPUProfile = "DUEL_CPU_PROFILE"
 const envTrace = "DUEL_TRACE"
 
 // envHeapProfile names the environment variable that writes a Go heap
-// profile to the file it names when the command ends (after a garbage
-// collection): `go tool pprof -sample_index=inuse_space duelctl FILE` for
-// what was still held then (the data, the model, the memory),
-// `-sample_index=alloc_space` for everything the command allocated.
+// profile to the file it names, taken when the command's live heap was
+// largest (heapPeak): `go tool pprof -sample_index=inuse_space duelctl
+// FILE` for what was held then (the data, the model, the activations,
+// the memory), `-sample_index=alloc_space` for everything the command had
+// allocated by then.
 const envHeapProfile = "DUEL_HEAP_PROFILE"
 
 // startProfiles starts the CPU profile, the execution trace and the heap
@@ -51,12 +51,12 @@ func startProfiles() (stop func() error, err error) {
 		return nil, err
 	}
 	var heap io.Writer
+	var peak *heapPeak
 	stopHeap, err := startToFile(envHeapProfile, func(w io.Writer) error {
-		heap = w
+		heap, peak = w, watchHeapPeak(0)
 		return nil
 	}, func() error {
-		runtime.GC() // the in-use figures are those of the last collection
-		return pprof.Lookup("heap").WriteTo(heap, 0)
+		return peak.stop(heap)
 	})
 	if err != nil {
 		stopTrace()
