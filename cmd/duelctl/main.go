@@ -20,7 +20,6 @@ func main() {
 	// The memory checks (train.MemoryNeeds) count what a run holds live:
 	// the garbage collector must not let the heap grow to twice that.
 	train.LimitHeap()
-	train.CollectSooner()
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

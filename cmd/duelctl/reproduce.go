@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/duel-ssl/duel/duel/reproduce"
+	"github.com/duel-ssl/duel/duel/train"
 )
 
 func reproduceCommand() *cli.Command {
@@ -77,6 +78,7 @@ func presetList() string {
 }
 
 func runReproduce(c *cli.Context) error {
+	defer train.CollectSooner()()
 	device, err := computeDevice(c)
 	if err != nil {
 		return err

@@ -227,6 +227,7 @@ func sameSetting(s trainSetting, c *cli.Context, cfg *train.Config) error {
 }
 
 func runTrain(c *cli.Context) error {
+	defer train.CollectSooner()()
 	comm, err := openGroup(c)
 	if err != nil {
 		return err

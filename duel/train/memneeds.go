@@ -260,23 +260,25 @@ func LimitHeap() int64 {
 	return limit
 }
 
-// HeapGrowth is how far, in percent of the live heap, duelctl lets the Go
-// heap grow before the next collection when the GOGC environment variable
-// does not say (Go's default is 100). A run's live heap is mostly buffers
-// without pointers (the arena's activations, the memory's rows, the
-// images), which a collection does not scan: collecting four times as
-// often costs little time and holds much less memory than letting the
-// heap double.
+// HeapGrowth is how far, in percent of the live heap, a training lets the
+// Go heap grow before the next collection when the GOGC environment
+// variable does not say (Go's default is 100). A training's live heap is
+// mostly buffers without pointers, recycled from step to step (the
+// arena's activations, the memory's rows, the images), and it makes
+// little garbage: collecting four times as often costs no measurable time
+// and holds much less memory than letting the heap double. Commands that
+// allocate a batch's activations afresh (eval, analyze, embed) keep Go's
+// default: there, collecting that often costs time.
 const HeapGrowth = 25
 
-// CollectSooner sets the garbage collector's target to HeapGrowth and
-// reports whether it did: not when GOGC is set.
-func CollectSooner() bool {
+// CollectSooner sets the garbage collector's target to HeapGrowth, unless
+// GOGC is set, and returns the function that restores the previous one.
+func CollectSooner() (restore func()) {
 	if os.Getenv("GOGC") != "" {
-		return false
+		return func() {}
 	}
-	debug.SetGCPercent(HeapGrowth)
-	return true
+	prev := debug.SetGCPercent(HeapGrowth)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // datasetSide is the side of a dataset's images (0 for an image folder,

@@ -181,16 +181,22 @@ func TestLimitHeap(t *testing.T) {
 	}
 }
 
-// TestCollectSooner: the collector's target is HeapGrowth, unless GOGC
-// sets it.
+// TestCollectSooner: the collector's target is HeapGrowth until restored,
+// unless GOGC sets it.
 func TestCollectSooner(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOGC", "")
-	if !CollectSooner() || debug.SetGCPercent(100) != HeapGrowth {
-		t.Errorf("CollectSooner did not set the target %d%% without GOGC", HeapGrowth)
+	restore := CollectSooner()
+	if got := debug.SetGCPercent(HeapGrowth); got != HeapGrowth {
+		t.Errorf("the target is %d%% without GOGC, want %d%%", got, HeapGrowth)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("the target is %d%% once restored, want 100%%", got)
 	}
 	t.Setenv("GOGC", "200")
-	if CollectSooner() || debug.SetGCPercent(100) != 100 {
-		t.Error("CollectSooner changed the target with GOGC set")
+	CollectSooner()()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("CollectSooner changed the target to %d%% with GOGC set", got)
 	}
 }
