@@ -73,12 +73,7 @@ func TestMemoryConfigMismatch(t *testing.T) {
 	if _, err := LoadRunOn(src, -1, "cpu"); err != nil {
 		t.Fatal(err)
 	}
-	opts := tinyOptions(src)
-	opts.Resume = true
-	c.Steps = 3
-	if _, err := Train(context.Background(), c, opts); err != nil {
-		t.Fatal(err)
-	}
+	resumeTrain(t, c, src, 3)
 }
 
 // TestRunDirOf checks the run directory found from each place a checkpoint

@@ -152,12 +152,7 @@ func TestKeepCheckpointsInitial(t *testing.T) {
 	if steps, err := KeptSteps(zero); err != nil || !slices.Equal(steps, []int{0}) {
 		t.Fatalf("--steps 0: kept steps %v, %v, expected [0]", steps, err)
 	}
-	opts := tinyOptions(zero)
-	opts.Resume = true
-	c.Steps = 2
-	if _, err := Train(context.Background(), c, opts); err != nil {
-		t.Fatal(err)
-	}
+	resumeTrain(t, c, zero, 2)
 	if steps, err := KeptSteps(zero); err != nil || !slices.Equal(steps, []int{0, 2}) {
 		t.Fatalf("--steps 0 resumed to 2: kept steps %v, %v, expected [0 2]", steps, err)
 	}
@@ -231,12 +226,7 @@ func TestKeepCheckpointsAfterKill(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			opts := tinyOptions(dir)
-			opts.Resume = true
-			c.Steps = 4
-			if _, err := Train(context.Background(), c, opts); err != nil {
-				t.Fatal(err)
-			}
+			resumeTrain(t, c, dir, 4)
 			if steps, err := KeptSteps(dir); err != nil || !slices.Equal(steps, []int{0, 2, 4}) {
 				t.Fatalf("kept steps %v, %v, expected [0 2 4]", steps, err)
 			}

@@ -22,11 +22,7 @@ func TestKNNSettingsPerLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Steps, c.KNNK, c.KNNTrain, c.KNNTest = 4, 3, 16, 8
-	opts := tinyOptions(dir)
-	opts.Resume = true
-	if _, err := Train(context.Background(), c, opts); err != nil {
-		t.Fatal(err)
-	}
+	resumeTrain(t, c, dir, 0)
 	ms, err := ReadMetrics(dir)
 	if err != nil {
 		t.Fatal(err)

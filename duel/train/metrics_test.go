@@ -221,12 +221,7 @@ func TestResumeContinuesElapsed(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := tinyOptions(dir)
-	opts.Resume = true
-	c.Steps = 4
-	if _, err := Train(context.Background(), c, opts); err != nil {
-		t.Fatal(err)
-	}
+	resumeTrain(t, c, dir, 4)
 	if ms, err = ReadMetrics(dir); err != nil || len(ms) != 4 {
 		t.Fatalf("metrics after resuming: %v, %d lines", err, len(ms))
 	}

@@ -53,6 +53,20 @@ func tinyOptions(dir string) Options {
 	return Options{Out: dir, Train: synthetic(64, 1), Test: synthetic(32, 2)}
 }
 
+// resumeTrain resumes the tiny run of c in dir for steps in all (the
+// run's steps when 0), failing the test on an error.
+func resumeTrain(t *testing.T, c *Config, dir string, steps int) {
+	t.Helper()
+	opts := tinyOptions(dir)
+	opts.Resume = true
+	if steps > 0 {
+		c.Steps = steps
+	}
+	if _, err := Train(context.Background(), c, opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTrainEveryMethod(t *testing.T) {
 	for _, name := range ssl.Names() {
 		t.Run(name, func(t *testing.T) {

@@ -25,11 +25,7 @@ func TestStepsZeroKeepsWarmup(t *testing.T) {
 		t.Errorf("config.json after --steps 0: warmup_steps %d, want 3", got.WarmupSteps)
 	}
 	got.Steps = 5
-	opts := tinyOptions(dir)
-	opts.Resume = true
-	if _, err := Train(context.Background(), got, opts); err != nil {
-		t.Fatal(err)
-	}
+	resumeTrain(t, got, dir, 0)
 	if after, err := ReadConfig(dir); err != nil || after.WarmupSteps != 3 {
 		t.Errorf("config.json after --resume --steps 5: %v, warmup_steps %d, want 3", err, after.WarmupSteps)
 	}
